@@ -1,0 +1,120 @@
+import { z } from 'zod';
+
+// One place parses process.env. Every process (api, worker, sandbox, start) calls loadConfig()
+// and fails fast with one line per wrong variable instead of failing later somewhere deep.
+
+const port = z.coerce
+  .number({ error: 'must be a port number' })
+  .int('must be a whole number')
+  .min(1, 'must be between 1 and 65535')
+  .max(65535, 'must be between 1 and 65535');
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const postgresUrl = z
+  .string()
+  .refine((v) => /^postgres(ql)?:\/\/[^\s]+$/.test(v), 'must be a postgres:// or postgresql:// URL');
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+const durationMs = z.coerce.number({ error: 'must be a number of milliseconds' }).int().positive();
+
+const csv = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: z.string().min(1).default('.data'),
+
+  API_PORT: port.default(3000),
+  SANDBOX_PORT: port.default(4010),
+  API_KEYS: csv.optional(),
+
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('pixflow'),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_TLS_CERT_PATH: z.string().optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().optional(),
+  TEMPORAL_API_KEY: z.string().optional(),
+
+  DATABASE_URL: postgresUrl.optional(),
+  EMBEDDED_PG_PORT: port.default(5433),
+
+  PROVIDER_BASE_URL: httpUrl.optional(),
+  PROVIDER_AUTH_URL: httpUrl.optional(),
+  PROVIDER_LIVENESS_URL: httpUrl.optional(),
+  PROVIDER_CLIENT_ID: z.string().min(1).default('sandbox-client'),
+  PROVIDER_CLIENT_SECRET: z.string().min(1).default('sandbox-secret'),
+  PROVIDER_API_KEY: z.string().min(1).default('sandbox-api-key'),
+  PROVIDER_MERCHANT: z.string().min(1).default('sandbox-merchant'),
+  PROVIDER_TIMEOUT_MS: durationMs.default(10_000),
+
+  WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').default('dev-webhook-secret-change-me'),
+  WEBHOOK_PARTNER_ID: z.string().min(1).default('pixflow'),
+  PUBLIC_BASE_URL: httpUrl.optional(),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  // Empty strings mean "unset", as in most shells' `FOO= cmd`.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => {
+      const name = String(i.path[0] ?? '?');
+      const raw = cleaned[name];
+      const shown = raw === undefined ? '(unset)' : JSON.stringify(raw.length > 60 ? `${raw.slice(0, 57)}...` : raw);
+      return `${name}=${shown}: ${i.message}`;
+    });
+    throw new ConfigError(problems);
+  }
+  const e = parsed.data;
+  const sandboxUrl = `http://127.0.0.1:${e.SANDBOX_PORT}`;
+  return {
+    ...e,
+    provider: {
+      baseUrl: e.PROVIDER_BASE_URL ?? sandboxUrl,
+      authUrl: e.PROVIDER_AUTH_URL ?? sandboxUrl,
+      livenessUrl: e.PROVIDER_LIVENESS_URL ?? sandboxUrl,
+      clientId: e.PROVIDER_CLIENT_ID,
+      clientSecret: e.PROVIDER_CLIENT_SECRET,
+      apiKey: e.PROVIDER_API_KEY,
+      merchant: e.PROVIDER_MERCHANT,
+      timeoutMs: e.PROVIDER_TIMEOUT_MS,
+    },
+  };
+}
+
+export type Config = ReturnType<typeof loadConfig>;
+
+/** For process entry points: print one line per problem and exit 1, no stack trace. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`pixflow: invalid configuration\n${err.problems.map((p) => `  ${p}\n`).join('')}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
