@@ -21,14 +21,12 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or http
 
 const durationMs = z.coerce.number({ error: 'must be a number of milliseconds' }).int().positive();
 
-const csv = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
+const csv = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -60,7 +58,10 @@ export const envSchema = z.object({
   PROVIDER_MERCHANT: z.string().min(1).default('sandbox-merchant'),
   PROVIDER_TIMEOUT_MS: durationMs.default(10_000),
 
-  WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').default('dev-webhook-secret-change-me'),
+  WEBHOOK_SECRET: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .default('dev-webhook-secret-change-me'),
   WEBHOOK_PARTNER_ID: z.string().min(1).default('pixflow'),
   PUBLIC_BASE_URL: httpUrl.optional(),
 });
@@ -82,7 +83,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     const problems = parsed.error.issues.map((i) => {
       const name = String(i.path[0] ?? '?');
       const raw = cleaned[name];
-      const shown = raw === undefined ? '(unset)' : JSON.stringify(raw.length > 60 ? `${raw.slice(0, 57)}...` : raw);
+      const shown =
+        raw === undefined ? '(unset)' : JSON.stringify(raw.length > 60 ? `${raw.slice(0, 57)}...` : raw);
       return `${name}=${shown}: ${i.message}`;
     });
     throw new ConfigError(problems);

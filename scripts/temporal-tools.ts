@@ -1,0 +1,146 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+// Finds or builds the two Temporal servers pixflow runs without any download from outside
+// the package registries: the CLI dev server (Go module proxy) and the Java time-skipping
+// test server (Maven Central). Both land in the git-ignored cache folder and are reused.
+
+export const ROOT = path.resolve(__dirname, '..');
+export const CACHE_DIR = process.env.PIXFLOW_CACHE_DIR ?? path.join(ROOT, '.cache', 'temporal');
+export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+const CLI_MODULE = `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`;
+const TEST_SERVER_DIR = path.join(CACHE_DIR, 'test-server');
+export const TEST_SERVER_WRAPPER = path.join(TEST_SERVER_DIR, 'temporal-test-server');
+
+const log = (msg: string) => process.stderr.write(`[setup] ${msg}\n`);
+
+class SetupError extends Error {}
+
+function onPath(cmd: string): string | undefined {
+  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
+  const found = r.stdout.trim();
+  return r.status === 0 && found ? found : undefined;
+}
+
+/** TEMPORAL_CLI, then `temporal` on PATH, then the cache folder; otherwise build it with Go. */
+export function findTemporalCli(): string | undefined {
+  const fromEnv = process.env.TEMPORAL_CLI;
+  if (fromEnv) {
+    if (!existsSync(fromEnv)) throw new SetupError(`TEMPORAL_CLI=${fromEnv} does not exist`);
+    return fromEnv;
+  }
+  const cached = path.join(CACHE_DIR, 'bin', 'temporal');
+  return onPath('temporal') ?? (existsSync(cached) ? cached : undefined);
+}
+
+export function ensureTemporalCli(): string {
+  const found = findTemporalCli();
+  if (found) return found;
+  const go = onPath('go');
+  if (!go) {
+    throw new SetupError(
+      'Go is needed once to build the Temporal CLI: install Go 1.25+ (https://go.dev/doc/install, or `apt-get install golang`) or set TEMPORAL_CLI to a temporal binary',
+    );
+  }
+  const bin = path.join(CACHE_DIR, 'bin');
+  mkdirSync(bin, { recursive: true });
+  log(`building the Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (first run only; a few minutes)...`);
+  const started = Date.now();
+  const r = spawnSync(go, ['install', CLI_MODULE], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, GOBIN: bin, CGO_ENABLED: '0' },
+  });
+  if (r.status !== 0) throw new SetupError(`go install ${CLI_MODULE} failed (exit ${r.status})`);
+  log(`Temporal CLI built in ${Math.round((Date.now() - started) / 1000)} s: ${path.join(bin, 'temporal')}`);
+  return path.join(bin, 'temporal');
+}
+
+/** The jar list in a fixed order: class-data sharing needs the same explicit class path every time. */
+function testServerClassPath(): string {
+  const lib = path.join(TEST_SERVER_DIR, 'lib');
+  return readdirSync(lib)
+    .filter((f) => f.endsWith('.jar'))
+    .sort()
+    .map((f) => path.join(lib, f))
+    .join(':');
+}
+
+const JVM_FLAGS = [
+  // The test server is small and short-lived: C1 only and a serial GC start fastest on 2 cores.
+  '-XX:TieredStopAtLevel=1',
+  '-XX:+UseSerialGC',
+  '-Xss512k',
+  '-Xms64m',
+  '-XX:-UsePerfData',
+];
+
+export function ensureTestServer(): string {
+  const lib = path.join(TEST_SERVER_DIR, 'lib');
+  const jsa = path.join(TEST_SERVER_DIR, 'test-server.jsa');
+  if (existsSync(TEST_SERVER_WRAPPER) && existsSync(jsa)) return TEST_SERVER_WRAPPER;
+  const java = onPath('java');
+  const mvn = onPath('mvn');
+  if (!java || !mvn) {
+    throw new SetupError(
+      'Java 17+ and Maven are needed once to fetch the Temporal test server: install them (`apt-get install openjdk-17-jdk-headless maven`)',
+    );
+  }
+  if (!existsSync(lib) || readdirSync(lib).length === 0) {
+    log('fetching io.temporal:temporal-test-server and its dependencies from Maven Central...');
+    rmSync(lib, { recursive: true, force: true });
+    const r = spawnSync(
+      mvn,
+      [
+        '-B',
+        '-q',
+        '-f',
+        path.join(ROOT, 'scripts', 'temporal-test-server', 'pom.xml'),
+        'dependency:copy-dependencies',
+        `-DoutputDirectory=${lib}`,
+        '-DincludeScope=runtime',
+      ],
+      { stdio: ['ignore', 'inherit', 'inherit'] },
+    );
+    if (r.status !== 0) throw new SetupError(`mvn dependency:copy-dependencies failed (exit ${r.status})`);
+  }
+  const cp = testServerClassPath();
+  // A class-data-sharing archive made once here cuts JVM start-up well under the SDK's 5 s limit.
+  log('making a class-data-sharing archive for the test server...');
+  const dump = spawnSync(
+    'sh',
+    [
+      '-c',
+      `"${java}" ${JVM_FLAGS.join(' ')} -XX:ArchiveClassesAtExit="${jsa}" -cp "${cp}" io.temporal.testserver.TestServer 0 & pid=$!; sleep 4; kill $pid; wait $pid`,
+    ],
+    { stdio: 'ignore' },
+  );
+  if (dump.error || !existsSync(jsa))
+    log('class-data-sharing archive not made; the server starts without it');
+  // The SDK passes the port as the first argument and stops only its direct child, so: exec.
+  const cds = existsSync(jsa) ? `-XX:SharedArchiveFile="${jsa}" -Xshare:auto` : '';
+  writeFileSync(
+    TEST_SERVER_WRAPPER,
+    `#!/bin/sh\n# Made by scripts/temporal-tools.ts. Usage: temporal-test-server <port>\nexec "${java}" ${JVM_FLAGS.join(' ')} ${cds} -cp "${cp}" io.temporal.testserver.TestServer "$@"\n`,
+  );
+  chmodSync(TEST_SERVER_WRAPPER, 0o755);
+  log(`time-skipping test server ready: ${TEST_SERVER_WRAPPER}`);
+  return TEST_SERVER_WRAPPER;
+}
+
+export function temporalCliVersion(cli: string): string {
+  return execFileSync(cli, ['--version'], { encoding: 'utf8' }).trim();
+}
+
+/** Runs `fn`; a SetupError prints one clear line and exits 1. */
+export function runSetupStep<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof SetupError) {
+      process.stderr.write(`pixflow setup: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,73 @@
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTimeSkippingServer } from '../helpers/temporal';
+
+const workflowsPath = path.resolve(__dirname, '../fixtures/ping-workflow.ts');
+
+describe('Temporal dev server (real, started by the global setup)', () => {
+  let connection: Connection;
+  let nativeConnection: NativeConnection;
+  beforeAll(async () => {
+    connection = await Connection.connect({ address: inject('temporalAddress') });
+    nativeConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  });
+  afterAll(async () => {
+    await connection?.close();
+    await nativeConnection?.close();
+  });
+
+  it('runs a workflow that calls a real activity', async () => {
+    const calls: string[] = [];
+    const worker = await Worker.create({
+      connection: nativeConnection,
+      taskQueue: 'foundation-ping',
+      workflowsPath,
+      activities: {
+        async echo(msg: string) {
+          calls.push(msg);
+          return `pong:${msg}`;
+        },
+      },
+    });
+    const client = new Client({ connection });
+    const result = await worker.runUntil(
+      client.workflow.execute('pingWorkflow', {
+        taskQueue: 'foundation-ping',
+        workflowId: `ping-${Date.now()}`,
+        args: ['hello'],
+      }),
+    );
+    expect(result).toBe('pong:hello');
+    expect(calls).toEqual(['hello']);
+  });
+});
+
+describe('time-skipping test server (Java, fetched from Maven Central)', () => {
+  it('completes a workflow that sleeps 2 hours in seconds of wall time', async () => {
+    const env = await startTimeSkippingServer();
+    try {
+      const worker = await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue: 'foundation-sleep',
+        workflowsPath,
+        activities: { echo: async (m: string) => m },
+      });
+      const started = Date.now();
+      const result = await worker.runUntil(
+        env.client.workflow.execute('sleepyWorkflow', {
+          taskQueue: 'foundation-sleep',
+          workflowId: 'sleepy',
+        }),
+      );
+      expect(result).toBe('woke');
+      expect(Date.now() - started).toBeLessThan(60_000);
+      // The server's clock moved two hours while the wall clock barely did.
+      const desc = await env.client.workflow.getHandle('sleepy').describe();
+      expect(desc.closeTime!.getTime() - desc.startTime.getTime()).toBeGreaterThanOrEqual(2 * 3600 * 1000);
+    } finally {
+      await env.teardown();
+    }
+  });
+});
