@@ -18,7 +18,7 @@ export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   port: number;
   persistent: boolean;
-  onLog?: (msg: string) => void;
+  onLog?: (msg: unknown) => void;
 }): Promise<EmbeddedPg> {
   mkdirSync(path.dirname(opts.dataDir), { recursive: true });
   const pg = new EmbeddedPostgres({
