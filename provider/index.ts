@@ -1,0 +1,6 @@
+export * from './client';
+export * from './errors';
+export * from './money';
+export * from './pix-key';
+export * from './schemas';
+export * from './token-cache';

@@ -1,0 +1,65 @@
+import { isValid as isValidCpf } from '@fnando/cpf';
+import { type PixType, pixTypeSchema } from './schemas';
+
+// Validation of a payee's Pix key for its pixType. Returns a human-readable reason, or null when valid.
+
+const EVP = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// +55, two-digit area code (no zero), 8 (landline) or 9 (mobile) digit number.
+const PHONE = /^\+55[1-9][1-9]\d{8,9}$/;
+// Pix e-mail keys are at most 77 characters.
+const EMAIL =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+export interface CompositeAccountKey {
+  key: string;
+  ispb: string;
+  branch: string;
+  account: string;
+  accountType: 'CACC' | 'SVGS' | 'TRAN';
+}
+
+/** Parses `key;ispb;branch;account;CACC|SVGS|TRAN`. */
+export function parseCompositeAccountKey(value: string): CompositeAccountKey | string {
+  const parts = value.split(';');
+  if (parts.length !== 5) return 'ACCOUNT key must have 5 parts: key;ispb;branch;account;CACC|SVGS|TRAN';
+  const [key = '', ispb = '', branch = '', account = '', accountType = ''] = parts;
+  if (!/^\d{8}$/.test(ispb)) return 'ACCOUNT key: ispb must be 8 digits';
+  if (!/^\d{1,5}$/.test(branch)) return 'ACCOUNT key: branch must be 1 to 5 digits';
+  if (!/^\d{1,20}$/.test(account)) return 'ACCOUNT key: account must be 1 to 20 digits, no hyphen';
+  if (accountType !== 'CACC' && accountType !== 'SVGS' && accountType !== 'TRAN') {
+    return 'ACCOUNT key: account type must be CACC, SVGS or TRAN';
+  }
+  return { key, ispb, branch, account, accountType };
+}
+
+export function pixKeyProblem(pixKey: string, pixType: PixType | string | undefined): string | null {
+  if (pixType === undefined) {
+    return detectPixType(pixKey) === null ? 'pixKey does not match any Pix key type' : null;
+  }
+  const type = pixTypeSchema.safeParse(pixType);
+  if (!type.success) return `pixType must be one of ${pixTypeSchema.options.join(', ')}`;
+  switch (type.data) {
+    case 'CPF':
+      if (!/^\d{11}$/.test(pixKey)) return 'CPF key must be 11 digits';
+      return isValidCpf(pixKey) ? null : 'CPF key has invalid check digits';
+    case 'EMAIL':
+      if (pixKey.length > 77) return 'EMAIL key must be at most 77 characters';
+      return EMAIL.test(pixKey) ? null : 'EMAIL key is not a valid e-mail address';
+    case 'PHONE':
+      return PHONE.test(pixKey) ? null : 'PHONE key must be +55 followed by area code and number (E.164)';
+    case 'EVP':
+      return EVP.test(pixKey) ? null : 'EVP key must be a UUID';
+    case 'ACCOUNT': {
+      const parsed = parseCompositeAccountKey(pixKey);
+      return typeof parsed === 'string' ? parsed : null;
+    }
+  }
+}
+
+/** The pixType a key is valid for, or null. (CPF before PHONE: an 11-digit string is never a +55 phone.) */
+export function detectPixType(pixKey: string): PixType | null {
+  for (const type of pixTypeSchema.options) {
+    if (pixKeyProblem(pixKey, type) === null) return type;
+  }
+  return null;
+}

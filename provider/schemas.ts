@@ -1,0 +1,443 @@
+import { z } from 'zod';
+
+// The provider contract (shared/provider-api.md) as zod schemas. Request schemas are what we send
+// (and what the sandbox enforces); response schemas parse liberally: unknown extra fields pass
+// (z.looseObject), because the real provider may add fields at any time.
+
+export const planSchema = z.enum(['plan_basic', 'plan_standard', 'plan_plus', 'plan_premium', 'plan_full']);
+export type Plan = z.infer<typeof planSchema>;
+/** Plans from the smallest field set to the largest (field sets are cumulative in this order). */
+export const plansInOrder = planSchema.options;
+
+export const statusVerificationSchema = z.enum([
+  'requested',
+  'processing',
+  'completed',
+  'failed',
+  'manual_approve_pending',
+  'manual_approved',
+  'manual_refused',
+]);
+export type StatusVerification = z.infer<typeof statusVerificationSchema>;
+
+export const pixTypeSchema = z.enum(['CPF', 'EMAIL', 'PHONE', 'EVP', 'ACCOUNT']);
+export type PixType = z.infer<typeof pixTypeSchema>;
+
+export const accountTypeSchema = z.enum(['CACC', 'SVGS', 'TRAN']);
+
+/** KYC status values seen in the contract (lowercase); the record itself accepts any string or null. */
+export const kycStatusSchema = z.enum([
+  'regular',
+  'pendente_regularizacao',
+  'suspenso',
+  'cancelado',
+  'titularfalecido',
+  'consta_lista_restritiva',
+]);
+export type KycStatus = z.infer<typeof kycStatusSchema>;
+
+const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
+
+// ---------------------------------------------------------------- token
+
+export const tokenRequestSchema = z.object({
+  client_id: z.string().min(1),
+  client_secret: z.string().min(1),
+  grant_type: z.literal('client_credentials'),
+});
+export type TokenRequest = z.infer<typeof tokenRequestSchema>;
+
+export const tokenResponseSchema = z.looseObject({
+  access_token: z.string().min(1),
+  expires_in: z.number().int().positive(),
+  token_type: z.string(),
+});
+export type TokenResponse = z.infer<typeof tokenResponseSchema>;
+
+// ---------------------------------------------------------------- KYC
+
+export const kycRequestSchema = z.object({ plan: planSchema });
+export type KycRequest = z.infer<typeof kycRequestSchema>;
+
+export const addressSchema = z.looseObject({
+  street: z.string(),
+  number: z.string(),
+  neighborhood: z.string(),
+  city: z.string(),
+  state: z.string(),
+  zip_code: z.string().regex(/^\d*$/, 'zip_code is digits only'),
+  country: z.string(),
+  complement: z.string(),
+});
+
+export const employmentSchema = z.looseObject({
+  employer_name: z.string(),
+  position: z.string(),
+  salary: z.number(),
+  start_date: isoDate,
+});
+
+export const bankAccountSchema = z.looseObject({
+  bank: z.string(),
+  account_type: z.string(),
+  account_number: z.string(),
+  branch_number: z.string(),
+  dict: z.string(),
+});
+
+export const financialInfoSchema = z.looseObject({
+  bank_accounts: z.array(bankAccountSchema),
+  credit_score: z.number().int(),
+});
+
+export const contactInfoSchema = z.union([
+  z.looseObject({ phone: z.string() }),
+  z.looseObject({ email: z.string() }),
+]);
+
+export const familyMemberSchema = z.looseObject({
+  relationship: z.string(),
+  name: z.string(),
+  document: z.string(),
+});
+
+export const documentsSchema = z.looseObject({ rg: z.string(), passport: z.string() });
+
+export const customRiskAnalysisSchema = z.looseObject({
+  score: z.number().int(),
+  level: z.string(),
+  last_updated: z.string(),
+});
+
+export const customInfoComplianceSchema = z.looseObject({ type: z.string(), description: z.string() });
+
+const basicFields = {
+  cpf: z.string(),
+  name: z.string(),
+  is_under_18: z.boolean(),
+  status: z.string().nullable(),
+  status_code: z.number().int(),
+  date_death: z.string().nullable(),
+  is_pep: z.boolean(),
+};
+const standardFields = {
+  ...basicFields,
+  birth_date: isoDate,
+  age: z.number().int(),
+  internal_status: z.string().nullable(),
+  internal_status_code: z.number().int().nullable(),
+};
+const plusFields = {
+  ...standardFields,
+  mother_name: z.string(),
+  father_name: z.string(),
+  address: addressSchema,
+};
+const premiumFields = {
+  ...plusFields,
+  employment: employmentSchema,
+  financial_info: financialInfoSchema,
+};
+const fullFields = {
+  ...premiumFields,
+  contacts_info: z.array(contactInfoSchema),
+  family_members: z.array(familyMemberSchema),
+  documents: documentsSchema,
+  custom_risk_analysis: customRiskAnalysisSchema,
+  custom_info_compliance: z.array(customInfoComplianceSchema),
+};
+
+/** One response schema per plan; field sets are cumulative (basic < standard < plus < premium < full). */
+export const kycRecordSchemas = {
+  plan_basic: z.looseObject(basicFields),
+  plan_standard: z.looseObject(standardFields),
+  plan_plus: z.looseObject(plusFields),
+  plan_premium: z.looseObject(premiumFields),
+  plan_full: z.looseObject(fullFields),
+} as const;
+
+export type KycRecordFor<P extends Plan> = z.infer<(typeof kycRecordSchemas)[P]>;
+export type KycRecord = KycRecordFor<'plan_basic'> & Partial<KycRecordFor<'plan_full'>>;
+
+export function kycRecordSchema<P extends Plan>(plan: P): (typeof kycRecordSchemas)[P] {
+  return kycRecordSchemas[plan];
+}
+
+/** The exact top-level field names a plan returns. */
+export function kycPlanFields(plan: Plan): string[] {
+  return Object.keys(kycRecordSchemas[plan].shape);
+}
+
+// ---------------------------------------------------------------- liveness
+
+export const livenessRequestSchema = z.object({
+  correlation_id: z.string().min(1),
+  plan: planSchema,
+  event: z.string().min(1),
+  redirectUrl: z.string().startsWith('/', 'redirectUrl must be a path starting with /').optional(),
+});
+export type LivenessRequest = z.infer<typeof livenessRequestSchema>;
+
+export const actionTypeSchema = z.enum(['onboarding', 'biometric_identification']);
+export type ActionType = z.infer<typeof actionTypeSchema>;
+
+export const livenessKycSchema = z.looseObject({
+  cpf: z.string(),
+  name: z.string(),
+  is_under_18: z.boolean(),
+  status: z.string().nullable(),
+  status_code: z.number().int(),
+  date_death: z.string().nullable(),
+  is_pep: z.boolean(),
+  response_at: z.string(),
+  response_token_validation: z.string(),
+  mother_name: z.string(),
+  birth_date: z.string(),
+  age: z.number().int(),
+  internal_status: z.string().nullable(),
+  internal_status_code: z.number().int().nullable(),
+  gender: z.string(),
+  address: z.looseObject({
+    street: z.string(),
+    number: z.string(),
+    complement: z.string(),
+    neighborhood: z.string(),
+    city: z.string(),
+    state: z.string(),
+    zip_code: z.string(),
+    country: z.string(),
+  }),
+});
+
+export const livenessResponseSchema = z.looseObject({
+  correlation_id: z.string(),
+  transaction_id: z.string(),
+  status_onboarding: z.string(),
+  status_verification: statusVerificationSchema,
+  event: z.string(),
+  action: z.looseObject({ url: z.string(), qrcode: z.string(), type: actionTypeSchema }),
+  url_callback: z.looseObject({
+    sent: z.array(z.looseObject({ url: z.string(), correlation_id: z.string() })),
+  }),
+  datetime: z.string(),
+  kyc: livenessKycSchema,
+});
+export type LivenessResponse = z.infer<typeof livenessResponseSchema>;
+
+/**
+ * Liveness callback body. The contract does not show it ("payloads: not shown"); this is the
+ * sandbox's documented choice, and the shape our ingress accepts.
+ */
+export const livenessCallbackSchema = z.looseObject({
+  transaction_id: z.string(),
+  correlation_id: z.string(),
+  document: z.string(),
+  status_verification: statusVerificationSchema,
+  status_onboarding: z.string(),
+  action_type: actionTypeSchema,
+  event: z.string(),
+  datetime: z.string(),
+  partner_id: z.string(),
+});
+export type LivenessCallback = z.infer<typeof livenessCallbackSchema>;
+
+// ---------------------------------------------------------------- deposits and withdrawals
+
+const clientBase = {
+  externalId: z.string().min(1),
+  cpf: z.string().min(1),
+  email: z.string().min(1),
+  name: z.string().min(1),
+  phone: z.string().optional(),
+  birthday: isoDate.optional(),
+};
+
+export const depositClientSchema = z.object({
+  ...clientBase,
+  bankispb: z.string().optional(),
+  bankbranch: z.string().optional(),
+  bankaccount: z.string().optional(),
+});
+export type DepositClient = z.infer<typeof depositClientSchema>;
+
+export const txidSchema = z.string().regex(/^\d{1,33}$/, 'txid must be digits only, at most 33 characters');
+
+export const depositCreateRequestSchema = z.object({
+  merchant: z.string().min(1),
+  client: depositClientSchema,
+  value: z.number().positive(),
+  txid: txidSchema,
+});
+export type DepositCreateRequest = z.infer<typeof depositCreateRequestSchema>;
+
+export const depositCreateResultSchema = z.looseObject({
+  e2eId: z.string(),
+  pixImage: z.string(),
+  pixPayload: z.string(),
+  status: z.string(),
+  value: z.number(),
+  bank: z.string(),
+  client: z.string(),
+  expiry: z.string(),
+  merchant: z.string(),
+  txid: z.string(),
+  responseStatus: z.number().int(),
+});
+export type DepositCreateResult = z.infer<typeof depositCreateResultSchema>;
+
+export const withdrawClientSchema = z.object(clientBase);
+export type WithdrawClient = z.infer<typeof withdrawClientSchema>;
+
+export const withdrawCreateRequestSchema = z.object({
+  merchant: z.string().min(1),
+  client: withdrawClientSchema,
+  pixKey: z.string().min(1),
+  pixType: pixTypeSchema.optional(),
+  value: z.number().positive(),
+  transactionId: z.string().min(1),
+});
+export type WithdrawCreateRequest = z.infer<typeof withdrawCreateRequestSchema>;
+
+/**
+ * Withdrawal creation response: "not shown" in the contract. The sandbox answers
+ * {transactionId, e2eId, status: 'processing', value, pixKey, pixType, createdAt, responseStatus: 201};
+ * the client requires nothing of it (every field optional), so a different real body still parses.
+ */
+export const withdrawCreateResultSchema = z.looseObject({
+  transactionId: z.string().optional(),
+  e2eId: z.string().optional(),
+  status: z.string().optional(),
+  value: z.number().optional(),
+  pixKey: z.string().optional(),
+  pixType: z.string().optional(),
+  createdAt: z.string().optional(),
+  responseStatus: z.number().int().optional(),
+});
+export type WithdrawCreateResult = z.infer<typeof withdrawCreateResultSchema>;
+
+export const transactionTypeSchema = z.enum(['deposit', 'withdraw']);
+export type TransactionType = z.infer<typeof transactionTypeSchema>;
+
+/** Inquiry record. Accepts both spellings payedAt / paidAt; payer fields and payedAt may be empty. */
+export const inquiryRecordSchema = z.looseObject({
+  txid: z.string(),
+  e2eId: z.string(),
+  type_transaction: transactionTypeSchema,
+  external_id_client: z.string(),
+  name_client: z.string(),
+  cpf_client: z.string(),
+  email_client: z.string(),
+  name_payer: z.string().optional(),
+  cpf_payer: z.string().optional(),
+  value: z.number(),
+  status: z.string(),
+  createdAt: z.string(),
+  payedAt: z.string().optional(),
+  paidAt: z.string().optional(),
+  /** sandbox extra on failed withdrawals */
+  reason: z.string().optional(),
+});
+export type InquiryRecord = z.infer<typeof inquiryRecordSchema>;
+
+export const receiptRequestSchema = z.object({
+  merchant: z.string().min(1),
+  transactionId: z.string().min(1),
+});
+export type ReceiptRequest = z.infer<typeof receiptRequestSchema>;
+
+export const receiptStatusCodes = {
+  notFound: 0,
+  requested: 1,
+  failed: 2,
+  processing: 3,
+  completed: 4,
+} as const;
+
+export const receiptResultSchema = z.looseObject({
+  transactionId: z.string(),
+  status: z.union([z.number().int().min(0).max(4), z.literal('')]),
+  invoice: z.string(),
+  datetimerequest: z.string(),
+  datetimepayed: z.string(),
+});
+export type ReceiptResult = z.infer<typeof receiptResultSchema>;
+
+// ---------------------------------------------------------------- notifications
+
+export const notificationMessageSchema = z.looseObject({
+  id: z.string().min(1),
+  type: transactionTypeSchema,
+  action: z.enum(['requested', 'updated']),
+  partner_id: z.string(),
+});
+export type NotificationMessage = z.infer<typeof notificationMessageSchema>;
+
+// ---------------------------------------------------------------- errors (HTTP 400 / 404)
+
+/** Deceased holder or under age (KYC and liveness). */
+export const deceasedOrUnderAgeErrorSchema = z.looseObject({
+  statusCode: z.literal(400),
+  message: z.array(z.string()),
+  error: z.literal('Bad Request'),
+});
+
+/** Invalid CPF (KYC). */
+export const kycInvalidDocumentErrorSchema = z.looseObject({
+  statusCode: z.literal(400),
+  message: z.string(),
+  error: z.literal('INVALID_DOCUMENT'),
+  document: z.string(),
+  response_at: z.string(),
+});
+
+/** Invalid CPF or not found (liveness). */
+export const livenessInvalidDocumentErrorSchema = z.looseObject({
+  document: z.string(),
+  message: z.string(),
+  code: z.literal('INVALID_DOCUMENT'),
+  response_at: z.string(),
+  response_token_validation: z.string(),
+});
+
+/** Document not found (KYC). */
+export const documentNotFoundErrorSchema = z.looseObject({
+  statusCode: z.literal(400),
+  message: z.string(),
+  error: z.literal('Bad Request'),
+  document: z.string(),
+  response_at: z.string(),
+});
+
+/** Document on the restrictive list (KYC and liveness). */
+export const restrictDocumentErrorSchema = z.looseObject({
+  document: z.string(),
+  statusCode: z.literal(400),
+  message: z.string(),
+  error: z.literal('RESTRICT_DOCUMENT'),
+});
+
+/** Inquiry 404. */
+export const notFoundErrorSchema = z.looseObject({ message: z.string() });
+
+/**
+ * Error body for everything the contract leaves "not shown" (token, deposit, withdrawal, receipt,
+ * 401, 409, 429, 5xx): the sandbox's choice, modelled on the contract's own 400 shapes.
+ */
+export const genericErrorSchema = z.looseObject({
+  statusCode: z.number().int(),
+  message: z.union([z.string(), z.array(z.string())]),
+  error: z.string(),
+});
+export type GenericError = z.infer<typeof genericErrorSchema>;
+
+/** Names of the provider's endpoints, used in logs, metrics and the sandbox's fault knobs. */
+export const endpointNameSchema = z.enum([
+  'token',
+  'kyc',
+  'liveness',
+  'deposit',
+  'withdraw',
+  'inquiry',
+  'receipt',
+]);
+export type EndpointName = z.infer<typeof endpointNameSchema>;
