@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { type EndpointName, endpointNameSchema } from '../provider/schemas';
+
+// Fault knobs, set through POST /sandbox/faults (a partial update merged into the current knobs).
+
+const count = z.number().int().min(0);
+const probability = z.number().min(0).max(1);
+
+export const faultsSchema = z.object({
+  /** Added latency on every provider endpoint: fixed, plus a random spike with a probability. */
+  latency: z.object({
+    fixedMs: count.default(0),
+    spikeMs: count.default(0),
+    spikeProbability: probability.default(0),
+  }),
+  /** Probability per endpoint of answering 503 without acting. */
+  errorRate: z.partialRecord(endpointNameSchema, probability),
+  /** The next N calls of an endpoint answer 503 without acting. */
+  failNext: z.partialRecord(endpointNameSchema, count),
+  /**
+   * The next `count` calls of an endpoint ACT (a payout is created, a deposit exists, ...) and then either
+   * answer 500 (`mode: 'error'`) or answer only after `delayMs` (`mode: 'timeout'`, past the caller's timeout).
+   */
+  actThenFail: z.partialRecord(
+    endpointNameSchema,
+    z.object({ mode: z.enum(['timeout', 'error']), count: count, delayMs: count.default(30_000) }),
+  ),
+  /** The next N token requests answer 429 with Retry-After. */
+  tokenRateLimitNext: count,
+  retryAfterSeconds: count,
+  /** A completed withdrawal's receipt has an empty invoice for the first N receipt calls. */
+  receiptLagCalls: count,
+  notifications: z.object({
+    /** Drop the next N messages (never delivered). */
+    dropNext: count.default(0),
+    /** Deliver every message 1 + N times. */
+    duplicate: count.default(0),
+    /** Hold messages until N are buffered (or holdMs passes), then deliver them newest first. */
+    reorderWindow: count.default(0),
+    reorderHoldMs: count.default(1000),
+    /** Delay every delivery by N ms. */
+    delayMs: count.default(0),
+  }),
+});
+export type Faults = z.infer<typeof faultsSchema>;
+
+export const faultsPatchSchema = z
+  .object({
+    latency: faultsSchema.shape.latency.partial(),
+    errorRate: faultsSchema.shape.errorRate,
+    failNext: faultsSchema.shape.failNext,
+    actThenFail: faultsSchema.shape.actThenFail,
+    tokenRateLimitNext: count,
+    retryAfterSeconds: count,
+    receiptLagCalls: count,
+    notifications: faultsSchema.shape.notifications.partial(),
+  })
+  .partial()
+  .strict();
+export type FaultsPatch = z.infer<typeof faultsPatchSchema>;
+
+export function defaultFaults(): Faults {
+  return {
+    latency: { fixedMs: 0, spikeMs: 0, spikeProbability: 0 },
+    errorRate: {},
+    failNext: {},
+    actThenFail: {},
+    tokenRateLimitNext: 0,
+    retryAfterSeconds: 1,
+    receiptLagCalls: 0,
+    notifications: { dropNext: 0, duplicate: 0, reorderWindow: 0, reorderHoldMs: 1000, delayMs: 0 },
+  };
+}
+
+export function applyFaultsPatch(faults: Faults, patch: FaultsPatch): Faults {
+  return {
+    ...faults,
+    ...patch,
+    latency: { ...faults.latency, ...patch.latency },
+    errorRate: { ...faults.errorRate, ...patch.errorRate },
+    failNext: { ...faults.failNext, ...patch.failNext },
+    actThenFail: { ...faults.actThenFail, ...patch.actThenFail },
+    notifications: { ...faults.notifications, ...patch.notifications },
+  };
+}
+
+export function latencyFor(faults: Faults, random: () => number): number {
+  const { fixedMs, spikeMs, spikeProbability } = faults.latency;
+  return fixedMs + (spikeMs > 0 && random() < spikeProbability ? spikeMs : 0);
+}
+
+/** True when this call should fail with 503 before acting (consumes one `failNext`). */
+export function takeFailure(faults: Faults, endpoint: EndpointName, random: () => number): boolean {
+  const next = faults.failNext[endpoint] ?? 0;
+  if (next > 0) {
+    faults.failNext[endpoint] = next - 1;
+    return true;
+  }
+  const rate = faults.errorRate[endpoint] ?? 0;
+  return rate > 0 && random() < rate;
+}
+
+export function takeActThenFail(
+  faults: Faults,
+  endpoint: EndpointName,
+): { mode: 'timeout' | 'error'; delayMs: number } | undefined {
+  const knob = faults.actThenFail[endpoint];
+  if (!knob || knob.count <= 0) return undefined;
+  knob.count -= 1;
+  return { mode: knob.mode, delayMs: knob.delayMs };
+}

@@ -1,0 +1,88 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { z } from 'zod';
+import type { EndpointName } from '../provider/schemas';
+import type { SandboxContext } from './context';
+import { latencyFor, takeActThenFail, takeFailure } from './faults';
+
+// Shared HTTP pieces: error bodies, the fault gate in front of every provider endpoint, credentials.
+
+export function sendError(res: Response, status: number, error: string, message: string | string[]): void {
+  res.status(status).json({ statusCode: status, message, error });
+}
+
+export function zodMessages(error: z.ZodError): string[] {
+  return error.issues.map((i) => `${i.path.map(String).join('.') || 'body'}: ${i.message}`);
+}
+
+/**
+ * Runs before a provider endpoint: counts it, adds latency, fails it (503, without acting) when a
+ * fault says so, and arms "act then fail": the handler acts, then its answer becomes a 500 or arrives
+ * only after a delay longer than the caller's timeout.
+ */
+export function faultGate(ctx: SandboxContext, endpoint: EndpointName): RequestHandler {
+  return async (_req: Request, res: Response, next: NextFunction) => {
+    const { state, options, timers } = ctx;
+    state.counters.requests[endpoint] = (state.counters.requests[endpoint] ?? 0) + 1;
+    const delay = latencyFor(state.faults, options.random);
+    if (delay > 0) await timers.sleep(delay);
+    if (takeFailure(state.faults, endpoint, options.random)) {
+      sendError(res, 503, 'Service Unavailable', `sandbox fault: ${endpoint} unavailable`);
+      return;
+    }
+    const late = takeActThenFail(state.faults, endpoint);
+    if (late) {
+      const json = res.json.bind(res);
+      res.json = (body: unknown) => {
+        if (late.mode === 'error') {
+          res.status(500);
+          return json({
+            statusCode: 500,
+            message: `sandbox fault: ${endpoint} acted, then failed`,
+            error: 'Internal Server Error',
+          });
+        }
+        timers.set(() => {
+          if (!res.writableEnded && !res.destroyed) json(body);
+        }, late.delayMs);
+        return res;
+      };
+    }
+    next();
+  };
+}
+
+/** OAuth token check: `Bearer <token>` and the bare token are both accepted. */
+export function requireToken(ctx: SandboxContext): RequestHandler {
+  return (req, res, next) => {
+    const header = req.get('authorization') ?? '';
+    const token = header.replace(/^Bearer\s+/i, '').trim();
+    const expiresAt = token ? ctx.state.tokens.get(token) : undefined;
+    if (expiresAt === undefined || expiresAt <= ctx.options.now()) {
+      sendError(res, 401, 'Unauthorized', token ? 'invalid or expired access token' : 'missing access token');
+      return;
+    }
+    next();
+  };
+}
+
+/** `x-service-api-key: Api-Key <key>` (the bare key is accepted too). */
+export function requireApiKey(ctx: SandboxContext): RequestHandler {
+  return (req, res, next) => {
+    const value = (req.get('x-service-api-key') ?? '').replace(/^Api-Key\s+/i, '').trim();
+    if (value !== ctx.options.apiKey) {
+      sendError(res, 401, 'Unauthorized', value ? 'invalid api key' : 'missing x-service-api-key');
+      return;
+    }
+    next();
+  };
+}
+
+/** The operator-supplied merchant id in the body must be ours. */
+export function merchantOk(ctx: SandboxContext, res: Response, merchant: string): boolean {
+  if (merchant === ctx.options.merchant) return true;
+  sendError(res, 403, 'Forbidden', 'unknown merchant');
+  return false;
+}
+
+/** Express 5 forwards rejected promises; keep handlers async-friendly. */
+export type Handler = (req: Request, res: Response) => Promise<void> | void;

@@ -1,0 +1,31 @@
+import { loadConfigOrExit } from '../common/config';
+import { createLogger } from '../common/logger';
+import { startSandbox } from './app';
+
+async function main() {
+  const config = loadConfigOrExit();
+  const logger = createLogger('sandbox');
+  const sandbox = await startSandbox({
+    port: config.SANDBOX_PORT,
+    host: '127.0.0.1',
+    clientId: config.provider.clientId,
+    clientSecret: config.provider.clientSecret,
+    apiKey: config.provider.apiKey,
+    merchant: config.provider.merchant,
+    livenessUrl: config.PROVIDER_LIVENESS_URL,
+    logger,
+  });
+  logger.info({ url: sandbox.url }, 'provider sandbox listening');
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'stopping sandbox');
+    await sandbox.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`sandbox failed to start: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

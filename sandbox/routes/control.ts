@@ -1,0 +1,157 @@
+import { type Response, Router } from 'express';
+import { z } from 'zod';
+import type { SandboxContext } from '../context';
+import { applyFaultsPatch, defaultFaults, faultsPatchSchema } from '../faults';
+import { sendError, zodMessages } from '../http';
+import { resetState } from '../state';
+import { depositInquiry, payDeposit } from './deposits';
+import { completeLiveness, findSession, reviewLiveness } from './liveness';
+import { finishWithdrawal, withdrawalInquiry } from './withdrawals';
+
+// Control endpoints under /sandbox (JSON bodies validated with zod). Not part of the provider.
+
+const registerSchema = z
+  .object({
+    url: z.url({ protocol: /^https?$/ }),
+    partnerId: z.string().min(1),
+    /** Omitted: one URL for all points. */
+    points: z
+      .array(z.enum(['deposit', 'withdraw', 'liveness']))
+      .min(1)
+      .optional(),
+  })
+  .strict();
+const paySchema = z
+  .object({ payerName: z.string().min(1), payerCpf: z.string().regex(/^\d{11}$/) })
+  .partial()
+  .strict();
+const failSchema = z.object({ reason: z.string().min(1).default('sandbox: payout failed') }).strict();
+const sessionRef = z
+  .object({ sessionId: z.string().min(1).optional(), document: z.string().min(1).optional() })
+  .refine((v) => v.sessionId !== undefined || v.document !== undefined, 'give sessionId or document');
+const reviewSchema = z.intersection(sessionRef, z.object({ decision: z.enum(['approve', 'refuse']) }));
+const autoSchema = z
+  .object({
+    payDepositsAfterMs: z.number().int().min(0).nullable(),
+    settleWithdrawalsAfterMs: z.number().int().min(0).nullable(),
+  })
+  .partial()
+  .strict();
+
+function parse<S extends z.ZodType>(schema: S, body: unknown, res: Response): z.infer<S> | undefined {
+  const parsed = schema.safeParse(body ?? {});
+  if (parsed.success) return parsed.data;
+  sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
+  return undefined;
+}
+
+export function controlRoutes(ctx: SandboxContext): Router {
+  const router = Router();
+  const { state } = ctx;
+
+  router.post('/sandbox/notifications', (req, res) => {
+    const body = parse(registerSchema, req.body, res);
+    if (!body) return;
+    for (const point of body.points ?? (['deposit', 'withdraw', 'liveness'] as const)) {
+      state.targets[point] = { url: body.url, partnerId: body.partnerId };
+    }
+    res.json({ targets: state.targets });
+  });
+  router.delete('/sandbox/notifications', (_req, res) => {
+    state.targets = {};
+    res.json({ targets: state.targets });
+  });
+  router.post('/sandbox/notifications/flush', (_req, res) => {
+    ctx.notifier.flush();
+    res.json({ ok: true });
+  });
+
+  router.post('/sandbox/deposits/:txid/pay', (req, res) => {
+    const body = parse(paySchema, req.body, res);
+    if (!body) return;
+    const r = payDeposit(ctx, String(req.params.txid), body);
+    if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
+    else res.json(depositInquiry(ctx, r.deposit));
+  });
+
+  router.post('/sandbox/withdrawals/:transactionId/settle', (req, res) => {
+    const r = finishWithdrawal(ctx, String(req.params.transactionId), { status: 'completed' });
+    if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
+    else res.json(withdrawalInquiry(r.withdrawal));
+  });
+  router.post('/sandbox/withdrawals/:transactionId/fail', (req, res) => {
+    const body = parse(failSchema, req.body, res);
+    if (!body) return;
+    const r = finishWithdrawal(ctx, String(req.params.transactionId), {
+      status: 'failed',
+      reason: body.reason,
+    });
+    if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
+    else res.json(withdrawalInquiry(r.withdrawal));
+  });
+
+  router.post('/sandbox/liveness/complete', (req, res) => {
+    const body = parse(sessionRef, req.body, res);
+    if (!body) return;
+    const r = completeLiveness(ctx, findSession(ctx, body));
+    if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
+    else res.json(r.session);
+  });
+  router.post('/sandbox/liveness/review', (req, res) => {
+    const body = parse(reviewSchema, req.body, res);
+    if (!body) return;
+    const r = reviewLiveness(ctx, findSession(ctx, body), body.decision);
+    if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
+    else res.json(r.session);
+  });
+
+  router.post('/sandbox/tokens/revoke', (_req, res) => {
+    const revoked = state.tokens.size;
+    state.tokens.clear();
+    res.json({ revoked });
+  });
+
+  router.get('/sandbox/faults', (_req, res) => {
+    res.json(state.faults);
+  });
+  router.post('/sandbox/faults', (req, res) => {
+    const body = parse(faultsPatchSchema, req.body, res);
+    if (!body) return;
+    state.faults = applyFaultsPatch(state.faults, body);
+    res.json(state.faults);
+  });
+  router.delete('/sandbox/faults', (_req, res) => {
+    state.faults = defaultFaults();
+    res.json(state.faults);
+  });
+
+  router.post('/sandbox/auto', (req, res) => {
+    const body = parse(autoSchema, req.body, res);
+    if (!body) return;
+    state.auto = { ...state.auto, ...body };
+    res.json(state.auto);
+  });
+
+  router.post('/sandbox/reset', (_req, res) => {
+    ctx.timers.clearAll();
+    ctx.notifier.reset();
+    resetState(state);
+    res.json({ ok: true });
+  });
+
+  router.get('/sandbox/state', (_req, res) => {
+    res.json({
+      counters: state.counters,
+      tokensActive: state.tokens.size,
+      targets: state.targets,
+      auto: state.auto,
+      faults: state.faults,
+      deposits: [...state.deposits.values()].map((d) => depositInquiry(ctx, d)),
+      withdrawals: [...state.withdrawals.values()].map((w) => withdrawalInquiry(w)),
+      liveness: [...state.liveness.values()].map(({ qrcode: _qrcode, ...s }) => s),
+      notifications: state.notifications,
+    });
+  });
+
+  return router;
+}

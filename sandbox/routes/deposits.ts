@@ -1,0 +1,131 @@
+import { Router } from 'express';
+import { centavosToValue, valueToCentavos } from '../../provider/money';
+import {
+  type DepositCreateResult,
+  depositCreateRequestSchema,
+  type InquiryRecord,
+} from '../../provider/schemas';
+import { buildBrCode, qrDataUrl } from '../brcode';
+import type { SandboxContext } from '../context';
+import { faultGate, merchantOk, requireApiKey, sendError, zodMessages } from '../http';
+import type { DepositRecord } from '../state';
+import { e2eId } from './ids';
+
+// POST /v2/deposit/create. Sandbox choices: HTTP 201 on creation; the same txid with an identical body
+// answers 200 with the same result (idempotent); with a different body 409 DUPLICATE_TRANSACTION.
+// Inquiry status: processing -> completed when paid, or expired when unpaid past `expiry`.
+
+export function depositStatus(ctx: SandboxContext, d: DepositRecord): 'processing' | 'completed' | 'expired' {
+  if (d.paid) return 'completed';
+  return ctx.options.now() >= d.expiresAtMs ? 'expired' : 'processing';
+}
+
+export function depositInquiry(ctx: SandboxContext, d: DepositRecord): InquiryRecord {
+  return {
+    txid: d.txid,
+    e2eId: d.e2eId,
+    type_transaction: 'deposit',
+    external_id_client: d.client.externalId,
+    name_client: d.client.name,
+    cpf_client: d.client.cpf,
+    email_client: d.client.email,
+    name_payer: d.payerName,
+    cpf_payer: d.payerCpf,
+    value: centavosToValue(d.amountCentavos),
+    status: depositStatus(ctx, d),
+    createdAt: d.createdAt,
+    payedAt: d.paidAt,
+  };
+}
+
+export type PayResult = { ok: true; deposit: DepositRecord } | { ok: false; status: number; message: string };
+
+export function payDeposit(
+  ctx: SandboxContext,
+  txid: string,
+  payer: { payerName?: string | undefined; payerCpf?: string | undefined } = {},
+): PayResult {
+  const d = ctx.state.deposits.get(txid);
+  if (!d) return { ok: false, status: 404, message: 'deposit not found' };
+  const status = depositStatus(ctx, d);
+  if (status !== 'processing') return { ok: false, status: 409, message: `deposit is ${status}` };
+  const now = ctx.options.now();
+  d.paid = true;
+  d.paidAt = new Date(now).toISOString();
+  d.e2eId = e2eId(now);
+  d.payerName = payer.payerName ?? d.client.name;
+  d.payerCpf = payer.payerCpf ?? d.client.cpf;
+  ctx.notifier.send('deposit', { id: d.txid, type: 'deposit', action: 'updated' });
+  return { ok: true, deposit: d };
+}
+
+export function depositRoutes(ctx: SandboxContext): Router {
+  const router = Router();
+  router.post('/v2/deposit/create', faultGate(ctx, 'deposit'), requireApiKey(ctx), async (req, res) => {
+    const parsed = depositCreateRequestSchema.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
+      return;
+    }
+    const body = parsed.data;
+    if (!merchantOk(ctx, res, body.merchant)) return;
+    const amountCentavos = valueToCentavos(body.value);
+    if (amountCentavos === null || amountCentavos <= 0) {
+      sendError(res, 400, 'Bad Request', ['value: must be a positive amount with at most 2 decimal places']);
+      return;
+    }
+    const fingerprint = JSON.stringify({ merchant: body.merchant, client: body.client, amountCentavos });
+    const { state, options } = ctx;
+    const existing = state.deposits.get(body.txid);
+    if (existing) {
+      if (existing.fingerprint === fingerprint) {
+        res.status(200).json(existing.result);
+      } else {
+        sendError(res, 409, 'DUPLICATE_TRANSACTION', 'txid already used with a different request');
+      }
+      return;
+    }
+    const now = options.now();
+    const payload = buildBrCode({ txid: body.txid, amountCentavos, merchantName: 'Sandbox Merchant' });
+    const result: DepositCreateResult = {
+      e2eId: '',
+      pixImage: await qrDataUrl(payload),
+      pixPayload: payload,
+      status: 'processing',
+      value: centavosToValue(amountCentavos),
+      bank: 'sandbox-bank',
+      client: body.client.externalId,
+      expiry: new Date(now + options.depositExpiryMs).toISOString(),
+      merchant: body.merchant,
+      txid: body.txid,
+      responseStatus: 201,
+    };
+    // Re-check after the await: a concurrent identical request may have won.
+    if (state.deposits.has(body.txid)) {
+      const won = state.deposits.get(body.txid)!;
+      if (won.fingerprint === fingerprint) res.status(200).json(won.result);
+      else sendError(res, 409, 'DUPLICATE_TRANSACTION', 'txid already used with a different request');
+      return;
+    }
+    state.deposits.set(body.txid, {
+      txid: body.txid,
+      fingerprint,
+      merchant: body.merchant,
+      client: body.client,
+      amountCentavos,
+      createdAt: new Date(now).toISOString(),
+      expiresAtMs: now + options.depositExpiryMs,
+      paid: false,
+      paidAt: '',
+      e2eId: '',
+      payerName: '',
+      payerCpf: '',
+      result,
+    });
+    ctx.notifier.send('deposit', { id: body.txid, type: 'deposit', action: 'requested' });
+    const autoMs = state.auto.payDepositsAfterMs;
+    if (autoMs !== null) ctx.timers.set(() => payDeposit(ctx, body.txid), autoMs);
+    res.status(201).json(result);
+  });
+  return router;
+}

@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { Router } from 'express';
+import { tokenRequestSchema } from '../../provider/schemas';
+import type { SandboxContext } from '../context';
+import { faultGate, sendError, zodMessages } from '../http';
+
+// POST /oauth2/token (form-encoded client credentials). Sandbox choices for the "not shown" errors:
+// 400 for a bad form or grant_type, 401 for wrong credentials, 429 + Retry-After when rate limited.
+
+export function tokenRoutes(ctx: SandboxContext): Router {
+  const router = Router();
+  router.post('/oauth2/token', faultGate(ctx, 'token'), (req, res) => {
+    const { state, options } = ctx;
+    state.counters.tokenRequests += 1;
+    const now = options.now();
+    const { faults } = state;
+    const windowStart = now - options.tokenRateLimit.windowMs;
+    state.tokenIssueTimes = state.tokenIssueTimes.filter((t) => t > windowStart);
+    if (faults.tokenRateLimitNext > 0 || state.tokenIssueTimes.length >= options.tokenRateLimit.max) {
+      if (faults.tokenRateLimitNext > 0) faults.tokenRateLimitNext -= 1;
+      const oldest = state.tokenIssueTimes[0];
+      const retryAfter =
+        faults.retryAfterSeconds > 0 || oldest === undefined
+          ? faults.retryAfterSeconds
+          : Math.ceil((oldest - windowStart) / 1000);
+      res.set('retry-after', String(Math.max(1, retryAfter)));
+      sendError(res, 429, 'Too Many Requests', 'too many token requests');
+      return;
+    }
+    if (!req.is('application/x-www-form-urlencoded')) {
+      sendError(res, 400, 'Bad Request', 'Content-Type must be application/x-www-form-urlencoded');
+      return;
+    }
+    const parsed = tokenRequestSchema.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
+      return;
+    }
+    if (parsed.data.client_id !== options.clientId || parsed.data.client_secret !== options.clientSecret) {
+      sendError(res, 401, 'Unauthorized', 'invalid client credentials');
+      return;
+    }
+    const token = randomBytes(24).toString('base64url');
+    state.tokens.set(token, now + options.tokenTtlSeconds * 1000);
+    state.tokenIssueTimes.push(now);
+    state.counters.tokensIssued += 1;
+    res.json({ access_token: token, expires_in: options.tokenTtlSeconds, token_type: 'Bearer' });
+  });
+  return router;
+}

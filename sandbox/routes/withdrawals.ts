@@ -1,0 +1,112 @@
+import { Router } from 'express';
+import { centavosToValue, valueToCentavos } from '../../provider/money';
+import { pixKeyProblem } from '../../provider/pix-key';
+import { type InquiryRecord, withdrawCreateRequestSchema } from '../../provider/schemas';
+import type { SandboxContext } from '../context';
+import { faultGate, merchantOk, requireApiKey, sendError, zodMessages } from '../http';
+import type { WithdrawalRecord } from '../state';
+import { e2eId } from './ids';
+
+// POST /v2/withdraw/create. Sandbox choices: HTTP 201 with
+// {transactionId, e2eId, status: 'processing', value, pixKey, pixType, createdAt, responseStatus: 201};
+// a repeated transactionId always answers 409 DUPLICATE_TRANSACTION and never pays twice.
+// States: processing -> completed | failed (inquiry carries `reason` when failed).
+
+export function withdrawalInquiry(w: WithdrawalRecord): InquiryRecord {
+  return {
+    txid: w.transactionId,
+    e2eId: w.e2eId,
+    type_transaction: 'withdraw',
+    external_id_client: w.client.externalId,
+    name_client: w.client.name,
+    cpf_client: w.client.cpf,
+    email_client: w.client.email,
+    name_payer: '',
+    cpf_payer: '',
+    value: centavosToValue(w.amountCentavos),
+    status: w.status,
+    createdAt: w.createdAt,
+    payedAt: w.status === 'completed' ? w.finishedAt : '',
+    ...(w.reason === undefined ? {} : { reason: w.reason }),
+  };
+}
+
+export type FinishResult =
+  | { ok: true; withdrawal: WithdrawalRecord }
+  | { ok: false; status: number; message: string };
+
+export function finishWithdrawal(
+  ctx: SandboxContext,
+  transactionId: string,
+  outcome: { status: 'completed' } | { status: 'failed'; reason: string },
+): FinishResult {
+  const w = ctx.state.withdrawals.get(transactionId);
+  if (!w) return { ok: false, status: 404, message: 'withdrawal not found' };
+  if (w.status !== 'processing') return { ok: false, status: 409, message: `withdrawal is ${w.status}` };
+  w.status = outcome.status;
+  w.finishedAt = new Date(ctx.options.now()).toISOString();
+  if (outcome.status === 'failed') w.reason = outcome.reason;
+  ctx.notifier.send('withdraw', { id: w.transactionId, type: 'withdraw', action: 'updated' });
+  return { ok: true, withdrawal: w };
+}
+
+export function withdrawalRoutes(ctx: SandboxContext): Router {
+  const router = Router();
+  router.post('/v2/withdraw/create', faultGate(ctx, 'withdraw'), requireApiKey(ctx), (req, res) => {
+    const parsed = withdrawCreateRequestSchema.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
+      return;
+    }
+    const body = parsed.data;
+    if (!merchantOk(ctx, res, body.merchant)) return;
+    const amountCentavos = valueToCentavos(body.value);
+    if (amountCentavos === null || amountCentavos <= 0) {
+      sendError(res, 400, 'Bad Request', ['value: must be a positive amount with at most 2 decimal places']);
+      return;
+    }
+    const problem = pixKeyProblem(body.pixKey, body.pixType);
+    if (problem) {
+      sendError(res, 400, 'Bad Request', [`pixKey: ${problem}`]);
+      return;
+    }
+    const { state, options } = ctx;
+    if (state.withdrawals.has(body.transactionId)) {
+      state.counters.duplicateWithdrawalsRejected += 1;
+      sendError(res, 409, 'DUPLICATE_TRANSACTION', 'transactionId already used');
+      return;
+    }
+    const now = options.now();
+    const record: WithdrawalRecord = {
+      transactionId: body.transactionId,
+      merchant: body.merchant,
+      client: body.client,
+      pixKey: body.pixKey,
+      pixType: body.pixType,
+      amountCentavos,
+      createdAt: new Date(now).toISOString(),
+      status: 'processing',
+      reason: undefined,
+      e2eId: e2eId(now),
+      finishedAt: '',
+      receiptCalls: 0,
+    };
+    state.withdrawals.set(body.transactionId, record);
+    state.counters.payouts[body.transactionId] = (state.counters.payouts[body.transactionId] ?? 0) + 1;
+    const autoMs = state.auto.settleWithdrawalsAfterMs;
+    if (autoMs !== null) {
+      ctx.timers.set(() => finishWithdrawal(ctx, body.transactionId, { status: 'completed' }), autoMs);
+    }
+    res.status(201).json({
+      transactionId: record.transactionId,
+      e2eId: record.e2eId,
+      status: record.status,
+      value: centavosToValue(amountCentavos),
+      pixKey: record.pixKey,
+      ...(record.pixType === undefined ? {} : { pixType: record.pixType }),
+      createdAt: record.createdAt,
+      responseStatus: 201,
+    });
+  });
+  return router;
+}

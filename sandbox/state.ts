@@ -1,0 +1,146 @@
+import type {
+  ActionType,
+  DepositClient,
+  DepositCreateResult,
+  EndpointName,
+  PixType,
+  Plan,
+  StatusVerification,
+  WithdrawClient,
+} from '../provider/schemas';
+import { defaultFaults, type Faults } from './faults';
+
+// Everything the sandbox knows, in memory.
+
+export interface DepositRecord {
+  txid: string;
+  fingerprint: string;
+  merchant: string;
+  client: DepositClient;
+  amountCentavos: number;
+  createdAt: string;
+  expiresAtMs: number;
+  paid: boolean;
+  paidAt: string;
+  e2eId: string;
+  payerName: string;
+  payerCpf: string;
+  result: DepositCreateResult;
+}
+
+export type WithdrawalStatus = 'processing' | 'completed' | 'failed';
+
+export interface WithdrawalRecord {
+  transactionId: string;
+  merchant: string;
+  client: WithdrawClient;
+  pixKey: string;
+  pixType: PixType | undefined;
+  amountCentavos: number;
+  createdAt: string;
+  status: WithdrawalStatus;
+  reason: string | undefined;
+  e2eId: string;
+  finishedAt: string;
+  receiptCalls: number;
+}
+
+export interface LivenessSession {
+  id: string;
+  document: string;
+  plan: Plan;
+  actionType: ActionType;
+  url: string;
+  qrcode: string;
+  createdAtMs: number;
+  expiresAtMs: number;
+  /** The user finished the flow (the url is then expired). */
+  finished: boolean;
+  statusOnboarding: string;
+  statusVerification: StatusVerification;
+  correlationId: string;
+  transactionId: string;
+  event: string;
+  redirectUrl: string | undefined;
+}
+
+export type NotificationPoint = 'deposit' | 'withdraw' | 'liveness';
+
+export interface NotificationTarget {
+  url: string;
+  partnerId: string;
+}
+
+export interface NotificationLogEntry {
+  seq: number;
+  point: NotificationPoint;
+  url: string;
+  message: Record<string, unknown>;
+  status: 'pending' | 'delivered' | 'dropped' | 'gave_up';
+  attempts: number;
+}
+
+export interface Counters {
+  requests: Partial<Record<EndpointName, number>>;
+  tokenRequests: number;
+  tokensIssued: number;
+  /** Withdrawals created per transactionId (a payout is counted when the provider accepts it). */
+  payouts: Record<string, number>;
+  duplicateWithdrawalsRejected: number;
+  notificationsSent: number;
+  notificationsDropped: number;
+  notificationsGaveUp: number;
+  notificationAttempts: number;
+  notificationFailedAttempts: number;
+}
+
+export interface SandboxState {
+  tokens: Map<string, number>;
+  tokenIssueTimes: number[];
+  deposits: Map<string, DepositRecord>;
+  withdrawals: Map<string, WithdrawalRecord>;
+  liveness: Map<string, LivenessSession>;
+  /** Documents whose onboarding was approved: their next liveness call is biometric_identification. */
+  onboarded: Set<string>;
+  targets: Partial<Record<NotificationPoint, NotificationTarget>>;
+  notifications: NotificationLogEntry[];
+  counters: Counters;
+  faults: Faults;
+  auto: { payDepositsAfterMs: number | null; settleWithdrawalsAfterMs: number | null };
+}
+
+export function emptyCounters(): Counters {
+  return {
+    requests: {},
+    tokenRequests: 0,
+    tokensIssued: 0,
+    payouts: {},
+    duplicateWithdrawalsRejected: 0,
+    notificationsSent: 0,
+    notificationsDropped: 0,
+    notificationsGaveUp: 0,
+    notificationAttempts: 0,
+    notificationFailedAttempts: 0,
+  };
+}
+
+export function createState(): SandboxState {
+  return {
+    tokens: new Map(),
+    tokenIssueTimes: [],
+    deposits: new Map(),
+    withdrawals: new Map(),
+    liveness: new Map(),
+    onboarded: new Set(),
+    targets: {},
+    notifications: [],
+    counters: emptyCounters(),
+    faults: defaultFaults(),
+    auto: { payDepositsAfterMs: null, settleWithdrawalsAfterMs: null },
+  };
+}
+
+/** Clears everything in place (the same object stays shared by every route). */
+export function resetState(state: SandboxState): void {
+  Object.assign(state, createState());
+}

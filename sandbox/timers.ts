@@ -1,0 +1,31 @@
+// Every timer the sandbox starts, so close() can cancel them all.
+export class Timers {
+  private readonly pending = new Set<NodeJS.Timeout>();
+  private closed = false;
+
+  set(fn: () => void, ms: number): void {
+    if (this.closed) return;
+    const t = setTimeout(() => {
+      this.pending.delete(t);
+      fn();
+    }, ms);
+    this.pending.add(t);
+  }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed || ms <= 0) return resolve();
+      this.set(resolve, ms);
+    });
+  }
+
+  clearAll(): void {
+    for (const t of this.pending) clearTimeout(t);
+    this.pending.clear();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.clearAll();
+  }
+}
