@@ -33,14 +33,19 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATA_DIR: z.string().min(1).default('.data'),
 
+  /** Interface the API, worker health and sandbox bind to; 0.0.0.0 inside containers. */
+  HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port.default(3000),
   SANDBOX_PORT: port.default(4010),
   API_KEYS: csv.optional(),
+  WORKER_HTTP_PORT: port.default(3001),
 
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('pixflow'),
   TEMPORAL_UI_PORT: port.default(8233),
+  /** Port of the embedded dev server `npm start` runs when TEMPORAL_ADDRESS is not set. */
+  PIXFLOW_TEMPORAL_PORT: port.default(7233),
   TEMPORAL_TLS: bool.default(false),
   TEMPORAL_TLS_CERT_PATH: z.string().optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().optional(),
@@ -91,8 +96,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   }
   const e = parsed.data;
   const sandboxUrl = `http://127.0.0.1:${e.SANDBOX_PORT}`;
+  // Without TEMPORAL_ADDRESS, everything talks to the embedded dev server.
+  const temporalAddress = env.TEMPORAL_ADDRESS ? e.TEMPORAL_ADDRESS : `127.0.0.1:${e.PIXFLOW_TEMPORAL_PORT}`;
   return {
     ...e,
+    TEMPORAL_ADDRESS: temporalAddress,
     provider: {
       baseUrl: e.PROVIDER_BASE_URL ?? sandboxUrl,
       authUrl: e.PROVIDER_AUTH_URL ?? sandboxUrl,

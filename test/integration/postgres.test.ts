@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { migrate } from '../../db/migrate';
 import { testPool } from '../helpers/postgres';
 
@@ -12,7 +12,6 @@ describe('Postgres (embedded, migrated by the global setup)', () => {
     expect(names).toEqual([...names].sort());
     expect(names).toContain('1732000000001_flows');
     expect(names).toContain('1732000000004_webhook_inbox');
-    const { inject } = await import('vitest');
     expect(await migrate(inject('databaseUrl'))).toEqual([]);
   });
 

@@ -1,0 +1,40 @@
+import http from 'node:http';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfigOrExit } from '../common/config';
+import { closeServer, listen, onShutdown } from '../common/http';
+import { createLogger } from '../common/logger';
+import { temporalConnectionOptions } from '../common/temporal-connection';
+import { createPool } from '../db/pool';
+import { createApp } from './app';
+
+async function main() {
+  const config = loadConfigOrExit();
+  if (!config.API_KEYS?.length) {
+    process.stderr.write(
+      'pixflow api: API_KEYS is not set; refusing to start without at least one API key\n',
+    );
+    process.exit(1);
+  }
+  if (!config.DATABASE_URL) {
+    process.stderr.write('pixflow api: DATABASE_URL is not set (npm start provides an embedded Postgres)\n');
+    process.exit(1);
+  }
+  const log = createLogger('api', config.LOG_LEVEL);
+  const pool = createPool(config.DATABASE_URL);
+  // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
+  const connection = Connection.lazy(temporalConnectionOptions(config));
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const server = http.createServer(createApp({ config, temporal, pool, log }));
+  await listen(server, config.API_PORT, config.HTTP_HOST);
+  log.info({ port: config.API_PORT }, 'api listening');
+  onShutdown(async () => {
+    await closeServer(server);
+    await connection.close();
+    await pool.end();
+  });
+}
+
+main().catch((err) => {
+  process.stderr.write(`api failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

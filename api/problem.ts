@@ -1,0 +1,75 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { z } from 'zod';
+
+// RFC 9457 problem details with a stable `type` per error, so callers can branch on it.
+export const PROBLEM_BASE = 'https://pixflow.dev/problems/';
+
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly slug: string,
+    readonly title: string,
+    readonly detail?: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(detail ?? title);
+  }
+}
+
+export interface InvalidParam {
+  name: string;
+  reason: string;
+}
+
+export function validationProblem(where: 'body' | 'path' | 'query', error: z.ZodError): Problem {
+  const invalid: InvalidParam[] = error.issues.map((i) => ({
+    name: [where, ...i.path.map(String)].join('.'),
+    reason: i.message,
+  }));
+  const first = invalid[0];
+  return new Problem(
+    400,
+    'validation-error',
+    'Request validation failed',
+    first ? `${first.name}: ${first.reason}` : 'invalid request',
+    { invalid_params: invalid },
+  );
+}
+
+export function sendProblem(res: Response, p: Problem, instance?: string) {
+  res
+    .status(p.status)
+    .type('application/problem+json')
+    .json({
+      type: `${PROBLEM_BASE}${p.slug}`,
+      title: p.title,
+      status: p.status,
+      detail: p.detail,
+      instance,
+      ...p.extra,
+    });
+}
+
+/** Last error handler: known problems as they are; body-parser errors as 4xx; anything else 500. */
+export function problemHandler(log: { error: (o: object, m: string) => void }) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (err instanceof Problem) return sendProblem(res, err, req.originalUrl);
+    const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
+    const status = e.status ?? e.statusCode;
+    if (e.type === 'entity.parse.failed') {
+      return sendProblem(
+        res,
+        new Problem(400, 'malformed-json', 'Malformed JSON body', e.message),
+        req.originalUrl,
+      );
+    }
+    if (e.type === 'entity.too.large') {
+      return sendProblem(res, new Problem(413, 'body-too-large', 'Request body too large'), req.originalUrl);
+    }
+    if (status && status >= 400 && status < 500) {
+      return sendProblem(res, new Problem(status, 'bad-request', 'Bad request', e.message), req.originalUrl);
+    }
+    log.error({ err }, 'unhandled error');
+    sendProblem(res, new Problem(500, 'internal', 'Internal error'), req.originalUrl);
+  };
+}

@@ -1,0 +1,209 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { loadConfigOrExit } from '../common/config';
+import { searchAttributeCliArgs } from '../common/search-attributes';
+import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
+import { migrate } from '../db/migrate';
+import { ensureTemporalCli, ROOT, runSetupStep } from './temporal-tools';
+
+// `npm start`: the whole embedded stack in one command. Postgres (embedded), Temporal dev
+// server, provider sandbox, worker and API each start, are waited on until healthy, and stop
+// together on Ctrl-C / SIGTERM. A part that fails to start is named, and the rest are stopped.
+
+const DEV_API_KEY = 'dev-api-key';
+const say = (msg: string) => process.stdout.write(`${msg}\n`);
+
+interface Part {
+  name: string;
+  child: ChildProcess;
+  tail: string[];
+}
+
+const parts: Part[] = [];
+let pgServer: EmbeddedPg | undefined;
+let stopping = false;
+
+function run(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv): Part {
+  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const part: Part = { name, child, tail: [] };
+  const onData = (buf: Buffer) => {
+    for (const line of buf.toString('utf8').split('\n')) {
+      if (!line.trim()) continue;
+      part.tail.push(line);
+      if (part.tail.length > 15) part.tail.shift();
+      if (process.env.PIXFLOW_VERBOSE) say(`[${name}] ${line}`);
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  child.on('exit', (code, signal) => {
+    if (stopping) return;
+    fail(`${name} exited unexpectedly (${signal ?? `code ${code}`})`, part);
+  });
+  parts.push(part);
+  return part;
+}
+
+function tsx(name: string, file: string, env: NodeJS.ProcessEnv) {
+  return run(name, process.execPath, ['--import', 'tsx', path.join(ROOT, file)], env);
+}
+
+async function waitFor(
+  what: string,
+  part: Part | undefined,
+  probe: () => Promise<boolean>,
+  timeoutMs = 60_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (part && part.child.exitCode !== null) throw new StartError(`${what} exited while starting`, part);
+    if (await probe().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new StartError(`${what} did not become healthy within ${timeoutMs / 1000} s`, part);
+}
+
+const tcpOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+
+const httpOk = (url: string) => async () => (await fetch(url, { signal: AbortSignal.timeout(2000) })).ok;
+
+class StartError extends Error {
+  constructor(
+    message: string,
+    readonly part?: Part,
+  ) {
+    super(message);
+  }
+}
+
+async function stopAll() {
+  stopping = true;
+  for (const p of [...parts].reverse()) {
+    if (p.child.exitCode !== null || p.child.signalCode !== null) continue;
+    p.child.kill('SIGTERM');
+    const exited = await Promise.race([
+      new Promise<boolean>((r) => p.child.once('exit', () => r(true))),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 10_000)),
+    ]);
+    if (!exited) p.child.kill('SIGKILL');
+  }
+  await pgServer?.stop().catch(() => {});
+}
+
+function fail(message: string, part?: Part) {
+  process.stderr.write(`\npixflow start: ${message}\n`);
+  if (part?.tail.length) process.stderr.write(`last output of ${part.name}:\n  ${part.tail.join('\n  ')}\n`);
+  process.stderr.write('stopping the other parts...\n');
+  void stopAll().finally(() => process.exit(1));
+}
+
+async function main() {
+  const config = loadConfigOrExit();
+  const dataDir = path.resolve(ROOT, config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const cli = runSetupStep(ensureTemporalCli);
+
+  process.on('SIGINT', () => void stopAll().then(() => process.exit(0)));
+  process.on('SIGTERM', () => void stopAll().then(() => process.exit(0)));
+
+  // Postgres: DATABASE_URL if given, else an embedded one under .data/pg.
+  let databaseUrl = config.DATABASE_URL;
+  if (!databaseUrl) {
+    say(`starting Postgres (embedded, data in ${path.join(config.DATA_DIR, 'pg')})...`);
+    try {
+      pgServer = await startEmbeddedPostgres({
+        dataDir: path.join(dataDir, 'pg'),
+        port: config.EMBEDDED_PG_PORT,
+        persistent: true,
+      });
+    } catch (err) {
+      throw new StartError(`Postgres failed to start on port ${config.EMBEDDED_PG_PORT}: ${String(err)}`);
+    }
+    databaseUrl = await pgServer.createDatabase('pixflow');
+  }
+  await migrate(databaseUrl).catch((err) => {
+    throw new StartError(`database migrations failed: ${err instanceof Error ? err.message : String(err)}`);
+  });
+
+  // Temporal: the CLI's dev server with a SQLite file, unless TEMPORAL_ADDRESS points elsewhere.
+  const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
+  if (embeddedTemporal) {
+    const port = config.PIXFLOW_TEMPORAL_PORT;
+    if (await tcpOpen(port))
+      throw new StartError(`port ${port} is already in use; is another Temporal running?`);
+    say('starting Temporal dev server...');
+    const temporal = run(
+      'temporal',
+      cli,
+      [
+        'server',
+        'start-dev',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--ui-port',
+        String(config.TEMPORAL_UI_PORT),
+        '--db-filename',
+        path.join(dataDir, 'temporal.sqlite'),
+        '--namespace',
+        config.TEMPORAL_NAMESPACE,
+        '--log-level',
+        'warn',
+        ...searchAttributeCliArgs(),
+      ],
+      process.env,
+    );
+    await waitFor('Temporal', temporal, () => tcpOpen(port));
+    await waitFor('Temporal UI', temporal, httpOk(`http://127.0.0.1:${config.TEMPORAL_UI_PORT}/`));
+  }
+
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    API_KEYS: process.env.API_KEYS ?? DEV_API_KEY,
+    PIXFLOW_TEMPORAL_PORT: String(config.PIXFLOW_TEMPORAL_PORT),
+  };
+
+  const embeddedSandbox = !process.env.PROVIDER_BASE_URL;
+  if (embeddedSandbox) {
+    say('starting provider sandbox...');
+    const sandbox = tsx('sandbox', 'sandbox/main.ts', childEnv);
+    await waitFor('sandbox', sandbox, httpOk(`http://127.0.0.1:${config.SANDBOX_PORT}/healthz`));
+  }
+
+  say('starting worker...');
+  const worker = tsx('worker', 'worker/main.ts', childEnv);
+  await waitFor('worker', worker, httpOk(`http://127.0.0.1:${config.WORKER_HTTP_PORT}/healthz`), 120_000);
+
+  say('starting API...');
+  const api = tsx('api', 'api/main.ts', childEnv);
+  await waitFor('API', api, httpOk(`http://127.0.0.1:${config.API_PORT}/readyz`));
+
+  say('');
+  say('pixflow is up:');
+  say(
+    `  API               http://127.0.0.1:${config.API_PORT}   (Authorization: Bearer ${childEnv.API_KEYS === DEV_API_KEY ? DEV_API_KEY : '<your API_KEYS>'})`,
+  );
+  say(`  API docs          http://127.0.0.1:${config.API_PORT}/docs`);
+  if (embeddedSandbox) say(`  provider sandbox  http://127.0.0.1:${config.SANDBOX_PORT}`);
+  say(`  Temporal          ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})`);
+  if (embeddedTemporal) say(`  Temporal UI       http://127.0.0.1:${config.TEMPORAL_UI_PORT}`);
+  say(`  worker health     http://127.0.0.1:${config.WORKER_HTTP_PORT}/healthz`);
+  say(`  Postgres          ${databaseUrl.replace(/:[^:@/]+@/, ':***@')}`);
+  say('Ctrl-C stops everything.');
+}
+
+main().catch((err) => {
+  if (err instanceof StartError) fail(err.message, err.part);
+  else fail(err instanceof Error ? (err.stack ?? err.message) : String(err));
+});

@@ -1,0 +1,117 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/ports';
+
+const ROOT = path.resolve(__dirname, '../..');
+const tsxArgs = (file: string) => ['--import', 'tsx', path.join(ROOT, file)];
+
+const tcpOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+
+describe('wrong configuration fails fast, naming the variable', () => {
+  for (const [file, env, variable] of [
+    ['api/main.ts', { API_PORT: 'not-a-port' }, 'API_PORT'],
+    ['api/main.ts', { DATABASE_URL: 'mysql://u:p@h/db' }, 'DATABASE_URL'],
+    ['worker/main.ts', { WORKER_HTTP_PORT: '70000' }, 'WORKER_HTTP_PORT'],
+    ['scripts/start.ts', { SANDBOX_PORT: '-1' }, 'SANDBOX_PORT'],
+  ] as const) {
+    it(`${file} with a bad ${variable}`, () => {
+      const r = spawnSync(process.execPath, tsxArgs(file), {
+        cwd: ROOT,
+        env: { ...process.env, API_KEYS: 'k', ...env },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(variable);
+      expect(r.stderr).not.toMatch(/^\s+at /m); // one line per problem, no stack trace
+    });
+  }
+
+  it('the api refuses to start without API keys', () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: 'postgresql://u:p@127.0.0.1:1/db' };
+    delete env.API_KEYS;
+    const r = spawnSync(process.execPath, tsxArgs('api/main.ts'), {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('API_KEYS');
+  });
+});
+
+describe('npm start (scripts/start.ts)', () => {
+  it('brings every part up, answers on each port, and stops all of it on SIGTERM with exit 0', async () => {
+    const ports = {
+      API_PORT: await freePort(),
+      SANDBOX_PORT: await freePort(),
+      WORKER_HTTP_PORT: await freePort(),
+      TEMPORAL_UI_PORT: await freePort(),
+      EMBEDDED_PG_PORT: await freePort(),
+    };
+    const temporalPort = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'pixflow-start-')),
+      // Not TEMPORAL_ADDRESS: that would mean "use an existing cluster".
+      PIXFLOW_TEMPORAL_PORT: String(temporalPort),
+    };
+    delete env.TEMPORAL_ADDRESS;
+    delete env.DATABASE_URL;
+    delete env.PROVIDER_BASE_URL;
+    delete env.API_KEYS;
+    const child = spawn(process.execPath, tsxArgs('scripts/start.ts'), {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (b) => {
+      out += b;
+    });
+    child.stderr.on('data', (b) => {
+      out += b;
+    });
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      const deadline = Date.now() + 150_000;
+      while (!out.includes('pixflow is up') && Date.now() < deadline && child.exitCode === null) {
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect(out).toContain('pixflow is up');
+      expect(out).toContain(`http://127.0.0.1:${ports.API_PORT}`);
+      expect(out).toContain(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`);
+      const api = await fetch(`http://127.0.0.1:${ports.API_PORT}/readyz`);
+      expect(await api.json()).toMatchObject({ status: 'ready', temporal: 'ok', postgres: 'ok' });
+      expect((await fetch(`http://127.0.0.1:${ports.SANDBOX_PORT}/healthz`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${ports.WORKER_HTTP_PORT}/healthz`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/`)).status).toBe(200);
+      expect(await tcpOpen(temporalPort)).toBe(true);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    for (const port of [
+      ports.API_PORT,
+      ports.SANDBOX_PORT,
+      ports.WORKER_HTTP_PORT,
+      ports.TEMPORAL_UI_PORT,
+      temporalPort,
+    ]) {
+      expect(await tcpOpen(port), `port ${port} still open`).toBe(false);
+    }
+  }, 200_000);
+});

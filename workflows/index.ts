@@ -1,0 +1,2 @@
+// Every workflow the worker registers on task queue `pixflow`.
+export {};
