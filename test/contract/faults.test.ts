@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ProviderUnavailableError, RateLimitedError } from '../../provider';
+import {
+  clientFor,
+  control,
+  payee,
+  sandboxState,
+  startProviderSandbox,
+  startReceiver,
+  waitFor,
+} from './support';
+
+type Sandbox = Awaited<ReturnType<typeof startProviderSandbox>>;
+let sb: Sandbox;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let seq = 0;
+
+beforeAll(async () => {
+  sb = await startProviderSandbox({ notificationBackoffMs: 20, notificationMaxAttempts: 3 });
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await sb.close();
+  await receiver.close();
+});
+beforeEach(async () => {
+  await control(sb.url, '/sandbox/reset');
+  await control(sb.url, '/sandbox/notifications', { url: `${receiver.url}/hook`, partnerId: 'pf' });
+  receiver.clear();
+  receiver.failNext(0);
+});
+
+const withdraw = (c: ReturnType<typeof clientFor>, transactionId: string) =>
+  c.createWithdrawal({
+    client: payee,
+    pixKey: '63401825771',
+    pixType: 'CPF',
+    amountCentavos: 100,
+    transactionId,
+  });
+const deposit = (c: ReturnType<typeof clientFor>) =>
+  c.createDeposit({ client: payee, amountCentavos: 100, txid: String(++seq) });
+
+describe('fault knobs', () => {
+  it('adds fixed latency and random spikes', async () => {
+    const c = clientFor(sb.url);
+    await c.getReceipt('x');
+    await control(sb.url, '/sandbox/faults', { latency: { fixedMs: 120 } });
+    let t = Date.now();
+    await c.getReceipt('x');
+    expect(Date.now() - t).toBeGreaterThanOrEqual(110);
+    await control(sb.url, '/sandbox/faults', { latency: { fixedMs: 0, spikeMs: 150, spikeProbability: 1 } });
+    t = Date.now();
+    await c.getReceipt('x');
+    expect(Date.now() - t).toBeGreaterThanOrEqual(140);
+  });
+
+  it('errorRate 1 makes an endpoint answer 5xx without acting; failNext for N calls', async () => {
+    const c = clientFor(sb.url);
+    await control(sb.url, '/sandbox/faults', { errorRate: { withdraw: 1 } });
+    await expect(withdraw(c, 'er-1')).rejects.toBeInstanceOf(ProviderUnavailableError);
+    expect((await sandboxState(sb.url)).counters.payouts['er-1']).toBeUndefined();
+    await control(sb.url, '/sandbox/faults', { errorRate: { withdraw: 0 }, failNext: { inquiry: 2 } });
+    await expect(c.getWithdrawal('x')).rejects.toBeInstanceOf(ProviderUnavailableError);
+    await expect(c.getWithdrawal('x')).rejects.toBeInstanceOf(ProviderUnavailableError);
+    await expect(c.getWithdrawal('x')).rejects.toMatchObject({ name: 'NotFoundError' });
+  });
+
+  it('withdraw acts then times out: the caller sees ProviderUnavailableError, the payout exists once', async () => {
+    const c = clientFor(sb.url, { timeoutMs: 150 });
+    await control(sb.url, '/sandbox/faults', {
+      actThenFail: { withdraw: { mode: 'timeout', count: 1, delayMs: 1000 } },
+    });
+    const err = await withdraw(c, 'late-1').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderUnavailableError);
+    expect((err as ProviderUnavailableError).retryable).toBe(true);
+    expect((await sandboxState(sb.url)).counters.payouts['late-1']).toBe(1);
+    // the safe retry: look it up first
+    expect((await c.getWithdrawal('late-1')).status).toBe('processing');
+  });
+
+  it('withdraw acts then answers 500', async () => {
+    const c = clientFor(sb.url);
+    await control(sb.url, '/sandbox/faults', { actThenFail: { withdraw: { mode: 'error', count: 1 } } });
+    await expect(withdraw(c, 'err-1')).rejects.toBeInstanceOf(ProviderUnavailableError);
+    expect((await sandboxState(sb.url)).counters.payouts['err-1']).toBe(1);
+    await expect(withdraw(c, 'err-1')).rejects.toMatchObject({ name: 'DuplicateTransactionError' });
+    expect((await sandboxState(sb.url)).counters.payouts['err-1']).toBe(1);
+  });
+
+  it('token endpoint 429 bursts', async () => {
+    const c = clientFor(sb.url);
+    await control(sb.url, '/sandbox/faults', { tokenRateLimitNext: 2, retryAfterSeconds: 3 });
+    for (let i = 0; i < 2; i++) {
+      const err = await c.kyc('63401825771', 'plan_basic').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RateLimitedError);
+      expect((err as RateLimitedError).retryAfterMs).toBe(3000);
+    }
+    expect((await c.kyc('63401825771', 'plan_basic')).status).toBe('regular');
+  });
+
+  it('drops the next N notifications', async () => {
+    const c = clientFor(sb.url);
+    await control(sb.url, '/sandbox/faults', { notifications: { dropNext: 2 } });
+    await deposit(c);
+    await deposit(c);
+    await deposit(c);
+    await waitFor(() => receiver.received.length === 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(receiver.received).toHaveLength(1);
+    expect((await sandboxState(sb.url)).counters.notificationsDropped).toBe(2);
+  });
+
+  it('duplicates every notification N times', async () => {
+    const c = clientFor(sb.url);
+    await control(sb.url, '/sandbox/faults', { notifications: { duplicate: 2 } });
+    const d = await deposit(c);
+    await waitFor(() => receiver.received.length === 3);
+    expect(receiver.received.every((r) => r.body.id === d.txid && r.body.action === 'requested')).toBe(true);
+  });
+
+  it('delays notifications by N ms', async () => {
+    const c = clientFor(sb.url);
+    await control(sb.url, '/sandbox/faults', { notifications: { delayMs: 200 } });
+    const t = Date.now();
+    await deposit(c);
+    await waitFor(() => receiver.received.length === 1);
+    expect(receiver.received[0]!.at - t).toBeGreaterThanOrEqual(190);
+  });
+
+  it('reorders notifications', async () => {
+    const c = clientFor(sb.url);
+    await control(sb.url, '/sandbox/faults', { notifications: { reorderWindow: 2 } });
+    const d = await deposit(c);
+    await control(sb.url, `/sandbox/deposits/${d.txid}/pay`, {});
+    await waitFor(() => receiver.received.length === 2);
+    expect(receiver.received.map((r) => r.body.action)).toEqual(['updated', 'requested']);
+  });
+
+  it('retries with back-off while the receiver fails, and gives up after the bounded attempts', async () => {
+    const c = clientFor(sb.url);
+    receiver.failNext(2);
+    await deposit(c);
+    await waitFor(() => receiver.received.length === 1);
+    let state = await sandboxState(sb.url);
+    expect(state.counters.notificationFailedAttempts).toBe(2);
+    expect(state.counters.notificationsSent).toBe(1);
+    receiver.failNext(3);
+    await deposit(c);
+    await waitFor(() => receiver.attempts >= 6);
+    await new Promise((r) => setTimeout(r, 150));
+    state = await sandboxState(sb.url);
+    expect(state.counters.notificationsGaveUp).toBe(1);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('validates control bodies', async () => {
+    expect((await control(sb.url, '/sandbox/faults', { errorRate: { nope: 1 } })).status).toBe(400);
+    expect((await control(sb.url, '/sandbox/faults', { latency: { fixedMs: -1 } })).status).toBe(400);
+    expect(
+      (await control(sb.url, '/sandbox/notifications', { url: 'not a url', partnerId: 'x' })).status,
+    ).toBe(400);
+    expect((await control(sb.url, '/sandbox/liveness/complete', {})).status).toBe(400);
+    expect((await control(sb.url, '/sandbox/healthz', undefined, 'GET')).status).toBe(404);
+    expect((await control(sb.url, '/healthz', undefined, 'GET')).body).toEqual({ status: 'ok' });
+  });
+});
