@@ -1,25 +1,6 @@
 import pino from 'pino';
 
-// CPFs are 11 digits; we keep the middle six visible, the way Brazilian receipts print them
-// (***.456.789-**), so logs stay useful without carrying whole documents.
-export function maskCpf(cpf: string): string {
-  const d = cpf.replace(/\D/g, '');
-  if (d.length !== 11) return '***';
-  return `***.${d.slice(3, 6)}.${d.slice(6, 9)}-**`;
-}
-
-export function maskName(name: string): string {
-  return name
-    .split(/\s+/)
-    .filter(Boolean)
-    .map((part) => `${part[0]}***`)
-    .join(' ');
-}
-
-/** Replaces every 11-digit run (a CPF, formatted or not) in free text with its masked form. */
-export function maskCpfsIn(text: string): string {
-  return text.replace(/\d{3}\.?\d{3}\.?\d{3}-?\d{2}/g, (m) => maskCpf(m));
-}
+export { maskCpf, maskCpfsIn, maskName } from './mask';
 
 const redactPaths = [
   'access_token',

@@ -1,7 +1,23 @@
+import { createActivities } from '../activities';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
+import { cpfHash } from '../common/pii';
+import { createPool } from '../db/pool';
+import { createProviderClient } from '../provider/client';
 
-// Builds the activities with their real dependencies (provider client, Postgres pool, clock).
-export async function createWorkerActivities(_config: Config, _log: Logger) {
-  return { activities: {}, close: async () => {} };
+// Builds the activities with their real dependencies: the provider client (one per process,
+// so one token cache), a Postgres pool and the wall clock.
+export async function createWorkerActivities(config: Config, log: Logger) {
+  if (!config.DATABASE_URL) {
+    throw new Error('DATABASE_URL is not set (npm start provides an embedded Postgres)');
+  }
+  const pool = createPool(config.DATABASE_URL);
+  const provider = createProviderClient({ ...config.provider, logger: log.child({ component: 'provider' }) });
+  const activities = createActivities({
+    provider,
+    pool,
+    clock: () => new Date(),
+    hashCpf: (cpf) => cpfHash(cpf, config.PII_HASH_KEY),
+  });
+  return { activities, provider, close: () => pool.end() };
 }

@@ -1,2 +1,4 @@
 // Every workflow the worker registers on task queue `pixflow`.
-export {};
+export { depositWorkflow } from './deposit';
+export { onboardingWorkflow } from './onboarding';
+export { withdrawalWorkflow } from './withdrawal';

@@ -1,0 +1,100 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { DuplicateTransactionError, NotFoundError } from '../provider/errors';
+import type { WithdrawalInput } from '../workflows/inputs';
+import type { ActivityDeps } from './deps';
+import { providerCall } from './errors';
+
+export interface PayoutSent {
+  /** true when the payout already existed at the provider and nothing was sent now. */
+  alreadyExisted: boolean;
+  e2eId?: string;
+}
+
+export interface PayoutCheck {
+  outcome: 'processing' | 'completed' | 'failed';
+  receiptStatus?: number;
+  inquiryStatus?: string;
+  reason?: string;
+  e2eId?: string;
+  paidAt?: string;
+}
+
+const RECEIPT_FAILED = 2;
+const RECEIPT_COMPLETED = 4;
+
+export function createWithdrawalActivities({ provider, pool }: Pick<ActivityDeps, 'provider' | 'pool'>) {
+  async function lookUp(transactionId: string) {
+    try {
+      return await provider.getWithdrawal(transactionId);
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+  }
+
+  return {
+    /**
+     * Sends the payout exactly once. A first attempt sends. Any later attempt follows an unknown
+     * outcome (timeout, 5xx, a worker crash), so it looks the transaction up first and sends only
+     * if the provider has never seen it; the provider's own rejection of a repeated transactionId
+     * is the second guard.
+     */
+    async sendPayout(input: WithdrawalInput): Promise<PayoutSent> {
+      return providerCall(async () => {
+        if (Context.current().info.attempt > 1) {
+          const existing = await lookUp(input.transactionId);
+          if (existing) return { alreadyExisted: true, e2eId: existing.e2eId || undefined };
+        }
+        try {
+          const res = await provider.createWithdrawal({
+            merchant: input.merchant,
+            client: input.client,
+            pixKey: input.pixKey,
+            pixType: input.pixType,
+            amountCentavos: input.amountCentavos,
+            transactionId: input.transactionId,
+          });
+          return { alreadyExisted: false, e2eId: res.e2eId || undefined };
+        } catch (err) {
+          if (err instanceof DuplicateTransactionError) return { alreadyExisted: true };
+          throw err;
+        }
+      });
+    },
+
+    /** Reads the outcome through the inquiry and the receipt status code (0-4). */
+    async checkPayout(transactionId: string): Promise<PayoutCheck> {
+      return providerCall(async () => {
+        const tx = await lookUp(transactionId);
+        const receipt = await provider.getReceipt(transactionId);
+        const receiptStatus = receipt.status === '' ? undefined : receipt.status;
+        const base = { receiptStatus, inquiryStatus: tx?.status, e2eId: tx?.e2eId || undefined };
+        if (tx?.status === 'completed' || receiptStatus === RECEIPT_COMPLETED) {
+          return { ...base, outcome: 'completed', paidAt: tx?.paidAt || receipt.datetimepayed || undefined };
+        }
+        if (tx?.status === 'failed' || receiptStatus === RECEIPT_FAILED) {
+          return { ...base, outcome: 'failed', reason: tx?.reason || 'provider_reported_failure' };
+        }
+        return { ...base, outcome: 'processing' };
+      });
+    },
+
+    /**
+     * Fetches the receipt image and stores it. The provider makes it with a lag: an empty
+     * invoice is a retryable failure, so Temporal keeps asking on its back-off schedule.
+     */
+    async storeReceipt(transactionId: string): Promise<{ bytes: number }> {
+      const receipt = await providerCall(() => provider.getReceipt(transactionId));
+      if (!receipt.invoice) {
+        throw ApplicationFailure.retryable(`receipt of ${transactionId} not ready yet`, 'RECEIPT_NOT_READY');
+      }
+      const image = Buffer.from(receipt.invoice.replace(/^data:image\/\w+;base64,/, ''), 'base64');
+      await pool.query(
+        `INSERT INTO withdrawal_receipts (transaction_id, image, paid_at) VALUES ($1, $2, $3)
+         ON CONFLICT (transaction_id) DO UPDATE SET image = EXCLUDED.image, paid_at = EXCLUDED.paid_at`,
+        [transactionId, image, receipt.datetimepayed || null],
+      );
+      return { bytes: image.length };
+    },
+  };
+}

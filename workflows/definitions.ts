@@ -1,0 +1,116 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { LivenessProgress, ProviderNotification, ReviewDecision } from './inputs';
+
+// Signals, queries and updates of the three flows, in one module the API imports too, so both
+// sides agree on names and types.
+
+export const TASK_QUEUE = 'pixflow';
+
+export const workflowIds = {
+  onboarding: (cpf: string) => `onboarding-${cpf}`,
+  deposit: (txid: string) => `deposit-${txid}`,
+  withdrawal: (transactionId: string) => `withdrawal-${transactionId}`,
+};
+
+// ----------------------------------------------------------------------------- onboarding
+
+export type OnboardingStatus =
+  | 'kyc'
+  | 'awaiting_liveness'
+  | 'awaiting_review'
+  | 'approved'
+  | 'rejected'
+  | 'expired';
+
+export interface LivenessLink {
+  url: string;
+  qrcode: string;
+  type: 'onboarding' | 'biometric_identification';
+  /** ISO times; the link is reused until expiresAt or until the user completes the process. */
+  issuedAt: string;
+  expiresAt: string;
+}
+
+export interface LivenessLinkAnswer {
+  link: LivenessLink;
+  /** true: the current link was still valid and is returned again; false: the provider issued a new one. */
+  reused: boolean;
+}
+
+export interface OnboardingState {
+  status: OnboardingStatus;
+  /** Machine-readable codes, e.g. kyc_status_suspenso, restricted_document, liveness_failed. */
+  reasons: string[];
+  flags: { pep: boolean };
+  link?: LivenessLink;
+  livenessStatus?: string;
+  review?: ReviewDecision;
+  startedAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+}
+
+export const livenessLinkUpdate = defineUpdate<LivenessLinkAnswer, []>('livenessLink');
+export const livenessProgressSignal = defineSignal<[LivenessProgress]>('livenessProgress');
+export const reviewSignal = defineSignal<[ReviewDecision]>('review');
+export const onboardingStateQuery = defineQuery<OnboardingState>('state');
+
+// ----------------------------------------------------------------------------- deposit
+
+export type DepositStatus = 'creating' | 'awaiting_payment' | 'completed' | 'expired' | 'failed';
+
+export interface DepositQr {
+  txid: string;
+  payload: string;
+  /** data:image/png;base64,... */
+  image: string;
+  expiresAt: string;
+  amountCentavos: number;
+}
+
+/** What the caller asked for: a second request with the same txid must ask for the same thing. */
+export interface DepositFingerprint {
+  amountCentavos: number;
+  payerCpf: string;
+  merchant: string;
+}
+
+export interface DepositState {
+  status: DepositStatus;
+  txid: string;
+  amountCentavos: number;
+  qr?: DepositQr;
+  payment?: { e2eId: string; payerName?: string; payerCpfMasked?: string; paidAt?: string };
+  reason?: string;
+  notifications: number;
+  inquiries: number;
+  startedAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+}
+
+export const qrCodeUpdate = defineUpdate<DepositQr, [DepositFingerprint]>('qrCode');
+export const providerNotificationSignal = defineSignal<[ProviderNotification]>('providerNotification');
+export const depositStateQuery = defineQuery<DepositState>('state');
+
+// ----------------------------------------------------------------------------- withdrawal
+
+export type WithdrawalStatus = 'validating' | 'sending' | 'processing' | 'completed' | 'failed' | 'stuck';
+
+export interface WithdrawalState {
+  status: WithdrawalStatus;
+  transactionId: string;
+  amountCentavos: number;
+  e2eId?: string;
+  receiptStatus?: number;
+  receiptStored: boolean;
+  paidAt?: string;
+  reason?: string;
+  notifications: number;
+  inquiries: number;
+  startedAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+}
+
+export const withdrawalStateQuery = defineQuery<WithdrawalState>('state');

@@ -1,0 +1,146 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { createDepositActivities } from '../activities/deposit';
+import { maskCpf } from '../common/mask';
+import { AmountKey, CpfMaskedKey, FlowTypeKey, MerchantKey } from '../common/search-attributes';
+import {
+  type DepositFingerprint,
+  type DepositState,
+  type DepositStatus,
+  depositStateQuery,
+  providerNotificationSignal,
+  qrCodeUpdate,
+} from './definitions';
+import { flowRecorder, isoNow } from './flow-record';
+import type { DepositInput } from './inputs';
+import { pollDelay, timings } from './timings';
+
+const { createDepositQr } = proxyActivities<ReturnType<typeof createDepositActivities>>({
+  startToCloseTimeout: '30s',
+  // The caller waits for the QR: give up after a few minutes rather than hang.
+  scheduleToCloseTimeout: '5m',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+const { inquireDeposit } = proxyActivities<ReturnType<typeof createDepositActivities>>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
+const FINAL: DepositStatus[] = ['completed', 'expired', 'failed'];
+
+/**
+ * Deposit: create the Pix QR (handed to the API through the `qrCode` update as soon as it
+ * exists), then wait for payment. A notification is only a hint to look: payment is proven by
+ * the deposit inquiry. Lost notifications are covered by polling the inquiry on a back-off
+ * schedule until the QR expires; one last look after expiry, then `expired`.
+ */
+export async function depositWorkflow(input: DepositInput): Promise<DepositState> {
+  const t = timings(input.timings);
+  const record = flowRecorder({
+    type: 'deposit',
+    businessId: input.txid,
+    cpf: input.client.cpf,
+    merchant: input.merchant,
+    amountCentavos: input.amountCentavos,
+  });
+  const state: DepositState = {
+    status: 'creating',
+    txid: input.txid,
+    amountCentavos: input.amountCentavos,
+    notifications: 0,
+    inquiries: 0,
+    startedAt: isoNow(),
+    updatedAt: isoNow(),
+  };
+  let hint = false;
+
+  setHandler(depositStateQuery, () => state);
+  upsertSearchAttributes([
+    { key: FlowTypeKey, value: 'deposit' },
+    { key: CpfMaskedKey, value: maskCpf(input.client.cpf) },
+    { key: AmountKey, value: input.amountCentavos },
+    { key: MerchantKey, value: input.merchant },
+  ]);
+
+  setHandler(
+    qrCodeUpdate,
+    async () => {
+      await condition(() => state.qr !== undefined || state.status === 'failed');
+      if (!state.qr) throw ApplicationFailure.nonRetryable(state.reason ?? 'deposit failed', 'DepositFailed');
+      return state.qr;
+    },
+    {
+      // Same txid must mean the same deposit: another amount, payer or merchant is a conflict.
+      validator: (asked: DepositFingerprint) => {
+        if (
+          asked.amountCentavos !== input.amountCentavos ||
+          asked.payerCpf !== input.client.cpf ||
+          asked.merchant !== input.merchant
+        ) {
+          throw new Error('txid already used for a different deposit (amount, payer or merchant differ)');
+        }
+      },
+    },
+  );
+
+  setHandler(providerNotificationSignal, (n) => {
+    state.notifications += 1;
+    if (n.action === 'updated') hint = true;
+  });
+
+  const move = async (status: DepositStatus, reason?: string) => {
+    state.status = status;
+    state.reason = reason;
+    state.updatedAt = isoNow();
+    if (FINAL.includes(status)) state.finishedAt = state.updatedAt;
+    await record(status, { reason, details: { e2eId: state.payment?.e2eId, paidAt: state.payment?.paidAt } });
+  };
+
+  const paid = async (): Promise<boolean> => {
+    state.inquiries += 1;
+    const check = await inquireDeposit(input.txid);
+    if (!check.paid) return false;
+    state.payment = {
+      e2eId: check.e2eId ?? '',
+      payerName: check.payerName,
+      payerCpfMasked: check.payerCpfMasked,
+      paidAt: check.paidAt,
+    };
+    return true;
+  };
+
+  await record('creating');
+  try {
+    state.qr = await createDepositQr(input);
+  } catch (err) {
+    if (err instanceof ActivityFailure) {
+      const reason = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
+      await move('failed', reason ?? 'provider_unavailable');
+      await condition(allHandlersFinished);
+      return state;
+    }
+    throw err;
+  }
+  await move('awaiting_payment');
+
+  const expiresAt = new Date(state.qr.expiresAt).getTime();
+  for (let n = 0; ; n++) {
+    const untilExpiry = expiresAt - Date.now();
+    if (untilExpiry <= 0) break;
+    // Wake on a notification, or at the next reconciliation poll, whichever comes first.
+    await condition(() => hint, Math.min(pollDelay(t.pollScheduleMs, n), untilExpiry));
+    hint = false;
+    if (await paid()) break;
+  }
+  if (state.payment || (await paid())) await move('completed');
+  else await move('expired', 'qr_expired_unpaid');
+  await condition(allHandlersFinished);
+  return state;
+}

@@ -1,0 +1,43 @@
+import {
+  proxyActivities,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { FlowRecord } from '../activities/flows';
+import { FlowStatusKey } from '../common/search-attributes';
+
+const { recordFlow } = proxyActivities<{ recordFlow(r: FlowRecord): Promise<void> }>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '500ms', maximumInterval: '30s' },
+});
+
+type Base = Omit<FlowRecord, 'workflowId' | 'status' | 'seq' | 'reason' | 'details'>;
+
+/**
+ * Every state change of a flow goes three places: the PixflowStatus search attribute (Temporal
+ * UI filters), the UI's current-details line, and the Postgres flows table (GET /v1/flows).
+ */
+export function flowRecorder(base: Base) {
+  let seq = 0;
+  return async (
+    status: string,
+    extra: { reason?: string; details?: Record<string, unknown>; summary?: string } = {},
+  ) => {
+    seq += 1;
+    upsertSearchAttributes([{ key: FlowStatusKey, value: status }]);
+    setCurrentDetails(extra.summary ?? `**${status}**${extra.reason ? ` — ${extra.reason}` : ''}`);
+    await recordFlow({
+      ...base,
+      workflowId: workflowInfo().workflowId,
+      status,
+      seq,
+      reason: extra.reason,
+      details: extra.details,
+    });
+  };
+}
+
+export function isoNow(): string {
+  return new Date().toISOString();
+}

@@ -1,0 +1,119 @@
+import {
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { createWithdrawalActivities } from '../activities/withdrawal';
+import { maskCpf } from '../common/mask';
+import { AmountKey, CpfMaskedKey, FlowTypeKey, MerchantKey } from '../common/search-attributes';
+import { pixKeyProblem } from '../provider/pix-key';
+import {
+  providerNotificationSignal,
+  type WithdrawalState,
+  type WithdrawalStatus,
+  withdrawalStateQuery,
+} from './definitions';
+import { flowRecorder, isoNow } from './flow-record';
+import type { WithdrawalInput } from './inputs';
+import { pollDelay, timings } from './timings';
+
+type Acts = ReturnType<typeof createWithdrawalActivities>;
+
+// Sending money: retried forever on unknown outcomes, which is safe because sendPayout looks
+// the transaction up before any second attempt. Business rejections are non-retryable.
+const { sendPayout, checkPayout } = proxyActivities<Acts>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+// The provider renders the receipt with a lag: an empty invoice is retried for up to a day.
+const { storeReceipt } = proxyActivities<Acts>({
+  startToCloseTimeout: '30s',
+  scheduleToCloseTimeout: '24h',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '5m' },
+});
+
+const FINAL: WithdrawalStatus[] = ['completed', 'failed', 'stuck'];
+
+/**
+ * Withdrawal: validate the payee key, send the payout exactly once, learn the outcome (webhook
+ * hint, then inquiry + receipt status; polling when webhooks are lost), and on success store
+ * the receipt image.
+ */
+export async function withdrawalWorkflow(input: WithdrawalInput): Promise<WithdrawalState> {
+  const t = timings(input.timings);
+  const record = flowRecorder({
+    type: 'withdrawal',
+    businessId: input.transactionId,
+    cpf: input.client.cpf,
+    merchant: input.merchant,
+    amountCentavos: input.amountCentavos,
+  });
+  const state: WithdrawalState = {
+    status: 'validating',
+    transactionId: input.transactionId,
+    amountCentavos: input.amountCentavos,
+    receiptStored: false,
+    notifications: 0,
+    inquiries: 0,
+    startedAt: isoNow(),
+    updatedAt: isoNow(),
+  };
+  let hint = false;
+
+  setHandler(withdrawalStateQuery, () => state);
+  setHandler(providerNotificationSignal, (n) => {
+    state.notifications += 1;
+    if (n.action === 'updated') hint = true;
+  });
+  upsertSearchAttributes([
+    { key: FlowTypeKey, value: 'withdrawal' },
+    { key: CpfMaskedKey, value: maskCpf(input.client.cpf) },
+    { key: AmountKey, value: input.amountCentavos },
+    { key: MerchantKey, value: input.merchant },
+  ]);
+
+  const move = async (status: WithdrawalStatus, reason?: string) => {
+    state.status = status;
+    state.reason = reason;
+    state.updatedAt = isoNow();
+    if (FINAL.includes(status)) state.finishedAt = state.updatedAt;
+    await record(status, { reason, details: { e2eId: state.e2eId, receiptStatus: state.receiptStatus } });
+  };
+  const finish = async (status: WithdrawalStatus, reason?: string) => {
+    await move(status, reason);
+    await condition(allHandlersFinished);
+    return state;
+  };
+
+  const keyProblem = pixKeyProblem(input.pixKey, input.pixType);
+  if (keyProblem) return finish('failed', `invalid_pix_key: ${keyProblem}`);
+
+  await move('sending');
+  const sent = await sendPayout(input);
+  state.e2eId = sent.e2eId;
+  await move('processing');
+
+  const deadline = Date.now() + t.withdrawalDeadlineMs;
+  for (let n = 0; ; n++) {
+    state.inquiries += 1;
+    const check = await checkPayout(input.transactionId);
+    state.receiptStatus = check.receiptStatus;
+    state.e2eId = check.e2eId ?? state.e2eId;
+    if (check.outcome === 'completed') {
+      state.paidAt = check.paidAt;
+      break;
+    }
+    if (check.outcome === 'failed') return finish('failed', check.reason);
+    const left = deadline - Date.now();
+    // No outcome after days: hand it to an operator instead of polling forever.
+    if (left <= 0) return finish('stuck', 'no_final_outcome_before_deadline');
+    await condition(() => hint, Math.min(pollDelay(t.pollScheduleMs, n), left));
+    hint = false;
+  }
+
+  await storeReceipt(input.transactionId);
+  state.receiptStored = true;
+  return finish('completed');
+}
