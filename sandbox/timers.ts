@@ -1,6 +1,7 @@
 // Every timer the sandbox starts, so close() can cancel them all.
 export class Timers {
   private readonly pending = new Set<NodeJS.Timeout>();
+  private readonly sleepers = new Set<() => void>();
   private closed = false;
 
   set(fn: () => void, ms: number): void {
@@ -15,13 +16,20 @@ export class Timers {
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       if (this.closed || ms <= 0) return resolve();
-      this.set(resolve, ms);
+      const wake = () => {
+        this.sleepers.delete(wake);
+        resolve();
+      };
+      this.sleepers.add(wake);
+      this.set(wake, ms);
     });
   }
 
   clearAll(): void {
     for (const t of this.pending) clearTimeout(t);
     this.pending.clear();
+    // Requests sleeping in a latency fault continue at once instead of hanging.
+    for (const wake of [...this.sleepers]) wake();
   }
 
   close(): void {
