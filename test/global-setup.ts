@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../db/embedded';
@@ -16,6 +17,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
     temporalAddress: string;
+    /** The workflows/ bundle, built once per run for every test worker. */
+    workflowBundle: string;
   }
 }
 
@@ -49,6 +52,11 @@ export default async function setup(project: TestProject) {
   const temporal = await startDevServer();
   stops.push(() => temporal.teardown());
 
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.resolve(__dirname, '../workflows/index.ts'),
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
+  });
+  project.provide('workflowBundle', code);
   project.provide('databaseUrl', databaseUrl);
   project.provide('temporalAddress', temporal.address);
 

@@ -1,3 +1,4 @@
+import { isValid as isValidCpf } from '@fnando/cpf';
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -130,6 +131,8 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
   });
 
   const run = async (): Promise<void> => {
+    // Wrong check digits never reach the provider.
+    if (!isValidCpf(input.cpf)) return move('rejected', 'invalid_document');
     const kyc = await checkKyc({ workflowId: workflowInfo().workflowId, cpf: input.cpf, plan: input.plan });
     state.flags.pep = kyc.pep;
     if (!kyc.pass) {

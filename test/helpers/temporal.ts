@@ -1,6 +1,9 @@
+import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { searchAttributeKeys } from '../../common/search-attributes';
 import { ensureTemporalCli, ensureTestServer } from '../../scripts/temporal-tools';
+
+const { IndexedValueType } = temporal.api.enums.v1;
 
 // Both servers start from binaries the project built itself (scripts/setup.ts), never from
 // @temporalio/testing's default download, which this machine cannot reach.
@@ -19,8 +22,20 @@ export function startDevServer(opts: { port?: number; dbFilename?: string } = {}
   });
 }
 
-export function startTimeSkippingServer() {
-  return TestWorkflowEnvironment.createTimeSkipping({
+export async function startTimeSkippingServer() {
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: ensureTestServer() } },
   });
+  // The test server knows no custom search attributes until told; the flows upsert ours.
+  const types = {
+    KEYWORD: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    INT: IndexedValueType.INDEXED_VALUE_TYPE_INT,
+  };
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(
+      searchAttributeKeys.map((k) => [k.name, types[k.type as keyof typeof types]]),
+    ),
+  });
+  return env;
 }

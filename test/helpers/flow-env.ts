@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createActivities } from '../../activities';
+import { cpfHash } from '../../common/pii';
+import type { Pool } from '../../db/pool';
+import { createProviderClient, type ProviderClient } from '../../provider/client';
+import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
+import { testPool } from './postgres';
+import { startTimeSkippingServer } from './temporal';
+
+export const TEST_PII_KEY = 'test-pii-hash-key-0123456789';
+
+export interface FlowEnv {
+  env: TestWorkflowEnvironment;
+  sandbox: RunningSandbox;
+  provider: ProviderClient;
+  pool: Pool;
+  taskQueue: string;
+  /** Sets the sandbox's clock to the time-skipping server's, so expiries agree on both sides. */
+  syncSandboxClock(): Promise<void>;
+  sandboxControl(path: string, body?: unknown): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * The time-skipping server running the real workflows, with the real activities talking HTTP
+ * to a real sandbox and writing to the run's Postgres.
+ */
+export async function startFlowEnv(
+  opts: { sandbox?: StartSandboxOptions; providerTimeoutMs?: number } = {},
+): Promise<FlowEnv> {
+  let offset = 0;
+  const env = await startTimeSkippingServer();
+  const sandbox = await startSandbox({ now: () => Date.now() + offset, ...opts.sandbox });
+  const pool = testPool();
+  const provider = createProviderClient({
+    baseUrl: sandbox.url,
+    authUrl: sandbox.url,
+    clientId: 'sandbox-client',
+    clientSecret: 'sandbox-secret',
+    apiKey: 'sandbox-api-key',
+    merchant: 'sandbox-merchant',
+    timeoutMs: opts.providerTimeoutMs ?? 5_000,
+  });
+  const taskQueue = `flows-${randomBytes(4).toString('hex')}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: { code: inject('workflowBundle') },
+    activities: createActivities({
+      provider,
+      pool,
+      clock: () => new Date(),
+      hashCpf: (cpf) => cpfHash(cpf, TEST_PII_KEY),
+    }),
+  });
+  const running = worker.run();
+  return {
+    env,
+    sandbox,
+    provider,
+    pool,
+    taskQueue,
+    async syncSandboxClock() {
+      offset = (await env.currentTimeMs()) - Date.now();
+    },
+    async sandboxControl(path, body) {
+      const res = await fetch(`${sandbox.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body ?? {}),
+      });
+      if (!res.ok) throw new Error(`sandbox ${path}: ${res.status} ${await res.text()}`);
+      return res.json();
+    },
+    async close() {
+      worker.shutdown();
+      await running;
+      await env.teardown();
+      await sandbox.close();
+      await pool.end();
+    },
+  };
+}
+
+/** Polls a query until `ok` says yes (workflow tests wait on state without sleeping blindly). */
+export async function waitForState<T>(
+  read: () => Promise<T>,
+  ok: (s: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await read();
+    if (ok(last)) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`state never matched; last: ${JSON.stringify(last)}`);
+}
