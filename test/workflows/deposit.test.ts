@@ -1,0 +1,156 @@
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type DepositFingerprint,
+  depositStateQuery,
+  providerNotificationSignal,
+  qrCodeUpdate,
+  workflowIds,
+} from '../../workflows/definitions';
+import type { DepositInput } from '../../workflows/inputs';
+import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
+
+// Deposits on the time-skipping server, with the real activities against the sandbox.
+
+let f: FlowEnv;
+let n = 0;
+
+beforeAll(async () => {
+  f = await startFlowEnv();
+});
+afterAll(async () => {
+  await f?.close();
+});
+// Each test starts at the server's (skipped) time: QR expiries are made by the sandbox's clock.
+beforeEach(async () => {
+  await f.syncSandboxClock();
+});
+
+function depositInput(over: Partial<DepositInput> = {}): DepositInput {
+  n += 1;
+  return {
+    txid: `${Date.now()}${n}`,
+    merchant: 'sandbox-merchant',
+    client: { externalId: `user-${n}`, cpf: '63401825771', email: 'ana@example.com', name: 'Ana Souza' },
+    amountCentavos: 15_000,
+    timings: { pollScheduleMs: [60_000, 120_000, 300_000] },
+    ...over,
+  };
+}
+
+const fingerprint = (i: DepositInput): DepositFingerprint => ({
+  amountCentavos: i.amountCentavos,
+  payerCpf: i.client.cpf,
+  merchant: i.merchant,
+});
+
+/** What the API does: start-or-attach and get the QR in one round trip. */
+function createWithQr(input: DepositInput, asked: DepositFingerprint = fingerprint(input)) {
+  return f.env.client.workflow.executeUpdateWithStart(qrCodeUpdate, {
+    args: [asked],
+    startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
+      workflowId: workflowIds.deposit(input.txid),
+      taskQueue: f.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
+  });
+}
+
+const pay = (txid: string) => f.sandboxControl(`/sandbox/deposits/${txid}/pay`, { payerName: 'Ana Souza', payerCpf: '63401825771' });
+const handleOf = (input: DepositInput) => f.env.client.workflow.getHandle(workflowIds.deposit(input.txid));
+
+describe('deposit flow', () => {
+  it('returns the QR at once, then completes on the notification, confirmed by the inquiry', async () => {
+    const input = depositInput();
+    const qr = await createWithQr(input);
+    expect(qr.txid).toBe(input.txid);
+    expect(qr.amountCentavos).toBe(15_000);
+    expect(qr.payload).toMatch(/^000201/);
+    expect(qr.image).toMatch(/^data:image\/png;base64,/);
+    const handle = handleOf(input);
+    expect((await handle.query(depositStateQuery)).status).toBe('awaiting_payment');
+
+    await pay(input.txid);
+    await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.payment?.e2eId).toMatch(/\w+/);
+    expect(result.payment?.payerCpfMasked).toBe('***.018.257-**');
+    expect(result.notifications).toBe(1);
+  });
+
+  it('the same txid and request answers the same QR; another amount is a conflict', async () => {
+    const input = depositInput();
+    const first = await createWithQr(input);
+    const again = await createWithQr(input);
+    expect(again).toEqual(first);
+    for (const asked of [
+      { ...fingerprint(input), amountCentavos: 99 },
+      { ...fingerprint(input), payerCpf: '53868402586' },
+    ]) {
+      const err = await createWithQr(input, asked).catch((e: Error) => e);
+      expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+      expect((err as WorkflowUpdateFailedError).cause?.message).toMatch(/different deposit/);
+    }
+  });
+
+  it('a notification is only a hint: unpaid at the inquiry, the flow keeps waiting', async () => {
+    const input = depositInput();
+    await createWithQr(input);
+    const handle = handleOf(input);
+    await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+    const waiting = await waitForState(
+      () => handle.query(depositStateQuery),
+      (s) => s.inquiries >= 1,
+    );
+    expect(waiting.status).toBe('awaiting_payment');
+    await pay(input.txid);
+    await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+    expect((await handle.result()).status).toBe('completed');
+  });
+
+  it('paid with the notification lost: reconciliation finds it by polling', async () => {
+    const input = depositInput();
+    await createWithQr(input);
+    await pay(input.txid);
+    const result = await handleOf(input).result();
+    expect(result.status).toBe('completed');
+    expect(result.notifications).toBe(0);
+    expect(result.inquiries).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a notification repeated five times completes it once', async () => {
+    const input = depositInput();
+    await createWithQr(input);
+    await pay(input.txid);
+    const handle = handleOf(input);
+    for (let i = 0; i < 5; i++) {
+      await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+    }
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    const { rows } = await f.pool.query('SELECT status FROM flows WHERE workflow_id = $1', [handle.workflowId]);
+    expect(rows).toEqual([{ status: 'completed' }]);
+  });
+
+  it('never paid: checks once more after the QR expiry, then ends expired', async () => {
+    const input = depositInput();
+    const qr = await createWithQr(input);
+    const result = await handleOf(input).result();
+    expect(result.status).toBe('expired');
+    expect(result.reason).toBe('qr_expired_unpaid');
+    expect(new Date(result.finishedAt!).getTime()).toBeGreaterThanOrEqual(new Date(qr.expiresAt).getTime());
+    // 30 minutes on the schedule 1, 2, 5, 5, ... minutes, plus the last look after expiry.
+    expect(result.inquiries).toBeGreaterThanOrEqual(7);
+  });
+
+  it('a txid the provider refuses ends failed and the update reports it', async () => {
+    const input = depositInput();
+    // Occupy the txid at the provider with another body: our create is then a 409 DUPLICATE_TRANSACTION.
+    await f.provider.createDeposit({ client: input.client, amountCentavos: 1, txid: input.txid });
+    await expect(createWithQr(input)).rejects.toThrow();
+    const result = await handleOf(input).result();
+    expect(result).toMatchObject({ status: 'failed', reason: 'DUPLICATE_TRANSACTION' });
+  });
+});
