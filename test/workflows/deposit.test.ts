@@ -9,6 +9,7 @@ import {
 } from '../../workflows/definitions';
 import type { DepositInput } from '../../workflows/inputs';
 import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
+import { recordHistory } from '../helpers/histories';
 
 // Deposits on the time-skipping server, with the real activities against the sandbox.
 
@@ -57,7 +58,8 @@ function createWithQr(input: DepositInput, asked: DepositFingerprint = fingerpri
   });
 }
 
-const pay = (txid: string) => f.sandboxControl(`/sandbox/deposits/${txid}/pay`, { payerName: 'Ana Souza', payerCpf: '63401825771' });
+const pay = (txid: string) =>
+  f.sandboxControl(`/sandbox/deposits/${txid}/pay`, { payerName: 'Ana Souza', payerCpf: '63401825771' });
 const handleOf = (input: DepositInput) => f.env.client.workflow.getHandle(workflowIds.deposit(input.txid));
 
 describe('deposit flow', () => {
@@ -78,6 +80,7 @@ describe('deposit flow', () => {
     expect(result.payment?.e2eId).toMatch(/\w+/);
     expect(result.payment?.payerCpfMasked).toBe('***.018.257-**');
     expect(result.notifications).toBe(1);
+    await recordHistory(handle, 'deposit-paid');
   });
 
   it('the same txid and request answers the same QR; another amount is a conflict', async () => {
@@ -108,6 +111,7 @@ describe('deposit flow', () => {
     await pay(input.txid);
     await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
     expect((await handle.result()).status).toBe('completed');
+    await recordHistory(handle, 'deposit-hint-then-paid');
   });
 
   it('paid with the notification lost: reconciliation finds it by polling', async () => {
@@ -130,7 +134,9 @@ describe('deposit flow', () => {
     }
     const result = await handle.result();
     expect(result.status).toBe('completed');
-    const { rows } = await f.pool.query('SELECT status FROM flows WHERE workflow_id = $1', [handle.workflowId]);
+    const { rows } = await f.pool.query('SELECT status FROM flows WHERE workflow_id = $1', [
+      handle.workflowId,
+    ]);
     expect(rows).toEqual([{ status: 'completed' }]);
   });
 
@@ -143,6 +149,7 @@ describe('deposit flow', () => {
     expect(new Date(result.finishedAt!).getTime()).toBeGreaterThanOrEqual(new Date(qr.expiresAt).getTime());
     // 30 minutes on the schedule 1, 2, 5, 5, ... minutes, plus the last look after expiry.
     expect(result.inquiries).toBeGreaterThanOrEqual(7);
+    await recordHistory(handleOf(input), 'deposit-expired');
   });
 
   it('a txid the provider refuses ends failed and the update reports it', async () => {

@@ -8,6 +8,7 @@ import {
 } from '../../workflows/definitions';
 import type { OnboardingInput } from '../../workflows/inputs';
 import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
+import { recordHistory } from '../helpers/histories';
 
 // Onboarding on the time-skipping server, with the real activities against the sandbox.
 
@@ -66,6 +67,7 @@ describe('KYC outcomes', () => {
       expect(result.status).toBe('rejected');
       expect(result.reasons).toEqual(reasons);
       expect(result.link).toBeUndefined();
+      if (cpf === '30281362874') await recordHistory(handle, 'onboarding-kyc-rejected');
     });
   }
 
@@ -111,6 +113,9 @@ describe('liveness link reuse', () => {
       30 * 60_000,
     );
     expect(await livenessCalls()).toBe(callsAtStart + 1);
+    await handle.signal(livenessProgressSignal, { statusVerification: 'completed' });
+    expect((await handle.result()).status).toBe('approved');
+    await recordHistory(handle, 'onboarding-link-renewed');
   });
 
   it('is renewed once the user completed the process, and concurrent asks cause one provider call', async () => {
@@ -173,6 +178,7 @@ describe('liveness progress and review', () => {
       expect(result.status).toBe(status);
       expect(result.review).toEqual({ decision, by: 'ana@ops', reason: 'documents checked' });
       expect(result.reasons).toEqual([`review_${decision}d`]);
+      await recordHistory(handle, `onboarding-review-${decision}`);
     });
   }
 
@@ -181,6 +187,7 @@ describe('liveness progress and review', () => {
     const result = await handle.result();
     expect(result.status).toBe('expired');
     expect(result.reasons).toEqual(['deadline_passed']);
+    await recordHistory(handle, 'onboarding-expired');
     await expect(handle.executeUpdate(livenessLinkUpdate)).rejects.toThrow();
   });
 

@@ -1,0 +1,20 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+
+export const HISTORIES_DIR = path.resolve(__dirname, '../fixtures/histories');
+
+/**
+ * With RECORD_HISTORIES=1, keeps a finished flow's history as a replay fixture
+ * (test/workflows/replay.test.ts replays every one against the current workflow code).
+ */
+export async function recordHistory(handle: WorkflowHandle, name: string): Promise<void> {
+  if (!process.env.RECORD_HISTORIES) return;
+  const history = await handle.fetchHistory();
+  // Binary protobuf: exact, compact, and what the SDK's own replay tests read.
+  writeFileSync(
+    path.join(HISTORIES_DIR, `${name}.history.pb`),
+    temporal.api.history.v1.History.encode(history).finish(),
+  );
+}

@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { providerNotificationSignal, withdrawalStateQuery, workflowIds } from '../../workflows/definitions';
+import type { WithdrawalInput } from '../../workflows/inputs';
+import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
+import { recordHistory } from '../helpers/histories';
+
+// Withdrawals on the time-skipping server, with the real activities against the sandbox.
+
+let f: FlowEnv;
+let n = 0;
+
+beforeAll(async () => {
+  // A short provider timeout lets the "acts, then answers too late" fault look like a timeout.
+  f = await startFlowEnv({ providerTimeoutMs: 1_000 });
+});
+afterAll(async () => {
+  await f?.close();
+});
+
+function withdrawalInput(over: Partial<WithdrawalInput> = {}): WithdrawalInput {
+  n += 1;
+  return {
+    transactionId: `wd-${Date.now()}-${n}`,
+    merchant: 'sandbox-merchant',
+    client: { externalId: `user-${n}`, cpf: '63401825771', email: 'ana@example.com', name: 'Ana Souza' },
+    pixKey: 'ana@example.com',
+    pixType: 'EMAIL',
+    amountCentavos: 25_050,
+    timings: { pollScheduleMs: [60_000, 120_000] },
+    ...over,
+  };
+}
+
+function start(input: WithdrawalInput) {
+  return f.env.client.workflow.start('withdrawalWorkflow', {
+    taskQueue: f.taskQueue,
+    workflowId: workflowIds.withdrawal(input.transactionId),
+    args: [input],
+  });
+}
+
+async function sandboxState() {
+  const res = await fetch(`${f.sandbox.url}/sandbox/state`);
+  return (await res.json()) as {
+    counters: { payouts: Record<string, number>; requests: Record<string, number> };
+    faults: unknown;
+  };
+}
+
+const processing = (handle: Awaited<ReturnType<typeof start>>) =>
+  waitForState(
+    () => handle.query(withdrawalStateQuery),
+    (s) => s.status === 'processing',
+  );
+
+describe('withdrawal flow', () => {
+  it('completes with its receipt stored, retrying while the receipt is empty', async () => {
+    await f.sandboxControl('/sandbox/faults', { receiptLagCalls: 2 });
+    const input = withdrawalInput();
+    const handle = await start(input);
+    await processing(handle);
+    await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);
+    await handle.signal(providerNotificationSignal, {
+      type: 'withdraw',
+      action: 'updated',
+      id: input.transactionId,
+    });
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', receiptStored: true, receiptStatus: 4 });
+    const { rows } = await f.pool.query('SELECT image FROM withdrawal_receipts WHERE transaction_id = $1', [
+      input.transactionId,
+    ]);
+    const png = rows[0].image as Buffer;
+    expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
+    await recordHistory(handle, 'withdrawal-completed');
+  });
+
+  it('fails with the provider reason', async () => {
+    const input = withdrawalInput({ pixKey: '+5511987654321', pixType: 'PHONE' });
+    const handle = await start(input);
+    await processing(handle);
+    await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/fail`, { reason: 'account closed' });
+    await handle.signal(providerNotificationSignal, {
+      type: 'withdraw',
+      action: 'updated',
+      id: input.transactionId,
+    });
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'failed', reason: 'account closed', receiptStored: false });
+    await recordHistory(handle, 'withdrawal-failed');
+  });
+
+  it('finds the outcome by polling when the notification is lost', async () => {
+    const input = withdrawalInput({
+      pixKey: '12345678;00000000;0001;123456;CACC',
+      pixType: 'ACCOUNT',
+    });
+    const handle = await start(input);
+    await processing(handle);
+    await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', notifications: 0, receiptStored: true });
+  });
+
+  it('an invalid key fails before any provider call', async () => {
+    const before = (await sandboxState()).counters.requests.withdraw ?? 0;
+    const input = withdrawalInput({ pixKey: '12345678901', pixType: 'CPF' });
+    const result = await (await start(input)).result();
+    expect(result.status).toBe('failed');
+    expect(result.reason).toMatch(/^invalid_pix_key/);
+    expect((await sandboxState()).counters.requests.withdraw ?? 0).toBe(before);
+  });
+
+  for (const mode of ['timeout', 'error'] as const) {
+    it(`creation retried after ${mode === 'timeout' ? 'a timeout' : 'a 5xx'} (the payout did happen) does not pay twice`, async () => {
+      await f.sandboxControl('/sandbox/faults', {
+        actThenFail: { withdraw: { mode, count: 1, delayMs: 3_000 } },
+      });
+      const input = withdrawalInput({ pixKey: 'a4b7c2d1-1111-4a2b-9c3d-123456789abc', pixType: 'EVP' });
+      const handle = await start(input);
+      await processing(handle);
+      await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);
+      const result = await handle.result();
+      expect(result.status).toBe('completed');
+      const state = await sandboxState();
+      expect(state.counters.payouts[input.transactionId]).toBe(1);
+      // It really was retried: sendPayout's started event records a second attempt.
+      const events = (await handle.fetchHistory()).events ?? [];
+      const scheduled = events.find(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendPayout',
+      );
+      const started = events.find(
+        (e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
+      );
+      expect(started?.activityTaskStartedEventAttributes?.attempt).toBeGreaterThanOrEqual(2);
+      await recordHistory(handle, `withdrawal-create-retried-${mode}`);
+    });
+  }
+});
