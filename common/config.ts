@@ -68,7 +68,6 @@ export const envSchema = z.object({
     .min(16, 'must be at least 16 characters')
     .default('dev-webhook-secret-change-me'),
   WEBHOOK_PARTNER_ID: z.string().min(1).default('pixflow'),
-  PUBLIC_BASE_URL: httpUrl.optional(),
   /** Key of the CPF hash kept in Postgres and search attributes (never the CPF itself). */
   PII_HASH_KEY: z.string().min(16, 'must be at least 16 characters').default('dev-pii-hash-key-change-me'),
   LIVENESS_LINK_TTL_MS: durationMs.default(30 * 60_000),

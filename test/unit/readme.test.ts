@@ -1,0 +1,20 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { envSchema } from '../../common/config';
+import { testDocumentsMarkdown } from '../../sandbox/test-documents';
+
+const readme = readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+
+describe('README', () => {
+  it('shows the sandbox test documents exactly as the sandbox defines them', () => {
+    expect(readme).toContain(testDocumentsMarkdown().trim());
+  });
+
+  it('documents every environment variable the config accepts', () => {
+    for (const name of Object.keys(envSchema.shape)) {
+      if (name === 'NODE_ENV') continue;
+      expect(readme, name).toContain(name);
+    }
+  });
+});
