@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,10 +62,12 @@ describe('npm start (scripts/start.ts)', () => {
       EMBEDDED_PG_PORT: await freePort(),
     };
     const temporalPort = await freePort();
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-start-'));
+    chmodSync(dataDir, 0o755); // the embedded Postgres runs as its own user when we are root
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'pixflow-start-')),
+      DATA_DIR: dataDir,
       // Not TEMPORAL_ADDRESS: that would mean "use an existing cluster".
       PIXFLOW_TEMPORAL_PORT: String(temporalPort),
     };
