@@ -106,13 +106,8 @@ describe('npm start (scripts/start.ts)', () => {
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
-    for (const port of [
-      ports.API_PORT,
-      ports.SANDBOX_PORT,
-      ports.WORKER_HTTP_PORT,
-      ports.TEMPORAL_UI_PORT,
-      temporalPort,
-    ]) {
+    // Every part, the embedded Postgres included, is gone.
+    for (const port of [...Object.values(ports), temporalPort]) {
       expect(await tcpOpen(port), `port ${port} still open`).toBe(false);
     }
   }, 200_000);
