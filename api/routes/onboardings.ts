@@ -1,0 +1,145 @@
+import type { Client } from '@temporalio/client';
+import { Router } from 'express';
+import { maskCpf } from '../../common/mask';
+import { cpfHash } from '../../common/pii';
+import { CpfHashKey, CpfMaskedKey, FlowStatusKey, FlowTypeKey } from '../../common/search-attributes';
+import {
+  livenessLinkUpdate,
+  onboardingStateQuery,
+  reviewSignal,
+  workflowIds,
+} from '../../workflows/definitions';
+import type { OnboardingInput } from '../../workflows/inputs';
+import type { onboardingWorkflow } from '../../workflows/onboarding';
+import type { ApiDeps } from '../app';
+import { Problem } from '../problem';
+import { exists, isAlreadyStarted, isNotFound, notFound, parse, updateFailure } from '../route-helpers';
+import { cpfParamsSchema, onboardingBodySchema, reviewBodySchema } from '../schemas';
+
+const finished = (status: string) =>
+  new Problem(409, 'flow-finished', 'Onboarding already finished', `the onboarding is ${status}`);
+
+export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
+  const r = Router();
+  const handleOf = (cpf: string) =>
+    temporal.workflow.getHandle<typeof onboardingWorkflow>(workflowIds.onboarding(cpf));
+
+  const start = (client: Client, input: OnboardingInput, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
+    client.workflow.start<typeof onboardingWorkflow>('onboardingWorkflow', {
+      workflowId: workflowIds.onboarding(input.cpf),
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+      // FAIL (not USE_EXISTING) so we know whether this request started it: 201 vs 200.
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: reuse,
+      staticSummary: `Onboarding ${maskCpf(input.cpf)} — ${input.plan}`,
+      staticDetails: [
+        `**event** ${input.event}`,
+        input.userRef ? `**userRef** ${input.userRef}` : undefined,
+        `**plan** ${input.plan}`,
+      ]
+        .filter(Boolean)
+        .join('\n\n'),
+      typedSearchAttributes: [
+        { key: FlowTypeKey, value: 'onboarding' },
+        { key: FlowStatusKey, value: 'kyc' },
+        { key: CpfHashKey, value: cpfHash(input.cpf, config.PII_HASH_KEY) },
+        { key: CpfMaskedKey, value: maskCpf(input.cpf) },
+      ],
+    });
+
+  /** Idempotent per CPF: an existing onboarding is answered as it is; only an expired one starts over. */
+  r.post('/onboardings', async (req, res) => {
+    const body = parse(onboardingBodySchema, 'body', req.body);
+    const input: OnboardingInput = {
+      ...body,
+      timings: {
+        livenessLinkTtlMs: config.LIVENESS_LINK_TTL_MS,
+        onboardingDeadlineMs: config.ONBOARDING_DEADLINE_MS,
+        ...timings,
+      },
+    };
+    const handle = handleOf(input.cpf);
+    let created = true;
+    try {
+      await start(temporal, input, 'REJECT_DUPLICATE');
+    } catch (err) {
+      if (!isAlreadyStarted(err)) throw err;
+      created = false;
+      const current = await handle.query(onboardingStateQuery);
+      // An abandoned (expired) onboarding is not an answer: the person starts over.
+      if (current.status === 'expired') {
+        try {
+          await start(temporal, input, 'ALLOW_DUPLICATE');
+          created = true;
+        } catch (again) {
+          if (!isAlreadyStarted(again)) throw again;
+        }
+      }
+    }
+    const state = await handle.query(onboardingStateQuery);
+    res
+      .status(created ? 201 : 200)
+      .location(`/v1/onboardings/${input.cpf}`)
+      .json({ workflowId: handle.workflowId, state });
+  });
+
+  r.get('/onboardings/:cpf', async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    try {
+      const state = await handleOf(cpf).query(onboardingStateQuery);
+      res.json({ workflowId: workflowIds.onboarding(cpf), state });
+    } catch (err) {
+      if (isNotFound(err)) throw notFound('onboarding for this CPF');
+      throw err;
+    }
+  });
+
+  r.post('/onboardings/:cpf/liveness-link', async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const handle = handleOf(cpf);
+    try {
+      const { link, reused } = await handle.executeUpdate(livenessLinkUpdate);
+      res.json({ ...link, reused });
+    } catch (err) {
+      const p = updateFailure(err);
+      if (p) throw p;
+      if (isNotFound(err)) {
+        // The flow closes right after its final state: an update then finds no running workflow.
+        if (await exists(handle)) throw finished('closed');
+        throw notFound('onboarding for this CPF');
+      }
+      throw err;
+    }
+  });
+
+  r.post('/onboardings/:cpf/review', async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const decision = parse(reviewBodySchema, 'body', req.body);
+    const handle = handleOf(cpf);
+    let status: string;
+    try {
+      status = (await handle.query(onboardingStateQuery)).status;
+    } catch (err) {
+      if (isNotFound(err)) throw notFound('onboarding for this CPF');
+      throw err;
+    }
+    if (status !== 'awaiting_review') {
+      throw new Problem(
+        409,
+        'not-awaiting-review',
+        'Onboarding is not awaiting review',
+        `the onboarding is ${status}`,
+      );
+    }
+    try {
+      await handle.signal(reviewSignal, decision);
+    } catch (err) {
+      if (isNotFound(err)) throw finished('closed');
+      throw err;
+    }
+    res.status(202).json({ workflowId: handle.workflowId, accepted: decision.decision });
+  });
+
+  return r;
+}

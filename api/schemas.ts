@@ -1,0 +1,196 @@
+import { z } from 'zod';
+import type {
+  DepositQr,
+  DepositState,
+  LivenessLink,
+  OnboardingState,
+  WithdrawalState,
+} from '../workflows/definitions';
+import {
+  cpfSchema,
+  depositInputSchema,
+  onboardingInputSchema,
+  reviewDecisionSchema,
+  transactionIdSchema,
+  txidSchema,
+  withdrawalInputSchema,
+} from '../workflows/inputs';
+
+// The API's request and response shapes. Requests reuse the flows' input schemas (one source of
+// truth for validation and for /openapi.json); responses mirror the workflow state types and are
+// checked against them at compile time with `satisfies`.
+
+// ------------------------------------------------------------------------- requests
+
+export const onboardingBodySchema = onboardingInputSchema.meta({ id: 'OnboardingRequest' });
+export const reviewBodySchema = reviewDecisionSchema.meta({ id: 'ReviewDecision' });
+
+/** txid and merchant may be left out: the API generates a txid and uses the configured merchant. */
+export const depositBodySchema = depositInputSchema
+  .extend({
+    txid: txidSchema.optional().meta({ description: 'digits only; generated when absent' }),
+    merchant: depositInputSchema.shape.merchant
+      .optional()
+      .meta({ description: 'default: the configured merchant' }),
+  })
+  .meta({ id: 'DepositRequest' });
+
+/**
+ * withdrawalInputSchema carries a refinement (pix key vs type), which zod does not let us extend:
+ * this is its shape with the two optional fields; the route then parses the filled-in body with
+ * withdrawalInputSchema itself, so the key check runs and names the same fields.
+ */
+export const withdrawalBodySchema = z
+  .object({
+    ...withdrawalInputSchema.shape,
+    transactionId: transactionIdSchema
+      .optional()
+      .meta({ description: 'idempotency key; generated when absent' }),
+    merchant: withdrawalInputSchema.shape.merchant
+      .optional()
+      .meta({ description: 'default: the configured merchant' }),
+  })
+  .meta({ id: 'WithdrawalRequest' });
+
+export const cpfParamsSchema = z.object({ cpf: cpfSchema });
+export const txidParamsSchema = z.object({ txid: txidSchema });
+export const withdrawalParamsSchema = z.object({ id: transactionIdSchema });
+
+export const flowTypeSchema = z.enum(['onboarding', 'deposit', 'withdrawal']);
+
+export const flowsQuerySchema = z.object({
+  type: flowTypeSchema.optional(),
+  status: z.string().min(1).max(40).optional(),
+  cpf: cpfSchema.optional(),
+  created_from: z.iso.datetime({ offset: true }).optional().meta({ description: 'inclusive, ISO 8601' }),
+  created_to: z.iso.datetime({ offset: true }).optional().meta({ description: 'exclusive, ISO 8601' }),
+  cursor: z.string().max(300).optional().meta({ description: 'opaque: the `next` of the previous page' }),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+// ------------------------------------------------------------------------- responses
+
+const iso = z.string().meta({ description: 'ISO 8601 time' });
+
+export const livenessLinkSchema = z.object({
+  url: z.string(),
+  qrcode: z.string(),
+  type: z.enum(['onboarding', 'biometric_identification']),
+  issuedAt: iso,
+  expiresAt: iso,
+}) satisfies z.ZodType<LivenessLink>;
+
+const reviewSchema = reviewDecisionSchema;
+
+export const onboardingStateSchema = z
+  .object({
+    status: z.enum(['kyc', 'awaiting_liveness', 'awaiting_review', 'approved', 'rejected', 'expired']),
+    reasons: z.array(z.string()),
+    flags: z.object({ pep: z.boolean() }),
+    link: livenessLinkSchema.optional(),
+    livenessStatus: z.string().optional(),
+    review: reviewSchema.optional(),
+    startedAt: iso,
+    updatedAt: iso,
+    finishedAt: iso.optional(),
+  })
+  .meta({ id: 'OnboardingState' }) satisfies z.ZodType<OnboardingState>;
+
+export const onboardingResponseSchema = z
+  .object({ workflowId: z.string(), state: onboardingStateSchema })
+  .meta({ id: 'Onboarding' });
+
+export const livenessLinkResponseSchema = livenessLinkSchema
+  .extend({ reused: z.boolean().meta({ description: 'true: the still-valid link again; false: a new one' }) })
+  .meta({ id: 'LivenessLink' });
+
+export const depositQrSchema = z.object({
+  txid: z.string(),
+  payload: z.string().meta({ description: 'Pix copy-and-paste (BR Code)' }),
+  image: z.string().meta({ description: 'data:image/png;base64,...' }),
+  expiresAt: iso,
+  amountCentavos: z.number().int(),
+}) satisfies z.ZodType<DepositQr>;
+
+export const depositResponseSchema = depositQrSchema
+  .extend({ workflowId: z.string() })
+  .meta({ id: 'DepositQr' });
+
+export const depositStateSchema = z
+  .object({
+    status: z.enum(['creating', 'awaiting_payment', 'completed', 'expired', 'failed']),
+    txid: z.string(),
+    amountCentavos: z.number().int(),
+    qr: depositQrSchema.optional(),
+    payment: z
+      .object({
+        e2eId: z.string(),
+        payerName: z.string().optional(),
+        payerCpfMasked: z.string().optional(),
+        paidAt: z.string().optional(),
+      })
+      .optional(),
+    reason: z.string().optional(),
+    notifications: z.number().int(),
+    inquiries: z.number().int(),
+    startedAt: iso,
+    updatedAt: iso,
+    finishedAt: iso.optional(),
+  })
+  .meta({ id: 'DepositState' }) satisfies z.ZodType<DepositState>;
+
+export const withdrawalStateSchema = z
+  .object({
+    status: z.enum(['validating', 'sending', 'processing', 'completed', 'failed', 'stuck']),
+    transactionId: z.string(),
+    amountCentavos: z.number().int(),
+    e2eId: z.string().optional(),
+    receiptStatus: z.number().int().optional(),
+    receiptStored: z.boolean(),
+    paidAt: z.string().optional(),
+    reason: z.string().optional(),
+    notifications: z.number().int(),
+    inquiries: z.number().int(),
+    startedAt: iso,
+    updatedAt: iso,
+    finishedAt: iso.optional(),
+  })
+  .meta({ id: 'WithdrawalState' }) satisfies z.ZodType<WithdrawalState>;
+
+export const withdrawalResponseSchema = z
+  .object({ workflowId: z.string(), transactionId: z.string(), state: withdrawalStateSchema })
+  .meta({ id: 'Withdrawal' });
+
+export const flowItemSchema = z
+  .object({
+    workflowId: z.string(),
+    type: flowTypeSchema,
+    businessId: z.string(),
+    status: z.string(),
+    cpfMasked: z.string().nullable(),
+    merchant: z.string().nullable(),
+    amountCentavos: z.number().int().nullable(),
+    reason: z.string().nullable(),
+    details: z.record(z.string(), z.unknown()),
+    createdAt: iso,
+    updatedAt: iso,
+  })
+  .meta({ id: 'Flow' });
+
+export const flowPageSchema = z
+  .object({
+    items: z.array(flowItemSchema),
+    next: z.string().nullable().meta({ description: 'cursor of the next page; null on the last one' }),
+  })
+  .meta({ id: 'FlowPage' });
+
+export const problemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    instance: z.string().optional(),
+    invalid_params: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
+  })
+  .meta({ id: 'Problem' });
