@@ -1,0 +1,174 @@
+import { PNG } from 'pngjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflowIds } from '../../workflows/definitions';
+import { type ApiEnv, eventually, expectProblem, freshCpf, PNG_SIGNATURE, startApiEnv } from './support';
+
+let e: ApiEnv;
+let n = 0;
+
+beforeAll(async () => {
+  // Reconciliation every second: a settled withdrawal completes without a webhook.
+  e = await startApiEnv({ pollScheduleMs: [1_000] });
+});
+afterAll(async () => {
+  await e?.close();
+});
+
+const depositBody = (over: Record<string, unknown> = {}) => ({
+  client: { externalId: `user-${++n}`, cpf: freshCpf(), email: 'ana@example.com', name: 'Ana Souza' },
+  amountCentavos: 15_000,
+  ...over,
+});
+
+const withdrawalBody = (over: Record<string, unknown> = {}) => ({
+  transactionId: `api-wd-${Date.now()}-${++n}`,
+  client: { externalId: `user-${n}`, cpf: freshCpf(), email: 'ana@example.com', name: 'Ana Souza' },
+  pixKey: 'ana@example.com',
+  pixType: 'EMAIL',
+  amountCentavos: 25_050,
+  ...over,
+});
+
+describe('deposits', () => {
+  it('answers the QR in one call (201), the same QR again (200), and its PNG', async () => {
+    const body = depositBody();
+    const res = await e.call('POST', '/v1/deposits', { body });
+    expect(res.status).toBe(201);
+    const qr = (await res.json()) as Record<string, string | number>;
+    expect(qr.txid).toMatch(/^\d{32}$/);
+    expect(qr.amountCentavos).toBe(15_000);
+    expect(qr.payload).toMatch(/^000201/);
+    expect(qr.image).toMatch(/^data:image\/png;base64,/);
+    expect(qr.workflowId).toBe(workflowIds.deposit(String(qr.txid)));
+    expect(res.headers.get('location')).toBe(`/v1/deposits/${qr.txid}`);
+
+    const again = await e.call('POST', '/v1/deposits', { body: { ...body, txid: qr.txid } });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(qr);
+
+    const state = await e.call('GET', `/v1/deposits/${qr.txid}`);
+    expect(state.status).toBe(200);
+    expect(await state.json()).toMatchObject({
+      state: { txid: qr.txid, amountCentavos: 15_000, qr: { payload: qr.payload } },
+    });
+
+    const png = await e.call('GET', `/v1/deposits/${qr.txid}/qrcode.png`);
+    expect(png.status).toBe(200);
+    expect(png.headers.get('content-type')).toBe('image/png');
+    const bytes = Buffer.from(await png.arrayBuffer());
+    expect(bytes.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    const image = PNG.sync.read(bytes);
+    expect(image.width).toBeGreaterThan(50);
+  });
+
+  it('the same txid with another amount, payer or merchant is a 409', async () => {
+    const txid = String(Date.now()) + String(++n);
+    const body = depositBody({ txid });
+    expect((await e.call('POST', '/v1/deposits', { body })).status).toBe(201);
+    for (const other of [
+      { ...body, amountCentavos: 99 },
+      { ...body, client: { ...body.client, cpf: freshCpf() } },
+      { ...body, merchant: 'other-merchant' },
+    ]) {
+      const p = await expectProblem(await e.call('POST', '/v1/deposits', { body: other }), 409, 'conflict');
+      expect(p.detail).toMatch(/different deposit/);
+    }
+  });
+
+  it('a deposit the provider refuses is a 502 with the reason', async () => {
+    const body = depositBody({ txid: `9${Date.now()}${++n}` });
+    // Occupy the txid at the provider with another amount: our create is then refused as a duplicate.
+    await e.provider.createDeposit({ client: body.client, amountCentavos: 1, txid: body.txid });
+    const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 502, 'deposit-failed');
+    expect(p.detail).toBeTruthy();
+  });
+
+  it('invalid bodies and paths are 400 naming the field, and start nothing', async () => {
+    const txid = `7${Date.now()}${++n}`;
+    const bad = depositBody({ txid, client: { ...depositBody().client, cpf: '12345678900' } });
+    const p = await expectProblem(
+      await e.call('POST', '/v1/deposits', { body: bad }),
+      400,
+      'validation-error',
+    );
+    expect(p.invalid_params?.map((i) => i.name)).toContain('body.client.cpf');
+    const cents = await expectProblem(
+      await e.call('POST', '/v1/deposits', { body: depositBody({ txid, amountCentavos: 10.5 }) }),
+      400,
+    );
+    expect(cents.invalid_params?.map((i) => i.name)).toEqual(['body.amountCentavos']);
+    expect(await e.workflowExists(workflowIds.deposit(txid))).toBe(false);
+
+    const path = await expectProblem(await e.call('GET', '/v1/deposits/abc'), 400);
+    expect(path.invalid_params?.[0]?.name).toBe('path.txid');
+    await expectProblem(await e.call('GET', '/v1/deposits/123456789'), 404, 'flow-not-found');
+  });
+});
+
+describe('withdrawals', () => {
+  it('202, idempotent per transactionId, 409 on another body; receipt 404 until settled, then a PNG', async () => {
+    const body = withdrawalBody();
+    const res = await e.call('POST', '/v1/withdrawals', { body });
+    expect(res.status).toBe(202);
+    const first = (await res.json()) as {
+      workflowId: string;
+      transactionId: string;
+      state: { status: string };
+    };
+    expect(first.workflowId).toBe(workflowIds.withdrawal(body.transactionId));
+    expect(first.transactionId).toBe(body.transactionId);
+
+    const again = await e.call('POST', '/v1/withdrawals', { body });
+    expect(again.status).toBe(202);
+    expect((await again.json()).workflowId).toBe(first.workflowId);
+    await expectProblem(
+      await e.call('POST', '/v1/withdrawals', { body: { ...body, amountCentavos: 1 } }),
+      409,
+      'conflict',
+    );
+
+    const receiptPath = `/v1/withdrawals/${body.transactionId}/receipt.png`;
+    await expectProblem(await e.call('GET', receiptPath), 404, 'receipt-not-found');
+    await eventually(
+      async () => (await (await e.call('GET', `/v1/withdrawals/${body.transactionId}`)).json()).state.status,
+      (s) => s === 'processing',
+    );
+    await e.sandboxControl(`/sandbox/withdrawals/${body.transactionId}/settle`);
+    const done = await eventually(
+      async () => (await (await e.call('GET', `/v1/withdrawals/${body.transactionId}`)).json()).state,
+      (s) => s.status === 'completed',
+    );
+    expect(done).toMatchObject({ receiptStored: true, amountCentavos: 25_050 });
+    const png = await e.call('GET', receiptPath);
+    expect(png.status).toBe(200);
+    expect(png.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await png.arrayBuffer()).subarray(0, 8)).toEqual(PNG_SIGNATURE);
+
+    // Finished: the same request still answers the same flow, another one is still a conflict.
+    const after = await e.call('POST', '/v1/withdrawals', { body });
+    expect(after.status).toBe(202);
+    expect((await after.json()).state.status).toBe('completed');
+    await expectProblem(
+      await e.call('POST', '/v1/withdrawals', { body: { ...body, pixKey: 'x@example.com' } }),
+      409,
+    );
+  });
+
+  it('without a transactionId one is generated', async () => {
+    const { transactionId: _omit, ...body } = withdrawalBody();
+    const res = await e.call('POST', '/v1/withdrawals', { body });
+    expect(res.status).toBe(202);
+    const { transactionId } = (await res.json()) as { transactionId: string };
+    expect(transactionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await e.workflowExists(workflowIds.withdrawal(transactionId))).toBe(true);
+  });
+
+  it('invalid bodies (a key that does not fit its type) are 400 and start nothing', async () => {
+    const body = withdrawalBody({ pixType: 'CPF', pixKey: 'not-a-cpf' });
+    const p = await expectProblem(await e.call('POST', '/v1/withdrawals', { body }), 400, 'validation-error');
+    expect(p.invalid_params?.map((i) => i.name)).toContain('body.pixKey');
+    expect(await e.workflowExists(workflowIds.withdrawal(body.transactionId))).toBe(false);
+    await expectProblem(await e.call('GET', '/v1/withdrawals/no%20spaces'), 400);
+    await expectProblem(await e.call('GET', '/v1/withdrawals/never-made'), 404, 'flow-not-found');
+  });
+});

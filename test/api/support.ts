@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { generate as generateCpf } from '@fnando/cpf';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { expect, inject } from 'vitest';
+import { createActivities } from '../../activities';
+import { createApp } from '../../api/app';
+import { loadConfig } from '../../common/config';
+import { createLogger } from '../../common/logger';
+import { cpfHash } from '../../common/pii';
+import type { Pool } from '../../db/pool';
+import { createProviderClient, type ProviderClient } from '../../provider/client';
+import { type RunningSandbox, startSandbox } from '../../sandbox';
+import type { FlowTimings } from '../../workflows/inputs';
+import { testPool } from '../helpers/postgres';
+
+// The real API on port 0, against the run's Temporal dev server and Postgres, with a real worker
+// (own task queue) whose activities talk HTTP to an in-process sandbox.
+
+export const API_KEY = 'test-api-key-1';
+export const PII_KEY = 'test-pii-hash-key-0123456789';
+
+export interface ApiEnv {
+  url: string;
+  sandbox: RunningSandbox;
+  provider: ProviderClient;
+  pool: Pool;
+  temporal: Client;
+  taskQueue: string;
+  /** fetch to the API with the test key (or `key: null` for none); JSON body. */
+  call(method: string, path: string, opts?: { body?: unknown; key?: string | null }): Promise<Response>;
+  sandboxControl(path: string, body?: unknown): Promise<unknown>;
+  /** Whether a workflow with this id exists in Temporal at all. */
+  workflowExists(workflowId: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export async function startApiEnv(timings: Partial<FlowTimings> = {}): Promise<ApiEnv> {
+  const address = inject('temporalAddress');
+  const taskQueue = `api-${randomBytes(4).toString('hex')}`;
+  const sandbox = await startSandbox();
+  const pool = testPool();
+  const provider = createProviderClient({
+    baseUrl: sandbox.url,
+    authUrl: sandbox.url,
+    clientId: 'sandbox-client',
+    clientSecret: 'sandbox-secret',
+    apiKey: 'sandbox-api-key',
+    merchant: 'sandbox-merchant',
+    timeoutMs: 5_000,
+  });
+  const nativeConnection = await NativeConnection.connect({ address });
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    taskQueue,
+    workflowBundle: { code: inject('workflowBundle') },
+    activities: createActivities({
+      provider,
+      pool,
+      clock: () => new Date(),
+      hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
+    }),
+  });
+  const running = worker.run();
+
+  const config = loadConfig({
+    API_KEYS: `${API_KEY},another-key`,
+    TEMPORAL_ADDRESS: address,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    PII_HASH_KEY: PII_KEY,
+    PROVIDER_MERCHANT: 'sandbox-merchant',
+    LOG_LEVEL: 'silent',
+  });
+  const connection = await Connection.connect({ address });
+  const temporal = new Client({ connection });
+  const app = createApp({ config, temporal, pool, log: createLogger('api-test', 'silent'), timings });
+  const server: http.Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    sandbox,
+    provider,
+    pool,
+    temporal,
+    taskQueue,
+    call(method, path, opts = {}) {
+      const headers: Record<string, string> = {};
+      const key = opts.key === undefined ? API_KEY : opts.key;
+      if (key !== null) headers.authorization = `Bearer ${key}`;
+      if (opts.body !== undefined) headers['content-type'] = 'application/json';
+      return fetch(`${url}${path}`, {
+        method,
+        headers,
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      });
+    },
+    async sandboxControl(path, body) {
+      const res = await fetch(`${sandbox.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body ?? {}),
+      });
+      if (!res.ok) throw new Error(`sandbox ${path}: ${res.status} ${await res.text()}`);
+      return res.json();
+    },
+    async workflowExists(workflowId) {
+      try {
+        await temporal.workflow.getHandle(workflowId).describe();
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      }
+    },
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      // Flows left running on this task queue would never progress: end them.
+      for await (const wf of temporal.workflow.list({
+        query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`,
+      })) {
+        await temporal.workflow
+          .getHandle(wf.workflowId, wf.runId)
+          .terminate('test over')
+          .catch(() => {});
+      }
+      worker.shutdown();
+      await running;
+      await nativeConnection.close();
+      await connection.close();
+      await sandbox.close();
+      await pool.end();
+    },
+  };
+}
+
+/** A fresh valid CPF: workflow ids are per CPF, and the dev server is shared by every test file. */
+export const freshCpf = (): string => generateCpf();
+
+export async function expectProblem(res: Response, status: number, slug?: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const body = (await res.json()) as {
+    type: string;
+    status: number;
+    title: string;
+    detail?: string;
+    invalid_params?: { name: string; reason: string }[];
+  };
+  expect(body.status).toBe(status);
+  if (slug) expect(body.type).toBe(`https://pixflow.dev/problems/${slug}`);
+  return body;
+}
+
+/** Polls until `ok` (state that the flows reach asynchronously), without blind sleeps. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await read();
+    if (ok(last)) return last;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`never matched; last: ${JSON.stringify(last)}`);
+}
+
+export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
