@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import { maskCpf } from '../../common/mask';
+import type { InboxPoint } from '../../db/inbox';
+import { livenessCallbackSchema, notificationMessageSchema } from '../../provider/schemas';
+import { livenessProgressSignal, providerNotificationSignal, workflowIds } from '../../workflows/definitions';
+import {
+  type LivenessProgress,
+  type ProviderNotification,
+  transactionIdSchema,
+  txidSchema,
+} from '../../workflows/inputs';
+import { Problem, validationProblem } from '../problem';
+
+// Turns a parsed provider body into what the inbox stores and which signal goes where. Pure,
+// so the router and the tests share one definition of "valid notification" and of its key.
+
+export const POINTS: readonly InboxPoint[] = ['deposit', 'withdraw', 'liveness'];
+
+export interface ParsedNotification {
+  point: InboxPoint;
+  workflowId: string;
+  /** The workflow id safe for logs (no whole CPF). */
+  logTarget: string;
+  signalName: string;
+  signalPayload: ProviderNotification | LivenessProgress;
+  dedupeKey: string;
+}
+
+export function dedupeKey(parts: string[]): string {
+  return createHash('sha256').update(parts.join('|'), 'utf8').digest('hex');
+}
+
+/** One URL for all points: the body tells. */
+function pointOf(body: Record<string, unknown>): InboxPoint | undefined {
+  if (body.type === 'deposit' || body.type === 'withdraw') return body.type;
+  if ('status_verification' in body) return 'liveness';
+  return undefined;
+}
+
+export function parseNotification(
+  pathPoint: InboxPoint | undefined,
+  body: Record<string, unknown>,
+  receivedAt: Date,
+): ParsedNotification {
+  const point = pathPoint ?? pointOf(body);
+  if (!point) {
+    throw new Problem(
+      400,
+      'unknown-notification',
+      'Unknown notification',
+      'the body is neither a deposit/withdraw message nor a liveness callback',
+    );
+  }
+
+  if (point === 'liveness') {
+    const parsed = livenessCallbackSchema.safeParse(body);
+    if (!parsed.success) throw validationProblem('body', parsed.error);
+    const cb = parsed.data;
+    // Workflow ids carry the bare 11 digits; tolerate a formatted CPF.
+    const cpf = cb.document.replace(/[.-]/g, '');
+    if (!/^\d{11}$/.test(cpf)) {
+      throw new Problem(400, 'validation-error', 'Request validation failed', 'body.document: must be a CPF');
+    }
+    const payload: LivenessProgress = {
+      statusVerification: cb.status_verification,
+      transactionId: cb.transaction_id,
+      at: cb.datetime,
+    };
+    return {
+      point,
+      workflowId: workflowIds.onboarding(cpf),
+      logTarget: workflowIds.onboarding(maskCpf(cpf)),
+      signalName: livenessProgressSignal.name,
+      signalPayload: payload,
+      dedupeKey: dedupeKey([
+        point,
+        'liveness',
+        cb.transaction_id,
+        cb.status_onboarding,
+        cb.status_verification,
+      ]),
+    };
+  }
+
+  const parsed = notificationMessageSchema.safeParse(body);
+  if (!parsed.success) throw validationProblem('body', parsed.error);
+  const msg = parsed.data;
+  if (msg.type !== point) {
+    throw new Problem(
+      400,
+      'point-mismatch',
+      'Notification type does not match its URL',
+      `a ${msg.type} message was posted to the ${point} URL`,
+    );
+  }
+  // Ids that can never name one of our workflows are refused now, not kept pending for a day.
+  const idCheck = (point === 'deposit' ? txidSchema : transactionIdSchema).safeParse(msg.id);
+  if (!idCheck.success) {
+    throw new Problem(
+      400,
+      'validation-error',
+      'Request validation failed',
+      `body.id: not a valid ${point} id`,
+    );
+  }
+  const workflowId = point === 'deposit' ? workflowIds.deposit(msg.id) : workflowIds.withdrawal(msg.id);
+  const payload: ProviderNotification = {
+    type: msg.type,
+    action: msg.action,
+    id: msg.id,
+    receivedAt: receivedAt.toISOString(),
+  };
+  return {
+    point,
+    workflowId,
+    logTarget: workflowId,
+    signalName: providerNotificationSignal.name,
+    signalPayload: payload,
+    dedupeKey: dedupeKey([point, msg.type, msg.id, msg.action, '']),
+  };
+}

@@ -1,0 +1,77 @@
+import http from 'node:http';
+import type { Client } from '@temporalio/client';
+import express from 'express';
+import pino from 'pino';
+import { type IngressDeps, ingressRouter } from '../../api/ingress/router';
+import { Problem, problemHandler } from '../../api/problem';
+import { closeServer, listen } from '../../common/http';
+import type { Pool } from '../../db/pool';
+
+// The ingress router mounted as api/app.ts mounts it, on a port of its own.
+
+export const SECRET = 'test-webhook-secret-0123456789';
+export const PARTNER = 'pixflow-test-partner';
+export const silentLog = pino({ level: 'silent' });
+
+export interface RunningIngress {
+  url: string;
+  /** The one-URL-for-all-points address. */
+  base: string;
+  close(): Promise<void>;
+}
+
+export async function startIngress(
+  pool: Pool,
+  temporal: Client,
+  over: Partial<IngressDeps> = {},
+): Promise<RunningIngress> {
+  const app = express();
+  app.use(
+    ingressRouter({
+      config: { WEBHOOK_SECRET: SECRET, WEBHOOK_PARTNER_ID: PARTNER },
+      pool,
+      temporal,
+      log: silentLog,
+      ...over,
+    }),
+  );
+  app.use((_req, _res, next) => next(new Problem(404, 'not-found', 'Not found')));
+  app.use(problemHandler(silentLog));
+  const server = http.createServer(app);
+  const port = await listen(server, 0);
+  const url = `http://127.0.0.1:${port}`;
+  return { url, base: `${url}/webhooks/provider/${SECRET}`, close: () => closeServer(server) };
+}
+
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const raw = typeof body === 'string' ? body : JSON.stringify(body);
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: raw,
+  });
+  const text = await res.text();
+  return { status: res.status, contentType: res.headers.get('content-type') ?? '', text, raw };
+}
+
+let seq = 0;
+/** Digits only, unique in this run: a valid txid (and a valid withdrawal transactionId). */
+export const uniqueId = () => `${Date.now()}${process.pid}${++seq}`;
+/** 11 digits, unique enough for one run (the ingress needs the shape, not valid check digits). */
+export const uniqueCpf = () =>
+  `9${String(Date.now() % 1e7).padStart(7, '0')}${String(++seq % 1000).padStart(3, '0')}`;
+
+export async function waitUntil<T>(
+  read: () => Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await read();
+  while (!ok(last)) {
+    if (Date.now() > deadline) throw new Error(`condition never met; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+    last = await read();
+  }
+  return last;
+}

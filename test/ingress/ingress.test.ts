@@ -1,0 +1,366 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startInboxRelay } from '../../api/ingress/relay';
+import { migrate } from '../../db/migrate';
+import { createPool, type Pool } from '../../db/pool';
+import { workflowIds } from '../../workflows/definitions';
+import { finishSignal, type Received, receivedQuery } from '../fixtures/ingress-workflows';
+import { freePort } from '../helpers/ports';
+import { freshDatabase } from '../helpers/postgres';
+import {
+  PARTNER,
+  post,
+  type RunningIngress,
+  SECRET,
+  silentLog,
+  startIngress,
+  uniqueCpf,
+  uniqueId,
+  waitUntil,
+} from './harness';
+
+// The real router and relay over a real Postgres and a real Temporal dev server; the targets
+// are small recorder workflows with the real signal names. A database of this file's own, so
+// rows and relays of other files never meet ours.
+
+const fast = { signalTimeoutMs: 2_000, retryBaseMs: 100, retryMaxMs: 500 };
+
+let pool: Pool;
+let connection: Connection;
+let temporal: Client;
+let nativeConnection: NativeConnection;
+let worker: Worker;
+let running: Promise<void>;
+let taskQueue: string;
+let ingress: RunningIngress;
+
+beforeAll(async () => {
+  const url = await freshDatabase();
+  await migrate(url);
+  pool = createPool(url, 5);
+  const address = inject('temporalAddress');
+  connection = await Connection.connect({ address });
+  temporal = new Client({ connection });
+  nativeConnection = await NativeConnection.connect({ address });
+  taskQueue = `ingress-${randomBytes(4).toString('hex')}`;
+  worker = await Worker.create({
+    connection: nativeConnection,
+    taskQueue,
+    workflowsPath: path.resolve(__dirname, '../fixtures/ingress-workflows.ts'),
+    bundlerOptions: { logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } },
+  });
+  running = worker.run();
+  ingress = await startIngress(pool, temporal, { delivery: fast });
+});
+
+afterAll(async () => {
+  await ingress?.close();
+  worker?.shutdown();
+  await running;
+  await nativeConnection?.close();
+  await connection?.close();
+  await pool?.end();
+});
+
+const startRecorder = (workflowId: string) =>
+  temporal.workflow.start('recorderWorkflow', { workflowId, taskQueue, args: [] });
+const received = (workflowId: string) =>
+  temporal.workflow.getHandle(workflowId).query(receivedQuery) as Promise<Received[]>;
+
+interface Row {
+  id: number;
+  dedupe_key: string;
+  point: string;
+  raw_body: string;
+  headers: Record<string, string>;
+  delivered_at: Date | null;
+  gave_up_at: Date | null;
+  attempts: number;
+  last_error: string | null;
+  signal_name: string;
+  signal_payload: Record<string, unknown>;
+}
+const rowsOf = async (workflowId: string) =>
+  (await pool.query<Row>('SELECT * FROM webhook_inbox WHERE workflow_id = $1 ORDER BY id', [workflowId]))
+    .rows;
+const totalRows = async () =>
+  (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_inbox')).rows[0]?.n;
+
+const depositMsg = (id: string, action = 'updated') => ({ id, type: 'deposit', action, partner_id: PARTNER });
+const withdrawMsg = (id: string) => ({ id, type: 'withdraw', action: 'updated', partner_id: PARTNER });
+const livenessCb = (document: string, status = 'completed') => ({
+  transaction_id: `tx-${document}`,
+  correlation_id: `corr-${document}`,
+  document,
+  status_verification: status,
+  status_onboarding: status === 'completed' ? 'approved' : 'in_progress',
+  action_type: 'onboarding',
+  event: 'onboarding',
+  datetime: '2025-01-02T03:04:05.000Z',
+  partner_id: PARTNER,
+});
+
+/** Waits until the workflow has exactly one signal and the row says delivered; then checks it stays one. */
+async function expectDeliveredOnce(workflowId: string) {
+  const rows = await waitUntil(
+    () => rowsOf(workflowId),
+    (r) => r.length === 1 && r[0]?.delivered_at !== null,
+  );
+  const got = await waitUntil(
+    () => received(workflowId),
+    (r) => r.length >= 1,
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  expect(await received(workflowId)).toHaveLength(1);
+  return { row: rows[0] as Row, signal: got[0] as Received };
+}
+
+describe('webhook ingress: good notifications', () => {
+  it.each([
+    ['deposit URL', 'deposit'],
+    ['one URL for all points', ''],
+  ])(
+    'a deposit notification on the %s is stored with its raw body and signalled once',
+    async (_n, suffix) => {
+      const txid = uniqueId();
+      const wf = workflowIds.deposit(txid);
+      await startRecorder(wf);
+      const raw = `{"id":"${txid}",  "type":"deposit","action":"updated","partner_id":"${PARTNER}"}`;
+      const r = await post(suffix ? `${ingress.base}/${suffix}` : ingress.base, raw, {
+        'user-agent': 'provider/1.0',
+        'x-request-id': 'req-1',
+        authorization: 'Bearer must-not-be-stored',
+      });
+      expect(r.status).toBe(200);
+      const { row, signal } = await expectDeliveredOnce(wf);
+      expect(row.raw_body).toBe(raw);
+      expect(row.point).toBe('deposit');
+      expect(row.headers).toEqual({
+        'content-type': 'application/json',
+        'user-agent': 'provider/1.0',
+        'x-request-id': 'req-1',
+      });
+      expect(row.last_error).toBeNull();
+      expect(signal.signal).toBe('providerNotification');
+      expect(signal.payload).toMatchObject({ type: 'deposit', action: 'updated', id: txid });
+      expect((signal.payload as { receivedAt: string }).receivedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    },
+  );
+
+  it('a withdraw notification reaches withdrawal-<id>', async () => {
+    const id = uniqueId();
+    const wf = workflowIds.withdrawal(id);
+    await startRecorder(wf);
+    expect((await post(`${ingress.base}/withdraw`, withdrawMsg(id))).status).toBe(200);
+    const { signal } = await expectDeliveredOnce(wf);
+    expect(signal.payload).toMatchObject({ type: 'withdraw', action: 'updated', id });
+  });
+
+  it.each([
+    ['liveness URL', 'liveness'],
+    ['one URL for all points', ''],
+  ])('a liveness callback on the %s reaches onboarding-<document>', async (_n, suffix) => {
+    const cpf = uniqueCpf();
+    const wf = workflowIds.onboarding(cpf);
+    await startRecorder(wf);
+    const r = await post(suffix ? `${ingress.base}/${suffix}` : ingress.base, livenessCb(cpf));
+    expect(r.status).toBe(200);
+    const { signal } = await expectDeliveredOnce(wf);
+    expect(signal.signal).toBe('livenessProgress');
+    expect(signal.payload).toEqual({
+      statusVerification: 'completed',
+      transactionId: `tx-${cpf}`,
+      at: '2025-01-02T03:04:05.000Z',
+    });
+  });
+
+  it('liveness callbacks with different statuses are distinct notifications', async () => {
+    const cpf = uniqueCpf();
+    const wf = workflowIds.onboarding(cpf);
+    await startRecorder(wf);
+    expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'processing'))).status).toBe(200);
+    expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'completed'))).status).toBe(200);
+    expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'completed'))).status).toBe(200);
+    const got = await waitUntil(
+      () => received(wf),
+      (r) => r.length >= 2,
+    );
+    expect(got.map((g) => (g.payload as { statusVerification: string }).statusVerification).sort()).toEqual([
+      'completed',
+      'processing',
+    ]);
+    expect(await rowsOf(wf)).toHaveLength(2);
+  });
+
+  it('a storm of 50 concurrent duplicates: all 2xx, one row, one signal', async () => {
+    const txid = uniqueId();
+    const wf = workflowIds.deposit(txid);
+    await startRecorder(wf);
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => post(`${ingress.base}/deposit`, depositMsg(txid))),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
+    expect(answers.filter((a) => JSON.parse(a.text).duplicate === false)).toHaveLength(1);
+    await expectDeliveredOnce(wf);
+    expect(await rowsOf(wf)).toHaveLength(1);
+  });
+});
+
+describe('webhook ingress: refused input', () => {
+  const target = uniqueId();
+  const wf = workflowIds.deposit(target);
+  const big = { ...depositMsg(target), padding: 'x'.repeat(20_000) };
+  const cases: Array<[string, string, unknown, number]> = [
+    ['wrong secret', `/webhooks/provider/not-the-${SECRET}/deposit`, depositMsg(target), 401],
+    ['wrong secret, one URL', `/webhooks/provider/${SECRET.slice(0, -1)}`, depositMsg(target), 401],
+    ['wrong partner_id', 'deposit', { ...depositMsg(target), partner_id: `${PARTNER}x` }, 401],
+    ['missing partner_id', 'deposit', { id: target, type: 'deposit', action: 'updated' }, 401],
+    ['malformed JSON', 'deposit', `{"id":"${target}","type":"deposit"`, 400],
+    ['a JSON array', 'deposit', [depositMsg(target)], 400],
+    ['an empty body', 'deposit', '', 400],
+    ['id of the wrong type', 'deposit', { ...depositMsg(target), id: Number(target) }, 400],
+    ['an id no deposit can have', 'deposit', depositMsg('abc-123'), 400],
+    ['unknown type on the one URL', '', { ...depositMsg(target), type: 'refund' }, 400],
+    ['unknown type on the deposit URL', 'deposit', { ...depositMsg(target), type: 'refund' }, 400],
+    ['unknown action', 'deposit', depositMsg(target, 'deleted'), 400],
+    ['a withdraw message on the deposit URL', 'deposit', withdrawMsg(target), 400],
+    ['a deposit message on the liveness URL', 'liveness', depositMsg(target), 400],
+    ['a liveness callback with an unknown status', '', livenessCb('12345678901', 'done'), 400],
+    ['a liveness callback without a CPF', 'liveness', livenessCb('not-a-cpf'), 400],
+    ['an unknown point', 'refund', depositMsg(target), 404],
+    ['an oversized body', 'deposit', big, 413],
+  ];
+
+  beforeAll(async () => {
+    await startRecorder(wf);
+  });
+
+  it.each(cases)('%s: problem+json, no row, no signal', async (_name, where, body, status) => {
+    const before = await totalRows();
+    const url = where.startsWith('/')
+      ? `${ingress.url}${where}`
+      : where
+        ? `${ingress.base}/${where}`
+        : ingress.base;
+    const r = await post(url, body);
+    expect(r.status).toBe(status);
+    expect(r.contentType).toContain('application/problem+json');
+    const problem = JSON.parse(r.text);
+    expect(problem.status).toBe(status);
+    // The secret never comes back, not even in `instance`.
+    expect(r.text).not.toContain(SECRET);
+    expect(await totalRows()).toBe(before);
+    expect(await received(wf)).toEqual([]);
+  });
+});
+
+describe('webhook ingress: delivery later', () => {
+  it('a notification for a workflow that does not exist yet stays pending; the relay delivers it once it starts', async () => {
+    const txid = uniqueId();
+    const wf = workflowIds.deposit(txid);
+    expect((await post(`${ingress.base}/deposit`, depositMsg(txid, 'requested'))).status).toBe(200);
+    const [pending] = await waitUntil(
+      () => rowsOf(wf),
+      (r) => (r[0]?.attempts ?? 0) >= 1,
+    );
+    expect(pending?.delivered_at).toBeNull();
+    expect(pending?.last_error).toMatch(/not found/);
+
+    await startRecorder(wf);
+    const relay = startInboxRelay({ pool, temporal, log: silentLog, intervalMs: 100, delivery: fast });
+    try {
+      const { signal } = await expectDeliveredOnce(wf);
+      expect(signal.payload).toMatchObject({ action: 'requested', id: txid });
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('a notification for a completed workflow is marked delivered, with nothing signalled', async () => {
+    const txid = uniqueId();
+    const wf = workflowIds.deposit(txid);
+    const handle = await startRecorder(wf);
+    await handle.signal(finishSignal);
+    expect(await handle.result()).toBe(0);
+    expect((await post(`${ingress.base}/deposit`, depositMsg(txid))).status).toBe(200);
+    const [row] = await waitUntil(
+      () => rowsOf(wf),
+      (r) => r[0]?.delivered_at != null,
+    );
+    expect(row?.last_error).toMatch(/already closed \(COMPLETED\)/);
+  });
+
+  it('a workflow that never appears is given up after the bound, and the relay leaves the row alone', async () => {
+    const txid = uniqueId();
+    const wf = workflowIds.deposit(txid);
+    const impatient = await startIngress(pool, temporal, { delivery: { ...fast, giveUpAfterMs: 0 } });
+    try {
+      expect((await post(`${impatient.base}/deposit`, depositMsg(txid))).status).toBe(200);
+      const [row] = await waitUntil(
+        () => rowsOf(wf),
+        (r) => r[0]?.gave_up_at != null,
+      );
+      expect(row?.delivered_at).toBeNull();
+      expect(row?.last_error).toMatch(/gave up/);
+    } finally {
+      await impatient.close();
+    }
+  });
+
+  it('with Temporal unreachable the 2xx still goes back and the row stays pending, until a relay with Temporal delivers it', async () => {
+    const txid = uniqueId();
+    const wf = workflowIds.deposit(txid);
+    await startRecorder(wf);
+    // No gRPC retry interceptor: abandoned calls must not retry on after the channel is closed.
+    const deadConnection = Connection.lazy({
+      address: `127.0.0.1:${await freePort()}`,
+      connectTimeout: 500,
+      interceptors: [],
+    });
+    const dead = new Client({ connection: deadConnection });
+    const cut = await startIngress(pool, dead, { delivery: { ...fast, signalTimeoutMs: 1_000 } });
+    try {
+      const t0 = Date.now();
+      const r = await post(`${cut.base}/deposit`, depositMsg(txid));
+      expect(r.status).toBe(200);
+      expect(Date.now() - t0).toBeLessThan(1_000);
+      const [pending] = await waitUntil(
+        () => rowsOf(wf),
+        (rows) => (rows[0]?.attempts ?? 0) >= 1,
+      );
+      expect(pending?.delivered_at).toBeNull();
+      expect(pending?.last_error).toBeTruthy();
+      expect(await received(wf)).toEqual([]);
+    } finally {
+      await cut.close();
+      await deadConnection.close();
+    }
+    const relay = startInboxRelay({ pool, temporal, log: silentLog, intervalMs: 100, delivery: fast });
+    try {
+      await expectDeliveredOnce(wf);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('with Postgres down the answer is 503 problem+json (the provider retries) and nothing is signalled', async () => {
+    const txid = uniqueId();
+    const wf = workflowIds.deposit(txid);
+    await startRecorder(wf);
+    const deadPool = createPool(`postgres://nobody:nothing@127.0.0.1:${await freePort()}/none`, 1);
+    const noDb = await startIngress(deadPool, temporal);
+    try {
+      const r = await post(`${noDb.base}/deposit`, depositMsg(txid));
+      expect(r.status).toBe(503);
+      expect(r.contentType).toContain('application/problem+json');
+      await new Promise((res) => setTimeout(res, 300));
+      expect(await received(wf)).toEqual([]);
+    } finally {
+      await noDb.close();
+      await deadPool.end();
+    }
+  });
+});
