@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CodecKeyError, parseCodecKeys } from './codec';
 
 // One place parses process.env. Every process (api, worker, sandbox, start) calls loadConfig()
 // and fails fast with one line per wrong variable instead of failing later somewhere deep.
@@ -68,6 +69,15 @@ export const envSchema = z.object({
     .min(16, 'must be at least 16 characters')
     .default('dev-webhook-secret-change-me'),
   WEBHOOK_PARTNER_ID: z.string().min(1).default('pixflow'),
+  /** Payload encryption keys `id:base64(32 bytes)`, comma-separated; the dev key is public, set your own. */
+  CODEC_KEYS: z.string().min(1).default('dev1:ZGV2LW9ubHkta2V5LWRvLW5vdC11c2UtaW4tcHJvZCE='),
+  CODEC_ACTIVE_KEY_ID: z.string().min(1).default('dev1'),
+  /** Tokens the Temporal UI (or an operator) sends to /codec/* as `Authorization: Bearer <token>`. */
+  CODEC_TOKENS: csv.optional(),
+  /** Embedded stack: let the local Temporal UI use /codec/* from loopback without a token. */
+  CODEC_TRUST_LOOPBACK_UI: bool.default(false),
+  /** Origins allowed to call /codec/* from a browser (the Temporal UI). */
+  CODEC_CORS_ORIGINS: csv.default(['http://127.0.0.1:8233', 'http://localhost:8233']),
   /** Key of the CPF hash kept in Postgres and search attributes (never the CPF itself). */
   PII_HASH_KEY: z.string().min(16, 'must be at least 16 characters').default('dev-pii-hash-key-change-me'),
   LIVENESS_LINK_TTL_MS: durationMs.default(30 * 60_000),
@@ -98,12 +108,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new ConfigError(problems);
   }
   const e = parsed.data;
+  let codecKeys: ReturnType<typeof parseCodecKeys>;
+  try {
+    codecKeys = parseCodecKeys(e.CODEC_KEYS, e.CODEC_ACTIVE_KEY_ID);
+  } catch (err) {
+    if (err instanceof CodecKeyError)
+      throw new ConfigError([`CODEC_KEYS / CODEC_ACTIVE_KEY_ID: ${err.message}`]);
+    throw err;
+  }
   const sandboxUrl = `http://127.0.0.1:${e.SANDBOX_PORT}`;
   // Without TEMPORAL_ADDRESS, everything talks to the embedded dev server.
   const temporalAddress = env.TEMPORAL_ADDRESS ? e.TEMPORAL_ADDRESS : `127.0.0.1:${e.PIXFLOW_TEMPORAL_PORT}`;
   return {
     ...e,
     TEMPORAL_ADDRESS: temporalAddress,
+    codecKeys,
     provider: {
       baseUrl: e.PROVIDER_BASE_URL ?? sandboxUrl,
       authUrl: e.PROVIDER_AUTH_URL ?? sandboxUrl,

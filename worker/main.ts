@@ -1,6 +1,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { pixflowDataConverter } from '../common/codec';
 import { loadConfigOrExit } from '../common/config';
 import { listen, onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
@@ -21,6 +22,8 @@ async function main() {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowsPath: path.join(__dirname, '..', 'workflows', 'index.ts'),
     activities,
+    // Payloads are encrypted before they reach Temporal (common/codec.ts).
+    dataConverter: pixflowDataConverter(config.codecKeys),
   });
 
   const health = http.createServer((req, res) => {

@@ -8,7 +8,7 @@ import type { Pool } from '../../db/pool';
 import { createProviderClient, type ProviderClient } from '../../provider/client';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { testPool } from './postgres';
-import { startTimeSkippingServer } from './temporal';
+import { startTimeSkippingServer, testDataConverter } from './temporal';
 
 export const TEST_PII_KEY = 'test-pii-hash-key-0123456789';
 
@@ -49,6 +49,7 @@ export async function startFlowEnv(
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: { code: inject('workflowBundle') },
+    dataConverter: testDataConverter,
     activities: createActivities({
       provider,
       pool,

@@ -1,5 +1,6 @@
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { parseCodecKeys, pixflowDataConverter } from '../../common/codec';
 import { searchAttributeKeys } from '../../common/search-attributes';
 import { ensureTemporalCli, ensureTestServer } from '../../scripts/temporal-tools';
 
@@ -22,9 +23,14 @@ export function startDevServer(opts: { port?: number; dbFilename?: string } = {}
   });
 }
 
+/** Tests encrypt payloads like production does, with a fixed test key. */
+export const testCodecKeys = parseCodecKeys(`test:${Buffer.alloc(32, 7).toString('base64')}`, 'test');
+export const testDataConverter = pixflowDataConverter(testCodecKeys);
+
 export async function startTimeSkippingServer() {
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: ensureTestServer() } },
+    client: { dataConverter: testDataConverter },
   });
   // The test server knows no custom search attributes until told; the flows upsert ours.
   const types = {

@@ -1,0 +1,93 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+
+// Encrypts every payload pixflow sends to Temporal (workflow inputs, results, signals, queries,
+// updates, memos, user metadata) with AES-256-GCM, so CPFs, names and e-mails never sit in
+// Temporal's database in plain text. The key id travels in each payload's metadata: keys can
+// rotate, old histories stay readable while their key is still configured.
+
+export const ENCRYPTED_ENCODING = 'binary/encrypted';
+export const KEY_ID_METADATA = 'encryption-key-id';
+const CIPHER = 'aes-256-gcm';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+const { Payload: PayloadProto } = temporal.api.common.v1;
+const text = new TextEncoder();
+const untext = new TextDecoder();
+
+export class CodecKeyError extends Error {}
+
+export interface CodecKeys {
+  /** key id -> 32-byte key */
+  keys: Map<string, Buffer>;
+  /** the id new payloads are encrypted with */
+  activeKeyId: string;
+}
+
+/** Parses `id1:base64key,id2:base64key`; each key must decode to exactly 32 bytes. */
+export function parseCodecKeys(spec: string, activeKeyId: string): CodecKeys {
+  const keys = new Map<string, Buffer>();
+  for (const entry of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const sep = entry.indexOf(':');
+    const id = entry.slice(0, sep);
+    const key = Buffer.from(entry.slice(sep + 1), 'base64');
+    if (sep <= 0 || key.length !== 32)
+      throw new CodecKeyError(`codec key "${id || entry.slice(0, 8)}" must be <id>:<32 bytes in base64>`);
+    keys.set(id, key);
+  }
+  if (!keys.has(activeKeyId))
+    throw new CodecKeyError(`active codec key id "${activeKeyId}" is not among the configured keys`);
+  return { keys, activeKeyId };
+}
+
+export class EncryptionCodec implements PayloadCodec {
+  constructor(private readonly cfg: CodecKeys) {}
+
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    const keyId = this.cfg.activeKeyId;
+    const key = this.cfg.keys.get(keyId)!;
+    return payloads.map((p) => {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv(CIPHER, key, iv);
+      const plain = PayloadProto.encode(p).finish();
+      const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+      return {
+        metadata: {
+          [METADATA_ENCODING_KEY]: text.encode(ENCRYPTED_ENCODING),
+          [KEY_ID_METADATA]: text.encode(keyId),
+        },
+        data: sealed,
+      };
+    });
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((p) => {
+      const encoding = p.metadata?.[METADATA_ENCODING_KEY];
+      if (!encoding || untext.decode(encoding) !== ENCRYPTED_ENCODING) return p;
+      const idBytes = p.metadata?.[KEY_ID_METADATA];
+      const keyId = idBytes ? untext.decode(idBytes) : '';
+      const key = this.cfg.keys.get(keyId);
+      if (!key) throw new CodecKeyError(`payload encrypted with unknown key id "${keyId}"`);
+      const data = Buffer.from(p.data ?? new Uint8Array());
+      if (data.length < IV_BYTES + TAG_BYTES) throw new CodecKeyError('encrypted payload is truncated');
+      const decipher = createDecipheriv(CIPHER, key, data.subarray(0, IV_BYTES));
+      decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+      const plain = Buffer.concat([
+        decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
+        decipher.final(),
+      ]);
+      return PayloadProto.decode(plain) as Payload;
+    });
+  }
+}
+
+/** The data converter every pixflow client and worker uses. */
+export function pixflowDataConverter(keys: CodecKeys) {
+  return { payloadCodecs: [new EncryptionCodec(keys)] };
+}

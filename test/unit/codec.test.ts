@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { DefaultPayloadConverter } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import { EncryptionCodec, parseCodecKeys } from '../../common/codec';
+import { ConfigError, loadConfig } from '../../common/config';
+
+const k = () => randomBytes(32).toString('base64');
+const converter = new DefaultPayloadConverter();
+const secret = { cpf: '63401825771', name: 'Ana Souza', email: 'ana@example.com' };
+
+describe('payload encryption codec', () => {
+  it('round-trips and hides the plain text', async () => {
+    const codec = new EncryptionCodec(parseCodecKeys(`a:${k()}`, 'a'));
+    const payload = converter.toPayload(secret);
+    const [sealed] = await codec.encode([payload]);
+    const raw = Buffer.from(sealed!.data!).toString('latin1');
+    for (const v of Object.values(secret)) expect(raw).not.toContain(v);
+    expect(Buffer.from(sealed!.metadata!['encryption-key-id']!).toString()).toBe('a');
+    const [opened] = await codec.decode([sealed!]);
+    expect(converter.fromPayload(opened!)).toEqual(secret);
+  });
+
+  it('reads payloads of an older key after rotation, and writes with the new one', async () => {
+    const oldKey = k();
+    const before = new EncryptionCodec(parseCodecKeys(`old:${oldKey}`, 'old'));
+    const [sealed] = await before.encode([converter.toPayload(secret)]);
+    const after = new EncryptionCodec(parseCodecKeys(`old:${oldKey},new:${k()}`, 'new'));
+    expect(converter.fromPayload((await after.decode([sealed!]))[0]!)).toEqual(secret);
+    const [fresh] = await after.encode([converter.toPayload(1)]);
+    expect(Buffer.from(fresh!.metadata!['encryption-key-id']!).toString()).toBe('new');
+  });
+
+  it('refuses a tampered payload and an unknown key id', async () => {
+    const codec = new EncryptionCodec(parseCodecKeys(`a:${k()}`, 'a'));
+    const [sealed] = await codec.encode([converter.toPayload(secret)]);
+    const data = Buffer.from(sealed!.data!);
+    data[20] = (data[20] ?? 0) ^ 1;
+    await expect(codec.decode([{ ...sealed!, data }])).rejects.toThrow();
+    const other = new EncryptionCodec(parseCodecKeys(`b:${k()}`, 'b'));
+    await expect(other.decode([sealed!])).rejects.toThrow(/unknown key id "a"/);
+  });
+
+  it('passes unencrypted payloads through on decode', async () => {
+    const codec = new EncryptionCodec(parseCodecKeys(`a:${k()}`, 'a'));
+    const plain = converter.toPayload('hello');
+    expect(await codec.decode([plain])).toEqual([plain]);
+  });
+
+  it('bad key configuration fails config loading, naming the variables', () => {
+    expect(() => loadConfig({ CODEC_KEYS: 'a:c2hvcnQ=', CODEC_ACTIVE_KEY_ID: 'a' })).toThrow(ConfigError);
+    expect(() => loadConfig({ CODEC_KEYS: `a:${k()}`, CODEC_ACTIVE_KEY_ID: 'b' })).toThrow(
+      /CODEC_ACTIVE_KEY_ID/,
+    );
+  });
+});
