@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startInboxRelay } from '../../api/ingress/relay';
 import { migrate } from '../../db/migrate';
@@ -46,12 +46,11 @@ beforeAll(async () => {
   temporal = new Client({ connection });
   nativeConnection = await NativeConnection.connect({ address });
   taskQueue = `ingress-${randomBytes(4).toString('hex')}`;
-  worker = await Worker.create({
-    connection: nativeConnection,
-    taskQueue,
+  const { code } = await bundleWorkflowCode({
     workflowsPath: path.resolve(__dirname, '../fixtures/ingress-workflows.ts'),
-    bundlerOptions: { logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } },
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
   });
+  worker = await Worker.create({ connection: nativeConnection, taskQueue, workflowBundle: { code } });
   running = worker.run();
   ingress = await startIngress(pool, temporal, { delivery: fast });
 });

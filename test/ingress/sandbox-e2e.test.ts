@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { createActivities } from '../../activities';
+import { cpfHash } from '../../common/pii';
+import type { Pool } from '../../db/pool';
+import { createProviderClient } from '../../provider/client';
+import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { depositStateQuery, qrCodeUpdate, workflowIds } from '../../workflows/definitions';
+import type { DepositInput } from '../../workflows/inputs';
+import { TEST_PII_KEY } from '../helpers/flow-env';
+import { testPool } from '../helpers/postgres';
+import { PARTNER, post, type RunningIngress, startIngress, uniqueId, waitUntil } from './harness';
+
+// End to end over the real pieces: the sandbox, registered to the ingress's one URL, posts the
+// deposit notifications itself; the real deposit workflow (dev server, real activities) must
+// complete on the `updated` one, long before its first scheduled inquiry.
+
+let pool: Pool;
+let connection: Connection;
+let nativeConnection: NativeConnection;
+let temporal: Client;
+let worker: Worker;
+let running: Promise<void>;
+let sandbox: RunningSandbox;
+let ingress: RunningIngress;
+let taskQueue: string;
+
+beforeAll(async () => {
+  pool = testPool();
+  sandbox = await startSandbox();
+  const address = inject('temporalAddress');
+  connection = await Connection.connect({ address });
+  temporal = new Client({ connection });
+  nativeConnection = await NativeConnection.connect({ address });
+  taskQueue = `ingress-e2e-${randomBytes(4).toString('hex')}`;
+  const provider = createProviderClient({
+    baseUrl: sandbox.url,
+    authUrl: sandbox.url,
+    clientId: 'sandbox-client',
+    clientSecret: 'sandbox-secret',
+    apiKey: 'sandbox-api-key',
+    merchant: 'sandbox-merchant',
+    timeoutMs: 5_000,
+  });
+  worker = await Worker.create({
+    connection: nativeConnection,
+    taskQueue,
+    workflowBundle: { code: inject('workflowBundle') },
+    activities: createActivities({
+      provider,
+      pool,
+      clock: () => new Date(),
+      hashCpf: (cpf) => cpfHash(cpf, TEST_PII_KEY),
+    }),
+  });
+  running = worker.run();
+  ingress = await startIngress(pool, temporal);
+  // What scripts/start.ts does for the embedded stack: one URL for all points.
+  const r = await post(`${sandbox.url}/sandbox/notifications`, { url: ingress.base, partnerId: PARTNER });
+  expect(r.status).toBe(200);
+});
+
+afterAll(async () => {
+  await ingress?.close();
+  worker?.shutdown();
+  await running;
+  await sandbox?.close();
+  await nativeConnection?.close();
+  await connection?.close();
+  await pool?.end();
+});
+
+it('sandbox pay -> ingress -> inbox row -> signal -> the deposit workflow completes', async () => {
+  const input: DepositInput = {
+    txid: uniqueId(),
+    merchant: 'sandbox-merchant',
+    client: { externalId: 'user-e2e', cpf: '63401825771', email: 'ana@example.com', name: 'Ana Souza' },
+    amountCentavos: 12_345,
+    // The first inquiry is a minute away: completion within seconds can only come from the webhook.
+    timings: { pollScheduleMs: [60_000, 120_000] },
+  };
+  const wf = workflowIds.deposit(input.txid);
+  const qr = await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
+    args: [{ amountCentavos: input.amountCentavos, payerCpf: input.client.cpf, merchant: input.merchant }],
+    startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
+      workflowId: wf,
+      taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
+  });
+  expect(qr.txid).toBe(input.txid);
+
+  const paid = await post(`${sandbox.url}/sandbox/deposits/${input.txid}/pay`, {
+    payerName: 'Ana Souza',
+    payerCpf: '63401825771',
+  });
+  expect(paid.status).toBe(200);
+
+  const handle = temporal.workflow.getHandle(wf);
+  const state = await waitUntil(
+    () => handle.query(depositStateQuery),
+    (s) => s.status === 'completed',
+    20_000,
+  );
+  expect(state.notifications).toBeGreaterThanOrEqual(1);
+  expect(state.inquiries).toBeLessThanOrEqual(1);
+
+  const rows = (
+    await pool.query<{ signal_payload: { action: string }; delivered_at: Date | null; raw_body: string }>(
+      'SELECT signal_payload, delivered_at, raw_body FROM webhook_inbox WHERE workflow_id = $1',
+      [wf],
+    )
+  ).rows;
+  const updated = rows.find((r) => r.signal_payload.action === 'updated');
+  expect(updated?.delivered_at).toBeInstanceOf(Date);
+  expect(JSON.parse(updated?.raw_body ?? '{}')).toMatchObject({
+    id: input.txid,
+    type: 'deposit',
+    action: 'updated',
+    partner_id: PARTNER,
+  });
+  // Every delivery attempt the sandbox made was answered 2xx.
+  const log = sandbox.state.notifications.filter((n) => n.message.id === input.txid);
+  expect(log.length).toBeGreaterThanOrEqual(1);
+  expect(log.every((n) => n.status === 'delivered' && n.attempts === 1)).toBe(true);
+});
