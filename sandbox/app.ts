@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { consoleRoutes } from './console';
 import { resolveOptions, type SandboxContext, type SandboxOptions } from './context';
 import { sendError } from './http';
 import { Notifier } from './notifier';
@@ -44,6 +45,7 @@ export function createSandbox(opts: SandboxOptions = {}) {
   app.use(inquiryRoutes(ctx));
   app.use(receiptRoutes(ctx));
   app.use(controlRoutes(ctx));
+  app.use(consoleRoutes(ctx));
   app.use((_req, res) => {
     sendError(res, 404, 'Not Found', 'no such endpoint');
   });
