@@ -69,6 +69,11 @@ export const envSchema = z.object({
     .min(16, 'must be at least 16 characters')
     .default('dev-webhook-secret-change-me'),
   WEBHOOK_PARTNER_ID: z.string().min(1).default('pixflow'),
+  /** Webhook inbox relay: how often it looks for pending rows, the longest retry back-off, and
+   * how long a notification may wait for its workflow to appear before it is given up. */
+  INBOX_RELAY_INTERVAL_MS: durationMs.default(1_000),
+  INBOX_RETRY_MAX_MS: durationMs.default(60_000),
+  INBOX_GIVE_UP_MS: durationMs.default(24 * 3600_000),
   /** Payload encryption keys `id:base64(32 bytes)`, comma-separated; the dev key is public, set your own. */
   CODEC_KEYS: z.string().min(1).default('dev1:ZGV2LW9ubHkta2V5LWRvLW5vdC11c2UtaW4tcHJvZCE='),
   CODEC_ACTIVE_KEY_ID: z.string().min(1).default('dev1'),

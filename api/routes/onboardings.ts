@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
@@ -13,7 +13,7 @@ import type { OnboardingInput } from '../../workflows/inputs';
 import type { onboardingWorkflow } from '../../workflows/onboarding';
 import type { ApiDeps } from '../app';
 import { Problem } from '../problem';
-import { exists, isAlreadyStarted, isNotFound, notFound, parse, updateFailure } from '../route-helpers';
+import { exists, isAlreadyStarted, isNotFound, notFound, parse } from '../route-helpers';
 import { cpfParamsSchema, onboardingBodySchema, reviewBodySchema } from '../schemas';
 
 const finished = (status: string) =>
@@ -102,8 +102,15 @@ export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
       const { link, reused } = await handle.executeUpdate(livenessLinkUpdate);
       res.json({ ...link, reused });
     } catch (err) {
-      const p = updateFailure(err);
-      if (p) throw p;
+      // The update's only refusals: the onboarding reached approved/rejected/expired.
+      if (err instanceof WorkflowUpdateFailedError) {
+        throw new Problem(
+          409,
+          'flow-finished',
+          'Onboarding already finished',
+          err.cause?.message ?? err.message,
+        );
+      }
       if (isNotFound(err)) {
         // The flow closes right after its final state: an update then finds no running workflow.
         if (await exists(handle)) throw finished('closed');

@@ -1,7 +1,15 @@
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowIds } from '../../workflows/definitions';
-import { type ApiEnv, eventually, expectProblem, freshCpf, PNG_SIGNATURE, startApiEnv } from './support';
+import {
+  type ApiEnv,
+  eventually,
+  expectProblem,
+  freshCpf,
+  json,
+  PNG_SIGNATURE,
+  startApiEnv,
+} from './support';
 
 let e: ApiEnv;
 let n = 0;
@@ -44,7 +52,7 @@ describe('deposits', () => {
 
     const again = await e.call('POST', '/v1/deposits', { body: { ...body, txid: qr.txid } });
     expect(again.status).toBe(200);
-    expect(await again.json()).toEqual(qr);
+    expect(await json(again)).toEqual(qr);
 
     const state = await e.call('GET', `/v1/deposits/${qr.txid}`);
     expect(state.status).toBe(200);
@@ -76,9 +84,10 @@ describe('deposits', () => {
   });
 
   it('a deposit the provider refuses is a 502 with the reason', async () => {
-    const body = depositBody({ txid: `9${Date.now()}${++n}` });
+    const txid = `9${Date.now()}${++n}`;
+    const body = { ...depositBody(), txid };
     // Occupy the txid at the provider with another amount: our create is then refused as a duplicate.
-    await e.provider.createDeposit({ client: body.client, amountCentavos: 1, txid: body.txid });
+    await e.provider.createDeposit({ client: body.client, amountCentavos: 1, txid });
     const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 502, 'deposit-failed');
     expect(p.detail).toBeTruthy();
   });
@@ -120,7 +129,7 @@ describe('withdrawals', () => {
 
     const again = await e.call('POST', '/v1/withdrawals', { body });
     expect(again.status).toBe(202);
-    expect((await again.json()).workflowId).toBe(first.workflowId);
+    expect((await json(again)).workflowId).toBe(first.workflowId);
     await expectProblem(
       await e.call('POST', '/v1/withdrawals', { body: { ...body, amountCentavos: 1 } }),
       409,
@@ -130,12 +139,12 @@ describe('withdrawals', () => {
     const receiptPath = `/v1/withdrawals/${body.transactionId}/receipt.png`;
     await expectProblem(await e.call('GET', receiptPath), 404, 'receipt-not-found');
     await eventually(
-      async () => (await (await e.call('GET', `/v1/withdrawals/${body.transactionId}`)).json()).state.status,
+      async () => (await json(await e.call('GET', `/v1/withdrawals/${body.transactionId}`))).state.status,
       (s) => s === 'processing',
     );
     await e.sandboxControl(`/sandbox/withdrawals/${body.transactionId}/settle`);
     const done = await eventually(
-      async () => (await (await e.call('GET', `/v1/withdrawals/${body.transactionId}`)).json()).state,
+      async () => (await json(await e.call('GET', `/v1/withdrawals/${body.transactionId}`))).state,
       (s) => s.status === 'completed',
     );
     expect(done).toMatchObject({ receiptStored: true, amountCentavos: 25_050 });
@@ -147,7 +156,7 @@ describe('withdrawals', () => {
     // Finished: the same request still answers the same flow, another one is still a conflict.
     const after = await e.call('POST', '/v1/withdrawals', { body });
     expect(after.status).toBe(202);
-    expect((await after.json()).state.status).toBe('completed');
+    expect((await json(after)).state.status).toBe('completed');
     await expectProblem(
       await e.call('POST', '/v1/withdrawals', { body: { ...body, pixKey: 'x@example.com' } }),
       409,

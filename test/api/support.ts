@@ -176,3 +176,12 @@ export async function eventually<T>(
 }
 
 export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** What the flow routes answer: the workflow id and the flow's state. */
+export interface FlowAnswer {
+  workflowId: string;
+  transactionId?: string;
+  state: { status: string; [k: string]: unknown };
+}
+
+export const json = <T = FlowAnswer>(res: Response): Promise<T> => res.json() as Promise<T>;

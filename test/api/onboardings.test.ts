@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { livenessProgressSignal, type OnboardingState, workflowIds } from '../../workflows/definitions';
+import { type ApiEnv, eventually, expectProblem, freshCpf, json, startApiEnv } from './support';
+
+let e: ApiEnv;
+
+const LINK_TTL_MS = 4_000;
+
+beforeAll(async () => {
+  // A short link validity (the test-only timings override) lets the renewal happen in the test.
+  e = await startApiEnv({ livenessLinkTtlMs: LINK_TTL_MS });
+});
+afterAll(async () => {
+  await e?.close();
+});
+
+const body = (cpf: string) => ({ cpf, plan: 'plan_basic', event: 'signup', userRef: 'u-1' });
+
+const stateOf = async (cpf: string) =>
+  ((await (await e.call('GET', `/v1/onboardings/${cpf}`)).json()) as { state: OnboardingState }).state;
+
+interface LinkAnswer {
+  url: string;
+  qrcode: string;
+  type: string;
+  issuedAt: string;
+  expiresAt: string;
+  reused: boolean;
+}
+
+describe('onboardings', () => {
+  it('starts once per CPF (201, then 200), reviews to approved, then refuses a link (409)', async () => {
+    const cpf = freshCpf();
+    const res = await e.call('POST', '/v1/onboardings', { body: body(cpf) });
+    expect(res.status).toBe(201);
+    const first = (await res.json()) as { workflowId: string; state: OnboardingState };
+    expect(first.workflowId).toBe(workflowIds.onboarding(cpf));
+    expect(['kyc', 'awaiting_liveness']).toContain(first.state.status);
+
+    const again = await e.call('POST', '/v1/onboardings', { body: body(cpf) });
+    expect(again.status).toBe(200);
+    expect((await json(again)).workflowId).toBe(first.workflowId);
+
+    await eventually(
+      () => stateOf(cpf),
+      (s) => s.status === 'awaiting_liveness',
+    );
+    // Not awaiting review yet: the operator's decision is refused.
+    await expectProblem(
+      await e.call('POST', `/v1/onboardings/${cpf}/review`, {
+        body: { decision: 'approve', by: 'op@example.com', reason: 'documents ok' },
+      }),
+      409,
+      'not-awaiting-review',
+    );
+
+    // The liveness callback (normally through the ingress) puts it up for review.
+    await e.temporal.workflow
+      .getHandle(first.workflowId)
+      .signal(livenessProgressSignal, { statusVerification: 'manual_approve_pending' });
+    await eventually(
+      () => stateOf(cpf),
+      (s) => s.status === 'awaiting_review',
+    );
+    const review = await e.call('POST', `/v1/onboardings/${cpf}/review`, {
+      body: { decision: 'approve', by: 'op@example.com', reason: 'documents ok' },
+    });
+    expect(review.status).toBe(202);
+    const approved = await eventually(
+      () => stateOf(cpf),
+      (s) => s.status === 'approved',
+    );
+    expect(approved.review).toMatchObject({ decision: 'approve', by: 'op@example.com' });
+
+    // Finished (and closed): the state is still served, no new link, no restart.
+    await expectProblem(await e.call('POST', `/v1/onboardings/${cpf}/liveness-link`), 409, 'flow-finished');
+    const repeat = await e.call('POST', '/v1/onboardings', { body: body(cpf) });
+    expect(repeat.status).toBe(200);
+    expect((await json(repeat)).state.status).toBe('approved');
+  });
+
+  it('hands out the same liveness link while it is valid, then a new one', async () => {
+    const cpf = freshCpf();
+    expect((await e.call('POST', '/v1/onboardings', { body: body(cpf) })).status).toBe(201);
+    const link = async () => {
+      const res = await e.call('POST', `/v1/onboardings/${cpf}/liveness-link`);
+      expect(res.status).toBe(200);
+      return (await res.json()) as LinkAnswer;
+    };
+    const a = await link();
+    expect(a.reused).toBe(true);
+    expect(a.url).toMatch(/^https?:\/\//);
+    expect(new Date(a.expiresAt).getTime() - new Date(a.issuedAt).getTime()).toBe(LINK_TTL_MS);
+    await new Promise((r) => setTimeout(r, new Date(a.expiresAt).getTime() - Date.now() + 200));
+    const b = await link();
+    expect(b.reused).toBe(false);
+    expect(new Date(b.issuedAt).getTime()).toBeGreaterThan(new Date(a.issuedAt).getTime());
+  });
+
+  it('invalid bodies and paths are 400 naming the field and start nothing; unknown CPFs are 404', async () => {
+    const p = await expectProblem(
+      await e.call('POST', '/v1/onboardings', {
+        body: { cpf: '12345678900', plan: 'plan_gold', event: 'x' },
+      }),
+      400,
+      'validation-error',
+    );
+    expect(p.invalid_params?.map((i) => i.name).sort()).toEqual(['body.cpf', 'body.plan']);
+    expect(await e.workflowExists(workflowIds.onboarding('12345678900'))).toBe(false);
+
+    await expectProblem(await e.call('POST', '/v1/onboardings', { body: 'not json' }), 400);
+    const path = await expectProblem(await e.call('GET', '/v1/onboardings/123'), 400);
+    expect(path.invalid_params?.[0]?.name).toBe('path.cpf');
+
+    const unknown = freshCpf();
+    await expectProblem(await e.call('GET', `/v1/onboardings/${unknown}`), 404, 'flow-not-found');
+    await expectProblem(
+      await e.call('POST', `/v1/onboardings/${unknown}/liveness-link`),
+      404,
+      'flow-not-found',
+    );
+    const review = await expectProblem(
+      await e.call('POST', `/v1/onboardings/${unknown}/review`, { body: { decision: 'maybe' } }),
+      400,
+    );
+    expect(review.invalid_params?.map((i) => i.name)).toContain('body.decision');
+  });
+});
