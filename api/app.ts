@@ -5,6 +5,7 @@ import type { Logger } from '../common/logger';
 import type { Pool } from '../db/pool';
 import type { FlowTimings } from '../workflows/inputs';
 import { apiKeyAuth } from './auth';
+import { ingressRouter } from './ingress/router';
 import { openApiRoutes } from './openapi';
 import { Problem, problemHandler } from './problem';
 import { depositRoutes } from './routes/deposits';
@@ -39,6 +40,7 @@ export function createApp(deps: ApiDeps) {
   v1.use(withdrawalRoutes(deps));
   v1.use(flowRoutes(deps));
   app.use('/v1', v1);
+  app.use(ingressRouter(deps));
 
   app.use((req, _res, next) =>
     next(new Problem(404, 'not-found', 'Not found', `no route for ${req.method} ${req.path}`)),

@@ -6,6 +6,8 @@ import { createLogger } from '../common/logger';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { createPool } from '../db/pool';
 import { createApp } from './app';
+import { deliveryOptionsFrom } from './ingress/deliver';
+import { startInboxRelay } from './ingress/relay';
 
 async function main() {
   const config = loadConfigOrExit();
@@ -27,8 +29,19 @@ async function main() {
   const server = http.createServer(createApp({ config, temporal, pool, log }));
   await listen(server, config.API_PORT, config.HTTP_HOST);
   log.info({ port: config.API_PORT }, 'api listening');
+
+  // Webhook inbox relay: delivers the notifications the ingress could not signal at once.
+  const relay = startInboxRelay({
+    pool,
+    temporal,
+    log,
+    intervalMs: config.INBOX_RELAY_INTERVAL_MS,
+    delivery: deliveryOptionsFrom(config),
+  });
+
   onShutdown(async () => {
     await closeServer(server);
+    await relay.stop();
     await connection.close();
     await pool.end();
   });

@@ -193,6 +193,25 @@ async function main() {
   const api = tsx('api', 'api/main.ts', childEnv);
   await waitFor('API', api, httpOk(`http://127.0.0.1:${config.API_PORT}/readyz`));
 
+  // The sandbox posts every notification point to the API's one ingress URL, so a deposit paid
+  // there drives its workflow with nobody touching anything else.
+  if (embeddedSandbox) {
+    const res = await fetch(`http://127.0.0.1:${config.SANDBOX_PORT}/sandbox/notifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: `http://127.0.0.1:${config.API_PORT}/webhooks/provider/${encodeURIComponent(config.WEBHOOK_SECRET)}`,
+        partnerId: config.WEBHOOK_PARTNER_ID,
+      }),
+      signal: AbortSignal.timeout(5_000),
+    }).catch((err: unknown) => err as Error);
+    if (res instanceof Error || !res.ok) {
+      throw new StartError(
+        `could not register the webhook ingress with the sandbox: ${res instanceof Error ? res.message : `HTTP ${res.status}`}`,
+      );
+    }
+  }
+
   say('');
   say('pixflow is up:');
   say(

@@ -22,6 +22,18 @@ export const defaultDeliveryOptions: DeliveryOptions = {
   giveUpAfterMs: 24 * 3600_000,
 };
 
+/** The operator's settings (common/config.ts) over the defaults. */
+export function deliveryOptionsFrom(config: {
+  INBOX_RETRY_MAX_MS?: number;
+  INBOX_GIVE_UP_MS?: number;
+}): DeliveryOptions {
+  return {
+    ...defaultDeliveryOptions,
+    ...(config.INBOX_RETRY_MAX_MS ? { retryMaxMs: config.INBOX_RETRY_MAX_MS } : {}),
+    ...(config.INBOX_GIVE_UP_MS ? { giveUpAfterMs: config.INBOX_GIVE_UP_MS } : {}),
+  };
+}
+
 /** How long a claimed row is left alone: past every Temporal call one delivery can make. */
 export const leaseMs = (o: DeliveryOptions) => 2 * o.signalTimeoutMs + 5_000;
 

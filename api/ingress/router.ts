@@ -5,7 +5,7 @@ import type { Logger } from '../../common/logger';
 import { type InboxPoint, insertInbox } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
 import { Problem, sendProblem } from '../problem';
-import { type DeliveryOptions, defaultDeliveryOptions, deliverRow, leaseMs } from './deliver';
+import { type DeliveryOptions, deliverRow, deliveryOptionsFrom, leaseMs } from './deliver';
 import { POINTS, parseNotification } from './notification';
 
 // POST /webhooks/provider/:secret[/deposit|/withdraw|/liveness]. Authenticated by the secret in
@@ -14,7 +14,12 @@ import { POINTS, parseNotification } from './notification';
 // a problem's `instance`.
 
 export interface IngressDeps {
-  config: { WEBHOOK_SECRET: string; WEBHOOK_PARTNER_ID: string };
+  config: {
+    WEBHOOK_SECRET: string;
+    WEBHOOK_PARTNER_ID: string;
+    INBOX_RETRY_MAX_MS?: number;
+    INBOX_GIVE_UP_MS?: number;
+  };
   pool: Pool;
   temporal: Client;
   log: Logger;
@@ -47,7 +52,7 @@ function timeout<T>(p: Promise<T>, ms: number): Promise<T> {
 
 export function ingressRouter(deps: IngressDeps) {
   const { pool, temporal, log } = deps;
-  const delivery: DeliveryOptions = { ...defaultDeliveryOptions, ...deps.delivery };
+  const delivery: DeliveryOptions = { ...deliveryOptionsFrom(deps.config), ...deps.delivery };
   const secretDigest = digest(deps.config.WEBHOOK_SECRET);
   const partnerDigest = digest(deps.config.WEBHOOK_PARTNER_ID);
   const storeTimeoutMs = deps.storeTimeoutMs ?? 5_000;
