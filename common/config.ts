@@ -40,6 +40,8 @@ export const envSchema = z.object({
   SANDBOX_PORT: port.default(4010),
   API_KEYS: csv.optional(),
   WORKER_HTTP_PORT: port.default(3001),
+  /** Where the Temporal SDK exposes its own Prometheus metrics (merged into the worker's /metrics). */
+  WORKER_SDK_METRICS_PORT: port.default(9464),
 
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),

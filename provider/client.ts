@@ -51,6 +51,13 @@ export interface ProviderLogger {
   warn(obj: object, msg?: string): void;
 }
 
+export interface ProviderCallEvent {
+  endpoint: EndpointName;
+  status: number;
+  durationMs: number;
+  outcome: 'ok' | 'error' | 'timeout' | 'connection_error';
+}
+
 export interface ProviderClientOptions {
   baseUrl: string;
   authUrl: string;
@@ -62,6 +69,8 @@ export interface ProviderClientOptions {
   fetch?: typeof fetch;
   logger?: ProviderLogger;
   now?: () => number;
+  /** Called after every HTTP call (metrics): endpoint, HTTP status (0 when none came back), duration. */
+  onCall?: (call: ProviderCallEvent) => void;
   /** Refresh the token this long before it expires. Default 60 s. */
   tokenSafetyMarginMs?: number;
 }
@@ -201,12 +210,20 @@ export function createProviderClient(options: ProviderClientOptions) {
           body = text;
         }
       }
-      logger.debug({ endpoint, status: res.status, ms: Date.now() - started }, 'provider call');
+      const durationMs = Date.now() - started;
+      logger.debug({ endpoint, status: res.status, ms: durationMs }, 'provider call');
+      options.onCall?.({ endpoint, status: res.status, durationMs, outcome: res.ok ? 'ok' : 'error' });
       return { status: res.status, body, headers: res.headers };
     } catch (err) {
       const name = (err as { name?: string } | null)?.name;
       const timedOut = name === 'TimeoutError' || name === 'AbortError';
       logger.warn({ endpoint, ms: Date.now() - started, timedOut }, 'provider call failed');
+      options.onCall?.({
+        endpoint,
+        status: 0,
+        durationMs: Date.now() - started,
+        outcome: timedOut ? 'timeout' : 'connection_error',
+      });
       throw new ProviderUnavailableError(
         timedOut
           ? `provider ${endpoint}: no answer within ${options.timeoutMs} ms`

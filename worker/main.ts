@@ -1,20 +1,38 @@
 import http from 'node:http';
 import path from 'node:path';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { pixflowDataConverter } from '../common/codec';
 import { loadConfigOrExit } from '../common/config';
 import { listen, onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
+import { createWorkerMetrics } from '../common/metrics';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { createWorkerActivities } from './activities';
 
 // The worker process: polls task queue `pixflow`, runs the flows' workflows and activities,
-// and answers /healthz on WORKER_HTTP_PORT (metrics join it later).
+// and answers /healthz and /metrics (ours plus the Temporal SDK's) on WORKER_HTTP_PORT.
 
 async function main() {
   const config = loadConfigOrExit();
   const log = createLogger('worker', config.LOG_LEVEL);
-  const { activities, close } = await createWorkerActivities(config, log);
+  const sdkMetrics = `127.0.0.1:${config.WORKER_SDK_METRICS_PORT}`;
+  // SDK logs (workflow and activity logs carry workflowId, runId, activityType) go to pino.
+  Runtime.install({
+    logger: new DefaultLogger(
+      config.LOG_LEVEL === 'silent' ? 'ERROR' : 'INFO',
+      ({ level, message, meta }) => {
+        const pinoLevel = (
+          { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const
+        )[level as LogLevel];
+        log[pinoLevel]({ ...meta, sdk: true }, message);
+      },
+    ),
+    telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics } } },
+  });
+
+  const metrics = createWorkerMetrics();
+  const { activities, provider, close } = await createWorkerActivities(config, log, metrics.onProviderCall);
+  metrics.countTokenRequests(() => provider.tokenRequests);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await Worker.create({
     connection,
@@ -26,19 +44,30 @@ async function main() {
     dataConverter: pixflowDataConverter(config.codecKeys),
   });
 
-  const health = http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
+    if (req.url === '/metrics') {
+      void (async () => {
+        const ours = await metrics.registry.metrics();
+        const sdk = await fetch(`http://${sdkMetrics}/metrics`, { signal: AbortSignal.timeout(2000) })
+          .then((r) => r.text())
+          .catch(() => '');
+        res.writeHead(200, { 'content-type': metrics.registry.contentType });
+        res.end(`${ours}\n${sdk}`);
+      })();
+      return;
+    }
     const ok = worker.getState() === 'RUNNING';
     res.writeHead(req.url === '/healthz' ? (ok ? 200 : 503) : 404, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ status: ok ? 'ok' : worker.getState() }));
   });
-  await listen(health, config.WORKER_HTTP_PORT, config.HTTP_HOST);
-  log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, healthPort: config.WORKER_HTTP_PORT }, 'worker started');
+  await listen(server, config.WORKER_HTTP_PORT, config.HTTP_HOST);
+  log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, port: config.WORKER_HTTP_PORT }, 'worker started');
 
   onShutdown(async () => {
     worker.shutdown();
   });
   await worker.run();
-  health.close();
+  server.close();
   await close();
   await connection.close();
   log.info('worker stopped');

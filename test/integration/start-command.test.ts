@@ -58,6 +58,7 @@ describe('npm start (scripts/start.ts)', () => {
       API_PORT: await freePort(),
       SANDBOX_PORT: await freePort(),
       WORKER_HTTP_PORT: await freePort(),
+      WORKER_SDK_METRICS_PORT: await freePort(),
       TEMPORAL_UI_PORT: await freePort(),
       EMBEDDED_PG_PORT: await freePort(),
     };
@@ -100,6 +101,10 @@ describe('npm start (scripts/start.ts)', () => {
       expect(await api.json()).toMatchObject({ status: 'ready', temporal: 'ok', postgres: 'ok' });
       expect((await fetch(`http://127.0.0.1:${ports.SANDBOX_PORT}/healthz`)).status).toBe(200);
       expect((await fetch(`http://127.0.0.1:${ports.WORKER_HTTP_PORT}/healthz`)).status).toBe(200);
+      // The worker's metrics: ours and the Temporal SDK's, on one endpoint.
+      const workerMetrics = await (await fetch(`http://127.0.0.1:${ports.WORKER_HTTP_PORT}/metrics`)).text();
+      expect(workerMetrics).toContain('pixflow_provider_token_requests');
+      expect(workerMetrics).toMatch(/^temporal_\w+/m);
       expect((await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/`)).status).toBe(200);
       expect(await tcpOpen(temporalPort)).toBe(true);
     } finally {

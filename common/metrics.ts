@@ -1,0 +1,100 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { ProviderCallEvent } from '../provider/client';
+
+// Prometheus metrics. Each process has its own registry; /metrics serves it.
+
+const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createWorkerMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'pixflow_worker_' });
+  const providerCalls = new Counter({
+    name: 'pixflow_provider_calls_total',
+    help: 'Provider HTTP calls by endpoint and outcome',
+    labelNames: ['endpoint', 'outcome', 'status'] as const,
+    registers: [registry],
+  });
+  const providerLatency = new Histogram({
+    name: 'pixflow_provider_call_duration_seconds',
+    help: 'Provider HTTP call latency by endpoint',
+    labelNames: ['endpoint'] as const,
+    buckets: latencyBuckets,
+    registers: [registry],
+  });
+  const providerErrors = new Counter({
+    name: 'pixflow_provider_errors_total',
+    help: 'Provider calls that failed (HTTP >= 400, timeouts, connection errors) by endpoint',
+    labelNames: ['endpoint', 'outcome'] as const,
+    registers: [registry],
+  });
+  let tokenRequests: () => number = () => 0;
+  new Gauge({
+    name: 'pixflow_provider_token_requests',
+    help: 'OAuth token requests this worker process has made',
+    registers: [registry],
+    collect() {
+      this.set(tokenRequests());
+    },
+  });
+  return {
+    registry,
+    onProviderCall(e: ProviderCallEvent) {
+      providerCalls.inc({ endpoint: e.endpoint, outcome: e.outcome, status: String(e.status) });
+      providerLatency.observe({ endpoint: e.endpoint }, e.durationMs / 1000);
+      if (e.outcome !== 'ok') providerErrors.inc({ endpoint: e.endpoint, outcome: e.outcome });
+    },
+    countTokenRequests(fn: () => number) {
+      tokenRequests = fn;
+    },
+  };
+}
+
+export function createApiMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'pixflow_api_' });
+  const requests = new Counter({
+    name: 'pixflow_http_requests_total',
+    help: 'API requests by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'pixflow_http_request_duration_seconds',
+    help: 'API request latency by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: latencyBuckets,
+    registers: [registry],
+  });
+  const notifications = new Counter({
+    name: 'pixflow_ingress_notifications_total',
+    help: 'Webhook notifications by point, type and outcome',
+    labelNames: ['point', 'type', 'outcome'] as const,
+    registers: [registry],
+  });
+  let backlog: () => Promise<number> = async () => 0;
+  new Gauge({
+    name: 'pixflow_inbox_pending',
+    help: 'Inbox notifications not yet delivered to their workflow',
+    registers: [registry],
+    async collect() {
+      this.set(await backlog().catch(() => -1));
+    },
+  });
+  return {
+    registry,
+    observeRequest(method: string, route: string, status: number, seconds: number) {
+      const labels = { method, route, status: String(status) };
+      requests.inc(labels);
+      latency.observe(labels, seconds);
+    },
+    countNotification(point: string, type: string, outcome: string) {
+      notifications.inc({ point, type, outcome });
+    },
+    measureBacklog(fn: () => Promise<number>) {
+      backlog = fn;
+    },
+  };
+}
+
+export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
+export type ApiMetrics = ReturnType<typeof createApiMetrics>;
