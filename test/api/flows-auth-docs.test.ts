@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflowIds } from '../../workflows/definitions';
+import { type ApiEnv, eventually, expectProblem, freshCpf, json, startApiEnv } from './support';
+
+let e: ApiEnv;
+let n = 0;
+
+beforeAll(async () => {
+  e = await startApiEnv();
+});
+afterAll(async () => {
+  await e?.close();
+});
+
+const depositBody = (cpf: string, txid: string) => ({
+  txid,
+  client: { externalId: `user-${++n}`, cpf, email: 'ana@example.com', name: 'Ana Souza' },
+  amountCentavos: 1_000 + n,
+});
+
+interface Page {
+  items: { workflowId: string; type: string; status: string; cpfMasked: string; amountCentavos: number }[];
+  next: string | null;
+}
+
+describe('authentication', () => {
+  it('no key or a wrong key is 401 problem+json and starts nothing', async () => {
+    const txid = `5${Date.now()}`;
+    const body = depositBody(freshCpf(), txid);
+    const none = await expectProblem(
+      await e.call('POST', '/v1/deposits', { body, key: null }),
+      401,
+      'unauthorized',
+    );
+    expect(none.title).toBe('Missing API key');
+    await expectProblem(
+      await e.call('POST', '/v1/deposits', { body, key: 'wrong-key' }),
+      401,
+      'unauthorized',
+    );
+    await expectProblem(await e.call('GET', '/v1/flows', { key: 'test-api-key-1x' }), 401);
+    expect(await e.workflowExists(workflowIds.deposit(txid))).toBe(false);
+    // Any configured key works.
+    expect((await e.call('GET', '/v1/flows', { key: 'another-key' })).status).toBe(200);
+  });
+});
+
+describe('GET /v1/flows', () => {
+  it('filters by CPF, type, status and time, and pages with a cursor', async () => {
+    const cpf = freshCpf();
+    const txids = [0, 1, 2].map((i) => `4${Date.now()}${i}`);
+    for (const txid of txids) {
+      expect((await e.call('POST', '/v1/deposits', { body: depositBody(cpf, txid) })).status).toBe(201);
+    }
+    const list = (query: string) => e.call('GET', `/v1/flows?${query}`).then((r) => json<Page>(r));
+    // The flows write their rows themselves, just after the QR is handed out.
+    await eventually(
+      () => list(`cpf=${cpf}&status=awaiting_payment`),
+      (p) => p.items.length === 3,
+    );
+
+    const first = await list(`cpf=${cpf}&type=deposit&limit=2`);
+    expect(first.items).toHaveLength(2);
+    expect(first.next).toEqual(expect.any(String));
+    const second = await list(`cpf=${cpf}&type=deposit&limit=2&cursor=${first.next}`);
+    expect(second.items).toHaveLength(1);
+    expect(second.next).toBeNull();
+    const ids = [...first.items, ...second.items].map((i) => i.workflowId);
+    expect(ids.sort()).toEqual(txids.map(workflowIds.deposit).sort());
+    expect(first.items[0]).toMatchObject({ type: 'deposit', status: 'awaiting_payment' });
+    expect(first.items[0]?.cpfMasked).toBe(`***.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-**`);
+    // The table never holds the CPF itself.
+    expect(JSON.stringify(first)).not.toContain(cpf);
+
+    expect((await list(`cpf=${cpf}&type=withdrawal`)).items).toHaveLength(0);
+    expect((await list(`cpf=${cpf}&status=completed`)).items).toHaveLength(0);
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect((await list(`cpf=${cpf}&created_from=${future}`)).items).toHaveLength(0);
+    expect((await list(`cpf=${cpf}&created_to=${future}`)).items).toHaveLength(3);
+  });
+
+  it('invalid query parameters are 400 naming them', async () => {
+    for (const [query, name] of [
+      ['limit=0', 'query.limit'],
+      ['limit=101', 'query.limit'],
+      ['type=payment', 'query.type'],
+      ['cpf=123', 'query.cpf'],
+      ['created_from=yesterday', 'query.created_from'],
+      ['cursor=not-a-cursor', 'query.cursor'],
+    ]) {
+      const p = await expectProblem(await e.call('GET', `/v1/flows?${query}`), 400, 'validation-error');
+      expect(p.invalid_params?.map((i) => i.name)).toContain(name);
+    }
+  });
+});
+
+describe('API description', () => {
+  it('serves /openapi.json (OpenAPI 3.1, every route) and /docs without a key', async () => {
+    const res = await fetch(`${e.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual(
+      [
+        '/v1/deposits',
+        '/v1/deposits/{txid}',
+        '/v1/deposits/{txid}/qrcode.png',
+        '/v1/flows',
+        '/v1/onboardings',
+        '/v1/onboardings/{cpf}',
+        '/v1/onboardings/{cpf}/liveness-link',
+        '/v1/onboardings/{cpf}/review',
+        '/v1/withdrawals',
+        '/v1/withdrawals/{id}',
+        '/v1/withdrawals/{id}/receipt.png',
+      ].sort(),
+    );
+    expect(doc.paths['/v1/deposits']?.post).toMatchObject({
+      requestBody: {
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/DepositRequest' } } },
+      },
+    });
+
+    const docs = await fetch(`${e.url}/docs`);
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await docs.text();
+    expect(html).toContain('/v1/withdrawals/{id}/receipt.png');
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href="https?:/);
+  });
+
+  it('unknown routes are 404 problem+json', async () => {
+    await expectProblem(await fetch(`${e.url}/nope`), 404, 'not-found');
+  });
+});
