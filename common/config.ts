@@ -38,6 +38,9 @@ export const envSchema = z.object({
   HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port.default(3000),
   SANDBOX_PORT: port.default(4010),
+  /** Sandbox: lifetime of a deposit QR code and of a liveness link (shorter in tests and demos). */
+  SANDBOX_DEPOSIT_EXPIRY_MS: durationMs.default(30 * 60_000),
+  SANDBOX_LIVENESS_URL_VALIDITY_MS: durationMs.default(30 * 60_000),
   API_KEYS: csv.optional(),
   WORKER_HTTP_PORT: port.default(3001),
   /** Where the Temporal SDK exposes its own Prometheus metrics (merged into the worker's /metrics). */
@@ -89,6 +92,12 @@ export const envSchema = z.object({
   PII_HASH_KEY: z.string().min(16, 'must be at least 16 characters').default('dev-pii-hash-key-change-me'),
   LIVENESS_LINK_TTL_MS: durationMs.default(30 * 60_000),
   ONBOARDING_DEADLINE_MS: durationMs.default(7 * 24 * 3600_000),
+  /** Reconciliation polls of deposits and withdrawals, ms, comma-separated; the last repeats. */
+  POLL_SCHEDULE_MS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be comma-separated milliseconds, e.g. 5000,10000,30000')
+    .transform((v) => v.split(',').map(Number))
+    .optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -4,15 +4,17 @@ import { startSandbox } from './app';
 
 async function main() {
   const config = loadConfigOrExit();
-  const logger = createLogger('sandbox');
+  const logger = createLogger('sandbox', config.LOG_LEVEL);
   const sandbox = await startSandbox({
     port: config.SANDBOX_PORT,
-    host: '127.0.0.1',
+    host: config.HTTP_HOST,
     clientId: config.provider.clientId,
     clientSecret: config.provider.clientSecret,
     apiKey: config.provider.apiKey,
     merchant: config.provider.merchant,
     livenessUrl: config.PROVIDER_LIVENESS_URL,
+    depositExpiryMs: config.SANDBOX_DEPOSIT_EXPIRY_MS,
+    livenessUrlValidityMs: config.SANDBOX_LIVENESS_URL_VALIDITY_MS,
     logger,
   });
   logger.info({ url: sandbox.url }, 'provider sandbox listening');
