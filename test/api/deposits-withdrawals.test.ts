@@ -90,6 +90,18 @@ describe('deposits', () => {
     await e.provider.createDeposit({ client: body.client, amountCentavos: 1, txid });
     const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 502, 'deposit-failed');
     expect(p.detail).toBeTruthy();
+    // Once the flow has closed, a repeat finds it (never a second flow for the txid): same answers.
+    const handle = e.temporal.workflow.getHandle(workflowIds.deposit(txid));
+    await handle.result();
+    await expectProblem(await e.call('POST', '/v1/deposits', { body }), 502, 'deposit-failed');
+    await expectProblem(await e.call('POST', '/v1/deposits', { body: { ...body, amountCentavos: 5 } }), 409);
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
+    const runs = await eventually(
+      () => e.temporal.workflow.count(`WorkflowId = '${handle.workflowId}'`),
+      (c) => c.count > 0,
+    );
+    expect(runs.count).toBe(1);
+    await expectProblem(await e.call('GET', `/v1/deposits/${txid}/qrcode.png`), 404, 'qrcode-not-found');
   });
 
   it('invalid bodies and paths are 400 naming the field, and start nothing', async () => {
