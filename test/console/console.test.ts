@@ -58,8 +58,28 @@ async function startLiveness(document: string): Promise<string> {
   return session.id;
 }
 
+// The browser is launched by the first test that needs it, not in beforeAll: a missing Chromium
+// must fail every test with its message (vitest would report them skipped after a beforeAll error).
+let launched: Promise<Page> | undefined;
+function browserPage(): Promise<Page> {
+  launched ??= (async () => {
+    browser = await launchChromium();
+    const p = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    p.on('pageerror', (err) => pageProblems.push(`pageerror: ${err.message}`));
+    // CSP violations and failed loads surface as console errors.
+    p.on('console', (msg) => {
+      if (msg.type() === 'error') pageProblems.push(`console: ${msg.text()}`);
+    });
+    p.on('request', (req) => {
+      const url = req.url();
+      if (!url.startsWith(`${sandbox.url}/`) && !url.startsWith('data:')) foreignRequests.push(url);
+    });
+    return p;
+  })();
+  return launched;
+}
+
 beforeAll(async () => {
-  browser = await launchChromium();
   sandbox = await startSandbox({ port: 0, host: '127.0.0.1' });
   client = createProviderClient({
     baseUrl: sandbox.url,
@@ -70,16 +90,6 @@ beforeAll(async () => {
     merchant: 'sandbox-merchant',
     timeoutMs: 5_000,
   });
-  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-  page.on('pageerror', (err) => pageProblems.push(`pageerror: ${err.message}`));
-  // CSP violations and failed loads surface as console errors.
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageProblems.push(`console: ${msg.text()}`);
-  });
-  page.on('request', (req) => {
-    const url = req.url();
-    if (!url.startsWith(`${sandbox.url}/`) && !url.startsWith('data:')) foreignRequests.push(url);
-  });
 });
 
 afterAll(async () => {
@@ -89,6 +99,7 @@ afterAll(async () => {
 
 describe('sandbox console in Chromium', () => {
   it('shows a pending deposit with its QR image and BRL value, and Pay completes it', async () => {
+    page = await browserPage();
     const id = await createDeposit(15_000);
     const other = await createDeposit(123_456_789); // thousands separators, no float drift
     await page.goto(`${sandbox.url}/sandbox/console`);
@@ -120,6 +131,7 @@ describe('sandbox console in Chromium', () => {
   });
 
   it('picks up new withdrawals by itself; Settle and Fail reach the inquiry', async () => {
+    page = await browserPage();
     // Created after the page loaded: only the 2 s refresh can show them.
     const settled = await createWithdrawal(4_990);
     const failed = await createWithdrawal(10);
@@ -139,6 +151,7 @@ describe('sandbox console in Chromium', () => {
   });
 
   it('completes a liveness session, and approves one that went to manual review', async () => {
+    page = await browserPage();
     const passing = await startLiveness('73628883504'); // approved_biometrics_pass
     const review = await startLiveness('52998224725'); // any other valid CPF: manual review
     const row = page.locator(testId(`liveness-${passing}`));
@@ -156,6 +169,7 @@ describe('sandbox console in Chromium', () => {
   });
 
   it('escapes what it shows: names and ids are text, never markup', async () => {
+    page = await browserPage();
     const evil = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>"'&`;
     const id = await createDeposit(100, evil);
     const wd = await createWithdrawal(250, `"><img src=x onerror=window.__xss=3>`);
@@ -177,6 +191,7 @@ describe('sandbox console in Chromium', () => {
   });
 
   it('looks right (screenshot for people) and loaded nothing from elsewhere', async () => {
+    page = await browserPage();
     await createDeposit(15_000, 'Maria da Silva');
     await createWithdrawal(32_150);
     await startLiveness('39053344705');

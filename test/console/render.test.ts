@@ -1,0 +1,65 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { escapeHtml, formatBrl } from '../../sandbox/console';
+
+// The console's pure parts and headers, without a browser.
+
+describe('formatBrl', () => {
+  it('formats centavos as BRL with integer arithmetic', () => {
+    expect(formatBrl(15_000)).toBe('R$ 150,00');
+    expect(formatBrl(0)).toBe('R$ 0,00');
+    expect(formatBrl(5)).toBe('R$ 0,05');
+    expect(formatBrl(100_000)).toBe('R$ 1.000,00');
+    expect(formatBrl(123_456_789)).toBe('R$ 1.234.567,89');
+    expect(formatBrl(Number.MAX_SAFE_INTEGER)).toBe('R$ 90.071.992.547.409,91');
+    expect(() => formatBrl(1.5)).toThrow(RangeError);
+  });
+
+  it('round-trips every amount (no float drift)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), (c) => {
+        const digits = formatBrl(c).replace(/^R\$ /, '').replace(/[.,]/g, '');
+        expect(BigInt(digits)).toBe(BigInt(c));
+      }),
+    );
+  });
+});
+
+describe('escapeHtml', () => {
+  it('leaves no markup or attribute breakout', () => {
+    expect(escapeHtml(`<img src=x onerror="a('b')">&\``)).toBe(
+      '&lt;img src=x onerror=&quot;a(&#39;b&#39;)&quot;&gt;&amp;&#96;',
+    );
+    fc.assert(
+      fc.property(fc.string(), (s) => {
+        expect(escapeHtml(s)).not.toMatch(/[<>"'`]/);
+      }),
+    );
+  });
+});
+
+describe('GET /sandbox/console', () => {
+  let sandbox: RunningSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(() => sandbox.close());
+
+  it('serves HTML whose only script is its own (CSP nonce) and the rows alone for refresh', async () => {
+    const res = await fetch(`${sandbox.url}/sandbox/console`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
+    expect(nonce).toBeTruthy();
+    expect(csp).toContain("default-src 'none'");
+    const html = await res.text();
+    expect(html).toContain(`<script nonce="${nonce}">`);
+    expect(html).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)/); // nothing from elsewhere
+
+    const rows = await fetch(`${sandbox.url}/sandbox/console/rows`);
+    expect(rows.status).toBe(200);
+    expect(await rows.text()).toContain('data-testid="deposits"');
+  });
+});
