@@ -1,13 +1,17 @@
 import type { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import express from 'express';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
+import { type ApiMetrics, createApiMetrics } from '../common/metrics';
 import type { Pool } from '../db/pool';
 import type { FlowTimings } from '../workflows/inputs';
 import { apiKeyAuth } from './auth';
 import { ingressRouter } from './ingress/router';
+import { requestObservability } from './observability';
 import { openApiRoutes } from './openapi';
 import { Problem, problemHandler } from './problem';
+import { codecRoutes } from './routes/codec';
 import { depositRoutes } from './routes/deposits';
 import { flowRoutes } from './routes/flows';
 import { healthRoutes } from './routes/health';
@@ -21,15 +25,44 @@ export interface ApiDeps {
   log: Logger;
   /** Overrides of the flows' waits (tests); never taken from a request. */
   timings?: Partial<FlowTimings>;
+  metrics?: ApiMetrics;
+  /** The payload codec the Temporal UI reaches through /codec (the client's own). */
+  codec?: PayloadCodec;
 }
 
-export function createApp(deps: ApiDeps) {
+/** The flows' waits from configuration, with the caller's overrides on top. */
+function configuredTimings(deps: ApiDeps): Partial<FlowTimings> {
+  return {
+    livenessLinkTtlMs: deps.config.LIVENESS_LINK_TTL_MS,
+    onboardingDeadlineMs: deps.config.ONBOARDING_DEADLINE_MS,
+    ...(deps.config.POLL_SCHEDULE_MS ? { pollScheduleMs: deps.config.POLL_SCHEDULE_MS } : {}),
+    ...deps.timings,
+  };
+}
+
+export function createApp(input: ApiDeps) {
+  const metrics = input.metrics ?? createApiMetrics();
+  const deps = { ...input, metrics, timings: configuredTimings(input) };
   const app = express();
   app.disable('x-powered-by');
+  app.use(requestObservability(deps.log, metrics));
 
   // Public: health and the API description.
   app.use(healthRoutes(deps));
   app.use(openApiRoutes());
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  if (deps.codec) {
+    app.use(
+      codecRoutes({
+        codec: deps.codec,
+        tokens: deps.config.CODEC_TOKENS ?? [],
+        corsOrigins: deps.config.CODEC_CORS_ORIGINS,
+        trustLoopbackUi: deps.config.CODEC_TRUST_LOOPBACK_UI,
+      }),
+    );
+  }
 
   // Backend API: every route behind an API key.
   const v1 = express.Router();

@@ -1,9 +1,12 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
+import { pixflowDataConverter } from '../common/codec';
 import { loadConfigOrExit } from '../common/config';
 import { closeServer, listen, onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
+import { createApiMetrics } from '../common/metrics';
 import { temporalConnectionOptions } from '../common/temporal-connection';
+import { countPending } from '../db/inbox';
 import { createPool } from '../db/pool';
 import { createApp } from './app';
 import { deliveryOptionsFrom } from './ingress/deliver';
@@ -25,8 +28,13 @@ async function main() {
   const pool = createPool(config.DATABASE_URL);
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
   const connection = Connection.lazy(temporalConnectionOptions(config));
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-  const server = http.createServer(createApp({ config, temporal, pool, log }));
+  // Payloads are encrypted before they reach Temporal (common/codec.ts); /codec serves the UI.
+  const dataConverter = pixflowDataConverter(config.codecKeys);
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
+  const metrics = createApiMetrics();
+  metrics.measureBacklog(() => countPending(pool));
+  const codec = dataConverter.payloadCodecs[0];
+  const server = http.createServer(createApp({ config, temporal, pool, log, metrics, codec }));
   await listen(server, config.API_PORT, config.HTTP_HOST);
   log.info({ port: config.API_PORT }, 'api listening');
 

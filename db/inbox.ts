@@ -107,3 +107,11 @@ export async function markGaveUp(pool: Pool, id: number, error: string): Promise
     [id, error],
   );
 }
+
+/** Notifications not yet delivered (and not given up): the inbox backlog metric. */
+export async function countPending(pool: Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM webhook_inbox WHERE delivered_at IS NULL AND gave_up_at IS NULL',
+  );
+  return rows[0]?.n ?? 0;
+}

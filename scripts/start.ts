@@ -163,6 +163,9 @@ async function main() {
         config.TEMPORAL_NAMESPACE,
         '--log-level',
         'warn',
+        // The UI asks our API's codec endpoint to show decrypted payloads.
+        '--ui-codec-endpoint',
+        `http://127.0.0.1:${config.API_PORT}/codec`,
         ...searchAttributeCliArgs(),
       ],
       process.env,
@@ -176,6 +179,8 @@ async function main() {
     DATABASE_URL: databaseUrl,
     API_KEYS: process.env.API_KEYS ?? DEV_API_KEY,
     PIXFLOW_TEMPORAL_PORT: String(config.PIXFLOW_TEMPORAL_PORT),
+    // Embedded stack only: the local UI may decode payloads without a token.
+    CODEC_TRUST_LOOPBACK_UI: process.env.CODEC_TRUST_LOOPBACK_UI ?? 'true',
   };
 
   const embeddedSandbox = !process.env.PROVIDER_BASE_URL;

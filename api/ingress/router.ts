@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from '../../common/logger';
+import type { ApiMetrics } from '../../common/metrics';
 import { type InboxPoint, insertInbox } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
 import { Problem, sendProblem } from '../problem';
@@ -25,6 +26,7 @@ export interface IngressDeps {
   log: Logger;
   delivery?: Partial<DeliveryOptions>;
   bodyLimit?: string;
+  metrics?: Pick<ApiMetrics, 'countNotification'>;
   /** Bound on the one INSERT; past it the provider gets a 503 and retries. */
   storeTimeoutMs?: number;
 }
@@ -126,6 +128,11 @@ export function ingressRouter(deps: IngressDeps) {
       return next(new Problem(503, 'inbox-unavailable', 'Cannot store the notification now; retry later'));
     }
     const duplicate = id === undefined;
+    deps.metrics?.countNotification(
+      n.point,
+      String(fields.type ?? n.point),
+      duplicate ? 'duplicate' : 'stored',
+    );
     res.status(200).json({ received: true, duplicate });
     log.info({ point: n.point, target: n.logTarget, duplicate }, 'provider notification stored');
     if (id === undefined) return; // the first copy's delivery (or the relay) takes care of it
@@ -152,13 +159,14 @@ export function ingressRouter(deps: IngressDeps) {
   router.post(paths, checkSecret, rawBody, receive);
 
   router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const status = err instanceof Problem ? err.status : ((err as { status?: number }).status ?? 500);
+    deps.metrics?.countNotification(String(req.params.point ?? 'any'), 'unknown', `rejected_${status}`);
     if (err instanceof Problem) return sendProblem(res, err, instanceOf(req));
-    const e = err as { type?: string; status?: number; statusCode?: number };
-    const status = e.status ?? e.statusCode;
+    const e = err as { type?: string; statusCode?: number };
     if (e.type === 'entity.too.large') {
       return sendProblem(res, new Problem(413, 'body-too-large', 'Request body too large'), instanceOf(req));
     }
-    if (status && status >= 400 && status < 500) {
+    if (status >= 400 && status < 500) {
       return sendProblem(res, new Problem(status, 'bad-request', 'Bad request', e.type), instanceOf(req));
     }
     log.error({ err: String(err) }, 'webhook ingress error');
