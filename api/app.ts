@@ -17,6 +17,7 @@ import { flowRoutes } from './routes/flows';
 import { healthRoutes } from './routes/health';
 import { onboardingRoutes } from './routes/onboardings';
 import { withdrawalRoutes } from './routes/withdrawals';
+import { requestTracing } from './tracing';
 
 export interface ApiDeps {
   config: Config;
@@ -45,6 +46,7 @@ export function createApp(input: ApiDeps) {
   const deps = { ...input, metrics, timings: configuredTimings(input) };
   const app = express();
   app.disable('x-powered-by');
+  app.use(requestTracing());
   app.use(requestObservability(deps.log, metrics));
 
   // Public: health and the API description.

@@ -6,6 +6,7 @@ import { closeServer, listen, onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
 import { createApiMetrics } from '../common/metrics';
 import { temporalConnectionOptions } from '../common/temporal-connection';
+import { setupTracing, tracingClientInterceptors } from '../common/tracing';
 import { countPending } from '../db/inbox';
 import { createPool } from '../db/pool';
 import { createApp } from './app';
@@ -25,18 +26,25 @@ async function main() {
     process.exit(1);
   }
   const log = createLogger('api', config.LOG_LEVEL);
+  // Before anything traced is created; undefined (and no interceptors) without an endpoint.
+  const tracing = setupTracing('pixflow-api', config);
   const pool = createPool(config.DATABASE_URL);
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
   const connection = Connection.lazy(temporalConnectionOptions(config));
   // Payloads are encrypted before they reach Temporal (common/codec.ts); /codec serves the UI.
   const dataConverter = pixflowDataConverter(config.codecKeys);
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
+  const temporal = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    dataConverter,
+    interceptors: tracingClientInterceptors(tracing),
+  });
   const metrics = createApiMetrics();
   metrics.measureBacklog(() => countPending(pool));
   const codec = dataConverter.payloadCodecs[0];
   const server = http.createServer(createApp({ config, temporal, pool, log, metrics, codec }));
   await listen(server, config.API_PORT, config.HTTP_HOST);
-  log.info({ port: config.API_PORT }, 'api listening');
+  log.info({ port: config.API_PORT, tracing: Boolean(tracing) }, 'api listening');
 
   // Webhook inbox relay: delivers the notifications the ingress could not signal at once.
   const relay = startInboxRelay({
@@ -52,6 +60,7 @@ async function main() {
     await relay.stop();
     await connection.close();
     await pool.end();
+    await tracing?.shutdown();
   });
 }
 

@@ -98,6 +98,8 @@ export const envSchema = z.object({
     .regex(/^\d+(,\d+)*$/, 'must be comma-separated milliseconds, e.g. 5000,10000,30000')
     .transform((v) => v.split(',').map(Number))
     .optional(),
+  /** OTLP/HTTP collector base URL (spans go to <url>/v1/traces); tracing is off when unset. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;

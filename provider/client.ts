@@ -1,3 +1,4 @@
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { z } from 'zod';
 import {
   BadRequestError,
@@ -197,7 +198,37 @@ export function createProviderClient(options: ProviderClientOptions) {
   const baseUrl = trimSlash(options.baseUrl);
   const authUrl = trimSlash(options.authUrl);
 
-  async function send(endpoint: EndpointName, url: string, init: RequestInit): Promise<RawResponse> {
+  /**
+   * One span per HTTP call (`provider <endpoint>`), a child of the activity's span. Without a
+   * registered OpenTelemetry SDK the API is a no-op. The URL is never recorded: it can hold a CPF.
+   */
+  function send(endpoint: EndpointName, url: string, init: RequestInit): Promise<RawResponse> {
+    return trace.getTracer('pixflow-provider').startActiveSpan(
+      `provider ${endpoint}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'provider.endpoint': endpoint, 'http.request.method': init.method ?? 'GET' },
+      },
+      async (span) => {
+        try {
+          const res = await sendUntraced(endpoint, url, init);
+          span.setAttribute('http.response.status_code', res.status);
+          if (res.status >= 400)
+            span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${res.status}` });
+          return res;
+        } catch (err) {
+          // Our own error (endpoint and cause kind), not the raw fetch error.
+          span.recordException(err as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+          throw err;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  async function sendUntraced(endpoint: EndpointName, url: string, init: RequestInit): Promise<RawResponse> {
     const started = Date.now();
     try {
       const res = await fetchImpl(url, { ...init, signal: AbortSignal.timeout(options.timeoutMs) });

@@ -7,6 +7,7 @@ import { listen, onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
 import { createWorkerMetrics } from '../common/metrics';
 import { temporalConnectionOptions } from '../common/temporal-connection';
+import { setupTracing, tracingWorkerOptions } from '../common/tracing';
 import { createWorkerActivities } from './activities';
 
 // The worker process: polls task queue `pixflow`, runs the flows' workflows and activities,
@@ -30,6 +31,8 @@ async function main() {
     telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics } } },
   });
 
+  // Undefined (no exporter, no interceptors) without OTEL_EXPORTER_OTLP_ENDPOINT.
+  const tracing = setupTracing('pixflow-worker', config);
   const metrics = createWorkerMetrics();
   const { activities, provider, close } = await createWorkerActivities(config, log, metrics.onProviderCall);
   metrics.countTokenRequests(() => provider.tokenRequests);
@@ -42,6 +45,8 @@ async function main() {
     activities,
     // Payloads are encrypted before they reach Temporal (common/codec.ts).
     dataConverter: pixflowDataConverter(config.codecKeys),
+    // Workflow, activity and provider-call spans, joined to the API's trace through headers.
+    ...tracingWorkerOptions(tracing),
   });
 
   const server = http.createServer((req, res) => {
@@ -61,7 +66,10 @@ async function main() {
     res.end(JSON.stringify({ status: ok ? 'ok' : worker.getState() }));
   });
   await listen(server, config.WORKER_HTTP_PORT, config.HTTP_HOST);
-  log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, port: config.WORKER_HTTP_PORT }, 'worker started');
+  log.info(
+    { taskQueue: config.TEMPORAL_TASK_QUEUE, port: config.WORKER_HTTP_PORT, tracing: Boolean(tracing) },
+    'worker started',
+  );
 
   onShutdown(async () => {
     worker.shutdown();
@@ -70,6 +78,7 @@ async function main() {
   server.close();
   await close();
   await connection.close();
+  await tracing?.shutdown();
   log.info('worker stopped');
 }
 
