@@ -7,7 +7,12 @@ import type { LivenessProgress, ProviderNotification, ReviewDecision } from './i
 export const TASK_QUEUE = 'pixflow';
 
 export const workflowIds = {
-  onboarding: (cpf: string) => `onboarding-${cpf}`,
+  /**
+   * A keyed hash of the CPF, not the CPF: workflow ids are stored and shown in plain text by
+   * Temporal, so a bare CPF there would defeat the payload encryption. Still a business id:
+   * the same CPF always finds the same flow. Compute it with common/pii.ts onboardingWorkflowId.
+   */
+  onboarding: (cpfHash: string) => `onboarding-${cpfHash}`,
   deposit: (txid: string) => `deposit-${txid}`,
   withdrawal: (transactionId: string) => `withdrawal-${transactionId}`,
 };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { maskCpf } from '../../common/mask';
+import { onboardingWorkflowId } from '../../common/pii';
 import type { InboxPoint } from '../../db/inbox';
 import { livenessCallbackSchema, notificationMessageSchema } from '../../provider/schemas';
 import { livenessProgressSignal, providerNotificationSignal, workflowIds } from '../../workflows/definitions';
@@ -41,6 +42,8 @@ export function parseNotification(
   pathPoint: InboxPoint | undefined,
   body: Record<string, unknown>,
   receivedAt: Date,
+  /** Liveness callbacks name a CPF; its onboarding's id is a keyed hash of it. */
+  piiHashKey: string,
 ): ParsedNotification {
   const point = pathPoint ?? pointOf(body);
   if (!point) {
@@ -68,8 +71,8 @@ export function parseNotification(
     };
     return {
       point,
-      workflowId: workflowIds.onboarding(cpf),
-      logTarget: workflowIds.onboarding(maskCpf(cpf)),
+      workflowId: onboardingWorkflowId(cpf, piiHashKey),
+      logTarget: `onboarding of ${maskCpf(cpf)}`,
       signalName: livenessProgressSignal.name,
       signalPayload: payload,
       dedupeKey: dedupeKey([

@@ -18,6 +18,7 @@ export interface IngressDeps {
   config: {
     WEBHOOK_SECRET: string;
     WEBHOOK_PARTNER_ID: string;
+    PII_HASH_KEY: string;
     INBOX_RETRY_MAX_MS?: number;
     INBOX_GIVE_UP_MS?: number;
   };
@@ -96,7 +97,12 @@ export function ingressRouter(deps: IngressDeps) {
 
     let n: ReturnType<typeof parseNotification>;
     try {
-      n = parseNotification(req.params.point as InboxPoint | undefined, fields, receivedAt);
+      n = parseNotification(
+        req.params.point as InboxPoint | undefined,
+        fields,
+        receivedAt,
+        deps.config.PII_HASH_KEY,
+      );
     } catch (err) {
       return next(err);
     }

@@ -1,14 +1,9 @@
 import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
-import { cpfHash } from '../../common/pii';
+import { cpfHash, onboardingWorkflowId } from '../../common/pii';
 import { CpfHashKey, CpfMaskedKey, FlowStatusKey, FlowTypeKey } from '../../common/search-attributes';
-import {
-  livenessLinkUpdate,
-  onboardingStateQuery,
-  reviewSignal,
-  workflowIds,
-} from '../../workflows/definitions';
+import { livenessLinkUpdate, onboardingStateQuery, reviewSignal } from '../../workflows/definitions';
 import type { OnboardingInput } from '../../workflows/inputs';
 import type { onboardingWorkflow } from '../../workflows/onboarding';
 import type { ApiDeps } from '../app';
@@ -22,11 +17,11 @@ const finished = (status: string) =>
 export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
   const r = Router();
   const handleOf = (cpf: string) =>
-    temporal.workflow.getHandle<typeof onboardingWorkflow>(workflowIds.onboarding(cpf));
+    temporal.workflow.getHandle<typeof onboardingWorkflow>(onboardingWorkflowId(cpf, config.PII_HASH_KEY));
 
   const start = (client: Client, input: OnboardingInput, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
     client.workflow.start<typeof onboardingWorkflow>('onboardingWorkflow', {
-      workflowId: workflowIds.onboarding(input.cpf),
+      workflowId: onboardingWorkflowId(input.cpf, config.PII_HASH_KEY),
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],
       // FAIL (not USE_EXISTING) so we know whether this request started it: 201 vs 200.
@@ -88,7 +83,7 @@ export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     try {
       const state = await handleOf(cpf).query(onboardingStateQuery);
-      res.json({ workflowId: workflowIds.onboarding(cpf), state });
+      res.json({ workflowId: onboardingWorkflowId(cpf, config.PII_HASH_KEY), state });
     } catch (err) {
       if (isNotFound(err)) throw notFound('onboarding for this CPF');
       throw err;

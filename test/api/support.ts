@@ -15,12 +15,14 @@ import { createProviderClient, type ProviderClient } from '../../provider/client
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import type { FlowTimings } from '../../workflows/inputs';
 import { testPool } from '../helpers/postgres';
+import { testDataConverter } from '../helpers/temporal';
 
 // The real API on port 0, against the run's Temporal dev server and Postgres, with a real worker
 // (own task queue) whose activities talk HTTP to an in-process sandbox.
 
 export const API_KEY = 'test-api-key-1';
 export const PII_KEY = 'test-pii-hash-key-0123456789';
+export const CODEC_TOKEN = 'test-codec-token';
 
 export interface ApiEnv {
   url: string;
@@ -56,6 +58,8 @@ export async function startApiEnv(timings: Partial<FlowTimings> = {}): Promise<A
     connection: nativeConnection,
     taskQueue,
     workflowBundle: { code: inject('workflowBundle') },
+    // Encrypted payloads, as in production.
+    dataConverter: testDataConverter,
     activities: createActivities({
       provider,
       pool,
@@ -72,10 +76,18 @@ export async function startApiEnv(timings: Partial<FlowTimings> = {}): Promise<A
     PII_HASH_KEY: PII_KEY,
     PROVIDER_MERCHANT: 'sandbox-merchant',
     LOG_LEVEL: 'silent',
+    CODEC_TOKENS: CODEC_TOKEN,
   });
   const connection = await Connection.connect({ address });
-  const temporal = new Client({ connection });
-  const app = createApp({ config, temporal, pool, log: createLogger('api-test', 'silent'), timings });
+  const temporal = new Client({ connection, dataConverter: testDataConverter });
+  const app = createApp({
+    config,
+    temporal,
+    pool,
+    log: createLogger('api-test', 'silent'),
+    timings,
+    codec: testDataConverter.payloadCodecs[0],
+  });
   const server: http.Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

@@ -20,6 +20,9 @@ export interface RunningIngress {
   close(): Promise<void>;
 }
 
+/** The key onboarding ids are hashed with in these tests. */
+export const INGRESS_PII_KEY = 'ingress-test-pii-key-0123';
+
 export async function startIngress(
   pool: Pool,
   temporal: Client,
@@ -28,7 +31,7 @@ export async function startIngress(
   const app = express();
   app.use(
     ingressRouter({
-      config: { WEBHOOK_SECRET: SECRET, WEBHOOK_PARTNER_ID: PARTNER },
+      config: { WEBHOOK_SECRET: SECRET, WEBHOOK_PARTNER_ID: PARTNER, PII_HASH_KEY: INGRESS_PII_KEY },
       pool,
       temporal,
       log: silentLog,

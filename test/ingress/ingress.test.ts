@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startInboxRelay } from '../../api/ingress/relay';
+import { onboardingWorkflowId } from '../../common/pii';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { workflowIds } from '../../workflows/definitions';
@@ -11,6 +12,7 @@ import { finishSignal, type Received, receivedQuery } from '../fixtures/ingress-
 import { freePort } from '../helpers/ports';
 import { freshDatabase } from '../helpers/postgres';
 import {
+  INGRESS_PII_KEY,
   PARTNER,
   post,
   type RunningIngress,
@@ -161,9 +163,9 @@ describe('webhook ingress: good notifications', () => {
   it.each([
     ['liveness URL', 'liveness'],
     ['one URL for all points', ''],
-  ])('a liveness callback on the %s reaches onboarding-<document>', async (_n, suffix) => {
+  ])('a liveness callback on the %s reaches onboarding-<hash of document>', async (_n, suffix) => {
     const cpf = uniqueCpf();
-    const wf = workflowIds.onboarding(cpf);
+    const wf = onboardingWorkflowId(cpf, INGRESS_PII_KEY);
     await startRecorder(wf);
     const r = await post(suffix ? `${ingress.base}/${suffix}` : ingress.base, livenessCb(cpf));
     expect(r.status).toBe(200);
@@ -178,7 +180,7 @@ describe('webhook ingress: good notifications', () => {
 
   it('liveness callbacks with different statuses are distinct notifications', async () => {
     const cpf = uniqueCpf();
-    const wf = workflowIds.onboarding(cpf);
+    const wf = onboardingWorkflowId(cpf, INGRESS_PII_KEY);
     await startRecorder(wf);
     expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'processing'))).status).toBe(200);
     expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'completed'))).status).toBe(200);
