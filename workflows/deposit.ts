@@ -27,10 +27,12 @@ const { createDepositQr } = proxyActivities<ReturnType<typeof createDepositActiv
   // The caller waits for the QR: give up after a few minutes rather than hang.
   scheduleToCloseTimeout: '5m',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
+  summary: 'Create the Pix QR code at the provider',
 });
 const { inquireDeposit } = proxyActivities<ReturnType<typeof createDepositActivities>>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  summary: 'Deposit inquiry: has it been paid?',
 });
 
 const FINAL: DepositStatus[] = ['completed', 'expired', 'failed'];
@@ -135,7 +137,9 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
     const untilExpiry = expiresAt - Date.now();
     if (untilExpiry <= 0) break;
     // Wake on a notification, or at the next reconciliation poll, whichever comes first.
-    await condition(() => hint, Math.min(pollDelay(t.pollScheduleMs, n), untilExpiry));
+    await condition(() => hint, Math.min(pollDelay(t.pollScheduleMs, n), untilExpiry), {
+      summary: 'Wait for the payment notification or the next reconciliation poll',
+    });
     hint = false;
     if (await paid()) break;
   }

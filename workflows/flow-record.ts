@@ -10,6 +10,7 @@ import { FlowStatusKey } from '../common/search-attributes';
 const { recordFlow } = proxyActivities<{ recordFlow(r: FlowRecord): Promise<void> }>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '500ms', maximumInterval: '30s' },
+  summary: 'Record the state change in the flows table',
 });
 
 type Base = Omit<FlowRecord, 'workflowId' | 'status' | 'seq' | 'reason' | 'details'>;

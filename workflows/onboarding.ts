@@ -27,9 +27,17 @@ import { flowRecorder, isoNow } from './flow-record';
 import type { OnboardingInput } from './inputs';
 import { timings } from './timings';
 
-const { checkKyc, requestLivenessLink } = proxyActivities<ReturnType<typeof createOnboardingActivities>>({
+type Acts = ReturnType<typeof createOnboardingActivities>;
+const providerRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' };
+const { checkKyc } = proxyActivities<Acts>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: providerRetry,
+  summary: 'Ask the CPF registry (KYC); keep the record in Postgres',
+});
+const { requestLivenessLink } = proxyActivities<Acts>({
+  startToCloseTimeout: '30s',
+  retry: providerRetry,
+  summary: 'Ask the provider for a liveness link',
 });
 
 const FINAL: OnboardingStatus[] = ['approved', 'rejected', 'expired'];
@@ -172,7 +180,7 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
   // An abandoned onboarding ends `expired` at the deadline, wherever it is.
   const finished = await Promise.race([
     run().then(() => true),
-    condition(() => false, t.onboardingDeadlineMs),
+    condition(() => false, t.onboardingDeadlineMs, { summary: 'Onboarding deadline' }),
   ]);
   if (!finished && !FINAL.includes(state.status)) await move('expired', 'deadline_passed');
   await condition(allHandlersFinished);

@@ -23,15 +23,23 @@ type Acts = ReturnType<typeof createWithdrawalActivities>;
 
 // Sending money: retried forever on unknown outcomes, which is safe because sendPayout looks
 // the transaction up before any second attempt. Business rejections are non-retryable.
-const { sendPayout, checkPayout } = proxyActivities<Acts>({
+const payoutRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' };
+const { sendPayout } = proxyActivities<Acts>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: payoutRetry,
+  summary: 'Send the payout (exactly once: a retry looks it up first)',
+});
+const { checkPayout } = proxyActivities<Acts>({
+  startToCloseTimeout: '30s',
+  retry: payoutRetry,
+  summary: 'Read the payout outcome (inquiry + receipt status)',
 });
 // The provider renders the receipt with a lag: an empty invoice is retried for up to a day.
 const { storeReceipt } = proxyActivities<Acts>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '24h',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '5m' },
+  summary: 'Fetch the receipt image and store it',
 });
 
 const FINAL: WithdrawalStatus[] = ['completed', 'failed', 'stuck'];
@@ -109,7 +117,9 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     const left = deadline - Date.now();
     // No outcome after days: hand it to an operator instead of polling forever.
     if (left <= 0) return finish('stuck', 'no_final_outcome_before_deadline');
-    await condition(() => hint, Math.min(pollDelay(t.pollScheduleMs, n), left));
+    await condition(() => hint, Math.min(pollDelay(t.pollScheduleMs, n), left), {
+      summary: 'Wait for the outcome notification or the next reconciliation poll',
+    });
     hint = false;
   }
 
