@@ -56,6 +56,21 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('encrypts payloads with the same keys in api and worker, and points the UI at the codec endpoint', () => {
+    for (const name of ['worker', 'api']) {
+      const env = services[name]?.environment ?? {};
+      expect(String(env.CODEC_KEYS), name).toMatch(/CODEC_KEYS/);
+      expect(String(env.CODEC_ACTIVE_KEY_ID), name).toMatch(/CODEC_ACTIVE_KEY_ID/);
+    }
+    expect(String(services.api?.environment?.CODEC_TOKENS)).toMatch(/CODEC_TOKENS/);
+    expect(services['temporal-ui']?.environment?.TEMPORAL_CODEC_ENDPOINT).toBe('http://localhost:3000/codec');
+  });
+
+  it('exposes metrics: the API on 3000, the worker on 3001', () => {
+    expect(services.worker?.ports).toContain('3001:3001');
+    expect(services.api?.ports).toContain('3000:3000');
+  });
+
   it('gives every long-running service a health check', () => {
     for (const name of ['postgres', 'temporal', 'temporal-ui', 'sandbox', 'worker', 'api']) {
       expect(services[name]?.healthcheck?.test.length, name).toBeGreaterThan(0);
