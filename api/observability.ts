@@ -23,11 +23,18 @@ export function requestObservability(log: Logger, metrics: ApiMetrics): RequestH
     req.id = incoming && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
     req.log = log.child({ requestId: req.id });
     res.setHeader('x-request-id', req.id);
+    // Answers that name a flow put its workflow id on the access-log line.
+    const json = res.json.bind(res);
+    res.json = (body: unknown) => {
+      const id = (body as { workflowId?: unknown } | null)?.workflowId;
+      if (typeof id === 'string') res.locals.workflowId = id;
+      return json(body);
+    };
     res.on('finish', () => {
       const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.observeRequest(req.method, route, res.statusCode, seconds);
-      const workflowId = res.getHeader('x-workflow-id');
+      const workflowId = res.locals.workflowId as string | undefined;
       req.log?.info(
         { method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1000), workflowId },
         'request',
