@@ -4,6 +4,7 @@ import express from 'express';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { type ApiMetrics, createApiMetrics } from '../common/metrics';
+import { countPending } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import type { FlowTimings } from '../workflows/inputs';
 import { apiKeyAuth } from './auth';
@@ -43,6 +44,7 @@ function configuredTimings(deps: ApiDeps): Partial<FlowTimings> {
 
 export function createApp(input: ApiDeps) {
   const metrics = input.metrics ?? createApiMetrics();
+  metrics.measureBacklog(() => countPending(input.pool));
   const deps = { ...input, metrics, timings: configuredTimings(input) };
   const app = express();
   app.disable('x-powered-by');

@@ -7,7 +7,6 @@ import { createLogger } from '../common/logger';
 import { createApiMetrics } from '../common/metrics';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingClientInterceptors } from '../common/tracing';
-import { countPending } from '../db/inbox';
 import { createPool } from '../db/pool';
 import { createApp } from './app';
 import { deliveryOptionsFrom } from './ingress/deliver';
@@ -40,7 +39,6 @@ async function main() {
     interceptors: tracingClientInterceptors(tracing),
   });
   const metrics = createApiMetrics();
-  metrics.measureBacklog(() => countPending(pool));
   const codec = dataConverter.payloadCodecs[0];
   const server = http.createServer(createApp({ config, temporal, pool, log, metrics, codec }));
   await listen(server, config.API_PORT, config.HTTP_HOST);

@@ -72,6 +72,7 @@ export function createApiMetrics() {
     registers: [registry],
   });
   let backlog: () => Promise<number> = async () => 0;
+  // -1 when the inbox cannot be read (Postgres down): visible, and alertable.
   new Gauge({
     name: 'pixflow_inbox_pending',
     help: 'Inbox notifications not yet delivered to their workflow',

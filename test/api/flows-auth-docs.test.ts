@@ -133,3 +133,17 @@ describe('API description', () => {
     await expectProblem(await fetch(`${e.url}/nope`), 404, 'not-found');
   });
 });
+
+describe('GET /metrics', () => {
+  it('counts requests by route and status and reports the inbox backlog, without a key', async () => {
+    await e.call('GET', '/v1/flows?limit=1');
+    const res = await fetch(`${e.url}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toMatch(
+      /pixflow_http_requests_total\{method="GET",route="\/v1\/flows",status="200"\} [1-9]/,
+    );
+    expect(text).toMatch(/^pixflow_inbox_pending \d+$/m);
+    expect(text).toContain('pixflow_api_process_resident_memory_bytes');
+  });
+});
