@@ -289,6 +289,8 @@ describe('deposits', () => {
     // The same request again: the same QR, no second flow.
     expect((await depositState(id)).status).toBe('awaiting_payment');
 
+    // The provider's `requested` notification reached the flow; then the payment's `updated`.
+    await eventually(async () => expect((await depositState(id)).notifications).toBe(1));
     const paid = await sandbox(`/sandbox/deposits/${id}/pay`, { payerName: 'Ana Souza' });
     expect(paid.status).toBe(200);
     const s = await waitDeposit(id, 'completed');
@@ -383,6 +385,20 @@ describe('webhook ingress', () => {
 
   it('refuses bad secrets, partners, bodies and ids; a storm of duplicates is one signal', async () => {
     const { txid: id } = await createDeposit(990);
+    const cpf = freshCpf();
+    await startOnboarding(cpf);
+    await waitOnboarding(cpf, 'awaiting_liveness');
+    const forgedApproval = (partner_id: string) => ({
+      transaction_id: 'forged',
+      correlation_id: 'forged',
+      document: cpf,
+      status_verification: 'completed',
+      status_onboarding: 'approved',
+      action_type: 'onboarding',
+      event: 'onboarding',
+      datetime: new Date().toISOString(),
+      partner_id,
+    });
     // The provider's own `requested` notification arrived.
     await eventually(async () => expect((await depositState(id)).notifications).toBe(1));
 
@@ -400,6 +416,19 @@ describe('webhook ingress', () => {
       ],
       ['empty secret', await ingress('', { url: `${base}/`, body: updated(id) }), 404],
       ['bad partner', await ingress('/deposit', { body: updated(id, { partner_id: 'someone-else' }) }), 401],
+      [
+        'forged liveness, bad secret',
+        await ingress('/liveness', {
+          url: `${base}/not-the-secret-at-all`,
+          body: forgedApproval(WEBHOOK_PARTNER_ID),
+        }),
+        401,
+      ],
+      [
+        'forged liveness, bad partner',
+        await ingress('/liveness', { body: forgedApproval('someone-else') }),
+        401,
+      ],
       ['no partner', await ingress('/deposit', { body: { id, type: 'deposit', action: 'updated' } }), 401],
       ['malformed json', await ingress('/deposit', { raw: '{"id": "1", ' }), 400],
       ['array body', await ingress('', { body: [updated(id)] }), 400],
@@ -445,6 +474,10 @@ describe('webhook ingress', () => {
     const after = await depositState(id);
     expect(after.notifications).toBe(2);
     expect(after.status).toBe('awaiting_payment'); // a notification only wakes the flow
+    // The forged approvals moved nothing.
+    const onboarding = await onboardingState(cpf);
+    expect(onboarding.status).toBe('awaiting_liveness');
+    expect(onboarding.livenessStatus).toBeUndefined();
 
     // Paying it still completes it (the provider's `updated` is a duplicate of the storm's: the
     // inquiry, not the notification, is the proof).
