@@ -249,6 +249,24 @@ describe('onboarding', () => {
     expect(flows.body.items).toMatchObject([{ type: 'onboarding', status: 'approved' }]);
   });
 
+  it('callbacks that arrive out of order never show an earlier liveness status than the outcome', async () => {
+    // The provider posts `processing` then the outcome; the network may deliver them the other
+    // way round (the sandbox's reorder knob: newest first). The state must keep the outcome.
+    const cpfs = [freshCpf(), freshCpf(), freshCpf(), freshCpf(), freshCpf()];
+    await Promise.all(cpfs.map((cpf) => startOnboarding(cpf)));
+    await Promise.all(cpfs.map((cpf) => waitOnboarding(cpf, 'awaiting_liveness')));
+    expect((await sandbox('/sandbox/faults', { notifications: { reorderWindow: 2 } })).status).toBe(200);
+    try {
+      for (const cpf of cpfs) await completeLiveness(cpf); // each: processing, manual_approve_pending
+      for (const cpf of cpfs) {
+        const s = await waitOnboarding(cpf, 'awaiting_review');
+        expect(s.livenessStatus, cpf).toBe('manual_approve_pending');
+      }
+    } finally {
+      await call(`${stack.sandbox}/sandbox/faults`, { method: 'DELETE' });
+    }
+  });
+
   it('the liveness link is reused while valid, then renewed after the short TTL', async () => {
     const cpf = freshCpf();
     await startOnboarding(cpf);
