@@ -6,13 +6,10 @@ import {
   condition,
   proxyActivities,
   setHandler,
-  upsertSearchAttributes,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createOnboardingActivities } from '../activities/onboarding';
-import { maskCpf } from '../common/mask';
-import { CpfMaskedKey, FlowTypeKey } from '../common/search-attributes';
 import {
   type LivenessLink,
   type LivenessLinkAnswer,
@@ -44,6 +41,9 @@ const FINAL: OnboardingStatus[] = ['approved', 'rejected', 'expired'];
 
 /** Liveness states after which the user has finished the process: the link is spent. */
 const PROCESS_DONE = ['completed', 'failed', 'manual_approve_pending', 'manual_approved', 'manual_refused'];
+/** Order of liveness states: requested, processing, pending review, then any outcome. */
+const LIVENESS_STAGE: Record<string, number> = { requested: 0, processing: 1, manual_approve_pending: 2 };
+const stage = (s: string | undefined) => (s === undefined ? -1 : (LIVENESS_STAGE[s] ?? 3));
 
 /**
  * Onboarding: KYC, then liveness. The flow holds the user's current liveness link and hands it
@@ -64,10 +64,6 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
   let renewal: Promise<LivenessLink> | undefined;
 
   setHandler(onboardingStateQuery, () => state);
-  upsertSearchAttributes([
-    { key: FlowTypeKey, value: 'onboarding' },
-    { key: CpfMaskedKey, value: maskCpf(input.cpf) },
-  ]);
 
   const move = async (status: OnboardingStatus, reason?: string) => {
     state.status = status;
@@ -128,7 +124,10 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
   setHandler(livenessProgressSignal, (p) => {
     if (FINAL.includes(state.status)) return;
     progress.push(p.statusVerification);
-    state.livenessStatus = p.statusVerification;
+    // Callbacks can arrive out of order: a late earlier stage never hides the current link's outcome.
+    if (!linkSpent || stage(p.statusVerification) >= stage(state.livenessStatus)) {
+      state.livenessStatus = p.statusVerification;
+    }
     state.updatedAt = isoNow();
     if (PROCESS_DONE.includes(p.statusVerification)) linkSpent = true;
   });
