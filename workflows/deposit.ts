@@ -5,11 +5,8 @@ import {
   condition,
   proxyActivities,
   setHandler,
-  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createDepositActivities } from '../activities/deposit';
-import { maskCpf } from '../common/mask';
-import { AmountKey, CpfMaskedKey, FlowTypeKey, MerchantKey } from '../common/search-attributes';
 import {
   type DepositFingerprint,
   type DepositState,
@@ -64,12 +61,6 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
   let hint = false;
 
   setHandler(depositStateQuery, () => state);
-  upsertSearchAttributes([
-    { key: FlowTypeKey, value: 'deposit' },
-    { key: CpfMaskedKey, value: maskCpf(input.client.cpf) },
-    { key: AmountKey, value: input.amountCentavos },
-    { key: MerchantKey, value: input.merchant },
-  ]);
 
   setHandler(
     qrCodeUpdate,

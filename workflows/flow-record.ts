@@ -5,7 +5,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { FlowRecord } from '../activities/flows';
-import { FlowStatusKey } from '../common/search-attributes';
+import { maskCpf } from '../common/mask';
+import {
+  AmountKey,
+  CpfMaskedKey,
+  FlowStatusKey,
+  FlowTypeKey,
+  MerchantKey,
+} from '../common/search-attributes';
 
 const { recordFlow } = proxyActivities<{ recordFlow(r: FlowRecord): Promise<void> }>({
   startToCloseTimeout: '10s',
@@ -16,10 +23,17 @@ const { recordFlow } = proxyActivities<{ recordFlow(r: FlowRecord): Promise<void
 type Base = Omit<FlowRecord, 'workflowId' | 'status' | 'seq' | 'reason' | 'details'>;
 
 /**
- * Every state change of a flow goes three places: the PixflowStatus search attribute (Temporal
+ * Tags the flow for the Temporal UI's filters (type, masked CPF, amount, merchant) at once, then
+ * records every state change in three places: the PixflowStatus search attribute (Temporal
  * UI filters), the UI's current-details line, and the Postgres flows table (GET /v1/flows).
  */
 export function flowRecorder(base: Base) {
+  upsertSearchAttributes([
+    { key: FlowTypeKey, value: base.type },
+    ...(base.cpf ? [{ key: CpfMaskedKey, value: maskCpf(base.cpf) }] : []),
+    ...(base.amountCentavos !== undefined ? [{ key: AmountKey, value: base.amountCentavos }] : []),
+    ...(base.merchant ? [{ key: MerchantKey, value: base.merchant }] : []),
+  ]);
   let seq = 0;
   return async (
     status: string,

@@ -1,13 +1,5 @@
-import {
-  allHandlersFinished,
-  condition,
-  proxyActivities,
-  setHandler,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createWithdrawalActivities } from '../activities/withdrawal';
-import { maskCpf } from '../common/mask';
-import { AmountKey, CpfMaskedKey, FlowTypeKey, MerchantKey } from '../common/search-attributes';
 import { pixKeyProblem } from '../provider/pix-key';
 import {
   providerNotificationSignal,
@@ -75,12 +67,6 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     state.notifications += 1;
     if (n.action === 'updated') hint = true;
   });
-  upsertSearchAttributes([
-    { key: FlowTypeKey, value: 'withdrawal' },
-    { key: CpfMaskedKey, value: maskCpf(input.client.cpf) },
-    { key: AmountKey, value: input.amountCentavos },
-    { key: MerchantKey, value: input.merchant },
-  ]);
 
   const move = async (status: WithdrawalStatus, reason?: string) => {
     state.status = status;
