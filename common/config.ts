@@ -45,6 +45,10 @@ export const envSchema = z.object({
   WORKER_HTTP_PORT: port.default(3001),
   /** Where the Temporal SDK exposes its own Prometheus metrics (merged into the worker's /metrics). */
   WORKER_SDK_METRICS_PORT: port.default(9464),
+  /** Worker tuning (bench/README.md); unset: the Temporal SDK's defaults. */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).optional(),
+  WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).optional(),
 
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),

@@ -8,6 +8,7 @@ import { createLogger } from '../common/logger';
 import { createWorkerMetrics } from '../common/metrics';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingWorkerOptions } from '../common/tracing';
+import { workerTuningOptions } from '../common/worker-tuning';
 import { createWorkerActivities } from './activities';
 
 // The worker process: polls task queue `pixflow`, runs the flows' workflows and activities,
@@ -47,6 +48,8 @@ async function main() {
     dataConverter: pixflowDataConverter(config.codecKeys),
     // Workflow, activity and provider-call spans, joined to the API's trace through headers.
     ...tracingWorkerOptions(tracing),
+    // Concurrency and cache (WORKER_MAX_*; bench/README.md says why the defaults are what they are).
+    ...workerTuningOptions(config),
   });
 
   const server = http.createServer((req, res) => {
