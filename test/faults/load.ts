@@ -1,0 +1,471 @@
+import { randomBytes } from 'node:crypto';
+import { generate as generateCpf } from '@fnando/cpf';
+import { parseNotification } from '../../api/ingress/notification';
+import { testDocuments } from '../../sandbox/test-documents';
+import { API_KEY, type Harness, PII_HASH_KEY } from './harness';
+
+// Mixed load through the API, settled by the sandbox itself, and the checks of every flow
+// against the sandbox's own records, our API and the Postgres inbox.
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface LoadSpec {
+  deposits: number;
+  withdrawals: number;
+  onboardings: number;
+  /** Deposits created while the sandbox does not pay by itself: they expire. */
+  unpaidDeposits: number;
+  /** Withdrawals the sandbox fails instead of settling. */
+  failedWithdrawals: number;
+  /** Onboardings the sandbox's reviewer refuses (the rest are approved). */
+  refusedOnboardings: number;
+  /** Parallel callers. */
+  concurrency: number;
+}
+
+export interface Load {
+  scenario: string;
+  deposits: string[];
+  withdrawals: string[];
+  onboardings: string[];
+  /** Requests the callers sent again (same ids) after an error or a timeout. */
+  retries: number;
+  /** Answers 5xx (or no answer) the callers got from our API. */
+  apiErrors: number;
+  /** Anything else than the expected answer that was not retryable. */
+  refusals: string[];
+}
+
+const designated = new Set(testDocuments.map((d) => d.cpf));
+const usedCpfs = new Set<string>();
+function freshCpf(): string {
+  for (;;) {
+    const cpf = generateCpf();
+    if (!designated.has(cpf) && !usedCpfs.has(cpf)) {
+      usedCpfs.add(cpf);
+      return cpf;
+    }
+  }
+}
+
+const person = (cpf: string) => ({
+  externalId: `ext-${randomBytes(4).toString('hex')}`,
+  cpf,
+  email: 'cliente@example.com',
+  name: 'Maria Fault',
+});
+
+const digits = (n: number) => {
+  let s = String(1 + Math.floor(Math.random() * 9));
+  while (s.length < n) s += String(Math.floor(Math.random() * 10));
+  return s;
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON answers, read field by field
+export type Json = any;
+
+export interface Reply {
+  status: number;
+  body: Json;
+}
+
+async function http(url: string, init: { method?: string; body?: unknown; timeoutMs?: number } = {}) {
+  const res = await fetch(url, {
+    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    headers: {
+      authorization: `Bearer ${API_KEY}`,
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    signal: AbortSignal.timeout(init.timeoutMs ?? 20_000),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON (an image)
+  }
+  return { status: res.status, body } as Reply;
+}
+
+export const apiGet = (h: Harness, p: string) => http(`${h.api}${p}`);
+
+/**
+ * The idempotency contract from the caller's side: send the same request (same ids) again after
+ * a network error, a timeout, a 5xx or a 429, until an accepted answer or the deadline.
+ */
+async function reliably(
+  load: Load,
+  what: string,
+  send: () => Promise<Reply>,
+  accepted: (r: Reply) => boolean,
+  deadlineMs = 240_000,
+): Promise<Reply | undefined> {
+  const deadline = Date.now() + deadlineMs;
+  for (let attempt = 0; ; attempt++) {
+    if (attempt > 0) load.retries += 1;
+    let r: Reply | undefined;
+    try {
+      r = await send();
+    } catch {
+      load.apiErrors += 1;
+    }
+    if (r && accepted(r)) return r;
+    if (r && r.status < 500 && r.status !== 429 && r.status !== 408) {
+      load.refusals.push(`${what}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+      return undefined;
+    }
+    if (r && r.status >= 500) load.apiErrors += 1;
+    if (Date.now() > deadline) {
+      load.refusals.push(
+        `${what}: no accepted answer before the deadline (last ${r?.status ?? 'no answer'})`,
+      );
+      return undefined;
+    }
+    await sleep(Math.min(3000, 300 * 2 ** Math.min(attempt, 4)));
+  }
+}
+
+async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) {
+        const item = items[next++] as T;
+        await fn(item);
+      }
+    }),
+  );
+}
+
+/**
+ * Starts the mixed load and returns once every request was accepted and every onboarding's
+ * liveness was completed and reviewed in the sandbox. Unpaid deposits and to-be-failed
+ * withdrawals go first, while the sandbox does nothing by itself; then the sandbox pays and
+ * settles everything else on its own.
+ */
+export async function runLoad(h: Harness, scenario: string, spec: LoadSpec): Promise<Load> {
+  const load: Load = {
+    scenario,
+    deposits: [],
+    withdrawals: [],
+    onboardings: [],
+    retries: 0,
+    apiErrors: 0,
+    refusals: [],
+  };
+  const tag = scenario.replace(/[^a-z0-9]/gi, '').slice(0, 12);
+  const deposit = async (txid: string) => {
+    const body = {
+      txid,
+      amountCentavos: 100 + Math.floor(Math.random() * 100_000),
+      client: person(freshCpf()),
+    };
+    load.deposits.push(txid);
+    await reliably(
+      load,
+      `deposit ${txid}`,
+      () => http(`${h.api}/v1/deposits`, { body }),
+      (r) => r.status === 201 || r.status === 200,
+    );
+  };
+  const withdrawal = async (id: string) => {
+    const body = {
+      transactionId: id,
+      amountCentavos: 100 + Math.floor(Math.random() * 100_000),
+      pixKey: 'cliente@example.com',
+      pixType: 'EMAIL',
+      client: person(freshCpf()),
+    };
+    load.withdrawals.push(id);
+    await reliably(
+      load,
+      `withdrawal ${id}`,
+      () => http(`${h.api}/v1/withdrawals`, { body }),
+      (r) => r.status === 202,
+    );
+  };
+
+  const unpaid = Array.from({ length: spec.unpaidDeposits }, () => digits(24));
+  const paid = Array.from({ length: spec.deposits - spec.unpaidDeposits }, () => digits(24));
+  const failing = Array.from(
+    { length: spec.failedWithdrawals },
+    (_, i) => `flt-${tag}-f${i}-${randomBytes(4).toString('hex')}`,
+  );
+  const settling = Array.from(
+    { length: spec.withdrawals - spec.failedWithdrawals },
+    (_, i) => `flt-${tag}-s${i}-${randomBytes(4).toString('hex')}`,
+  );
+  const cpfs = Array.from({ length: spec.onboardings }, () => freshCpf());
+
+  // Phase 1: nothing settles by itself.
+  await h.control('/sandbox/auto', { payDepositsAfterMs: null, settleWithdrawalsAfterMs: null });
+  await pool(unpaid, spec.concurrency, deposit);
+  await pool(failing, spec.concurrency, withdrawal);
+  // The provider fails these payouts once they exist there (an "operator" on the provider side).
+  const failer = failWhenCreated(h, failing);
+  // Phase 2: the sandbox pays deposits and settles payouts by itself.
+  await h.control('/sandbox/auto', { payDepositsAfterMs: 1500, settleWithdrawalsAfterMs: 2000 });
+  const mixed: Array<() => Promise<void>> = [];
+  const n = Math.max(paid.length, settling.length, cpfs.length);
+  for (let i = 0; i < n; i++) {
+    const p = paid[i];
+    const s = settling[i];
+    const c = cpfs[i];
+    if (p) mixed.push(() => deposit(p));
+    if (s) mixed.push(() => withdrawal(s));
+    if (c) mixed.push(() => onboarding(h, load, c, i < spec.refusedOnboardings ? 'refuse' : 'approve'));
+  }
+  await pool(mixed, spec.concurrency, (f) => f());
+  await failer;
+  return load;
+}
+
+async function failWhenCreated(h: Harness, ids: string[]) {
+  const pending = new Set(ids);
+  const deadline = Date.now() + 300_000;
+  while (pending.size > 0 && Date.now() < deadline) {
+    const state = (await h.control('/sandbox/state', undefined, 'GET').catch(() => undefined)) as Json;
+    for (const w of state?.withdrawals ?? []) {
+      if (!pending.has(w.txid)) continue;
+      if (w.status === 'processing') {
+        await h
+          .control(`/sandbox/withdrawals/${w.txid}/fail`, { reason: 'fault suite: refused' })
+          .catch(() => {});
+      }
+      pending.delete(w.txid);
+    }
+    if (pending.size > 0) await sleep(1000);
+  }
+}
+
+/** Starts an onboarding, then the person finishes liveness and the provider's reviewer decides. */
+async function onboarding(h: Harness, load: Load, cpf: string, decision: 'approve' | 'refuse') {
+  load.onboardings.push(cpf);
+  const started = await reliably(
+    load,
+    `onboarding ${cpf.slice(0, 3)}***`,
+    () => http(`${h.api}/v1/onboardings`, { body: { cpf, plan: 'plan_basic', event: 'fault-suite' } }),
+    (r) => r.status === 201 || r.status === 200,
+  );
+  if (!started) return;
+  // The link exists once KYC passed and the flow asked the provider for one.
+  const deadline = Date.now() + 240_000;
+  let completed = false;
+  while (Date.now() < deadline) {
+    const r = await apiGet(h, `/v1/onboardings/${cpf}`).catch(() => undefined);
+    const status = r?.status === 200 ? r.body.state?.status : undefined;
+    if (status === 'awaiting_liveness' || status === 'awaiting_review') {
+      if (!completed) {
+        const c = await fetch(`${h.sandbox}/sandbox/liveness/complete`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ document: cpf }),
+        }).catch(() => undefined);
+        completed = c?.ok === true;
+        if (completed) await sleep(1000);
+        continue;
+      }
+      const rv = await fetch(`${h.sandbox}/sandbox/liveness/review`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ document: cpf, decision }),
+      }).catch(() => undefined);
+      if (rv?.ok) return;
+    } else if (status && ['approved', 'rejected', 'expired'].includes(status)) {
+      return;
+    }
+    await sleep(1000);
+  }
+  load.refusals.push(`onboarding ${cpf.slice(0, 3)}***: liveness never completed in the sandbox`);
+}
+
+const TERMINAL = {
+  deposit: ['completed', 'expired', 'failed'],
+  withdrawal: ['completed', 'failed', 'stuck'],
+  onboarding: ['approved', 'rejected', 'expired'],
+};
+
+/** Polls every flow until all are terminal or the deadline passes; returns the final states. */
+export async function waitTerminal(h: Harness, load: Load, timeoutMs: number) {
+  const states = new Map<string, Json>();
+  const all = [
+    ...load.deposits.map((id) => ({
+      key: `deposit:${id}`,
+      path: `/v1/deposits/${id}`,
+      done: TERMINAL.deposit,
+    })),
+    ...load.withdrawals.map((id) => ({
+      key: `withdrawal:${id}`,
+      path: `/v1/withdrawals/${id}`,
+      done: TERMINAL.withdrawal,
+    })),
+    ...load.onboardings.map((id) => ({
+      key: `onboarding:${id}`,
+      path: `/v1/onboardings/${id}`,
+      done: TERMINAL.onboarding,
+    })),
+  ];
+  const deadline = Date.now() + timeoutMs;
+  let open = all;
+  while (open.length > 0 && Date.now() < deadline) {
+    const still: typeof all = [];
+    await pool(open, 6, async (f) => {
+      const r = await apiGet(h, f.path).catch(() => undefined);
+      const state = r?.status === 200 ? (r.body.state ?? r.body) : undefined;
+      if (state) states.set(f.key, state);
+      if (!state || !f.done.includes(state.status)) still.push(f);
+    });
+    open = still;
+    if (open.length > 0) await sleep(1000);
+  }
+  return { states, open: open.map((f) => f.key) };
+}
+
+export interface CheckResult {
+  problems: string[];
+  /** Flows that did not end as the sandbox says they should (or not at all). */
+  lost: number;
+  duplicatePayouts: number;
+  paidDeposits: number;
+  expiredDeposits: number;
+  settledWithdrawals: number;
+  failedWithdrawals: number;
+  approved: number;
+  rejected: number;
+  notificationsAcknowledged: number;
+  notificationsInInbox: number;
+  sandbox: { counters: Json; notificationsDropped: number; notificationsGaveUp: number };
+}
+
+/** Every flow against the sandbox's records, the payouts counted, the inbox against the acks. */
+export async function check(h: Harness, load: Load, timeoutMs: number): Promise<CheckResult> {
+  const { states, open } = await waitTerminal(h, load, timeoutMs);
+  const problems: string[] = [...load.refusals];
+  const lostKeys = new Set<string>(open);
+  for (const k of open) problems.push(`${k} never reached a terminal state (last: ${states.get(k)?.status})`);
+  const sb = (await h.control('/sandbox/state', undefined, 'GET')) as Json;
+  const sbDeposits = new Map<string, Json>(sb.deposits.map((d: Json) => [d.txid, d]));
+  const sbWithdrawals = new Map<string, Json>(sb.withdrawals.map((w: Json) => [w.txid, w]));
+  const r: CheckResult = {
+    problems,
+    lost: 0,
+    duplicatePayouts: 0,
+    paidDeposits: 0,
+    expiredDeposits: 0,
+    settledWithdrawals: 0,
+    failedWithdrawals: 0,
+    approved: 0,
+    rejected: 0,
+    notificationsAcknowledged: 0,
+    notificationsInInbox: 0,
+    sandbox: {
+      counters: sb.counters,
+      notificationsDropped: sb.counters.notificationsDropped,
+      notificationsGaveUp: sb.counters.notificationsGaveUp,
+    },
+  };
+  const wrong = (key: string, msg: string) => {
+    lostKeys.add(key);
+    problems.push(`${key}: ${msg}`);
+  };
+
+  for (const txid of load.deposits) {
+    const key = `deposit:${txid}`;
+    const ours = states.get(key);
+    const theirs = sbDeposits.get(txid);
+    if (!theirs) {
+      wrong(key, 'the sandbox has no such deposit');
+      continue;
+    }
+    const paid = theirs.status === 'completed';
+    if (paid) r.paidDeposits += 1;
+    else r.expiredDeposits += 1;
+    if (ours?.status === 'completed' && !paid)
+      wrong(key, 'reported completed without a payment in the sandbox');
+    else if (ours && !open.includes(key) && ours.status !== (paid ? 'completed' : 'expired'))
+      wrong(key, `ended ${ours.status}, the sandbox says ${theirs.status}`);
+  }
+
+  for (const id of load.withdrawals) {
+    const key = `withdrawal:${id}`;
+    const ours = states.get(key);
+    const theirs = sbWithdrawals.get(id);
+    const payouts = sb.counters.payouts[id] ?? 0;
+    if (payouts > 1) {
+      r.duplicatePayouts += 1;
+      wrong(key, `paid out ${payouts} times`);
+    }
+    if (!theirs || payouts === 0) {
+      wrong(key, 'the sandbox never received the payout');
+      continue;
+    }
+    if (theirs.status === 'completed') r.settledWithdrawals += 1;
+    else if (theirs.status === 'failed') r.failedWithdrawals += 1;
+    if (!ours || open.includes(key)) continue;
+    if (ours.status !== theirs.status) {
+      wrong(key, `ended ${ours.status}, the sandbox says ${theirs.status}`);
+      continue;
+    }
+    if (ours.status === 'completed') {
+      const receipt = await fetch(`${h.api}/v1/withdrawals/${id}/receipt.png`, {
+        headers: { authorization: `Bearer ${API_KEY}` },
+        signal: AbortSignal.timeout(10_000),
+      }).catch(() => undefined);
+      const bytes = receipt ? Buffer.from(await receipt.arrayBuffer()) : Buffer.alloc(0);
+      if (receipt?.status !== 200 || bytes.subarray(1, 4).toString('latin1') !== 'PNG' || !ours.receiptStored)
+        wrong(key, `completed without a stored receipt (receipt.png ${receipt?.status})`);
+    }
+  }
+
+  const sessions = new Map<string, Json>();
+  for (const s of sb.liveness) sessions.set(s.document, s);
+  for (const cpf of load.onboardings) {
+    const key = `onboarding:${cpf}`;
+    const ours = states.get(key);
+    const session = sessions.get(cpf);
+    if (!ours || open.includes(key)) continue;
+    const expected =
+      session?.statusOnboarding === 'approved'
+        ? 'approved'
+        : session?.statusOnboarding === 'refused'
+          ? 'rejected'
+          : undefined;
+    if (ours.status === 'approved') r.approved += 1;
+    if (ours.status === 'rejected') r.rejected += 1;
+    if (ours.status !== expected)
+      wrong(
+        `onboarding:${cpf.slice(0, 3)}***`,
+        `ended ${ours.status}, the sandbox session is ${session?.statusOnboarding}`,
+      );
+  }
+
+  // Every notification the ingress acknowledged (2xx) is in the inbox and was delivered.
+  const acked = (sb.notifications as Json[]).filter((n) => n.status === 'delivered');
+  r.notificationsAcknowledged = acked.length;
+  const keys = new Map<string, string>();
+  for (const n of acked) {
+    const parsed = parseNotification(undefined, n.message, new Date(), PII_HASH_KEY);
+    keys.set(parsed.dedupeKey, `${n.point} #${n.seq}`);
+  }
+  const inboxDeadline = Date.now() + 60_000;
+  let missing: string[] = [];
+  let undelivered: string[] = [];
+  for (;;) {
+    const rows = await h.pool!.query<{ dedupe_key: string; delivered: boolean }>(
+      'SELECT dedupe_key, delivered_at IS NOT NULL AS delivered FROM webhook_inbox WHERE dedupe_key = ANY($1)',
+      [[...keys.keys()]],
+    );
+    const found = new Map(rows.rows.map((row) => [row.dedupe_key, row.delivered]));
+    missing = [...keys].filter(([k]) => !found.has(k)).map(([, v]) => v);
+    undelivered = [...keys].filter(([k]) => found.get(k) === false).map(([, v]) => v);
+    r.notificationsInInbox = found.size;
+    if ((missing.length === 0 && undelivered.length === 0) || Date.now() > inboxDeadline) break;
+    await sleep(1000);
+  }
+  for (const m of missing) problems.push(`notification ${m} acknowledged but not in the inbox`);
+  for (const u of undelivered) problems.push(`notification ${u} in the inbox but never delivered`);
+  r.lost = lostKeys.size;
+  return r;
+}
