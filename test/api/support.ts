@@ -8,13 +8,14 @@ import { expect, inject } from 'vitest';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../common/config';
-import { createLogger } from '../../common/logger';
+import { createLogger, type Logger } from '../../common/logger';
 import { cpfHash } from '../../common/pii';
 import type { Pool } from '../../db/pool';
-import { createProviderClient, type ProviderClient } from '../../provider/client';
+import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import type { FlowTimings } from '../../workflows/inputs';
 import { testPool } from '../helpers/postgres';
+import { clientFor } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 
 // The real API on port 0, against the run's Temporal dev server and Postgres, with a real worker
@@ -39,18 +40,22 @@ export interface ApiEnv {
   close(): Promise<void>;
 }
 
-export async function startApiEnv(timings: Partial<FlowTimings> = {}): Promise<ApiEnv> {
+export interface ApiEnvOptions {
+  /** Extra configuration variables (e.g. API_RATE_LIMIT_PER_MINUTE). */
+  env?: Record<string, string>;
+  /** The API's logger (default: silent). */
+  log?: Logger;
+}
+
+export async function startApiEnv(
+  timings: Partial<FlowTimings> = {},
+  options: ApiEnvOptions = {},
+): Promise<ApiEnv> {
   const address = inject('temporalAddress');
   const taskQueue = `api-${randomBytes(4).toString('hex')}`;
   const sandbox = await startSandbox();
   const pool = testPool();
-  const provider = createProviderClient({
-    baseUrl: sandbox.url,
-    authUrl: sandbox.url,
-    clientId: 'sandbox-client',
-    clientSecret: 'sandbox-secret',
-    apiKey: 'sandbox-api-key',
-    merchant: 'sandbox-merchant',
+  const provider = clientFor(sandbox.url, {
     timeoutMs: 5_000,
   });
   const nativeConnection = await NativeConnection.connect({ address });
@@ -77,6 +82,7 @@ export async function startApiEnv(timings: Partial<FlowTimings> = {}): Promise<A
     PROVIDER_MERCHANT: 'sandbox-merchant',
     LOG_LEVEL: 'silent',
     CODEC_TOKENS: CODEC_TOKEN,
+    ...options.env,
   });
   const connection = await Connection.connect({ address });
   const temporal = new Client({ connection, dataConverter: testDataConverter });
@@ -84,7 +90,7 @@ export async function startApiEnv(timings: Partial<FlowTimings> = {}): Promise<A
     config,
     temporal,
     pool,
-    log: createLogger('api-test', 'silent'),
+    log: options.log ?? createLogger('api-test', 'silent'),
     timings,
     codec: testDataConverter.payloadCodecs[0],
   });

@@ -1,8 +1,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProviderClient, type ProviderClient } from '../../provider/client';
+import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { clientFor } from '../helpers/sandbox-client';
 import { launchChromium } from './browser';
 
 // The sandbox console in a real headless Chromium: rows appear (also by auto-refresh), the QR image
@@ -81,13 +82,7 @@ function browserPage(): Promise<Page> {
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, host: '127.0.0.1' });
-  client = createProviderClient({
-    baseUrl: sandbox.url,
-    authUrl: sandbox.url,
-    clientId: 'sandbox-client',
-    clientSecret: 'sandbox-secret',
-    apiKey: 'sandbox-api-key',
-    merchant: 'sandbox-merchant',
+  client = clientFor(sandbox.url, {
     timeoutMs: 5_000,
   });
 });

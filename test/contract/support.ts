@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createProviderClient, type ProviderClientOptions } from '../../provider';
 import { type StartSandboxOptions, startSandbox } from '../../sandbox/app';
 
 // Shared helpers for the contract tests: the sandbox in-process on port 0, a real client against it,
@@ -10,18 +9,7 @@ export async function startProviderSandbox(options: StartSandboxOptions = {}) {
   return startSandbox({ port: 0, host: '127.0.0.1', ...options });
 }
 
-export function clientFor(url: string, overrides: Partial<ProviderClientOptions> = {}) {
-  return createProviderClient({
-    baseUrl: url,
-    authUrl: url,
-    clientId: 'sandbox-client',
-    clientSecret: 'sandbox-secret',
-    apiKey: 'sandbox-api-key',
-    merchant: 'sandbox-merchant',
-    timeoutMs: 5000,
-    ...overrides,
-  });
-}
+export { clientFor } from '../helpers/sandbox-client';
 
 export async function control(url: string, path: string, body?: unknown, method = 'POST') {
   const res = await fetch(`${url}${path}`, {

@@ -5,9 +5,10 @@ import { inject } from 'vitest';
 import { createActivities } from '../../activities';
 import { cpfHash } from '../../common/pii';
 import type { Pool } from '../../db/pool';
-import { createProviderClient, type ProviderClient } from '../../provider/client';
+import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { testPool } from './postgres';
+import { clientFor } from './sandbox-client';
 import { startTimeSkippingServer, testDataConverter } from './temporal';
 
 export const TEST_PII_KEY = 'test-pii-hash-key-0123456789';
@@ -35,13 +36,7 @@ export async function startFlowEnv(
   const env = await startTimeSkippingServer();
   const sandbox = await startSandbox({ now: () => Date.now() + offset, ...opts.sandbox });
   const pool = testPool();
-  const provider = createProviderClient({
-    baseUrl: sandbox.url,
-    authUrl: sandbox.url,
-    clientId: 'sandbox-client',
-    clientSecret: 'sandbox-secret',
-    apiKey: 'sandbox-api-key',
-    merchant: 'sandbox-merchant',
+  const provider = clientFor(sandbox.url, {
     timeoutMs: opts.providerTimeoutMs ?? 5_000,
   });
   const taskQueue = `flows-${randomBytes(4).toString('hex')}`;

@@ -5,12 +5,12 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities';
 import { cpfHash } from '../../common/pii';
 import type { Pool } from '../../db/pool';
-import { createProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { depositStateQuery, qrCodeUpdate, workflowIds } from '../../workflows/definitions';
 import type { DepositInput } from '../../workflows/inputs';
 import { TEST_PII_KEY } from '../helpers/flow-env';
 import { testPool } from '../helpers/postgres';
+import { clientFor } from '../helpers/sandbox-client';
 import { PARTNER, post, type RunningIngress, startIngress, uniqueId, waitUntil } from './harness';
 
 // End to end over the real pieces: the sandbox, registered to the ingress's one URL, posts the
@@ -35,13 +35,7 @@ beforeAll(async () => {
   temporal = new Client({ connection });
   nativeConnection = await NativeConnection.connect({ address });
   taskQueue = `ingress-e2e-${randomBytes(4).toString('hex')}`;
-  const provider = createProviderClient({
-    baseUrl: sandbox.url,
-    authUrl: sandbox.url,
-    clientId: 'sandbox-client',
-    clientSecret: 'sandbox-secret',
-    apiKey: 'sandbox-api-key',
-    merchant: 'sandbox-merchant',
+  const provider = clientFor(sandbox.url, {
     timeoutMs: 5_000,
   });
   worker = await Worker.create({

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestTracing } from '../../api/tracing';
 import { ConfigError, loadConfig } from '../../common/config';
 import { setupTracing, tracingClientInterceptors, tracingWorkerOptions } from '../../common/tracing';
-import { createProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { clientFor } from '../helpers/sandbox-client';
 
 // Tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT): no tracer provider, no interceptors, no sink,
 // and the spans the code still asks @opentelemetry/api for are no-ops that record nothing.
@@ -37,13 +37,7 @@ describe('tracing off', () => {
 
   it('provider calls and API requests get no-op spans that record nothing', async () => {
     const recording: boolean[] = [];
-    const provider = createProviderClient({
-      baseUrl: sandbox.url,
-      authUrl: sandbox.url,
-      clientId: 'sandbox-client',
-      clientSecret: 'sandbox-secret',
-      apiKey: 'sandbox-api-key',
-      merchant: 'sandbox-merchant',
+    const provider = clientFor(sandbox.url, {
       timeoutMs: 5_000,
       fetch: (input, init) => {
         recording.push(trace.getActiveSpan()?.isRecording() ?? false);

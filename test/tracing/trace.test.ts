@@ -19,9 +19,9 @@ import {
   workflowTracingModule,
 } from '../../common/tracing';
 import type { Pool } from '../../db/pool';
-import { createProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { testPool } from '../helpers/postgres';
+import { clientFor } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './otlp-receiver';
 
@@ -64,13 +64,7 @@ beforeAll(async () => {
 
   sandbox = await startSandbox();
   pool = testPool();
-  const provider = createProviderClient({
-    baseUrl: sandbox.url,
-    authUrl: sandbox.url,
-    clientId: 'sandbox-client',
-    clientSecret: 'sandbox-secret',
-    apiKey: 'sandbox-api-key',
-    merchant: 'sandbox-merchant',
+  const provider = clientFor(sandbox.url, {
     timeoutMs: 5_000,
     fetch: (input, init) => {
       providerCallsRecording.push(trace.getActiveSpan()?.isRecording() ?? false);
