@@ -65,8 +65,10 @@ export function createWithdrawalActivities({ provider, pool }: Pick<ActivityDeps
     /** Reads the outcome through the inquiry and the receipt status code (0-4). */
     async checkPayout(transactionId: string): Promise<PayoutCheck> {
       return providerCall(async () => {
-        const tx = await lookUp(transactionId);
+        // The receipt first: the inquiry, read after it, is at least as new, so a failure either
+        // of them shows comes with the inquiry's reason (not a torn read across the two).
         const receipt = await provider.getReceipt(transactionId);
+        const tx = await lookUp(transactionId);
         const receiptStatus = receipt.status === '' ? undefined : receipt.status;
         const base = { receiptStatus, inquiryStatus: tx?.status, e2eId: tx?.e2eId || undefined };
         if (tx?.status === 'completed' || receiptStatus === RECEIPT_COMPLETED) {
