@@ -47,9 +47,9 @@ const envNum = (name: string, dflt: number) => {
 };
 const settings = {
   mode: QUICK ? 'quick' : 'full',
-  stepMs: envNum('BENCH_STEP_MS', QUICK ? 10_000 : 20_000),
-  maxSteps: envNum('BENCH_MAX_STEPS', 8),
-  openFlows: envNum('BENCH_OPEN_FLOWS', QUICK ? 1_000 : 10_000),
+  stepMs: envNum('BENCH_STEP_MS', QUICK ? 8_000 : 20_000),
+  maxSteps: envNum('BENCH_MAX_STEPS', QUICK ? 6 : 8),
+  openFlows: envNum('BENCH_OPEN_FLOWS', QUICK ? 500 : 10_000),
   tokenMinutes: envNum('BENCH_TOKEN_MINUTES', QUICK ? 1 : 10),
   /** The sandbox pays a deposit / settles a payout this long after it was created. */
   autoAfterMs: 100,
@@ -463,11 +463,11 @@ async function main() {
 
   say('   bare signal loop: the same number of signals to bare workflows...');
   const sinks = Array.from({ length: 100 }, (_, i) => `sink-${tag}-${i}`);
-  for (const id of sinks)
-    await client.workflow.start<typeof sinkWorkflow>('sinkWorkflow', {
-      workflowId: id,
-      taskQueue: FLOOR_QUEUE,
-    });
+  await Promise.all(
+    sinks.map((id) =>
+      client.workflow.start<typeof sinkWorkflow>('sinkWorkflow', { workflowId: id, taskQueue: FLOOR_QUEUE }),
+    ),
+  );
   let k = 0;
   const loop = await closedLoop(
     openTxids.map(() => sinks[k++ % sinks.length] as string),
@@ -478,11 +478,14 @@ async function main() {
   );
   const loopRate = loop.lat.length / loop.seconds;
   say(`   bare signals ${round(loopRate)}/s, p99 ${round(percentile(loop.lat, 99))} ms`);
-  for (const id of sinks)
-    await client.workflow
-      .getHandle(id)
-      .terminate('bench over')
-      .catch(() => {});
+  await Promise.all(
+    sinks.map((id) =>
+      client.workflow
+        .getHandle(id)
+        .terminate('bench over')
+        .catch(() => {}),
+    ),
+  );
 
   // --- 5. tokens over the whole run ------------------------------------------------------
   const tokenWindowMs = settings.tokenMinutes * 60_000;
