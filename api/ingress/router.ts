@@ -6,6 +6,7 @@ import type { ApiMetrics } from '../../common/metrics';
 import { type InboxPoint, insertInbox } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
 import { Problem, sendProblem } from '../problem';
+import { illFormedTextPath } from '../route-helpers';
 import { type DeliveryOptions, deliverRow, deliveryOptionsFrom, leaseMs } from './deliver';
 import { POINTS, parseNotification } from './notification';
 
@@ -94,6 +95,20 @@ export function ingressRouter(deps: IngressDeps) {
     const fields = body as Record<string, unknown>;
     const partner = typeof fields.partner_id === 'string' ? fields.partner_id : '';
     if (!sameSecret(partner, partnerDigest)) return next(new Problem(401, 'unauthorized', 'Unauthorized'));
+    // Postgres text and jsonb refuse NUL and lone surrogates: such a body could never be stored,
+    // and a 503 would have the provider retry it forever.
+    const bad = raw.includes('\u0000') ? [] : illFormedTextPath(fields);
+    if (bad) {
+      const name = ['body', ...bad].join('.');
+      return next(
+        new Problem(
+          400,
+          'validation-error',
+          'Request validation failed',
+          `${name}: must be well-formed text without NUL characters`,
+        ),
+      );
+    }
 
     let n: ReturnType<typeof parseNotification>;
     try {
