@@ -5,6 +5,7 @@ import type { InboxPoint } from '../../db/inbox';
 import { livenessCallbackSchema, notificationMessageSchema } from '../../provider/schemas';
 import { livenessProgressSignal, providerNotificationSignal, workflowIds } from '../../workflows/definitions';
 import {
+  cpfSchema,
   type LivenessProgress,
   type ProviderNotification,
   transactionIdSchema,
@@ -61,7 +62,8 @@ export function parseNotification(
     const cb = parsed.data;
     // Workflow ids carry the bare 11 digits; tolerate a formatted CPF.
     const cpf = cb.document.replace(/[.-]/g, '');
-    if (!/^\d{11}$/.test(cpf)) {
+    // A CPF with wrong check digits can never name an onboarding: refused now, not kept pending.
+    if (!cpfSchema.safeParse(cpf).success) {
       throw new Problem(400, 'validation-error', 'Request validation failed', 'body.document: must be a CPF');
     }
     const payload: LivenessProgress = {

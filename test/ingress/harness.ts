@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { generate as generateCpf } from '@fnando/cpf';
 import type { Client } from '@temporalio/client';
 import express from 'express';
 import pino from 'pino';
@@ -60,9 +61,8 @@ export async function post(url: string, body: unknown, headers: Record<string, s
 let seq = 0;
 /** Digits only, unique in this run: a valid txid (and a valid withdrawal transactionId). */
 export const uniqueId = () => `${Date.now()}${process.pid}${++seq}`;
-/** 11 digits, unique enough for one run (the ingress needs the shape, not valid check digits). */
-export const uniqueCpf = () =>
-  `9${String(Date.now() % 1e7).padStart(7, '0')}${String(++seq % 1000).padStart(3, '0')}`;
+/** A valid CPF (the ingress refuses wrong check digits), random: unique enough for one run. */
+export const uniqueCpf = () => generateCpf();
 
 export async function waitUntil<T>(
   read: () => Promise<T>,
