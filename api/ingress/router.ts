@@ -181,7 +181,10 @@ export function ingressRouter(deps: IngressDeps) {
 
   router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const status = err instanceof Problem ? err.status : ((err as { status?: number }).status ?? 500);
-    deps.metrics?.countNotification(String(req.params.point ?? 'any'), 'unknown', `rejected_${status}`);
+    // Router-level handlers see no route params: the point is the path's last segment, if any.
+    const last = req.path.split('/')[4];
+    const point = POINTS.includes(last as InboxPoint) ? (last as string) : 'any';
+    deps.metrics?.countNotification(point, 'unknown', `rejected_${status}`);
     if (err instanceof Problem) return sendProblem(res, err, instanceOf(req));
     const e = err as { type?: string; statusCode?: number };
     if (e.type === 'entity.too.large') {

@@ -137,6 +137,12 @@ describe('API description', () => {
 describe('GET /metrics', () => {
   it('counts requests by route and status and reports the inbox backlog, without a key', async () => {
     await e.call('GET', '/v1/flows?limit=1');
+    // A notification with a wrong secret: counted as rejected, nothing else happens.
+    await fetch(`${e.url}/webhooks/provider/not-the-secret-at-all/deposit`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: '1', type: 'deposit', action: 'updated', partner_id: 'x' }),
+    });
     const res = await fetch(`${e.url}/metrics`);
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -144,6 +150,9 @@ describe('GET /metrics', () => {
       /pixflow_http_requests_total\{method="GET",route="\/v1\/flows",status="200"\} [1-9]/,
     );
     expect(text).toMatch(/^pixflow_inbox_pending \d+$/m);
+    expect(text).toMatch(
+      /pixflow_ingress_notifications_total\{point="deposit",type="unknown",outcome="rejected_401"\} 1/,
+    );
     expect(text).toContain('pixflow_api_process_resident_memory_bytes');
   });
 });
