@@ -3,7 +3,7 @@ import { cpfHash } from '../../common/pii';
 import { type FlowCursor, listFlows } from '../../db/flows';
 import type { ApiDeps } from '../app';
 import { Problem } from '../problem';
-import { parse } from '../route-helpers';
+import { illFormedTextPath, parse } from '../route-helpers';
 import { flowsQuerySchema } from '../schemas';
 
 // The cursor is opaque to callers: base64url of the last row's position in the keyset order.
@@ -13,7 +13,15 @@ const encodeCursor = (c: FlowCursor) =>
 function decodeCursor(s: string): FlowCursor {
   try {
     const v: unknown = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && Number.isSafeInteger(v[0]) && typeof v[1] === 'string') {
+    // Only what encodeCursor can have written: a workflow id is never empty, NUL or ill-formed
+    // (Postgres refuses those: a forged cursor must be a 400, not a 500).
+    if (
+      Array.isArray(v) &&
+      Number.isSafeInteger(v[0]) &&
+      typeof v[1] === 'string' &&
+      v[1].length > 0 &&
+      !illFormedTextPath(v[1])
+    ) {
       return { createdUs: v[0], workflowId: v[1] };
     }
   } catch {}
