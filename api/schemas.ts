@@ -60,7 +60,10 @@ export const flowTypeSchema = z.enum(['onboarding', 'deposit', 'withdrawal']);
 
 export const flowsQuerySchema = z.object({
   type: flowTypeSchema.optional(),
-  status: z.string().min(1).max(40).optional(),
+  status: z
+    .string()
+    .regex(/^[a-z_]{1,40}$/, 'must be a status name (lowercase letters and "_")')
+    .optional(),
   cpf: cpfSchema.optional(),
   created_from: z.iso.datetime({ offset: true }).optional().meta({ description: 'inclusive, ISO 8601' }),
   created_to: z.iso.datetime({ offset: true }).optional().meta({ description: 'exclusive, ISO 8601' }),
