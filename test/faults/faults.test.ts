@@ -34,7 +34,7 @@ describe.sequential(`fault suite (${FULL ? 'full' : 'light'} run)`, () => {
         expect(f.flowsLost).toBe(0);
         expect(f.payoutsDuplicated).toBe(0);
       },
-      FULL ? 600_000 : 240_000,
+      FULL ? 600_000 : 330_000,
     );
   }
 });

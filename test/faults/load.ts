@@ -100,7 +100,7 @@ async function reliably(
   what: string,
   send: () => Promise<Reply>,
   accepted: (r: Reply) => boolean,
-  deadlineMs = 240_000,
+  deadlineMs = 150_000,
 ): Promise<Reply | undefined> {
   const deadline = Date.now() + deadlineMs;
   for (let attempt = 0; ; attempt++) {
@@ -251,7 +251,7 @@ async function onboarding(h: Harness, load: Load, cpf: string, decision: 'approv
   );
   if (!started) return;
   // The link exists once KYC passed and the flow asked the provider for one.
-  const deadline = Date.now() + 240_000;
+  const deadline = Date.now() + 150_000;
   let completed = false;
   while (Date.now() < deadline) {
     const r = await apiGet(h, `/v1/onboardings/${cpf}`).catch(() => undefined);

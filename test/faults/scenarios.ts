@@ -92,7 +92,7 @@ export const SCENARIOS: Scenario[] = [
     name: 'worker-kill',
     description: 'kill -9 the worker three times at random moments, restarting it each time',
     async inject({ h, faults }) {
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < (FULL ? 3 : 1); i++) {
         await sleep(between(1_000, FULL ? 15_000 : 6_000));
         await h.killWorker();
         faults.workerKills = (faults.workerKills ?? 0) + 1;
@@ -101,17 +101,7 @@ export const SCENARIOS: Scenario[] = [
       }
     },
   },
-  {
-    name: 'temporal-restart',
-    description: 'stop the Temporal dev server mid-run and start it again on the same SQLite file',
-    async inject({ h, faults }) {
-      await sleep(between(2_000, FULL ? 10_000 : 5_000));
-      await h.stopTemporal();
-      faults.temporalRestarts = 1;
-      await sleep(5_000);
-      await h.startTemporal();
-    },
-  },
+  ...(FULL ? [temporalRestart()] : []),
   {
     name: 'postgres-restart',
     description: 'stop Postgres mid-run and start it again (the ingress answers 503, the provider retries)',
@@ -160,7 +150,7 @@ export const SCENARIOS: Scenario[] = [
         {
           name: 'provider-token-429',
           description:
-            'token endpoint 429 bursts: tokens revoked and the next 5 token requests refused, every 5 s',
+            'token endpoint 429 bursts: tokens revoked and the next 3 token requests refused (Retry-After 1 s), every 10 s',
           inject: tokenBursts,
         },
       ]
@@ -223,6 +213,20 @@ export const SCENARIOS: Scenario[] = [
       ]),
 ];
 
+function temporalRestart(): Scenario {
+  return {
+    name: 'temporal-restart',
+    description: 'stop the Temporal dev server mid-run and start it again on the same SQLite file',
+    async inject({ h, faults }) {
+      await sleep(between(2_000, 10_000));
+      await h.stopTemporal();
+      faults.temporalRestarts = 1;
+      await sleep(5_000);
+      await h.startTemporal();
+    },
+  };
+}
+
 async function tokenBursts({ h, loadDone, faults }: ScenarioContext) {
   let done = false;
   void loadDone.finally(() => {
@@ -230,9 +234,9 @@ async function tokenBursts({ h, loadDone, faults }: ScenarioContext) {
   });
   while (!done) {
     await h.control('/sandbox/tokens/revoke', {});
-    await h.control('/sandbox/faults', { tokenRateLimitNext: 5, retryAfterSeconds: 1 });
+    await h.control('/sandbox/faults', { tokenRateLimitNext: 3, retryAfterSeconds: 1 });
     faults.tokenBursts = (faults.tokenBursts ?? 0) + 1;
-    await sleep(5_000);
+    await sleep(10_000);
   }
 }
 
@@ -261,6 +265,9 @@ export async function runScenario(h: Harness, s: Scenario): Promise<ScenarioFigu
   const injectP = s.inject?.({ h, loadDone: loadP, faults }) ?? Promise.resolve();
   const [load] = (await Promise.all([loadP, injectP])) as [Load, undefined];
   const result = await check(h, load, FULL ? 300_000 : 150_000);
+  process.stderr.write(
+    `[faults] ${s.name}: checked after ${Math.round((Date.now() - started) / 1000)} s, ${result.problems.length} problems${result.problems.length ? `: ${result.problems.slice(0, 5).join('; ')}` : ''}\n`,
+  );
   const after = await workerMetric(h);
   await h.control('/sandbox/faults', undefined, 'DELETE');
   const c = result.sandbox.counters;
