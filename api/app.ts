@@ -8,6 +8,7 @@ import { countPending } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import type { FlowTimings } from '../workflows/inputs';
 import { apiKeyAuth } from './auth';
+import { securityHeaders } from './hardening';
 import { ingressRouter } from './ingress/router';
 import { requestObservability } from './observability';
 import { openApiRoutes } from './openapi';
@@ -48,6 +49,7 @@ export function createApp(input: ApiDeps) {
   const deps = { ...input, metrics, timings: configuredTimings(input) };
   const app = express();
   app.disable('x-powered-by');
+  app.use(securityHeaders());
   app.use(requestTracing());
   app.use(requestObservability(deps.log, metrics));
 
