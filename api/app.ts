@@ -8,7 +8,7 @@ import { countPending } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import type { FlowTimings } from '../workflows/inputs';
 import { apiKeyAuth } from './auth';
-import { securityHeaders } from './hardening';
+import { apiRateLimit, securityHeaders } from './hardening';
 import { ingressRouter } from './ingress/router';
 import { requestObservability } from './observability';
 import { openApiRoutes } from './openapi';
@@ -72,6 +72,8 @@ export function createApp(input: ApiDeps) {
 
   // Backend API: every route behind an API key.
   const v1 = express.Router();
+  // Limited per presented key before the key is checked: guessing keys costs the same budget.
+  v1.use(apiRateLimit(deps.config.API_RATE_LIMIT_PER_MINUTE));
   v1.use(apiKeyAuth(deps.config.API_KEYS ?? []));
   v1.use(express.json({ limit: '64kb' }));
   v1.use(onboardingRoutes(deps));

@@ -42,6 +42,8 @@ export const envSchema = z.object({
   SANDBOX_DEPOSIT_EXPIRY_MS: durationMs.default(30 * 60_000),
   SANDBOX_LIVENESS_URL_VALIDITY_MS: durationMs.default(30 * 60_000),
   API_KEYS: csv.optional(),
+  /** Requests per minute per API key on /v1 (keyed by the key's SHA-256); 0 turns the limit off. */
+  API_RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'must be a number' }).int().min(0).default(600),
   WORKER_HTTP_PORT: port.default(3001),
   /** Where the Temporal SDK exposes its own Prometheus metrics (merged into the worker's /metrics). */
   WORKER_SDK_METRICS_PORT: port.default(9464),
