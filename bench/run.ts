@@ -164,6 +164,7 @@ async function main() {
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
   const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
+  pool.on('error', () => {}); // Postgres stops with the stack at the end
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const floorDone = new Map<string, number>();

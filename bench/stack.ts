@@ -58,8 +58,12 @@ function childPid(pid: number, needle: string): number | undefined {
 
 /** Resident memory of a process in bytes (VmRSS of /proc/<pid>/status). */
 export function rssBytes(pid: number): number {
-  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : Number.NaN;
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : Number.NaN;
+  } catch {
+    return Number.NaN; // the process is gone: the stack's output says why
+  }
 }
 
 export async function startBenchStack(extraEnv: NodeJS.ProcessEnv, timeoutMs = 240_000): Promise<BenchStack> {
