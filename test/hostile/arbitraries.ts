@@ -540,10 +540,10 @@ export const hostileSegment = fc.oneof(
   ),
   fc.integer({ min: 34, max: 4_000 }).map((n) => '9'.repeat(n)),
   fc.integer({ min: 65, max: 4_000 }).map((n) => 'a'.repeat(n)),
-  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }).map((s) => encodeURIComponent(s)),
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }).map((s) => wireEncode(s)),
   illFormedText.map((s) => wireEncode(s)),
-  fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 60 }).map((s) => encodeURIComponent(s)),
+  fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 60 }).map((s) => wireEncode(s)),
   badCpf
-    .filter((c) => typeof c === 'string' && c.length > 0 && c.length < 5_000)
-    .map((c) => encodeURIComponent(c as string)),
+    .filter((c) => typeof c === 'string' && c.length > 0)
+    .map((c) => wireEncode(c as string).slice(0, 4_000)),
 );
