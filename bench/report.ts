@@ -42,7 +42,7 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 export function chartSvg(title: string, series: readonly Series[]): string {
   const W = 800;
   const H = 480;
-  const m = { l: 70, r: 180, t: 50, b: 60 };
+  const m = { l: 70, r: 210, t: 50, b: 60 };
   const all = series.flatMap((s) => s.points);
   const maxX = niceMax(Math.max(1, ...all.map((p) => p.offered)));
   const maxY = niceMax(Math.max(1, ...all.map((p) => p.achieved)));
