@@ -35,7 +35,8 @@ export function createFlowActivities({
         [
           r.workflowId,
           r.type,
-          r.businessId,
+          // An onboarding's business id is the person's CPF: the table keeps its keyed hash.
+          r.type === 'onboarding' ? hashCpf(r.businessId) : r.businessId,
           r.status,
           r.cpf ? hashCpf(r.cpf) : null,
           r.cpf ? maskCpf(r.cpf) : null,

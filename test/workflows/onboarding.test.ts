@@ -199,6 +199,7 @@ describe('liveness progress and review', () => {
       [handle.workflowId],
     );
     expect(rows[0]).toMatchObject({ type: 'onboarding', status: 'rejected', cpf_masked: '***.813.628-**' });
+    expect(rows[0].business_id).toBe(rows[0].cpf_hash); // never the CPF itself
     expect(rows[0].cpf_hash).toMatch(/^[0-9a-f]{32}$/);
   });
 });
