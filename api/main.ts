@@ -11,6 +11,7 @@ import { createPool } from '../db/pool';
 import { createApp } from './app';
 import { deliveryOptionsFrom } from './ingress/deliver';
 import { startInboxRelay } from './ingress/relay';
+import { answerClientError } from './problem';
 
 async function main() {
   const config = loadConfigOrExit();
@@ -41,6 +42,7 @@ async function main() {
   const metrics = createApiMetrics();
   const codec = dataConverter.payloadCodecs[0];
   const server = http.createServer(createApp({ config, temporal, pool, log, metrics, codec }));
+  server.on('clientError', answerClientError);
   await listen(server, config.API_PORT, config.HTTP_HOST);
   log.info({ port: config.API_PORT, tracing: Boolean(tracing) }, 'api listening');
 

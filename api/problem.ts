@@ -73,3 +73,25 @@ export function problemHandler(log: { error: (o: object, m: string) => void }) {
     sendProblem(res, new Problem(500, 'internal', 'Internal error'), req.originalUrl);
   };
 }
+
+/**
+ * Errors Node answers before Express runs (headers over 16 KiB, malformed HTTP): a
+ * problem+json answer too, instead of a bare status line.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const title = tooLarge ? 'Request headers too large' : 'Malformed HTTP request';
+  const body = JSON.stringify({
+    type: `${PROBLEM_BASE}${tooLarge ? 'headers-too-large' : 'bad-request'}`,
+    title,
+    status,
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
