@@ -109,7 +109,7 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
     return true;
   };
 
-  await record('creating');
+  // The QR first: the caller is waiting on it. The flows table gets the deposit right after.
   try {
     state.qr = await createDepositQr(input);
   } catch (err) {
