@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflowIds } from '../../workflows/definitions';
+import {
+  type ApiEnv,
+  eventually,
+  expectProblem,
+  freshCpf,
+  json,
+  PNG_SIGNATURE,
+  startApiEnv,
+} from './support';
+
+let e: ApiEnv;
+let n = 0;
+
+beforeAll(async () => {
+  // Reconciliation every second: a settled withdrawal completes without a webhook.
+  e = await startApiEnv({ pollScheduleMs: [1_000] });
+});
+afterAll(async () => {
+  await e?.close();
+});
+
+const withdrawalBody = (over: Record<string, unknown> = {}) => ({
+  transactionId: `api-wd-${Date.now()}-${++n}`,
+  client: { externalId: `user-${n}`, cpf: freshCpf(), email: 'ana@example.com', name: 'Ana Souza' },
+  pixKey: 'ana@example.com',
+  pixType: 'EMAIL',
+  amountCentavos: 25_050,
+  ...over,
+});
+
+describe('withdrawals', () => {
+  it('202, idempotent per transactionId, 409 on another body; receipt 404 until settled, then a PNG', async () => {
+    const body = withdrawalBody();
+    const res = await e.call('POST', '/v1/withdrawals', { body });
+    expect(res.status).toBe(202);
+    const first = (await res.json()) as {
+      workflowId: string;
+      transactionId: string;
+      state: { status: string };
+    };
+    expect(first.workflowId).toBe(workflowIds.withdrawal(body.transactionId));
+    expect(first.transactionId).toBe(body.transactionId);
+
+    const again = await e.call('POST', '/v1/withdrawals', { body });
+    expect(again.status).toBe(202);
+    expect((await json(again)).workflowId).toBe(first.workflowId);
+    await expectProblem(
+      await e.call('POST', '/v1/withdrawals', { body: { ...body, amountCentavos: 1 } }),
+      409,
+      'conflict',
+    );
+
+    const receiptPath = `/v1/withdrawals/${body.transactionId}/receipt.png`;
+    await expectProblem(await e.call('GET', receiptPath), 404, 'receipt-not-found');
+    await eventually(
+      async () => (await json(await e.call('GET', `/v1/withdrawals/${body.transactionId}`))).state.status,
+      (s) => s === 'processing',
+    );
+    await e.sandboxControl(`/sandbox/withdrawals/${body.transactionId}/settle`);
+    const done = await eventually(
+      async () => (await json(await e.call('GET', `/v1/withdrawals/${body.transactionId}`))).state,
+      (s) => s.status === 'completed',
+    );
+    expect(done).toMatchObject({ receiptStored: true, amountCentavos: 25_050 });
+    const png = await e.call('GET', receiptPath);
+    expect(png.status).toBe(200);
+    expect(png.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await png.arrayBuffer()).subarray(0, 8)).toEqual(PNG_SIGNATURE);
+
+    // Finished: the same request still answers the same flow, another one is still a conflict.
+    const after = await e.call('POST', '/v1/withdrawals', { body });
+    expect(after.status).toBe(202);
+    expect((await json(after)).state.status).toBe('completed');
+    await expectProblem(
+      await e.call('POST', '/v1/withdrawals', { body: { ...body, pixKey: 'x@example.com' } }),
+      409,
+    );
+  });
+
+  it('without a transactionId one is generated', async () => {
+    const { transactionId: _omit, ...body } = withdrawalBody();
+    const res = await e.call('POST', '/v1/withdrawals', { body });
+    expect(res.status).toBe(202);
+    const { transactionId } = (await res.json()) as { transactionId: string };
+    expect(transactionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await e.workflowExists(workflowIds.withdrawal(transactionId))).toBe(true);
+  });
+
+  it('invalid bodies (a key that does not fit its type) are 400 and start nothing', async () => {
+    const body = withdrawalBody({ pixType: 'CPF', pixKey: 'not-a-cpf' });
+    const p = await expectProblem(await e.call('POST', '/v1/withdrawals', { body }), 400, 'validation-error');
+    expect(p.invalid_params?.map((i) => i.name)).toContain('body.pixKey');
+    expect(await e.workflowExists(workflowIds.withdrawal(body.transactionId))).toBe(false);
+    await expectProblem(await e.call('GET', '/v1/withdrawals/no%20spaces'), 400);
+    await expectProblem(await e.call('GET', '/v1/withdrawals/never-made'), 404, 'flow-not-found');
+  });
+});
