@@ -1,5 +1,6 @@
 import { isValid as isValidCpf } from '@fnando/cpf';
-import { type PixType, pixTypeSchema } from './schemas';
+import { PIX_TYPES } from './pix-types';
+import type { PixType } from './schemas';
 
 // Validation of a payee's Pix key for its pixType. Returns a human-readable reason, or null when valid.
 
@@ -36,9 +37,9 @@ export function pixKeyProblem(pixKey: string, pixType: PixType | string | undefi
   if (pixType === undefined) {
     return detectPixType(pixKey) === null ? 'pixKey does not match any Pix key type' : null;
   }
-  const type = pixTypeSchema.safeParse(pixType);
-  if (!type.success) return `pixType must be one of ${pixTypeSchema.options.join(', ')}`;
-  switch (type.data) {
+  const type = PIX_TYPES.find((t) => t === pixType);
+  if (!type) return `pixType must be one of ${PIX_TYPES.join(', ')}`;
+  switch (type) {
     case 'CPF':
       if (!/^\d{11}$/.test(pixKey)) return 'CPF key must be 11 digits';
       return isValidCpf(pixKey) ? null : 'CPF key has invalid check digits';
@@ -58,7 +59,7 @@ export function pixKeyProblem(pixKey: string, pixType: PixType | string | undefi
 
 /** The pixType a key is valid for, or null. (CPF before PHONE: an 11-digit string is never a +55 phone.) */
 export function detectPixType(pixKey: string): PixType | null {
-  for (const type of pixTypeSchema.options) {
+  for (const type of PIX_TYPES) {
     if (pixKeyProblem(pixKey, type) === null) return type;
   }
   return null;

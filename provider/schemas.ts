@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PIX_TYPES } from './pix-types';
 
 // The provider contract (shared/provider-api.md) as zod schemas. Request schemas are what we send
 // (and what the sandbox enforces); response schemas parse liberally: unknown extra fields pass
@@ -20,7 +21,7 @@ export const statusVerificationSchema = z.enum([
 ]);
 export type StatusVerification = z.infer<typeof statusVerificationSchema>;
 
-export const pixTypeSchema = z.enum(['CPF', 'EMAIL', 'PHONE', 'EVP', 'ACCOUNT']);
+export const pixTypeSchema = z.enum(PIX_TYPES);
 export type PixType = z.infer<typeof pixTypeSchema>;
 
 export const accountTypeSchema = z.enum(['CACC', 'SVGS', 'TRAN']);
