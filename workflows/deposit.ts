@@ -17,7 +17,7 @@ import {
 } from './definitions';
 import { flowRecorder, isoNow } from './flow-record';
 import type { DepositInput } from './inputs';
-import { pollDelay, timings } from './timings';
+import { PROVIDER_RETRY, pollDelay, timings } from './timings';
 
 const { createDepositQr } = proxyActivities<ReturnType<typeof createDepositActivities>>({
   startToCloseTimeout: '30s',
@@ -28,7 +28,7 @@ const { createDepositQr } = proxyActivities<ReturnType<typeof createDepositActiv
 });
 const { inquireDeposit } = proxyActivities<ReturnType<typeof createDepositActivities>>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: PROVIDER_RETRY,
   summary: 'Deposit inquiry: has it been paid?',
 });
 

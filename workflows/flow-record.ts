@@ -16,7 +16,7 @@ import {
 
 const { recordFlow } = proxyActivities<{ recordFlow(r: FlowRecord): Promise<void> }>({
   startToCloseTimeout: '10s',
-  retry: { initialInterval: '500ms', maximumInterval: '30s' },
+  retry: { initialInterval: '500ms', maximumInterval: '10s' },
   summary: 'Record the state change in the flows table',
 });
 

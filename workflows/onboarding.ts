@@ -22,18 +22,17 @@ import {
 } from './definitions';
 import { flowRecorder, isoNow } from './flow-record';
 import type { OnboardingInput } from './inputs';
-import { timings } from './timings';
+import { PROVIDER_RETRY, timings } from './timings';
 
 type Acts = ReturnType<typeof createOnboardingActivities>;
-const providerRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' };
 const { checkKyc } = proxyActivities<Acts>({
   startToCloseTimeout: '30s',
-  retry: providerRetry,
+  retry: PROVIDER_RETRY,
   summary: 'Ask the CPF registry (KYC); keep the record in Postgres',
 });
 const { requestLivenessLink } = proxyActivities<Acts>({
   startToCloseTimeout: '30s',
-  retry: providerRetry,
+  retry: PROVIDER_RETRY,
   summary: 'Ask the provider for a liveness link',
 });
 

@@ -16,3 +16,14 @@ export function timings(overrides: Partial<FlowTimings> | undefined): FlowTiming
 export function pollDelay(schedule: number[], n: number): number {
   return schedule[Math.min(n, schedule.length - 1)] ?? 60_000;
 }
+
+/**
+ * Retries of provider calls: 1 s doubling to at most 15 s, forever (business 4xx errors are
+ * non-retryable and stop at once). A short cap means flows resume within seconds once a
+ * provider outage or a burst of faults ends, instead of waiting out a long back-off.
+ */
+export const PROVIDER_RETRY = {
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval: '15s',
+} as const;

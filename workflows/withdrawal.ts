@@ -9,28 +9,27 @@ import {
 } from './definitions';
 import { flowRecorder, isoNow } from './flow-record';
 import type { WithdrawalInput } from './inputs';
-import { pollDelay, timings } from './timings';
+import { PROVIDER_RETRY, pollDelay, timings } from './timings';
 
 type Acts = ReturnType<typeof createWithdrawalActivities>;
 
 // Sending money: retried forever on unknown outcomes, which is safe because sendPayout looks
 // the transaction up before any second attempt. Business rejections are non-retryable.
-const payoutRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' };
 const { sendPayout } = proxyActivities<Acts>({
   startToCloseTimeout: '30s',
-  retry: payoutRetry,
+  retry: PROVIDER_RETRY,
   summary: 'Send the payout (exactly once: a retry looks it up first)',
 });
 const { checkPayout } = proxyActivities<Acts>({
   startToCloseTimeout: '30s',
-  retry: payoutRetry,
+  retry: PROVIDER_RETRY,
   summary: 'Read the payout outcome (inquiry + receipt status)',
 });
 // The provider renders the receipt with a lag: an empty invoice is retried for up to a day.
 const { storeReceipt } = proxyActivities<Acts>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '24h',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '5m' },
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s' },
   summary: 'Fetch the receipt image and store it',
 });
 
