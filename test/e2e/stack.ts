@@ -1,16 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { generate as generateCpf } from '@fnando/cpf';
 import { testDocuments } from '../../sandbox/test-documents';
-import { freePort } from '../helpers/ports';
+import { type EmbeddedStack, startEmbeddedStack } from '../../scripts/embedded-stack';
 
 // The whole embedded stack as `npm start` runs it: every part a real process (embedded Postgres,
 // Temporal dev server, provider sandbox, worker, API), on free ports, with a fresh data dir and
 // short timings. Tests reach it only over HTTP.
-
-const ROOT = path.resolve(__dirname, '../..');
 
 export const API_KEY = 'e2e-key';
 export const WEBHOOK_SECRET = 'e2e-webhook-secret-0123456789';
@@ -19,90 +13,23 @@ export const WEBHOOK_PARTNER_ID = 'e2e-partner';
 export const DEPOSIT_EXPIRY_MS = 25_000;
 export const LIVENESS_TTL_MS = 4_000;
 
-export interface Stack {
-  api: string;
-  sandbox: string;
-  /** The one ingress URL for all points (secret in the path). */
-  ingress: string;
-  /** Everything the stack printed, for failure messages. */
-  output: () => string;
-  /** SIGTERM and the exit code. */
-  stop: () => Promise<number | null>;
-}
+export type Stack = EmbeddedStack;
 
-export async function startStack(timeoutMs = 150_000): Promise<Stack> {
-  const ports = {
-    API_PORT: await freePort(),
-    SANDBOX_PORT: await freePort(),
-    WORKER_HTTP_PORT: await freePort(),
-    WORKER_SDK_METRICS_PORT: await freePort(),
-    TEMPORAL_UI_PORT: await freePort(),
-    EMBEDDED_PG_PORT: await freePort(),
-    PIXFLOW_TEMPORAL_PORT: await freePort(),
-  };
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-e2e-'));
-  chmodSync(dataDir, 0o755); // the embedded Postgres runs as its own user when we are root
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-    DATA_DIR: dataDir,
-    API_KEYS: API_KEY,
-    WEBHOOK_SECRET,
-    WEBHOOK_PARTNER_ID,
-    POLL_SCHEDULE_MS: '1000,2000',
-    SANDBOX_DEPOSIT_EXPIRY_MS: String(DEPOSIT_EXPIRY_MS),
-    LIVENESS_LINK_TTL_MS: String(LIVENESS_TTL_MS),
-    SANDBOX_LIVENESS_URL_VALIDITY_MS: String(LIVENESS_TTL_MS),
-    INBOX_RETRY_MAX_MS: '2000',
-  };
-  // Each of these would mean "use an existing one" instead of starting it.
-  delete env.TEMPORAL_ADDRESS;
-  delete env.DATABASE_URL;
-  delete env.PROVIDER_BASE_URL;
-  delete env.PROVIDER_AUTH_URL;
-  delete env.PROVIDER_LIVENESS_URL;
-
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+export function startStack(timeoutMs = 150_000): Promise<Stack> {
+  return startEmbeddedStack({
+    label: 'e2e',
+    timeoutMs,
+    env: {
+      API_KEYS: API_KEY,
+      WEBHOOK_SECRET,
+      WEBHOOK_PARTNER_ID,
+      POLL_SCHEDULE_MS: '1000,2000',
+      SANDBOX_DEPOSIT_EXPIRY_MS: String(DEPOSIT_EXPIRY_MS),
+      LIVENESS_LINK_TTL_MS: String(LIVENESS_TTL_MS),
+      SANDBOX_LIVENESS_URL_VALIDITY_MS: String(LIVENESS_TTL_MS),
+      INBOX_RETRY_MAX_MS: '2000',
     },
-  );
-  let out = '';
-  const collect = (b: Buffer) => {
-    out += b.toString('utf8');
-    if (out.length > 200_000) out = out.slice(-100_000);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    const code = await exited;
-    rmSync(dataDir, { recursive: true, force: true });
-    return code;
-  };
-
-  const deadline = Date.now() + timeoutMs;
-  while (!out.includes('pixflow is up')) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`the stack did not come up:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const api = `http://127.0.0.1:${ports.API_PORT}`;
-  return {
-    api,
-    sandbox: `http://127.0.0.1:${ports.SANDBOX_PORT}`,
-    ingress: `${api}/webhooks/provider/${WEBHOOK_SECRET}`,
-    output: () => out,
-    stop,
-  };
+  });
 }
 
 /** Polls `fn` until it returns without throwing; rethrows its last error at the deadline. */

@@ -1,15 +1,1 @@
-import net from 'node:net';
-
-/** A free TCP port on 127.0.0.1, found by letting the OS pick one. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../scripts/embedded-stack';

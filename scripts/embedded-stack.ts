@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from './temporal-tools';
+
+// `npm start` (scripts/start.ts) as a child process on free ports with a fresh data folder:
+// every part a real process. The end-to-end tests and the bench drive it over HTTP.
+
+/** A free TCP port on 127.0.0.1, found by letting the OS pick one. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface EmbeddedStack {
+  child: ChildProcess;
+  env: NodeJS.ProcessEnv;
+  ports: Record<string, number>;
+  api: string;
+  sandbox: string;
+  /** The one webhook URL for all notification points (secret in the path). */
+  ingress: string;
+  temporalAddress: string;
+  databaseUrl: string;
+  /** Everything the stack printed, for failure messages. */
+  output: () => string;
+  /** SIGTERM, then the exit code; the data folder is removed. */
+  stop: () => Promise<number | null>;
+}
+
+export async function startEmbeddedStack(opts: {
+  /** Names the data folder, e.g. "e2e" or "bench". */
+  label: string;
+  /** Must include API_KEYS, WEBHOOK_SECRET and WEBHOOK_PARTNER_ID; anything else overrides. */
+  env: NodeJS.ProcessEnv & { WEBHOOK_SECRET: string };
+  timeoutMs?: number;
+}): Promise<EmbeddedStack> {
+  const ports = {
+    API_PORT: await freePort(),
+    SANDBOX_PORT: await freePort(),
+    WORKER_HTTP_PORT: await freePort(),
+    WORKER_SDK_METRICS_PORT: await freePort(),
+    TEMPORAL_UI_PORT: await freePort(),
+    EMBEDDED_PG_PORT: await freePort(),
+    PIXFLOW_TEMPORAL_PORT: await freePort(),
+  };
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `pixflow-${opts.label}-`));
+  chmodSync(dataDir, 0o755); // the embedded Postgres runs as its own user when we are root
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    DATA_DIR: dataDir,
+    ...opts.env,
+  };
+  // Each of these would mean "use an existing one" instead of starting it.
+  for (const k of [
+    'TEMPORAL_ADDRESS',
+    'DATABASE_URL',
+    'PROVIDER_BASE_URL',
+    'PROVIDER_AUTH_URL',
+    'PROVIDER_LIVENESS_URL',
+  ]) {
+    delete env[k];
+  }
+
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const collect = (b: Buffer) => {
+    out += b.toString('utf8');
+    if (out.length > 200_000) out = out.slice(-100_000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    const code = await exited;
+    rmSync(dataDir, { recursive: true, force: true });
+    return code;
+  };
+
+  const deadline = Date.now() + (opts.timeoutMs ?? 150_000);
+  while (!out.includes('pixflow is up')) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`the ${opts.label} stack did not come up:\n${out.slice(-4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const api = `http://127.0.0.1:${ports.API_PORT}`;
+  return {
+    child,
+    env,
+    ports,
+    api,
+    sandbox: `http://127.0.0.1:${ports.SANDBOX_PORT}`,
+    ingress: `${api}/webhooks/provider/${opts.env.WEBHOOK_SECRET}`,
+    temporalAddress: `127.0.0.1:${ports.PIXFLOW_TEMPORAL_PORT}`,
+    databaseUrl: `postgresql://pixflow:pixflow@127.0.0.1:${ports.EMBEDDED_PG_PORT}/pixflow`,
+    output: () => out,
+    stop,
+  };
+}
