@@ -3,13 +3,11 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generate as generateCpf } from '@fnando/cpf';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { expect, inject } from 'vitest';
-import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../common/config';
 import { createLogger, type Logger } from '../../common/logger';
-import { cpfHash } from '../../common/pii';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
@@ -17,6 +15,7 @@ import type { FlowTimings } from '../../workflows/inputs';
 import { testPool } from '../helpers/postgres';
 import { clientFor } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
+import { createTestWorker } from '../helpers/worker';
 
 // The real API on port 0, against the run's Temporal dev server and Postgres, with a real worker
 // (own task queue) whose activities talk HTTP to an in-process sandbox.
@@ -59,18 +58,12 @@ export async function startApiEnv(
     timeoutMs: 5_000,
   });
   const nativeConnection = await NativeConnection.connect({ address });
-  const worker = await Worker.create({
+  const worker = await createTestWorker({
     connection: nativeConnection,
     taskQueue,
-    workflowBundle: { code: inject('workflowBundle') },
-    // Encrypted payloads, as in production.
-    dataConverter: testDataConverter,
-    activities: createActivities({
-      provider,
-      pool,
-      clock: () => new Date(),
-      hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
-    }),
+    provider,
+    pool,
+    piiKey: PII_KEY,
   });
   const running = worker.run();
 

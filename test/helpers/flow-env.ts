@@ -1,15 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { inject } from 'vitest';
-import { createActivities } from '../../activities';
-import { cpfHash } from '../../common/pii';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { testPool } from './postgres';
 import { clientFor } from './sandbox-client';
-import { startTimeSkippingServer, testDataConverter } from './temporal';
+import { startTimeSkippingServer } from './temporal';
+import { createTestWorker } from './worker';
 
 export const TEST_PII_KEY = 'test-pii-hash-key-0123456789';
 
@@ -40,17 +37,12 @@ export async function startFlowEnv(
     timeoutMs: opts.providerTimeoutMs ?? 5_000,
   });
   const taskQueue = `flows-${randomBytes(4).toString('hex')}`;
-  const worker = await Worker.create({
+  const worker = await createTestWorker({
     connection: env.nativeConnection,
     taskQueue,
-    workflowBundle: { code: inject('workflowBundle') },
-    dataConverter: testDataConverter,
-    activities: createActivities({
-      provider,
-      pool,
-      clock: () => new Date(),
-      hashCpf: (cpf) => cpfHash(cpf, TEST_PII_KEY),
-    }),
+    provider,
+    pool,
+    piiKey: TEST_PII_KEY,
   });
   const running = worker.run();
   return {

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { createActivities } from '../../activities';
-import { cpfHash } from '../../common/pii';
 import type { Pool } from '../../db/pool';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { depositStateQuery, qrCodeUpdate, workflowIds } from '../../workflows/definitions';
@@ -11,6 +9,8 @@ import type { DepositInput } from '../../workflows/inputs';
 import { TEST_PII_KEY } from '../helpers/flow-env';
 import { testPool } from '../helpers/postgres';
 import { clientFor } from '../helpers/sandbox-client';
+import { testDataConverter } from '../helpers/temporal';
+import { createTestWorker } from '../helpers/worker';
 import { PARTNER, post, type RunningIngress, startIngress, uniqueId, waitUntil } from './harness';
 
 // End to end over the real pieces: the sandbox, registered to the ingress's one URL, posts the
@@ -32,22 +32,18 @@ beforeAll(async () => {
   sandbox = await startSandbox();
   const address = inject('temporalAddress');
   connection = await Connection.connect({ address });
-  temporal = new Client({ connection });
+  temporal = new Client({ connection, dataConverter: testDataConverter });
   nativeConnection = await NativeConnection.connect({ address });
   taskQueue = `ingress-e2e-${randomBytes(4).toString('hex')}`;
   const provider = clientFor(sandbox.url, {
     timeoutMs: 5_000,
   });
-  worker = await Worker.create({
+  worker = await createTestWorker({
     connection: nativeConnection,
     taskQueue,
-    workflowBundle: { code: inject('workflowBundle') },
-    activities: createActivities({
-      provider,
-      pool,
-      clock: () => new Date(),
-      hashCpf: (cpf) => cpfHash(cpf, TEST_PII_KEY),
-    }),
+    provider,
+    pool,
+    piiKey: TEST_PII_KEY,
   });
   running = worker.run();
   ingress = await startIngress(pool, temporal);
