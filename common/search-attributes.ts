@@ -24,3 +24,25 @@ export function searchAttributeCliArgs(): string[] {
   const cliType: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int' };
   return searchAttributeKeys.flatMap((k) => ['--search-attribute', `${k.name}=${cliType[k.type] ?? k.type}`]);
 }
+
+/**
+ * A flow's search attributes at start. The API sets them (only it knows the CPF-hash key);
+ * the workflow then keeps PixflowStatus current.
+ */
+export function startSearchAttributes(f: {
+  type: 'onboarding' | 'deposit' | 'withdrawal';
+  status: string;
+  cpfHash: string;
+  cpfMasked: string;
+  amountCentavos?: number;
+  merchant?: string;
+}) {
+  return [
+    { key: FlowTypeKey, value: f.type },
+    { key: FlowStatusKey, value: f.status },
+    { key: CpfHashKey, value: f.cpfHash },
+    { key: CpfMaskedKey, value: f.cpfMasked },
+    ...(f.amountCentavos === undefined ? [] : [{ key: AmountKey, value: f.amountCentavos }]),
+    ...(f.merchant === undefined ? [] : [{ key: MerchantKey, value: f.merchant }]),
+  ];
+}

@@ -3,14 +3,7 @@ import { WithStartWorkflowOperation } from '@temporalio/client';
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
-import {
-  AmountKey,
-  CpfHashKey,
-  CpfMaskedKey,
-  FlowStatusKey,
-  FlowTypeKey,
-  MerchantKey,
-} from '../../common/search-attributes';
+import { startSearchAttributes } from '../../common/search-attributes';
 import {
   type DepositFingerprint,
   type DepositQr,
@@ -84,14 +77,14 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
           memo: { requestId, fingerprintHash },
           staticSummary: `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
           staticDetails: `**txid** ${input.txid}\n\n**merchant** ${input.merchant}\n\n**payer** ${masked}`,
-          typedSearchAttributes: [
-            { key: FlowTypeKey, value: 'deposit' },
-            { key: FlowStatusKey, value: 'creating' },
-            { key: CpfHashKey, value: cpfHash(input.client.cpf, config.PII_HASH_KEY) },
-            { key: CpfMaskedKey, value: masked },
-            { key: AmountKey, value: input.amountCentavos },
-            { key: MerchantKey, value: input.merchant },
-          ],
+          typedSearchAttributes: startSearchAttributes({
+            type: 'deposit',
+            status: 'creating',
+            cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+            cpfMasked: masked,
+            amountCentavos: input.amountCentavos,
+            merchant: input.merchant,
+          }),
         }),
       });
     } catch (err) {

@@ -2,7 +2,7 @@ import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
 import { cpfHash, onboardingWorkflowId } from '../../common/pii';
-import { CpfHashKey, CpfMaskedKey, FlowStatusKey, FlowTypeKey } from '../../common/search-attributes';
+import { startSearchAttributes } from '../../common/search-attributes';
 import { livenessLinkUpdate, onboardingStateQuery, reviewSignal } from '../../workflows/definitions';
 import type { OnboardingInput } from '../../workflows/inputs';
 import type { onboardingWorkflow } from '../../workflows/onboarding';
@@ -35,12 +35,12 @@ export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
       ]
         .filter(Boolean)
         .join('\n\n'),
-      typedSearchAttributes: [
-        { key: FlowTypeKey, value: 'onboarding' },
-        { key: FlowStatusKey, value: 'kyc' },
-        { key: CpfHashKey, value: cpfHash(input.cpf, config.PII_HASH_KEY) },
-        { key: CpfMaskedKey, value: maskCpf(input.cpf) },
-      ],
+      typedSearchAttributes: startSearchAttributes({
+        type: 'onboarding',
+        status: 'kyc',
+        cpfHash: cpfHash(input.cpf, config.PII_HASH_KEY),
+        cpfMasked: maskCpf(input.cpf),
+      }),
     });
 
   /** Idempotent per CPF: an existing onboarding is answered as it is; only an expired one starts over. */

@@ -2,14 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
-import {
-  AmountKey,
-  CpfHashKey,
-  CpfMaskedKey,
-  FlowStatusKey,
-  FlowTypeKey,
-  MerchantKey,
-} from '../../common/search-attributes';
+import { startSearchAttributes } from '../../common/search-attributes';
 import { getWithdrawalReceipt } from '../../db/flows';
 import { withdrawalStateQuery, workflowIds } from '../../workflows/definitions';
 import { type WithdrawalInput, withdrawalInputSchema } from '../../workflows/inputs';
@@ -51,14 +44,14 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
         memo: { requestHash: hash },
         staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
         staticDetails: `**transactionId** ${input.transactionId}\n\n**merchant** ${input.merchant}\n\n**payee** ${masked}`,
-        typedSearchAttributes: [
-          { key: FlowTypeKey, value: 'withdrawal' },
-          { key: FlowStatusKey, value: 'validating' },
-          { key: CpfHashKey, value: cpfHash(input.client.cpf, config.PII_HASH_KEY) },
-          { key: CpfMaskedKey, value: masked },
-          { key: AmountKey, value: input.amountCentavos },
-          { key: MerchantKey, value: input.merchant },
-        ],
+        typedSearchAttributes: startSearchAttributes({
+          type: 'withdrawal',
+          status: 'validating',
+          cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+          cpfMasked: masked,
+          amountCentavos: input.amountCentavos,
+          merchant: input.merchant,
+        }),
       });
     } catch (err) {
       if (!isAlreadyStarted(err)) throw err;

@@ -1,5 +1,15 @@
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maskCpf } from '../../common/mask';
+import { cpfHash } from '../../common/pii';
+import {
+  AmountKey,
+  CpfHashKey,
+  CpfMaskedKey,
+  FlowStatusKey,
+  FlowTypeKey,
+  MerchantKey,
+} from '../../common/search-attributes';
 import { workflowIds } from '../../workflows/definitions';
 import {
   type ApiEnv,
@@ -7,6 +17,7 @@ import {
   expectProblem,
   freshCpf,
   json,
+  PII_KEY,
   PNG_SIGNATURE,
   startApiEnv,
 } from './support';
@@ -40,6 +51,15 @@ describe('deposits', () => {
     expect(qr.image).toMatch(/^data:image\/png;base64,/);
     expect(qr.workflowId).toBe(workflowIds.deposit(String(qr.txid)));
     expect(res.headers.get('location')).toBe(`/v1/deposits/${qr.txid}`);
+
+    // Operators can find it in the Temporal UI by type, status, CPF hash (never the CPF), amount, merchant.
+    const sa = (await e.temporal.workflow.getHandle(String(qr.workflowId)).describe()).typedSearchAttributes;
+    expect(sa.get(FlowTypeKey)).toBe('deposit');
+    expect(sa.get(FlowStatusKey)).toMatch(/^(creating|awaiting_payment)$/);
+    expect(sa.get(CpfHashKey)).toBe(cpfHash(body.client.cpf, PII_KEY));
+    expect(sa.get(CpfMaskedKey)).toBe(maskCpf(body.client.cpf));
+    expect(sa.get(AmountKey)).toBe(15_000);
+    expect(sa.get(MerchantKey)).toBe('sandbox-merchant');
 
     const again = await e.call('POST', '/v1/deposits', { body: { ...body, txid: qr.txid } });
     expect(again.status).toBe(200);
