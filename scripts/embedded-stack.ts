@@ -1,26 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './net';
 import { ROOT } from './temporal-tools';
+
+export { freePort };
 
 // `npm start` (scripts/start.ts) as a child process on free ports with a fresh data folder:
 // every part a real process. The end-to-end tests and the bench drive it over HTTP.
-
-/** A free TCP port on 127.0.0.1, found by letting the OS pick one. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export interface EmbeddedStack {
   child: ChildProcess;

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { loadConfigOrExit } from '../common/config';
 import { searchAttributeCliArgs } from '../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
+import { tcpOpen } from './net';
 import { ensureTemporalCli, ROOT, runSetupStep } from './temporal-tools';
 
 // `npm start`: the whole embedded stack in one command. Postgres (embedded), Temporal dev
@@ -64,15 +64,6 @@ async function waitFor(
   }
   throw new StartError(`${what} did not become healthy within ${timeoutMs / 1000} s`, part);
 }
-
-const tcpOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
 
 const httpOk = (url: string) => async () => (await fetch(url, { signal: AbortSignal.timeout(2000) })).ok;
 

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -8,7 +7,7 @@ import { searchAttributeCliArgs } from '../../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../../db/embedded';
 import { migrate } from '../../db/migrate';
 import { ensureTemporalCli } from '../../scripts/temporal-tools';
-import { freePort } from '../helpers/ports';
+import { freePort, tcpOpen } from '../helpers/ports';
 
 // The fault suite's stack: every part its own real process on free 127.0.0.1 ports, so each one
 // can be killed and started again on its own. Postgres (embedded) runs from this process and is
@@ -86,15 +85,6 @@ function killLeftovers() {
     }
   }
 }
-
-export const tcpOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

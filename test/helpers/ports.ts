@@ -1,1 +1,1 @@
-export { freePort } from '../../scripts/embedded-stack';
+export { freePort, tcpOpen } from '../../scripts/net';

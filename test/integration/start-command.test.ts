@@ -1,22 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/ports';
+import { freePort, tcpOpen } from '../helpers/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 const tsxArgs = (file: string) => ['--import', 'tsx', path.join(ROOT, file)];
-
-const tcpOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
 
 describe('wrong configuration fails fast, naming the variable', () => {
   for (const [file, env, variable] of [
