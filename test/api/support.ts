@@ -170,21 +170,7 @@ export async function expectProblem(res: Response, status: number, slug?: string
   return body;
 }
 
-/** Polls until `ok` (state that the flows reach asynchronously), without blind sleeps. */
-export async function eventually<T>(
-  read: () => Promise<T>,
-  ok: (v: T) => boolean,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  while (Date.now() < deadline) {
-    last = await read();
-    if (ok(last)) return last;
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  throw new Error(`never matched; last: ${JSON.stringify(last)}`);
-}
+export { waitUntil as eventually } from '../helpers/wait';
 
 export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 

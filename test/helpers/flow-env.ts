@@ -73,18 +73,4 @@ export async function startFlowEnv(
   };
 }
 
-/** Polls a query until `ok` says yes (workflow tests wait on state without sleeping blindly). */
-export async function waitForState<T>(
-  read: () => Promise<T>,
-  ok: (s: T) => boolean,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  while (Date.now() < deadline) {
-    last = await read();
-    if (ok(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`state never matched; last: ${JSON.stringify(last)}`);
-}
+export { waitUntil as waitForState } from './wait';

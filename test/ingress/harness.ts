@@ -64,17 +64,4 @@ export const uniqueId = () => `${Date.now()}${process.pid}${++seq}`;
 /** A valid CPF (the ingress refuses wrong check digits), random: unique enough for one run. */
 export const uniqueCpf = () => generateCpf();
 
-export async function waitUntil<T>(
-  read: () => Promise<T>,
-  ok: (v: T) => boolean,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T = await read();
-  while (!ok(last)) {
-    if (Date.now() > deadline) throw new Error(`condition never met; last: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    last = await read();
-  }
-  return last;
-}
+export { waitUntil } from '../helpers/wait';
