@@ -69,6 +69,9 @@ const describeError = (err: unknown) =>
 export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<Outcome> {
   const { pool, temporal, options } = ctx;
   const handle = temporal.workflow.getHandle(row.workflowId);
+  // Temporal unreachable or slow: try this row again after its back-off.
+  const retryLater = (err: unknown) =>
+    markRetry(pool, row.id, describeError(err), new Date(Date.now() + backoffMs(row.attempts, options)));
   try {
     await withTimeout(temporal, options.signalTimeoutMs, () =>
       handle.signal(row.signalName, row.signalPayload),
@@ -77,12 +80,7 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
     return 'delivered';
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) {
-      await markRetry(
-        pool,
-        row.id,
-        describeError(err),
-        new Date(Date.now() + backoffMs(row.attempts, options)),
-      );
+      await retryLater(err);
       return 'unavailable';
     }
   }
@@ -98,12 +96,7 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
     return 'closed';
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) {
-      await markRetry(
-        pool,
-        row.id,
-        describeError(err),
-        new Date(Date.now() + backoffMs(row.attempts, options)),
-      );
+      await retryLater(err);
       return 'unavailable';
     }
   }
