@@ -4,6 +4,7 @@ import {
   defineSignal,
   defineUpdate,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
 
@@ -12,8 +13,10 @@ import {
 // own worker on task queue `bench-floor`. Also a bare signal sink for the signal-loop figure.
 
 export interface FloorShape {
-  /** Activities in all (a deposit: createDepositQr, recordFlow ×3, inquireDeposit). */
+  /** Activities run through the server (a deposit: recordFlow ×2, inquireDeposit). */
   activities: number;
+  /** Local activities (a deposit: createDepositQr, run inside the update's workflow task). */
+  localActivities: number;
   /** Signals the flow waits for (a deposit: the provider's `requested` and `updated`). */
   signals: number;
 }
@@ -25,6 +28,7 @@ const { noop, done } = proxyActivities<{
   noop(): Promise<void>;
   done(workflowId: string): Promise<void>;
 }>({ startToCloseTimeout: '30s' });
+const local = proxyLocalActivities<{ noop(): Promise<void> }>({ startToCloseTimeout: '30s' });
 
 export async function floorWorkflow(shape: FloorShape & { id: string }): Promise<void> {
   let signals = 0;
@@ -37,10 +41,13 @@ export async function floorWorkflow(shape: FloorShape & { id: string }): Promise
     await condition(() => ready);
     return 'ok';
   });
-  await noop(); // createDepositQr
+  // createDepositQr: local when the deposit runs it as a local activity.
+  const firstIsLocal = shape.localActivities > 0;
+  await (firstIsLocal ? local.noop() : noop());
   ready = true;
-  // recordFlow creating, recordFlow awaiting_payment, ...: all but the first and the last two.
-  for (let i = 0; i < shape.activities - 3; i++) await noop();
+  for (let i = 1; i < shape.localActivities; i++) await local.noop();
+  // recordFlow awaiting_payment, ...: every activity but the first (if not local) and the last two.
+  for (let i = 0; i < shape.activities - 2 - (firstIsLocal ? 0 : 1); i++) await noop();
   await condition(() => signals >= shape.signals);
   await noop(); // inquireDeposit
   await done(shape.id); // recordFlow completed: the bench counts completion here

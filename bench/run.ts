@@ -259,15 +259,24 @@ async function main() {
   const activityNames = events
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
     .filter((n): n is string => Boolean(n));
+  // A local activity leaves a marker instead of scheduled/started/completed events.
+  const localActivities = events.filter(
+    (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+  ).length;
   const depositShape = {
     activities: activityNames.length,
     activityNames,
+    localActivities,
     signals: events.filter((e) => e.workflowExecutionSignaledEventAttributes).length,
     updates: events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length,
     historyEvents: events.length,
   };
   say(`a deposit: ${JSON.stringify(depositShape)}`);
-  const shape: FloorShape = { activities: depositShape.activities, signals: depositShape.signals };
+  const shape: FloorShape = {
+    activities: depositShape.activities,
+    localActivities: depositShape.localActivities,
+    signals: depositShape.signals,
+  };
 
   // --- 1. floor -------------------------------------------------------------------------
   let floorSeq = 0;
@@ -669,7 +678,7 @@ async function main() {
     `# pixflow bench — ${json.date}`,
     '',
     `Mode **${settings.mode}** (steps of ${settings.stepMs / 1000} s, ${awaiting} open flows, run of ${round(runMinutes, 1)} min for the token figure); ${machine.cpus} CPUs (${machine.cpuModel}), load average at the end ${machine.loadAverageAtEnd.join(' / ')}.`,
-    `A deposit's history: ${depositShape.activities} activities (${activityNames.join(', ')}), ${depositShape.signals} signals, ${depositShape.updates} update, ${depositShape.historyEvents} events.`,
+    `A deposit's history: ${depositShape.localActivities} local activities, ${depositShape.activities} activities (${activityNames.join(', ')}), ${depositShape.signals} signals, ${depositShape.updates} update, ${depositShape.historyEvents} events.`,
     '',
     markdownTable(figures),
     '',

@@ -80,6 +80,17 @@ export interface DepositFingerprint {
   merchant: string;
 }
 
+/** The `qrCode` update's argument: the fingerprint, and the id of the asking request. */
+export interface DepositQrRequest extends DepositFingerprint {
+  requestId?: string;
+}
+
+/** The QR, and whether the asking request is the one that started the flow (201, else 200). */
+export interface DepositQrAnswer {
+  qr: DepositQr;
+  created: boolean;
+}
+
 export interface DepositState {
   status: DepositStatus;
   txid: string;
@@ -94,7 +105,7 @@ export interface DepositState {
   finishedAt?: string;
 }
 
-export const qrCodeUpdate = defineUpdate<DepositQr, [DepositFingerprint]>('qrCode');
+export const qrCodeUpdate = defineUpdate<DepositQrAnswer, [DepositQrRequest]>('qrCode');
 export const providerNotificationSignal = defineSignal<[ProviderNotification]>('providerNotification');
 export const depositStateQuery = defineQuery<DepositState>('state');
 

@@ -4,11 +4,13 @@ import {
   allHandlersFinished,
   condition,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
+  TimeoutFailure,
 } from '@temporalio/workflow';
 import type { createDepositActivities } from '../activities/deposit';
 import {
-  type DepositFingerprint,
+  type DepositQrRequest,
   type DepositState,
   type DepositStatus,
   depositStateQuery,
@@ -19,7 +21,11 @@ import { flowRecorder, isoNow } from './flow-record';
 import type { DepositInput } from './inputs';
 import { PROVIDER_RETRY, pollDelay, timings } from './timings';
 
-const { createDepositQr } = proxyActivities<ReturnType<typeof createDepositActivities>>({
+// A local activity: the API's caller waits for the QR, and a local activity runs inside the
+// workflow task that accepted the update, so the answer needs no activity task round trip
+// through the server (bench/README.md measures the difference). Safe to re-run if the task is
+// retried: the provider answers the same QR for the same txid and body.
+const { createDepositQr } = proxyLocalActivities<ReturnType<typeof createDepositActivities>>({
   startToCloseTimeout: '30s',
   // The caller waits for the QR: give up after a few minutes rather than hang.
   scheduleToCloseTimeout: '5m',
@@ -64,14 +70,14 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
 
   setHandler(
     qrCodeUpdate,
-    async () => {
+    async (asked) => {
       await condition(() => state.qr !== undefined || state.status === 'failed');
       if (!state.qr) throw ApplicationFailure.nonRetryable(state.reason ?? 'deposit failed', 'DepositFailed');
-      return state.qr;
+      return { qr: state.qr, created: asked.requestId !== undefined && asked.requestId === input.requestId };
     },
     {
       // Same txid must mean the same deposit: another amount, payer or merchant is a conflict.
-      validator: (asked: DepositFingerprint) => {
+      validator: (asked: DepositQrRequest) => {
         if (
           asked.amountCentavos !== input.amountCentavos ||
           asked.payerCpf !== input.client.cpf ||
@@ -113,8 +119,14 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
   try {
     state.qr = await createDepositQr(input);
   } catch (err) {
-    if (err instanceof ActivityFailure) {
-      const reason = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
+    // A local activity's failure arrives either wrapped in an ActivityFailure or as its cause.
+    if (
+      err instanceof ActivityFailure ||
+      err instanceof ApplicationFailure ||
+      err instanceof TimeoutFailure
+    ) {
+      const cause = err instanceof ActivityFailure ? err.cause : err;
+      const reason = cause instanceof ApplicationFailure ? cause.type : undefined;
       await move('failed', reason ?? 'provider_unavailable');
       await condition(allHandlersFinished);
       return state;

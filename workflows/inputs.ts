@@ -62,7 +62,11 @@ export const depositInputSchema = z.object({
   client: depositClientSchema.extend({ cpf: cpfSchema, email: z.email() }),
   amountCentavos: amountCentavosSchema,
 });
-export type DepositInput = z.infer<typeof depositInputSchema> & { timings?: Partial<FlowTimings> };
+export type DepositInput = z.infer<typeof depositInputSchema> & {
+  timings?: Partial<FlowTimings>;
+  /** The API request that started the flow: its `qrCode` update answers `created`. */
+  requestId?: string;
+};
 
 export const transactionIdSchema = z
   .string()

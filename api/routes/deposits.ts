@@ -6,7 +6,7 @@ import { cpfHash } from '../../common/pii';
 import { startSearchAttributes } from '../../common/search-attributes';
 import {
   type DepositFingerprint,
-  type DepositQr,
+  type DepositQrAnswer,
   depositStateQuery,
   qrCodeUpdate,
   workflowIds,
@@ -42,13 +42,15 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
 
   /**
    * One round trip: update-with-start creates the flow (or attaches to the running one) and waits
-   * for its QR. 201 when this request started the flow, 200 for a repeat (same QR). The memo's
-   * requestId tells which: only the starting request's id is stored.
+   * for its QR. 201 when this request started the flow, 200 for a repeat (same QR): the update
+   * answers which, comparing its request id with the one in the flow's input.
    */
   r.post('/deposits', async (req, res) => {
     const body = parse(depositBodySchema, 'body', req.body);
+    const requestId = randomUUID();
     const input: DepositInput = {
       ...body,
+      requestId,
       txid: body.txid ?? newTxid(),
       merchant: body.merchant ?? config.PROVIDER_MERCHANT,
       ...(timings ? { timings } : {}),
@@ -59,14 +61,13 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
       merchant: input.merchant,
     };
     const fingerprintHash = requestHash(fingerprint, config.PII_HASH_KEY);
-    const requestId = randomUUID();
     const handle = handleOf(input.txid);
     const masked = maskCpf(input.client.cpf);
 
-    let qr: DepositQr;
+    let answer: DepositQrAnswer;
     try {
-      qr = await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
-        args: [fingerprint],
+      answer = await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
+        args: [{ ...fingerprint, requestId }],
         startWorkflowOperation: new WithStartWorkflowOperation<typeof depositWorkflow>('depositWorkflow', {
           workflowId: handle.workflowId,
           taskQueue: config.TEMPORAL_TASK_QUEUE,
@@ -74,7 +75,8 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
           workflowIdConflictPolicy: 'USE_EXISTING',
           // A finished deposit is never started again for the same txid (the provider would refuse it).
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          memo: { requestId, fingerprintHash },
+          // Read back only when the deposit is closed and asked for again (below).
+          memo: { fingerprintHash },
           staticSummary: `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
           staticDetails: `**txid** ${input.txid}\n\n**merchant** ${input.merchant}\n\n**payer** ${masked}`,
           typedSearchAttributes: startSearchAttributes({
@@ -100,11 +102,10 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
       }
       return res.status(200).json({ workflowId: handle.workflowId, ...state.qr });
     }
-    const created = (await handle.describe()).memo?.requestId === requestId;
     res
-      .status(created ? 201 : 200)
+      .status(answer.created ? 201 : 200)
       .location(`/v1/deposits/${input.txid}`)
-      .json({ workflowId: handle.workflowId, ...qr });
+      .json({ workflowId: handle.workflowId, ...answer.qr });
   });
 
   const stateOf = async (txid: string) => {

@@ -72,7 +72,7 @@ it('sandbox pay -> ingress -> inbox row -> signal -> the deposit workflow comple
     timings: { pollScheduleMs: [60_000, 120_000] },
   };
   const wf = workflowIds.deposit(input.txid);
-  const qr = await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
+  const { qr } = await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
     args: [{ amountCentavos: input.amountCentavos, payerCpf: input.client.cpf, merchant: input.merchant }],
     startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
       workflowId: wf,

@@ -46,13 +46,17 @@ const fingerprint = (i: DepositInput): DepositFingerprint => ({
 });
 
 /** What the API does: start-or-attach and get the QR in one round trip. */
-function createWithQr(input: DepositInput, asked: DepositFingerprint = fingerprint(input)) {
+async function createWithQr(input: DepositInput, asked: DepositFingerprint = fingerprint(input)) {
+  return (await answerQr(input, asked)).qr;
+}
+
+function answerQr(input: DepositInput, asked: DepositFingerprint = fingerprint(input), requestId = 'req-1') {
   return f.env.client.workflow.executeUpdateWithStart(qrCodeUpdate, {
-    args: [asked],
+    args: [{ ...asked, requestId }],
     startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
       workflowId: workflowIds.deposit(input.txid),
       taskQueue: f.taskQueue,
-      args: [input],
+      args: [{ ...input, requestId }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     }),
   });
@@ -85,9 +89,12 @@ describe('deposit flow', () => {
 
   it('the same txid and request answers the same QR; another amount is a conflict', async () => {
     const input = depositInput();
-    const first = await createWithQr(input);
-    const again = await createWithQr(input);
-    expect(again).toEqual(first);
+    const first = await answerQr(input, fingerprint(input), 'req-first');
+    const again = await answerQr(input, fingerprint(input), 'req-again');
+    // Only the request that started the flow is told it created it (the API's 201 against 200).
+    expect(first.created).toBe(true);
+    expect(again.created).toBe(false);
+    expect(again.qr).toEqual(first.qr);
     for (const asked of [
       { ...fingerprint(input), amountCentavos: 99 },
       { ...fingerprint(input), payerCpf: '53868402586' },
