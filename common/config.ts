@@ -48,7 +48,10 @@ export const envSchema = z.object({
   /** Where the Temporal SDK exposes its own Prometheus metrics (merged into the worker's /metrics). */
   WORKER_SDK_METRICS_PORT: port.default(9464),
   /** Worker tuning (bench/README.md); unset: the Temporal SDK's defaults. */
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
+  // Cached workflows cost about 0.5 MB each; the SDK's default (from the heap limit, over 2,000
+  // here) let 10,000 open deposits grow the worker past 1 GiB. Evicted ones are replayed on
+  // their next task, which for an idle deposit is rare.
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(500),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).optional(),
 

@@ -2,7 +2,8 @@ import type { WorkerOptions } from '@temporalio/worker';
 import type { Config } from './config';
 
 // Worker concurrency and cache settings from config (WORKER_MAX_*), shared by the worker and
-// the bench's floor worker so both run with the same settings. Unset: the SDK's defaults.
+// the bench's floor worker so both run with the same settings. Unset: the SDK's defaults, but
+// for the cache, which config bounds.
 export function workerTuningOptions(
   config: Pick<
     Config,
@@ -12,8 +13,7 @@ export function workerTuningOptions(
   >,
 ): Partial<WorkerOptions> {
   const o: Partial<WorkerOptions> = {};
-  if (config.WORKER_MAX_CACHED_WORKFLOWS !== undefined)
-    o.maxCachedWorkflows = config.WORKER_MAX_CACHED_WORKFLOWS;
+  o.maxCachedWorkflows = config.WORKER_MAX_CACHED_WORKFLOWS;
   if (config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS !== undefined)
     o.maxConcurrentWorkflowTaskExecutions = config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS;
   if (config.WORKER_MAX_CONCURRENT_ACTIVITIES !== undefined)
