@@ -19,6 +19,7 @@ import { workerTuningOptions } from '../common/worker-tuning';
 import { workflowIds } from '../workflows/definitions';
 import type { depositWorkflow } from '../workflows/deposit';
 import type { DepositInput } from '../workflows/inputs';
+import { DEFAULT_TIMINGS } from '../workflows/timings';
 import {
   type FloorShape,
   floorSignal,
@@ -51,6 +52,11 @@ const settings = {
   maxSteps: envNum('BENCH_MAX_STEPS', QUICK ? 6 : 8),
   openFlows: envNum('BENCH_OPEN_FLOWS', QUICK ? 500 : 10_000),
   tokenMinutes: envNum('BENCH_TOKEN_MINUTES', QUICK ? 1 : 10),
+  /**
+   * Reconciliation polls of the stack. Full: the production default. Quick: the same schedule
+   * ten times shorter, so the open deposits get past their early polls in about a minute.
+   */
+  pollScheduleMs: QUICK ? DEFAULT_TIMINGS.pollScheduleMs.map((ms) => ms / 10) : undefined,
   /** The sandbox pays a deposit / settles a payout this long after it was created. */
   autoAfterMs: 100,
   ingressConcurrency: 16,
@@ -156,6 +162,7 @@ async function main() {
     LOG_LEVEL: 'warn',
     // Open flows must stay open for the whole run.
     SANDBOX_DEPOSIT_EXPIRY_MS: String(3 * 3600_000),
+    ...(settings.pollScheduleMs ? { POLL_SCHEDULE_MS: settings.pollScheduleMs.join(',') } : {}),
   });
   running = stack;
   say(`stack up (worker pid ${stack.workerPid})`);
@@ -202,6 +209,13 @@ async function main() {
       deposits: { txid: string; payedAt: string }[];
       withdrawals: { txid: string; payedAt: string; status: string }[];
     };
+  // Token requests in the first BENCH_TOKEN_MINUTES of the run (a token lives 60 min, so a run
+  // longer than that rightly needs a second one).
+  const tokenWindowMs = settings.tokenMinutes * 60_000;
+  const tokensInWindow = (async () => {
+    await sleep(Math.max(0, startedAt + tokenWindowMs - Date.now()));
+    return (await sandboxState()).counters.tokenRequests;
+  })();
   const setAuto = (payDepositsAfterMs: number | null, settleWithdrawalsAfterMs: number | null) =>
     http(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs, settleWithdrawalsAfterMs });
   await setAuto(settings.autoAfterMs, settings.autoAfterMs);
@@ -369,6 +383,7 @@ async function main() {
           merchant: config.PROVIDER_MERCHANT,
           client: c,
           amountCentavos: 500,
+          ...(settings.pollScheduleMs ? { timings: { pollScheduleMs: settings.pollScheduleMs } } : {}),
         };
         await client.workflow.start<typeof depositWorkflow>('depositWorkflow', {
           workflowId: workflowIds.deposit(txid),
@@ -388,7 +403,7 @@ async function main() {
   );
   let awaiting = 0;
   let rssPeak = 0;
-  const openDeadline = Date.now() + 30 * 60_000;
+  const openDeadline = Date.now() + 90 * 60_000;
   while (Date.now() < openDeadline) {
     rssPeak = Math.max(rssPeak, rssBytes(stack.workerPid));
     const r = await pool.query<{ n: number }>(
@@ -399,7 +414,8 @@ async function main() {
     if (awaiting >= openTxids.length) break;
     await sleep(2_000);
   }
-  const openSeconds = (Date.now() - openStarted) / 1000;
+  const openedAt = Date.now();
+  const openSeconds = (openedAt - openStarted) / 1000;
   say(`   ${awaiting} awaiting payment after ${round(openSeconds, 0)} s`);
   await http(`${stack.sandbox}/sandbox/notifications`, {
     url: stack.ingress,
@@ -414,8 +430,27 @@ async function main() {
       await sleep(1_000);
     }
   })();
+  // Right after opening, the youngest deposits are still in their early polls (30 s, 2 min and
+  // 10 min after their QR): a cost of three inquiries per deposit created, shown for the record.
+  const justOpened = await step(loadRate, settings.stepMs, postDeposit, completedFlows('deposit'));
+  say(`   right after opening: ${justOpened.point.achieved}/s`);
+  // Then, open and waiting: once the youngest is past its early polls, the next look of any of
+  // them is an hour away (or at its QR's expiry). This is the load the goal is about.
+  const schedule = settings.pollScheduleMs ?? DEFAULT_TIMINGS.pollScheduleMs;
+  const earlyPollsMs = schedule.slice(0, -1).reduce((a, b) => a + b, 0);
+  const settleUntil = openedAt + earlyPollsMs + 20_000;
+  say(
+    `   waiting ${round((settleUntil - Date.now()) / 1000, 0)} s until the youngest is past its early polls...`,
+  );
+  while (Date.now() < settleUntil) await sleep(1_000);
   const atLoad = await step(loadRate, settings.stepMs, postDeposit, completedFlows('deposit'));
   say(`   with ${awaiting} open: ${atLoad.point.achieved}/s (none open: ${baseline.point.achieved}/s)`);
+  const stillOpen = (
+    await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM flows WHERE type = 'deposit' AND status = 'awaiting_payment' AND business_id = ANY($1)`,
+      [openTxids],
+    )
+  ).rows[0]?.n;
 
   // --- 4. ingress alone, next to a bare signal loop -------------------------------------
   say(
@@ -497,8 +532,7 @@ async function main() {
     ),
   );
 
-  // --- 5. tokens over the whole run ------------------------------------------------------
-  const tokenWindowMs = settings.tokenMinutes * 60_000;
+  // --- 5. tokens ------------------------------------------------------------------------
   if (Date.now() - startedAt < tokenWindowMs) {
     say(`5. keeping a trickle of deposits going until the run has lasted ${settings.tokenMinutes} min...`);
     while (Date.now() - startedAt < tokenWindowMs) {
@@ -509,7 +543,8 @@ async function main() {
   sampling = false;
   await sampler;
   const finalState = await sandboxState();
-  const tokenRequests = finalState.counters.tokenRequests;
+  const tokenRequests = await tokensInWindow;
+  const tokenRequestsRun = finalState.counters.tokenRequests;
   const runMinutes = (Date.now() - startedAt) / 60_000;
 
   // --- results --------------------------------------------------------------------------
@@ -562,11 +597,17 @@ async function main() {
     { name: 'bare Temporal signal loop', value: loopRate, unit: '/s' },
     { name: 'bare signal loop p99', value: round(percentile(loop.lat, 99)), unit: 'ms' },
     {
-      name: `provider token requests per worker (${round(runMinutes, 1)} min run)`,
+      name: `provider token requests per worker (first ${settings.tokenMinutes} min)`,
       value: tokenRequests,
       unit: '',
       goal: '1',
       pass: tokenRequests === 1,
+    },
+    {
+      name: `provider token requests per worker (whole run, ${round(runMinutes, 1)} min)`,
+      value: tokenRequestsRun,
+      unit: '',
+      ratio: 'a token lives 60 min',
     },
     {
       name: `worker RSS with ${awaiting} deposits open (peak)`,
@@ -577,12 +618,18 @@ async function main() {
       pass: rssPeak < 1024 * MiB,
     },
     {
-      name: `new deposits with ${awaiting} open`,
+      name: `new deposits with ${awaiting} open, right after opening (early polls)`,
+      value: justOpened.point.achieved,
+      unit: '/s',
+      ratio: `${ratio(justOpened.point.achieved, baseline.point.achieved)} of ${baseline.point.achieved}/s with none open`,
+    },
+    {
+      name: `new deposits with ${awaiting} open and waiting (${stillOpen} still awaiting payment)`,
       value: atLoad.point.achieved,
       unit: '/s',
       ratio: `${loadRatio} of ${baseline.point.achieved}/s with none open`,
       goal: '≥ 0.9',
-      pass: loadRatio >= 0.9,
+      pass: loadRatio >= 0.9 && stillOpen === awaiting,
     },
     {
       name: 'withdrawals end to end (with receipts)',
@@ -653,6 +700,7 @@ async function main() {
     },
     tokens: {
       requests: tokenRequests,
+      requestsWholeRun: tokenRequestsRun,
       workerProcesses: 1,
       minutes: round(runMinutes, 1),
       window: settings.tokenMinutes,
@@ -667,7 +715,11 @@ async function main() {
         peak: round(rssPeak / MiB),
       },
       throughputNoneOpen: baseline.point,
+      throughputJustOpened: justOpened.point,
+      settledSeconds: round((settleUntil - openedAt) / 1000),
+      stillAwaiting: stillOpen,
       throughputOpen: atLoad.point,
+      pollScheduleMs: schedule,
     },
     figures,
     allPass: figures.every((f) => f.pass !== false),

@@ -156,6 +156,12 @@ async function main() {
         '--ui-codec-endpoint',
         `http://127.0.0.1:${config.API_PORT}/codec`,
         ...searchAttributeCliArgs(),
+        // WAL without a sync per commit: survives a crash of any process (the fault suite
+        // kills Temporal), not a power cut; production runs Temporal on Postgres.
+        '--sqlite-pragma',
+        'journal_mode=wal',
+        '--sqlite-pragma',
+        'synchronous=normal',
       ],
       process.env,
     );
