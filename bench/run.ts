@@ -76,11 +76,20 @@ let txidSeq = 0;
 /** Digits only (the provider's txid), unique in this run. */
 const newTxid = () => `${Date.now()}${String(++txidSeq).padStart(7, '0')}${Math.floor(Math.random() * 1e6)}`;
 
+/** One flow offered: its id, whether it was accepted, and the answer's status when it was not. */
+interface Launched {
+  id: string;
+  ok: boolean;
+  status?: number;
+}
+
 interface StepResult {
   point: RampPoint;
   ids: string[];
   latenciesMs: number[];
   errors: number;
+  /** Failed offers by HTTP status ("network" when there was no answer). */
+  errorsBy: Record<string, number>;
 }
 
 /**
@@ -91,13 +100,18 @@ interface StepResult {
 async function step(
   rate: number,
   durMs: number,
-  launch: () => Promise<{ id: string; ok: boolean }>,
+  launch: () => Promise<Launched>,
   completions: (ids: string[]) => Promise<number[]>,
   drainMs = 90_000,
 ): Promise<StepResult> {
   const ids: string[] = [];
   const latenciesMs: number[] = [];
   let errors = 0;
+  const errorsBy: Record<string, number> = {};
+  const failed = (why: string) => {
+    errors++;
+    errorsBy[why] = (errorsBy[why] ?? 0) + 1;
+  };
   const pending: Promise<void>[] = [];
   const t0 = Date.now();
   const n = Math.max(1, Math.round((rate * durMs) / 1000));
@@ -111,11 +125,9 @@ async function step(
         (r) => {
           ids.push(r.id);
           if (r.ok) latenciesMs.push(Date.now() - started);
-          else errors++;
+          else failed(String(r.status ?? 'unknown'));
         },
-        () => {
-          errors++;
-        },
+        () => failed('network'),
       ),
     );
   }
@@ -129,13 +141,13 @@ async function step(
     times = await completions(ids);
   }
   const achieved = completionRate(times);
-  return { point: { offered: round(rate), achieved: round(achieved) }, ids, latenciesMs, errors };
+  return { point: { offered: round(rate), achieved: round(achieved) }, ids, latenciesMs, errors, errorsBy };
 }
 
 async function ramp(
   name: string,
   startRate: number,
-  launch: () => Promise<{ id: string; ok: boolean }>,
+  launch: () => Promise<Launched>,
   completions: (ids: string[]) => Promise<number[]>,
 ): Promise<RampPoint[]> {
   const points: RampPoint[] = [];
@@ -143,7 +155,9 @@ async function ramp(
   for (let i = 0; i < settings.maxSteps; i++) {
     const r = await step(rate, settings.stepMs, launch, completions);
     points.push(r.point);
-    say(`${name}: offered ${r.point.offered}/s -> completed ${r.point.achieved}/s (errors ${r.errors})`);
+    say(
+      `${name}: offered ${r.point.offered}/s -> completed ${r.point.achieved}/s (errors ${r.errors}${r.errors ? ` ${JSON.stringify(r.errorsBy)}` : ''})`,
+    );
     if (saturated(points)) break;
     rate *= 1.5;
   }
@@ -160,6 +174,8 @@ async function main() {
   );
   const stack: BenchStack = await startBenchStack({
     LOG_LEVEL: 'warn',
+    // The bench is one client offering far more than a real one: the per-key limit would answer 429.
+    API_RATE_LIMIT_PER_MINUTE: '0',
     // Open flows must stay open for the whole run.
     SANDBOX_DEPOSIT_EXPIRY_MS: String(3 * 3600_000),
     ...(settings.pollScheduleMs ? { POLL_SCHEDULE_MS: settings.pollScheduleMs.join(',') } : {}),
@@ -245,7 +261,7 @@ async function main() {
       amountCentavos: 100 + (txidSeq % 9000),
       client: person(),
     });
-    return { id: txid, ok: r.status === 201 };
+    return { id: txid, ok: r.status === 201, status: r.status };
   };
   const postWithdrawal = async () => {
     const id = `bw-${tag}-${++txidSeq}`;
@@ -256,7 +272,7 @@ async function main() {
       pixType: 'EMAIL',
       client: person(),
     });
-    return { id, ok: r.status === 202 };
+    return { id, ok: r.status === 202, status: r.status };
   };
 
   // --- the shape of a deposit, from a real history -------------------------------------
@@ -322,7 +338,7 @@ async function main() {
   // --- 3. latency at half of saturation -------------------------------------------------
   const latencyStep = async (
     rate: number,
-    launch: () => Promise<{ id: string; ok: boolean }>,
+    launch: () => Promise<Launched>,
     type: 'deposit' | 'withdrawal',
   ) => {
     const r = await step(rate, settings.stepMs * 1.5, launch, completedFlows(type), 60_000);
@@ -342,6 +358,7 @@ async function main() {
       post: summarize(r.latenciesMs),
       paymentToCompleted: summarize(toCompleted),
       errors: r.errors,
+      errorsBy: r.errorsBy,
       incomplete: r.ids.length - done.size,
     };
   };
@@ -714,11 +731,11 @@ async function main() {
         afterOpening: round(rssOpen / MiB),
         peak: round(rssPeak / MiB),
       },
-      throughputNoneOpen: baseline.point,
-      throughputJustOpened: justOpened.point,
+      throughputNoneOpen: { ...baseline.point, errors: baseline.errorsBy },
+      throughputJustOpened: { ...justOpened.point, errors: justOpened.errorsBy },
       settledSeconds: round((settleUntil - openedAt) / 1000),
       stillAwaiting: stillOpen,
-      throughputOpen: atLoad.point,
+      throughputOpen: { ...atLoad.point, errors: atLoad.errorsBy },
       pollScheduleMs: schedule,
     },
     figures,
