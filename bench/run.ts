@@ -746,7 +746,7 @@ async function main() {
   const md = [
     `# pixflow bench — ${json.date}`,
     '',
-    `Mode **${settings.mode}** (steps of ${settings.stepMs / 1000} s, ${awaiting} open flows, run of ${round(runMinutes, 1)} min for the token figure); ${machine.cpus} CPUs (${machine.cpuModel}), load average at the end ${machine.loadAverageAtEnd.join(' / ')}.`,
+    `Mode **${settings.mode}** (steps of ${settings.stepMs / 1000} s, ${awaiting} open flows, run of ${round(runMinutes, 1)} min); ${machine.cpus} CPUs (${machine.cpuModel}), load average at the end ${machine.loadAverageAtEnd.join(' / ')}.`,
     `A deposit's history: ${depositShape.localActivities} local activities, ${depositShape.activities} activities (${activityNames.join(', ')}), ${depositShape.signals} signals, ${depositShape.updates} update, ${depositShape.historyEvents} events.`,
     '',
     markdownTable(figures),
