@@ -236,6 +236,14 @@ async function main() {
     http(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs, settleWithdrawalsAfterMs });
   await setAuto(settings.autoAfterMs, settings.autoAfterMs);
 
+  /** How many of these deposits the flows table shows awaiting payment. */
+  const awaitingPayment = async (txids: string[]) =>
+    (
+      await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM flows WHERE type = 'deposit' AND status = 'awaiting_payment' AND business_id = ANY($1)`,
+        [txids],
+      )
+    ).rows[0]?.n ?? 0;
   const completedFlows = (type: string) => async (ids: string[]) => {
     if (!ids.length) return [];
     const r = await pool.query<{ t: number }>(
@@ -310,18 +318,19 @@ async function main() {
 
   // --- 1. floor -------------------------------------------------------------------------
   let floorSeq = 0;
-  const launchFloor = async () => {
+  /** Update-with-start of a floor workflow, then its signals from the client (none: it ends alone). */
+  const launchFloor = async (signals = shape.signals) => {
     const id = `floor-${tag}-${++floorSeq}`;
     await client.workflow.executeUpdateWithStart(floorUpdate, {
       startWorkflowOperation: new WithStartWorkflowOperation<typeof floorWorkflow>('floorWorkflow', {
         workflowId: id,
         taskQueue: FLOOR_QUEUE,
-        args: [{ ...shape, id }],
+        args: [{ ...shape, signals, id }],
         workflowIdConflictPolicy: 'USE_EXISTING',
       }),
     });
     const handle = client.workflow.getHandle(id);
-    for (let s = 0; s < shape.signals; s++) await handle.signal(floorSignal, `n${s}`);
+    for (let s = 0; s < signals; s++) await handle.signal(floorSignal, `n${s}`);
     return { id, ok: true };
   };
   const floorCompletions = async (ids: string[]) =>
@@ -372,18 +381,7 @@ async function main() {
   const bareUpdate = await step(
     depositLatency.offered,
     settings.stepMs * 1.5,
-    async () => {
-      const id = `floor-${tag}-${++floorSeq}`;
-      await client.workflow.executeUpdateWithStart(floorUpdate, {
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof floorWorkflow>('floorWorkflow', {
-          workflowId: id,
-          taskQueue: FLOOR_QUEUE,
-          args: [{ ...shape, signals: 0, id }],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        }),
-      });
-      return { id, ok: true };
-    },
+    () => launchFloor(0),
     floorCompletions,
     60_000,
   );
@@ -447,11 +445,7 @@ async function main() {
   const openDeadline = Date.now() + 90 * 60_000;
   while (Date.now() < openDeadline) {
     rssPeak = Math.max(rssPeak, rssBytes(stack.workerPid));
-    const r = await pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM flows WHERE type = 'deposit' AND status = 'awaiting_payment' AND business_id = ANY($1)`,
-      [openTxids],
-    );
-    awaiting = r.rows[0]?.n ?? 0;
+    awaiting = await awaitingPayment(openTxids);
     if (awaiting >= openTxids.length) break;
     await sleep(2_000);
   }
@@ -486,12 +480,7 @@ async function main() {
   while (Date.now() < settleUntil) await sleep(1_000);
   const atLoad = await step(loadRate, settings.stepMs, postDeposit, completedFlows('deposit'));
   say(`   with ${awaiting} open: ${atLoad.point.achieved}/s (none open: ${baseline.point.achieved}/s)`);
-  const stillOpen = (
-    await pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM flows WHERE type = 'deposit' AND status = 'awaiting_payment' AND business_id = ANY($1)`,
-      [openTxids],
-    )
-  ).rows[0]?.n;
+  const stillOpen = await awaitingPayment(openTxids);
 
   // --- 4. ingress alone, next to a bare signal loop -------------------------------------
   say(
