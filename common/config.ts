@@ -47,7 +47,7 @@ export const envSchema = z.object({
   WORKER_HTTP_PORT: port.default(3001),
   /** Where the Temporal SDK exposes its own Prometheus metrics (merged into the worker's /metrics). */
   WORKER_SDK_METRICS_PORT: port.default(9464),
-  /** Worker tuning (bench/README.md); unset: the Temporal SDK's defaults. */
+  /** Worker tuning (bench/README.md); unset: the Temporal SDK's defaults, except the cache. */
   // Cached workflows cost about 0.5 MB each; the SDK's default (from the heap limit, over 2,000
   // here) let 10,000 open deposits grow the worker past 1 GiB. Evicted ones are replayed on
   // their next task, which for an idle deposit is rare.

@@ -26,7 +26,7 @@ let e: ApiEnv;
 let n = 0;
 
 beforeAll(async () => {
-  // Reconciliation every second: a settled withdrawal completes without a webhook.
+  // Reconciliation every second: a paid deposit completes without a webhook.
   e = await startApiEnv({ pollScheduleMs: [1_000] });
 });
 afterAll(async () => {
