@@ -26,14 +26,9 @@ export interface EmbeddedStack {
   stop: () => Promise<number | null>;
 }
 
-export async function startEmbeddedStack(opts: {
-  /** Names the data folder, e.g. "e2e" or "bench". */
-  label: string;
-  /** Must include API_KEYS, WEBHOOK_SECRET and WEBHOOK_PARTNER_ID; anything else overrides. */
-  env: NodeJS.ProcessEnv & { WEBHOOK_SECRET: string };
-  timeoutMs?: number;
-}): Promise<EmbeddedStack> {
-  const ports = {
+/** A free port for every part `npm start` runs, under the variables that set them. */
+export async function freeStackPorts() {
+  return {
     API_PORT: await freePort(),
     SANDBOX_PORT: await freePort(),
     WORKER_HTTP_PORT: await freePort(),
@@ -42,8 +37,24 @@ export async function startEmbeddedStack(opts: {
     EMBEDDED_PG_PORT: await freePort(),
     PIXFLOW_TEMPORAL_PORT: await freePort(),
   };
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), `pixflow-${opts.label}-`));
-  chmodSync(dataDir, 0o755); // the embedded Postgres runs as its own user when we are root
+}
+
+/** A fresh data folder (DATA_DIR) for one stack. */
+export function newDataDir(label: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `pixflow-${label}-`));
+  chmodSync(dir, 0o755); // the embedded Postgres runs as its own user when we are root
+  return dir;
+}
+
+export async function startEmbeddedStack(opts: {
+  /** Names the data folder, e.g. "e2e" or "bench". */
+  label: string;
+  /** Must include API_KEYS, WEBHOOK_SECRET and WEBHOOK_PARTNER_ID; anything else overrides. */
+  env: NodeJS.ProcessEnv & { WEBHOOK_SECRET: string };
+  timeoutMs?: number;
+}): Promise<EmbeddedStack> {
+  const ports = await freeStackPorts();
+  const dataDir = newDataDir(opts.label);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),

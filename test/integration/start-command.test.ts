@@ -1,9 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort, tcpOpen } from '../helpers/ports';
+import { freeStackPorts, newDataDir } from '../../scripts/embedded-stack';
+import { tcpOpen } from '../helpers/ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 const tsxArgs = (file: string) => ['--import', 'tsx', path.join(ROOT, file)];
@@ -59,23 +58,15 @@ describe('exit codes survive the embedded Postgres module', () => {
 
 describe('npm start (scripts/start.ts)', () => {
   it('brings every part up, answers on each port, and stops all of it on SIGTERM with exit 0', async () => {
-    const ports = {
-      API_PORT: await freePort(),
-      SANDBOX_PORT: await freePort(),
-      WORKER_HTTP_PORT: await freePort(),
-      WORKER_SDK_METRICS_PORT: await freePort(),
-      TEMPORAL_UI_PORT: await freePort(),
-      EMBEDDED_PG_PORT: await freePort(),
-    };
-    const temporalPort = await freePort();
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-start-'));
-    chmodSync(dataDir, 0o755); // the embedded Postgres runs as its own user when we are root
+    const ports = await freeStackPorts();
+    const temporalPort = ports.PIXFLOW_TEMPORAL_PORT;
+    const dataDir = newDataDir('start');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      // PIXFLOW_TEMPORAL_PORT is among the ports; not TEMPORAL_ADDRESS, which would mean "use an
+      // existing cluster".
       DATA_DIR: dataDir,
-      // Not TEMPORAL_ADDRESS: that would mean "use an existing cluster".
-      PIXFLOW_TEMPORAL_PORT: String(temporalPort),
     };
     delete env.TEMPORAL_ADDRESS;
     delete env.DATABASE_URL;
@@ -117,7 +108,7 @@ describe('npm start (scripts/start.ts)', () => {
     }
     expect(await exited).toBe(0);
     // Every part, the embedded Postgres included, is gone.
-    for (const port of [...Object.values(ports), temporalPort]) {
+    for (const port of Object.values(ports)) {
       expect(await tcpOpen(port), `port ${port} still open`).toBe(false);
     }
   }, 200_000);
