@@ -13,7 +13,7 @@ import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import type { FlowTimings } from '../../workflows/inputs';
 import { testPool } from '../helpers/postgres';
-import { clientFor } from '../helpers/sandbox-client';
+import { clientFor, sandboxControl } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { createTestWorker } from '../helpers/worker';
 
@@ -110,15 +110,7 @@ export async function startApiEnv(
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
       });
     },
-    async sandboxControl(path, body) {
-      const res = await fetch(`${sandbox.url}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body ?? {}),
-      });
-      if (!res.ok) throw new Error(`sandbox ${path}: ${res.status} ${await res.text()}`);
-      return res.json();
-    },
+    sandboxControl: (path, body) => sandboxControl(sandbox.url, path, body),
     async workflowExists(workflowId) {
       try {
         await temporal.workflow.getHandle(workflowId).describe();

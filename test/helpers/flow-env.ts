@@ -4,7 +4,7 @@ import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { testPool } from './postgres';
-import { clientFor } from './sandbox-client';
+import { clientFor, sandboxControl } from './sandbox-client';
 import { startTimeSkippingServer } from './temporal';
 import { createTestWorker } from './worker';
 
@@ -54,15 +54,7 @@ export async function startFlowEnv(
     async syncSandboxClock() {
       offset = (await env.currentTimeMs()) - Date.now();
     },
-    async sandboxControl(path, body) {
-      const res = await fetch(`${sandbox.url}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body ?? {}),
-      });
-      if (!res.ok) throw new Error(`sandbox ${path}: ${res.status} ${await res.text()}`);
-      return res.json();
-    },
+    sandboxControl: (path, body) => sandboxControl(sandbox.url, path, body),
     async close() {
       worker.shutdown();
       await running;

@@ -13,3 +13,14 @@ export function clientFor(url: string, overrides: Partial<ProviderClientOptions>
     ...overrides,
   });
 }
+
+/** POSTs to one of the sandbox's /sandbox/* controls; a refusal is an error with its answer. */
+export async function sandboxControl(sandboxUrl: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${sandboxUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body ?? {}),
+  });
+  if (!res.ok) throw new Error(`sandbox ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
