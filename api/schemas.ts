@@ -119,6 +119,16 @@ export const depositResponseSchema = depositQrSchema
   .extend({ workflowId: z.string() })
   .meta({ id: 'DepositQr' });
 
+/** What deposits and withdrawals both report of their progress. */
+const moneyFlowProgress = {
+  reason: z.string().optional(),
+  notifications: z.number().int(),
+  inquiries: z.number().int(),
+  startedAt: iso,
+  updatedAt: iso,
+  finishedAt: iso.optional(),
+};
+
 export const depositStateSchema = z
   .object({
     status: z.enum(['creating', 'awaiting_payment', 'completed', 'expired', 'failed']),
@@ -133,12 +143,7 @@ export const depositStateSchema = z
         paidAt: z.string().optional(),
       })
       .optional(),
-    reason: z.string().optional(),
-    notifications: z.number().int(),
-    inquiries: z.number().int(),
-    startedAt: iso,
-    updatedAt: iso,
-    finishedAt: iso.optional(),
+    ...moneyFlowProgress,
   })
   .meta({ id: 'DepositState' }) satisfies z.ZodType<DepositState>;
 
@@ -151,12 +156,7 @@ export const withdrawalStateSchema = z
     receiptStatus: z.number().int().optional(),
     receiptStored: z.boolean(),
     paidAt: z.string().optional(),
-    reason: z.string().optional(),
-    notifications: z.number().int(),
-    inquiries: z.number().int(),
-    startedAt: iso,
-    updatedAt: iso,
-    finishedAt: iso.optional(),
+    ...moneyFlowProgress,
   })
   .meta({ id: 'WithdrawalState' }) satisfies z.ZodType<WithdrawalState>;
 
