@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { endpointNameSchema } from '../../provider/schemas';
 import type { Harness } from './harness';
 import { type CheckResult, check, type Load, type LoadSpec, runLoad } from './load';
 
@@ -38,6 +39,9 @@ const NOTIFICATION_DELAY_MS = 6_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const between = (a: number, b: number) => a + Math.floor(Math.random() * (b - a));
+/** The same 5xx rate on every provider endpoint the sandbox serves. */
+const onEveryEndpoint = (rate: number) =>
+  Object.fromEntries(endpointNameSchema.options.map((endpoint) => [endpoint, rate]));
 
 export interface ScenarioContext {
   h: Harness;
@@ -131,15 +135,7 @@ export const SCENARIOS: Scenario[] = [
           name: 'provider-5xx',
           description: '20% of the calls to every provider endpoint answer 503',
           knobs: {
-            errorRate: {
-              token: 0.2,
-              kyc: 0.2,
-              liveness: 0.2,
-              deposit: 0.2,
-              withdraw: 0.2,
-              inquiry: 0.2,
-              receipt: 0.2,
-            },
+            errorRate: onEveryEndpoint(0.2),
           },
         },
         {
@@ -159,15 +155,7 @@ export const SCENARIOS: Scenario[] = [
           name: 'provider-faults',
           description: '20% 5xx on every endpoint, 2 s latency spikes and token 429 bursts at once',
           knobs: {
-            errorRate: {
-              token: 0.2,
-              kyc: 0.2,
-              liveness: 0.2,
-              deposit: 0.2,
-              withdraw: 0.2,
-              inquiry: 0.2,
-              receipt: 0.2,
-            },
+            errorRate: onEveryEndpoint(0.2),
             latency: { spikeMs: 2_000, spikeProbability: 0.2 },
           },
           inject: tokenBursts,
