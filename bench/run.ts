@@ -106,10 +106,8 @@ async function step(
 ): Promise<StepResult> {
   const ids: string[] = [];
   const latenciesMs: number[] = [];
-  let errors = 0;
   const errorsBy: Record<string, number> = {};
   const failed = (why: string) => {
-    errors++;
     errorsBy[why] = (errorsBy[why] ?? 0) + 1;
   };
   const pending: Promise<void>[] = [];
@@ -141,6 +139,7 @@ async function step(
     times = await completions(ids);
   }
   const achieved = completionRate(times);
+  const errors = Object.values(errorsBy).reduce((a, b) => a + b, 0);
   return { point: { offered: round(rate), achieved: round(achieved) }, ids, latenciesMs, errors, errorsBy };
 }
 
@@ -465,8 +464,8 @@ async function main() {
       await sleep(1_000);
     }
   })();
-  // Right after opening, the youngest deposits are still in their early polls (30 s, 2 min and
-  // 10 min after their QR): a cost of three inquiries per deposit created, shown for the record.
+  // Right after opening, the youngest deposits are still in their early polls (30 s, 2.5 min
+  // and 12.5 min after their QR): a cost of three inquiries per deposit created, shown for the record.
   const justOpened = await step(loadRate, settings.stepMs, postDeposit, completedFlows('deposit'));
   say(`   right after opening: ${justOpened.point.achieved}/s`);
   // Then, open and waiting: once the youngest is past its early polls, the next look of any of
