@@ -8,15 +8,18 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 
-// The floor: a workflow shaped like a deposit (same number of activities, signals and one
-// update answered after the first activity), every activity doing nothing. Run by the bench's
-// own worker on task queue `bench-floor`. Also a bare signal sink for the signal-loop figure.
+// The floor: a workflow shaped like a real deposit (its activities in the same order, each local
+// or through the server as the deposit runs it, its signals awaited at the same points, and one
+// update answered after the first activity), every activity doing nothing. Run by the bench's own
+// worker on task queue `bench-floor`. Also a bare signal sink for the signal-loop figure.
+
+export type ActivityKind = 'local' | 'remote';
 
 export interface FloorShape {
-  /** Activities run through the server (a deposit: recordFlow ×2, inquireDeposit). */
-  activities: number;
-  /** Local activities (a deposit: createDepositQr, run inside the update's workflow task). */
-  localActivities: number;
+  /** The deposit's activities in history order: `local` (a marker) or `remote` (scheduled). */
+  activities: ActivityKind[];
+  /** For each activity, how many signals the deposit had received before it ran. */
+  signalsBefore: number[];
   /** Signals the flow waits for (a deposit: the provider's `requested` and `updated`). */
   signals: number;
 }
@@ -24,11 +27,13 @@ export interface FloorShape {
 export const floorSignal = defineSignal<[string]>('floorSignal');
 export const floorUpdate = defineUpdate<string, []>('floorUpdate');
 
-const { noop, done } = proxyActivities<{
+interface Noops {
   noop(): Promise<void>;
+  /** The last activity (the deposit's recordFlow `completed`): the bench counts completion here. */
   done(workflowId: string): Promise<void>;
-}>({ startToCloseTimeout: '30s' });
-const local = proxyLocalActivities<{ noop(): Promise<void> }>({ startToCloseTimeout: '30s' });
+}
+const remote = proxyActivities<Noops>({ startToCloseTimeout: '30s' });
+const local = proxyLocalActivities<Noops>({ startToCloseTimeout: '30s' });
 
 export async function floorWorkflow(shape: FloorShape & { id: string }): Promise<void> {
   let signals = 0;
@@ -41,17 +46,15 @@ export async function floorWorkflow(shape: FloorShape & { id: string }): Promise
     await condition(() => ready);
     return 'ok';
   });
-  // createDepositQr: local when the deposit runs it as a local activity.
-  const firstIsLocal = shape.localActivities > 0;
-  await (firstIsLocal ? local.noop() : noop());
-  ready = true;
-  for (let i = 1; i < shape.localActivities; i++) await local.noop();
-  // recordFlow awaiting_payment, ...: every activity but the first (if not local) and the last two.
-  for (let i = 0; i < shape.activities - 2 - (firstIsLocal ? 0 : 1); i++) await noop();
-  await condition(() => signals >= shape.signals);
-  await noop(); // inquireDeposit
-  await done(shape.id); // recordFlow completed: the bench counts completion here
-  await condition(allHandlersFinished);
+  const last = shape.activities.length - 1;
+  for (const [i, kind] of shape.activities.entries()) {
+    const needed = Math.min(shape.signalsBefore[i] ?? 0, shape.signals);
+    if (signals < needed) await condition(() => signals >= needed);
+    const acts = kind === 'local' ? local : remote;
+    await (i === last ? acts.done(shape.id) : acts.noop());
+    ready = true;
+  }
+  await condition(() => signals >= shape.signals && allHandlersFinished());
 }
 
 /** Receives signals and does nothing else: the target of the bare signal loop. */

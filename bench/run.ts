@@ -21,6 +21,7 @@ import type { depositWorkflow } from '../workflows/deposit';
 import type { DepositInput } from '../workflows/inputs';
 import { DEFAULT_TIMINGS } from '../workflows/timings';
 import {
+  type ActivityKind,
   type FloorShape,
   floorSignal,
   floorUpdate,
@@ -296,24 +297,30 @@ async function main() {
   const activityNames = events
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
     .filter((n): n is string => Boolean(n));
-  // A local activity leaves a marker instead of scheduled/started/completed events.
-  const localActivities = events.filter(
-    (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
-  ).length;
+  // Its activities in order, each local (a local activity leaves a marker instead of scheduled,
+  // started and completed events) or remote, with the signals received before each.
+  const shape: FloorShape = { activities: [], signalsBefore: [], signals: 0 };
+  for (const e of events) {
+    if (e.workflowExecutionSignaledEventAttributes) shape.signals += 1;
+    const kind: ActivityKind | undefined = e.activityTaskScheduledEventAttributes
+      ? 'remote'
+      : e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
+        ? 'local'
+        : undefined;
+    if (kind) {
+      shape.activities.push(kind);
+      shape.signalsBefore.push(shape.signals);
+    }
+  }
   const depositShape = {
     activities: activityNames.length,
     activityNames,
-    localActivities,
-    signals: events.filter((e) => e.workflowExecutionSignaledEventAttributes).length,
+    localActivities: shape.activities.filter((k) => k === 'local').length,
+    signals: shape.signals,
     updates: events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length,
     historyEvents: events.length,
   };
-  say(`a deposit: ${JSON.stringify(depositShape)}`);
-  const shape: FloorShape = {
-    activities: depositShape.activities,
-    localActivities: depositShape.localActivities,
-    signals: depositShape.signals,
-  };
+  say(`a deposit: ${JSON.stringify(depositShape)}; the floor: ${JSON.stringify(shape)}`);
 
   // --- 1. floor -------------------------------------------------------------------------
   let floorSeq = 0;

@@ -23,9 +23,10 @@ const { sendPayout } = proxyActivities<Acts>({
 const { checkPayout } = proxyActivities<Acts>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
-  summary: 'Read the payout outcome (inquiry + receipt status)',
+  summary: 'Read the payout outcome (inquiry + receipt status; stores a ready receipt)',
 });
-// The provider renders the receipt with a lag: an empty invoice is retried for up to a day.
+// Only when checkPayout found the receipt not rendered yet: the provider renders it with a lag,
+// and an empty invoice is retried for up to a day.
 const { storeReceipt } = proxyActivities<Acts>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '24h',
@@ -88,17 +89,10 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   state.e2eId = sent.e2eId;
   await move('processing');
 
+  // A payout just sent is still processing: the first look waits for the outcome notification
+  // or the first reconciliation poll, whichever comes first.
   const deadline = Date.now() + t.withdrawalDeadlineMs;
   for (let n = 0; ; n++) {
-    state.inquiries += 1;
-    const check = await checkPayout(input.transactionId);
-    state.receiptStatus = check.receiptStatus;
-    state.e2eId = check.e2eId ?? state.e2eId;
-    if (check.outcome === 'completed') {
-      state.paidAt = check.paidAt;
-      break;
-    }
-    if (check.outcome === 'failed') return finish('failed', check.reason);
     const left = deadline - Date.now();
     // No outcome after days: hand it to an operator instead of polling forever.
     if (left <= 0) return finish('stuck', 'no_final_outcome_before_deadline');
@@ -106,9 +100,21 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
       summary: 'Wait for the outcome notification or the next reconciliation poll',
     });
     hint = false;
+    state.inquiries += 1;
+    const check = await checkPayout(input.transactionId);
+    state.receiptStatus = check.receiptStatus;
+    state.e2eId = check.e2eId ?? state.e2eId;
+    if (check.outcome === 'failed') return finish('failed', check.reason);
+    if (check.outcome === 'completed') {
+      state.paidAt = check.paidAt;
+      state.receiptStored = check.receiptStored;
+      break;
+    }
   }
 
-  await storeReceipt(input.transactionId);
-  state.receiptStored = true;
+  if (!state.receiptStored) {
+    await storeReceipt(input.transactionId);
+    state.receiptStored = true;
+  }
   return finish('completed');
 }

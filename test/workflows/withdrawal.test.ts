@@ -47,6 +47,14 @@ async function sandboxState() {
   };
 }
 
+/** The names of the activities a flow ran through the server, in order. */
+async function scheduledActivities(handle: Awaited<ReturnType<typeof start>>) {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return events
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter((name): name is string => Boolean(name));
+}
+
 const processing = (handle: Awaited<ReturnType<typeof start>>) =>
   waitForState(
     () => handle.query(withdrawalStateQuery),
@@ -73,6 +81,8 @@ describe('withdrawal flow', () => {
     const png = rows[0].image as Buffer;
     expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
     expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
+    // The receipt was not ready when checkPayout saw the payout completed: storeReceipt waited for it.
+    expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout', 'storeReceipt']);
     await recordHistory(handle, 'withdrawal-completed');
   });
 
@@ -92,6 +102,7 @@ describe('withdrawal flow', () => {
   });
 
   it('finds the outcome by polling when the notification is lost', async () => {
+    await f.sandboxControl('/sandbox/faults', { receiptLagCalls: 0 });
     const input = withdrawalInput({
       pixKey: '12345678;00000000;0001;123456;CACC',
       pixType: 'ACCOUNT',
@@ -101,6 +112,23 @@ describe('withdrawal flow', () => {
     await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);
     const result = await handle.result();
     expect(result).toMatchObject({ status: 'completed', notifications: 0, receiptStored: true });
+    // The receipt was ready: checkPayout stored it from the same read, with no storeReceipt call.
+    expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout']);
+    const { rows } = await f.pool.query(
+      'SELECT length(image) AS n FROM withdrawal_receipts WHERE transaction_id = $1',
+      [input.transactionId],
+    );
+    expect(rows[0]?.n).toBeGreaterThan(100);
+    // Every state change is in the flows table, written by the recordFlow local activity (a
+    // marker in the history, no activity task).
+    const flow = await f.pool.query('SELECT status, seq FROM flows WHERE business_id = $1', [
+      input.transactionId,
+    ]);
+    expect(flow.rows).toEqual([{ status: 'completed', seq: 3 }]);
+    const markers = ((await handle.fetchHistory()).events ?? []).filter(
+      (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    );
+    expect(markers).toHaveLength(3);
   });
 
   it('an invalid key fails before any provider call', async () => {
