@@ -50,7 +50,7 @@ const envNum = (name: string, dflt: number) => {
 const settings = {
   mode: QUICK ? 'quick' : 'full',
   stepMs: envNum('BENCH_STEP_MS', QUICK ? 8_000 : 20_000),
-  maxSteps: envNum('BENCH_MAX_STEPS', QUICK ? 6 : 8),
+  maxSteps: envNum('BENCH_MAX_STEPS', 8),
   openFlows: envNum('BENCH_OPEN_FLOWS', QUICK ? 500 : 10_000),
   tokenMinutes: envNum('BENCH_TOKEN_MINUTES', QUICK ? 1 : 10),
   /**

@@ -32,12 +32,30 @@ export function buildBrCode(input: { txid: string; amountCentavos: number; merch
   return pix.toBRCode();
 }
 
-export function qrDataUrl(text: string): Promise<string> {
-  return QRCode.toDataURL(text, { errorCorrectionLevel: 'M', margin: 2, width: 256 });
+// pngjs's defaults try all five row filters on every row and deflate with Z_RLE: about 9 ms of
+// CPU per 256-pixel QR. A QR's rows are either repeats or runs, so no filter and plain deflate
+// make the same pixels in about 5 ms, for 5.5 KB instead of 4 KB (the bench shares 2 cores).
+const fastPng = { filterType: 0, deflateStrategy: 0, deflateLevel: 6 };
+
+export async function qrDataUrl(text: string): Promise<string> {
+  const png = await QRCode.toBuffer(text, {
+    type: 'png',
+    errorCorrectionLevel: 'M',
+    margin: 2,
+    width: 256,
+    rendererOpts: fastPng,
+  });
+  return `data:image/png;base64,${png.toString('base64')}`;
 }
 
 /** A small PNG (base64, no data-URL prefix): the receipt text as a QR code. */
 export async function receiptPngBase64(text: string): Promise<string> {
-  const png = await QRCode.toBuffer(text, { type: 'png', errorCorrectionLevel: 'L', margin: 2, width: 200 });
+  const png = await QRCode.toBuffer(text, {
+    type: 'png',
+    errorCorrectionLevel: 'L',
+    margin: 2,
+    width: 200,
+    rendererOpts: fastPng,
+  });
   return png.toString('base64');
 }

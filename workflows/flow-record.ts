@@ -32,12 +32,16 @@ type Base = Omit<FlowRecord, 'workflowId' | 'status' | 'seq' | 'reason' | 'detai
  * UI filters), the UI's current-details line, and the Postgres flows table (GET /v1/flows).
  */
 export function flowRecorder(base: Base) {
-  upsertSearchAttributes([
+  // Only what the starter did not set already (the API sets them all): an upsert is a history
+  // event and a visibility write.
+  const atStart = workflowInfo().typedSearchAttributes;
+  const tags = [
     { key: FlowTypeKey, value: base.type },
     ...(base.cpf ? [{ key: CpfMaskedKey, value: maskCpf(base.cpf) }] : []),
     ...(base.amountCentavos !== undefined ? [{ key: AmountKey, value: base.amountCentavos }] : []),
     ...(base.merchant ? [{ key: MerchantKey, value: base.merchant }] : []),
-  ]);
+  ].filter((t) => atStart.get(t.key) !== t.value);
+  if (tags.length) upsertSearchAttributes(tags);
   let seq = 0;
   return async (
     status: string,
