@@ -7,6 +7,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
+import { canonicalJson } from '../common/canonical-json';
 import { Problem, validationProblem } from './problem';
 
 // NUL is refused by Postgres text and jsonb, and a lone surrogate is not Unicode (UTF-8 cannot
@@ -80,18 +81,6 @@ export async function exists(handle: WorkflowHandle): Promise<boolean> {
     if (isNotFound(err)) return false;
     throw err;
   }
-}
-
-/** Canonical JSON: keys sorted at every level, so equal requests hash equal whatever the key order. */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
 }
 
 /** Keyed hash of a request (it holds a CPF): comparable, kept in the memo, not reversible. */

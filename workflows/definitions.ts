@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { LivenessProgress, ProviderNotification, ReviewDecision } from './inputs';
+import type { LivenessProgress, ProviderNotification, ReviewDecision, WithdrawalInput } from './inputs';
 
 // Signals, queries and updates of the three flows, in one module the API imports too, so both
 // sides agree on names and types.
@@ -129,4 +129,12 @@ export interface WithdrawalState {
   finishedAt?: string;
 }
 
+/** What the caller asked for: the input without its test-only timings. */
+export type WithdrawalRequest = Omit<WithdrawalInput, 'timings'>;
+
 export const withdrawalStateQuery = defineQuery<WithdrawalState>('state');
+/**
+ * The API's update-with-start: answers the state as the first workflow task leaves it, and
+ * refuses (validator) a request for this transactionId that differs from the one that started it.
+ */
+export const withdrawalRequestUpdate = defineUpdate<WithdrawalState, [WithdrawalRequest]>('request');

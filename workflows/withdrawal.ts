@@ -1,10 +1,13 @@
 import { allHandlersFinished, condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createWithdrawalActivities } from '../activities/withdrawal';
+import { canonicalJson } from '../common/canonical-json';
 import { pixKeyProblem } from '../provider/pix-key';
 import {
   providerNotificationSignal,
+  type WithdrawalRequest,
   type WithdrawalState,
   type WithdrawalStatus,
+  withdrawalRequestUpdate,
   withdrawalStateQuery,
 } from './definitions';
 import { flowRecorder, isoNow } from './flow-record';
@@ -63,6 +66,16 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   let hint = false;
 
   setHandler(withdrawalStateQuery, () => state);
+  const { timings: _t, ...asked } = input;
+  const request = canonicalJson(asked satisfies WithdrawalRequest);
+  setHandler(withdrawalRequestUpdate, () => state, {
+    // Money moves once per transactionId: a different request for it is refused, nothing is sent.
+    validator: (again: WithdrawalRequest) => {
+      if (canonicalJson(again) !== request) {
+        throw new Error('transactionId already used for a different withdrawal');
+      }
+    },
+  });
   setHandler(providerNotificationSignal, (n) => {
     state.notifications += 1;
     if (n.action === 'updated') hint = true;

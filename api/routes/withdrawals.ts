@@ -1,15 +1,29 @@
 import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import { startSearchAttributes } from '../../common/search-attributes';
 import { getWithdrawalReceipt } from '../../db/flows';
-import { withdrawalStateQuery, workflowIds } from '../../workflows/definitions';
+import {
+  type WithdrawalState,
+  withdrawalRequestUpdate,
+  withdrawalStateQuery,
+  workflowIds,
+} from '../../workflows/definitions';
 import { type WithdrawalInput, withdrawalInputSchema } from '../../workflows/inputs';
 import type { withdrawalWorkflow } from '../../workflows/withdrawal';
 import type { ApiDeps } from '../app';
 import { Problem } from '../problem';
-import { formatBrl, isAlreadyStarted, isNotFound, notFound, parse, requestHash } from '../route-helpers';
+import {
+  formatBrl,
+  isAlreadyStarted,
+  isNotFound,
+  notFound,
+  parse,
+  requestHash,
+  updateFailure,
+} from '../route-helpers';
 import { withdrawalBodySchema, withdrawalParamsSchema } from '../schemas';
 
 export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
@@ -18,43 +32,55 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
     temporal.workflow.getHandle<typeof withdrawalWorkflow>(workflowIds.withdrawal(id));
 
   /**
-   * Idempotent per transactionId: the start stores a keyed hash of the whole (defaulted) request
-   * in the memo; a later start that finds the flow compares it. Same request: 202 with the same
-   * flow; anything different: 409, and nothing is sent.
+   * One round trip: update-with-start creates the flow (or attaches to the running one) and
+   * answers its state once the first workflow task is done. Idempotent per transactionId: the
+   * update's validator refuses a request that differs from the one that started the flow (409,
+   * nothing is sent). A finished flow is never started again: its memo's keyed hash of the
+   * request tells a repeat (202 with its state) from a conflict (409).
    */
   r.post('/withdrawals', async (req, res) => {
     const body = parse(withdrawalBodySchema, 'body', req.body);
-    const base = parse(withdrawalInputSchema, 'body', {
+    const request = parse(withdrawalInputSchema, 'body', {
       ...body,
       transactionId: body.transactionId ?? randomUUID(),
       merchant: body.merchant ?? config.PROVIDER_MERCHANT,
     });
-    const hash = requestHash(base, config.PII_HASH_KEY);
-    const input: WithdrawalInput = { ...base, ...(timings ? { timings } : {}) };
+    const hash = requestHash(request, config.PII_HASH_KEY);
+    const input: WithdrawalInput = { ...request, ...(timings ? { timings } : {}) };
     const handle = handleOf(input.transactionId);
     const masked = maskCpf(input.client.cpf);
+    let state: WithdrawalState;
     try {
-      await temporal.workflow.start<typeof withdrawalWorkflow>('withdrawalWorkflow', {
-        workflowId: handle.workflowId,
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        args: [input],
-        workflowIdConflictPolicy: 'FAIL',
-        // Money moves once per transactionId, ever: a finished one is never started again.
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        memo: { requestHash: hash },
-        staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
-        staticDetails: `**transactionId** ${input.transactionId}\n\n**merchant** ${input.merchant}\n\n**payee** ${masked}`,
-        typedSearchAttributes: startSearchAttributes({
-          type: 'withdrawal',
-          status: 'validating',
-          cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
-          cpfMasked: masked,
-          amountCentavos: input.amountCentavos,
-          merchant: input.merchant,
-        }),
+      state = await temporal.workflow.executeUpdateWithStart(withdrawalRequestUpdate, {
+        args: [request],
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof withdrawalWorkflow>(
+          'withdrawalWorkflow',
+          {
+            workflowId: handle.workflowId,
+            taskQueue: config.TEMPORAL_TASK_QUEUE,
+            args: [input],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            // Money moves once per transactionId, ever: a finished one is never started again.
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            memo: { requestHash: hash },
+            staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
+            staticDetails: `**transactionId** ${input.transactionId}\n\n**merchant** ${input.merchant}\n\n**payee** ${masked}`,
+            typedSearchAttributes: startSearchAttributes({
+              type: 'withdrawal',
+              status: 'validating',
+              cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+              cpfMasked: masked,
+              amountCentavos: input.amountCentavos,
+              merchant: input.merchant,
+            }),
+          },
+        ),
       });
     } catch (err) {
+      const p = updateFailure(err);
+      if (p) throw p;
       if (!isAlreadyStarted(err)) throw err;
+      // The withdrawal exists and is closed: answer its state if the request is the same one.
       const d = await handle.describe();
       if (d.memo?.requestHash !== hash) {
         throw new Problem(
@@ -64,8 +90,8 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
           'transactionId already used for a different withdrawal',
         );
       }
+      state = await handle.query(withdrawalStateQuery);
     }
-    const state = await handle.query(withdrawalStateQuery);
     res
       .status(202)
       .location(`/v1/withdrawals/${input.transactionId}`)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, formatBrl, newTxid, requestHash } from '../../api/route-helpers';
+import { formatBrl, newTxid, requestHash } from '../../api/route-helpers';
+import { canonicalJson } from '../../common/canonical-json';
 import { txidSchema } from '../../workflows/inputs';
 
 describe('route helpers', () => {

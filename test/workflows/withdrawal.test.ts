@@ -1,5 +1,15 @@
+import {
+  WithStartWorkflowOperation,
+  type WorkflowHandle,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { providerNotificationSignal, withdrawalStateQuery, workflowIds } from '../../workflows/definitions';
+import {
+  providerNotificationSignal,
+  withdrawalRequestUpdate,
+  withdrawalStateQuery,
+  workflowIds,
+} from '../../workflows/definitions';
 import type { WithdrawalInput } from '../../workflows/inputs';
 import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
@@ -48,14 +58,14 @@ async function sandboxState() {
 }
 
 /** The names of the activities a flow ran through the server, in order. */
-async function scheduledActivities(handle: Awaited<ReturnType<typeof start>>) {
+async function scheduledActivities(handle: WorkflowHandle) {
   const events = (await handle.fetchHistory()).events ?? [];
   return events
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
     .filter((name): name is string => Boolean(name));
 }
 
-const processing = (handle: Awaited<ReturnType<typeof start>>) =>
+const processing = (handle: WorkflowHandle) =>
   waitForState(
     () => handle.query(withdrawalStateQuery),
     (s) => s.status === 'processing',
@@ -129,6 +139,46 @@ describe('withdrawal flow', () => {
       (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     );
     expect(markers).toHaveLength(3);
+  });
+
+  it('update-with-start answers the state once started, the same request again, and refuses another', async () => {
+    const input = withdrawalInput();
+    const { timings: _t, ...request } = input;
+    const ask = (asked: typeof request) =>
+      f.env.client.workflow.executeUpdateWithStart(withdrawalRequestUpdate, {
+        args: [asked],
+        startWorkflowOperation: new WithStartWorkflowOperation('withdrawalWorkflow', {
+          taskQueue: f.taskQueue,
+          workflowId: workflowIds.withdrawal(input.transactionId),
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      });
+    const first = await ask(request);
+    expect(first).toMatchObject({ transactionId: input.transactionId, amountCentavos: input.amountCentavos });
+    expect(['validating', 'sending']).toContain(first.status);
+    // Same request, keys in another order: the same flow's state.
+    const { pixKey, ...rest } = request;
+    const again = await ask({ pixKey, ...rest });
+    expect(again.transactionId).toBe(input.transactionId);
+    const refused = await ask({ ...request, amountCentavos: request.amountCentavos + 1 }).catch((e) => e);
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(refused.cause?.message)).toMatch(/different withdrawal/);
+    const handle = f.env.client.workflow.getHandle(workflowIds.withdrawal(input.transactionId));
+    await processing(handle);
+    await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);
+    await handle.signal(providerNotificationSignal, {
+      type: 'withdraw',
+      action: 'updated',
+      id: input.transactionId,
+    });
+    expect(await handle.result()).toMatchObject({
+      status: 'completed',
+      amountCentavos: input.amountCentavos,
+    });
+    // The refused request sent nothing: one payout, of the first request's amount.
+    expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
+    await recordHistory(handle, 'withdrawal-update-with-start');
   });
 
   it('an invalid key fails before any provider call', async () => {
