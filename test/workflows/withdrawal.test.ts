@@ -71,18 +71,19 @@ const processing = (handle: WorkflowHandle) =>
     (s) => s.status === 'processing',
   );
 
+/** Once the payout is processing: the provider settles it and its notification arrives. */
+async function settleAndNotify(handle: WorkflowHandle, transactionId: string) {
+  await processing(handle);
+  await f.sandboxControl(`/sandbox/withdrawals/${transactionId}/settle`);
+  await handle.signal(providerNotificationSignal, { type: 'withdraw', action: 'updated', id: transactionId });
+}
+
 describe('withdrawal flow', () => {
   it('completes with its receipt stored, retrying while the receipt is empty', async () => {
     await f.sandboxControl('/sandbox/faults', { receiptLagCalls: 2 });
     const input = withdrawalInput();
     const handle = await start(input);
-    await processing(handle);
-    await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);
-    await handle.signal(providerNotificationSignal, {
-      type: 'withdraw',
-      action: 'updated',
-      id: input.transactionId,
-    });
+    await settleAndNotify(handle, input.transactionId);
     const result = await handle.result();
     expect(result).toMatchObject({ status: 'completed', receiptStored: true, receiptStatus: 4 });
     const { rows } = await f.pool.query('SELECT image FROM withdrawal_receipts WHERE transaction_id = $1', [
@@ -165,13 +166,7 @@ describe('withdrawal flow', () => {
     expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
     expect(String(refused.cause?.message)).toMatch(/different withdrawal/);
     const handle = f.env.client.workflow.getHandle(workflowIds.withdrawal(input.transactionId));
-    await processing(handle);
-    await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);
-    await handle.signal(providerNotificationSignal, {
-      type: 'withdraw',
-      action: 'updated',
-      id: input.transactionId,
-    });
+    await settleAndNotify(handle, input.transactionId);
     expect(await handle.result()).toMatchObject({
       status: 'completed',
       amountCentavos: input.amountCentavos,
