@@ -53,6 +53,10 @@ export function parse<S extends z.ZodType>(
 
 export const notFound = (what: string) => new Problem(404, 'flow-not-found', 'Flow not found', `no ${what}`);
 
+/** 409: the request differs from the one that created the flow. */
+export const conflict = (reason: string) =>
+  new Problem(409, 'conflict', 'Conflicts with the existing flow', reason);
+
 /** Update failures: a validator rejection or a finished flow is the caller's conflict, not ours. */
 export function updateFailure(err: unknown): Problem | undefined {
   if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
@@ -61,7 +65,7 @@ export function updateFailure(err: unknown): Problem | undefined {
   if (cause instanceof ApplicationFailure && cause.type === 'DepositFailed') {
     return new Problem(502, 'deposit-failed', 'The provider did not create the QR code', message);
   }
-  return new Problem(409, 'conflict', 'Conflicts with the existing flow', message);
+  return conflict(message);
 }
 
 export function isNotFound(err: unknown): boolean {

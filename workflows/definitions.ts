@@ -6,6 +6,12 @@ import type { LivenessProgress, ProviderNotification, ReviewDecision, Withdrawal
 
 export const TASK_QUEUE = 'pixflow';
 
+/** Why a second request for a flow's business id is refused (the validators and the API say the same). */
+export const conflictReasons = {
+  deposit: 'txid already used for a different deposit (amount, payer or merchant differ)',
+  withdrawal: 'transactionId already used for a different withdrawal',
+};
+
 export const workflowIds = {
   /**
    * A keyed hash of the CPF, not the CPF: workflow ids are stored and shown in plain text by

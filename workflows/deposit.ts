@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { createDepositActivities } from '../activities/deposit';
 import {
+  conflictReasons,
   type DepositQrRequest,
   type DepositState,
   type DepositStatus,
@@ -83,7 +84,7 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
           asked.payerCpf !== input.client.cpf ||
           asked.merchant !== input.merchant
         ) {
-          throw new Error('txid already used for a different deposit (amount, payer or merchant differ)');
+          throw new Error(conflictReasons.deposit);
         }
       },
     },

@@ -3,6 +3,7 @@ import type { createWithdrawalActivities } from '../activities/withdrawal';
 import { canonicalJson } from '../common/canonical-json';
 import { pixKeyProblem } from '../provider/pix-key';
 import {
+  conflictReasons,
   providerNotificationSignal,
   type WithdrawalRequest,
   type WithdrawalState,
@@ -72,7 +73,7 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     // Money moves once per transactionId: a different request for it is refused, nothing is sent.
     validator: (again: WithdrawalRequest) => {
       if (canonicalJson(again) !== request) {
-        throw new Error('transactionId already used for a different withdrawal');
+        throw new Error(conflictReasons.withdrawal);
       }
     },
   });

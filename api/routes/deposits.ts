@@ -5,6 +5,7 @@ import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import { startSearchAttributes } from '../../common/search-attributes';
 import {
+  conflictReasons,
   type DepositFingerprint,
   type DepositQrAnswer,
   depositStateQuery,
@@ -16,6 +17,7 @@ import type { DepositInput } from '../../workflows/inputs';
 import type { ApiDeps } from '../app';
 import { Problem } from '../problem';
 import {
+  conflict,
   formatBrl,
   isAlreadyStarted,
   isNotFound,
@@ -26,14 +28,6 @@ import {
   updateFailure,
 } from '../route-helpers';
 import { depositBodySchema, txidParamsSchema } from '../schemas';
-
-const conflict = () =>
-  new Problem(
-    409,
-    'conflict',
-    'Conflicts with the existing flow',
-    'txid already used for a different deposit (amount, payer or merchant differ)',
-  );
 
 export function depositRoutes({ config, temporal, timings }: ApiDeps) {
   const r = Router();
@@ -95,7 +89,7 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
       if (!isAlreadyStarted(err)) throw err;
       // The deposit exists and is closed: answer its QR if the request is the same one.
       const d = await handle.describe();
-      if (d.memo?.fingerprintHash !== fingerprintHash) throw conflict();
+      if (d.memo?.fingerprintHash !== fingerprintHash) throw conflict(conflictReasons.deposit);
       const state = await handle.query(depositStateQuery);
       if (!state.qr) {
         throw new Problem(502, 'deposit-failed', 'The provider did not create the QR code', state.reason);

@@ -6,6 +6,7 @@ import { cpfHash } from '../../common/pii';
 import { startSearchAttributes } from '../../common/search-attributes';
 import { getWithdrawalReceipt } from '../../db/flows';
 import {
+  conflictReasons,
   type WithdrawalState,
   withdrawalRequestUpdate,
   withdrawalStateQuery,
@@ -16,6 +17,7 @@ import type { withdrawalWorkflow } from '../../workflows/withdrawal';
 import type { ApiDeps } from '../app';
 import { Problem } from '../problem';
 import {
+  conflict,
   formatBrl,
   isAlreadyStarted,
   isNotFound,
@@ -83,12 +85,7 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
       // The withdrawal exists and is closed: answer its state if the request is the same one.
       const d = await handle.describe();
       if (d.memo?.requestHash !== hash) {
-        throw new Problem(
-          409,
-          'conflict',
-          'Conflicts with the existing flow',
-          'transactionId already used for a different withdrawal',
-        );
+        throw conflict(conflictReasons.withdrawal);
       }
       state = await handle.query(withdrawalStateQuery);
     }
