@@ -49,7 +49,7 @@ export async function floorWorkflow(shape: FloorShape & { id: string }): Promise
   const last = shape.activities.length - 1;
   for (const [i, kind] of shape.activities.entries()) {
     const needed = Math.min(shape.signalsBefore[i] ?? 0, shape.signals);
-    if (signals < needed) await condition(() => signals >= needed);
+    await condition(() => signals >= needed);
     const acts = kind === 'local' ? local : remote;
     await (i === last ? acts.done(shape.id) : acts.noop());
     ready = true;

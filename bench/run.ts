@@ -294,15 +294,15 @@ async function main() {
   await sleep(1_000);
   const history = await client.workflow.getHandle(workflowIds.deposit(probe.id)).fetchHistory();
   const events = history.events ?? [];
-  const activityNames = events
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-    .filter((n): n is string => Boolean(n));
   // Its activities in order, each local (a local activity leaves a marker instead of scheduled,
   // started and completed events) or remote, with the signals received before each.
   const shape: FloorShape = { activities: [], signalsBefore: [], signals: 0 };
+  const activityNames: string[] = [];
   for (const e of events) {
     if (e.workflowExecutionSignaledEventAttributes) shape.signals += 1;
-    const kind: ActivityKind | undefined = e.activityTaskScheduledEventAttributes
+    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) activityNames.push(scheduled);
+    const kind: ActivityKind | undefined = scheduled
       ? 'remote'
       : e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
         ? 'local'
