@@ -4,6 +4,7 @@ import type { DepositQr } from '../workflows/definitions';
 import type { DepositInput } from '../workflows/inputs';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
+import type { FlowRecord } from './flows';
 
 export interface DepositCheck {
   paid: boolean;
@@ -14,13 +15,19 @@ export interface DepositCheck {
   providerStatus?: string;
 }
 
-export function createDepositActivities({ provider }: Pick<ActivityDeps, 'provider'>) {
+export function createDepositActivities({
+  provider,
+  recordFlow,
+}: Pick<ActivityDeps, 'provider'> & { recordFlow: (row: FlowRecord) => Promise<void> }) {
   return {
     /**
-     * Creates the Pix charge. Safe to retry: the provider answers the same QR for the same txid
-     * and body; a txid it already holds with another body fails non-retryably (DUPLICATE_TRANSACTION).
+     * Creates the Pix charge, then writes the deposit's flows row (`awaiting`) once it exists: one
+     * local activity where there were two, so the caller waiting for the QR waits for one. Safe
+     * to retry: the provider answers the same QR for the same txid and body (a txid it already
+     * holds with another body fails non-retryably, DUPLICATE_TRANSACTION), and the row's write is
+     * idempotent.
      */
-    async createDepositQr(input: DepositInput): Promise<DepositQr> {
+    async createDepositQr(input: DepositInput, awaiting: FlowRecord): Promise<DepositQr> {
       const res = await providerCall(() =>
         provider.createDeposit({
           merchant: input.merchant,
@@ -29,6 +36,7 @@ export function createDepositActivities({ provider }: Pick<ActivityDeps, 'provid
           txid: input.txid,
         }),
       );
+      await recordFlow(awaiting);
       return {
         txid: res.txid,
         payload: res.pixPayload,

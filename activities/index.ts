@@ -8,11 +8,12 @@ export type { ActivityDeps } from './deps';
 
 /** Every activity the worker registers, built from its dependencies. */
 export function createActivities(deps: ActivityDeps) {
+  const flows = createFlowActivities(deps);
   return {
-    ...createFlowActivities(deps),
+    ...flows,
     ...createOnboardingActivities(deps),
-    ...createDepositActivities(deps),
-    ...createWithdrawalActivities(deps),
+    ...createDepositActivities({ ...deps, recordFlow: flows.recordFlow }),
+    ...createWithdrawalActivities({ ...deps, recordFlow: flows.recordFlow }),
   };
 }
 

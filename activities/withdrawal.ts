@@ -4,6 +4,7 @@ import type { ReceiptResult } from '../provider/schemas';
 import type { WithdrawalInput } from '../workflows/inputs';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
+import type { FlowRecord } from './flows';
 
 export interface PayoutSent {
   /** true when the payout already existed at the provider and nothing was sent now. */
@@ -25,7 +26,11 @@ export interface PayoutCheck {
 const RECEIPT_FAILED = 2;
 const RECEIPT_COMPLETED = 4;
 
-export function createWithdrawalActivities({ provider, pool }: Pick<ActivityDeps, 'provider' | 'pool'>) {
+export function createWithdrawalActivities({
+  provider,
+  pool,
+  recordFlow,
+}: Pick<ActivityDeps, 'provider' | 'pool'> & { recordFlow: (row: FlowRecord) => Promise<void> }) {
   async function lookUp(transactionId: string) {
     try {
       return await provider.getWithdrawal(transactionId);
@@ -52,8 +57,13 @@ export function createWithdrawalActivities({ provider, pool }: Pick<ActivityDeps
      * outcome (timeout, 5xx, a worker crash), so it looks the transaction up first and sends only
      * if the provider has never seen it; the provider's own rejection of a repeated transactionId
      * is the second guard.
+     *
+     * It writes the withdrawal's flows row (`sending`) before it sends, instead of a local
+     * activity of its own: the first workflow task, which the caller's answer waits for, then
+     * runs no activity. The write is idempotent, so every attempt makes it.
      */
-    async sendPayout(input: WithdrawalInput): Promise<PayoutSent> {
+    async sendPayout(input: WithdrawalInput, sending: FlowRecord): Promise<PayoutSent> {
+      await recordFlow(sending);
       return providerCall(async () => {
         if (Context.current().info.attempt > 1) {
           const existing = await lookUp(input.transactionId);

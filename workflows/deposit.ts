@@ -95,13 +95,15 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
     if (n.action === 'updated') hint = true;
   });
 
-  const move = async (status: DepositStatus, reason?: string) => {
+  // The new status in the state, and what its record says.
+  const enter = (status: DepositStatus, reason?: string) => {
     state.status = status;
     state.reason = reason;
     state.updatedAt = isoNow();
     if (FINAL.includes(status)) state.finishedAt = state.updatedAt;
-    await record(status, { reason, details: { e2eId: state.payment?.e2eId, paidAt: state.payment?.paidAt } });
+    return { reason, details: { e2eId: state.payment?.e2eId, paidAt: state.payment?.paidAt } };
   };
+  const move = async (status: DepositStatus, reason?: string) => record(status, enter(status, reason));
 
   const paid = async (): Promise<boolean> => {
     state.inquiries += 1;
@@ -116,9 +118,10 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
     return true;
   };
 
-  // The QR first: the caller is waiting on it. The flows table gets the deposit right after.
+  // The QR first: the caller is waiting on it. The same local activity writes the deposit's
+  // flows row as awaiting payment once the QR exists, so the answer waits for one activity.
   try {
-    state.qr = await createDepositQr(input);
+    state.qr = await createDepositQr(input, record.row('awaiting_payment'));
   } catch (err) {
     // A local activity's failure arrives either wrapped in an ActivityFailure or as its cause.
     if (
@@ -134,7 +137,7 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
     }
     throw err;
   }
-  await move('awaiting_payment');
+  record.show('awaiting_payment', enter('awaiting_payment'));
 
   const expiresAt = new Date(state.qr.expiresAt).getTime();
   for (let n = 0; ; n++) {

@@ -43,22 +43,31 @@ export function flowRecorder(base: Base) {
   ].filter((t) => atStart.get(t.key) !== t.value);
   if (tags.length) upsertSearchAttributes(tags);
   let seq = 0;
-  return async (
-    status: string,
-    extra: { reason?: string; details?: Record<string, unknown>; summary?: string } = {},
-  ) => {
-    seq += 1;
+  type Extra = { reason?: string; details?: Record<string, unknown>; summary?: string };
+  /** The state change where the Temporal UI shows it: the status attribute and the details line. */
+  const show = (status: string, extra: Extra = {}) => {
     upsertSearchAttributes([{ key: FlowStatusKey, value: status }]);
     setCurrentDetails(extra.summary ?? `**${status}**${extra.reason ? ` — ${extra.reason}` : ''}`);
-    await recordFlow({
+  };
+  /** The flows-table row of the next state change. */
+  const row = (status: string, extra: Extra = {}): FlowRecord => {
+    seq += 1;
+    return {
       ...base,
       workflowId: workflowInfo().workflowId,
       status,
       seq,
       reason: extra.reason,
       details: extra.details,
-    });
+    };
   };
+  const record = async (status: string, extra: Extra = {}) => {
+    show(status, extra);
+    await recordFlow(row(status, extra));
+  };
+  // `row` and `show` apart: for an activity that writes the row along with its own work, so the
+  // state change costs no activity of its own (see the deposit's QR).
+  return Object.assign(record, { row, show });
 }
 
 export function isoNow(): string {

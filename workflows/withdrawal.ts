@@ -82,13 +82,15 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     if (n.action === 'updated') hint = true;
   });
 
-  const move = async (status: WithdrawalStatus, reason?: string) => {
+  // The new status in the state, and what its record says.
+  const enter = (status: WithdrawalStatus, reason?: string) => {
     state.status = status;
     state.reason = reason;
     state.updatedAt = isoNow();
     if (FINAL.includes(status)) state.finishedAt = state.updatedAt;
-    await record(status, { reason, details: { e2eId: state.e2eId, receiptStatus: state.receiptStatus } });
+    return { reason, details: { e2eId: state.e2eId, receiptStatus: state.receiptStatus } };
   };
+  const move = async (status: WithdrawalStatus, reason?: string) => record(status, enter(status, reason));
   const finish = async (status: WithdrawalStatus, reason?: string) => {
     await move(status, reason);
     await condition(allHandlersFinished);
@@ -98,8 +100,10 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   const keyProblem = pixKeyProblem(input.pixKey, input.pixType);
   if (keyProblem) return finish('failed', `invalid_pix_key: ${keyProblem}`);
 
-  await move('sending');
-  const sent = await sendPayout(input);
+  // sendPayout writes the `sending` row itself before it sends: this first workflow task, which
+  // the caller's answer waits for, then runs no activity.
+  record.show('sending', enter('sending'));
+  const sent = await sendPayout(input, record.row('sending'));
   state.e2eId = sent.e2eId;
   await move('processing');
 

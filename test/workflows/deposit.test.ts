@@ -76,6 +76,16 @@ describe('deposit flow', () => {
     expect(qr.image).toMatch(/^data:image\/png;base64,/);
     const handle = handleOf(input);
     expect((await handle.query(depositStateQuery)).status).toBe('awaiting_payment');
+    // The QR's local activity wrote the flows row too: the row is there when the answer arrives,
+    // and the flow has run that one local activity (one marker), not a second for the row.
+    const { rows } = await f.pool.query('SELECT status, seq FROM flows WHERE workflow_id = $1', [
+      handle.workflowId,
+    ]);
+    expect(rows).toEqual([{ status: 'awaiting_payment', seq: 1 }]);
+    const markers = ((await handle.fetchHistory()).events ?? []).filter(
+      (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    );
+    expect(markers).toHaveLength(1);
 
     await pay(input.txid);
     await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });

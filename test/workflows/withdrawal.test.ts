@@ -130,8 +130,8 @@ describe('withdrawal flow', () => {
       [input.transactionId],
     );
     expect(rows[0]?.n).toBeGreaterThan(100);
-    // Every state change is in the flows table, written by the recordFlow local activity (a
-    // marker in the history, no activity task).
+    // Every state change is in the flows table: `sending` written by sendPayout itself, the
+    // other two by the recordFlow local activity (a marker in the history, no activity task).
     const flow = await f.pool.query('SELECT status, seq FROM flows WHERE business_id = $1', [
       input.transactionId,
     ]);
@@ -139,7 +139,7 @@ describe('withdrawal flow', () => {
     const markers = ((await handle.fetchHistory()).events ?? []).filter(
       (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     );
-    expect(markers).toHaveLength(3);
+    expect(markers).toHaveLength(2);
   });
 
   it('update-with-start answers the state once started, the same request again, and refuses another', async () => {
@@ -192,6 +192,14 @@ describe('withdrawal flow', () => {
       });
       const input = withdrawalInput({ pixKey: 'a4b7c2d1-1111-4a2b-9c3d-123456789abc', pixType: 'EVP' });
       const handle = await start(input);
+      // While the send is held, the flows table already says `sending`: sendPayout writes the
+      // row before it calls the provider.
+      await waitForState(
+        async () =>
+          (await f.pool.query('SELECT status, seq FROM flows WHERE business_id = $1', [input.transactionId]))
+            .rows[0],
+        (row) => row?.status === 'sending' && row.seq === 1,
+      );
       await processing(handle);
       await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);
       const result = await handle.result();
