@@ -6,7 +6,7 @@ import { searchAttributeCliArgs } from '../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
 import { tcpOpen } from './net';
-import { ensureTemporalCli, ROOT, runSetupStep } from './temporal-tools';
+import { devServerDynamicConfigArgs, ensureTemporalCli, ROOT, runSetupStep } from './temporal-tools';
 
 // `npm start`: the whole embedded stack in one command. Postgres (embedded), Temporal dev
 // server, provider sandbox, worker and API each start, are waited on until healthy, and stop
@@ -156,6 +156,7 @@ async function main() {
         '--ui-codec-endpoint',
         `http://127.0.0.1:${config.API_PORT}/codec`,
         ...searchAttributeCliArgs(),
+        ...devServerDynamicConfigArgs(),
         // WAL without a sync per commit: survives a crash of any process (the fault suite
         // kills Temporal), not a power cut; production runs Temporal on Postgres.
         '--sqlite-pragma',

@@ -24,6 +24,23 @@ function onPath(cmd: string): string | undefined {
 }
 
 /** TEMPORAL_CLI, then `temporal` on PATH, then the cache folder; otherwise build it with Go. */
+/**
+ * Dynamic config for the dev server, which has a single history shard. By default its history
+ * service loads new transfer tasks (each new workflow task, activity task and signal's workflow
+ * task) at most 20 times a second per shard: a bound sized for clusters of hundreds of shards.
+ * On one shard it held each new task up to 50 ms before a worker could take it, about 20 ms on
+ * average (bench/README.md measures the difference). A cluster keeps its own settings.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG = { 'history.transferProcessorMaxPollRPS': 200 } as const;
+
+/** `temporal server start-dev --dynamic-config-value KEY=VALUE` arguments for it. */
+export function devServerDynamicConfigArgs(): string[] {
+  return Object.entries(DEV_SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => [
+    '--dynamic-config-value',
+    `${key}=${JSON.stringify(value)}`,
+  ]);
+}
+
 export function findTemporalCli(): string | undefined {
   const fromEnv = process.env.TEMPORAL_CLI;
   if (fromEnv) {

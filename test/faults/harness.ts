@@ -6,7 +6,7 @@ import pg from 'pg';
 import { searchAttributeCliArgs } from '../../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../../db/embedded';
 import { migrate } from '../../db/migrate';
-import { ensureTemporalCli } from '../../scripts/temporal-tools';
+import { devServerDynamicConfigArgs, ensureTemporalCli } from '../../scripts/temporal-tools';
 import { freePort, tcpOpen } from '../helpers/ports';
 
 // The fault suite's stack: every part its own real process on free 127.0.0.1 ports, so each one
@@ -273,6 +273,7 @@ export class Harness {
       '--log-level',
       'error',
       ...searchAttributeCliArgs(),
+      ...devServerDynamicConfigArgs(),
     ]);
     await this.waitFor('temporal', part, () => tcpOpen(this.ports.TEMPORAL_PORT!), 60_000);
     this.note('temporal started');

@@ -2,7 +2,11 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { parseCodecKeys, pixflowDataConverter } from '../../common/codec';
 import { searchAttributeKeys } from '../../common/search-attributes';
-import { ensureTemporalCli, ensureTestServer } from '../../scripts/temporal-tools';
+import {
+  devServerDynamicConfigArgs,
+  ensureTemporalCli,
+  ensureTestServer,
+} from '../../scripts/temporal-tools';
 
 const { IndexedValueType } = temporal.api.enums.v1;
 
@@ -19,6 +23,7 @@ export function startDevServer(opts: { port?: number; dbFilename?: string } = {}
       ui: false,
       searchAttributes: searchAttributeKeys,
       log: { format: 'pretty', level: 'error' },
+      extraArgs: devServerDynamicConfigArgs(),
     },
   });
 }
