@@ -51,7 +51,7 @@ export const envSchema = z.object({
   // Cached workflows cost about 0.5 MB each; the SDK's default (from the heap limit, over 2,000
   // here) let 10,000 open deposits grow the worker past 1 GiB. Evicted ones are replayed on
   // their next task, which for an idle deposit is rare.
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(500),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(250),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).optional(),
 

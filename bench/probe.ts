@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { generate as generateCpf } from '@fnando/cpf';
+import { Client, Connection } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { newTxid } from '../api/route-helpers';
+import { API_KEY, startBenchStack } from './stack';
+import { percentile, round } from './stats';
+
+// `npm run bench:probe`: where the time of one POST goes. It sends PROBE_N POSTs at PROBE_RATE a
+// second (open loop) to a fresh stack, as the bench's latency step does, and splits each answer
+// into stages read from its flow's history:
+//   api → started   request sent → WorkflowExecutionStarted (the API, the server's start)
+//   dispatch        first workflow task scheduled → started (the server hands it to a poller)
+//   first task      its start → completion (the worker; a deposit's QR local activity is in it)
+//   → answer        its completion → the answer received (the update's result back through the API)
+// and prints the CPU each process of the stack used meanwhile. Not a goal: a tool to find one.
+
+type Kind = 'deposits' | 'withdrawals';
+const kind = (process.env.PROBE_KIND ?? 'deposits') as Kind;
+const rate = Number(process.env.PROBE_RATE ?? 10);
+const n = Number(process.env.PROBE_N ?? 400);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const tag = randomBytes(3).toString('hex');
+type Event = temporal.api.history.v1.IHistoryEvent;
+const at = (e: Event | undefined) =>
+  e?.eventTime ? Number(e.eventTime.seconds) * 1000 + Number(e.eventTime.nanos) / 1e6 : Number.NaN;
+
+/** CPU ticks (user + system) of `root` and its descendants, by the program each one runs. */
+function cpuTicks(root: number): Map<string, number> {
+  const procs = readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .flatMap((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+        return [{ pid: Number(pid), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), cmd }];
+      } catch {
+        return []; // gone while we looked
+      }
+    });
+  const inTree = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of procs) {
+      if (!inTree.has(p.pid) && inTree.has(p.ppid)) {
+        inTree.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  const names: [RegExp, string][] = [
+    [/worker\/main/, 'worker'],
+    [/api\/main/, 'api'],
+    [/sandbox\/main/, 'sandbox'],
+    [/start-dev/, 'temporal'],
+    [/postgres/, 'postgres'],
+  ];
+  const out = new Map<string, number>();
+  for (const p of procs.filter((q) => inTree.has(q.pid))) {
+    const name = names.find(([re]) => re.test(p.cmd))?.[1] ?? 'other';
+    out.set(name, (out.get(name) ?? 0) + p.ticks);
+  }
+  return out;
+}
+
+async function main() {
+  const stack = await startBenchStack({ LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_MINUTE: '0' });
+  try {
+    const client = new Client({ connection: await Connection.connect({ address: stack.temporalAddress }) });
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as { workflowId?: string } };
+    };
+    await post(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs: 100, settleWithdrawalsAfterMs: 100 });
+    const person = () => ({
+      externalId: `ext-${tag}`,
+      cpf: generateCpf(),
+      email: 'probe@example.com',
+      name: 'Ana',
+    });
+    let seq = 0;
+    const answers: { workflowId: string; sent: number; answered: number }[] = [];
+    const one = async () => {
+      seq += 1;
+      const sent = Date.now();
+      const r =
+        kind === 'deposits'
+          ? await post(`${stack.api}/v1/deposits`, {
+              txid: newTxid(),
+              amountCentavos: 100 + seq,
+              client: person(),
+            })
+          : await post(`${stack.api}/v1/withdrawals`, {
+              transactionId: `probe-${tag}-${seq}`,
+              amountCentavos: 100 + seq,
+              pixKey: 'probe@example.com',
+              pixType: 'EMAIL',
+              client: person(),
+            });
+      if (r.status >= 300 || !r.body.workflowId)
+        throw new Error(`POST answered ${r.status}: ${JSON.stringify(r.body)}`);
+      answers.push({ workflowId: r.body.workflowId, sent, answered: Date.now() });
+    };
+    const offer = async (count: number) => {
+      const t0 = Date.now();
+      const all: Promise<void>[] = [];
+      for (let i = 0; i < count; i++) {
+        await sleep(Math.max(0, t0 + (i * 1000) / rate - Date.now()));
+        all.push(one());
+      }
+      await Promise.all(all);
+    };
+    await offer(30); // warm-up, not counted
+    answers.length = 0;
+    const cpu0 = cpuTicks(stack.child.pid as number);
+    const t0 = Date.now();
+    await offer(n);
+    const seconds = (Date.now() - t0) / 1000;
+    const cpu1 = cpuTicks(stack.child.pid as number);
+
+    const stages: Record<string, number[]> = {
+      'api → started': [],
+      dispatch: [],
+      'first task': [],
+      '→ answer': [],
+    };
+    for (const a of answers) {
+      const events = (await client.workflow.getHandle(a.workflowId).fetchHistory()).events ?? [];
+      const first = (key: keyof Event) => events.find((e) => e[key]);
+      const taskDone = at(first('workflowTaskCompletedEventAttributes'));
+      stages['api → started']?.push(at(first('workflowExecutionStartedEventAttributes')) - a.sent);
+      stages.dispatch?.push(
+        at(first('workflowTaskStartedEventAttributes')) - at(first('workflowTaskScheduledEventAttributes')),
+      );
+      stages['first task']?.push(taskDone - at(first('workflowTaskStartedEventAttributes')));
+      stages['→ answer']?.push(a.answered - taskDone);
+    }
+    const row = (name: string, v: number[]) =>
+      `${name.padEnd(16)} p50 ${round(percentile(v, 50), 0)}  p90 ${round(percentile(v, 90), 0)}  p99 ${round(percentile(v, 99), 0)} ms`;
+    console.log(`${n} POST /v1/${kind} at ${rate}/s`);
+    console.log(
+      row(
+        'answer',
+        answers.map((a) => a.answered - a.sent),
+      ),
+    );
+    for (const [name, v] of Object.entries(stages)) console.log(row(name, v));
+    const share = [...cpu1].map(([k, v]) => `${k} ${Math.round((v - (cpu0.get(k) ?? 0)) / seconds)}%`);
+    console.log(`CPU, % of one core: ${share.join(', ')}`);
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
