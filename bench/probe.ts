@@ -69,8 +69,8 @@ async function main() {
   const stack = await startBenchStack({ LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_MINUTE: '0' });
   try {
     const client = new Client({ connection: await Connection.connect({ address: stack.temporalAddress }) });
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${path}`, {
+    const post = async (url: string, body: unknown) => {
+      const res = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
         body: JSON.stringify(body),
@@ -124,23 +124,22 @@ async function main() {
     const seconds = (Date.now() - t0) / 1000;
     const cpu1 = cpuTicks(stack.child.pid as number);
 
-    const stages: Record<string, number[]> = {
-      'api → started': [],
-      dispatch: [],
-      'first task': [],
-      '→ answer': [],
-    };
-    for (const a of answers) {
-      const events = (await client.workflow.getHandle(a.workflowId).fetchHistory()).events ?? [];
-      const first = (key: keyof Event) => events.find((e) => e[key]);
-      const taskDone = at(first('workflowTaskCompletedEventAttributes'));
-      stages['api → started']?.push(at(first('workflowExecutionStartedEventAttributes')) - a.sent);
-      stages.dispatch?.push(
-        at(first('workflowTaskStartedEventAttributes')) - at(first('workflowTaskScheduledEventAttributes')),
-      );
-      stages['first task']?.push(taskDone - at(first('workflowTaskStartedEventAttributes')));
-      stages['→ answer']?.push(a.answered - taskDone);
-    }
+    // One row per answer, read from its flow's history.
+    const split = await Promise.all(
+      answers.map(async (a) => {
+        const events = (await client.workflow.getHandle(a.workflowId).fetchHistory()).events ?? [];
+        const first = (key: keyof Event) => at(events.find((e) => e[key]));
+        const started = first('workflowExecutionStartedEventAttributes');
+        const taskStarted = first('workflowTaskStartedEventAttributes');
+        const taskDone = first('workflowTaskCompletedEventAttributes');
+        return {
+          'api → started': started - a.sent,
+          dispatch: taskStarted - first('workflowTaskScheduledEventAttributes'),
+          'first task': taskDone - taskStarted,
+          '→ answer': a.answered - taskDone,
+        };
+      }),
+    );
     const row = (name: string, v: number[]) =>
       `${name.padEnd(16)} p50 ${round(percentile(v, 50), 0)}  p90 ${round(percentile(v, 90), 0)}  p99 ${round(percentile(v, 99), 0)} ms`;
     console.log(`${n} POST /v1/${kind} at ${rate}/s`);
@@ -150,7 +149,14 @@ async function main() {
         answers.map((a) => a.answered - a.sent),
       ),
     );
-    for (const [name, v] of Object.entries(stages)) console.log(row(name, v));
+    for (const name of Object.keys(split[0] ?? {}) as (keyof (typeof split)[number])[]) {
+      console.log(
+        row(
+          name,
+          split.map((x) => x[name]),
+        ),
+      );
+    }
     const share = [...cpu1].map(([k, v]) => `${k} ${Math.round((v - (cpu0.get(k) ?? 0)) / seconds)}%`);
     console.log(`CPU, % of one core: ${share.join(', ')}`);
   } finally {

@@ -23,7 +23,6 @@ function onPath(cmd: string): string | undefined {
   return r.status === 0 && found ? found : undefined;
 }
 
-/** TEMPORAL_CLI, then `temporal` on PATH, then the cache folder; otherwise build it with Go. */
 /**
  * Dynamic config for the dev server, which has a single history shard. By default its history
  * service loads new transfer tasks (each new workflow task, activity task and signal's workflow
@@ -41,6 +40,7 @@ export function devServerDynamicConfigArgs(): string[] {
   ]);
 }
 
+/** TEMPORAL_CLI, then `temporal` on PATH, then the cache folder; otherwise build it with Go. */
 export function findTemporalCli(): string | undefined {
   const fromEnv = process.env.TEMPORAL_CLI;
   if (fromEnv) {

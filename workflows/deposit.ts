@@ -103,7 +103,7 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
     if (FINAL.includes(status)) state.finishedAt = state.updatedAt;
     return { reason, details: { e2eId: state.payment?.e2eId, paidAt: state.payment?.paidAt } };
   };
-  const move = async (status: DepositStatus, reason?: string) => record(status, enter(status, reason));
+  const move = (status: DepositStatus, reason?: string) => record(status, enter(status, reason));
 
   const paid = async (): Promise<boolean> => {
     state.inquiries += 1;

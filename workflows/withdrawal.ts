@@ -90,7 +90,7 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     if (FINAL.includes(status)) state.finishedAt = state.updatedAt;
     return { reason, details: { e2eId: state.e2eId, receiptStatus: state.receiptStatus } };
   };
-  const move = async (status: WithdrawalStatus, reason?: string) => record(status, enter(status, reason));
+  const move = (status: WithdrawalStatus, reason?: string) => record(status, enter(status, reason));
   const finish = async (status: WithdrawalStatus, reason?: string) => {
     await move(status, reason);
     await condition(allHandlersFinished);
