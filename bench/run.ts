@@ -236,6 +236,16 @@ async function main() {
     http(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs, settleWithdrawalsAfterMs });
   await setAuto(settings.autoAfterMs, settings.autoAfterMs);
 
+  /** Inquiries the worker has made so far (the provider calls counted on its /metrics). */
+  const inquiriesMade = async () => {
+    const res = await fetch(`http://127.0.0.1:${stack.ports.WORKER_HTTP_PORT}/metrics`);
+    const text = await res.text();
+    let n = 0;
+    for (const m of text.matchAll(/^pixflow_provider_calls_total\{[^}]*endpoint="inquiry"[^}]*\} (\S+)$/gm)) {
+      n += Number(m[1]);
+    }
+    return n;
+  };
   /** How many of these deposits the flows table shows awaiting payment. */
   const awaitingPayment = async (txids: string[]) =>
     (
@@ -405,7 +415,10 @@ async function main() {
   // --- 6. open flows --------------------------------------------------------------------
   const loadRate = Math.max(1, depositSat * 1.25);
   say(`6. deposit throughput with none open (offered ${round(loadRate)}/s)...`);
-  const baseline = await step(loadRate, settings.stepMs, postDeposit, completedFlows('deposit'));
+  // The two steps of the goal's ratio run three times longer than a ramp's: each is one number
+  // at saturation, and a single straggler moves a short step's completion rate.
+  const loadStepMs = settings.stepMs * 3;
+  const baseline = await step(loadRate, loadStepMs, postDeposit, completedFlows('deposit'));
   say(`   ${baseline.point.achieved}/s`);
   const rssBefore = rssBytes(stack.workerPid);
   say(
@@ -477,14 +490,31 @@ async function main() {
   say(`   right after opening: ${justOpened.point.achieved}/s`);
   // Then, open and waiting: once the youngest is past its early polls, the next look of any of
   // them is an hour away (or at its QR's expiry). This is the load the goal is about.
+  // A poll's timer starts when the one before it ends, so a backlog of polls pushes the later
+  // ones back: past the schedule, wait until the worker has made no inquiry for 15 s (bounded).
   const schedule = settings.pollScheduleMs ?? DEFAULT_TIMINGS.pollScheduleMs;
   const earlyPollsMs = schedule.slice(0, -1).reduce((a, b) => a + b, 0);
-  const settleUntil = openedAt + earlyPollsMs + 20_000;
+  const scheduledEnd = openedAt + earlyPollsMs + 20_000;
   say(
-    `   waiting ${round((settleUntil - Date.now()) / 1000, 0)} s until the youngest is past its early polls...`,
+    `   waiting at least ${round((scheduledEnd - Date.now()) / 1000, 0)} s until the youngest is past its early polls...`,
   );
-  while (Date.now() < settleUntil) await sleep(1_000);
-  const atLoad = await step(loadRate, settings.stepMs, postDeposit, completedFlows('deposit'));
+  while (Date.now() < scheduledEnd) await sleep(1_000);
+  const quietMs = 15_000;
+  const settleDeadline = Date.now() + earlyPollsMs;
+  let lastInquiries = await inquiriesMade();
+  let quietSince = Date.now();
+  while (Date.now() - quietSince < quietMs && Date.now() < settleDeadline) {
+    await sleep(1_000);
+    const now = await inquiriesMade();
+    if (now !== lastInquiries) quietSince = Date.now();
+    lastInquiries = now;
+  }
+  const settleUntil = Date.now();
+  const pollsQuiet = settleUntil - quietSince >= quietMs;
+  say(
+    `   polls ${pollsQuiet ? 'quiet' : 'still running'} ${round((settleUntil - scheduledEnd) / 1000, 0)} s past the schedule`,
+  );
+  const atLoad = await step(loadRate, loadStepMs, postDeposit, completedFlows('deposit'));
   say(`   with ${awaiting} open: ${atLoad.point.achieved}/s (none open: ${baseline.point.achieved}/s)`);
   const stillOpen = await awaitingPayment(openTxids);
 
@@ -667,7 +697,7 @@ async function main() {
       ratio: `${ratio(justOpened.point.achieved, baseline.point.achieved)} of ${baseline.point.achieved}/s with none open`,
     },
     {
-      name: `new deposits with ${awaiting} open and waiting (${stillOpen} still awaiting payment)`,
+      name: `new deposits with ${awaiting} open and waiting (${stillOpen} still awaiting payment; early polls over ${round((settleUntil - scheduledEnd) / 1000, 0)} s past their schedule${pollsQuiet ? '' : ', not quiet yet'})`,
       value: atLoad.point.achieved,
       unit: '/s',
       ratio: `${loadRatio} of ${baseline.point.achieved}/s with none open`,
@@ -760,6 +790,9 @@ async function main() {
       throughputNoneOpen: { ...baseline.point, errors: baseline.errorsBy },
       throughputJustOpened: { ...justOpened.point, errors: justOpened.errorsBy },
       settledSeconds: round((settleUntil - openedAt) / 1000),
+      /** How long past the poll schedule the early polls went on (a backlog delays them). */
+      pollsLateSeconds: round((settleUntil - scheduledEnd) / 1000),
+      pollsQuiet,
       stillAwaiting: stillOpen,
       throughputOpen: { ...atLoad.point, errors: atLoad.errorsBy },
       pollScheduleMs: schedule,
