@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { DuplicateTransactionError, NotFoundError } from '../provider/errors';
+import { BadRequestError, DuplicateTransactionError, NotFoundError } from '../provider/errors';
 import type { ReceiptResult } from '../provider/schemas';
+import { PAYOUT_REJECTED } from '../workflows/definitions';
 import type { WithdrawalInput } from '../workflows/inputs';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
@@ -81,6 +82,15 @@ export function createWithdrawalActivities({
           return { alreadyExisted: false, e2eId: res.e2eId || undefined };
         } catch (err) {
           if (err instanceof DuplicateTransactionError) return { alreadyExisted: true };
+          // Refused on create: nothing was sent, and the workflow ends the withdrawal failed.
+          if (err instanceof BadRequestError || err instanceof NotFoundError) {
+            throw ApplicationFailure.create({
+              type: PAYOUT_REJECTED,
+              message: err.message,
+              nonRetryable: true,
+              details: [err.status],
+            });
+          }
           throw err;
         }
       });

@@ -12,6 +12,12 @@ export const conflictReasons = {
   withdrawal: 'transactionId already used for a different withdrawal',
 };
 
+/**
+ * Failure type of sendPayout when the provider refused the payout on create (a 4xx other than a
+ * repeated transactionId): nothing was sent. The details carry the HTTP status.
+ */
+export const PAYOUT_REJECTED = 'PAYOUT_REJECTED';
+
 export const workflowIds = {
   /**
    * A keyed hash of the CPF, not the CPF: workflow ids are stored and shown in plain text by

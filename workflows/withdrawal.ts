@@ -1,9 +1,17 @@
-import { allHandlersFinished, condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { createWithdrawalActivities } from '../activities/withdrawal';
 import { canonicalJson } from '../common/canonical-json';
 import { pixKeyProblem } from '../provider/pix-key';
 import {
   conflictReasons,
+  PAYOUT_REJECTED,
   providerNotificationSignal,
   type WithdrawalRequest,
   type WithdrawalState,
@@ -103,7 +111,17 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   // sendPayout writes the `sending` row itself before it sends: this first workflow task, which
   // the caller's answer waits for, then runs no activity.
   record.show('sending', enter('sending'));
-  const sent = await sendPayout(input, record.row('sending'));
+  let sent: Awaited<ReturnType<Acts['sendPayout']>>;
+  try {
+    sent = await sendPayout(input, record.row('sending'));
+  } catch (err) {
+    // The provider refused the payout on create: nothing was sent, so the withdrawal fails.
+    // Any other failure (a response pixflow cannot read) leaves the outcome unknown: the run
+    // fails for an operator.
+    const status = rejectedStatus(err);
+    if (status !== undefined) return finish('failed', `payout_rejected: HTTP ${status}`);
+    throw err;
+  }
   state.e2eId = sent.e2eId;
   await move('processing');
 
@@ -135,4 +153,11 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     state.receiptStored = true;
   }
   return finish('completed');
+}
+
+/** The provider's HTTP status when a sendPayout failure says it refused the payout. */
+function rejectedStatus(err: unknown): unknown {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== PAYOUT_REJECTED) return undefined;
+  return cause.details?.[0] ?? 'unknown';
 }

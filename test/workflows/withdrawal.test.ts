@@ -185,6 +185,18 @@ describe('withdrawal flow', () => {
     expect((await sandboxState()).counters.requests.withdraw ?? 0).toBe(before);
   });
 
+  it('a payout the provider refuses ends failed with its reason, nothing sent, its row failed', async () => {
+    // The sandbox answers 403 for a merchant it does not know: a 4xx on create, non-retryable.
+    const input = withdrawalInput({ merchant: 'unknown-merchant' });
+    const result = await (await start(input)).result();
+    expect(result).toMatchObject({ status: 'failed', reason: 'payout_rejected: HTTP 403' });
+    expect((await sandboxState()).counters.payouts[input.transactionId] ?? 0).toBe(0);
+    const row = await f.pool.query('SELECT status, reason FROM flows WHERE business_id = $1', [
+      input.transactionId,
+    ]);
+    expect(row.rows[0]).toMatchObject({ status: 'failed', reason: 'payout_rejected: HTTP 403' });
+  });
+
   for (const mode of ['timeout', 'error'] as const) {
     it(`creation retried after ${mode === 'timeout' ? 'a timeout' : 'a 5xx'} (the payout did happen) does not pay twice`, async () => {
       await f.sandboxControl('/sandbox/faults', {
