@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { generate as generateCpf } from '@fnando/cpf';
@@ -77,6 +77,22 @@ let txidSeq = 0;
 /** Digits only (the provider's txid), unique in this run. */
 const newTxid = () => `${Date.now()}${String(++txidSeq).padStart(7, '0')}${Math.floor(Math.random() * 1e6)}`;
 
+/** The machine's CPU time so far, and the part of it the hypervisor took (steal), in ticks. */
+function cpuTicks(): { steal: number; total: number } {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number);
+  return { steal: f[7] ?? 0, total: f.reduce((a, b) => a + b, 0) };
+}
+/** Percent of the CPU time since `from` that the hypervisor took from this machine. */
+function stealPctSince(from: { steal: number; total: number }): number {
+  const now = cpuTicks();
+  const total = now.total - from.total;
+  return total > 0 ? round((100 * (now.steal - from.steal)) / total, 1) : 0;
+}
+
 /** One flow offered: its id, whether it was accepted, and the answer's status when it was not. */
 interface Launched {
   id: string;
@@ -91,6 +107,8 @@ interface StepResult {
   errors: number;
   /** Failed offers by HTTP status ("network" when there was no answer). */
   errorsBy: Record<string, number>;
+  /** CPU time the hypervisor took while the step ran (a shared machine's noise, for the record). */
+  stealPct: number;
 }
 
 /**
@@ -112,6 +130,7 @@ async function step(
     errorsBy[why] = (errorsBy[why] ?? 0) + 1;
   };
   const pending: Promise<void>[] = [];
+  const cpu0 = cpuTicks();
   const t0 = Date.now();
   const n = Math.max(1, Math.round((rate * durMs) / 1000));
   for (let i = 0; i < n; i++) {
@@ -141,7 +160,14 @@ async function step(
   }
   const achieved = completionRate(times);
   const errors = Object.values(errorsBy).reduce((a, b) => a + b, 0);
-  return { point: { offered: round(rate), achieved: round(achieved) }, ids, latenciesMs, errors, errorsBy };
+  return {
+    point: { offered: round(rate), achieved: round(achieved) },
+    ids,
+    latenciesMs,
+    errors,
+    errorsBy,
+    stealPct: stealPctSince(cpu0),
+  };
 }
 
 async function ramp(
@@ -156,7 +182,7 @@ async function ramp(
     const r = await step(rate, settings.stepMs, launch, completions);
     points.push(r.point);
     say(
-      `${name}: offered ${r.point.offered}/s -> completed ${r.point.achieved}/s (errors ${r.errors}${r.errors ? ` ${JSON.stringify(r.errorsBy)}` : ''})`,
+      `${name}: offered ${r.point.offered}/s -> completed ${r.point.achieved}/s (errors ${r.errors}${r.errors ? ` ${JSON.stringify(r.errorsBy)}` : ''}, CPU steal ${r.stealPct}%)`,
     );
     if (saturated(points)) break;
     rate *= 1.5;
@@ -169,6 +195,7 @@ let running: BenchStack | undefined;
 
 async function main() {
   const startedAt = Date.now();
+  const cpuAtStart = cpuTicks();
   say(
     `mode ${settings.mode}: steps of ${settings.stepMs / 1000} s, ${settings.openFlows} open flows, token window ${settings.tokenMinutes} min`,
   );
@@ -384,6 +411,7 @@ async function main() {
       paymentToCompleted: summarize(toCompleted),
       errors: r.errors,
       errorsBy: r.errorsBy,
+      stealPct: r.stealPct,
       incomplete: r.ids.length - done.size,
     };
   };
@@ -700,7 +728,7 @@ async function main() {
       name: `new deposits with ${awaiting} open and waiting (${stillOpen} still awaiting payment; early polls over ${round((settleUntil - scheduledEnd) / 1000, 0)} s past their schedule${pollsQuiet ? '' : ', not quiet yet'})`,
       value: atLoad.point.achieved,
       unit: '/s',
-      ratio: `${loadRatio} of ${baseline.point.achieved}/s with none open`,
+      ratio: `${loadRatio} of ${baseline.point.achieved}/s with none open (CPU steal ${atLoad.stealPct}% in this step, ${baseline.stealPct}% in that one)`,
       goal: '≥ 0.9',
       pass: loadRatio >= 0.9 && stillOpen === awaiting,
     },
@@ -749,6 +777,7 @@ async function main() {
     cpuModel: os.cpus()[0]?.model,
     memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
     loadAverageAtEnd: os.loadavg().map((x) => round(x)),
+    stealPctOverRun: stealPctSince(cpuAtStart),
     node: process.version,
     platform: `${os.platform()} ${os.release()}`,
   };
@@ -787,14 +816,18 @@ async function main() {
         afterOpening: round(rssOpen / MiB),
         peak: round(rssPeak / MiB),
       },
-      throughputNoneOpen: { ...baseline.point, errors: baseline.errorsBy },
-      throughputJustOpened: { ...justOpened.point, errors: justOpened.errorsBy },
+      throughputNoneOpen: { ...baseline.point, errors: baseline.errorsBy, stealPct: baseline.stealPct },
+      throughputJustOpened: {
+        ...justOpened.point,
+        errors: justOpened.errorsBy,
+        stealPct: justOpened.stealPct,
+      },
       settledSeconds: round((settleUntil - openedAt) / 1000),
       /** How long past the poll schedule the early polls went on (a backlog delays them). */
       pollsLateSeconds: round((settleUntil - scheduledEnd) / 1000),
       pollsQuiet,
       stillAwaiting: stillOpen,
-      throughputOpen: { ...atLoad.point, errors: atLoad.errorsBy },
+      throughputOpen: { ...atLoad.point, errors: atLoad.errorsBy, stealPct: atLoad.stealPct },
       pollScheduleMs: schedule,
     },
     figures,
@@ -805,7 +838,7 @@ async function main() {
   const md = [
     `# pixflow bench — ${json.date}`,
     '',
-    `Mode **${settings.mode}** (steps of ${settings.stepMs / 1000} s, ${awaiting} open flows, run of ${round(runMinutes, 1)} min); ${machine.cpus} CPUs (${machine.cpuModel}), load average at the end ${machine.loadAverageAtEnd.join(' / ')}.`,
+    `Mode **${settings.mode}** (steps of ${settings.stepMs / 1000} s, ${awaiting} open flows, run of ${round(runMinutes, 1)} min); ${machine.cpus} CPUs (${machine.cpuModel}), load average at the end ${machine.loadAverageAtEnd.join(' / ')}, CPU time taken by the hypervisor (steal) over the run ${machine.stealPctOverRun}%.`,
     `A deposit's history: ${depositShape.localActivities} local activities, ${depositShape.activities} activities (${activityNames.join(', ')}), ${depositShape.signals} signals, ${depositShape.updates} update, ${depositShape.historyEvents} events.`,
     '',
     markdownTable(figures),
