@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Harness } from './harness';
-import { FULL, runScenario, SCENARIOS, type ScenarioFigures, STACK, writeFigures } from './scenarios';
+import {
+  FULL,
+  runScenario,
+  SCENARIO_TIMEOUT_MS,
+  SCENARIOS,
+  type ScenarioFigures,
+  STACK,
+  writeFigures,
+} from './scenarios';
 
 // The fault suite (issue 7): every part of the stack a real process, a mixed load per scenario,
 // one fault per scenario, and every flow checked against the sandbox's records. `npm run
@@ -34,7 +42,7 @@ describe.sequential(`fault suite (${FULL ? 'full' : 'light'} run)`, () => {
         expect(f.flowsLost).toBe(0);
         expect(f.payoutsDuplicated).toBe(0);
       },
-      FULL ? 600_000 : 330_000,
+      SCENARIO_TIMEOUT_MS,
     );
   }
 });

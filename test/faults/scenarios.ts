@@ -242,6 +242,16 @@ export interface ScenarioFigures {
   problems: string[];
 }
 
+/** How long the check waits for every flow of a scenario to end. */
+const CHECK_TIMEOUT_MS = FULL ? 300_000 : 150_000;
+/**
+ * The test's timeout for one scenario: its own deadlines (the load's longest wait, five minutes
+ * for a payout to fail to show up at the sandbox, then the check's) plus a minute. A slow run
+ * that is correct passes; a wrong one fails on its problems, never on a timeout that leaves the
+ * check running while the next scenario resets the sandbox under it.
+ */
+export const SCENARIO_TIMEOUT_MS = 300_000 + CHECK_TIMEOUT_MS + 60_000;
+
 export async function runScenario(h: Harness, s: Scenario): Promise<ScenarioFigures> {
   const started = Date.now();
   await h.resetSandbox();
@@ -252,9 +262,10 @@ export async function runScenario(h: Harness, s: Scenario): Promise<ScenarioFigu
   const loadP = runLoad(h, s.name, spec);
   const injectP = s.inject?.({ h, loadDone: loadP, faults }) ?? Promise.resolve();
   const [load] = (await Promise.all([loadP, injectP])) as [Load, undefined];
-  const result = await check(h, load, FULL ? 300_000 : 150_000);
+  const loadSeconds = Math.round((Date.now() - started) / 1000);
+  const result = await check(h, load, CHECK_TIMEOUT_MS);
   process.stderr.write(
-    `[faults] ${s.name}: checked after ${Math.round((Date.now() - started) / 1000)} s, ${result.problems.length} problems${result.problems.length ? `: ${result.problems.slice(0, 5).join('; ')}` : ''}\n`,
+    `[faults] ${s.name}: checked after ${Math.round((Date.now() - started) / 1000)} s (load ${loadSeconds} s), ${result.problems.length} problems${result.problems.length ? `: ${result.problems.slice(0, 5).join('; ')}` : ''}\n`,
   );
   const after = await workerMetric(h);
   await h.control('/sandbox/faults', undefined, 'DELETE');
