@@ -539,9 +539,8 @@ async function main() {
   }
   const settleUntil = Date.now();
   const pollsQuiet = settleUntil - quietSince >= quietMs;
-  say(
-    `   polls ${pollsQuiet ? 'quiet' : 'still running'} ${round((settleUntil - scheduledEnd) / 1000, 0)} s past the schedule`,
-  );
+  const pollsLateSeconds = round((settleUntil - scheduledEnd) / 1000, 0);
+  say(`   polls ${pollsQuiet ? 'quiet' : 'still running'} ${pollsLateSeconds} s past the schedule`);
   const atLoad = await step(loadRate, loadStepMs, postDeposit, completedFlows('deposit'));
   say(`   with ${awaiting} open: ${atLoad.point.achieved}/s (none open: ${baseline.point.achieved}/s)`);
   const stillOpen = await awaitingPayment(openTxids);
@@ -725,7 +724,7 @@ async function main() {
       ratio: `${ratio(justOpened.point.achieved, baseline.point.achieved)} of ${baseline.point.achieved}/s with none open`,
     },
     {
-      name: `new deposits with ${awaiting} open and waiting (${stillOpen} still awaiting payment; early polls over ${round((settleUntil - scheduledEnd) / 1000, 0)} s past their schedule${pollsQuiet ? '' : ', not quiet yet'})`,
+      name: `new deposits with ${awaiting} open and waiting (${stillOpen} still awaiting payment; early polls over ${pollsLateSeconds} s past their schedule${pollsQuiet ? '' : ', not quiet yet'})`,
       value: atLoad.point.achieved,
       unit: '/s',
       ratio: `${loadRatio} of ${baseline.point.achieved}/s with none open (CPU steal ${atLoad.stealPct}% in this step, ${baseline.stealPct}% in that one)`,
@@ -824,7 +823,7 @@ async function main() {
       },
       settledSeconds: round((settleUntil - openedAt) / 1000),
       /** How long past the poll schedule the early polls went on (a backlog delays them). */
-      pollsLateSeconds: round((settleUntil - scheduledEnd) / 1000),
+      pollsLateSeconds,
       pollsQuiet,
       stillAwaiting: stillOpen,
       throughputOpen: { ...atLoad.point, errors: atLoad.errorsBy, stealPct: atLoad.stealPct },

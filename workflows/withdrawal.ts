@@ -6,7 +6,7 @@ import {
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
-import type { createWithdrawalActivities } from '../activities/withdrawal';
+import type { createWithdrawalActivities, PayoutSent } from '../activities/withdrawal';
 import { canonicalJson } from '../common/canonical-json';
 import { pixKeyProblem } from '../provider/pix-key';
 import {
@@ -111,7 +111,7 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   // sendPayout writes the `sending` row itself before it sends: this first workflow task, which
   // the caller's answer waits for, then runs no activity.
   record.show('sending', enter('sending'));
-  let sent: Awaited<ReturnType<Acts['sendPayout']>>;
+  let sent: PayoutSent;
   try {
     sent = await sendPayout(input, record.row('sending'));
   } catch (err) {
