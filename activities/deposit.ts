@@ -1,10 +1,9 @@
 import { maskCpf } from '../common/mask';
+import type { DepositInput, DepositQr } from '../contracts/deposit';
+import type { FlowRecord } from '../contracts/shared';
 import { NotFoundError } from '../provider/errors';
-import type { DepositQr } from '../workflows/definitions';
-import type { DepositInput } from '../workflows/inputs';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
-import type { FlowRecord } from './flows';
 
 export interface DepositCheck {
   paid: boolean;
@@ -21,10 +20,10 @@ export function createDepositActivities({
 }: Pick<ActivityDeps, 'provider'> & { recordFlow: (row: FlowRecord) => Promise<void> }) {
   return {
     /**
-     * Creates the Pix charge, then writes the deposit's flows row (`awaiting`) once it exists: one
-     * local activity where there were two, so the caller waiting for the QR waits for one. Safe
-     * to retry: the provider answers the same QR for the same txid and body (a txid it already
-     * holds with another body fails non-retryably, DUPLICATE_TRANSACTION), and the row's write is
+     * Creates the Pix charge, then writes the deposit's flows row (`awaiting`) once it exists:
+     * one local activity does both, so the caller waiting for the QR waits for one. Safe to
+     * retry: the provider answers the same QR for the same txid and body (a txid it already holds
+     * with another body fails non-retryably, DUPLICATE_TRANSACTION), and the row's write is
      * idempotent.
      */
     async createDepositQr(input: DepositInput, awaiting: FlowRecord): Promise<DepositQr> {

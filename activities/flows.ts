@@ -1,19 +1,6 @@
 import { maskCpf } from '../common/mask';
+import type { FlowRecord } from '../contracts/shared';
 import type { ActivityDeps } from './deps';
-
-export interface FlowRecord {
-  workflowId: string;
-  type: 'onboarding' | 'deposit' | 'withdrawal';
-  businessId: string;
-  status: string;
-  cpf?: string;
-  merchant?: string;
-  amountCentavos?: number;
-  reason?: string;
-  details?: Record<string, unknown>;
-  /** Increases with every state change of the flow: a late retry of an older write is ignored. */
-  seq: number;
-}
 
 export function createFlowActivities({
   pool,

@@ -1,11 +1,10 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { FlowRecord } from '../contracts/shared';
+import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
 import { BadRequestError, DuplicateTransactionError, NotFoundError } from '../provider/errors';
 import type { ReceiptResult } from '../provider/schemas';
-import { PAYOUT_REJECTED } from '../workflows/definitions';
-import type { WithdrawalInput } from '../workflows/inputs';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
-import type { FlowRecord } from './flows';
 
 export interface PayoutSent {
   /** true when the payout already existed at the provider and nothing was sent now. */

@@ -8,6 +8,7 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import { canonicalJson } from '../common/canonical-json';
+import { DEPOSIT_FAILED } from '../contracts/deposit';
 import { Problem, validationProblem } from './problem';
 
 // NUL is refused by Postgres text and jsonb, and a lone surrogate is not Unicode (UTF-8 cannot
@@ -62,7 +63,7 @@ export function updateFailure(err: unknown): Problem | undefined {
   if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
   const cause = err.cause;
   const message = cause?.message ?? err.message;
-  if (cause instanceof ApplicationFailure && cause.type === 'DepositFailed') {
+  if (cause instanceof ApplicationFailure && cause.type === DEPOSIT_FAILED) {
     return new Problem(502, 'deposit-failed', 'The provider did not create the QR code', message);
   }
   return conflict(message);

@@ -1,20 +1,13 @@
 import { z } from 'zod';
-import type {
-  DepositQr,
-  DepositState,
-  LivenessLink,
-  OnboardingState,
-  WithdrawalState,
-} from '../workflows/definitions';
+import { type DepositQr, type DepositState, depositInputSchema } from '../contracts/deposit';
 import {
-  cpfSchema,
-  depositInputSchema,
+  type LivenessLink,
+  type OnboardingState,
   onboardingInputSchema,
   reviewDecisionSchema,
-  transactionIdSchema,
-  txidSchema,
-  withdrawalInputSchema,
-} from '../workflows/inputs';
+} from '../contracts/onboarding';
+import { cpfSchema, txidSchema } from '../contracts/shared';
+import { transactionIdSchema, type WithdrawalState, withdrawalInputSchema } from '../contracts/withdrawal';
 
 // The API's request and response shapes. Requests reuse the flows' input schemas (one source of
 // truth for validation and for /openapi.json); responses mirror the workflow state types and are

@@ -16,10 +16,9 @@ import {
   MerchantKey,
 } from '../common/search-attributes';
 import { workerTuningOptions } from '../common/worker-tuning';
-import { workflowIds } from '../workflows/definitions';
+import { type DepositInput, depositWorkflowId } from '../contracts/deposit';
+import { DEFAULT_TIMINGS } from '../contracts/shared';
 import type { depositWorkflow } from '../workflows/deposit';
-import type { DepositInput } from '../workflows/inputs';
-import { DEFAULT_TIMINGS } from '../workflows/timings';
 import {
   type ActivityKind,
   type FloorShape,
@@ -329,7 +328,7 @@ async function main() {
     probeTimes = await completedFlows('deposit')([probe.id]);
   }
   await sleep(1_000);
-  const history = await client.workflow.getHandle(workflowIds.deposit(probe.id)).fetchHistory();
+  const history = await client.workflow.getHandle(depositWorkflowId(probe.id)).fetchHistory();
   const events = history.events ?? [];
   // Its activities in order, each local (a local activity leaves a marker instead of scheduled,
   // started and completed events) or remote, with the signals received before each.
@@ -472,7 +471,7 @@ async function main() {
           ...(settings.pollScheduleMs ? { timings: { pollScheduleMs: settings.pollScheduleMs } } : {}),
         };
         await client.workflow.start<typeof depositWorkflow>('depositWorkflow', {
-          workflowId: workflowIds.deposit(txid),
+          workflowId: depositWorkflowId(txid),
           taskQueue: config.TEMPORAL_TASK_QUEUE,
           args: [input],
           typedSearchAttributes: [

@@ -93,11 +93,6 @@ export async function listFlows(pool: Pool, f: FlowFilter): Promise<FlowPage> {
   };
 }
 
-export async function getFlow(pool: Pool, workflowId: string): Promise<{ status: string } | undefined> {
-  const { rows } = await pool.query('SELECT status FROM flows WHERE workflow_id = $1', [workflowId]);
-  return rows[0];
-}
-
 export interface StoredReceipt {
   image: Buffer;
   contentType: string;

@@ -261,7 +261,7 @@ export const depositClientSchema = z.object({
 });
 export type DepositClient = z.infer<typeof depositClientSchema>;
 
-export const txidSchema = z.string().regex(/^\d{1,33}$/, 'txid must be digits only, at most 33 characters');
+export const txidSchema = z.string().regex(/^\d{1,33}$/, 'must be digits only, at most 33 characters');
 
 export const depositCreateRequestSchema = z.object({
   merchant: z.string().min(1),

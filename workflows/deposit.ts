@@ -1,7 +1,6 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  allHandlersFinished,
   condition,
   proxyActivities,
   proxyLocalActivities,
@@ -10,36 +9,36 @@ import {
 } from '@temporalio/workflow';
 import type { createDepositActivities } from '../activities/deposit';
 import {
-  conflictReasons,
+  DEPOSIT_CONFLICT,
+  DEPOSIT_FAILED,
+  type DepositInput,
   type DepositQrRequest,
   type DepositState,
-  type DepositStatus,
+  depositFinalStatuses,
   depositStateQuery,
-  providerNotificationSignal,
   qrCodeUpdate,
-} from './definitions';
-import { flowRecorder, isoNow } from './flow-record';
-import type { DepositInput } from './inputs';
-import { PROVIDER_RETRY, pollDelay, timings } from './timings';
+} from '../contracts/deposit';
+import { resolveTimings } from '../contracts/shared';
+import { isoNow, listenForProviderHints, PROVIDER_RETRY, trackFlow, waitForOutcome } from './flow-lifecycle';
+
+type DepositActivities = ReturnType<typeof createDepositActivities>;
 
 // A local activity: the API's caller waits for the QR, and a local activity runs inside the
 // workflow task that accepted the update, so the answer needs no activity task round trip
 // through the server (bench/README.md measures the difference). Safe to re-run if the task is
 // retried: the provider answers the same QR for the same txid and body.
-const { createDepositQr } = proxyLocalActivities<ReturnType<typeof createDepositActivities>>({
+const { createDepositQr } = proxyLocalActivities<DepositActivities>({
   startToCloseTimeout: '30s',
   // The caller waits for the QR: give up after a few minutes rather than hang.
   scheduleToCloseTimeout: '5m',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
   summary: 'Create the Pix QR code at the provider',
 });
-const { inquireDeposit } = proxyActivities<ReturnType<typeof createDepositActivities>>({
+const { inquireDeposit } = proxyActivities<DepositActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
   summary: 'Deposit inquiry: has it been paid?',
 });
-
-const FINAL: DepositStatus[] = ['completed', 'expired', 'failed'];
 
 /**
  * Deposit: create the Pix QR (handed to the API through the `qrCode` update as soon as it
@@ -48,14 +47,7 @@ const FINAL: DepositStatus[] = ['completed', 'expired', 'failed'];
  * schedule until the QR expires; one last look after expiry, then `expired`.
  */
 export async function depositWorkflow(input: DepositInput): Promise<DepositState> {
-  const t = timings(input.timings);
-  const record = flowRecorder({
-    type: 'deposit',
-    businessId: input.txid,
-    cpf: input.client.cpf,
-    merchant: input.merchant,
-    amountCentavos: input.amountCentavos,
-  });
+  const timings = resolveTimings(input.timings);
   const state: DepositState = {
     status: 'creating',
     txid: input.txid,
@@ -65,50 +57,30 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
     startedAt: isoNow(),
     updatedAt: isoNow(),
   };
-  let hint = false;
-
-  setHandler(depositStateQuery, () => state);
-
-  setHandler(
-    qrCodeUpdate,
-    async (asked) => {
-      await condition(() => state.qr !== undefined || state.status === 'failed');
-      if (!state.qr) throw ApplicationFailure.nonRetryable(state.reason ?? 'deposit failed', 'DepositFailed');
-      return { qr: state.qr, created: asked.requestId !== undefined && asked.requestId === input.requestId };
+  const flow = trackFlow({
+    record: {
+      type: 'deposit',
+      businessId: input.txid,
+      cpf: input.client.cpf,
+      merchant: input.merchant,
+      amountCentavos: input.amountCentavos,
     },
-    {
-      // Same txid must mean the same deposit: another amount, payer or merchant is a conflict.
-      validator: (asked: DepositQrRequest) => {
-        if (
-          asked.amountCentavos !== input.amountCentavos ||
-          asked.payerCpf !== input.client.cpf ||
-          asked.merchant !== input.merchant
-        ) {
-          throw new Error(conflictReasons.deposit);
-        }
-      },
+    state,
+    finalStatuses: depositFinalStatuses,
+    keepReason: (reason) => {
+      state.reason = reason;
     },
-  );
-
-  setHandler(providerNotificationSignal, (n) => {
-    state.notifications += 1;
-    if (n.action === 'updated') hint = true;
+    details: () => ({ e2eId: state.payment?.e2eId, paidAt: state.payment?.paidAt }),
   });
+  setHandler(depositStateQuery, () => state);
+  answerQrRequests(input, state);
+  const hint = listenForProviderHints(state);
 
-  // The new status in the state, and what its record says.
-  const enter = (status: DepositStatus, reason?: string) => {
-    state.status = status;
-    state.reason = reason;
-    state.updatedAt = isoNow();
-    if (FINAL.includes(status)) state.finishedAt = state.updatedAt;
-    return { reason, details: { e2eId: state.payment?.e2eId, paidAt: state.payment?.paidAt } };
-  };
-  const move = (status: DepositStatus, reason?: string) => record(status, enter(status, reason));
-
-  const paid = async (): Promise<boolean> => {
+  /** Asks the provider whether the deposit is paid; keeps the payment when it is. */
+  const lookForPayment = async (): Promise<true | undefined> => {
     state.inquiries += 1;
     const check = await inquireDeposit(input.txid);
-    if (!check.paid) return false;
+    if (!check.paid) return undefined;
     state.payment = {
       e2eId: check.e2eId ?? '',
       payerName: check.payerName,
@@ -121,37 +93,59 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
   // The QR first: the caller is waiting on it. The same local activity writes the deposit's
   // flows row as awaiting payment once the QR exists, so the answer waits for one activity.
   try {
-    state.qr = await createDepositQr(input, record.row('awaiting_payment'));
+    state.qr = await createDepositQr(input, flow.rowForActivity('awaiting_payment'));
   } catch (err) {
-    // A local activity's failure arrives either wrapped in an ActivityFailure or as its cause.
-    if (
-      err instanceof ActivityFailure ||
-      err instanceof ApplicationFailure ||
-      err instanceof TimeoutFailure
-    ) {
-      const cause = err instanceof ActivityFailure ? err.cause : err;
-      const reason = cause instanceof ApplicationFailure ? cause.type : undefined;
-      await move('failed', reason ?? 'provider_unavailable');
-      await condition(allHandlersFinished);
-      return state;
-    }
-    throw err;
+    const reason = qrFailureReason(err);
+    if (reason === undefined) throw err;
+    return flow.finish('failed', reason);
   }
-  record.show('awaiting_payment', enter('awaiting_payment'));
+  flow.moveToRecordedByActivity('awaiting_payment');
 
-  const expiresAt = new Date(state.qr.expiresAt).getTime();
-  for (let n = 0; ; n++) {
-    const untilExpiry = expiresAt - Date.now();
-    if (untilExpiry <= 0) break;
-    // Wake on a notification, or at the next reconciliation poll, whichever comes first.
-    await condition(() => hint, Math.min(pollDelay(t.pollScheduleMs, n), untilExpiry), {
-      summary: 'Wait for the payment notification or the next reconciliation poll',
-    });
-    hint = false;
-    if (await paid()) break;
+  await waitForOutcome({
+    hint,
+    pollScheduleMs: timings.pollScheduleMs,
+    deadline: new Date(state.qr.expiresAt).getTime(),
+    summary: 'Wait for the payment notification or the next reconciliation poll',
+    look: lookForPayment,
+  });
+  if (state.payment || (await lookForPayment())) return flow.finish('completed');
+  return flow.finish('expired', 'qr_expired_unpaid');
+}
+
+/**
+ * The `qrCode` update: the same txid must mean the same deposit (another amount, payer or
+ * merchant is a conflict); the answer waits for the QR, or fails with the deposit.
+ */
+function answerQrRequests(input: DepositInput, state: DepositState) {
+  setHandler(
+    qrCodeUpdate,
+    async (asked) => {
+      await condition(() => state.qr !== undefined || state.status === 'failed');
+      if (!state.qr) throw ApplicationFailure.nonRetryable(state.reason ?? 'deposit failed', DEPOSIT_FAILED);
+      return { qr: state.qr, created: asked.requestId !== undefined && asked.requestId === input.requestId };
+    },
+    {
+      validator: (asked: DepositQrRequest) => {
+        if (
+          asked.amountCentavos !== input.amountCentavos ||
+          asked.payerCpf !== input.client.cpf ||
+          asked.merchant !== input.merchant
+        ) {
+          throw new Error(DEPOSIT_CONFLICT);
+        }
+      },
+    },
+  );
+}
+
+/** Why the QR could not be created, when the provider said so or never answered; else undefined. */
+function qrFailureReason(err: unknown): string | undefined {
+  // A local activity's failure arrives either wrapped in an ActivityFailure or as its cause.
+  if (
+    !(err instanceof ActivityFailure || err instanceof ApplicationFailure || err instanceof TimeoutFailure)
+  ) {
+    return undefined;
   }
-  if (state.payment || (await paid())) await move('completed');
-  else await move('expired', 'qr_expired_unpaid');
-  await condition(allHandlersFinished);
-  return state;
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return (cause instanceof ApplicationFailure ? cause.type : undefined) ?? 'provider_unavailable';
 }

@@ -2,7 +2,6 @@ import { isValid as isValidCpf } from '@fnando/cpf';
 import {
   ActivityFailure,
   ApplicationFailure,
-  allHandlersFinished,
   condition,
   proxyActivities,
   setHandler,
@@ -15,43 +14,44 @@ import {
   type LivenessLinkAnswer,
   livenessLinkUpdate,
   livenessProgressSignal,
+  ONBOARDING_FINISHED,
+  type OnboardingInput,
   type OnboardingState,
-  type OnboardingStatus,
+  onboardingFinalStatuses,
   onboardingStateQuery,
   reviewSignal,
-} from './definitions';
-import { flowRecorder, isoNow } from './flow-record';
-import type { OnboardingInput } from './inputs';
-import { PROVIDER_RETRY, timings } from './timings';
+} from '../contracts/onboarding';
+import { resolveTimings } from '../contracts/shared';
+import { isoNow, PROVIDER_RETRY, trackFlow } from './flow-lifecycle';
 
-type Acts = ReturnType<typeof createOnboardingActivities>;
-const { checkKyc } = proxyActivities<Acts>({
+type OnboardingActivities = ReturnType<typeof createOnboardingActivities>;
+const { checkKyc } = proxyActivities<OnboardingActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
   summary: 'Ask the CPF registry (KYC); keep the record in Postgres',
 });
-const { requestLivenessLink } = proxyActivities<Acts>({
+const { requestLivenessLink } = proxyActivities<OnboardingActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
   summary: 'Ask the provider for a liveness link',
 });
 
-const FINAL: OnboardingStatus[] = ['approved', 'rejected', 'expired'];
-
 /** Liveness states after which the user has finished the process: the link is spent. */
 const PROCESS_DONE = ['completed', 'failed', 'manual_approve_pending', 'manual_approved', 'manual_refused'];
 /** Order of liveness states: requested, processing, pending review, then any outcome. */
 const LIVENESS_STAGE: Record<string, number> = { requested: 0, processing: 1, manual_approve_pending: 2 };
-const stage = (s: string | undefined) => (s === undefined ? -1 : (LIVENESS_STAGE[s] ?? 3));
+const stageOf = (s: string | undefined) => (s === undefined ? -1 : (LIVENESS_STAGE[s] ?? 3));
+
+type Flow = ReturnType<typeof trackOnboarding>;
 
 /**
  * Onboarding: KYC, then liveness. The flow holds the user's current liveness link and hands it
  * out again while it is valid (30 minutes, until the process completes), asking the provider for
- * a new one only after. Liveness progress arrives as signals from the webhook ingress.
+ * a new one only after. Liveness progress arrives as signals from the webhook ingress; a pending
+ * manual review waits for an operator's decision.
  */
 export async function onboardingWorkflow(input: OnboardingInput): Promise<OnboardingState> {
-  const t = timings(input.timings);
-  const record = flowRecorder({ type: 'onboarding', businessId: input.cpf, cpf: input.cpf });
+  const timings = resolveTimings(input.timings);
   const state: OnboardingState = {
     status: 'kyc',
     reasons: [],
@@ -59,18 +59,96 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
     startedAt: isoNow(),
     updatedAt: isoNow(),
   };
+  const flow = trackOnboarding(input, state);
+  setHandler(onboardingStateQuery, () => state);
+  const liveness = serveLiveness(input, state, timings.livenessLinkTtlMs, flow.isFinal);
+  setHandler(reviewSignal, (decision) => {
+    if (state.status !== 'awaiting_review' || state.review) return;
+    state.review = decision;
+  });
+
+  const onboard = async (): Promise<void> => {
+    // Wrong check digits never reach the provider.
+    if (!isValidCpf(input.cpf)) return flow.moveTo('rejected', 'invalid_document');
+    const kyc = await checkKyc({ workflowId: workflowInfo().workflowId, cpf: input.cpf, plan: input.plan });
+    state.flags.pep = kyc.pep;
+    if (!kyc.pass) {
+      state.reasons.push(...kyc.reasons);
+      return flow.moveTo('rejected');
+    }
+    const refused = await firstLinkRefusal(liveness.issueLink);
+    if (refused) return flow.moveTo('rejected', refused);
+    await flow.moveTo('awaiting_liveness');
+    return decide(state, liveness.progress, flow);
+  };
+
+  // An abandoned onboarding ends `expired` at the deadline, wherever it is.
+  const finished = await Promise.race([
+    onboard().then(() => true),
+    condition(() => false, timings.onboardingDeadlineMs, { summary: 'Onboarding deadline' }),
+  ]);
+  if (!finished && !flow.isFinal()) return flow.finish('expired', 'deadline_passed');
+  return flow.settle();
+}
+
+function trackOnboarding(input: OnboardingInput, state: OnboardingState) {
+  return trackFlow({
+    record: { type: 'onboarding', businessId: input.cpf, cpf: input.cpf },
+    state,
+    finalStatuses: onboardingFinalStatuses,
+    keepReason: (reason) => {
+      if (reason) state.reasons.push(reason);
+    },
+    details: () => ({ reasons: state.reasons, pep: state.flags.pep }),
+  });
+}
+
+/** The first liveness link; a provider refusal (non-retryable) is the onboarding's reason to reject. */
+async function firstLinkRefusal(issueLink: () => Promise<LivenessLink>): Promise<string | undefined> {
+  try {
+    await issueLink();
+    return undefined;
+  } catch (err) {
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
+      return `liveness_${(err.cause.type ?? 'refused').toLowerCase()}`;
+    }
+    throw err;
+  }
+}
+
+/** Liveness callbacks and the operator's review decide, in the order they arrive. */
+async function decide(state: OnboardingState, progress: string[], flow: Flow): Promise<void> {
+  for (;;) {
+    await condition(() => progress.length > 0 || state.review !== undefined);
+    const review = state.review;
+    if (review && state.status === 'awaiting_review') {
+      return flow.moveTo(
+        review.decision === 'approve' ? 'approved' : 'rejected',
+        `review_${review.decision}d`,
+      );
+    }
+    const liveness = progress.shift();
+    if (liveness === 'completed' || liveness === 'manual_approved') return flow.moveTo('approved');
+    if (liveness === 'failed') return flow.moveTo('rejected', 'liveness_failed');
+    if (liveness === 'manual_refused') return flow.moveTo('rejected', 'liveness_refused');
+    if (liveness === 'manual_approve_pending' && state.status !== 'awaiting_review') {
+      await flow.moveTo('awaiting_review');
+    }
+  }
+}
+
+/**
+ * The user's liveness link, handed out again while it is valid and unspent, and the liveness
+ * callbacks, queued in arrival order for `decide`.
+ */
+function serveLiveness(
+  input: OnboardingInput,
+  state: OnboardingState,
+  ttlMs: number,
+  isFinal: () => boolean,
+) {
   let linkSpent = false;
   let renewal: Promise<LivenessLink> | undefined;
-
-  setHandler(onboardingStateQuery, () => state);
-
-  const move = async (status: OnboardingStatus, reason?: string) => {
-    state.status = status;
-    state.updatedAt = isoNow();
-    if (reason) state.reasons.push(reason);
-    if (FINAL.includes(status)) state.finishedAt = state.updatedAt;
-    await record(status, { reason, details: { reasons: state.reasons, pep: state.flags.pep } });
-  };
 
   const issueLink = async (): Promise<LivenessLink> => {
     // Taken before the call: the provider's 30 minutes start no earlier than this.
@@ -88,11 +166,10 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
       qrcode: issued.qrcode,
       type: issued.type,
       issuedAt: new Date(issuedAt).toISOString(),
-      expiresAt: new Date(issuedAt + t.livenessLinkTtlMs).toISOString(),
+      expiresAt: new Date(issuedAt + ttlMs).toISOString(),
     };
     return state.link;
   };
-
   const linkValid = () =>
     state.link !== undefined && !linkSpent && Date.now() < new Date(state.link.expiresAt).getTime();
 
@@ -100,10 +177,9 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
     livenessLinkUpdate,
     async (): Promise<LivenessLinkAnswer> => {
       // Asked right after start: wait for the first link rather than racing KYC.
-      await condition(() => state.link !== undefined || FINAL.includes(state.status));
-      if (FINAL.includes(state.status)) {
-        throw ApplicationFailure.nonRetryable(`onboarding is ${state.status}`, 'OnboardingFinished');
-      }
+      await condition(() => state.link !== undefined || isFinal());
+      if (isFinal())
+        throw ApplicationFailure.nonRetryable(`onboarding is ${state.status}`, ONBOARDING_FINISHED);
       if (linkValid() && !renewal) return { link: state.link!, reused: true };
       // Concurrent callers share one provider call and get the same new link.
       renewal ??= issueLink().finally(() => {
@@ -113,74 +189,22 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
     },
     {
       validator: () => {
-        if (FINAL.includes(state.status)) throw new Error(`onboarding is already ${state.status}`);
+        if (isFinal()) throw new Error(`onboarding is already ${state.status}`);
       },
     },
   );
 
-  // Callbacks queue up in arrival order; the loop below applies them one by one.
   const progress: string[] = [];
   setHandler(livenessProgressSignal, (p) => {
-    if (FINAL.includes(state.status)) return;
+    if (isFinal()) return;
     progress.push(p.statusVerification);
     // Callbacks can arrive out of order: a late earlier stage never hides the current link's outcome.
-    if (!linkSpent || stage(p.statusVerification) >= stage(state.livenessStatus)) {
+    if (!linkSpent || stageOf(p.statusVerification) >= stageOf(state.livenessStatus)) {
       state.livenessStatus = p.statusVerification;
     }
     state.updatedAt = isoNow();
     if (PROCESS_DONE.includes(p.statusVerification)) linkSpent = true;
   });
 
-  setHandler(reviewSignal, (decision) => {
-    if (state.status !== 'awaiting_review' || state.review) return;
-    state.review = decision;
-  });
-
-  const run = async (): Promise<void> => {
-    // Wrong check digits never reach the provider.
-    if (!isValidCpf(input.cpf)) return move('rejected', 'invalid_document');
-    const kyc = await checkKyc({ workflowId: workflowInfo().workflowId, cpf: input.cpf, plan: input.plan });
-    state.flags.pep = kyc.pep;
-    if (!kyc.pass) {
-      state.reasons.push(...kyc.reasons);
-      return move('rejected');
-    }
-    try {
-      await issueLink();
-    } catch (err) {
-      if (
-        err instanceof ActivityFailure &&
-        err.cause instanceof ApplicationFailure &&
-        err.cause.nonRetryable
-      ) {
-        return move('rejected', `liveness_${(err.cause.type ?? 'refused').toLowerCase()}`);
-      }
-      throw err;
-    }
-    await move('awaiting_liveness');
-
-    // Liveness callbacks and the operator's review drive the rest.
-    for (;;) {
-      await condition(() => progress.length > 0 || state.review !== undefined);
-      const review = state.review;
-      if (review && state.status === 'awaiting_review') {
-        return move(review.decision === 'approve' ? 'approved' : 'rejected', `review_${review.decision}d`);
-      }
-      const lv = progress.shift();
-      if (lv === 'completed' || lv === 'manual_approved') return move('approved');
-      if (lv === 'failed') return move('rejected', 'liveness_failed');
-      if (lv === 'manual_refused') return move('rejected', 'liveness_refused');
-      if (lv === 'manual_approve_pending' && state.status !== 'awaiting_review')
-        await move('awaiting_review');
-    }
-  };
-
-  // An abandoned onboarding ends `expired` at the deadline, wherever it is.
-  const finished = await Promise.race([
-    run().then(() => true),
-    condition(() => false, t.onboardingDeadlineMs, { summary: 'Onboarding deadline' }),
-  ]);
-  if (!finished && !FINAL.includes(state.status)) await move('expired', 'deadline_passed');
-  await condition(allHandlersFinished);
-  return state;
+  return { issueLink, progress };
 }

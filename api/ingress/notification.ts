@@ -1,16 +1,21 @@
 import { createHash } from 'node:crypto';
 import { maskCpf } from '../../common/mask';
-import { onboardingWorkflowId } from '../../common/pii';
-import type { InboxPoint } from '../../db/inbox';
-import { livenessCallbackSchema, notificationMessageSchema } from '../../provider/schemas';
-import { livenessProgressSignal, providerNotificationSignal, workflowIds } from '../../workflows/definitions';
+import { cpfHash } from '../../common/pii';
+import { depositWorkflowId } from '../../contracts/deposit';
+import {
+  type LivenessProgress,
+  livenessProgressSignal,
+  onboardingWorkflowId,
+} from '../../contracts/onboarding';
 import {
   cpfSchema,
-  type LivenessProgress,
   type ProviderNotification,
-  transactionIdSchema,
+  providerNotificationSignal,
   txidSchema,
-} from '../../workflows/inputs';
+} from '../../contracts/shared';
+import { transactionIdSchema, withdrawalWorkflowId } from '../../contracts/withdrawal';
+import type { InboxPoint } from '../../db/inbox';
+import { livenessCallbackSchema, notificationMessageSchema } from '../../provider/schemas';
 import { Problem, validationProblem } from '../problem';
 
 // Turns a parsed provider body into what the inbox stores and which signal goes where. Pure,
@@ -73,7 +78,7 @@ export function parseNotification(
     };
     return {
       point,
-      workflowId: onboardingWorkflowId(cpf, piiHashKey),
+      workflowId: onboardingWorkflowId(cpfHash(cpf, piiHashKey)),
       logTarget: `onboarding of ${maskCpf(cpf)}`,
       signalName: livenessProgressSignal.name,
       signalPayload: payload,
@@ -108,7 +113,7 @@ export function parseNotification(
       `body.id: not a valid ${point} id`,
     );
   }
-  const workflowId = point === 'deposit' ? workflowIds.deposit(msg.id) : workflowIds.withdrawal(msg.id);
+  const workflowId = point === 'deposit' ? depositWorkflowId(msg.id) : withdrawalWorkflowId(msg.id);
   const payload: ProviderNotification = {
     type: msg.type,
     action: msg.action,

@@ -10,7 +10,7 @@ import {
   FlowTypeKey,
   MerchantKey,
 } from '../../common/search-attributes';
-import { workflowIds } from '../../workflows/definitions';
+import { depositWorkflowId } from '../../contracts/deposit';
 import {
   type ApiEnv,
   eventually,
@@ -49,7 +49,7 @@ describe('deposits', () => {
     expect(qr.amountCentavos).toBe(15_000);
     expect(qr.payload).toMatch(/^000201/);
     expect(qr.image).toMatch(/^data:image\/png;base64,/);
-    expect(qr.workflowId).toBe(workflowIds.deposit(String(qr.txid)));
+    expect(qr.workflowId).toBe(depositWorkflowId(String(qr.txid)));
     expect(res.headers.get('location')).toBe(`/v1/deposits/${qr.txid}`);
 
     // Operators can find it in the Temporal UI by type, status, CPF hash (never the CPF), amount, merchant.
@@ -102,7 +102,7 @@ describe('deposits', () => {
     const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 502, 'deposit-failed');
     expect(p.detail).toBeTruthy();
     // Once the flow has closed, a repeat finds it (never a second flow for the txid): same answers.
-    const handle = e.temporal.workflow.getHandle(workflowIds.deposit(txid));
+    const handle = e.temporal.workflow.getHandle(depositWorkflowId(txid));
     await handle.result();
     await expectProblem(await e.call('POST', '/v1/deposits', { body }), 502, 'deposit-failed');
     await expectProblem(await e.call('POST', '/v1/deposits', { body: { ...body, amountCentavos: 5 } }), 409);
@@ -129,7 +129,7 @@ describe('deposits', () => {
       400,
     );
     expect(cents.invalid_params?.map((i) => i.name)).toEqual(['body.amountCentavos']);
-    expect(await e.workflowExists(workflowIds.deposit(txid))).toBe(false);
+    expect(await e.workflowExists(depositWorkflowId(txid))).toBe(false);
 
     const path = await expectProblem(await e.call('GET', '/v1/deposits/abc'), 400);
     expect(path.invalid_params?.[0]?.name).toBe('path.txid');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowIds } from '../../workflows/definitions';
+import { depositWorkflowId } from '../../contracts/deposit';
 import { type ApiEnv, eventually, expectProblem, freshCpf, json, startApiEnv } from './support';
 
 let e: ApiEnv;
@@ -39,7 +39,7 @@ describe('authentication', () => {
       'unauthorized',
     );
     await expectProblem(await e.call('GET', '/v1/flows', { key: 'test-api-key-1x' }), 401);
-    expect(await e.workflowExists(workflowIds.deposit(txid))).toBe(false);
+    expect(await e.workflowExists(depositWorkflowId(txid))).toBe(false);
     // Any configured key works.
     expect((await e.call('GET', '/v1/flows', { key: 'another-key' })).status).toBe(200);
   });
@@ -66,7 +66,7 @@ describe('GET /v1/flows', () => {
     expect(second.items).toHaveLength(1);
     expect(second.next).toBeNull();
     const ids = [...first.items, ...second.items].map((i) => i.workflowId);
-    expect(ids.sort()).toEqual(txids.map(workflowIds.deposit).sort());
+    expect(ids.sort()).toEqual(txids.map(depositWorkflowId).sort());
     expect(first.items[0]).toMatchObject({ type: 'deposit', status: 'awaiting_payment' });
     expect(first.items[0]?.cpfMasked).toBe(`***.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-**`);
     // The table never holds the CPF itself.

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onboardingWorkflowId } from '../../common/pii';
-import { livenessProgressSignal, type OnboardingState } from '../../workflows/definitions';
+import { cpfHash } from '../../common/pii';
+import {
+  livenessProgressSignal,
+  type OnboardingState,
+  onboardingWorkflowId,
+} from '../../contracts/onboarding';
 import { type ApiEnv, eventually, expectProblem, freshCpf, json, PII_KEY, startApiEnv } from './support';
 
 let e: ApiEnv;
@@ -35,7 +39,7 @@ describe('onboardings', () => {
     const res = await e.call('POST', '/v1/onboardings', { body: body(cpf) });
     expect(res.status).toBe(201);
     const first = (await res.json()) as { workflowId: string; state: OnboardingState };
-    expect(first.workflowId).toBe(onboardingWorkflowId(cpf, PII_KEY));
+    expect(first.workflowId).toBe(onboardingWorkflowId(cpfHash(cpf, PII_KEY)));
     expect(first.workflowId).not.toContain(cpf);
     expect(['kyc', 'awaiting_liveness']).toContain(first.state.status);
 
@@ -108,7 +112,7 @@ describe('onboardings', () => {
       'validation-error',
     );
     expect(p.invalid_params?.map((i) => i.name).sort()).toEqual(['body.cpf', 'body.plan']);
-    expect(await e.workflowExists(onboardingWorkflowId('12345678900', PII_KEY))).toBe(false);
+    expect(await e.workflowExists(onboardingWorkflowId(cpfHash('12345678900', PII_KEY)))).toBe(false);
 
     await expectProblem(await e.call('POST', '/v1/onboardings', { body: 'not json' }), 400);
     const path = await expectProblem(await e.call('GET', '/v1/onboardings/123'), 400);

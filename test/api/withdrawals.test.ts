@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowIds } from '../../workflows/definitions';
+import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import {
   type ApiEnv,
   eventually,
@@ -40,7 +40,7 @@ describe('withdrawals', () => {
       transactionId: string;
       state: { status: string };
     };
-    expect(first.workflowId).toBe(workflowIds.withdrawal(body.transactionId));
+    expect(first.workflowId).toBe(withdrawalWorkflowId(body.transactionId));
     expect(first.transactionId).toBe(body.transactionId);
 
     const again = await e.call('POST', '/v1/withdrawals', { body });
@@ -85,14 +85,14 @@ describe('withdrawals', () => {
     expect(res.status).toBe(202);
     const { transactionId } = (await res.json()) as { transactionId: string };
     expect(transactionId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(await e.workflowExists(workflowIds.withdrawal(transactionId))).toBe(true);
+    expect(await e.workflowExists(withdrawalWorkflowId(transactionId))).toBe(true);
   });
 
   it('invalid bodies (a key that does not fit its type) are 400 and start nothing', async () => {
     const body = withdrawalBody({ pixType: 'CPF', pixKey: 'not-a-cpf' });
     const p = await expectProblem(await e.call('POST', '/v1/withdrawals', { body }), 400, 'validation-error');
     expect(p.invalid_params?.map((i) => i.name)).toContain('body.pixKey');
-    expect(await e.workflowExists(workflowIds.withdrawal(body.transactionId))).toBe(false);
+    expect(await e.workflowExists(withdrawalWorkflowId(body.transactionId))).toBe(false);
     await expectProblem(await e.call('GET', '/v1/withdrawals/no%20spaces'), 400);
     await expectProblem(await e.call('GET', '/v1/withdrawals/never-made'), 404, 'flow-not-found');
   });

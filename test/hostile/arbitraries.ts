@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { pixTypeSchema, planSchema } from '../../provider/schemas';
 
 // Hostile-input generators for the property tests: valid request bodies in the shapes of
-// workflows/inputs.ts, and for every field the values that must make the request invalid.
+// contracts/, and for every field the values that must make the request invalid.
 // A request is built from a valid body with exactly one field broken (or removed), or the
 // whole body replaced by something that is not the expected JSON object.
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowIds } from '../../workflows/definitions';
+import { depositWorkflowId } from '../../contracts/deposit';
 import { API_KEY } from '../api/support';
 import {
   expectRefused,
@@ -85,7 +85,7 @@ describe('body size limits', () => {
     expectRefused(a, 'oversized deposit');
     expect(a.status).toBe(413);
     expect(JSON.parse(a.text).type).toBe('https://pixflow.dev/problems/body-too-large');
-    await h.expectNoFlows([workflowIds.deposit(txid)], 'oversized deposit');
+    await h.expectNoFlows([depositWorkflowId(txid)], 'oversized deposit');
   });
 
   it('an ingress body over 16 KiB is 413 problem+json and nothing is stored', async () => {
@@ -106,7 +106,7 @@ describe('body size limits', () => {
     expectRefused(a, 'oversized notification');
     expect(a.status).toBe(413);
     const rows = await h.e.pool.query('SELECT 1 FROM webhook_inbox WHERE workflow_id = $1', [
-      workflowIds.deposit(id),
+      depositWorkflowId(id),
     ]);
     expect(rows.rowCount).toBe(0);
   });
@@ -140,7 +140,7 @@ describe('rate limit per API key', () => {
     });
     expectRefused(create, 'deposit past the limit');
     expect(create.status).toBe(429);
-    await h.expectNoFlows([workflowIds.deposit(txid)], 'deposit past the limit');
+    await h.expectNoFlows([depositWorkflowId(txid)], 'deposit past the limit');
 
     // Another key has its own budget.
     expect((await call(API_KEY)).status).toBe(200);

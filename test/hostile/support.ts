@@ -2,8 +2,10 @@ import http from 'node:http';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { expect } from 'vitest';
-import { onboardingWorkflowId } from '../../common/pii';
-import { workflowIds } from '../../workflows/definitions';
+import { cpfHash } from '../../common/pii';
+import { depositWorkflowId } from '../../contracts/deposit';
+import { onboardingWorkflowId } from '../../contracts/onboarding';
+import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { type ApiEnv, PII_KEY, startApiEnv } from '../api/support';
 import { RUNS } from './arbitraries';
 
@@ -145,18 +147,18 @@ export async function startHostileEnv(env: Record<string, string> = {}): Promise
       const ids: string[] = [];
       if (route === 'onboarding') {
         const cpf = str(b.cpf);
-        if (cpf) ids.push(onboardingWorkflowId(cpf, PII_KEY));
+        if (cpf) ids.push(onboardingWorkflowId(cpfHash(cpf, PII_KEY)));
       }
       if (route === 'deposit') {
         const txid = str(b.txid);
-        if (txid) ids.push(workflowIds.deposit(txid));
+        if (txid) ids.push(depositWorkflowId(txid));
       }
       if (route === 'withdrawal') {
         const id = str(b.transactionId);
-        if (id) ids.push(workflowIds.withdrawal(id));
+        if (id) ids.push(withdrawalWorkflowId(id));
       }
       const cpf = str((client as Record<string, unknown>).cpf);
-      if (cpf) ids.push(onboardingWorkflowId(cpf, PII_KEY));
+      if (cpf) ids.push(onboardingWorkflowId(cpfHash(cpf, PII_KEY)));
       return ids;
     },
     async expectNoFlows(ids, what) {

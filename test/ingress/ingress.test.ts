@@ -4,10 +4,12 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startInboxRelay } from '../../api/ingress/relay';
-import { onboardingWorkflowId } from '../../common/pii';
+import { cpfHash } from '../../common/pii';
+import { depositWorkflowId } from '../../contracts/deposit';
+import { onboardingWorkflowId } from '../../contracts/onboarding';
+import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
-import { workflowIds } from '../../workflows/definitions';
 import { finishSignal, type Received, receivedQuery } from '../fixtures/ingress-workflows';
 import { freePort } from '../helpers/ports';
 import { freshDatabase } from '../helpers/postgres';
@@ -127,7 +129,7 @@ describe('webhook ingress: good notifications', () => {
     'a deposit notification on the %s is stored with its raw body and signalled once',
     async (_n, suffix) => {
       const txid = uniqueId();
-      const wf = workflowIds.deposit(txid);
+      const wf = depositWorkflowId(txid);
       await startRecorder(wf);
       const raw = `{"id":"${txid}",  "type":"deposit","action":"updated","partner_id":"${PARTNER}"}`;
       const r = await post(suffix ? `${ingress.base}/${suffix}` : ingress.base, raw, {
@@ -153,7 +155,7 @@ describe('webhook ingress: good notifications', () => {
 
   it('a withdraw notification reaches withdrawal-<id>', async () => {
     const id = uniqueId();
-    const wf = workflowIds.withdrawal(id);
+    const wf = withdrawalWorkflowId(id);
     await startRecorder(wf);
     expect((await post(`${ingress.base}/withdraw`, withdrawMsg(id))).status).toBe(200);
     const { signal } = await expectDeliveredOnce(wf);
@@ -165,7 +167,7 @@ describe('webhook ingress: good notifications', () => {
     ['one URL for all points', ''],
   ])('a liveness callback on the %s reaches onboarding-<hash of document>', async (_n, suffix) => {
     const cpf = uniqueCpf();
-    const wf = onboardingWorkflowId(cpf, INGRESS_PII_KEY);
+    const wf = onboardingWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
     await startRecorder(wf);
     const r = await post(suffix ? `${ingress.base}/${suffix}` : ingress.base, livenessCb(cpf));
     expect(r.status).toBe(200);
@@ -180,7 +182,7 @@ describe('webhook ingress: good notifications', () => {
 
   it('liveness callbacks with different statuses are distinct notifications', async () => {
     const cpf = uniqueCpf();
-    const wf = onboardingWorkflowId(cpf, INGRESS_PII_KEY);
+    const wf = onboardingWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
     await startRecorder(wf);
     expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'processing'))).status).toBe(200);
     expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'completed'))).status).toBe(200);
@@ -198,7 +200,7 @@ describe('webhook ingress: good notifications', () => {
 
   it('a storm of 50 concurrent duplicates: all 2xx, one row, one signal', async () => {
     const txid = uniqueId();
-    const wf = workflowIds.deposit(txid);
+    const wf = depositWorkflowId(txid);
     await startRecorder(wf);
     const answers = await Promise.all(
       Array.from({ length: 50 }, () => post(`${ingress.base}/deposit`, depositMsg(txid))),
@@ -212,7 +214,7 @@ describe('webhook ingress: good notifications', () => {
 
 describe('webhook ingress: refused input', () => {
   const target = uniqueId();
-  const wf = workflowIds.deposit(target);
+  const wf = depositWorkflowId(target);
   const big = { ...depositMsg(target), padding: 'x'.repeat(20_000) };
   const cases: Array<[string, string, unknown, number]> = [
     ['wrong secret', `/webhooks/provider/not-the-${SECRET}/deposit`, depositMsg(target), 401],
@@ -261,7 +263,7 @@ describe('webhook ingress: refused input', () => {
 describe('webhook ingress: delivery later', () => {
   it('a notification for a workflow that does not exist yet stays pending; the relay delivers it once it starts', async () => {
     const txid = uniqueId();
-    const wf = workflowIds.deposit(txid);
+    const wf = depositWorkflowId(txid);
     expect((await post(`${ingress.base}/deposit`, depositMsg(txid, 'requested'))).status).toBe(200);
     const [pending] = await waitUntil(
       () => rowsOf(wf),
@@ -282,7 +284,7 @@ describe('webhook ingress: delivery later', () => {
 
   it('a notification for a completed workflow is marked delivered, with nothing signalled', async () => {
     const txid = uniqueId();
-    const wf = workflowIds.deposit(txid);
+    const wf = depositWorkflowId(txid);
     const handle = await startRecorder(wf);
     await handle.signal(finishSignal);
     expect(await handle.result()).toBe(0);
@@ -296,7 +298,7 @@ describe('webhook ingress: delivery later', () => {
 
   it('a workflow that never appears is given up after the bound, and the relay leaves the row alone', async () => {
     const txid = uniqueId();
-    const wf = workflowIds.deposit(txid);
+    const wf = depositWorkflowId(txid);
     const impatient = await startIngress(pool, temporal, { delivery: { ...fast, giveUpAfterMs: 0 } });
     try {
       expect((await post(`${impatient.base}/deposit`, depositMsg(txid))).status).toBe(200);
@@ -313,7 +315,7 @@ describe('webhook ingress: delivery later', () => {
 
   it('with Temporal unreachable the 2xx still goes back and the row stays pending, until a relay with Temporal delivers it', async () => {
     const txid = uniqueId();
-    const wf = workflowIds.deposit(txid);
+    const wf = depositWorkflowId(txid);
     await startRecorder(wf);
     // No gRPC retry interceptor: abandoned calls must not retry on after the channel is closed.
     const deadConnection = Connection.lazy({
@@ -349,7 +351,7 @@ describe('webhook ingress: delivery later', () => {
 
   it('with Postgres down the answer is 503 problem+json (the provider retries) and nothing is signalled', async () => {
     const txid = uniqueId();
-    const wf = workflowIds.deposit(txid);
+    const wf = depositWorkflowId(txid);
     await startRecorder(wf);
     const deadPool = createPool(`postgres://nobody:nothing@127.0.0.1:${await freePort()}/none`, 1);
     const noDb = await startIngress(deadPool, temporal);

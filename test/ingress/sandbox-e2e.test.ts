@@ -2,10 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import {
+  type DepositInput,
+  depositStateQuery,
+  depositWorkflowId,
+  qrCodeUpdate,
+} from '../../contracts/deposit';
 import type { Pool } from '../../db/pool';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { depositStateQuery, qrCodeUpdate, workflowIds } from '../../workflows/definitions';
-import type { DepositInput } from '../../workflows/inputs';
 import { TEST_PII_KEY } from '../helpers/flow-env';
 import { testPool } from '../helpers/postgres';
 import { clientFor } from '../helpers/sandbox-client';
@@ -71,7 +75,7 @@ it('sandbox pay -> ingress -> inbox row -> signal -> the deposit workflow comple
     // The first inquiry is a minute away: completion within seconds can only come from the webhook.
     timings: { pollScheduleMs: [60_000, 120_000] },
   };
-  const wf = workflowIds.deposit(input.txid);
+  const wf = depositWorkflowId(input.txid);
   const { qr } = await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
     args: [{ amountCentavos: input.amountCentavos, payerCpf: input.client.cpf, merchant: input.merchant }],
     startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {

@@ -1,7 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { onboardingWorkflowId } from '../../common/pii';
+import { cpfHash } from '../../common/pii';
+import { onboardingWorkflowId } from '../../contracts/onboarding';
 import { type ApiEnv, CODEC_TOKEN, freshCpf, PII_KEY, startApiEnv } from '../api/support';
 
 // Personal data never reaches Temporal in plain text: the raw history, read with a client that
@@ -26,7 +27,7 @@ beforeAll(async () => {
     body: { cpf, plan: 'plan_full', event: 'signup' },
   });
   expect(onboarding.status).toBe(201);
-  ids.push(onboardingWorkflowId(cpf, PII_KEY));
+  ids.push(onboardingWorkflowId(cpfHash(cpf, PII_KEY)));
 
   const deposit = await env.call('POST', '/v1/deposits', { body: { client, amountCentavos: 15_000 } });
   expect(deposit.status).toBe(201);

@@ -2,12 +2,12 @@ import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporal
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   type DepositFingerprint,
+  type DepositInput,
   depositStateQuery,
-  providerNotificationSignal,
+  depositWorkflowId,
   qrCodeUpdate,
-  workflowIds,
-} from '../../workflows/definitions';
-import type { DepositInput } from '../../workflows/inputs';
+} from '../../contracts/deposit';
+import { providerNotificationSignal } from '../../contracts/shared';
 import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
 
@@ -54,7 +54,7 @@ function answerQr(input: DepositInput, asked: DepositFingerprint = fingerprint(i
   return f.env.client.workflow.executeUpdateWithStart(qrCodeUpdate, {
     args: [{ ...asked, requestId }],
     startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
-      workflowId: workflowIds.deposit(input.txid),
+      workflowId: depositWorkflowId(input.txid),
       taskQueue: f.taskQueue,
       args: [{ ...input, requestId }],
       workflowIdConflictPolicy: 'USE_EXISTING',
@@ -64,7 +64,7 @@ function answerQr(input: DepositInput, asked: DepositFingerprint = fingerprint(i
 
 const pay = (txid: string) =>
   f.sandboxControl(`/sandbox/deposits/${txid}/pay`, { payerName: 'Ana Souza', payerCpf: '63401825771' });
-const handleOf = (input: DepositInput) => f.env.client.workflow.getHandle(workflowIds.deposit(input.txid));
+const handleOf = (input: DepositInput) => f.env.client.workflow.getHandle(depositWorkflowId(input.txid));
 
 describe('deposit flow', () => {
   it('returns the QR at once, then completes on the notification, confirmed by the inquiry', async () => {

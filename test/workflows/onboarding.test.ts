@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   livenessLinkUpdate,
   livenessProgressSignal,
+  type OnboardingInput,
   onboardingStateQuery,
+  onboardingWorkflowId,
   reviewSignal,
-  workflowIds,
-} from '../../workflows/definitions';
-import type { OnboardingInput } from '../../workflows/inputs';
+} from '../../contracts/onboarding';
 import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
 
@@ -27,7 +27,7 @@ function start(cpf: string, extra: Partial<OnboardingInput> = {}) {
   // Same CPF in several tests: a suffix keeps workflow ids apart (the API uses onboarding-<cpf>).
   return f.env.client.workflow.start('onboardingWorkflow', {
     taskQueue: f.taskQueue,
-    workflowId: `${workflowIds.onboarding(cpf)}-${++seq}`,
+    workflowId: `${onboardingWorkflowId(cpf)}-${++seq}`,
     args: [{ cpf, plan: 'plan_standard', event: 'signup', redirectUrl: '/done', ...extra }],
   });
 }

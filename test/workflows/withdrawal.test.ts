@@ -4,13 +4,13 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { providerNotificationSignal } from '../../contracts/shared';
 import {
-  providerNotificationSignal,
+  type WithdrawalInput,
   withdrawalRequestUpdate,
   withdrawalStateQuery,
-  workflowIds,
-} from '../../workflows/definitions';
-import type { WithdrawalInput } from '../../workflows/inputs';
+  withdrawalWorkflowId,
+} from '../../contracts/withdrawal';
 import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
 
@@ -44,7 +44,7 @@ function withdrawalInput(over: Partial<WithdrawalInput> = {}): WithdrawalInput {
 function start(input: WithdrawalInput) {
   return f.env.client.workflow.start('withdrawalWorkflow', {
     taskQueue: f.taskQueue,
-    workflowId: workflowIds.withdrawal(input.transactionId),
+    workflowId: withdrawalWorkflowId(input.transactionId),
     args: [input],
   });
 }
@@ -150,7 +150,7 @@ describe('withdrawal flow', () => {
         args: [asked],
         startWorkflowOperation: new WithStartWorkflowOperation('withdrawalWorkflow', {
           taskQueue: f.taskQueue,
-          workflowId: workflowIds.withdrawal(input.transactionId),
+          workflowId: withdrawalWorkflowId(input.transactionId),
           args: [input],
           workflowIdConflictPolicy: 'USE_EXISTING',
         }),
@@ -165,7 +165,7 @@ describe('withdrawal flow', () => {
     const refused = await ask({ ...request, amountCentavos: request.amountCentavos + 1 }).catch((e) => e);
     expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
     expect(String(refused.cause?.message)).toMatch(/different withdrawal/);
-    const handle = f.env.client.workflow.getHandle(workflowIds.withdrawal(input.transactionId));
+    const handle = f.env.client.workflow.getHandle(withdrawalWorkflowId(input.transactionId));
     await settleAndNotify(handle, input.transactionId);
     expect(await handle.result()).toMatchObject({
       status: 'completed',

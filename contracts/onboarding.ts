@@ -1,0 +1,86 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { z } from 'zod';
+import { planSchema, statusVerificationSchema } from '../provider/schemas';
+import { cpfSchema, type FlowTimings } from './shared';
+
+// The onboarding's contract: KYC, then liveness, then (often) an operator's review.
+
+/**
+ * `onboarding-<keyed hash of the CPF>`, never the CPF: workflow ids are stored and shown in plain
+ * text by Temporal, so a bare CPF there would defeat the payload encryption. Still a business id:
+ * the same CPF always finds the same flow. The hash is common/pii.ts `cpfHash` with the
+ * configured key.
+ */
+export const onboardingWorkflowId = (cpfHash: string) => `onboarding-${cpfHash}`;
+
+export const onboardingInputSchema = z.object({
+  cpf: cpfSchema,
+  plan: planSchema,
+  event: z.string().min(1).max(100),
+  redirectUrl: z
+    .string()
+    .max(500)
+    .regex(/^\/(?!\/)[^\s]*$/, 'must be a path starting with a single "/"')
+    .optional(),
+  userRef: z.string().min(1).max(200).optional(),
+});
+export type OnboardingInput = z.infer<typeof onboardingInputSchema> & { timings?: Partial<FlowTimings> };
+
+export type OnboardingStatus =
+  | 'kyc'
+  | 'awaiting_liveness'
+  | 'awaiting_review'
+  | 'approved'
+  | 'rejected'
+  | 'expired';
+export const onboardingFinalStatuses: readonly OnboardingStatus[] = ['approved', 'rejected', 'expired'];
+
+export const livenessProgressSchema = z.object({
+  statusVerification: statusVerificationSchema,
+  transactionId: z.string().optional(),
+  at: z.string().optional(),
+});
+export type LivenessProgress = z.infer<typeof livenessProgressSchema>;
+
+export const reviewDecisionSchema = z.object({
+  decision: z.enum(['approve', 'refuse']),
+  by: z.string().min(1).max(200),
+  reason: z.string().min(1).max(1000),
+});
+export type ReviewDecision = z.infer<typeof reviewDecisionSchema>;
+
+export interface LivenessLink {
+  url: string;
+  qrcode: string;
+  type: 'onboarding' | 'biometric_identification';
+  /** ISO times; the link is reused until expiresAt or until the user completes the process. */
+  issuedAt: string;
+  expiresAt: string;
+}
+
+export interface LivenessLinkAnswer {
+  link: LivenessLink;
+  /** true: the current link was still valid and is returned again; false: the provider issued a new one. */
+  reused: boolean;
+}
+
+export interface OnboardingState {
+  status: OnboardingStatus;
+  /** Machine-readable codes, e.g. kyc_status_suspenso, restricted_document, liveness_failed. */
+  reasons: string[];
+  flags: { pep: boolean };
+  link?: LivenessLink;
+  livenessStatus?: string;
+  review?: ReviewDecision;
+  startedAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+}
+
+/** Failure type of `livenessLink` on an onboarding that has already ended. */
+export const ONBOARDING_FINISHED = 'OnboardingFinished';
+
+export const livenessLinkUpdate = defineUpdate<LivenessLinkAnswer, []>('livenessLink');
+export const livenessProgressSignal = defineSignal<[LivenessProgress]>('livenessProgress');
+export const reviewSignal = defineSignal<[ReviewDecision]>('review');
+export const onboardingStateQuery = defineQuery<OnboardingState>('state');

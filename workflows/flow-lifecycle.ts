@@ -1,0 +1,176 @@
+import {
+  allHandlersFinished,
+  condition,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { maskCpf } from '../common/mask';
+import {
+  AmountKey,
+  CpfMaskedKey,
+  FlowStatusKey,
+  FlowTypeKey,
+  MerchantKey,
+} from '../common/search-attributes';
+import { type FlowRecord, providerNotificationSignal } from '../contracts/shared';
+
+// What every flow does the same way: keep its state record, show each status change where
+// operators look, and wait for an outcome the provider announces by a hint or a poll.
+
+/**
+ * Retries of provider calls: 1 s doubling to at most 15 s, forever (business 4xx errors are
+ * non-retryable and stop at once). A short cap means flows resume within seconds once a
+ * provider outage or a burst of faults ends, instead of waiting out a long back-off.
+ */
+export const PROVIDER_RETRY = {
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval: '15s',
+} as const;
+
+// A local activity: one idempotent upsert in our own Postgres, run inside the workflow task that
+// changed the state instead of an activity task round trip through the server (bench/README.md
+// measures the difference). The seq guard keeps a re-run after a retried workflow task harmless.
+const { recordFlow } = proxyLocalActivities<{ recordFlow(r: FlowRecord): Promise<void> }>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '500ms', maximumInterval: '10s' },
+  summary: 'Record the state change in the flows table',
+});
+
+export function isoNow(): string {
+  return new Date().toISOString();
+}
+
+type RecordBase = Omit<FlowRecord, 'workflowId' | 'status' | 'seq' | 'reason' | 'details'>;
+
+interface TrackedState<Status extends string> {
+  status: Status;
+  updatedAt: string;
+  finishedAt?: string;
+}
+
+export interface FlowTracking<Status extends string, State extends TrackedState<Status>> {
+  /** The flow's record: type, business id, and the person and amount it is about. */
+  record: RecordBase;
+  state: State;
+  finalStatuses: readonly Status[];
+  /** Where the state keeps the reason a status change gives. */
+  keepReason: (reason: string | undefined) => void;
+  /** What the flows row says of the state, besides its status and reason. */
+  details: () => Record<string, unknown>;
+}
+
+/**
+ * A flow's status changes, each shown in three places: the PixflowStatus search attribute
+ * (Temporal UI filters), the UI's current-details line, and the Postgres flows table (GET
+ * /v1/flows). Tags the flow for the UI's filters (type, masked CPF, amount, merchant) at once.
+ */
+export function trackFlow<Status extends string, State extends TrackedState<Status>>(
+  f: FlowTracking<Status, State>,
+) {
+  tagForFilters(f.record);
+  let seq = 0;
+  const rowOf = (status: Status, reason?: string, details?: Record<string, unknown>): FlowRecord => {
+    seq += 1;
+    return { ...f.record, workflowId: workflowInfo().workflowId, status, seq, reason, details };
+  };
+  const changeStatus = (status: Status, reason?: string) => {
+    f.state.status = status;
+    f.keepReason(reason);
+    f.state.updatedAt = isoNow();
+    if (f.finalStatuses.includes(status)) f.state.finishedAt = f.state.updatedAt;
+    upsertSearchAttributes([{ key: FlowStatusKey, value: status }]);
+    setCurrentDetails(`**${status}**${reason ? ` — ${reason}` : ''}`);
+  };
+
+  const moveTo = async (status: Status, reason?: string) => {
+    changeStatus(status, reason);
+    await recordFlow(rowOf(status, reason, f.details()));
+  };
+
+  /** Lets running handlers answer, then hands back the final state. */
+  const settle = async (): Promise<State> => {
+    await condition(allHandlersFinished);
+    return f.state;
+  };
+
+  return {
+    isFinal: () => f.finalStatuses.includes(f.state.status),
+    moveTo,
+    settle,
+    /** Moves to a final status, then settles. */
+    async finish(status: Status, reason?: string): Promise<State> {
+      await moveTo(status, reason);
+      return settle();
+    },
+    /**
+     * The flows row of the next status change, for an activity that writes it along with its own
+     * work, so the change costs no activity of its own (the deposit's QR, the payout).
+     */
+    rowForActivity: (status: Status) => rowOf(status),
+    /** The status change whose row an activity writes (rowForActivity). */
+    moveToRecordedByActivity: (status: Status) => changeStatus(status),
+  };
+}
+
+/** The record's filter tags the starter did not set already (the API sets them all). */
+function tagForFilters(record: RecordBase) {
+  // Each upsert is a history event and a visibility write: only what is missing.
+  const atStart = workflowInfo().typedSearchAttributes;
+  const tags = [
+    { key: FlowTypeKey, value: record.type },
+    ...(record.cpf ? [{ key: CpfMaskedKey, value: maskCpf(record.cpf) }] : []),
+    ...(record.amountCentavos !== undefined ? [{ key: AmountKey, value: record.amountCentavos }] : []),
+    ...(record.merchant ? [{ key: MerchantKey, value: record.merchant }] : []),
+  ].filter((t) => atStart.get(t.key) !== t.value);
+  if (tags.length) upsertSearchAttributes(tags);
+}
+
+/** Set by a provider notification, cleared when the flow looks. */
+export interface ProviderHint {
+  pending: boolean;
+}
+
+/**
+ * Counts the provider's notifications into the state; an `updated` one is a hint that the outcome
+ * may have changed, never the outcome itself.
+ */
+export function listenForProviderHints(state: { notifications: number }): ProviderHint {
+  const hint: ProviderHint = { pending: false };
+  setHandler(providerNotificationSignal, (n) => {
+    state.notifications += 1;
+    if (n.action === 'updated') hint.pending = true;
+  });
+  return hint;
+}
+
+/** The n-th wait of a back-off schedule; the last entry repeats. */
+export function pollDelay(schedule: number[], n: number): number {
+  return schedule[Math.min(n, schedule.length - 1)] ?? 60_000;
+}
+
+/**
+ * Looks for the outcome on each provider hint or at each reconciliation poll, whichever comes
+ * first, until `look` finds one or the deadline (epoch ms) passes: then undefined.
+ */
+export async function waitForOutcome<T>(w: {
+  hint: ProviderHint;
+  pollScheduleMs: number[];
+  deadline: number;
+  summary: string;
+  look: () => Promise<T | undefined>;
+}): Promise<T | undefined> {
+  for (let n = 0; ; n++) {
+    const left = w.deadline - Date.now();
+    if (left <= 0) return undefined;
+    await condition(() => w.hint.pending, Math.min(pollDelay(w.pollScheduleMs, n), left), {
+      summary: w.summary,
+    });
+    w.hint.pending = false;
+    const outcome = await w.look();
+    if (outcome !== undefined) return outcome;
+  }
+}
