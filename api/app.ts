@@ -1,13 +1,9 @@
-import type { Client } from '@temporalio/client';
-import type { PayloadCodec } from '@temporalio/common';
 import express from 'express';
-import type { Config } from '../common/config';
-import type { Logger } from '../common/logger';
-import { type ApiMetrics, createApiMetrics } from '../common/metrics';
+import { createApiMetrics } from '../common/metrics';
+import type { FlowTimings } from '../contracts/shared';
 import { countPending } from '../db/inbox';
-import type { Pool } from '../db/pool';
-import type { FlowTimings } from '../workflows/inputs';
 import { apiKeyAuth } from './auth';
+import type { ApiDeps } from './deps';
 import { apiRateLimit, securityHeaders } from './hardening';
 import { ingressRouter } from './ingress/router';
 import { requestObservability } from './observability';
@@ -21,26 +17,18 @@ import { onboardingRoutes } from './routes/onboardings';
 import { withdrawalRoutes } from './routes/withdrawals';
 import { requestTracing } from './tracing';
 
-export interface ApiDeps {
-  config: Config;
-  temporal: Client;
-  pool: Pool;
-  log: Logger;
-  /** Overrides of the flows' waits (tests); never taken from a request. */
-  timings?: Partial<FlowTimings>;
-  metrics?: ApiMetrics;
-  /** The payload codec the Temporal UI reaches through /codec (the client's own). */
-  codec?: PayloadCodec;
-}
-
-/** The flows' waits from configuration, with the caller's overrides on top. */
-function configuredTimings(deps: ApiDeps): Partial<FlowTimings> {
-  return {
-    livenessLinkTtlMs: deps.config.LIVENESS_LINK_TTL_MS,
-    onboardingDeadlineMs: deps.config.ONBOARDING_DEADLINE_MS,
-    ...(deps.config.POLL_SCHEDULE_MS ? { pollScheduleMs: deps.config.POLL_SCHEDULE_MS } : {}),
-    ...deps.timings,
+/**
+ * The flows' waits that configuration sets, with the caller's overrides on top; what neither
+ * sets, the flow takes from its defaults. Undefined when nothing is set.
+ */
+function configuredTimings({ config, timings }: ApiDeps): Partial<FlowTimings> | undefined {
+  const configured: Partial<FlowTimings> = {
+    ...(config.LIVENESS_LINK_TTL_MS ? { livenessLinkTtlMs: config.LIVENESS_LINK_TTL_MS } : {}),
+    ...(config.ONBOARDING_DEADLINE_MS ? { onboardingDeadlineMs: config.ONBOARDING_DEADLINE_MS } : {}),
+    ...(config.POLL_SCHEDULE_MS ? { pollScheduleMs: config.POLL_SCHEDULE_MS } : {}),
+    ...timings,
   };
+  return Object.keys(configured).length > 0 ? configured : undefined;
 }
 
 export function createApp(input: ApiDeps) {

@@ -100,8 +100,9 @@ export const envSchema = z.object({
   CODEC_CORS_ORIGINS: csv.default(['http://127.0.0.1:8233', 'http://localhost:8233']),
   /** Key of the CPF hash kept in Postgres and search attributes (never the CPF itself). */
   PII_HASH_KEY: z.string().min(16, 'must be at least 16 characters').default('dev-pii-hash-key-change-me'),
-  LIVENESS_LINK_TTL_MS: durationMs.default(30 * 60_000),
-  ONBOARDING_DEADLINE_MS: durationMs.default(7 * 24 * 3600_000),
+  /** The flows' waits; unset: the flows' own defaults (contracts/shared.ts DEFAULT_TIMINGS). */
+  LIVENESS_LINK_TTL_MS: durationMs.optional(),
+  ONBOARDING_DEADLINE_MS: durationMs.optional(),
   /** Reconciliation polls of deposits and withdrawals, ms, comma-separated; the last repeats. */
   POLL_SCHEDULE_MS: z
     .string()

@@ -1,38 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import { startSearchAttributes } from '../../common/search-attributes';
 import {
-  conflictReasons,
+  DEPOSIT_CONFLICT,
   type DepositFingerprint,
-  type DepositQrAnswer,
+  type DepositInput,
   depositStateQuery,
+  depositWorkflowId,
   qrCodeUpdate,
-  workflowIds,
-} from '../../workflows/definitions';
+} from '../../contracts/deposit';
 import type { depositWorkflow } from '../../workflows/deposit';
-import type { DepositInput } from '../../workflows/inputs';
-import type { ApiDeps } from '../app';
+import type { ApiDeps } from '../deps';
 import { Problem } from '../problem';
-import {
-  conflict,
-  formatBrl,
-  isAlreadyStarted,
-  isNotFound,
-  newTxid,
-  notFound,
-  parse,
-  requestHash,
-  updateFailure,
-} from '../route-helpers';
+import { formatBrl, isNotFound, newTxid, notFound, parse, requestHash } from '../route-helpers';
 import { depositBodySchema, txidParamsSchema } from '../schemas';
+import { startOrAttach } from '../start-flow';
 
 export function depositRoutes({ config, temporal, timings }: ApiDeps) {
   const r = Router();
   const handleOf = (txid: string) =>
-    temporal.workflow.getHandle<typeof depositWorkflow>(workflowIds.deposit(txid));
+    temporal.workflow.getHandle<typeof depositWorkflow>(depositWorkflowId(txid));
 
   /**
    * One round trip: update-with-start creates the flow (or attaches to the running one) and waits
@@ -54,52 +43,41 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
       payerCpf: input.client.cpf,
       merchant: input.merchant,
     };
-    const fingerprintHash = requestHash(fingerprint, config.PII_HASH_KEY);
     const handle = handleOf(input.txid);
     const masked = maskCpf(input.client.cpf);
 
-    let answer: DepositQrAnswer;
-    try {
-      answer = await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
-        args: [{ ...fingerprint, requestId }],
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof depositWorkflow>('depositWorkflow', {
-          workflowId: handle.workflowId,
-          taskQueue: config.TEMPORAL_TASK_QUEUE,
-          args: [input],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          // A finished deposit is never started again for the same txid (the provider would refuse it).
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          // Read back only when the deposit is closed and asked for again (below).
-          memo: { fingerprintHash },
-          staticSummary: `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
-          staticDetails: `**txid** ${input.txid}\n\n**merchant** ${input.merchant}\n\n**payer** ${masked}`,
-          typedSearchAttributes: startSearchAttributes({
-            type: 'deposit',
-            status: 'creating',
-            cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
-            cpfMasked: masked,
-            amountCentavos: input.amountCentavos,
-            merchant: input.merchant,
-          }),
+    const outcome = await startOrAttach(temporal, qrCodeUpdate, [{ ...fingerprint, requestId }], {
+      workflowType: 'depositWorkflow',
+      options: {
+        workflowId: handle.workflowId,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        args: [input],
+        staticSummary: `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
+        staticDetails: `**txid** ${input.txid}\n\n**merchant** ${input.merchant}\n\n**payer** ${masked}`,
+        typedSearchAttributes: startSearchAttributes({
+          type: 'deposit',
+          status: 'creating',
+          cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+          cpfMasked: masked,
+          amountCentavos: input.amountCentavos,
+          merchant: input.merchant,
         }),
-      });
-    } catch (err) {
-      const p = updateFailure(err);
-      if (p) throw p;
-      if (!isAlreadyStarted(err)) throw err;
-      // The deposit exists and is closed: answer its QR if the request is the same one.
-      const d = await handle.describe();
-      if (d.memo?.fingerprintHash !== fingerprintHash) throw conflict(conflictReasons.deposit);
-      const state = await handle.query(depositStateQuery);
+      },
+      requestHash: { memoKey: 'fingerprintHash', value: requestHash(fingerprint, config.PII_HASH_KEY) },
+      conflictReason: DEPOSIT_CONFLICT,
+    });
+    if (!outcome.answered) {
+      // The same deposit again, closed: its QR, if it ever had one.
+      const state = await outcome.closed.query(depositStateQuery);
       if (!state.qr) {
         throw new Problem(502, 'deposit-failed', 'The provider did not create the QR code', state.reason);
       }
       return res.status(200).json({ workflowId: handle.workflowId, ...state.qr });
     }
     res
-      .status(answer.created ? 201 : 200)
+      .status(outcome.answer.created ? 201 : 200)
       .location(`/v1/deposits/${input.txid}`)
-      .json({ workflowId: handle.workflowId, ...answer.qr });
+      .json({ workflowId: handle.workflowId, ...outcome.answer.qr });
   });
 
   const stateOf = async (txid: string) => {
@@ -113,7 +91,7 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
 
   r.get('/deposits/:txid', async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
-    res.json({ workflowId: workflowIds.deposit(txid), state: await stateOf(txid) });
+    res.json({ workflowId: depositWorkflowId(txid), state: await stateOf(txid) });
   });
 
   r.get('/deposits/:txid/qrcode.png', async (req, res) => {

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { cpfHash } from '../../common/pii';
 import { type FlowCursor, listFlows } from '../../db/flows';
-import type { ApiDeps } from '../app';
+import type { ApiDeps } from '../deps';
 import { Problem } from '../problem';
 import { illFormedTextPath, parse } from '../route-helpers';
 import { flowsQuerySchema } from '../schemas';

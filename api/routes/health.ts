@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { ApiDeps } from '../app';
+import type { ApiDeps } from '../deps';
 
 // /healthz: the process is up. /readyz: Temporal and Postgres answer, so traffic can come.
 export function healthRoutes({ temporal, pool }: Pick<ApiDeps, 'temporal' | 'pool'>) {

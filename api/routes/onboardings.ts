@@ -1,12 +1,17 @@
 import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
-import { cpfHash, onboardingWorkflowId } from '../../common/pii';
+import { cpfHash } from '../../common/pii';
 import { startSearchAttributes } from '../../common/search-attributes';
-import { livenessLinkUpdate, onboardingStateQuery, reviewSignal } from '../../workflows/definitions';
-import type { OnboardingInput } from '../../workflows/inputs';
+import {
+  livenessLinkUpdate,
+  type OnboardingInput,
+  onboardingStateQuery,
+  onboardingWorkflowId,
+  reviewSignal,
+} from '../../contracts/onboarding';
 import type { onboardingWorkflow } from '../../workflows/onboarding';
-import type { ApiDeps } from '../app';
+import type { ApiDeps } from '../deps';
 import { Problem } from '../problem';
 import { exists, isAlreadyStarted, isNotFound, notFound, parse } from '../route-helpers';
 import { cpfParamsSchema, onboardingBodySchema, reviewBodySchema } from '../schemas';
@@ -17,11 +22,13 @@ const finished = (status: string) =>
 export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
   const r = Router();
   const handleOf = (cpf: string) =>
-    temporal.workflow.getHandle<typeof onboardingWorkflow>(onboardingWorkflowId(cpf, config.PII_HASH_KEY));
+    temporal.workflow.getHandle<typeof onboardingWorkflow>(
+      onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)),
+    );
 
   const start = (client: Client, input: OnboardingInput, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
     client.workflow.start<typeof onboardingWorkflow>('onboardingWorkflow', {
-      workflowId: onboardingWorkflowId(input.cpf, config.PII_HASH_KEY),
+      workflowId: onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)),
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],
       // FAIL (not USE_EXISTING) so we know whether this request started it: 201 vs 200.
@@ -46,14 +53,7 @@ export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
   /** Idempotent per CPF: an existing onboarding is answered as it is; only an expired one starts over. */
   r.post('/onboardings', async (req, res) => {
     const body = parse(onboardingBodySchema, 'body', req.body);
-    const input: OnboardingInput = {
-      ...body,
-      timings: {
-        livenessLinkTtlMs: config.LIVENESS_LINK_TTL_MS,
-        onboardingDeadlineMs: config.ONBOARDING_DEADLINE_MS,
-        ...timings,
-      },
-    };
+    const input: OnboardingInput = { ...body, ...(timings ? { timings } : {}) };
     const handle = handleOf(input.cpf);
     let created = true;
     try {
@@ -83,7 +83,7 @@ export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     try {
       const state = await handleOf(cpf).query(onboardingStateQuery);
-      res.json({ workflowId: onboardingWorkflowId(cpf, config.PII_HASH_KEY), state });
+      res.json({ workflowId: onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)), state });
     } catch (err) {
       if (isNotFound(err)) throw notFound('onboarding for this CPF');
       throw err;

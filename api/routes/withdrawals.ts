@@ -1,37 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import { startSearchAttributes } from '../../common/search-attributes';
-import { getWithdrawalReceipt } from '../../db/flows';
 import {
-  conflictReasons,
-  type WithdrawalState,
+  WITHDRAWAL_CONFLICT,
+  type WithdrawalInput,
+  withdrawalInputSchema,
   withdrawalRequestUpdate,
   withdrawalStateQuery,
-  workflowIds,
-} from '../../workflows/definitions';
-import { type WithdrawalInput, withdrawalInputSchema } from '../../workflows/inputs';
+  withdrawalWorkflowId,
+} from '../../contracts/withdrawal';
+import { getWithdrawalReceipt } from '../../db/flows';
 import type { withdrawalWorkflow } from '../../workflows/withdrawal';
-import type { ApiDeps } from '../app';
+import type { ApiDeps } from '../deps';
 import { Problem } from '../problem';
-import {
-  conflict,
-  formatBrl,
-  isAlreadyStarted,
-  isNotFound,
-  notFound,
-  parse,
-  requestHash,
-  updateFailure,
-} from '../route-helpers';
+import { formatBrl, isNotFound, notFound, parse, requestHash } from '../route-helpers';
 import { withdrawalBodySchema, withdrawalParamsSchema } from '../schemas';
+import { startOrAttach } from '../start-flow';
 
 export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
   const r = Router();
   const handleOf = (id: string) =>
-    temporal.workflow.getHandle<typeof withdrawalWorkflow>(workflowIds.withdrawal(id));
+    temporal.workflow.getHandle<typeof withdrawalWorkflow>(withdrawalWorkflowId(id));
 
   /**
    * One round trip: update-with-start creates the flow (or attaches to the running one) and
@@ -47,48 +38,30 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
       transactionId: body.transactionId ?? randomUUID(),
       merchant: body.merchant ?? config.PROVIDER_MERCHANT,
     });
-    const hash = requestHash(request, config.PII_HASH_KEY);
     const input: WithdrawalInput = { ...request, ...(timings ? { timings } : {}) };
     const handle = handleOf(input.transactionId);
     const masked = maskCpf(input.client.cpf);
-    let state: WithdrawalState;
-    try {
-      state = await temporal.workflow.executeUpdateWithStart(withdrawalRequestUpdate, {
-        args: [request],
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof withdrawalWorkflow>(
-          'withdrawalWorkflow',
-          {
-            workflowId: handle.workflowId,
-            taskQueue: config.TEMPORAL_TASK_QUEUE,
-            args: [input],
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            // Money moves once per transactionId, ever: a finished one is never started again.
-            workflowIdReusePolicy: 'REJECT_DUPLICATE',
-            memo: { requestHash: hash },
-            staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
-            staticDetails: `**transactionId** ${input.transactionId}\n\n**merchant** ${input.merchant}\n\n**payee** ${masked}`,
-            typedSearchAttributes: startSearchAttributes({
-              type: 'withdrawal',
-              status: 'validating',
-              cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
-              cpfMasked: masked,
-              amountCentavos: input.amountCentavos,
-              merchant: input.merchant,
-            }),
-          },
-        ),
-      });
-    } catch (err) {
-      const p = updateFailure(err);
-      if (p) throw p;
-      if (!isAlreadyStarted(err)) throw err;
-      // The withdrawal exists and is closed: answer its state if the request is the same one.
-      const d = await handle.describe();
-      if (d.memo?.requestHash !== hash) {
-        throw conflict(conflictReasons.withdrawal);
-      }
-      state = await handle.query(withdrawalStateQuery);
-    }
+    const outcome = await startOrAttach(temporal, withdrawalRequestUpdate, [request], {
+      workflowType: 'withdrawalWorkflow',
+      options: {
+        workflowId: handle.workflowId,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        args: [input],
+        staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
+        staticDetails: `**transactionId** ${input.transactionId}\n\n**merchant** ${input.merchant}\n\n**payee** ${masked}`,
+        typedSearchAttributes: startSearchAttributes({
+          type: 'withdrawal',
+          status: 'validating',
+          cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+          cpfMasked: masked,
+          amountCentavos: input.amountCentavos,
+          merchant: input.merchant,
+        }),
+      },
+      requestHash: { memoKey: 'requestHash', value: requestHash(request, config.PII_HASH_KEY) },
+      conflictReason: WITHDRAWAL_CONFLICT,
+    });
+    const state = outcome.answered ? outcome.answer : await outcome.closed.query(withdrawalStateQuery);
     res
       .status(202)
       .location(`/v1/withdrawals/${input.transactionId}`)
@@ -99,7 +72,7 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
     const { id } = parse(withdrawalParamsSchema, 'path', req.params);
     try {
       const state = await handleOf(id).query(withdrawalStateQuery);
-      res.json({ workflowId: workflowIds.withdrawal(id), transactionId: id, state });
+      res.json({ workflowId: withdrawalWorkflowId(id), transactionId: id, state });
     } catch (err) {
       if (isNotFound(err)) throw notFound('withdrawal with this transactionId');
       throw err;

@@ -1,0 +1,58 @@
+import {
+  type Client,
+  WithStartWorkflowOperation,
+  type WorkflowHandle,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
+import type { UpdateDefinition, Workflow } from '@temporalio/common';
+import { conflict, isAlreadyStarted, updateFailure } from './route-helpers';
+
+/** A flow to start, keyed by its business id, with the keyed hash of the request that starts it. */
+export interface FlowStart<W extends Workflow> {
+  workflowType: string;
+  options: Omit<WorkflowStartOptions<W>, 'workflowIdConflictPolicy' | 'workflowIdReusePolicy' | 'memo'>;
+  /** The memo entry that keeps the request's keyed hash (never the request: it holds a CPF). */
+  requestHash: { memoKey: string; value: string };
+  /** Why a different request for the same business id is refused. */
+  conflictReason: string;
+}
+
+export type StartOutcome<Ret, W extends Workflow> =
+  | { answered: true; answer: Ret }
+  /** The same request again, for a flow that is already closed: answer from its state. */
+  | { answered: false; closed: WorkflowHandle<W> };
+
+/**
+ * One round trip: update-with-start creates the flow, or attaches to the running one, and answers
+ * the update (its validator refuses a different request: 409). A closed flow is never started
+ * again for its business id: the memo's hash of the request that started it tells a repeat from
+ * a conflict (409).
+ */
+export async function startOrAttach<W extends Workflow, Ret, Args extends unknown[]>(
+  temporal: Client,
+  update: UpdateDefinition<Ret, Args>,
+  args: Args,
+  flow: FlowStart<W>,
+): Promise<StartOutcome<Ret, W>> {
+  try {
+    const answer = await temporal.workflow.executeUpdateWithStart(update, {
+      args,
+      startWorkflowOperation: new WithStartWorkflowOperation<W>(flow.workflowType, {
+        ...flow.options,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // Read back only when the flow is closed and asked for again.
+        memo: { [flow.requestHash.memoKey]: flow.requestHash.value },
+      } as WorkflowStartOptions<W> & { workflowIdConflictPolicy: 'USE_EXISTING' }),
+    });
+    return { answered: true, answer };
+  } catch (err) {
+    const problem = updateFailure(err);
+    if (problem) throw problem;
+    if (!isAlreadyStarted(err)) throw err;
+    const closed = temporal.workflow.getHandle<W>(flow.options.workflowId);
+    const { memo } = await closed.describe();
+    if (memo?.[flow.requestHash.memoKey] !== flow.requestHash.value) throw conflict(flow.conflictReason);
+    return { answered: false, closed };
+  }
+}
