@@ -132,11 +132,17 @@ function mapHttpError(endpoint: EndpointName, res: RawResponse, now: number): Pr
   return new BadRequestError(msg(`HTTP ${status}`), details);
 }
 
-/** The first zod issue as `path: message`, the path dotted ('(body)' for the whole value). */
-function firstIssue(error: z.ZodError): { path: string; text: string } {
-  const issue = error.issues[0];
+/** Parses `value`, or throws what `refuse` makes of the first zod issue (its dotted path and text). */
+function parseOrThrow<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  refuse: (issue: { path: string; text: string }) => ProviderError,
+): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
   const path = issue?.path.map(String).join('.') || '(body)';
-  return { path, text: `${path}: ${issue?.message ?? 'invalid'}` };
+  throw refuse({ path, text: `${path}: ${issue?.message ?? 'invalid'}` });
 }
 
 /** A response that breaks the contract is a ContractError naming the field. */
@@ -145,10 +151,11 @@ export function parseResponse<S extends z.ZodType>(
   body: unknown,
   endpoint: EndpointName,
 ): z.infer<S> {
-  const parsed = schema.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const { path, text } = firstIssue(parsed.error);
-  throw new ContractError(`provider ${endpoint} response: ${text}`, { path, endpoint, body });
+  return parseOrThrow(
+    schema,
+    body,
+    ({ path, text }) => new ContractError(`provider ${endpoint} response: ${text}`, { path, endpoint, body }),
+  );
 }
 
 /** A request that breaks the contract is refused here (BadRequestError) and never sent. */
@@ -157,11 +164,11 @@ export function checkRequest<S extends z.ZodType>(
   value: unknown,
   endpoint: EndpointName,
 ): z.infer<S> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw new BadRequestError(`provider ${endpoint} request not sent: ${firstIssue(parsed.error).text}`, {
-    endpoint,
-  });
+  return parseOrThrow(
+    schema,
+    value,
+    ({ text }) => new BadRequestError(`provider ${endpoint} request not sent: ${text}`, { endpoint }),
+  );
 }
 
 async function readBody(res: Response): Promise<unknown> {
