@@ -14,6 +14,14 @@ export function zodMessages(error: z.ZodError): string[] {
   return error.issues.map((i) => `${i.path.map(String).join('.') || 'body'}: ${i.message}`);
 }
 
+/** The body as `schema` parses it, or undefined once a 400 naming every bad field has been sent. */
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown, res: Response): T | undefined {
+  const parsed = schema.safeParse(body ?? {});
+  if (parsed.success) return parsed.data;
+  sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
+  return undefined;
+}
+
 /**
  * Runs before a provider endpoint: counts it, adds latency, fails it (503, without acting) when a
  * fault says so, and arms "act then fail": the handler acts, then its answer becomes a 500 or arrives

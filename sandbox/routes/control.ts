@@ -1,8 +1,8 @@
-import { type Response, Router } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import type { SandboxContext } from '../context';
 import { applyFaultsPatch, defaultFaults, faultsPatchSchema } from '../faults';
-import { sendError, zodMessages } from '../http';
+import { parseBody, sendError } from '../http';
 import { resetState } from '../state';
 import { depositInquiry, payDeposit } from './deposits';
 import { completeLiveness, findSession, reviewLiveness } from './liveness';
@@ -38,19 +38,12 @@ const autoSchema = z
   .partial()
   .strict();
 
-function parse<S extends z.ZodType>(schema: S, body: unknown, res: Response): z.infer<S> | undefined {
-  const parsed = schema.safeParse(body ?? {});
-  if (parsed.success) return parsed.data;
-  sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
-  return undefined;
-}
-
 export function controlRoutes(ctx: SandboxContext): Router {
   const router = Router();
   const { state } = ctx;
 
   router.post('/sandbox/notifications', (req, res) => {
-    const body = parse(registerSchema, req.body, res);
+    const body = parseBody(registerSchema, req.body, res);
     if (!body) return;
     for (const point of body.points ?? (['deposit', 'withdraw', 'liveness'] as const)) {
       state.targets[point] = { url: body.url, partnerId: body.partnerId };
@@ -67,7 +60,7 @@ export function controlRoutes(ctx: SandboxContext): Router {
   });
 
   router.post('/sandbox/deposits/:txid/pay', (req, res) => {
-    const body = parse(paySchema, req.body, res);
+    const body = parseBody(paySchema, req.body, res);
     if (!body) return;
     const r = payDeposit(ctx, String(req.params.txid), body);
     if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
@@ -80,7 +73,7 @@ export function controlRoutes(ctx: SandboxContext): Router {
     else res.json(withdrawalInquiry(r.withdrawal));
   });
   router.post('/sandbox/withdrawals/:transactionId/fail', (req, res) => {
-    const body = parse(failSchema, req.body, res);
+    const body = parseBody(failSchema, req.body, res);
     if (!body) return;
     const r = finishWithdrawal(ctx, String(req.params.transactionId), {
       status: 'failed',
@@ -91,14 +84,14 @@ export function controlRoutes(ctx: SandboxContext): Router {
   });
 
   router.post('/sandbox/liveness/complete', (req, res) => {
-    const body = parse(sessionRef, req.body, res);
+    const body = parseBody(sessionRef, req.body, res);
     if (!body) return;
     const r = completeLiveness(ctx, findSession(ctx, body));
     if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
     else res.json(r.session);
   });
   router.post('/sandbox/liveness/review', (req, res) => {
-    const body = parse(reviewSchema, req.body, res);
+    const body = parseBody(reviewSchema, req.body, res);
     if (!body) return;
     const r = reviewLiveness(ctx, findSession(ctx, body), body.decision);
     if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
@@ -115,7 +108,7 @@ export function controlRoutes(ctx: SandboxContext): Router {
     res.json(state.faults);
   });
   router.post('/sandbox/faults', (req, res) => {
-    const body = parse(faultsPatchSchema, req.body, res);
+    const body = parseBody(faultsPatchSchema, req.body, res);
     if (!body) return;
     state.faults = applyFaultsPatch(state.faults, body);
     res.json(state.faults);
@@ -126,7 +119,7 @@ export function controlRoutes(ctx: SandboxContext): Router {
   });
 
   router.post('/sandbox/auto', (req, res) => {
-    const body = parse(autoSchema, req.body, res);
+    const body = parseBody(autoSchema, req.body, res);
     if (!body) return;
     state.auto = { ...state.auto, ...body };
     res.json(state.auto);

@@ -7,7 +7,7 @@ import {
 } from '../../provider/schemas';
 import { qrDataUrl } from '../brcode';
 import { isoNow, type SandboxContext } from '../context';
-import { faultGate, requireToken, sendError, zodMessages } from '../http';
+import { faultGate, parseBody, requireToken } from '../http';
 import { personFor } from '../kyc-data';
 import type { LivenessSession } from '../state';
 import { lookupTestDocument, type TestDocument } from '../test-documents';
@@ -162,20 +162,17 @@ export function livenessRoutes(ctx: SandboxContext): Router {
 
   router.post('/kyc-liveness/:document', faultGate(ctx, 'liveness'), requireToken(ctx), async (req, res) => {
     const raw = (req.body ?? {}) as Record<string, unknown>;
-    const parsed = livenessRequestSchema.safeParse({
-      ...raw,
-      correlation_id: raw.correlation_id ?? raw.correlationId,
-    });
-    if (!parsed.success) {
-      sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
-      return;
-    }
+    const body = parseBody(
+      livenessRequestSchema,
+      { ...raw, correlation_id: raw.correlation_id ?? raw.correlationId },
+      res,
+    );
+    if (!body) return;
     const document = String(req.params.document);
     const doc = livenessDocumentOrError(ctx, res, document);
     if (!doc) return;
     const { options, state } = ctx;
     const now = options.now();
-    const body = parsed.data;
     let session = findSession(ctx, { document });
     if (!session || !isOpen(ctx, session)) {
       const id = randomUUID();
