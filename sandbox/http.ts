@@ -10,7 +10,7 @@ export function sendError(res: Response, status: number, error: string, message:
   res.status(status).json({ statusCode: status, message, error });
 }
 
-export function zodMessages(error: z.ZodError): string[] {
+function zodMessages(error: z.ZodError): string[] {
   return error.issues.map((i) => `${i.path.map(String).join('.') || 'body'}: ${i.message}`);
 }
 
