@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Router } from 'express';
+import { escapeHtml } from '../common/html';
+import { formatBrl } from '../provider/money';
 import type { SandboxContext } from './context';
 import { depositStatus } from './routes/deposits';
 import type { DepositRecord, LivenessSession, WithdrawalRecord } from './state';
@@ -12,24 +14,6 @@ import type { DepositRecord, LivenessSession, WithdrawalRecord } from './state';
 // liveness-<sessionId>, complete-/approve-/refuse-<sessionId>) are for tests that drive the page.
 
 const RECENT_LIMIT = 10;
-
-/** HTML-escapes text for element content and double-quoted attribute values. */
-export function escapeHtml(value: unknown): string {
-  return String(value ?? '').replace(
-    /[&<>"'`]/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' })[c]!,
-  );
-}
-
-/** 15000 -> "R$ 150,00", 123456789 -> "R$ 1.234.567,89"; integer arithmetic only (no float drift). */
-export function formatBrl(centavos: number): string {
-  if (!Number.isSafeInteger(centavos)) throw new RangeError(`not an integer amount of centavos: ${centavos}`);
-  const c = BigInt(centavos);
-  const abs = c < 0n ? -c : c;
-  const whole = (abs / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, '.');
-  const cents = (abs % 100n).toString().padStart(2, '0');
-  return `${c < 0n ? '-' : ''}R$ ${whole},${cents}`;
-}
 
 function clock(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
