@@ -75,7 +75,9 @@ function settlementRoutes(ctx: SandboxContext): Router {
   router.post('/sandbox/deposits/:txid/pay', (req, res) => {
     const body = parseBody(paySchema, req.body, res);
     if (!body) return;
-    sendResult(res, payDeposit(ctx, String(req.params.txid), body), (r) => depositInquiry(ctx, r.deposit));
+    sendResult(res, payDeposit(ctx, String(req.params.txid), body), (done) =>
+      depositInquiry(ctx, done.deposit),
+    );
   });
   router.post('/sandbox/withdrawals/:transactionId/settle', (req, res) => {
     const r = finishWithdrawal(ctx, String(req.params.transactionId), { status: 'completed' });
