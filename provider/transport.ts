@@ -9,6 +9,7 @@ import {
   InvalidDocumentError,
   NotFoundError,
   type ProviderError,
+  type ProviderErrorDetails,
   ProviderUnavailableError,
   parseRetryAfter,
   RateLimitedError,
@@ -88,8 +89,8 @@ function documentError(
   endpoint: EndpointName,
   body: unknown,
   message: (what: string) => string,
-  details: object,
-) {
+  details: ProviderErrorDetails,
+): ProviderError | undefined {
   if (endpoint !== 'kyc' && endpoint !== 'liveness') return undefined;
   if (restrictDocumentErrorSchema.safeParse(body).success) {
     return new RestrictedDocumentError(message('document on the restrictive list'), details);
@@ -255,6 +256,20 @@ function traced(exchange: Exchange): Exchange {
     );
 }
 
+type ExpectOk = (endpoint: EndpointName, res: RawResponse) => unknown;
+
+/** The body of a 2xx answer; anything else is thrown as its typed error (and logged). */
+function createExpectOk(options: ProviderClientOptions): ExpectOk {
+  const logger = options.logger ?? noopLogger;
+  const now = options.now ?? Date.now;
+  return (endpoint, res) => {
+    if (res.status >= 200 && res.status < 300) return res.body;
+    const error = mapHttpError(endpoint, res, now());
+    logger.warn({ endpoint, status: res.status, code: error.code }, 'provider error');
+    throw error;
+  };
+}
+
 function createTokenCache(options: ProviderClientOptions, send: Exchange, expectOk: ExpectOk): TokenCache {
   const authUrl = trimSlash(options.authUrl);
   return new TokenCache({
@@ -276,20 +291,6 @@ function createTokenCache(options: ProviderClientOptions, send: Exchange, expect
       return { accessToken: token.access_token, expiresInSeconds: token.expires_in };
     },
   });
-}
-
-type ExpectOk = (endpoint: EndpointName, res: RawResponse) => unknown;
-
-/** The body of a 2xx answer; anything else is thrown as its typed error (and logged). */
-function createExpectOk(options: ProviderClientOptions): ExpectOk {
-  const logger = options.logger ?? noopLogger;
-  const now = options.now ?? Date.now;
-  return (endpoint, res) => {
-    if (res.status >= 200 && res.status < 300) return res.body;
-    const error = mapHttpError(endpoint, res, now());
-    logger.warn({ endpoint, status: res.status, code: error.code }, 'provider error');
-    throw error;
-  };
 }
 
 export function createTransport(options: ProviderClientOptions) {
