@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { Router } from 'express';
 import type { z } from 'zod';
+import { escapeHtml as esc } from '../common/html';
 import {
   cpfParamsSchema,
   depositBodySchema,
@@ -232,12 +233,6 @@ interface DocOperation {
   requestBody?: { content?: Record<string, { schema?: unknown }> };
   responses?: Record<string, { description?: string; content?: Record<string, unknown> }>;
 }
-
-const esc = (s: unknown) =>
-  String(s ?? '').replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
-  );
 
 /** A small static page: every operation, its parameters, body schema and responses. */
 export function renderDocsHtml(doc: Doc): string {

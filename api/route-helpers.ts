@@ -100,10 +100,5 @@ export function newTxid(): string {
   return s;
 }
 
-/** R$ 1.234,56 from centavos, by string arithmetic on the integer (no floating point). */
-export function formatBrl(centavos: number): string {
-  const negative = centavos < 0;
-  const digits = String(Math.abs(Math.trunc(centavos))).padStart(3, '0');
-  const reais = digits.slice(0, -2).replace(/\B(?=(\d{3})+(?!\d))/g, '.');
-  return `${negative ? '-' : ''}R$ ${reais},${digits.slice(-2)}`;
-}
+/** The routes' flow summaries show amounts as the sandbox console does: one formatter for both. */
+export { formatBrl } from '../provider/money';

@@ -58,3 +58,16 @@ export function jsonWithDecimalValue<T extends object>(body: T, centavos: number
   const text = JSON.stringify({ ...body, value: '__pixflow_decimal_value__' });
   return text.replace(PLACEHOLDER, centavosToDecimal(centavos));
 }
+
+/**
+ * 15000 -> "R$ 150,00", 123456789 -> "R$ 1.234.567,89", for people (the console, flow summaries).
+ * Integer arithmetic only (no float drift); anything but a safe integer is a RangeError.
+ */
+export function formatBrl(centavos: number): string {
+  if (!Number.isSafeInteger(centavos)) throw new RangeError(`not an integer amount of centavos: ${centavos}`);
+  const c = BigInt(centavos);
+  const abs = c < 0n ? -c : c;
+  const whole = (abs / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, '.');
+  const cents = (abs % 100n).toString().padStart(2, '0');
+  return `${c < 0n ? '-' : ''}R$ ${whole},${cents}`;
+}

@@ -24,8 +24,6 @@ export type StatusVerification = z.infer<typeof statusVerificationSchema>;
 export const pixTypeSchema = z.enum(PIX_TYPES);
 export type PixType = z.infer<typeof pixTypeSchema>;
 
-export const accountTypeSchema = z.enum(['CACC', 'SVGS', 'TRAN']);
-
 /** KYC status values seen in the contract (lowercase); the record itself accepts any string or null. */
 export const kycStatusSchema = z.enum([
   'regular',
@@ -373,7 +371,8 @@ export const notificationMessageSchema = z.looseObject({
 });
 export type NotificationMessage = z.infer<typeof notificationMessageSchema>;
 
-// ---------------------------------------------------------------- errors (HTTP 400 / 404)
+// ---------------------------------------------------------------- errors
+// The 400 bodies tell document errors apart; a 404 (inquiry) needs no schema, its status says it all.
 
 /** Deceased holder or under age (KYC and liveness). */
 export const deceasedOrUnderAgeErrorSchema = z.looseObject({
@@ -416,9 +415,6 @@ export const restrictDocumentErrorSchema = z.looseObject({
   message: z.string(),
   error: z.literal('RESTRICT_DOCUMENT'),
 });
-
-/** Inquiry 404. */
-export const notFoundErrorSchema = z.looseObject({ message: z.string() });
 
 /**
  * Error body for everything the contract leaves "not shown" (token, deposit, withdrawal, receipt,

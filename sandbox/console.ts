@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Router } from 'express';
+import { escapeHtml } from '../common/html';
+import { formatBrl } from '../provider/money';
 import type { SandboxContext } from './context';
 import { depositStatus } from './routes/deposits';
 import type { DepositRecord, LivenessSession, WithdrawalRecord } from './state';
@@ -12,24 +14,6 @@ import type { DepositRecord, LivenessSession, WithdrawalRecord } from './state';
 // liveness-<sessionId>, complete-/approve-/refuse-<sessionId>) are for tests that drive the page.
 
 const RECENT_LIMIT = 10;
-
-/** HTML-escapes text for element content and double-quoted attribute values. */
-export function escapeHtml(value: unknown): string {
-  return String(value ?? '').replace(
-    /[&<>"'`]/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' })[c]!,
-  );
-}
-
-/** 15000 -> "R$ 150,00", 123456789 -> "R$ 1.234.567,89"; integer arithmetic only (no float drift). */
-export function formatBrl(centavos: number): string {
-  if (!Number.isSafeInteger(centavos)) throw new RangeError(`not an integer amount of centavos: ${centavos}`);
-  const c = BigInt(centavos);
-  const abs = c < 0n ? -c : c;
-  const whole = (abs / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, '.');
-  const cents = (abs % 100n).toString().padStart(2, '0');
-  return `${c < 0n ? '-' : ''}R$ ${whole},${cents}`;
-}
 
 function clock(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
@@ -138,80 +122,85 @@ function section(
   return `<section data-testid="${testid}"><h2>${title} <span class="count">${count}</span></h2>${body}</section>`;
 }
 
-/** The live part of the page; also served alone for the 2 s refresh. */
-export function renderRows(ctx: SandboxContext): string {
+const newestFirst = <T>(items: T[], at: (t: T) => number) => items.sort((a, b) => at(b) - at(a));
+
+function isLivenessPending(s: LivenessSession, now: number): boolean {
+  return isLivenessOpen(s, now) || s.statusVerification === 'manual_approve_pending';
+}
+
+/** What waits on the outside world (a payer, the bank, the user or an operator), newest first. */
+function waiting(ctx: SandboxContext, now: number) {
   const { state } = ctx;
-  const now = ctx.options.now();
-  const newestFirst = <T>(items: T[], at: (t: T) => number) => items.sort((a, b) => at(b) - at(a));
+  return {
+    deposits: newestFirst(
+      [...state.deposits.values()].filter((d) => depositStatus(ctx, d) === 'processing'),
+      (d) => Date.parse(d.createdAt),
+    ),
+    withdrawals: newestFirst(
+      [...state.withdrawals.values()].filter((w) => w.status === 'processing'),
+      (w) => Date.parse(w.createdAt),
+    ),
+    sessions: newestFirst(
+      [...state.liveness.values()].filter((s) => isLivenessPending(s, now)),
+      (s) => s.createdAtMs,
+    ),
+  };
+}
 
-  const deposits = [...state.deposits.values()];
-  const pendingDeposits = newestFirst(
-    deposits.filter((d) => depositStatus(ctx, d) === 'processing'),
-    (d) => Date.parse(d.createdAt),
-  );
-  const withdrawals = [...state.withdrawals.values()];
-  const pendingWithdrawals = newestFirst(
-    withdrawals.filter((w) => w.status === 'processing'),
-    (w) => Date.parse(w.createdAt),
-  );
-  const sessions = [...state.liveness.values()];
-  const pendingSessions = newestFirst(
-    sessions.filter((s) => isLivenessOpen(s, now) || s.statusVerification === 'manual_approve_pending'),
-    (s) => s.createdAtMs,
-  );
-
+/** The last RECENT_LIMIT deposits, payouts and liveness sessions that finished, newest first. */
+function recentlyFinishedRows(ctx: SandboxContext, now: number): string[] {
+  const { state } = ctx;
   const recent: Recent[] = [];
-  for (const d of deposits) {
+  for (const d of state.deposits.values()) {
     const status = depositStatus(ctx, d);
     if (status === 'processing') continue;
     const at = status === 'completed' ? Date.parse(d.paidAt) : d.expiresAtMs;
     recent.push(recentRow('deposit', d.txid, formatBrl(d.amountCentavos), status, at));
   }
-  for (const w of withdrawals) {
+  for (const w of state.withdrawals.values()) {
     if (w.status === 'processing') continue;
-    recent.push(
-      recentRow(
-        'withdrawal',
-        w.transactionId,
-        formatBrl(w.amountCentavos),
-        w.status,
-        Date.parse(w.finishedAt),
-      ),
-    );
+    const at = Date.parse(w.finishedAt);
+    recent.push(recentRow('withdrawal', w.transactionId, formatBrl(w.amountCentavos), w.status, at));
   }
-  for (const s of sessions) {
-    if (pendingSessions.includes(s)) continue;
+  for (const s of state.liveness.values()) {
+    if (isLivenessPending(s, now)) continue;
     // Sessions keep no finish time; creation time orders them well enough for a glance.
     const status = s.finished ? s.statusVerification : 'expired';
     recent.push(recentRow('liveness', s.document, '', status, s.createdAtMs));
   }
-  const recentRows = newestFirst(recent, (r) => r.atMs)
+  return newestFirst(recent, (r) => r.atMs)
     .slice(0, RECENT_LIMIT)
     .map((r) => r.html);
+}
 
+/** The live part of the page; also served alone for the 2 s refresh. */
+export function renderRows(ctx: SandboxContext): string {
+  const now = ctx.options.now();
+  const pending = waiting(ctx, now);
+  const recentRows = recentlyFinishedRows(ctx, now);
   return (
     section(
       'deposits',
       'Deposits awaiting payment',
-      pendingDeposits.length,
+      pending.deposits.length,
       ['QR code', 'txid / client', 'value', 'expires', ''],
-      pendingDeposits.map((d) => depositRow(d, now)),
+      pending.deposits.map((d) => depositRow(d, now)),
       'No deposit is waiting. Create one through the pixflow API and it shows up here.',
     ) +
     section(
       'withdrawals',
       'Withdrawals in flight',
-      pendingWithdrawals.length,
+      pending.withdrawals.length,
       ['transaction / client', 'Pix key', 'value', 'created', ''],
-      pendingWithdrawals.map(withdrawalRow),
+      pending.withdrawals.map(withdrawalRow),
       'No payout is waiting for an outcome.',
     ) +
     section(
       'liveness',
       'Liveness sessions',
-      pendingSessions.length,
+      pending.sessions.length,
       ['document', 'status', 'link expires', 'link', ''],
-      pendingSessions.map((s) => livenessRow(s, now)),
+      pending.sessions.map((s) => livenessRow(s, now)),
       'No liveness session is open or awaiting review.',
     ) +
     section(

@@ -10,8 +10,16 @@ export function sendError(res: Response, status: number, error: string, message:
   res.status(status).json({ statusCode: status, message, error });
 }
 
-export function zodMessages(error: z.ZodError): string[] {
+function zodMessages(error: z.ZodError): string[] {
   return error.issues.map((i) => `${i.path.map(String).join('.') || 'body'}: ${i.message}`);
+}
+
+/** The body as `schema` parses it, or undefined once a 400 naming every bad field has been sent. */
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown, res: Response): T | undefined {
+  const parsed = schema.safeParse(body ?? {});
+  if (parsed.success) return parsed.data;
+  sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
+  return undefined;
 }
 
 /**

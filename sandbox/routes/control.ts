@@ -2,7 +2,7 @@ import { type Response, Router } from 'express';
 import { z } from 'zod';
 import type { SandboxContext } from '../context';
 import { applyFaultsPatch, defaultFaults, faultsPatchSchema } from '../faults';
-import { sendError, zodMessages } from '../http';
+import { parseBody, sendError } from '../http';
 import { resetState } from '../state';
 import { depositInquiry, payDeposit } from './deposits';
 import { completeLiveness, findSession, reviewLiveness } from './liveness';
@@ -38,19 +38,20 @@ const autoSchema = z
   .partial()
   .strict();
 
-function parse<S extends z.ZodType>(schema: S, body: unknown, res: Response): z.infer<S> | undefined {
-  const parsed = schema.safeParse(body ?? {});
-  if (parsed.success) return parsed.data;
-  sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
-  return undefined;
+type ControlResult<T> = ({ ok: true } & T) | { ok: false; status: number; message: string };
+
+/** A control action's refusal as a 'Sandbox' error, or `view` of what it acted on. */
+function sendResult<T>(res: Response, r: ControlResult<T>, view: (done: T) => unknown): void {
+  if (r.ok) res.json(view(r));
+  else sendError(res, r.status, 'Sandbox', r.message);
 }
 
-export function controlRoutes(ctx: SandboxContext): Router {
+/** Where the sandbox delivers its notifications (per point, or one URL for all). */
+function notificationTargetRoutes(ctx: SandboxContext): Router {
   const router = Router();
   const { state } = ctx;
-
   router.post('/sandbox/notifications', (req, res) => {
-    const body = parse(registerSchema, req.body, res);
+    const body = parseBody(registerSchema, req.body, res);
     if (!body) return;
     for (const point of body.points ?? (['deposit', 'withdraw', 'liveness'] as const)) {
       state.targets[point] = { url: body.url, partnerId: body.partnerId };
@@ -65,57 +66,71 @@ export function controlRoutes(ctx: SandboxContext): Router {
     ctx.notifier.flush();
     res.json({ ok: true });
   });
+  return router;
+}
 
+/** The payer and the bank: pay a deposit, settle or fail a payout, by hand or automatically. */
+function settlementRoutes(ctx: SandboxContext): Router {
+  const router = Router();
   router.post('/sandbox/deposits/:txid/pay', (req, res) => {
-    const body = parse(paySchema, req.body, res);
+    const body = parseBody(paySchema, req.body, res);
     if (!body) return;
-    const r = payDeposit(ctx, String(req.params.txid), body);
-    if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
-    else res.json(depositInquiry(ctx, r.deposit));
+    sendResult(res, payDeposit(ctx, String(req.params.txid), body), (done) =>
+      depositInquiry(ctx, done.deposit),
+    );
   });
-
   router.post('/sandbox/withdrawals/:transactionId/settle', (req, res) => {
     const r = finishWithdrawal(ctx, String(req.params.transactionId), { status: 'completed' });
-    if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
-    else res.json(withdrawalInquiry(r.withdrawal));
+    sendResult(res, r, (done) => withdrawalInquiry(done.withdrawal));
   });
   router.post('/sandbox/withdrawals/:transactionId/fail', (req, res) => {
-    const body = parse(failSchema, req.body, res);
+    const body = parseBody(failSchema, req.body, res);
     if (!body) return;
     const r = finishWithdrawal(ctx, String(req.params.transactionId), {
       status: 'failed',
       reason: body.reason,
     });
-    if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
-    else res.json(withdrawalInquiry(r.withdrawal));
+    sendResult(res, r, (done) => withdrawalInquiry(done.withdrawal));
   });
-
-  router.post('/sandbox/liveness/complete', (req, res) => {
-    const body = parse(sessionRef, req.body, res);
+  router.post('/sandbox/auto', (req, res) => {
+    const body = parseBody(autoSchema, req.body, res);
     if (!body) return;
-    const r = completeLiveness(ctx, findSession(ctx, body));
-    if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
-    else res.json(r.session);
+    ctx.state.auto = { ...ctx.state.auto, ...body };
+    res.json(ctx.state.auto);
+  });
+  return router;
+}
+
+/** The user and the operator: finish a liveness flow, decide a manual review. */
+function livenessControlRoutes(ctx: SandboxContext): Router {
+  const router = Router();
+  router.post('/sandbox/liveness/complete', (req, res) => {
+    const body = parseBody(sessionRef, req.body, res);
+    if (!body) return;
+    sendResult(res, completeLiveness(ctx, findSession(ctx, body)), (done) => done.session);
   });
   router.post('/sandbox/liveness/review', (req, res) => {
-    const body = parse(reviewSchema, req.body, res);
+    const body = parseBody(reviewSchema, req.body, res);
     if (!body) return;
-    const r = reviewLiveness(ctx, findSession(ctx, body), body.decision);
-    if (!r.ok) sendError(res, r.status, 'Sandbox', r.message);
-    else res.json(r.session);
+    sendResult(res, reviewLiveness(ctx, findSession(ctx, body), body.decision), (done) => done.session);
   });
+  return router;
+}
 
+/** Trouble on demand: revoked tokens and the fault knobs of ../faults. */
+function faultRoutes(ctx: SandboxContext): Router {
+  const router = Router();
+  const { state } = ctx;
   router.post('/sandbox/tokens/revoke', (_req, res) => {
     const revoked = state.tokens.size;
     state.tokens.clear();
     res.json({ revoked });
   });
-
   router.get('/sandbox/faults', (_req, res) => {
     res.json(state.faults);
   });
   router.post('/sandbox/faults', (req, res) => {
-    const body = parse(faultsPatchSchema, req.body, res);
+    const body = parseBody(faultsPatchSchema, req.body, res);
     if (!body) return;
     state.faults = applyFaultsPatch(state.faults, body);
     res.json(state.faults);
@@ -124,21 +139,19 @@ export function controlRoutes(ctx: SandboxContext): Router {
     state.faults = defaultFaults();
     res.json(state.faults);
   });
+  return router;
+}
 
-  router.post('/sandbox/auto', (req, res) => {
-    const body = parse(autoSchema, req.body, res);
-    if (!body) return;
-    state.auto = { ...state.auto, ...body };
-    res.json(state.auto);
-  });
-
+/** Everything the sandbox holds, to read (tests, people) or to forget at once. */
+function stateRoutes(ctx: SandboxContext): Router {
+  const router = Router();
+  const { state } = ctx;
   router.post('/sandbox/reset', (_req, res) => {
     ctx.timers.clearAll();
     ctx.notifier.reset();
     resetState(state);
     res.json({ ok: true });
   });
-
   router.get('/sandbox/state', (_req, res) => {
     res.json({
       counters: state.counters,
@@ -152,6 +165,15 @@ export function controlRoutes(ctx: SandboxContext): Router {
       notifications: state.notifications,
     });
   });
-
   return router;
+}
+
+export function controlRoutes(ctx: SandboxContext): Router {
+  return Router().use(
+    notificationTargetRoutes(ctx),
+    settlementRoutes(ctx),
+    livenessControlRoutes(ctx),
+    faultRoutes(ctx),
+    stateRoutes(ctx),
+  );
 }

@@ -1,15 +1,17 @@
-import { Router } from 'express';
-import { centavosToValue, valueToCentavos } from '../../provider/money';
+import type { Response, Router } from 'express';
+import { centavosToValue } from '../../provider/money';
 import {
+  type DepositCreateRequest,
   type DepositCreateResult,
   depositCreateRequestSchema,
   type InquiryRecord,
 } from '../../provider/schemas';
 import { buildBrCode, qrDataUrl } from '../brcode';
 import type { SandboxContext } from '../context';
-import { faultGate, merchantOk, requireApiKey, sendError, zodMessages } from '../http';
+import { sendError } from '../http';
 import type { DepositRecord } from '../state';
 import { e2eId } from './ids';
+import { type TransactionCreateRequest, transactionCreateRoute } from './transaction-create';
 
 // POST /v2/deposit/create. Sandbox choices: HTTP 201 on creation; the same txid with an identical body
 // answers 200 with the same result (idempotent); with a different body 409 DUPLICATE_TRANSACTION.
@@ -59,73 +61,72 @@ export function payDeposit(
   return { ok: true, deposit: d };
 }
 
+/** A txid seen before: the same request gets its first answer again (200), another one a 409. */
+function answeredAsRepeat(ctx: SandboxContext, res: Response, txid: string, fingerprint: string): boolean {
+  const existing = ctx.state.deposits.get(txid);
+  if (!existing) return false;
+  if (existing.fingerprint === fingerprint) res.status(200).json(existing.result);
+  else sendError(res, 409, 'DUPLICATE_TRANSACTION', 'txid already used with a different request');
+  return true;
+}
+
+/** The unpaid deposit a new request creates, with the QR code it answers (not stored yet). */
+async function newDeposit(
+  ctx: SandboxContext,
+  { body, amountCentavos }: TransactionCreateRequest<DepositCreateRequest>,
+  fingerprint: string,
+): Promise<DepositRecord> {
+  const now = ctx.options.now();
+  const expiresAtMs = now + ctx.options.depositExpiryMs;
+  const payload = buildBrCode({ txid: body.txid, amountCentavos, merchantName: 'Sandbox Merchant' });
+  const result: DepositCreateResult = {
+    e2eId: '',
+    pixImage: await qrDataUrl(payload),
+    pixPayload: payload,
+    status: 'processing',
+    value: centavosToValue(amountCentavos),
+    bank: 'sandbox-bank',
+    client: body.client.externalId,
+    expiry: new Date(expiresAtMs).toISOString(),
+    merchant: body.merchant,
+    txid: body.txid,
+    responseStatus: 201,
+  };
+  return {
+    txid: body.txid,
+    fingerprint,
+    merchant: body.merchant,
+    client: body.client,
+    amountCentavos,
+    createdAt: new Date(now).toISOString(),
+    expiresAtMs,
+    paid: false,
+    paidAt: '',
+    e2eId: '',
+    payerName: '',
+    payerCpf: '',
+    result,
+  };
+}
+
 export function depositRoutes(ctx: SandboxContext): Router {
-  const router = Router();
-  router.post('/v2/deposit/create', faultGate(ctx, 'deposit'), requireApiKey(ctx), async (req, res) => {
-    const parsed = depositCreateRequestSchema.safeParse(req.body ?? {});
-    if (!parsed.success) {
-      sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
-      return;
-    }
-    const body = parsed.data;
-    if (!merchantOk(ctx, res, body.merchant)) return;
-    const amountCentavos = valueToCentavos(body.value);
-    if (amountCentavos === null || amountCentavos <= 0) {
-      sendError(res, 400, 'Bad Request', ['value: must be a positive amount with at most 2 decimal places']);
-      return;
-    }
-    const fingerprint = JSON.stringify({ merchant: body.merchant, client: body.client, amountCentavos });
-    const { state, options } = ctx;
-    const existing = state.deposits.get(body.txid);
-    if (existing) {
-      if (existing.fingerprint === fingerprint) {
-        res.status(200).json(existing.result);
-      } else {
-        sendError(res, 409, 'DUPLICATE_TRANSACTION', 'txid already used with a different request');
-      }
-      return;
-    }
-    const now = options.now();
-    const payload = buildBrCode({ txid: body.txid, amountCentavos, merchantName: 'Sandbox Merchant' });
-    const result: DepositCreateResult = {
-      e2eId: '',
-      pixImage: await qrDataUrl(payload),
-      pixPayload: payload,
-      status: 'processing',
-      value: centavosToValue(amountCentavos),
-      bank: 'sandbox-bank',
-      client: body.client.externalId,
-      expiry: new Date(now + options.depositExpiryMs).toISOString(),
-      merchant: body.merchant,
-      txid: body.txid,
-      responseStatus: 201,
-    };
-    // Re-check after the await: a concurrent identical request may have won.
-    if (state.deposits.has(body.txid)) {
-      const won = state.deposits.get(body.txid)!;
-      if (won.fingerprint === fingerprint) res.status(200).json(won.result);
-      else sendError(res, 409, 'DUPLICATE_TRANSACTION', 'txid already used with a different request');
-      return;
-    }
-    state.deposits.set(body.txid, {
-      txid: body.txid,
-      fingerprint,
-      merchant: body.merchant,
-      client: body.client,
-      amountCentavos,
-      createdAt: new Date(now).toISOString(),
-      expiresAtMs: now + options.depositExpiryMs,
-      paid: false,
-      paidAt: '',
-      e2eId: '',
-      payerName: '',
-      payerCpf: '',
-      result,
-    });
-    ctx.notifier.send('deposit', { id: body.txid, type: 'deposit', action: 'requested' });
-    const autoMs = state.auto.payDepositsAfterMs;
-    if (autoMs !== null) ctx.timers.set(() => payDeposit(ctx, body.txid), autoMs);
-    res.status(201).json(result);
-  });
-  return router;
+  return transactionCreateRoute(
+    ctx,
+    'deposit',
+    '/v2/deposit/create',
+    depositCreateRequestSchema,
+    async (request, res) => {
+      const { body, amountCentavos } = request;
+      const fingerprint = JSON.stringify({ merchant: body.merchant, client: body.client, amountCentavos });
+      if (answeredAsRepeat(ctx, res, body.txid, fingerprint)) return;
+      const deposit = await newDeposit(ctx, request, fingerprint);
+      // Re-check after the await: a concurrent identical request may have won.
+      if (answeredAsRepeat(ctx, res, body.txid, fingerprint)) return;
+      ctx.state.deposits.set(body.txid, deposit);
+      ctx.notifier.send('deposit', { id: body.txid, type: 'deposit', action: 'requested' });
+      const autoMs = ctx.state.auto.payDepositsAfterMs;
+      if (autoMs !== null) ctx.timers.set(() => payDeposit(ctx, body.txid), autoMs);
+      res.status(201).json(deposit.result);
+    },
+  );
 }

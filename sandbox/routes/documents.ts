@@ -31,12 +31,7 @@ export function kycDocumentOrError(
   const doc = lookupTestDocument(document);
   switch (doc.kyc) {
     case 'restricted':
-      res.status(400).json({
-        document,
-        statusCode: 400,
-        message: 'Documento consta em lista restritiva',
-        error: 'RESTRICT_DOCUMENT',
-      });
+      res.status(400).json(restrictedBody(document));
       return undefined;
     case 'not_found':
       res.status(400).json({
@@ -53,6 +48,16 @@ export function kycDocumentOrError(
     default:
       return doc;
   }
+}
+
+/** KYC and liveness answer a document on the restrictive list alike. */
+function restrictedBody(document: string) {
+  return {
+    document,
+    statusCode: 400,
+    message: 'Documento consta em lista restritiva',
+    error: 'RESTRICT_DOCUMENT',
+  };
 }
 
 function deceasedBody() {
@@ -86,12 +91,7 @@ export function livenessDocumentOrError(
       invalid('CPF nao encontrado');
       return undefined;
     case 'restricted':
-      res.status(400).json({
-        document,
-        statusCode: 400,
-        message: 'Documento consta em lista restritiva',
-        error: 'RESTRICT_DOCUMENT',
-      });
+      res.status(400).json(restrictedBody(document));
       return undefined;
     case 'deceased_or_under_age_error':
     case 'titularfalecido':

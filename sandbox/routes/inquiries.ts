@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import type { InquiryRecord } from '../../provider/schemas';
 import type { SandboxContext } from '../context';
 import { faultGate, requireToken } from '../http';
 import { depositInquiry } from './deposits';
@@ -9,25 +10,27 @@ import { withdrawalInquiry } from './withdrawals';
 export function inquiryRoutes(ctx: SandboxContext): Router {
   const router = Router();
   const notFound = { message: 'Transaction not found' };
-  router.get(
-    '/dataconnector/transaction/:txid/type/deposit',
-    faultGate(ctx, 'inquiry'),
-    requireToken(ctx),
-    (req, res) => {
-      const d = ctx.state.deposits.get(String(req.params.txid));
-      if (!d) res.status(404).json(notFound);
-      else res.json(depositInquiry(ctx, d));
+  const inquiryOf: Record<'deposit' | 'withdraw', (id: string) => InquiryRecord | undefined> = {
+    deposit: (txid) => {
+      const d = ctx.state.deposits.get(txid);
+      return d && depositInquiry(ctx, d);
     },
-  );
-  router.get(
-    '/dataconnector/transaction/:txid/type/withdraw',
-    faultGate(ctx, 'inquiry'),
-    requireToken(ctx),
-    (req, res) => {
-      const w = ctx.state.withdrawals.get(String(req.params.txid));
-      if (!w) res.status(404).json(notFound);
-      else res.json(withdrawalInquiry(w));
+    withdraw: (transactionId) => {
+      const w = ctx.state.withdrawals.get(transactionId);
+      return w && withdrawalInquiry(w);
     },
-  );
+  };
+  for (const [kind, inquiry] of Object.entries(inquiryOf)) {
+    router.get(
+      `/dataconnector/transaction/:txid/type/${kind}`,
+      faultGate(ctx, 'inquiry'),
+      requireToken(ctx),
+      (req, res) => {
+        const record = inquiry(String(req.params.txid));
+        if (!record) res.status(404).json(notFound);
+        else res.json(record);
+      },
+    );
+  }
   return router;
 }

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { kycRequestSchema } from '../../provider/schemas';
 import type { SandboxContext } from '../context';
-import { faultGate, requireToken, sendError, zodMessages } from '../http';
+import { faultGate, parseBody, requireToken } from '../http';
 import { kycRecordFor } from '../kyc-data';
 import { kycDocumentOrError } from './documents';
 
@@ -10,14 +10,11 @@ import { kycDocumentOrError } from './documents';
 export function kycRoutes(ctx: SandboxContext): Router {
   const router = Router();
   router.post('/kyc/:document', faultGate(ctx, 'kyc'), requireToken(ctx), (req, res) => {
-    const parsed = kycRequestSchema.safeParse(req.body ?? {});
-    if (!parsed.success) {
-      sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
-      return;
-    }
+    const body = parseBody(kycRequestSchema, req.body, res);
+    if (!body) return;
     const doc = kycDocumentOrError(ctx, res, String(req.params.document));
     if (!doc) return;
-    res.json(kycRecordFor(doc, parsed.data.plan, ctx.options.now()));
+    res.json(kycRecordFor(doc, body.plan, ctx.options.now()));
   });
   return router;
 }

@@ -1,13 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type Request, Router } from 'express';
 import {
+  type LivenessRequest,
   type LivenessResponse,
   livenessRequestSchema,
   type StatusVerification,
 } from '../../provider/schemas';
 import { qrDataUrl } from '../brcode';
 import { isoNow, type SandboxContext } from '../context';
-import { faultGate, requireToken, sendError, zodMessages } from '../http';
+import { faultGate, parseBody, requireToken } from '../http';
 import { personFor } from '../kyc-data';
 import type { LivenessSession } from '../state';
 import { lookupTestDocument, type TestDocument } from '../test-documents';
@@ -157,48 +158,58 @@ export function reviewLiveness(
   return { ok: true, session: s };
 }
 
+/** A new session (and its page) for a document with none open: onboarding, or biometrics once onboarded. */
+async function openSession(
+  ctx: SandboxContext,
+  pagesBaseUrl: string,
+  document: string,
+  body: LivenessRequest,
+  now: number,
+): Promise<LivenessSession> {
+  const { options, state } = ctx;
+  const id = randomUUID();
+  const url = `${pagesBaseUrl}/liveness/${id}`;
+  const session: LivenessSession = {
+    id,
+    document,
+    plan: body.plan,
+    actionType: state.onboarded.has(document) ? 'biometric_identification' : 'onboarding',
+    url,
+    qrcode: await qrDataUrl(url),
+    createdAtMs: now,
+    expiresAtMs: now + options.livenessUrlValidityMs,
+    finished: false,
+    statusOnboarding: 'requested',
+    statusVerification: 'requested',
+    correlationId: body.correlation_id,
+    transactionId: '',
+    event: body.event,
+    redirectUrl: body.redirectUrl,
+  };
+  state.liveness.set(id, session);
+  return session;
+}
+
 export function livenessRoutes(ctx: SandboxContext): Router {
   const router = Router();
 
   router.post('/kyc-liveness/:document', faultGate(ctx, 'liveness'), requireToken(ctx), async (req, res) => {
     const raw = (req.body ?? {}) as Record<string, unknown>;
-    const parsed = livenessRequestSchema.safeParse({
-      ...raw,
-      correlation_id: raw.correlation_id ?? raw.correlationId,
-    });
-    if (!parsed.success) {
-      sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
-      return;
-    }
+    const body = parseBody(
+      livenessRequestSchema,
+      { ...raw, correlation_id: raw.correlation_id ?? raw.correlationId },
+      res,
+    );
+    if (!body) return;
     const document = String(req.params.document);
     const doc = livenessDocumentOrError(ctx, res, document);
     if (!doc) return;
-    const { options, state } = ctx;
-    const now = options.now();
-    const body = parsed.data;
-    let session = findSession(ctx, { document });
-    if (!session || !isOpen(ctx, session)) {
-      const id = randomUUID();
-      const url = `${baseUrl(ctx, req)}/liveness/${id}`;
-      session = {
-        id,
-        document,
-        plan: body.plan,
-        actionType: state.onboarded.has(document) ? 'biometric_identification' : 'onboarding',
-        url,
-        qrcode: await qrDataUrl(url),
-        createdAtMs: now,
-        expiresAtMs: now + options.livenessUrlValidityMs,
-        finished: false,
-        statusOnboarding: 'requested',
-        statusVerification: 'requested',
-        correlationId: body.correlation_id,
-        transactionId: '',
-        event: body.event,
-        redirectUrl: body.redirectUrl,
-      };
-      state.liveness.set(id, session);
-    }
+    const now = ctx.options.now();
+    const current = findSession(ctx, { document });
+    const session =
+      current && isOpen(ctx, current)
+        ? current
+        : await openSession(ctx, baseUrl(ctx, req), document, body, now);
     session.transactionId = randomUUID();
     session.correlationId = body.correlation_id;
     session.event = body.event;

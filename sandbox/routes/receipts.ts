@@ -3,7 +3,7 @@ import { centavosToDecimal } from '../../provider/money';
 import { type ReceiptResult, receiptRequestSchema, receiptStatusCodes } from '../../provider/schemas';
 import { receiptPngBase64 } from '../brcode';
 import { isoNow, type SandboxContext } from '../context';
-import { faultGate, merchantOk, requireApiKey, sendError, zodMessages } from '../http';
+import { faultGate, merchantOk, parseBody, requireApiKey } from '../http';
 
 // POST /receipts/merchant/cash-out/generate (JSON or form-encoded). Status code 0-4; the invoice is a
 // base64 PNG (no data-URL prefix) only for a completed withdrawal, and stays empty for the first
@@ -16,15 +16,12 @@ export function receiptRoutes(ctx: SandboxContext): Router {
     faultGate(ctx, 'receipt'),
     requireApiKey(ctx),
     async (req, res) => {
-      const parsed = receiptRequestSchema.safeParse(req.body ?? {});
-      if (!parsed.success) {
-        sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
-        return;
-      }
-      if (!merchantOk(ctx, res, parsed.data.merchant)) return;
-      const w = ctx.state.withdrawals.get(parsed.data.transactionId);
+      const body = parseBody(receiptRequestSchema, req.body, res);
+      if (!body) return;
+      if (!merchantOk(ctx, res, body.merchant)) return;
+      const w = ctx.state.withdrawals.get(body.transactionId);
       const result: ReceiptResult = {
-        transactionId: parsed.data.transactionId,
+        transactionId: body.transactionId,
         status: receiptStatusCodes.notFound,
         invoice: '',
         datetimerequest: isoNow(ctx),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Router } from 'express';
 import { tokenRequestSchema } from '../../provider/schemas';
 import type { SandboxContext } from '../context';
-import { faultGate, sendError, zodMessages } from '../http';
+import { faultGate, parseBody, sendError } from '../http';
 
 // POST /oauth2/token (form-encoded client credentials). Sandbox choices for the "not shown" errors:
 // 400 for a bad form or grant_type, 401 for wrong credentials, 429 + Retry-After when rate limited.
@@ -31,12 +31,9 @@ export function tokenRoutes(ctx: SandboxContext): Router {
       sendError(res, 400, 'Bad Request', 'Content-Type must be application/x-www-form-urlencoded');
       return;
     }
-    const parsed = tokenRequestSchema.safeParse(req.body ?? {});
-    if (!parsed.success) {
-      sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
-      return;
-    }
-    if (parsed.data.client_id !== options.clientId || parsed.data.client_secret !== options.clientSecret) {
+    const credentials = parseBody(tokenRequestSchema, req.body, res);
+    if (!credentials) return;
+    if (credentials.client_id !== options.clientId || credentials.client_secret !== options.clientSecret) {
       sendError(res, 401, 'Unauthorized', 'invalid client credentials');
       return;
     }

@@ -1,11 +1,17 @@
-import { Router } from 'express';
-import { centavosToValue, valueToCentavos } from '../../provider/money';
+import type { Router } from 'express';
+import { centavosToValue } from '../../provider/money';
 import { pixKeyProblem } from '../../provider/pix-key';
-import { type InquiryRecord, withdrawCreateRequestSchema } from '../../provider/schemas';
+import {
+  type InquiryRecord,
+  type WithdrawCreateRequest,
+  type WithdrawCreateResult,
+  withdrawCreateRequestSchema,
+} from '../../provider/schemas';
 import type { SandboxContext } from '../context';
-import { faultGate, merchantOk, requireApiKey, sendError, zodMessages } from '../http';
+import { sendError } from '../http';
 import type { WithdrawalRecord } from '../state';
 import { e2eId } from './ids';
+import { type TransactionCreateRequest, transactionCreateRoute } from './transaction-create';
 
 // POST /v2/withdraw/create. Sandbox choices: HTTP 201 with
 // {transactionId, e2eId, status: 'processing', value, pixKey, pixType, createdAt, responseStatus: 201};
@@ -50,63 +56,67 @@ export function finishWithdrawal(
   return { ok: true, withdrawal: w };
 }
 
+function newWithdrawal(
+  { body, amountCentavos }: TransactionCreateRequest<WithdrawCreateRequest>,
+  now: number,
+): WithdrawalRecord {
+  return {
+    transactionId: body.transactionId,
+    merchant: body.merchant,
+    client: body.client,
+    pixKey: body.pixKey,
+    pixType: body.pixType,
+    amountCentavos,
+    createdAt: new Date(now).toISOString(),
+    status: 'processing',
+    reason: undefined,
+    e2eId: e2eId(now),
+    finishedAt: '',
+    receiptCalls: 0,
+  };
+}
+
+/** The creation answer (the contract does not show one; see the note at the top). */
+function createdBody(w: WithdrawalRecord): WithdrawCreateResult {
+  return {
+    transactionId: w.transactionId,
+    e2eId: w.e2eId,
+    status: w.status,
+    value: centavosToValue(w.amountCentavos),
+    pixKey: w.pixKey,
+    ...(w.pixType === undefined ? {} : { pixType: w.pixType }),
+    createdAt: w.createdAt,
+    responseStatus: 201,
+  };
+}
+
 export function withdrawalRoutes(ctx: SandboxContext): Router {
-  const router = Router();
-  router.post('/v2/withdraw/create', faultGate(ctx, 'withdraw'), requireApiKey(ctx), (req, res) => {
-    const parsed = withdrawCreateRequestSchema.safeParse(req.body ?? {});
-    if (!parsed.success) {
-      sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
-      return;
-    }
-    const body = parsed.data;
-    if (!merchantOk(ctx, res, body.merchant)) return;
-    const amountCentavos = valueToCentavos(body.value);
-    if (amountCentavos === null || amountCentavos <= 0) {
-      sendError(res, 400, 'Bad Request', ['value: must be a positive amount with at most 2 decimal places']);
-      return;
-    }
-    const problem = pixKeyProblem(body.pixKey, body.pixType);
-    if (problem) {
-      sendError(res, 400, 'Bad Request', [`pixKey: ${problem}`]);
-      return;
-    }
-    const { state, options } = ctx;
-    if (state.withdrawals.has(body.transactionId)) {
-      state.counters.duplicateWithdrawalsRejected += 1;
-      sendError(res, 409, 'DUPLICATE_TRANSACTION', 'transactionId already used');
-      return;
-    }
-    const now = options.now();
-    const record: WithdrawalRecord = {
-      transactionId: body.transactionId,
-      merchant: body.merchant,
-      client: body.client,
-      pixKey: body.pixKey,
-      pixType: body.pixType,
-      amountCentavos,
-      createdAt: new Date(now).toISOString(),
-      status: 'processing',
-      reason: undefined,
-      e2eId: e2eId(now),
-      finishedAt: '',
-      receiptCalls: 0,
-    };
-    state.withdrawals.set(body.transactionId, record);
-    state.counters.payouts[body.transactionId] = (state.counters.payouts[body.transactionId] ?? 0) + 1;
-    const autoMs = state.auto.settleWithdrawalsAfterMs;
-    if (autoMs !== null) {
-      ctx.timers.set(() => finishWithdrawal(ctx, body.transactionId, { status: 'completed' }), autoMs);
-    }
-    res.status(201).json({
-      transactionId: record.transactionId,
-      e2eId: record.e2eId,
-      status: record.status,
-      value: centavosToValue(amountCentavos),
-      pixKey: record.pixKey,
-      ...(record.pixType === undefined ? {} : { pixType: record.pixType }),
-      createdAt: record.createdAt,
-      responseStatus: 201,
-    });
-  });
-  return router;
+  return transactionCreateRoute(
+    ctx,
+    'withdraw',
+    '/v2/withdraw/create',
+    withdrawCreateRequestSchema,
+    (request, res) => {
+      const { body } = request;
+      const problem = pixKeyProblem(body.pixKey, body.pixType);
+      if (problem) {
+        sendError(res, 400, 'Bad Request', [`pixKey: ${problem}`]);
+        return;
+      }
+      const { state, options } = ctx;
+      if (state.withdrawals.has(body.transactionId)) {
+        state.counters.duplicateWithdrawalsRejected += 1;
+        sendError(res, 409, 'DUPLICATE_TRANSACTION', 'transactionId already used');
+        return;
+      }
+      const record = newWithdrawal(request, options.now());
+      state.withdrawals.set(body.transactionId, record);
+      state.counters.payouts[body.transactionId] = (state.counters.payouts[body.transactionId] ?? 0) + 1;
+      const autoMs = state.auto.settleWithdrawalsAfterMs;
+      if (autoMs !== null) {
+        ctx.timers.set(() => finishWithdrawal(ctx, body.transactionId, { status: 'completed' }), autoMs);
+      }
+      res.status(201).json(createdBody(record));
+    },
+  );
 }

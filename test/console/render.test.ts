@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { escapeHtml } from '../../common/html';
+import { formatBrl } from '../../provider/money';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { escapeHtml, formatBrl } from '../../sandbox/console';
 
 // The console's pure parts and headers, without a browser.
 
