@@ -1,5 +1,6 @@
 import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
+import type { Config } from '../../common/config';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import { startSearchAttributes } from '../../common/search-attributes';
@@ -19,6 +20,58 @@ import { cpfParamsSchema, onboardingBodySchema, reviewBodySchema } from '../sche
 const finished = (status: string) =>
   new Problem(409, 'flow-finished', 'Onboarding already finished', `the onboarding is ${status}`);
 
+type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
+
+function startOnboarding(temporal: Client, config: Config, input: OnboardingInput, reuse: Reuse) {
+  return temporal.workflow.start<typeof onboardingWorkflow>('onboardingWorkflow', {
+    workflowId: onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)),
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    args: [input],
+    // FAIL (not USE_EXISTING) so we know whether this request started it: 201 vs 200.
+    workflowIdConflictPolicy: 'FAIL',
+    workflowIdReusePolicy: reuse,
+    staticSummary: `Onboarding ${maskCpf(input.cpf)} — ${input.plan}`,
+    staticDetails: [
+      `**event** ${input.event}`,
+      input.userRef ? `**userRef** ${input.userRef}` : undefined,
+      `**plan** ${input.plan}`,
+    ]
+      .filter(Boolean)
+      .join('\n\n'),
+    typedSearchAttributes: startSearchAttributes({
+      type: 'onboarding',
+      status: 'kyc',
+      cpfHash: cpfHash(input.cpf, config.PII_HASH_KEY),
+      cpfMasked: maskCpf(input.cpf),
+    }),
+  });
+}
+
+/**
+ * Idempotent per CPF: an existing onboarding is answered as it is; only an expired one starts
+ * over. True when this request started the flow.
+ */
+async function startOnboardingOnce(temporal: Client, config: Config, input: OnboardingInput) {
+  try {
+    await startOnboarding(temporal, config, input, 'REJECT_DUPLICATE');
+    return true;
+  } catch (err) {
+    if (!isAlreadyStarted(err)) throw err;
+  }
+  const current = await temporal.workflow
+    .getHandle(onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)))
+    .query(onboardingStateQuery);
+  // An abandoned (expired) onboarding is not an answer: the person starts over.
+  if (current.status !== 'expired') return false;
+  try {
+    await startOnboarding(temporal, config, input, 'ALLOW_DUPLICATE');
+    return true;
+  } catch (again) {
+    if (!isAlreadyStarted(again)) throw again;
+    return false;
+  }
+}
+
 export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
   const r = Router();
   const handleOf = (cpf: string) =>
@@ -26,52 +79,11 @@ export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
       onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)),
     );
 
-  const start = (client: Client, input: OnboardingInput, reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
-    client.workflow.start<typeof onboardingWorkflow>('onboardingWorkflow', {
-      workflowId: onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)),
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      args: [input],
-      // FAIL (not USE_EXISTING) so we know whether this request started it: 201 vs 200.
-      workflowIdConflictPolicy: 'FAIL',
-      workflowIdReusePolicy: reuse,
-      staticSummary: `Onboarding ${maskCpf(input.cpf)} — ${input.plan}`,
-      staticDetails: [
-        `**event** ${input.event}`,
-        input.userRef ? `**userRef** ${input.userRef}` : undefined,
-        `**plan** ${input.plan}`,
-      ]
-        .filter(Boolean)
-        .join('\n\n'),
-      typedSearchAttributes: startSearchAttributes({
-        type: 'onboarding',
-        status: 'kyc',
-        cpfHash: cpfHash(input.cpf, config.PII_HASH_KEY),
-        cpfMasked: maskCpf(input.cpf),
-      }),
-    });
-
-  /** Idempotent per CPF: an existing onboarding is answered as it is; only an expired one starts over. */
   r.post('/onboardings', async (req, res) => {
     const body = parse(onboardingBodySchema, 'body', req.body);
     const input: OnboardingInput = { ...body, ...(timings ? { timings } : {}) };
+    const created = await startOnboardingOnce(temporal, config, input);
     const handle = handleOf(input.cpf);
-    let created = true;
-    try {
-      await start(temporal, input, 'REJECT_DUPLICATE');
-    } catch (err) {
-      if (!isAlreadyStarted(err)) throw err;
-      created = false;
-      const current = await handle.query(onboardingStateQuery);
-      // An abandoned (expired) onboarding is not an answer: the person starts over.
-      if (current.status === 'expired') {
-        try {
-          await start(temporal, input, 'ALLOW_DUPLICATE');
-          created = true;
-        } catch (again) {
-          if (!isAlreadyStarted(again)) throw again;
-        }
-      }
-    }
     const state = await handle.query(onboardingStateQuery);
     res
       .status(created ? 201 : 200)
