@@ -1,7 +1,13 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import { depositClientSchema } from '../provider/schemas';
-import { amountCentavosSchema, cpfSchema, type FlowTimings, txidSchema } from './shared';
+import {
+  amountCentavosSchema,
+  cpfSchema,
+  type FlowTimings,
+  type PaymentProgress,
+  txidSchema,
+} from './shared';
 
 // The deposit's contract: a Pix QR code at once, then payment proven by inquiry.
 
@@ -50,18 +56,12 @@ export interface DepositQrAnswer {
   created: boolean;
 }
 
-export interface DepositState {
+export interface DepositState extends PaymentProgress {
   status: DepositStatus;
   txid: string;
   amountCentavos: number;
   qr?: DepositQr;
   payment?: { e2eId: string; payerName?: string; payerCpfMasked?: string; paidAt?: string };
-  reason?: string;
-  notifications: number;
-  inquiries: number;
-  startedAt: string;
-  updatedAt: string;
-  finishedAt?: string;
 }
 
 /** Why a second request for a txid is refused (the update's validator and the API say the same). */

@@ -70,6 +70,17 @@ export const providerNotificationSchema = z.object({
 export type ProviderNotification = z.infer<typeof providerNotificationSchema>;
 export const providerNotificationSignal = defineSignal<[ProviderNotification]>('providerNotification');
 
+/** What a deposit's and a withdrawal's state say of their progress besides their own facts. */
+export interface PaymentProgress {
+  reason?: string;
+  /** Provider notifications received, and inquiries made, so far. */
+  notifications: number;
+  inquiries: number;
+  startedAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+}
+
 /** One state change of a flow, as its row in the Postgres `flows` table (GET /v1/flows). */
 export interface FlowRecord {
   workflowId: string;

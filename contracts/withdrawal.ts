@@ -2,7 +2,7 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import { pixKeyProblem } from '../provider/pix-key';
 import { pixTypeSchema, withdrawClientSchema } from '../provider/schemas';
-import { amountCentavosSchema, cpfSchema, type FlowTimings } from './shared';
+import { amountCentavosSchema, cpfSchema, type FlowTimings, type PaymentProgress } from './shared';
 
 // The withdrawal's contract: a payout sent exactly once per transactionId, its outcome
 // confirmed, its receipt stored.
@@ -37,7 +37,7 @@ export type WithdrawalRequest = Omit<WithdrawalInput, 'timings'>;
 export type WithdrawalStatus = 'validating' | 'sending' | 'processing' | 'completed' | 'failed' | 'stuck';
 export const withdrawalFinalStatuses: readonly WithdrawalStatus[] = ['completed', 'failed', 'stuck'];
 
-export interface WithdrawalState {
+export interface WithdrawalState extends PaymentProgress {
   status: WithdrawalStatus;
   transactionId: string;
   amountCentavos: number;
@@ -45,12 +45,6 @@ export interface WithdrawalState {
   receiptStatus?: number;
   receiptStored: boolean;
   paidAt?: string;
-  reason?: string;
-  notifications: number;
-  inquiries: number;
-  startedAt: string;
-  updatedAt: string;
-  finishedAt?: string;
 }
 
 /** Why a second, different request for a transactionId is refused (validator and API alike). */

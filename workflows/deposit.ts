@@ -19,7 +19,14 @@ import {
   qrCodeUpdate,
 } from '../contracts/deposit';
 import { resolveTimings } from '../contracts/shared';
-import { isoNow, listenForProviderHints, PROVIDER_RETRY, trackFlow, waitForOutcome } from './flow-lifecycle';
+import {
+  isoNow,
+  listenForProviderHints,
+  PROVIDER_RETRY,
+  paymentRecord,
+  trackFlow,
+  waitForOutcome,
+} from './flow-lifecycle';
 
 type DepositActivities = ReturnType<typeof createDepositActivities>;
 
@@ -58,18 +65,9 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
     updatedAt: isoNow(),
   };
   const flow = trackFlow({
-    record: {
-      type: 'deposit',
-      businessId: input.txid,
-      cpf: input.client.cpf,
-      merchant: input.merchant,
-      amountCentavos: input.amountCentavos,
-    },
+    record: paymentRecord('deposit', input.txid, input),
     state,
     finalStatuses: depositFinalStatuses,
-    keepReason: (reason) => {
-      state.reason = reason;
-    },
     details: () => ({ e2eId: state.payment?.e2eId, paidAt: state.payment?.paidAt }),
   });
   setHandler(depositStateQuery, () => state);

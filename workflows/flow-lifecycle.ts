@@ -57,8 +57,8 @@ export interface FlowTracking<Status extends string, State extends TrackedState<
   record: RecordBase;
   state: State;
   finalStatuses: readonly Status[];
-  /** Where the state keeps the reason a status change gives. */
-  keepReason: (reason: string | undefined) => void;
+  /** Where the state keeps the reason a status change gives; unset: its `reason`. */
+  keepReason?: (reason: string | undefined) => void;
   /** What the flows row says of the state, besides its status and reason. */
   details: () => Record<string, unknown>;
 }
@@ -79,7 +79,8 @@ export function trackFlow<Status extends string, State extends TrackedState<Stat
   };
   const changeStatus = (status: Status, reason?: string) => {
     f.state.status = status;
-    f.keepReason(reason);
+    if (f.keepReason) f.keepReason(reason);
+    else Object.assign(f.state, { reason });
     f.state.updatedAt = isoNow();
     if (f.finalStatuses.includes(status)) f.state.finishedAt = f.state.updatedAt;
     upsertSearchAttributes([{ key: FlowStatusKey, value: status }]);
@@ -113,6 +114,21 @@ export function trackFlow<Status extends string, State extends TrackedState<Stat
     rowForActivity: (status: Status) => rowOf(status),
     /** The status change whose row an activity writes (rowForActivity). */
     moveToRecordedByActivity: (status: Status) => changeStatus(status),
+  };
+}
+
+/** The record of a deposit or a withdrawal: the person who pays or is paid, and the amount. */
+export function paymentRecord(
+  type: 'deposit' | 'withdrawal',
+  businessId: string,
+  input: { client: { cpf: string }; merchant: string; amountCentavos: number },
+): RecordBase {
+  return {
+    type,
+    businessId,
+    cpf: input.client.cpf,
+    merchant: input.merchant,
+    amountCentavos: input.amountCentavos,
   };
 }
 

@@ -13,7 +13,14 @@ import {
   withdrawalStateQuery,
 } from '../contracts/withdrawal';
 import { pixKeyProblem } from '../provider/pix-key';
-import { isoNow, listenForProviderHints, PROVIDER_RETRY, trackFlow, waitForOutcome } from './flow-lifecycle';
+import {
+  isoNow,
+  listenForProviderHints,
+  PROVIDER_RETRY,
+  paymentRecord,
+  trackFlow,
+  waitForOutcome,
+} from './flow-lifecycle';
 
 type WithdrawalActivities = ReturnType<typeof createWithdrawalActivities>;
 
@@ -56,18 +63,9 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     updatedAt: isoNow(),
   };
   const flow = trackFlow({
-    record: {
-      type: 'withdrawal',
-      businessId: input.transactionId,
-      cpf: input.client.cpf,
-      merchant: input.merchant,
-      amountCentavos: input.amountCentavos,
-    },
+    record: paymentRecord('withdrawal', input.transactionId, input),
     state,
     finalStatuses: withdrawalFinalStatuses,
-    keepReason: (reason) => {
-      state.reason = reason;
-    },
     details: () => ({ e2eId: state.e2eId, receiptStatus: state.receiptStatus }),
   });
   setHandler(withdrawalStateQuery, () => state);
