@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { generate as generateCpf } from '@fnando/cpf';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { newTxid } from '../api/route-helpers';
+import { stackCpuTicks } from './proc';
 import { API_KEY, startBenchStack } from './stack';
 import { percentile, round } from './stats';
 
@@ -25,45 +25,6 @@ const tag = randomBytes(3).toString('hex');
 type Event = temporal.api.history.v1.IHistoryEvent;
 const at = (e: Event | undefined) =>
   e?.eventTime ? Number(e.eventTime.seconds) * 1000 + Number(e.eventTime.nanos) / 1e6 : Number.NaN;
-
-/** CPU ticks (user + system) of `root` and its descendants, by the program each one runs. */
-function cpuTicks(root: number): Map<string, number> {
-  const procs = readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .flatMap((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-        return [{ pid: Number(pid), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), cmd }];
-      } catch {
-        return []; // gone while we looked
-      }
-    });
-  const inTree = new Set([root]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of procs) {
-      if (!inTree.has(p.pid) && inTree.has(p.ppid)) {
-        inTree.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  const names: [RegExp, string][] = [
-    [/worker\/main/, 'worker'],
-    [/api\/main/, 'api'],
-    [/sandbox\/main/, 'sandbox'],
-    [/start-dev/, 'temporal'],
-    [/postgres/, 'postgres'],
-  ];
-  const out = new Map<string, number>();
-  for (const p of procs.filter((q) => inTree.has(q.pid))) {
-    const name = names.find(([re]) => re.test(p.cmd))?.[1] ?? 'other';
-    out.set(name, (out.get(name) ?? 0) + p.ticks);
-  }
-  return out;
-}
 
 async function main() {
   const stack = await startBenchStack({ LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_MINUTE: '0' });
@@ -118,11 +79,11 @@ async function main() {
     };
     await offer(30); // warm-up, not counted
     answers.length = 0;
-    const cpu0 = cpuTicks(stack.child.pid as number);
+    const cpu0 = stackCpuTicks(stack.child.pid as number);
     const t0 = Date.now();
     await offer(n);
     const seconds = (Date.now() - t0) / 1000;
-    const cpu1 = cpuTicks(stack.child.pid as number);
+    const cpu1 = stackCpuTicks(stack.child.pid as number);
 
     // One row per answer, read from its flow's history.
     const split = await Promise.all(

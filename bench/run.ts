@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { generate as generateCpf } from '@fnando/cpf';
@@ -28,8 +28,9 @@ import {
   type floorWorkflow,
   type sinkWorkflow,
 } from './floor-workflow';
+import { cpuTicks, rssBytes, stealPctSince } from './proc';
 import { chartSvg, type Figure, markdownTable, svgToPng } from './report';
-import { API_KEY, type BenchStack, ROOT, rssBytes, startBenchStack, WEBHOOK_PARTNER_ID } from './stack';
+import { API_KEY, type BenchStack, ROOT, startBenchStack, WEBHOOK_PARTNER_ID } from './stack';
 import {
   completionRate,
   percentile,
@@ -76,22 +77,6 @@ const person = () => ({
 let txidSeq = 0;
 /** Digits only (the provider's txid), unique in this run. */
 const newTxid = () => `${Date.now()}${String(++txidSeq).padStart(7, '0')}${Math.floor(Math.random() * 1e6)}`;
-
-/** The machine's CPU time so far, and the part of it the hypervisor took (steal), in ticks. */
-function cpuTicks(): { steal: number; total: number } {
-  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-    .trim()
-    .split(/\s+/)
-    .slice(1, 9)
-    .map(Number);
-  return { steal: f[7] ?? 0, total: f.reduce((a, b) => a + b, 0) };
-}
-/** Percent of the CPU time since `from` that the hypervisor took from this machine. */
-function stealPctSince(from: { steal: number; total: number }): number {
-  const now = cpuTicks();
-  const total = now.total - from.total;
-  return total > 0 ? round((100 * (now.steal - from.steal)) / total, 1) : 0;
-}
 
 /** One flow offered: its id, whether it was accepted, and the answer's status when it was not. */
 interface Launched {
