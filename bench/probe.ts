@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { generate as generateCpf } from '@fnando/cpf';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { newTxid } from '../api/route-helpers';
-import { API_KEY, startBenchStack } from './stack';
+import { stackCpuTicks } from './proc';
+import { API_KEY, type BenchStack, startBenchStack } from './stack';
 import { percentile, round } from './stats';
 
 // `npm run bench:probe`: where the time of one POST goes. It sends PROBE_N POSTs at PROBE_RATE a
@@ -26,139 +26,113 @@ type Event = temporal.api.history.v1.IHistoryEvent;
 const at = (e: Event | undefined) =>
   e?.eventTime ? Number(e.eventTime.seconds) * 1000 + Number(e.eventTime.nanos) / 1e6 : Number.NaN;
 
-/** CPU ticks (user + system) of `root` and its descendants, by the program each one runs. */
-function cpuTicks(root: number): Map<string, number> {
-  const procs = readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .flatMap((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-        return [{ pid: Number(pid), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), cmd }];
-      } catch {
-        return []; // gone while we looked
-      }
-    });
-  const inTree = new Set([root]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of procs) {
-      if (!inTree.has(p.pid) && inTree.has(p.ppid)) {
-        inTree.add(p.pid);
-        grew = true;
-      }
-    }
+interface Answer {
+  workflowId: string;
+  sent: number;
+  answered: number;
+}
+
+async function post(url: string, body: unknown) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as { workflowId?: string } };
+}
+
+const person = () => ({
+  externalId: `ext-${tag}`,
+  cpf: generateCpf(),
+  email: 'probe@example.com',
+  name: 'Ana',
+});
+
+let seq = 0;
+/** One POST of the probe's kind, timed from sent to answered. */
+async function one(stack: BenchStack): Promise<Answer> {
+  seq += 1;
+  const sent = Date.now();
+  const r =
+    kind === 'deposits'
+      ? await post(`${stack.api}/v1/deposits`, {
+          txid: newTxid(),
+          amountCentavos: 100 + seq,
+          client: person(),
+        })
+      : await post(`${stack.api}/v1/withdrawals`, {
+          transactionId: `probe-${tag}-${seq}`,
+          amountCentavos: 100 + seq,
+          pixKey: 'probe@example.com',
+          pixType: 'EMAIL',
+          client: person(),
+        });
+  if (r.status >= 300 || !r.body.workflowId)
+    throw new Error(`POST answered ${r.status}: ${JSON.stringify(r.body)}`);
+  return { workflowId: r.body.workflowId, sent, answered: Date.now() };
+}
+
+/** `count` POSTs at `rate` a second, open loop. */
+async function offer(stack: BenchStack, count: number): Promise<Answer[]> {
+  const t0 = Date.now();
+  const all: Promise<Answer>[] = [];
+  for (let i = 0; i < count; i++) {
+    await sleep(Math.max(0, t0 + (i * 1000) / rate - Date.now()));
+    all.push(one(stack));
   }
-  const names: [RegExp, string][] = [
-    [/worker\/main/, 'worker'],
-    [/api\/main/, 'api'],
-    [/sandbox\/main/, 'sandbox'],
-    [/start-dev/, 'temporal'],
-    [/postgres/, 'postgres'],
-  ];
-  const out = new Map<string, number>();
-  for (const p of procs.filter((q) => inTree.has(q.pid))) {
-    const name = names.find(([re]) => re.test(p.cmd))?.[1] ?? 'other';
-    out.set(name, (out.get(name) ?? 0) + p.ticks);
+  return Promise.all(all);
+}
+
+/** One answer's stages, read from its flow's history. */
+async function stages(client: Client, a: Answer) {
+  const events = (await client.workflow.getHandle(a.workflowId).fetchHistory()).events ?? [];
+  const first = (key: keyof Event) => at(events.find((e) => e[key]));
+  const started = first('workflowExecutionStartedEventAttributes');
+  const taskStarted = first('workflowTaskStartedEventAttributes');
+  const taskDone = first('workflowTaskCompletedEventAttributes');
+  return {
+    'api → started': started - a.sent,
+    dispatch: taskStarted - first('workflowTaskScheduledEventAttributes'),
+    'first task': taskDone - taskStarted,
+    '→ answer': a.answered - taskDone,
+  };
+}
+
+function printReport(answers: Answer[], split: Awaited<ReturnType<typeof stages>>[], cpuShare: string[]) {
+  const row = (name: string, v: number[]) =>
+    `${name.padEnd(16)} p50 ${round(percentile(v, 50), 0)}  p90 ${round(percentile(v, 90), 0)}  p99 ${round(percentile(v, 99), 0)} ms`;
+  console.log(`${n} POST /v1/${kind} at ${rate}/s`);
+  console.log(
+    row(
+      'answer',
+      answers.map((a) => a.answered - a.sent),
+    ),
+  );
+  for (const name of Object.keys(split[0] ?? {}) as (keyof (typeof split)[number])[]) {
+    console.log(
+      row(
+        name,
+        split.map((x) => x[name]),
+      ),
+    );
   }
-  return out;
+  console.log(`CPU, % of one core: ${cpuShare.join(', ')}`);
 }
 
 async function main() {
   const stack = await startBenchStack({ LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_MINUTE: '0' });
   try {
     const client = new Client({ connection: await Connection.connect({ address: stack.temporalAddress }) });
-    const post = async (url: string, body: unknown) => {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
-        body: JSON.stringify(body),
-      });
-      return { status: res.status, body: (await res.json()) as { workflowId?: string } };
-    };
     await post(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs: 100, settleWithdrawalsAfterMs: 100 });
-    const person = () => ({
-      externalId: `ext-${tag}`,
-      cpf: generateCpf(),
-      email: 'probe@example.com',
-      name: 'Ana',
-    });
-    let seq = 0;
-    const answers: { workflowId: string; sent: number; answered: number }[] = [];
-    const one = async () => {
-      seq += 1;
-      const sent = Date.now();
-      const r =
-        kind === 'deposits'
-          ? await post(`${stack.api}/v1/deposits`, {
-              txid: newTxid(),
-              amountCentavos: 100 + seq,
-              client: person(),
-            })
-          : await post(`${stack.api}/v1/withdrawals`, {
-              transactionId: `probe-${tag}-${seq}`,
-              amountCentavos: 100 + seq,
-              pixKey: 'probe@example.com',
-              pixType: 'EMAIL',
-              client: person(),
-            });
-      if (r.status >= 300 || !r.body.workflowId)
-        throw new Error(`POST answered ${r.status}: ${JSON.stringify(r.body)}`);
-      answers.push({ workflowId: r.body.workflowId, sent, answered: Date.now() });
-    };
-    const offer = async (count: number) => {
-      const t0 = Date.now();
-      const all: Promise<void>[] = [];
-      for (let i = 0; i < count; i++) {
-        await sleep(Math.max(0, t0 + (i * 1000) / rate - Date.now()));
-        all.push(one());
-      }
-      await Promise.all(all);
-    };
-    await offer(30); // warm-up, not counted
-    answers.length = 0;
-    const cpu0 = cpuTicks(stack.child.pid as number);
+    await offer(stack, 30); // warm-up, not counted
+    const cpu0 = stackCpuTicks(stack.child.pid as number);
     const t0 = Date.now();
-    await offer(n);
+    const answers = await offer(stack, n);
     const seconds = (Date.now() - t0) / 1000;
-    const cpu1 = cpuTicks(stack.child.pid as number);
-
-    // One row per answer, read from its flow's history.
-    const split = await Promise.all(
-      answers.map(async (a) => {
-        const events = (await client.workflow.getHandle(a.workflowId).fetchHistory()).events ?? [];
-        const first = (key: keyof Event) => at(events.find((e) => e[key]));
-        const started = first('workflowExecutionStartedEventAttributes');
-        const taskStarted = first('workflowTaskStartedEventAttributes');
-        const taskDone = first('workflowTaskCompletedEventAttributes');
-        return {
-          'api → started': started - a.sent,
-          dispatch: taskStarted - first('workflowTaskScheduledEventAttributes'),
-          'first task': taskDone - taskStarted,
-          '→ answer': a.answered - taskDone,
-        };
-      }),
-    );
-    const row = (name: string, v: number[]) =>
-      `${name.padEnd(16)} p50 ${round(percentile(v, 50), 0)}  p90 ${round(percentile(v, 90), 0)}  p99 ${round(percentile(v, 99), 0)} ms`;
-    console.log(`${n} POST /v1/${kind} at ${rate}/s`);
-    console.log(
-      row(
-        'answer',
-        answers.map((a) => a.answered - a.sent),
-      ),
-    );
-    for (const name of Object.keys(split[0] ?? {}) as (keyof (typeof split)[number])[]) {
-      console.log(
-        row(
-          name,
-          split.map((x) => x[name]),
-        ),
-      );
-    }
+    const cpu1 = stackCpuTicks(stack.child.pid as number);
+    const split = await Promise.all(answers.map((a) => stages(client, a)));
     const share = [...cpu1].map(([k, v]) => `${k} ${Math.round((v - (cpu0.get(k) ?? 0)) / seconds)}%`);
-    console.log(`CPU, % of one core: ${share.join(', ')}`);
+    printReport(answers, split, share);
   } finally {
     await stack.stop();
   }

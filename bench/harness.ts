@@ -1,0 +1,74 @@
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import pg from 'pg';
+import { pixflowDataConverter } from '../common/codec';
+import { type Config, loadConfig } from '../common/config';
+import { workerTuningOptions } from '../common/worker-tuning';
+import { FLOOR_QUEUE, settings } from './settings';
+import { type BenchStack, startBenchStack } from './stack';
+
+// Set-up and teardown of a run: pixflow's stack, and the bench's own connections to it (a
+// Temporal client, a Postgres pool on the flows table, and the worker that runs the floor).
+
+/** What every step works with. */
+export interface Bench {
+  stack: BenchStack;
+  config: Config;
+  client: Client;
+  pool: pg.Pool;
+  /** When each floor workflow ran its last activity (ms), by workflow id. */
+  floorDone: Map<string, number>;
+  /** Stops the floor worker, closes the connections, then stops the stack. */
+  close(): Promise<void>;
+}
+
+/** pixflow's stack on free ports, with the settings the bench needs. */
+export function startStack(): Promise<BenchStack> {
+  return startBenchStack({
+    LOG_LEVEL: 'warn',
+    // The bench is one client offering far more than a real one: the per-key limit would answer 429.
+    API_RATE_LIMIT_PER_MINUTE: '0',
+    // Open flows must stay open for the whole run.
+    SANDBOX_DEPOSIT_EXPIRY_MS: String(3 * 3600_000),
+    ...(settings.pollScheduleMs ? { POLL_SCHEDULE_MS: settings.pollScheduleMs.join(',') } : {}),
+  });
+}
+
+export async function connect(stack: BenchStack): Promise<Bench> {
+  const config = loadConfig(stack.env);
+  const dataConverter = pixflowDataConverter(config.codecKeys);
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
+  const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
+  pool.on('error', () => {}); // Postgres stops with the stack at the end
+
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const floorDone = new Map<string, number>();
+  const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
+  const floorWorker = await Worker.create({
+    connection: nativeConnection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: FLOOR_QUEUE,
+    workflowsPath: require.resolve('./floor-workflow'),
+    activities: {
+      async noop() {},
+      async done(id: string) {
+        floorDone.set(id, Date.now());
+      },
+    },
+    dataConverter,
+    // The same worker settings as pixflow's worker.
+    ...workerTuningOptions(config),
+  });
+  const floorRun = floorWorker.run();
+
+  const close = async () => {
+    floorWorker.shutdown();
+    await floorRun;
+    await nativeConnection.close();
+    await connection.close();
+    await pool.end();
+    await stack.stop();
+  };
+  return { stack, config, client, pool, floorDone, close };
+}

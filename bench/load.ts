@@ -1,0 +1,149 @@
+import { cpuTicks, stealPctSince } from './proc';
+import { say, settings, sleep } from './settings';
+import { completionRate, type RampPoint, round, saturated } from './stats';
+
+// How the bench offers load: an open-loop step at a fixed rate, a ramp of such steps up to
+// saturation, and a closed loop of a fixed number of callers.
+
+/** One flow offered: its id, whether it was accepted, and the answer's status when it was not. */
+export interface Launched {
+  id: string;
+  ok: boolean;
+  status?: number;
+}
+
+/** Completion times (ms) of those of `ids` that have completed so far. */
+export type Completions = (ids: string[]) => Promise<number[]>;
+
+export interface StepResult {
+  point: RampPoint;
+  ids: string[];
+  latenciesMs: number[];
+  errors: number;
+  /** Failed offers by HTTP status ("network" when there was no answer). */
+  errorsBy: Record<string, number>;
+  /** CPU time the hypervisor took while the step ran (a shared machine's noise, for the record). */
+  stealPct: number;
+}
+
+/**
+ * Offers `rate` flows per second for `durMs` (open loop: one start every 1/rate s whatever the
+ * answers), then waits for them to finish; throughput is the rate at which they completed
+ * (completionRate: below capacity the offered rate, above it the system's capacity).
+ */
+export async function step(
+  rate: number,
+  durMs: number,
+  launch: () => Promise<Launched>,
+  completions: Completions,
+  drainMs = 90_000,
+): Promise<StepResult> {
+  const ids: string[] = [];
+  const latenciesMs: number[] = [];
+  const errorsBy: Record<string, number> = {};
+  const failed = (why: string) => {
+    errorsBy[why] = (errorsBy[why] ?? 0) + 1;
+  };
+  const pending: Promise<void>[] = [];
+  const cpu0 = cpuTicks();
+  const t0 = Date.now();
+  const n = Math.max(1, Math.round((rate * durMs) / 1000));
+  for (let i = 0; i < n; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - Date.now();
+    if (wait > 0) await sleep(wait);
+    const started = Date.now();
+    pending.push(
+      launch().then(
+        (r) => {
+          ids.push(r.id);
+          if (r.ok) latenciesMs.push(Date.now() - started);
+          else failed(String(r.status ?? 'unknown'));
+        },
+        () => failed('network'),
+      ),
+    );
+  }
+  const t1 = t0 + durMs;
+  if (Date.now() < t1) await sleep(t1 - Date.now());
+  await Promise.all(pending);
+  const times = await drain(ids, completions, drainMs);
+  const achieved = completionRate(times);
+  const errors = Object.values(errorsBy).reduce((a, b) => a + b, 0);
+  return {
+    point: { offered: round(rate), achieved: round(achieved) },
+    ids,
+    latenciesMs,
+    errors,
+    errorsBy,
+    stealPct: stealPctSince(cpu0),
+  };
+}
+
+/** Completion times of `ids`, once all have completed or `drainMs` has passed. */
+async function drain(ids: string[], completions: Completions, drainMs: number): Promise<number[]> {
+  const drainUntil = Date.now() + drainMs;
+  let times = await completions(ids);
+  while (times.length < ids.length && Date.now() < drainUntil) {
+    await sleep(500);
+    times = await completions(ids);
+  }
+  return times;
+}
+
+/**
+ * Steps of `settings.stepMs` from `startRate`, ×1.5 each, until the ramp stops rising
+ * (`saturated`) or after `settings.maxSteps`.
+ */
+export async function ramp(
+  name: string,
+  startRate: number,
+  launch: () => Promise<Launched>,
+  completions: Completions,
+): Promise<RampPoint[]> {
+  const points: RampPoint[] = [];
+  let rate = startRate;
+  for (let i = 0; i < settings.maxSteps; i++) {
+    const r = await step(rate, settings.stepMs, launch, completions);
+    points.push(r.point);
+    say(
+      `${name}: offered ${r.point.offered}/s -> completed ${r.point.achieved}/s (errors ${r.errors}${r.errors ? ` ${JSON.stringify(r.errorsBy)}` : ''}, CPU steal ${r.stealPct}%)`,
+    );
+    if (saturated(points)) break;
+    rate *= 1.5;
+  }
+  await sleep(3_000);
+  return points;
+}
+
+export interface ClosedLoopResult {
+  /** When the loop started (ms). */
+  t0: number;
+  seconds: number;
+  /** Latency of each item that succeeded. */
+  latenciesMs: number[];
+  errors: number;
+}
+
+/** Sends every item once, `concurrency` callers each sending the next one as soon as its last is answered. */
+export async function closedLoop<T>(
+  items: readonly T[],
+  concurrency: number,
+  send: (item: T) => Promise<boolean>,
+): Promise<ClosedLoopResult> {
+  const latenciesMs: number[] = [];
+  let i = 0;
+  let errors = 0;
+  const t0 = Date.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (i < items.length) {
+        const item = items[i++] as T;
+        const s = Date.now();
+        if (await send(item).catch(() => false)) latenciesMs.push(Date.now() - s);
+        else errors++;
+      }
+    }),
+  );
+  return { t0, seconds: (Date.now() - t0) / 1000, latenciesMs, errors };
+}
