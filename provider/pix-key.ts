@@ -19,11 +19,31 @@ export interface CompositeAccountKey {
   accountType: 'CACC' | 'SVGS' | 'TRAN';
 }
 
+/** What a composite key's first part may be: a Pix key of one of the contract's other types. */
+const KEY_PART_TYPES = ['CPF', 'EMAIL', 'PHONE', 'EVP'] as const;
+
+export interface PixKeyRules {
+  /**
+   * Whether a composite key's first part must itself be a Pix key (CPF, e-mail, phone or EVP).
+   * Only a workflow started before the rule existed passes false, so its history replays.
+   */
+  checkCompositeKeyPart?: boolean;
+}
+
 /** Parses `key;ispb;branch;account;CACC|SVGS|TRAN`. */
-export function parseCompositeAccountKey(value: string): CompositeAccountKey | string {
+export function parseCompositeAccountKey(
+  value: string,
+  { checkCompositeKeyPart = true }: PixKeyRules = {},
+): CompositeAccountKey | string {
   const parts = value.split(';');
   if (parts.length !== 5) return 'ACCOUNT key must have 5 parts: key;ispb;branch;account;CACC|SVGS|TRAN';
   const [key = '', ispb = '', branch = '', account = '', accountType = ''] = parts;
+  if (checkCompositeKeyPart) {
+    if (key === '') return 'ACCOUNT key: the key part (before the first ";") is empty';
+    if (!KEY_PART_TYPES.some((type) => pixKeyProblem(key, type) === null)) {
+      return 'ACCOUNT key: the key part must be a CPF, e-mail, phone (+55) or EVP Pix key';
+    }
+  }
   if (!/^\d{8}$/.test(ispb)) return 'ACCOUNT key: ispb must be 8 digits';
   if (!/^\d{1,5}$/.test(branch)) return 'ACCOUNT key: branch must be 1 to 5 digits';
   if (!/^\d{1,20}$/.test(account)) return 'ACCOUNT key: account must be 1 to 20 digits, no hyphen';
@@ -33,7 +53,11 @@ export function parseCompositeAccountKey(value: string): CompositeAccountKey | s
   return { key, ispb, branch, account, accountType };
 }
 
-export function pixKeyProblem(pixKey: string, pixType: PixType | string | undefined): string | null {
+export function pixKeyProblem(
+  pixKey: string,
+  pixType: PixType | string | undefined,
+  rules: PixKeyRules = {},
+): string | null {
   if (pixType === undefined) {
     return detectPixType(pixKey) === null ? 'pixKey does not match any Pix key type' : null;
   }
@@ -51,7 +75,7 @@ export function pixKeyProblem(pixKey: string, pixType: PixType | string | undefi
     case 'EVP':
       return EVP.test(pixKey) ? null : 'EVP key must be a UUID';
     case 'ACCOUNT': {
-      const parsed = parseCompositeAccountKey(pixKey);
+      const parsed = parseCompositeAccountKey(pixKey, rules);
       return typeof parsed === 'string' ? parsed : null;
     }
   }

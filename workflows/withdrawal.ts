@@ -1,4 +1,10 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  patched,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { createWithdrawalActivities, PayoutCheck, PayoutSent } from '../activities/withdrawal';
 import { canonicalJson } from '../common/canonical-json';
 import { resolveTimings } from '../contracts/shared';
@@ -72,7 +78,10 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   answerRepeatedRequests(input, state);
   const hint = listenForProviderHints(state);
 
-  const keyProblem = pixKeyProblem(input.pixKey, input.pixType);
+  // A composite key's first part is checked only in runs started since that rule: older
+  // histories replay with the rule they ran under.
+  const checkCompositeKeyPart = patched('composite-key-part-checked');
+  const keyProblem = pixKeyProblem(input.pixKey, input.pixType, { checkCompositeKeyPart });
   if (keyProblem) return flow.finish('failed', `invalid_pix_key: ${keyProblem}`);
 
   // sendPayout writes the `sending` row itself before it sends: this first workflow task, which

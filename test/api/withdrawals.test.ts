@@ -93,6 +93,20 @@ describe('withdrawals', () => {
     const p = await expectProblem(await e.call('POST', '/v1/withdrawals', { body }), 400, 'validation-error');
     expect(p.invalid_params?.map((i) => i.name)).toContain('body.pixKey');
     expect(await e.workflowExists(withdrawalWorkflowId(body.transactionId))).toBe(false);
+    for (const pixKey of [
+      ';60701190;0001;1234567;CACC',
+      '!!garbage!!;60701190;0001;1234567;CACC',
+      `${'a'.repeat(150)};60701190;0001;1234567;CACC`,
+    ]) {
+      const composite = withdrawalBody({ pixType: 'ACCOUNT', pixKey });
+      const refused = await expectProblem(
+        await e.call('POST', '/v1/withdrawals', { body: composite }),
+        400,
+        'validation-error',
+      );
+      expect(refused.invalid_params?.find((i) => i.name === 'body.pixKey')?.reason).toMatch(/key part/);
+      expect(await e.workflowExists(withdrawalWorkflowId(composite.transactionId))).toBe(false);
+    }
     await expectProblem(await e.call('GET', '/v1/withdrawals/no%20spaces'), 400);
     await expectProblem(await e.call('GET', '/v1/withdrawals/never-made'), 404, 'flow-not-found');
   });

@@ -87,6 +87,24 @@ describe('withdrawals', () => {
     await expect(client.getWithdrawal('bad-key')).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it.each([
+    ['empty', ';60701190;0001;1234567;CACC'],
+    ['malformed', '!!garbage!!;60701190;0001;1234567;CACC'],
+    ['150-character', `${'a'.repeat(150)};60701190;0001;1234567;CACC`],
+  ])('refuses a composite key whose key part is %s with 400', async (kind, pixKey) => {
+    const transactionId = `bad-composite-${kind}`;
+    await expect(
+      client.createWithdrawal({
+        client: payee,
+        pixKey,
+        pixType: 'ACCOUNT',
+        amountCentavos: 100,
+        transactionId,
+      }),
+    ).rejects.toBeInstanceOf(BadRequestError);
+    await expect(client.getWithdrawal(transactionId)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
   it('rejects a repeated transactionId with 409 and never pays twice', async () => {
     const input = {
       client: payee,

@@ -210,6 +210,9 @@ export const badPixKeyFor = (type: string) => {
           'key;12345678;0001;12-3;CACC',
           'key;12345678;0001;123;XXXX',
           'key;12345678;0001;123;CACC;extra',
+          ';60701190;0001;1234567;CACC',
+          '!!garbage!!;60701190;0001;1234567;CACC',
+          `${'k'.repeat(150)};60701190;0001;1234567;CACC`,
         ),
         ...common,
       );
@@ -221,7 +224,7 @@ const validPixPair = fc.oneof(
   fc.constant({ pixKey: 'ana.souza@example.com', pixType: 'EMAIL' }),
   fc.constant({ pixKey: '+5511987654321', pixType: 'PHONE' }),
   fc.uuid().map((k) => ({ pixKey: k, pixType: 'EVP' })),
-  fc.constant({ pixKey: 'k;12345678;0001;123456;CACC', pixType: 'ACCOUNT' }),
+  fc.constant({ pixKey: 'ana.souza@example.com;12345678;0001;123456;CACC', pixType: 'ACCOUNT' }),
 );
 
 /** A valid key of one type sent with another type, or a key that fits its type badly. */

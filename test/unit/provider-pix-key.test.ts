@@ -9,7 +9,8 @@ describe('pixKeyProblem', () => {
     ['+551133334444', 'PHONE'],
     ['7d9f0335-8dcc-4054-9bf9-0dbd61d36906', 'EVP'],
     ['63401825771;00000000;0001;123456;CACC', 'ACCOUNT'],
-    [';60701190;1234;987654321;SVGS', 'ACCOUNT'],
+    ['ana@example.com;60701190;1234;987654321;SVGS', 'ACCOUNT'],
+    ['7d9f0335-8dcc-4054-9bf9-0dbd61d36906;60701190;1;22;TRAN', 'ACCOUNT'],
   ] as const)('accepts %s as %s', (key, type) => {
     expect(pixKeyProblem(key, type)).toBeNull();
   });
@@ -22,10 +23,14 @@ describe('pixKeyProblem', () => {
     ['11987654321', 'PHONE', /E\.164/],
     ['+1 555 0100', 'PHONE', /E\.164/],
     ['7d9f0335-8dcc-4054-9bf9', 'EVP', /UUID/],
-    ['key;123;0001;1;CACC', 'ACCOUNT', /ispb/],
-    ['key;12345678;0001;12-3;CACC', 'ACCOUNT', /account/],
-    ['key;12345678;0001;123;XXXX', 'ACCOUNT', /CACC/],
+    ['ana@example.com;123;0001;1;CACC', 'ACCOUNT', /ispb/],
+    ['ana@example.com;12345678;0001;12-3;CACC', 'ACCOUNT', /account/],
+    ['ana@example.com;12345678;0001;123;XXXX', 'ACCOUNT', /CACC/],
     ['key;12345678;0001', 'ACCOUNT', /5 parts/],
+    [';60701190;0001;1234567;CACC', 'ACCOUNT', /key part .* empty/],
+    ['!!garbage!!;60701190;0001;1234567;CACC', 'ACCOUNT', /key part must be/],
+    [`${'a'.repeat(150)};60701190;0001;1234567;CACC`, 'ACCOUNT', /key part must be/],
+    ['63401825772;60701190;0001;1234567;CACC', 'ACCOUNT', /key part must be/],
     ['63401825771', 'BOGUS', /pixType/],
   ] as const)('refuses %s as %s', (key, type, reason) => {
     expect(pixKeyProblem(key, type)).toMatch(reason);
@@ -38,9 +43,15 @@ describe('pixKeyProblem', () => {
     expect(pixKeyProblem('x', undefined)).toMatch(/any Pix key type/);
   });
 
+  it('checks the key part only under the rule a workflow ran with', () => {
+    const unchecked = ';60701190;0001;1234567;CACC';
+    expect(pixKeyProblem(unchecked, 'ACCOUNT', { checkCompositeKeyPart: false })).toBeNull();
+    expect(pixKeyProblem(unchecked, 'ACCOUNT')).toMatch(/key part/);
+  });
+
   it('parses the composite form', () => {
-    expect(parseCompositeAccountKey('k;12345678;1;22;TRAN')).toEqual({
-      key: 'k',
+    expect(parseCompositeAccountKey('+5511987654321;12345678;1;22;TRAN')).toEqual({
+      key: '+5511987654321',
       ispb: '12345678',
       branch: '1',
       account: '22',

@@ -115,7 +115,7 @@ describe('withdrawal flow', () => {
   it('finds the outcome by polling when the notification is lost', async () => {
     await f.sandboxControl('/sandbox/faults', { receiptLagCalls: 0 });
     const input = withdrawalInput({
-      pixKey: '12345678;00000000;0001;123456;CACC',
+      pixKey: '63401825771;00000000;0001;123456;CACC',
       pixType: 'ACCOUNT',
     });
     const handle = await start(input);
@@ -182,6 +182,15 @@ describe('withdrawal flow', () => {
     const result = await (await start(input)).result();
     expect(result.status).toBe('failed');
     expect(result.reason).toMatch(/^invalid_pix_key/);
+    expect((await sandboxState()).counters.requests.withdraw ?? 0).toBe(before);
+  });
+
+  it('a composite key with an empty key part fails before any provider call', async () => {
+    const before = (await sandboxState()).counters.requests.withdraw ?? 0;
+    const input = withdrawalInput({ pixKey: ';60701190;0001;1234567;CACC', pixType: 'ACCOUNT' });
+    const result = await (await start(input)).result();
+    expect(result).toMatchObject({ status: 'failed' });
+    expect(result.reason).toMatch(/^invalid_pix_key: ACCOUNT key: the key part/);
     expect((await sandboxState()).counters.requests.withdraw ?? 0).toBe(before);
   });
 
