@@ -96,8 +96,9 @@ export const envSchema = z.object({
   CODEC_TOKENS: csv.optional(),
   /** Embedded stack: let the local Temporal UI use /codec/* from loopback without a token. */
   CODEC_TRUST_LOOPBACK_UI: bool.default(false),
-  /** Origins allowed to call /codec/* from a browser (the Temporal UI). */
-  CODEC_CORS_ORIGINS: csv.default(['http://127.0.0.1:8233', 'http://localhost:8233']),
+  /** Origins allowed to call /codec/* from a browser (the Temporal UI); unset: the local UI on
+   * TEMPORAL_UI_PORT (loadConfig). */
+  CODEC_CORS_ORIGINS: csv.optional(),
   /** Key of the CPF hash kept in Postgres and search attributes (never the CPF itself). */
   PII_HASH_KEY: z.string().min(16, 'must be at least 16 characters').default('dev-pii-hash-key-change-me'),
   LIVENESS_LINK_TTL_MS: durationMs.default(30 * 60_000),
@@ -150,6 +151,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     ...e,
     TEMPORAL_ADDRESS: temporalAddress,
+    // The UI `npm start` runs, on whichever port it was given: a fixed default would leave a UI
+    // moved off 8233 unable to decode payloads.
+    CODEC_CORS_ORIGINS: e.CODEC_CORS_ORIGINS ?? [
+      `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`,
+      `http://localhost:${e.TEMPORAL_UI_PORT}`,
+    ],
     codecKeys,
     provider: {
       baseUrl: e.PROVIDER_BASE_URL ?? sandboxUrl,

@@ -102,6 +102,19 @@ describe('npm start (scripts/start.ts)', () => {
       expect(workerMetrics).toContain('pixflow_provider_token_requests');
       expect(workerMetrics).toMatch(/^temporal_\w+/m);
       expect((await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/`)).status).toBe(200);
+      // The UI, on its own port, may decode payloads through the API's codec endpoint.
+      const uiOrigin = `http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`;
+      const preflight = await fetch(`http://127.0.0.1:${ports.API_PORT}/codec/decode`, {
+        method: 'OPTIONS',
+        headers: { origin: uiOrigin, 'access-control-request-method': 'POST' },
+      });
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin);
+      const decode = await fetch(`http://127.0.0.1:${ports.API_PORT}/codec/decode`, {
+        method: 'POST',
+        headers: { origin: uiOrigin, 'content-type': 'application/json' },
+        body: JSON.stringify({ payloads: [] }),
+      });
+      expect(decode.status).toBe(200);
       expect(await tcpOpen(temporalPort)).toBe(true);
     } finally {
       child.kill('SIGTERM');
