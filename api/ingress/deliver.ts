@@ -1,4 +1,5 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { INBOX_DEFAULTS } from '../../common/config';
 import { maskCpfsIn } from '../../common/mask';
 import { type InboxRow, markDelivered, markGaveUp, markRetry } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
@@ -19,8 +20,8 @@ export interface DeliveryOptions {
 export const defaultDeliveryOptions: DeliveryOptions = {
   signalTimeoutMs: 5_000,
   retryBaseMs: 1_000,
-  retryMaxMs: 60_000,
-  giveUpAfterMs: 24 * 3600_000,
+  retryMaxMs: INBOX_DEFAULTS.retryMaxMs,
+  giveUpAfterMs: INBOX_DEFAULTS.giveUpMs,
 };
 
 /** The operator's settings (common/config.ts) over the defaults. */
