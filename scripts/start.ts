@@ -7,6 +7,7 @@ import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
 import { tcpOpen } from './net';
 import { devServerDynamicConfigArgs, ensureTemporalCli, ROOT, runSetupStep } from './temporal-tools';
+import { waitUntil } from './wait';
 
 // `npm start`: the whole embedded stack in one command. Postgres (embedded), Temporal dev
 // server, provider sandbox, worker and API each start, are waited on until healthy, and stop
@@ -56,13 +57,15 @@ async function waitFor(
   probe: () => Promise<boolean>,
   timeoutMs = 60_000,
 ) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const healthy = async () => {
     if (part && part.child.exitCode !== null) throw new StartError(`${what} exited while starting`, part);
-    if (await probe().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new StartError(`${what} did not become healthy within ${timeoutMs / 1000} s`, part);
+    return probe().catch(() => false);
+  };
+  await waitUntil(healthy, (ok) => ok, {
+    timeoutMs,
+    intervalMs: 250,
+    onTimeout: () => new StartError(`${what} did not become healthy within ${timeoutMs / 1000} s`, part),
+  });
 }
 
 const httpOk = (url: string) => async () => (await fetch(url, { signal: AbortSignal.timeout(2000) })).ok;

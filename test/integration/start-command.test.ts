@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freeStackPorts, newDataDir } from '../../scripts/embedded-stack';
 import { tcpOpen } from '../helpers/ports';
+import { waitUntil } from '../helpers/wait';
 
 const ROOT = path.resolve(__dirname, '../..');
 const tsxArgs = (file: string) => ['--import', 'tsx', path.join(ROOT, file)];
@@ -86,10 +87,11 @@ describe('npm start (scripts/start.ts)', () => {
     });
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      const deadline = Date.now() + 150_000;
-      while (!out.includes('pixflow is up') && Date.now() < deadline && child.exitCode === null) {
-        await new Promise((r) => setTimeout(r, 500));
-      }
+      await waitUntil(
+        () => out.includes('pixflow is up') || child.exitCode !== null,
+        (settled) => settled,
+        { timeoutMs: 150_000, intervalMs: 500 },
+      ).catch(() => {}); // the output, checked next, says what did not come up
       expect(out).toContain('pixflow is up');
       expect(out).toContain(`http://127.0.0.1:${ports.API_PORT}`);
       expect(out).toContain(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`);
