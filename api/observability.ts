@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Application, Request, RequestHandler } from 'express';
 import type { Logger } from '../common/logger';
 import type { ApiMetrics } from '../common/metrics';
 
@@ -10,11 +10,75 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** The part of a router's route listing (express 5's router, `listRoutes()`) read here. */
+interface ListedRoute {
+  path: string | RegExp;
+  methods?: string[];
+  router?: { listRoutes?(): ListedRoute[] };
+}
+
+interface RouteEntry {
+  /** The route's path with every mount prefix before it, e.g. `/v1/deposits/:txid`. */
+  template: string;
+  methods: string[];
+  pattern: RegExp;
+}
+
+const joinPath = (prefix: string, p: string) => `${prefix.replace(/\/$/, '')}${p === '/' ? '' : p}` || '/';
+
+/**
+ * Literal segments and `:name` parameters, case-insensitive and with an optional trailing
+ * slash, as Express matches them by default. Other syntax (wildcards, optional groups) gets no
+ * pattern: such a route is labelled by the route Express matched, if it got that far.
+ */
+function compileTemplate(template: string): RegExp | undefined {
+  const segments = template.split('/').slice(1);
+  if (!segments.every((s) => /^:[A-Za-z_$][\w$]*$/.test(s) || /^[^:*?{}()[\]+!\\]*$/.test(s))) {
+    return undefined;
+  }
+  const body = segments.map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.^$|]/g, '\\$&'))).join('/');
+  return new RegExp(`^/${body}/?$`, 'i');
+}
+
+function listRoutes(router: { listRoutes?(): ListedRoute[] }, prefix: string, into: RouteEntry[]) {
+  for (const r of router.listRoutes?.() ?? []) {
+    if (typeof r.path !== 'string') continue;
+    const template = joinPath(prefix, r.path);
+    if (r.router) listRoutes(r.router, template, into);
+    const pattern = r.methods ? compileTemplate(template) : undefined;
+    if (r.methods && pattern) into.push({ template, methods: r.methods, pattern });
+  }
+  return into;
+}
+
+const routeTables = new WeakMap<Application, RouteEntry[]>();
+
+/**
+ * The template of the route that serves this method and path, found in the app's own route
+ * table rather than read from `req.route`: an answer decided before the route ran (a body
+ * that is not JSON) or after it handed an error back out of its router (where `req.baseUrl`
+ * is the parent's again) counts under the same label as the route's successes. A path no
+ * route serves is `unmatched`. Never the raw path, which can hold a CPF or the webhook secret.
+ */
+export function routeLabel(req: Request): string {
+  let table = routeTables.get(req.app);
+  if (!table) {
+    // Read once, at the first answer, when every route has been added.
+    table = listRoutes(req.app.router as { listRoutes?(): ListedRoute[] }, '', []);
+    routeTables.set(req.app, table);
+  }
+  const path = req.originalUrl.split('?')[0] ?? '';
+  const entry = table.find(
+    (r) => r.pattern.test(path) && (r.methods.includes(req.method) || r.methods.includes('*')),
+  );
+  if (entry) return entry.template;
+  return req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+}
+
 /**
  * Request id (the caller's x-request-id or a new one, echoed back), a per-request child
  * logger, one access-log line and the request metrics. Routes are logged and labelled by
- * their pattern (`/v1/onboardings/:cpf`), never by the raw path, which can hold a CPF or the
- * webhook secret.
+ * their pattern (`/v1/onboardings/:cpf`, see routeLabel).
  */
 export function requestObservability(log: Logger, metrics: ApiMetrics): RequestHandler {
   return (req, res, next) => {
@@ -31,7 +95,7 @@ export function requestObservability(log: Logger, metrics: ApiMetrics): RequestH
       return json(body);
     };
     res.on('finish', () => {
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      const route = routeLabel(req);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       metrics.observeRequest(req.method, route, res.statusCode, seconds);
       const workflowId = res.locals.workflowId as string | undefined;

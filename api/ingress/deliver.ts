@@ -1,7 +1,9 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { INBOX_DEFAULTS } from '../../common/config';
 import { maskCpfsIn } from '../../common/mask';
 import { type InboxRow, markDelivered, markGaveUp, markRetry } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
+import { withTimeout } from './timeout';
 
 // Signals one inbox row to its workflow and records the outcome. Shared by the request's fast
 // path and the relay, so both treat "not found", "closed" and "Temporal down" the same way.
@@ -18,8 +20,8 @@ export interface DeliveryOptions {
 export const defaultDeliveryOptions: DeliveryOptions = {
   signalTimeoutMs: 5_000,
   retryBaseMs: 1_000,
-  retryMaxMs: 60_000,
-  giveUpAfterMs: 24 * 3600_000,
+  retryMaxMs: INBOX_DEFAULTS.retryMaxMs,
+  giveUpAfterMs: INBOX_DEFAULTS.giveUpMs,
 };
 
 /** The operator's settings (common/config.ts) over the defaults. */
@@ -45,15 +47,11 @@ export interface DeliveryContext {
   options: DeliveryOptions;
 }
 
-function withTimeout<T>(temporal: Client, ms: number, fn: () => Promise<T>): Promise<T> {
+function temporalCall<T>(temporal: Client, ms: number, fn: () => Promise<T>): Promise<T> {
   // The gRPC deadline covers the call; the timer also covers a lazy connection still dialling.
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`temporal call timed out after ${ms} ms`)), ms);
-  });
   const call = temporal.connection.withDeadline(Date.now() + ms, fn);
   call.catch(() => {});
-  return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
+  return withTimeout(call, ms, 'temporal call');
 }
 
 export function backoffMs(attempts: number, o: DeliveryOptions): number {
@@ -73,7 +71,7 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
   const retryLater = (err: unknown) =>
     markRetry(pool, row.id, describeError(err), new Date(Date.now() + backoffMs(row.attempts, options)));
   try {
-    await withTimeout(temporal, options.signalTimeoutMs, () =>
+    await temporalCall(temporal, options.signalTimeoutMs, () =>
       handle.signal(row.signalName, row.signalPayload),
     );
     await markDelivered(pool, row.id);
@@ -86,7 +84,7 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
   }
   // Not found: either no such workflow (yet), or its last run has closed. Ask which.
   try {
-    const d = await withTimeout(temporal, options.signalTimeoutMs, () => handle.describe());
+    const d = await temporalCall(temporal, options.signalTimeoutMs, () => handle.describe());
     if (d.status.name === 'RUNNING') {
       // It started between our two calls: signal it on the next round.
       await markRetry(pool, row.id, 'workflow started meanwhile', new Date(Date.now() + options.retryBaseMs));

@@ -60,38 +60,47 @@ export function parseNotification(
       'the body is neither a deposit/withdraw message nor a liveness callback',
     );
   }
+  return point === 'liveness'
+    ? parseLivenessCallback(body, piiHashKey)
+    : parseMessage(point, body, receivedAt);
+}
 
-  if (point === 'liveness') {
-    const parsed = livenessCallbackSchema.safeParse(body);
-    if (!parsed.success) throw validationProblem('body', parsed.error);
-    const cb = parsed.data;
-    // Workflow ids carry the bare 11 digits; tolerate a formatted CPF.
-    const cpf = cb.document.replace(/[.-]/g, '');
-    // A CPF with wrong check digits can never name an onboarding: refused now, not kept pending.
-    if (!cpfSchema.safeParse(cpf).success) {
-      throw new Problem(400, 'validation-error', 'Request validation failed', 'body.document: must be a CPF');
-    }
-    const payload: LivenessProgress = {
-      statusVerification: cb.status_verification,
-      transactionId: cb.transaction_id,
-      at: cb.datetime,
-    };
-    return {
-      point,
-      workflowId: onboardingWorkflowId(cpfHash(cpf, piiHashKey)),
-      logTarget: `onboarding of ${maskCpf(cpf)}`,
-      signalName: livenessProgressSignal.name,
-      signalPayload: payload,
-      dedupeKey: dedupeKey([
-        point,
-        'liveness',
-        cb.transaction_id,
-        cb.status_onboarding,
-        cb.status_verification,
-      ]),
-    };
+function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string): ParsedNotification {
+  const parsed = livenessCallbackSchema.safeParse(body);
+  if (!parsed.success) throw validationProblem('body', parsed.error);
+  const cb = parsed.data;
+  // Workflow ids carry the bare 11 digits; tolerate a formatted CPF.
+  const cpf = cb.document.replace(/[.-]/g, '');
+  // A CPF with wrong check digits can never name an onboarding: refused now, not kept pending.
+  if (!cpfSchema.safeParse(cpf).success) {
+    throw new Problem(400, 'validation-error', 'Request validation failed', 'body.document: must be a CPF');
   }
+  const payload: LivenessProgress = {
+    statusVerification: cb.status_verification,
+    transactionId: cb.transaction_id,
+    at: cb.datetime,
+  };
+  return {
+    point: 'liveness',
+    workflowId: onboardingWorkflowId(cpfHash(cpf, piiHashKey)),
+    logTarget: `onboarding of ${maskCpf(cpf)}`,
+    signalName: livenessProgressSignal.name,
+    signalPayload: payload,
+    dedupeKey: dedupeKey([
+      'liveness',
+      'liveness',
+      cb.transaction_id,
+      cb.status_onboarding,
+      cb.status_verification,
+    ]),
+  };
+}
 
+function parseMessage(
+  point: 'deposit' | 'withdraw',
+  body: Record<string, unknown>,
+  receivedAt: Date,
+): ParsedNotification {
   const parsed = notificationMessageSchema.safeParse(body);
   if (!parsed.success) throw validationProblem('body', parsed.error);
   const msg = parsed.data;

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type StartSandboxOptions, startSandbox } from '../../sandbox/app';
+import { waitUntil } from '../helpers/wait';
 
 // Shared helpers for the contract tests: the sandbox in-process on port 0, a real client against it,
 // control calls, and a local webhook receiver.
@@ -107,11 +108,11 @@ export async function startReceiver() {
 }
 
 export async function waitFor(check: () => boolean, timeoutMs = 5000, stepMs = 10): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('waitFor: condition not met in time');
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
+  await waitUntil(check, (met) => met, {
+    timeoutMs,
+    intervalMs: stepMs,
+    onTimeout: () => new Error('waitFor: condition not met in time'),
+  });
 }
 
 export const payee = {

@@ -16,9 +16,9 @@ import {
   WEBHOOK_SECRET,
 } from './stack';
 
-// Issue 5's end-to-end acceptance and issue 6's console, against the whole stack as `npm start`
-// runs it (every part a real process), driven only over HTTP: the API, the sandbox's /sandbox/*
-// control endpoints and the webhook ingress.
+// Every flow end to end (onboarding, deposit, withdrawal, the webhook ingress) and the sandbox
+// console, against the whole stack as `npm start` runs it (every part a real process), driven
+// only over HTTP: the API, the sandbox's /sandbox/* control endpoints and the webhook ingress.
 
 let stack: Stack;
 /** Every answer of the API and the ingress with a 5xx, for the last test. */
@@ -519,7 +519,7 @@ describe('webhook ingress', () => {
   });
 });
 
-describe('the sandbox console in a real Chromium (issue 6)', () => {
+describe('the sandbox console in a real Chromium', () => {
   let browser: Browser | undefined;
   afterAll(async () => {
     await browser?.close();

@@ -1,6 +1,7 @@
 import { generate as generateCpf } from '@fnando/cpf';
 import { testDocuments } from '../../sandbox/test-documents';
 import { type EmbeddedStack, startEmbeddedStack } from '../../scripts/embedded-stack';
+import { waitUntil } from '../helpers/wait';
 
 // The whole embedded stack as `npm start` runs it: every part a real process (embedded Postgres,
 // Temporal dev server, provider sandbox, worker, API), on free ports, with a fresh data dir and
@@ -34,15 +35,18 @@ export function startStack(timeoutMs = 150_000): Promise<Stack> {
 
 /** Polls `fn` until it returns without throwing; rethrows its last error at the deadline. */
 export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 15_000, intervalMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+  type Attempt = { done: true; value: T } | { done: false; error: unknown };
+  const attempt = () =>
+    fn().then(
+      (value): Attempt => ({ done: true, value }),
+      (error: unknown): Attempt => ({ done: false, error }),
+    );
+  const last = await waitUntil(attempt, (a) => a.done, {
+    timeoutMs,
+    intervalMs,
+    onTimeout: (a) => (a.done ? new Error('unreachable') : (a.error as Error)),
+  });
+  return (last as { value: T }).value;
 }
 
 const designated = new Set(testDocuments.map((d) => d.cpf));

@@ -10,7 +10,7 @@ import {
   writeFigures,
 } from './scenarios';
 
-// The fault suite (issue 7): every part of the stack a real process, a mixed load per scenario,
+// The fault suite: every part of the stack a real process, a mixed load per scenario,
 // one fault per scenario, and every flow checked against the sandbox's records. `npm run
 // test:faults` is the full run (FAULTS_FULL=1); `npm test` runs a lighter load.
 

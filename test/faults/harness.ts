@@ -8,6 +8,7 @@ import { type EmbeddedPg, startEmbeddedPostgres } from '../../db/embedded';
 import { migrate } from '../../db/migrate';
 import { devServerDynamicConfigArgs, ensureTemporalCli } from '../../scripts/temporal-tools';
 import { freePort, tcpOpen } from '../helpers/ports';
+import { waitUntil } from '../helpers/wait';
 
 // The fault suite's stack: every part its own real process on free 127.0.0.1 ports, so each one
 // can be killed and started again on its own. Postgres (embedded) runs from this process and is
@@ -200,15 +201,18 @@ export class Harness {
   }
 
   private async waitFor(what: string, part: Part | undefined, probe: () => Promise<boolean>, ms = 120_000) {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
+    const healthy = () => {
       if (part && (part.child.exitCode !== null || part.child.signalCode !== null)) {
         throw new Error(`${what} exited while starting:\n${part.tail.join('\n')}`);
       }
-      if (await probe()) return;
-      await sleep(250);
-    }
-    throw new Error(`${what} not healthy within ${ms / 1000} s:\n${part?.tail.join('\n') ?? ''}`);
+      return probe();
+    };
+    await waitUntil(healthy, (ok) => ok, {
+      timeoutMs: ms,
+      intervalMs: 250,
+      onTimeout: () =>
+        new Error(`${what} not healthy within ${ms / 1000} s:\n${part?.tail.join('\n') ?? ''}`),
+    });
   }
 
   /** Output of a part, for failure messages. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freeStackPorts, newDataDir } from '../../scripts/embedded-stack';
 import { tcpOpen } from '../helpers/ports';
+import { waitUntil } from '../helpers/wait';
 
 const ROOT = path.resolve(__dirname, '../..');
 const tsxArgs = (file: string) => ['--import', 'tsx', path.join(ROOT, file)];
@@ -86,10 +87,11 @@ describe('npm start (scripts/start.ts)', () => {
     });
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      const deadline = Date.now() + 150_000;
-      while (!out.includes('pixflow is up') && Date.now() < deadline && child.exitCode === null) {
-        await new Promise((r) => setTimeout(r, 500));
-      }
+      await waitUntil(
+        () => out.includes('pixflow is up') || child.exitCode !== null,
+        (settled) => settled,
+        { timeoutMs: 150_000, intervalMs: 500 },
+      ).catch(() => {}); // the output, checked next, says what did not come up
       expect(out).toContain('pixflow is up');
       expect(out).toContain(`http://127.0.0.1:${ports.API_PORT}`);
       expect(out).toContain(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`);
@@ -102,6 +104,19 @@ describe('npm start (scripts/start.ts)', () => {
       expect(workerMetrics).toContain('pixflow_provider_token_requests');
       expect(workerMetrics).toMatch(/^temporal_\w+/m);
       expect((await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/`)).status).toBe(200);
+      // The UI, on its own port, may decode payloads through the API's codec endpoint.
+      const uiOrigin = `http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`;
+      const preflight = await fetch(`http://127.0.0.1:${ports.API_PORT}/codec/decode`, {
+        method: 'OPTIONS',
+        headers: { origin: uiOrigin, 'access-control-request-method': 'POST' },
+      });
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin);
+      const decode = await fetch(`http://127.0.0.1:${ports.API_PORT}/codec/decode`, {
+        method: 'POST',
+        headers: { origin: uiOrigin, 'content-type': 'application/json' },
+        body: JSON.stringify({ payloads: [] }),
+      });
+      expect(decode.status).toBe(200);
       expect(await tcpOpen(temporalPort)).toBe(true);
     } finally {
       child.kill('SIGTERM');

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cpfHash } from '../../common/pii';
 import { onboardingWorkflowId } from '../../contracts/onboarding';
 import { type ApiEnv, CODEC_TOKEN, freshCpf, PII_KEY, startApiEnv } from '../api/support';
+import { waitUntil } from '../helpers/wait';
 
 // Personal data never reaches Temporal in plain text: the raw history, read with a client that
 // has NO codec, holds no CPF, name or e-mail; the UI-facing codec endpoint opens it for an
@@ -45,13 +46,11 @@ beforeAll(async () => {
   // Let every flow get past its first activities, so inputs, results and signals are in history.
   await env.temporal.workflow.getHandle(`deposit-${txid}`).result();
   for (const id of ids) {
-    const deadline = Date.now() + 20_000;
-    while (
-      (await env.temporal.workflow.getHandle(id).fetchHistory()).events!.length < 10 &&
-      Date.now() < deadline
-    ) {
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitUntil(
+      async () => (await env.temporal.workflow.getHandle(id).fetchHistory()).events!.length,
+      (events) => events >= 10,
+      { timeoutMs: 20_000, intervalMs: 200 },
+    ).catch(() => {}); // past the deadline, the checks below read what history there is
   }
 }, 120_000);
 

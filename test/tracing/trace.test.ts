@@ -23,6 +23,7 @@ import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { testPool } from '../helpers/postgres';
 import { clientFor } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
+import { waitUntil } from '../helpers/wait';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './otlp-receiver';
 
 // Tracing on: the real API app and a real worker (OTel interceptors and workflow sink) on the
@@ -140,16 +141,8 @@ const api = (method: string, p: string, body?: unknown) =>
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  while (Date.now() < deadline) {
-    last = await read();
-    if (ok(last)) return last;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`never matched; last: ${JSON.stringify(last)}`);
-}
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> =>
+  waitUntil(read, ok, { timeoutMs, intervalMs: 200 });
 
 /** Span names from `span` up to its root, following parentSpanId within the trace. */
 function chainToRoot(spans: ReceivedSpan[], span: ReceivedSpan): string[] {

@@ -1,0 +1,54 @@
+import type { Request } from 'express';
+import { insertInbox } from '../../db/inbox';
+import type { Pool } from '../../db/pool';
+import type { ParsedNotification } from './notification';
+import { withTimeout } from './timeout';
+
+// The one statement on the request path: the notification goes into the inbox before the
+// provider gets its 2xx.
+
+const HEADERS_OF_INTEREST = ['content-type', 'user-agent', 'x-request-id'];
+
+/** The request headers kept with the row, each cut to 500 characters. */
+export function headersOfInterest(req: Request): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const h of HEADERS_OF_INTEREST) {
+    const v = req.header(h);
+    if (v !== undefined) headers[h] = v.slice(0, 500);
+  }
+  return headers;
+}
+
+export interface Received {
+  rawBody: string;
+  headers: Record<string, string>;
+  receivedAt: Date;
+}
+
+/**
+ * The new row's id, or undefined for a duplicate. Rejects when Postgres does not answer within
+ * `timeoutMs`. The row is left to this request's fast path for `leaseMs` before a relay may
+ * claim it.
+ */
+export function storeNotification(
+  pool: Pool,
+  n: ParsedNotification,
+  got: Received,
+  opts: { leaseMs: number; timeoutMs: number },
+): Promise<number | undefined> {
+  return withTimeout(
+    insertInbox(pool, {
+      dedupeKey: n.dedupeKey,
+      point: n.point,
+      workflowId: n.workflowId,
+      rawBody: got.rawBody,
+      headers: got.headers,
+      receivedAt: got.receivedAt,
+      signalName: n.signalName,
+      signalPayload: n.signalPayload,
+      nextAttemptAt: new Date(got.receivedAt.getTime() + opts.leaseMs),
+    }),
+    opts.timeoutMs,
+    'inbox insert',
+  );
+}
