@@ -1,10 +1,11 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { RequestHandler } from 'express';
+import { routeLabel } from './observability';
 
 /**
  * One server span per request, active while the request is handled, so the workflow start
  * (Temporal client interceptor) becomes its child. Named and labelled by the route pattern
- * (`POST /v1/deposits`), never the raw path, which can hold a CPF or the webhook secret. A
+ * (`POST /v1/deposits`, the same label as the request metrics), never the raw path, which can hold a CPF or the webhook secret. A
  * caller's `traceparent` is continued. Without a registered SDK this is a no-op span.
  */
 export function requestTracing(): RequestHandler {
@@ -21,7 +22,7 @@ export function requestTracing(): RequestHandler {
     const end = () => {
       if (ended) return;
       ended = true;
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      const route = routeLabel(req);
       span.updateName(`${req.method} ${route}`);
       span.setAttribute('http.route', route);
       span.setAttribute('http.response.status_code', res.statusCode);
