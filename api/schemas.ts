@@ -1,13 +1,11 @@
 import { z } from 'zod';
-import { type DepositQr, type DepositState, depositInputSchema } from '../contracts/deposit';
-import {
-  type LivenessLink,
-  type OnboardingState,
-  onboardingInputSchema,
-  reviewDecisionSchema,
-} from '../contracts/onboarding';
-import { cpfSchema, txidSchema } from '../contracts/shared';
-import { transactionIdSchema, type WithdrawalState, withdrawalInputSchema } from '../contracts/withdrawal';
+import type { DepositQr, DepositState } from '../contracts/deposit';
+import { depositInputSchema } from '../contracts/deposit-input';
+import type { LivenessLink, OnboardingState } from '../contracts/onboarding';
+import { onboardingInputSchema, reviewDecisionSchema } from '../contracts/onboarding-input';
+import { cpfSchema, txidSchema } from '../contracts/shared-input';
+import type { WithdrawalState } from '../contracts/withdrawal';
+import { transactionIdSchema, withdrawalInputSchema } from '../contracts/withdrawal-input';
 
 // The API's request and response shapes. Requests reuse the flows' input schemas (one source of
 // truth for validation and for /openapi.json); responses mirror the workflow state types and are

@@ -1,30 +1,14 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import { z } from 'zod';
-import { depositClientSchema } from '../provider/schemas';
-import {
-  amountCentavosSchema,
-  cpfSchema,
-  type FlowTimings,
-  type PaymentProgress,
-  txidSchema,
-} from './shared';
+import type { DepositInput } from './deposit-input';
+import type { PaymentProgress } from './shared';
 
-// The deposit's contract: a Pix QR code at once, then payment proven by inquiry.
+// The deposit's contract: a Pix QR code at once, then payment proven by inquiry. What it is
+// started with is checked by the schema in deposit-input.ts.
+
+export type { DepositInput };
 
 /** One deposit per txid, ever: the provider refuses a txid twice. */
 export const depositWorkflowId = (txid: string) => `deposit-${txid}`;
-
-export const depositInputSchema = z.object({
-  txid: txidSchema,
-  merchant: z.string().min(1).max(100),
-  client: depositClientSchema.extend({ cpf: cpfSchema, email: z.email() }),
-  amountCentavos: amountCentavosSchema,
-});
-export type DepositInput = z.infer<typeof depositInputSchema> & {
-  timings?: Partial<FlowTimings>;
-  /** The API request that started the flow: its `qrCode` update answers `created`. */
-  requestId?: string;
-};
 
 export type DepositStatus = 'creating' | 'awaiting_payment' | 'completed' | 'expired' | 'failed';
 export const depositFinalStatuses: readonly DepositStatus[] = ['completed', 'expired', 'failed'];

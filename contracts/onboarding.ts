@@ -1,9 +1,11 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { z } from 'zod';
-import { planSchema, statusVerificationSchema } from '../provider/schemas';
-import { cpfSchema, type FlowTimings } from './shared';
+import type { StatusVerification } from '../provider/schemas';
+import type { OnboardingInput, ReviewDecision } from './onboarding-input';
 
-// The onboarding's contract: KYC, then liveness, then (often) an operator's review.
+// The onboarding's contract: KYC, then liveness, then (often) an operator's review. What it is
+// started with and an operator's decision are checked by the schemas in onboarding-input.ts.
+
+export type { OnboardingInput, ReviewDecision };
 
 /**
  * `onboarding-<keyed hash of the CPF>`, never the CPF: workflow ids are stored and shown in plain
@@ -12,19 +14,6 @@ import { cpfSchema, type FlowTimings } from './shared';
  * configured key.
  */
 export const onboardingWorkflowId = (cpfHash: string) => `onboarding-${cpfHash}`;
-
-export const onboardingInputSchema = z.object({
-  cpf: cpfSchema,
-  plan: planSchema,
-  event: z.string().min(1).max(100),
-  redirectUrl: z
-    .string()
-    .max(500)
-    .regex(/^\/(?!\/)[^\s]*$/, 'must be a path starting with a single "/"')
-    .optional(),
-  userRef: z.string().min(1).max(200).optional(),
-});
-export type OnboardingInput = z.infer<typeof onboardingInputSchema> & { timings?: Partial<FlowTimings> };
 
 export type OnboardingStatus =
   | 'kyc'
@@ -35,19 +24,12 @@ export type OnboardingStatus =
   | 'expired';
 export const onboardingFinalStatuses: readonly OnboardingStatus[] = ['approved', 'rejected', 'expired'];
 
-export const livenessProgressSchema = z.object({
-  statusVerification: statusVerificationSchema,
-  transactionId: z.string().optional(),
-  at: z.string().optional(),
-});
-export type LivenessProgress = z.infer<typeof livenessProgressSchema>;
-
-export const reviewDecisionSchema = z.object({
-  decision: z.enum(['approve', 'refuse']),
-  by: z.string().min(1).max(200),
-  reason: z.string().min(1).max(1000),
-});
-export type ReviewDecision = z.infer<typeof reviewDecisionSchema>;
+/** A liveness callback, as the ingress signals it. */
+export interface LivenessProgress {
+  statusVerification: StatusVerification;
+  transactionId?: string;
+  at?: string;
+}
 
 export interface LivenessLink {
   url: string;

@@ -1,28 +1,14 @@
-import { isValid as isValidCpf } from '@fnando/cpf';
 import { defineSignal } from '@temporalio/workflow';
-import { z } from 'zod';
-import { txidSchema } from '../provider/schemas';
 
-// What every flow's contract is built from: the person's CPF, amounts, the Pix txid, the waits
-// a flow may be given, the provider's notification hint and the row each state change writes.
+// What every flow's contract is built from: the waits a flow may be given, the provider's
+// notification hint, the progress of a payment and the row each state change writes.
 // Workflows, activities, the API, the bench and the tests import from here and from one file
-// per flow beside it; nothing here does I/O, so the workflow bundle can import it.
+// per flow beside it. No zod here or in <flow>.ts: a workflow imports these at run time, and
+// every cached workflow evaluates its imports again (the SDK keeps a module cache per workflow),
+// so zod and its schemas would cost each open flow about 1.3 MB. The input schemas, for the
+// API's boundary, are in shared-input.ts and <flow>-input.ts.
 
 export type FlowType = 'onboarding' | 'deposit' | 'withdrawal';
-
-export const cpfSchema = z
-  .string()
-  .regex(/^\d{11}$/, 'must be 11 digits')
-  .refine((v) => isValidCpf(v), 'has invalid check digits');
-
-export const amountCentavosSchema = z
-  .number()
-  .int('must be whole centavos')
-  .min(1, 'must be at least 1 centavo')
-  .max(100_000_000_00, 'must be at most R$ 100.000.000,00');
-
-/** The provider's rule for a deposit's txid (digits only, at most 33). */
-export { txidSchema };
 
 /** How long the flows wait, in production. Tests and configuration shorten them per flow. */
 export const DEFAULT_TIMINGS = {
@@ -37,20 +23,16 @@ export const DEFAULT_TIMINGS = {
 } as const;
 
 /** Durations the flows wait, in ms; short values in tests, the defaults in production. */
-export const flowTimingsSchema = z.object({
+export interface FlowTimings {
   /** Onboarding: how long a liveness link is reused (provider: 30 minutes). */
-  livenessLinkTtlMs: z.number().int().positive().default(DEFAULT_TIMINGS.livenessLinkTtlMs),
+  livenessLinkTtlMs: number;
   /** Onboarding: an abandoned flow ends `expired` after this. */
-  onboardingDeadlineMs: z.number().int().positive().default(DEFAULT_TIMINGS.onboardingDeadlineMs),
+  onboardingDeadlineMs: number;
   /** Deposit and withdrawal: reconciliation polls the inquiry at these intervals, the last one repeating. */
-  pollScheduleMs: z
-    .array(z.number().int().positive())
-    .min(1)
-    .default([...DEFAULT_TIMINGS.pollScheduleMs]),
+  pollScheduleMs: number[];
   /** Withdrawal: give up waiting for a final outcome after this (then it stays for an operator). */
-  withdrawalDeadlineMs: z.number().int().positive().default(DEFAULT_TIMINGS.withdrawalDeadlineMs),
-});
-export type FlowTimings = z.infer<typeof flowTimingsSchema>;
+  withdrawalDeadlineMs: number;
+}
 
 /** The defaults with a flow's overrides on top. */
 export function resolveTimings(overrides: Partial<FlowTimings> | undefined): FlowTimings {
@@ -61,13 +43,12 @@ export function resolveTimings(overrides: Partial<FlowTimings> | undefined): Flo
  * A provider notification about a deposit or a withdrawal, as the ingress signals it. Only a
  * hint to look: the flow proves the outcome with an inquiry.
  */
-export const providerNotificationSchema = z.object({
-  type: z.enum(['deposit', 'withdraw']),
-  action: z.enum(['requested', 'updated']),
-  id: z.string(),
-  receivedAt: z.string().optional(),
-});
-export type ProviderNotification = z.infer<typeof providerNotificationSchema>;
+export interface ProviderNotification {
+  type: 'deposit' | 'withdraw';
+  action: 'requested' | 'updated';
+  id: string;
+  receivedAt?: string;
+}
 export const providerNotificationSignal = defineSignal<[ProviderNotification]>('providerNotification');
 
 /** What a deposit's and a withdrawal's state say of their progress besides their own facts. */

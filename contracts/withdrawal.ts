@@ -1,35 +1,15 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import { z } from 'zod';
-import { pixKeyProblem } from '../provider/pix-key';
-import { pixTypeSchema, withdrawClientSchema } from '../provider/schemas';
-import { amountCentavosSchema, cpfSchema, type FlowTimings, type PaymentProgress } from './shared';
+import type { PaymentProgress } from './shared';
+import type { WithdrawalInput } from './withdrawal-input';
+
+export type { WithdrawalInput };
 
 // The withdrawal's contract: a payout sent exactly once per transactionId, its outcome
-// confirmed, its receipt stored.
+// confirmed, its receipt stored. What it is started with is checked by the schema in
+// withdrawal-input.ts.
 
 /** Money moves once per transactionId, ever: the id is the flow's. */
 export const withdrawalWorkflowId = (transactionId: string) => `withdrawal-${transactionId}`;
-
-export const transactionIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[A-Za-z0-9._-]+$/, 'must be letters, digits, ".", "_" or "-"');
-
-export const withdrawalInputSchema = z
-  .object({
-    transactionId: transactionIdSchema,
-    merchant: z.string().min(1).max(100),
-    client: withdrawClientSchema.extend({ cpf: cpfSchema, email: z.email() }),
-    pixKey: z.string().min(1).max(200),
-    pixType: pixTypeSchema,
-    amountCentavos: amountCentavosSchema,
-  })
-  .superRefine((v, ctx) => {
-    const problem = pixKeyProblem(v.pixKey, v.pixType);
-    if (problem) ctx.addIssue({ code: 'custom', path: ['pixKey'], message: problem });
-  });
-export type WithdrawalInput = z.infer<typeof withdrawalInputSchema> & { timings?: Partial<FlowTimings> };
 
 /** What the caller asked for: the input without its test-only timings. */
 export type WithdrawalRequest = Omit<WithdrawalInput, 'timings'>;

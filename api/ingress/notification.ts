@@ -7,13 +7,10 @@ import {
   livenessProgressSignal,
   onboardingWorkflowId,
 } from '../../contracts/onboarding';
-import {
-  cpfSchema,
-  type ProviderNotification,
-  providerNotificationSignal,
-  txidSchema,
-} from '../../contracts/shared';
-import { transactionIdSchema, withdrawalWorkflowId } from '../../contracts/withdrawal';
+import { type ProviderNotification, providerNotificationSignal } from '../../contracts/shared';
+import { cpfSchema, txidSchema } from '../../contracts/shared-input';
+import { withdrawalWorkflowId } from '../../contracts/withdrawal';
+import { transactionIdSchema } from '../../contracts/withdrawal-input';
 import type { InboxPoint } from '../../db/inbox';
 import { livenessCallbackSchema, notificationMessageSchema } from '../../provider/schemas';
 import { Problem, validationProblem } from '../problem';

@@ -6,11 +6,11 @@ import { startSearchAttributes } from '../../common/search-attributes';
 import {
   WITHDRAWAL_CONFLICT,
   type WithdrawalInput,
-  withdrawalInputSchema,
   withdrawalRequestUpdate,
   withdrawalStateQuery,
   withdrawalWorkflowId,
 } from '../../contracts/withdrawal';
+import { withdrawalInputSchema } from '../../contracts/withdrawal-input';
 import { getWithdrawalReceipt } from '../../db/flows';
 import type { withdrawalWorkflow } from '../../workflows/withdrawal';
 import type { ApiDeps } from '../deps';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatBrl, newTxid, requestHash } from '../../api/route-helpers';
 import { canonicalJson } from '../../common/canonical-json';
-import { txidSchema } from '../../contracts/shared';
+import { txidSchema } from '../../contracts/shared-input';
 
 describe('route helpers', () => {
   it('formats centavos as BRL by integer string arithmetic', () => {

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { planSchema } from '../provider/schemas';
+import type { FlowTimings } from './shared';
+import { cpfSchema } from './shared-input';
+
+// What an onboarding is started with and what an operator decides, as the API checks them.
+
+export const onboardingInputSchema = z.object({
+  cpf: cpfSchema,
+  plan: planSchema,
+  event: z.string().min(1).max(100),
+  redirectUrl: z
+    .string()
+    .max(500)
+    .regex(/^\/(?!\/)[^\s]*$/, 'must be a path starting with a single "/"')
+    .optional(),
+  userRef: z.string().min(1).max(200).optional(),
+});
+export type OnboardingInput = z.infer<typeof onboardingInputSchema> & { timings?: Partial<FlowTimings> };
+
+export const reviewDecisionSchema = z.object({
+  decision: z.enum(['approve', 'refuse']),
+  by: z.string().min(1).max(200),
+  reason: z.string().min(1).max(1000),
+});
+export type ReviewDecision = z.infer<typeof reviewDecisionSchema>;

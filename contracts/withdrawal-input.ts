@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { pixKeyProblem } from '../provider/pix-key';
+import { pixTypeSchema, withdrawClientSchema } from '../provider/schemas';
+import type { FlowTimings } from './shared';
+import { amountCentavosSchema, cpfSchema } from './shared-input';
+
+// What a withdrawal is started with, as the API checks it.
+
+export const transactionIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._-]+$/, 'must be letters, digits, ".", "_" or "-"');
+
+export const withdrawalInputSchema = z
+  .object({
+    transactionId: transactionIdSchema,
+    merchant: z.string().min(1).max(100),
+    client: withdrawClientSchema.extend({ cpf: cpfSchema, email: z.email() }),
+    pixKey: z.string().min(1).max(200),
+    pixType: pixTypeSchema,
+    amountCentavos: amountCentavosSchema,
+  })
+  .superRefine((v, ctx) => {
+    const problem = pixKeyProblem(v.pixKey, v.pixType);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['pixKey'], message: problem });
+  });
+export type WithdrawalInput = z.infer<typeof withdrawalInputSchema> & { timings?: Partial<FlowTimings> };
