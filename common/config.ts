@@ -35,6 +35,7 @@ export const INBOX_DEFAULTS = {
   relayIntervalMs: 1_000,
   retryMaxMs: 60_000,
   giveUpMs: 24 * 3600_000,
+  coalesceMs: 1_000,
 } as const;
 
 export const envSchema = z.object({
@@ -97,6 +98,8 @@ export const envSchema = z.object({
   INBOX_RELAY_INTERVAL_MS: durationMs.default(INBOX_DEFAULTS.relayIntervalMs),
   INBOX_RETRY_MAX_MS: durationMs.default(INBOX_DEFAULTS.retryMaxMs),
   INBOX_GIVE_UP_MS: durationMs.default(INBOX_DEFAULTS.giveUpMs),
+  /** An identical notification within this long of the last one's signal is signalled when it ends. */
+  INBOX_COALESCE_MS: durationMs.default(INBOX_DEFAULTS.coalesceMs),
   /** Payload encryption keys `id:base64(32 bytes)`, comma-separated; the dev key is public, set your own. */
   CODEC_KEYS: z.string().min(1).default('dev1:ZGV2LW9ubHkta2V5LWRvLW5vdC11c2UtaW4tcHJvZCE='),
   CODEC_ACTIVE_KEY_ID: z.string().min(1).default('dev1'),

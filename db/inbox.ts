@@ -3,6 +3,8 @@ import type { Pool } from './pool';
 // The webhook inbox: every authenticated provider notification, stored before the provider
 // gets its 2xx, then signalled to its workflow (at once, or later by the relay).
 
+const UNIQUE_VIOLATION = '23505';
+
 export type InboxPoint = 'deposit' | 'withdraw' | 'liveness';
 
 export interface NewInboxRow {
@@ -28,14 +30,33 @@ export interface InboxRow {
   attempts: number;
 }
 
-/** One statement on the request path. Returns the new row's id, or undefined for a duplicate. */
-export async function insertInbox(pool: Pool, row: NewInboxRow): Promise<number | undefined> {
-  const r = await pool.query<{ id: number }>(
-    `INSERT INTO webhook_inbox
+/** Where a new notification went: a row of its own (signalled now or after the window), or into a waiting one. */
+export type Stored = { id: number; deliverNow: boolean } | { joined: true };
+
+/**
+ * One statement on the request path. The provider's bodies carry no delivery id, so a key is not
+ * kept once for ever: a copy joins an identical row that still waits for its signal (that
+ * signal comes after both arrived); otherwise it gets a row of its own, signalled at once, or,
+ * within `coalesceMs` of the last identical signal, when that window ends. A storm of copies
+ * costs one signal per window, and no notification that arrives after a signal is lost.
+ */
+export async function insertInbox(pool: Pool, row: NewInboxRow, coalesceMs: number): Promise<Stored> {
+  const r = await pool.query<{ id: number; next_attempt_at: Date }>(
+    `WITH joined AS (
+       UPDATE webhook_inbox SET copies = copies + 1
+       WHERE dedupe_key = $1 AND delivered_at IS NULL AND gave_up_at IS NULL AND claimed_at IS NULL
+       RETURNING id
+     ), last_signal AS (
+       SELECT max(COALESCE(delivered_at, claimed_at)) + make_interval(secs => $10::double precision / 1000) AS until
+       FROM webhook_inbox WHERE dedupe_key = $1 AND claimed_at IS NOT NULL
+     )
+     INSERT INTO webhook_inbox
        (dedupe_key, point, workflow_id, raw_body, headers, received_at, signal_name, signal_payload, next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     ON CONFLICT (dedupe_key) DO NOTHING
-     RETURNING id`,
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN until > now() THEN until ELSE $9::timestamptz END
+     FROM last_signal WHERE NOT EXISTS (SELECT 1 FROM joined)
+     ON CONFLICT (dedupe_key) WHERE delivered_at IS NULL AND gave_up_at IS NULL AND claimed_at IS NULL
+     DO NOTHING
+     RETURNING id, next_attempt_at`,
     [
       row.dedupeKey,
       row.point,
@@ -46,9 +67,26 @@ export async function insertInbox(pool: Pool, row: NewInboxRow): Promise<number 
       row.signalName,
       JSON.stringify(row.signalPayload),
       row.nextAttemptAt,
+      coalesceMs,
     ],
   );
-  return r.rows[0]?.id;
+  const inserted = r.rows[0];
+  // No row: it joined the waiting one (or a concurrent copy's, which the unique index kept one).
+  if (!inserted) return { joined: true };
+  return { id: inserted.id, deliverNow: inserted.next_attempt_at.getTime() === row.nextAttemptAt.getTime() };
+}
+
+/**
+ * Takes a waiting row for the request's own delivery; false when a relay took it or a copy's
+ * window holds it. From here on identical copies get a row of their own.
+ */
+export async function claimForDelivery(pool: Pool, id: number): Promise<boolean> {
+  const r = await pool.query(
+    `UPDATE webhook_inbox SET claimed_at = now()
+     WHERE id = $1 AND claimed_at IS NULL AND delivered_at IS NULL AND gave_up_at IS NULL`,
+    [id],
+  );
+  return r.rowCount === 1;
 }
 
 /**
@@ -65,7 +103,8 @@ export async function claimPending(pool: Pool, limit: number, leaseMs: number): 
     received_at: Date;
     attempts: number;
   }>(
-    `UPDATE webhook_inbox SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+    `UPDATE webhook_inbox SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000),
+       claimed_at = now()
      WHERE id IN (
        SELECT id FROM webhook_inbox
        WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= now()
@@ -94,11 +133,21 @@ export async function markDelivered(pool: Pool, id: number, note?: string): Prom
   );
 }
 
+/**
+ * The row waits again for its next attempt, and identical copies join it, unless a newer copy
+ * already waits: then that one carries the notification and this row is done.
+ */
 export async function markRetry(pool: Pool, id: number, error: string, nextAttemptAt: Date): Promise<void> {
-  await pool.query(
-    'UPDATE webhook_inbox SET attempts = attempts + 1, last_error = $2, next_attempt_at = $3 WHERE id = $1',
-    [id, error, nextAttemptAt],
-  );
+  try {
+    await pool.query(
+      `UPDATE webhook_inbox SET attempts = attempts + 1, last_error = $2, next_attempt_at = $3, claimed_at = NULL
+       WHERE id = $1`,
+      [id, error, nextAttemptAt],
+    );
+  } catch (err) {
+    if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+    await markDelivered(pool, id, `${error}; a newer identical notification waits and carries it`);
+  }
 }
 
 export async function markGaveUp(pool: Pool, id: number, error: string): Promise<void> {

@@ -15,6 +15,8 @@ export interface DeliveryOptions {
   retryMaxMs: number;
   /** A workflow still missing this long after the notification arrived: stop trying. */
   giveUpAfterMs: number;
+  /** Identical copies within this long of a signal wait for its end: one signal per window. */
+  coalesceMs: number;
 }
 
 export const defaultDeliveryOptions: DeliveryOptions = {
@@ -22,17 +24,20 @@ export const defaultDeliveryOptions: DeliveryOptions = {
   retryBaseMs: 1_000,
   retryMaxMs: INBOX_DEFAULTS.retryMaxMs,
   giveUpAfterMs: INBOX_DEFAULTS.giveUpMs,
+  coalesceMs: INBOX_DEFAULTS.coalesceMs,
 };
 
 /** The operator's settings (common/config.ts) over the defaults. */
 export function deliveryOptionsFrom(config: {
   INBOX_RETRY_MAX_MS?: number;
   INBOX_GIVE_UP_MS?: number;
+  INBOX_COALESCE_MS?: number;
 }): DeliveryOptions {
   return {
     ...defaultDeliveryOptions,
     ...(config.INBOX_RETRY_MAX_MS ? { retryMaxMs: config.INBOX_RETRY_MAX_MS } : {}),
     ...(config.INBOX_GIVE_UP_MS ? { giveUpAfterMs: config.INBOX_GIVE_UP_MS } : {}),
+    ...(config.INBOX_COALESCE_MS ? { coalesceMs: config.INBOX_COALESCE_MS } : {}),
   };
 }
 

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../../common/logger';
 import type { ApiMetrics } from '../../common/metrics';
-import type { InboxPoint } from '../../db/inbox';
+import { claimForDelivery, type InboxPoint } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
 import { Problem, sendProblem } from '../problem';
 import { ingressAuth } from './authenticate';
@@ -29,6 +29,7 @@ export interface IngressDeps {
     PII_HASH_KEY: string;
     INBOX_RETRY_MAX_MS?: number;
     INBOX_GIVE_UP_MS?: number;
+    INBOX_COALESCE_MS?: number;
   };
   pool: Pool;
   temporal: Client;
@@ -48,7 +49,11 @@ function instanceOf(req: Request): string {
 export function ingressRouter(deps: IngressDeps) {
   const delivery: DeliveryOptions = { ...deliveryOptionsFrom(deps.config), ...deps.delivery };
   const ctx: DeliveryContext = { pool: deps.pool, temporal: deps.temporal, options: delivery };
-  const store = { leaseMs: leaseMs(delivery), timeoutMs: deps.storeTimeoutMs ?? 5_000 };
+  const store = {
+    leaseMs: leaseMs(delivery),
+    timeoutMs: deps.storeTimeoutMs ?? 5_000,
+    coalesceMs: delivery.coalesceMs,
+  };
   const auth = ingressAuth(deps.config);
   const { log } = deps;
 
@@ -60,18 +65,18 @@ export function ingressRouter(deps: IngressDeps) {
     const pathPoint = req.params.point as InboxPoint | undefined;
     const n = parseStorable(raw, fields, pathPoint, receivedAt, deps.config.PII_HASH_KEY);
     const got = { rawBody: raw, headers: headersOfInterest(req), receivedAt };
-    const id = await storeNotification(deps.pool, n, got, store).catch((err: unknown) => {
+    const stored = await storeNotification(deps.pool, n, got, store).catch((err: unknown) => {
       log.error({ err: String(err), point: n.point }, 'webhook inbox unavailable; answering 503');
       res.set('retry-after', '5');
       throw new Problem(503, 'inbox-unavailable', 'Cannot store the notification now; retry later');
     });
-    const duplicate = id === undefined;
+    const duplicate = 'joined' in stored;
     const outcome = duplicate ? 'duplicate' : 'stored';
     deps.metrics?.countNotification(n.point, String(fields.type ?? n.point), outcome);
     res.status(200).json({ received: true, duplicate });
     log.info({ point: n.point, target: n.logTarget, duplicate }, 'provider notification stored');
-    // A duplicate: the first copy's delivery (or the relay) takes care of it.
-    if (id !== undefined) signal(ctx, log, id, n, receivedAt);
+    // A copy that joined a waiting row, or whose window holds it, is the relay's to signal.
+    if (!duplicate && stored.deliverNow) signal(ctx, log, stored.id, n, receivedAt);
   };
 
   const router = express.Router();
@@ -86,10 +91,16 @@ export function ingressRouter(deps: IngressDeps) {
 /** The fast path, after the answer: the relay picks the row up if this fails or the process dies. */
 function signal(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotification, receivedAt: Date) {
   const { point, workflowId, signalName, signalPayload, logTarget } = n;
-  deliverRow(ctx, { id, point, workflowId, signalName, signalPayload, receivedAt, attempts: 0 }).then(
-    (outcome) => log.debug({ point, target: logTarget, outcome }, 'notification delivery'),
-    (err) => log.warn({ err: String(err), target: logTarget }, 'notification delivery not recorded'),
-  );
+  claimForDelivery(ctx.pool, id)
+    .then((mine) =>
+      mine
+        ? deliverRow(ctx, { id, point, workflowId, signalName, signalPayload, receivedAt, attempts: 0 })
+        : 'claimed elsewhere',
+    )
+    .then(
+      (outcome) => log.debug({ point, target: logTarget, outcome }, 'notification delivery'),
+      (err) => log.warn({ err: String(err), target: logTarget }, 'notification delivery not recorded'),
+    );
 }
 
 /** Every refusal as problem+json without the secret, counted by point and status. */

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { insertInbox } from '../../db/inbox';
+import { insertInbox, type Stored } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
 import type { ParsedNotification } from './notification';
 import { withTimeout } from './timeout';
@@ -26,28 +26,32 @@ export interface Received {
 }
 
 /**
- * The new row's id, or undefined for a duplicate. Rejects when Postgres does not answer within
- * `timeoutMs`. The row is left to this request's fast path for `leaseMs` before a relay may
- * claim it.
+ * Where the notification went (db/inbox.ts insertInbox). Rejects when Postgres does not answer
+ * within `timeoutMs`. A row to deliver now is left to this request's fast path for `leaseMs`
+ * before a relay may claim it.
  */
 export function storeNotification(
   pool: Pool,
   n: ParsedNotification,
   got: Received,
-  opts: { leaseMs: number; timeoutMs: number },
-): Promise<number | undefined> {
+  opts: { leaseMs: number; timeoutMs: number; coalesceMs: number },
+): Promise<Stored> {
   return withTimeout(
-    insertInbox(pool, {
-      dedupeKey: n.dedupeKey,
-      point: n.point,
-      workflowId: n.workflowId,
-      rawBody: got.rawBody,
-      headers: got.headers,
-      receivedAt: got.receivedAt,
-      signalName: n.signalName,
-      signalPayload: n.signalPayload,
-      nextAttemptAt: new Date(got.receivedAt.getTime() + opts.leaseMs),
-    }),
+    insertInbox(
+      pool,
+      {
+        dedupeKey: n.dedupeKey,
+        point: n.point,
+        workflowId: n.workflowId,
+        rawBody: got.rawBody,
+        headers: got.headers,
+        receivedAt: got.receivedAt,
+        signalName: n.signalName,
+        signalPayload: n.signalPayload,
+        nextAttemptAt: new Date(got.receivedAt.getTime() + opts.leaseMs),
+      },
+      opts.coalesceMs,
+    ),
     opts.timeoutMs,
     'inbox insert',
   );

@@ -404,7 +404,7 @@ describe('webhook ingress', () => {
     ...extra,
   });
 
-  it('refuses bad secrets, partners, bodies and ids; a storm of duplicates is one signal', async () => {
+  it('refuses bad secrets, partners, bodies and ids; a storm of copies is one or two signals', async () => {
     const { txid: id } = await createDeposit(990);
     const cpf = freshCpf();
     await startOnboarding(cpf);
@@ -483,27 +483,30 @@ describe('webhook ingress', () => {
       expect(r.bytes.toString('utf8'), what).not.toContain(WEBHOOK_SECRET);
     }
 
-    // 30 concurrent copies of one real notification: all accepted, one stored, one signal.
+    // 30 concurrent copies of one notification: all accepted, one signal at once and at most one
+    // more when the coalescing window ends.
     const storm = await Promise.all(
       Array.from({ length: 30 }, () => ingress('/deposit', { body: updated(id) })),
     );
     expect(storm.map((r) => r.status)).toEqual(Array(30).fill(200));
-    expect(storm.filter((r) => (r.body as { duplicate: boolean }).duplicate === false)).toHaveLength(1);
-    await eventually(async () => expect((await depositState(id)).notifications).toBe(2));
+    const own = storm.filter((r) => (r.body as { duplicate: boolean }).duplicate === false).length;
+    expect(own).toBeGreaterThanOrEqual(1);
+    expect(own).toBeLessThanOrEqual(2);
+    await eventually(async () => expect((await depositState(id)).notifications).toBe(1 + own));
     // Absence cannot be polled: give the relay a few of its 1 s rounds to signal anything extra.
     await new Promise((r) => setTimeout(r, 2_500));
     const after = await depositState(id);
-    expect(after.notifications).toBe(2);
+    expect(after.notifications).toBe(1 + own);
     expect(after.status).toBe('awaiting_payment'); // a notification only wakes the flow
     // The forged approvals moved nothing.
     const onboarding = await onboardingState(cpf);
     expect(onboarding.status).toBe('awaiting_liveness');
     expect(onboarding.livenessStatus).toBeUndefined();
 
-    // Paying it still completes it (the provider's `updated` is a duplicate of the storm's: the
-    // inquiry, not the notification, is the proof).
+    // The provider's `updated` after payment has the same body as the storm's copies, and still
+    // wakes the flow: the inquiry, not the notification, is the proof.
     expect((await sandbox(`/sandbox/deposits/${id}/pay`)).status).toBe(200);
-    expect((await waitDeposit(id, 'completed')).notifications).toBe(2);
+    expect((await waitDeposit(id, 'completed')).notifications).toBe(2 + own);
   });
 
   it('a notification for a flow that does not exist yet is kept and delivered when it appears', async () => {

@@ -30,7 +30,8 @@ import {
 // are small recorder workflows with the real signal names. A database of this file's own, so
 // rows and relays of other files never meet ours.
 
-const fast = { signalTimeoutMs: 2_000, retryBaseMs: 100, retryMaxMs: 500 };
+const COALESCE_MS = 1_000;
+const fast = { signalTimeoutMs: 2_000, retryBaseMs: 100, retryMaxMs: 500, coalesceMs: COALESCE_MS };
 
 let pool: Pool;
 let connection: Connection;
@@ -186,7 +187,6 @@ describe('webhook ingress: good notifications', () => {
     await startRecorder(wf);
     expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'processing'))).status).toBe(200);
     expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'completed'))).status).toBe(200);
-    expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'completed'))).status).toBe(200);
     const got = await waitUntil(
       () => received(wf),
       (r) => r.length >= 2,
@@ -197,18 +197,79 @@ describe('webhook ingress: good notifications', () => {
     ]);
     expect(await rowsOf(wf)).toHaveLength(2);
   });
+});
 
-  it('a storm of 50 concurrent duplicates: all 2xx, one row, one signal', async () => {
+describe('webhook ingress: identical notifications', () => {
+  const statusesOf = (got: Received[]) =>
+    got.map((g) => (g.payload as { statusVerification: string }).statusVerification);
+
+  it('an identical notification after the first was signalled is signalled again: two events can look alike', async () => {
     const txid = uniqueId();
     const wf = depositWorkflowId(txid);
     await startRecorder(wf);
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, () => post(`${ingress.base}/deposit`, depositMsg(txid))),
-    );
-    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
-    expect(answers.filter((a) => JSON.parse(a.text).duplicate === false)).toHaveLength(1);
+    expect((await post(`${ingress.base}/deposit`, depositMsg(txid))).status).toBe(200);
     await expectDeliveredOnce(wf);
-    expect(await rowsOf(wf)).toHaveLength(1);
+    // Past the coalescing window: the same body is a new event, signalled at once.
+    await new Promise((r) => setTimeout(r, COALESCE_MS));
+    const again = await post(`${ingress.base}/deposit`, depositMsg(txid));
+    expect(JSON.parse(again.text)).toEqual({ received: true, duplicate: false });
+    const got = await waitUntil(
+      () => received(wf),
+      (r) => r.length >= 2,
+    );
+    expect(got).toHaveLength(2);
+    expect((await rowsOf(wf)).map((r) => r.delivered_at !== null)).toEqual([true, true]);
+  });
+
+  it('liveness: the same status twice, with identical bodies, is seen twice', async () => {
+    const cpf = uniqueCpf();
+    const wf = onboardingWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
+    await startRecorder(wf);
+    const relay = startInboxRelay({ pool, temporal, log: silentLog, intervalMs: 100, delivery: fast });
+    try {
+      expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'processing'))).status).toBe(200);
+      await waitUntil(
+        () => received(wf),
+        (r) => r.length >= 1,
+      );
+      // Right after the first signal: held for the window, then signalled, not dropped.
+      expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'processing'))).status).toBe(200);
+      const got = await waitUntil(
+        () => received(wf),
+        (r) => r.length >= 2,
+      );
+      expect(statusesOf(got)).toEqual(['processing', 'processing']);
+      const [first, second] = await rowsOf(wf);
+      const gap = (second?.delivered_at?.getTime() ?? 0) - (first?.delivered_at?.getTime() ?? 0);
+      expect(gap).toBeGreaterThanOrEqual(COALESCE_MS - 50);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('a storm of 50 concurrent copies: all 2xx, one signal at once and one after the window, never more', async () => {
+    const txid = uniqueId();
+    const wf = depositWorkflowId(txid);
+    await startRecorder(wf);
+    const relay = startInboxRelay({ pool, temporal, log: silentLog, intervalMs: 100, delivery: fast });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => post(`${ingress.base}/deposit`, depositMsg(txid))),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
+      const own = answers.filter((a) => JSON.parse(a.text).duplicate === false);
+      expect(own.length).toBeGreaterThanOrEqual(1);
+      expect(own.length).toBeLessThanOrEqual(2);
+      const rows = await waitUntil(
+        () => rowsOf(wf),
+        (r) => r.every((x) => x.delivered_at !== null),
+      );
+      await new Promise((r) => setTimeout(r, COALESCE_MS + 300));
+      expect(await received(wf)).toHaveLength(rows.length);
+      expect(await rowsOf(wf)).toHaveLength(own.length);
+    } finally {
+      await relay.stop();
+    }
   });
 });
 

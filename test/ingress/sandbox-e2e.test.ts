@@ -2,12 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { startInboxRelay } from '../../api/ingress/relay';
 import {
   type DepositInput,
   depositStateQuery,
   depositWorkflowId,
   qrCodeUpdate,
 } from '../../contracts/deposit';
+import type { WithdrawalInput } from '../../contracts/withdrawal';
+import { withdrawalStateQuery, withdrawalWorkflowId } from '../../contracts/withdrawal';
 import type { Pool } from '../../db/pool';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { TEST_PII_KEY } from '../helpers/flow-env';
@@ -15,7 +18,7 @@ import { testPool } from '../helpers/postgres';
 import { clientFor } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { createTestWorker } from '../helpers/worker';
-import { PARTNER, post, type RunningIngress, startIngress, uniqueId, waitUntil } from './harness';
+import { PARTNER, post, type RunningIngress, silentLog, startIngress, uniqueId, waitUntil } from './harness';
 
 // End to end over the real pieces: the sandbox, registered to the ingress's one URL, posts the
 // deposit notifications itself; the real deposit workflow (dev server, real activities) must
@@ -30,6 +33,7 @@ let running: Promise<void>;
 let sandbox: RunningSandbox;
 let ingress: RunningIngress;
 let taskQueue: string;
+let relay: { stop(): Promise<void> };
 
 beforeAll(async () => {
   pool = testPool();
@@ -51,12 +55,15 @@ beforeAll(async () => {
   });
   running = worker.run();
   ingress = await startIngress(pool, temporal);
+  // As in every API process: the relay signals what the request path left waiting.
+  relay = startInboxRelay({ pool, temporal, log: silentLog, intervalMs: 100 });
   // What scripts/start.ts does for the embedded stack: one URL for all points.
   const r = await post(`${sandbox.url}/sandbox/notifications`, { url: ingress.base, partnerId: PARTNER });
   expect(r.status).toBe(200);
 });
 
 afterAll(async () => {
+  await relay?.stop();
   await ingress?.close();
   worker?.shutdown();
   await running;
@@ -120,4 +127,119 @@ it('sandbox pay -> ingress -> inbox row -> signal -> the deposit workflow comple
   const log = sandbox.state.notifications.filter((n) => n.message.id === input.txid);
   expect(log.length).toBeGreaterThanOrEqual(1);
   expect(log.every((n) => n.status === 'delivered' && n.attempts === 1)).toBe(true);
+});
+
+const depositNotification = (txid: string) => ({
+  id: txid,
+  type: 'deposit',
+  action: 'updated',
+  partner_id: PARTNER,
+});
+
+async function startDeposit(input: DepositInput) {
+  await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
+    args: [{ amountCentavos: input.amountCentavos, payerCpf: input.client.cpf, merchant: input.merchant }],
+    startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
+      workflowId: depositWorkflowId(input.txid),
+      taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
+  });
+  return temporal.workflow.getHandle(depositWorkflowId(input.txid));
+}
+
+const allDelivered = async (workflowId: string) =>
+  (
+    await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM webhook_inbox WHERE workflow_id = $1 AND delivered_at IS NULL',
+      [workflowId],
+    )
+  ).rows[0]?.n === 0;
+
+it('200 early copies of `updated`, then the real one after payment: completed within a second of payment, at most two early inquiries', async () => {
+  const input: DepositInput = {
+    txid: uniqueId(),
+    merchant: 'sandbox-merchant',
+    client: { externalId: 'user-storm', cpf: '63401825771', email: 'ana@example.com', name: 'Ana Souza' },
+    amountCentavos: 4_200,
+    // The first reconciliation poll is a minute away: anything sooner comes from a notification.
+    timings: { pollScheduleMs: [60_000, 120_000] },
+  };
+  const handle = await startDeposit(input);
+  const early = await Promise.all(
+    Array.from({ length: 200 }, () => post(ingress.base, depositNotification(input.txid))),
+  );
+  expect(early.every((r) => r.status === 200)).toBe(true);
+  // The copies settle: every row signalled, the flow has looked and found nothing paid.
+  await waitUntil(
+    () => allDelivered(depositWorkflowId(input.txid)),
+    (done) => done,
+    10_000,
+  );
+  const before = await waitUntil(
+    () => handle.query(depositStateQuery),
+    (s) => s.inquiries >= 1,
+  );
+  await new Promise((r) => setTimeout(r, 1_500));
+  const settled = await handle.query(depositStateQuery);
+  expect(settled.status).toBe('awaiting_payment');
+  expect(settled.inquiries).toBeGreaterThanOrEqual(before.inquiries);
+  expect(settled.inquiries).toBeLessThanOrEqual(2);
+
+  const paidAt = Date.now();
+  const paid = await post(`${sandbox.url}/sandbox/deposits/${input.txid}/pay`, {
+    payerName: 'Ana Souza',
+    payerCpf: '63401825771',
+  });
+  expect(paid.status).toBe(200);
+  const done = await waitUntil(
+    () => handle.query(depositStateQuery),
+    (s) => s.status === 'completed',
+    { timeoutMs: 10_000, intervalMs: 20 },
+  );
+  expect(Date.now() - paidAt).toBeLessThan(1_000);
+  // The sandbox's own `updated` woke it: one look more than before payment.
+  expect(done.inquiries).toBe(settled.inquiries + 1);
+});
+
+it('a withdrawal whose two status changes send identical notifications reaches failed through the second, not a poll', async () => {
+  const input: WithdrawalInput = {
+    transactionId: `wd-same-${uniqueId()}`,
+    merchant: 'sandbox-merchant',
+    client: { externalId: 'user-wd', cpf: '63401825771', email: 'ana@example.com', name: 'Ana Souza' },
+    pixKey: 'ana@example.com',
+    pixType: 'EMAIL',
+    amountCentavos: 1_500,
+    timings: { pollScheduleMs: [60_000, 120_000] },
+  };
+  const handle = await temporal.workflow.start('withdrawalWorkflow', {
+    workflowId: withdrawalWorkflowId(input.transactionId),
+    taskQueue,
+    args: [input],
+  });
+  await waitUntil(
+    () => handle.query(withdrawalStateQuery),
+    (s) => s.status === 'processing',
+  );
+  const notification = { id: input.transactionId, type: 'withdraw', action: 'updated', partner_id: PARTNER };
+  // A first `updated` while it is still processing: the flow looks and keeps waiting.
+  expect((await post(ingress.base, notification)).status).toBe(200);
+  const looked = await waitUntil(
+    () => handle.query(withdrawalStateQuery),
+    (s) => s.inquiries >= 1,
+  );
+  expect(looked.status).toBe('processing');
+  await new Promise((r) => setTimeout(r, 1_200));
+  // The sandbox fails it and sends the same body again.
+  const failed = await post(`${sandbox.url}/sandbox/withdrawals/${input.transactionId}/fail`, {
+    reason: 'account closed',
+  });
+  expect(failed.status).toBe(200);
+  const end = await waitUntil(
+    () => handle.query(withdrawalStateQuery),
+    (s) => s.status === 'failed',
+    10_000,
+  );
+  expect(end).toMatchObject({ status: 'failed', reason: 'account closed', inquiries: 2, notifications: 2 });
 });
