@@ -8,8 +8,9 @@ import {
   qrCodeUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/shared';
-import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
+import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
+import { createTestWorker } from '../helpers/worker';
 
 // Deposits on the time-skipping server, with the real activities against the sandbox.
 
@@ -129,6 +130,71 @@ describe('deposit flow', () => {
     await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
     expect((await handle.result()).status).toBe('completed');
     await recordHistory(handle, 'deposit-hint-then-paid');
+  });
+
+  it('a hint that arrives while the flow is inquiring makes it look again after that inquiry', async () => {
+    // The first inquiry reads "unpaid", then is held while the deposit is paid and a second
+    // hint arrives; only a look after that inquiry can see the payment.
+    let releaseFirst: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      releaseFirst = r;
+    });
+    let firstRead: () => void = () => {};
+    const readUnpaid = new Promise<void>((r) => {
+      firstRead = r;
+    });
+    let calls = 0;
+    const provider = {
+      ...f.provider,
+      async getDeposit(txid: string) {
+        const tx = await f.provider.getDeposit(txid);
+        calls += 1;
+        if (calls === 1) {
+          firstRead();
+          await held;
+        }
+        return tx;
+      },
+    };
+    const taskQueue = `${f.taskQueue}-held`;
+    const worker = await createTestWorker({
+      connection: f.env.nativeConnection,
+      taskQueue,
+      provider,
+      pool: f.pool,
+      piiKey: TEST_PII_KEY,
+    });
+    const running = worker.run();
+    try {
+      const input = depositInput();
+      await f.env.client.workflow.executeUpdateWithStart(qrCodeUpdate, {
+        args: [{ ...fingerprint(input), requestId: 'req-1' }],
+        startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
+          workflowId: depositWorkflowId(input.txid),
+          taskQueue,
+          args: [{ ...input, requestId: 'req-1' }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      });
+      const handle = handleOf(input);
+      const hint = { type: 'deposit', action: 'updated', id: input.txid } as const;
+      await handle.signal(providerNotificationSignal, hint);
+      await readUnpaid;
+      await pay(input.txid);
+      await handle.signal(providerNotificationSignal, hint);
+      releaseFirst();
+      const done = await waitForState(
+        () => handle.query(depositStateQuery),
+        (s) => s.status === 'completed',
+      );
+      expect(done).toMatchObject({ status: 'completed', inquiries: 2, notifications: 2 });
+      // Both looks were woken by hints: no reconciliation timer fired.
+      const events = (await handle.fetchHistory()).events ?? [];
+      expect(events.filter((e) => e.timerFiredEventAttributes)).toHaveLength(0);
+    } finally {
+      worker.shutdown();
+      await running;
+    }
   });
 
   it('paid with the notification lost: reconciliation finds it by polling', async () => {
