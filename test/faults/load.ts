@@ -127,6 +127,23 @@ async function reliably(
   }
 }
 
+/**
+ * A check's read: the API's rate limit (429 with Retry-After) is an answer to wait on, not a
+ * problem of the flow being checked; the limit applies to the checker as to any caller.
+ */
+async function fetchHonouringLimit(url: string, deadlineMs = 120_000): Promise<Response | undefined> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const r = await fetch(url, {
+      headers: { authorization: `Bearer ${API_KEY}` },
+      signal: AbortSignal.timeout(10_000),
+    }).catch(() => undefined);
+    if (r?.status !== 429 || Date.now() > deadline) return r;
+    await r.arrayBuffer();
+    await sleep(1_000 * Math.max(1, Number(r.headers.get('retry-after')) || 1));
+  }
+}
+
 async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>) {
   let next = 0;
   await Promise.all(
@@ -409,10 +426,7 @@ export async function check(h: Harness, load: Load, timeoutMs: number): Promise<
       continue;
     }
     if (ours.status === 'completed') {
-      const receipt = await fetch(`${h.api}/v1/withdrawals/${id}/receipt.png`, {
-        headers: { authorization: `Bearer ${API_KEY}` },
-        signal: AbortSignal.timeout(10_000),
-      }).catch(() => undefined);
+      const receipt = await fetchHonouringLimit(`${h.api}/v1/withdrawals/${id}/receipt.png`);
       const bytes = receipt ? Buffer.from(await receipt.arrayBuffer()) : Buffer.alloc(0);
       if (receipt?.status !== 200 || bytes.subarray(1, 4).toString('latin1') !== 'PNG' || !ours.receiptStored)
         wrong(key, `completed without a stored receipt (receipt.png ${receipt?.status})`);
