@@ -88,7 +88,8 @@ describe('npm start (scripts/start.ts)', () => {
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
       await waitUntil(
-        () => out.includes('pixflow is up') || child.exitCode !== null,
+        // The banner's last line: its lines can arrive in separate chunks.
+        () => out.includes('Ctrl-C stops everything.') || child.exitCode !== null,
         (settled) => settled,
         { timeoutMs: 150_000, intervalMs: 500 },
       ).catch(() => {}); // the output, checked next, says what did not come up
