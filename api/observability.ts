@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Application, Request, RequestHandler } from 'express';
+import { type MatchFunction, match } from 'path-to-regexp';
 import type { Logger } from '../common/logger';
 import type { ApiMetrics } from '../common/metrics';
 
@@ -21,32 +22,19 @@ interface RouteEntry {
   /** The route's path with every mount prefix before it, e.g. `/v1/deposits/:txid`. */
   template: string;
   methods: string[];
-  pattern: RegExp;
+  matches: MatchFunction<object>;
 }
 
 const joinPath = (prefix: string, p: string) => `${prefix.replace(/\/$/, '')}${p === '/' ? '' : p}` || '/';
-
-/**
- * Literal segments and `:name` parameters, case-insensitive and with an optional trailing
- * slash, as Express matches them by default. Other syntax (wildcards, optional groups) gets no
- * pattern: such a route is labelled by the route Express matched, if it got that far.
- */
-function compileTemplate(template: string): RegExp | undefined {
-  const segments = template.split('/').slice(1);
-  if (!segments.every((s) => /^:[A-Za-z_$][\w$]*$/.test(s) || /^[^:*?{}()[\]+!\\]*$/.test(s))) {
-    return undefined;
-  }
-  const body = segments.map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.^$|]/g, '\\$&'))).join('/');
-  return new RegExp(`^/${body}/?$`, 'i');
-}
 
 function listRoutes(router: { listRoutes?(): ListedRoute[] }, prefix: string, into: RouteEntry[]) {
   for (const r of router.listRoutes?.() ?? []) {
     if (typeof r.path !== 'string') continue;
     const template = joinPath(prefix, r.path);
     if (r.router) listRoutes(r.router, template, into);
-    const pattern = r.methods ? compileTemplate(template) : undefined;
-    if (r.methods && pattern) into.push({ template, methods: r.methods, pattern });
+    // Express's own matcher, with its defaults (case-insensitive, an optional trailing slash);
+    // no decoding: a malformed escape in a hostile path must not throw here.
+    if (r.methods) into.push({ template, methods: r.methods, matches: match(template, { decode: false }) });
   }
   return into;
 }
@@ -61,6 +49,17 @@ const routeTables = new WeakMap<Application, RouteEntry[]>();
  * route serves is `unmatched`. Never the raw path, which can hold a CPF or the webhook secret.
  */
 export function routeLabel(req: Request): string {
+  const known = labels.get(req);
+  if (known !== undefined) return known;
+  const label = findRouteLabel(req);
+  labels.set(req, label);
+  return label;
+}
+
+/** Each answer is labelled once: by the metrics and by its trace span alike. */
+const labels = new WeakMap<Request, string>();
+
+function findRouteLabel(req: Request): string {
   let table = routeTables.get(req.app);
   if (!table) {
     // Read once, at the first answer, when every route has been added.
@@ -69,7 +68,7 @@ export function routeLabel(req: Request): string {
   }
   const path = req.originalUrl.split('?')[0] ?? '';
   const entry = table.find(
-    (r) => r.pattern.test(path) && (r.methods.includes(req.method) || r.methods.includes('*')),
+    (r) => (r.methods.includes(req.method) || r.methods.includes('*')) && r.matches(path) !== false,
   );
   if (entry) return entry.template;
   return req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
