@@ -83,15 +83,7 @@ it('sandbox pay -> ingress -> inbox row -> signal -> the deposit workflow comple
     timings: { pollScheduleMs: [60_000, 120_000] },
   };
   const wf = depositWorkflowId(input.txid);
-  const { qr } = await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
-    args: [{ amountCentavos: input.amountCentavos, payerCpf: input.client.cpf, merchant: input.merchant }],
-    startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
-      workflowId: wf,
-      taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    }),
-  });
+  const { qr } = await startDeposit(input);
   expect(qr.txid).toBe(input.txid);
 
   const paid = await post(`${sandbox.url}/sandbox/deposits/${input.txid}/pay`, {
@@ -136,8 +128,9 @@ const depositNotification = (txid: string) => ({
   partner_id: PARTNER,
 });
 
+/** What the API does: start-or-attach and get the QR in one round trip. */
 async function startDeposit(input: DepositInput) {
-  await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
+  const { qr } = await temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
     args: [{ amountCentavos: input.amountCentavos, payerCpf: input.client.cpf, merchant: input.merchant }],
     startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
       workflowId: depositWorkflowId(input.txid),
@@ -146,7 +139,7 @@ async function startDeposit(input: DepositInput) {
       workflowIdConflictPolicy: 'USE_EXISTING',
     }),
   });
-  return temporal.workflow.getHandle(depositWorkflowId(input.txid));
+  return { qr, handle: temporal.workflow.getHandle(depositWorkflowId(input.txid)) };
 }
 
 const allDelivered = async (workflowId: string) =>
@@ -166,7 +159,7 @@ it('200 early copies of `updated`, then the real one after payment: completed wi
     // The first reconciliation poll is a minute away: anything sooner comes from a notification.
     timings: { pollScheduleMs: [60_000, 120_000] },
   };
-  const handle = await startDeposit(input);
+  const { handle } = await startDeposit(input);
   const early = await Promise.all(
     Array.from({ length: 200 }, () => post(ingress.base, depositNotification(input.txid))),
   );
