@@ -1,14 +1,18 @@
 import { z } from 'zod';
 import { depositClientSchema } from '../provider/schemas';
 import type { FlowTimings } from './shared';
-import { amountCentavosSchema, cpfSchema, txidSchema } from './shared-input';
+import { amountCentavosSchema, birthdaySchema, cpfSchema, txidSchema } from './shared-input';
 
 // What a deposit is started with, as the API checks it.
 
 export const depositInputSchema = z.object({
   txid: txidSchema,
   merchant: z.string().min(1).max(100),
-  client: depositClientSchema.extend({ cpf: cpfSchema, email: z.email() }),
+  client: depositClientSchema.extend({
+    cpf: cpfSchema,
+    email: z.email(),
+    birthday: birthdaySchema.optional(),
+  }),
   amountCentavos: amountCentavosSchema,
 });
 export type DepositInput = z.infer<typeof depositInputSchema> & {

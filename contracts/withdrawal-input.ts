@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pixKeyProblem } from '../provider/pix-key';
 import { pixTypeSchema, withdrawClientSchema } from '../provider/schemas';
 import type { FlowTimings } from './shared';
-import { amountCentavosSchema, cpfSchema } from './shared-input';
+import { amountCentavosSchema, birthdaySchema, cpfSchema } from './shared-input';
 
 // What a withdrawal is started with, as the API checks it.
 
@@ -16,7 +16,11 @@ export const withdrawalInputSchema = z
   .object({
     transactionId: transactionIdSchema,
     merchant: z.string().min(1).max(100),
-    client: withdrawClientSchema.extend({ cpf: cpfSchema, email: z.email() }),
+    client: withdrawClientSchema.extend({
+      cpf: cpfSchema,
+      email: z.email(),
+      birthday: birthdaySchema.optional(),
+    }),
     pixKey: z.string().min(1).max(200),
     pixType: pixTypeSchema,
     amountCentavos: amountCentavosSchema,
