@@ -1,4 +1,4 @@
-import express from 'express';
+import express, { type RequestHandler } from 'express';
 import { createApiMetrics } from '../common/metrics';
 import type { FlowTimings } from '../contracts/shared';
 import { countPending } from '../db/inbox';
@@ -6,9 +6,9 @@ import { apiKeyAuth } from './auth';
 import type { ApiDeps } from './deps';
 import { apiRateLimit, securityHeaders } from './hardening';
 import { ingressRouter } from './ingress/router';
-import { requestObservability } from './observability';
+import { allowedMethods, requestObservability } from './observability';
 import { openApiRoutes } from './openapi';
-import { Problem, problemHandler } from './problem';
+import { Problem, problemHandler, sendProblem } from './problem';
 import { codecRoutes } from './routes/codec';
 import { depositRoutes } from './routes/deposits';
 import { flowRoutes } from './routes/flows';
@@ -30,6 +30,22 @@ function configuredTimings({ config, timings }: ApiDeps): Partial<FlowTimings> |
   };
   return Object.keys(configured).length > 0 ? configured : undefined;
 }
+
+/**
+ * A path some route serves, asked with another method: 405 with the methods it takes (RFC 9110),
+ * not 404. Its `instance` is the route's template, never the raw path (the webhook secret).
+ */
+const methodNotAllowed: RequestHandler = (req, res, next) => {
+  const route = allowedMethods(req);
+  if (!route || route.methods.includes(req.method) || route.methods.includes('*')) return next();
+  const allow = route.methods.join(', ');
+  res.set('allow', allow);
+  sendProblem(
+    res,
+    new Problem(405, 'method-not-allowed', 'Method not allowed', `${req.method} is not one of ${allow}`),
+    route.template,
+  );
+};
 
 export function createApp(input: ApiDeps) {
   const metrics = input.metrics ?? createApiMetrics();
@@ -71,6 +87,7 @@ export function createApp(input: ApiDeps) {
   app.use('/v1', v1);
   app.use(ingressRouter(deps));
 
+  app.use(methodNotAllowed);
   app.use((req, _res, next) =>
     next(new Problem(404, 'not-found', 'Not found', `no route for ${req.method} ${req.path}`)),
   );

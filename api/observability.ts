@@ -59,13 +59,32 @@ export function routeLabel(req: Request): string {
 /** Each answer is labelled once: by the metrics and by its trace span alike. */
 const labels = new WeakMap<Request, string>();
 
-function findRouteLabel(req: Request): string {
-  let table = routeTables.get(req.app);
+function routeTable(app: Application): RouteEntry[] {
+  let table = routeTables.get(app);
   if (!table) {
     // Read once, at the first answer, when every route has been added.
-    table = listRoutes(req.app.router as { listRoutes?(): ListedRoute[] }, '', []);
-    routeTables.set(req.app, table);
+    table = listRoutes(app.router as { listRoutes?(): ListedRoute[] }, '', []);
+    routeTables.set(app, table);
   }
+  return table;
+}
+
+/**
+ * The methods the routes serve at this request's path, HEAD with GET (Express answers it), and
+ * the route's template; undefined when no route has this path at all.
+ */
+export function allowedMethods(req: Request): { template: string; methods: string[] } | undefined {
+  const path = req.originalUrl.split('?')[0] ?? '';
+  const found = routeTable(req.app).filter((r) => r.matches(path) !== false);
+  const first = found[0];
+  if (!first) return undefined;
+  const methods = new Set(found.flatMap((r) => r.methods));
+  if (methods.has('GET')) methods.add('HEAD');
+  return { template: first.template, methods: [...methods] };
+}
+
+function findRouteLabel(req: Request): string {
+  const table = routeTable(req.app);
   const path = req.originalUrl.split('?')[0] ?? '';
   const entry = table.find(
     (r) => (r.methods.includes(req.method) || r.methods.includes('*')) && r.matches(path) !== false,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { depositWorkflowId } from '../../contracts/deposit';
-import { type ApiEnv, eventually, expectProblem, freshCpf, json, startApiEnv } from './support';
+import { type ApiEnv, CODEC_TOKEN, eventually, expectProblem, freshCpf, json, startApiEnv } from './support';
 
 let e: ApiEnv;
 let n = 0;
@@ -131,6 +131,30 @@ describe('API description', () => {
 
   it('unknown routes are 404 problem+json', async () => {
     await expectProblem(await fetch(`${e.url}/nope`), 404, 'not-found');
+    await expectProblem(await e.call('DELETE', '/v1/nope'), 404, 'not-found');
+  });
+
+  it('a known path with a method it does not take is 405 with Allow', async () => {
+    const cpf = freshCpf();
+    const secret = 'a-webhook-secret-for-405';
+    for (const [method, path, allow, key] of [
+      ['DELETE', '/v1/deposits', 'POST', undefined],
+      ['PUT', `/v1/onboardings/${cpf}`, 'GET, HEAD', undefined],
+      ['GET', `/v1/onboardings/${cpf}/review`, 'POST', undefined],
+      ['PATCH', '/v1/flows', 'GET, HEAD', undefined],
+      ['POST', '/openapi.json', 'GET, HEAD', null],
+      ['DELETE', '/docs', 'GET, HEAD', null],
+      ['GET', `/webhooks/provider/${secret}/deposit`, 'POST', null],
+      ['PUT', `/webhooks/provider/${secret}`, 'POST', null],
+      ['GET', '/codec/decode', 'POST', CODEC_TOKEN],
+    ] as const) {
+      const res = await e.call(method, path, { key });
+      expect(res.headers.get('allow'), `${method} ${path}`).toBe(allow);
+      const p = await expectProblem(res, 405, 'method-not-allowed');
+      // The answer names the route, never the path it was asked at (a CPF, the webhook secret).
+      expect(JSON.stringify(p)).not.toContain(secret);
+      expect(JSON.stringify(p)).not.toContain(cpf);
+    }
   });
 });
 
