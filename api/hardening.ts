@@ -7,9 +7,9 @@ import { Problem } from './problem';
 // Security headers on every answer, and the per-key rate limit of /v1.
 
 /**
- * helmet's headers with a CSP for what pixflow serves: JSON, PNGs and /docs (one HTML page with
- * an inline <style>, no script). Nothing may frame it. The UI's codec calls are CORS requests,
- * which Cross-Origin-Resource-Policy does not block.
+ * helmet's headers with a CSP for what pixflow serves: JSON and PNGs (/docs sets its own, for the
+ * reference's script). Nothing may frame it. The UI's codec calls are CORS requests, which
+ * Cross-Origin-Resource-Policy does not block.
  */
 export function securityHeaders(): RequestHandler {
   return helmet({
@@ -17,7 +17,6 @@ export function securityHeaders(): RequestHandler {
       useDefaults: false,
       directives: {
         defaultSrc: ["'none'"],
-        styleSrc: ["'unsafe-inline'"],
         imgSrc: ["'self'", 'data:'],
         baseUri: ["'none'"],
         formAction: ["'none'"],

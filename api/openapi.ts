@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { Router } from 'express';
 import type { z } from 'zod';
@@ -20,8 +21,9 @@ import {
   withdrawalResponseSchema,
 } from './schemas';
 
-// /openapi.json is generated from the very zod schemas the routes validate with; /docs renders it
-// as a self-contained HTML page (no CDN: the machines running this may reach no internet).
+// /openapi.json is generated from the very zod schemas the routes validate with (their examples
+// included); /docs renders it with Scalar's API reference, whose bundle the API serves itself
+// (no CDN: the machines running this may reach no internet).
 
 type Method = 'get' | 'post';
 
@@ -44,7 +46,26 @@ const errorText: Record<number, string> = {
   401: 'Missing or wrong API key',
   404: 'No such flow (or nothing to serve yet)',
   409: 'Conflicts with the existing flow',
+  429: 'Too many requests with this API key: retry after the Retry-After seconds',
   502: 'The provider refused or failed',
+};
+
+/** The rate limit runs before every /v1 route, so each of them can answer it. */
+const RATE_LIMITED = 429;
+
+const problemHeaders: Record<number, Record<string, unknown>> = {
+  429: {
+    'Retry-After': {
+      description: 'seconds until this API key may call again',
+      required: true,
+      schema: { type: 'integer', minimum: 0 },
+    },
+    RateLimit: {
+      description: 'the remaining quota of this key (IETF RateLimit header fields, draft 8)',
+      schema: { type: 'string' },
+    },
+    'RateLimit-Policy': { description: 'the quota of this key per window', schema: { type: 'string' } },
+  },
 };
 
 const ops: Op[] = [
@@ -184,9 +205,11 @@ export function buildOpenApiDocument() {
         ...(ok.png ? { content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } : {}),
       };
     }
-    for (const status of op.errors) {
+    const errors = op.public ? op.errors : [...new Set([...op.errors, RATE_LIMITED])];
+    for (const status of errors) {
       responses[status] = {
         description: errorText[status] ?? 'Error',
+        ...(problemHeaders[status] ? { headers: problemHeaders[status] } : {}),
         content: { 'application/problem+json': { schema: problemSchema } },
       };
     }
@@ -217,70 +240,64 @@ export function buildOpenApiDocument() {
   });
 }
 
-type Doc = ReturnType<typeof buildOpenApiDocument>;
+/** The reference's standalone browser bundle, served from node_modules: no CDN at run time. */
+const REFERENCE_BUNDLE = path.join(
+  path.dirname(require.resolve('@scalar/api-reference')),
+  'browser',
+  'standalone.js',
+);
+const REFERENCE_BUNDLE_PATH = '/docs/api-reference.js';
 
-/** The few fields of a generated operation the page shows. */
-interface DocOperation {
-  summary?: string;
-  description?: string;
-  parameters?: {
-    name: string;
-    in: string;
-    required?: boolean;
-    description?: string;
-    schema?: { description?: string };
-  }[];
-  requestBody?: { content?: Record<string, { schema?: unknown }> };
-  responses?: Record<string, { description?: string; content?: Record<string, unknown> }>;
-}
+/**
+ * The page's own policy: the bundle is a script from here that injects its styles, fetches the
+ * document and sends "try it" requests to this origin. Fonts are the browser's own
+ * (`withDefaultFonts: false`; the default would fetch them from Scalar's CDN).
+ */
+const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
-/** A small static page: every operation, its parameters, body schema and responses. */
-export function renderDocsHtml(doc: Doc): string {
-  const sections: string[] = [];
-  for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    for (const method of ['get', 'post'] as const) {
-      const op = (item as Partial<Record<'get' | 'post', DocOperation>> | undefined)?.[method];
-      if (!op) continue;
-      const params = (op.parameters ?? []).map(
-        (p) =>
-          `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${p.required ? 'yes' : ''}</td><td><code>${esc(JSON.stringify(p.schema))}</code></td><td>${esc(p.schema?.description ?? p.description)}</td></tr>`,
-      );
-      const body = op.requestBody?.content?.['application/json']?.schema;
-      const responses = Object.entries(op.responses ?? {}).map(
-        ([code, r]) =>
-          `<li><b>${esc(code)}</b> ${esc(r.description)} <small>${esc(Object.keys(r.content ?? {}).join(', '))}</small></li>`,
-      );
-      sections.push(`<section id="${esc(`${method}-${path}`)}">
-<h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${esc(path)}</code></h3>
-<p>${esc(op.summary)}</p>${op.description ? `<p class="d">${esc(op.description)}</p>` : ''}
-${params.length ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>schema</th><th></th></tr>${params.join('')}</table>` : ''}
-${body ? `<details><summary>request body</summary><pre>${esc(JSON.stringify(body, null, 2))}</pre></details>` : ''}
-<ul>${responses.join('')}</ul></section>`);
-    }
-  }
-  const schemas = Object.entries(doc.components?.schemas ?? {}).map(
-    ([name, s]) =>
-      `<details id="schema-${esc(name)}"><summary>${esc(name)}</summary><pre>${esc(JSON.stringify(s, null, 2))}</pre></details>`,
-  );
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(doc.info.title)}</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}
-code,pre{font:13px ui-monospace,monospace}pre{background:#f5f5f5;padding:.8em;overflow:auto}
-section{border-top:1px solid #ddd;padding:.5em 0}.m{color:#fff;padding:2px 6px;border-radius:3px;font-size:12px}
-.get{background:#2b7bb9}.post{background:#3a8f3a}.d{color:#555}table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}</style>
-</head><body><h1>${esc(doc.info.title)} <small>${esc(doc.info.version)}</small></h1>
-<p>${esc(doc.info.description)}</p><p>Every <code>/v1</code> route needs <code>Authorization: Bearer &lt;api key&gt;</code>. Machine-readable: <a href="/openapi.json">/openapi.json</a>.</p>
-${sections.join('\n')}<h2>Schemas</h2>${schemas.join('\n')}</body></html>`;
+/** The page: the bundle mounts the reference where the configuration script stands. */
+export function renderDocsHtml(title: string): string {
+  // Scalar's hosted services (AI agent, MCP, developer tools, telemetry) stay off: this page
+  // reads the document from this API and nothing else.
+  const config = {
+    url: '/openapi.json',
+    withDefaultFonts: false,
+    telemetry: false,
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    showDeveloperTools: 'never',
+    documentDownloadType: 'json',
+    authentication: { preferredSecurityScheme: 'apiKey' },
+  };
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title><link rel="icon" href="data:,"></head>
+<body><script id="api-reference" data-configuration="${esc(JSON.stringify(config))}"></script>
+<script src="${REFERENCE_BUNDLE_PATH}"></script></body></html>`;
 }
 
 export function openApiRoutes() {
   const doc = buildOpenApiDocument();
-  const html = renderDocsHtml(doc);
+  const html = renderDocsHtml(doc.info.title);
   const r = Router();
   r.get('/openapi.json', (_req, res) => {
     res.json(doc);
   });
   r.get('/docs', (_req, res) => {
-    res.type('html').send(html);
+    res.set('content-security-policy', DOCS_CSP).type('html').send(html);
+  });
+  r.get(REFERENCE_BUNDLE_PATH, (_req, res, next) => {
+    res.sendFile(REFERENCE_BUNDLE, { maxAge: '1h' }, (err) => err && next(err));
   });
   return r;
 }

@@ -11,10 +11,25 @@ import { transactionIdSchema, withdrawalInputSchema } from '../contracts/withdra
 // truth for validation and for /openapi.json); responses mirror the workflow state types and are
 // checked against them at compile time with `satisfies`.
 
+// Every request and answer carries an example (`.meta({ example })`): the API reference shows
+// them, and test/unit/openapi-examples.test.ts parses each with its own schema.
+
+const CPF = '63401825771';
+const AT = '2026-11-21T14:03:00.000Z';
+const LATER = '2026-11-21T14:33:00.000Z';
+const TXID = '47110815000000000000000000000001';
+const client = { externalId: 'user-4711', cpf: CPF, email: 'ana@example.com', name: 'Ana Souza' };
+
 // ------------------------------------------------------------------------- requests
 
-export const onboardingBodySchema = onboardingInputSchema.meta({ id: 'OnboardingRequest' });
-export const reviewBodySchema = reviewDecisionSchema.meta({ id: 'ReviewDecision' });
+export const onboardingBodySchema = onboardingInputSchema.meta({
+  id: 'OnboardingRequest',
+  example: { cpf: CPF, plan: 'plan_basic', event: 'signup', redirectUrl: '/welcome', userRef: 'user-4711' },
+});
+export const reviewBodySchema = reviewDecisionSchema.meta({
+  id: 'ReviewDecision',
+  example: { decision: 'approve', by: 'ops@example.com', reason: 'document checked by hand' },
+});
 
 /** txid and merchant may be left out: the API generates a txid and uses the configured merchant. */
 export const depositBodySchema = depositInputSchema
@@ -24,7 +39,10 @@ export const depositBodySchema = depositInputSchema
       .optional()
       .meta({ description: 'default: the configured merchant' }),
   })
-  .meta({ id: 'DepositRequest' });
+  .meta({
+    id: 'DepositRequest',
+    example: { txid: TXID, client: { ...client, birthday: '1990-01-02' }, amountCentavos: 15_000 },
+  });
 
 /**
  * withdrawalInputSchema carries a refinement (pix key vs type), which zod does not let us extend:
@@ -41,7 +59,16 @@ export const withdrawalBodySchema = z
       .optional()
       .meta({ description: 'default: the configured merchant' }),
   })
-  .meta({ id: 'WithdrawalRequest' });
+  .meta({
+    id: 'WithdrawalRequest',
+    example: {
+      transactionId: 'payout-4711',
+      client,
+      pixKey: 'ana@example.com',
+      pixType: 'EMAIL',
+      amountCentavos: 15_000,
+    },
+  });
 
 export const cpfParamsSchema = z.object({ cpf: cpfSchema });
 export const txidParamsSchema = z.object({ txid: txidSchema });
@@ -92,11 +119,40 @@ export const onboardingStateSchema = z
 
 export const onboardingResponseSchema = z
   .object({ workflowId: z.string(), state: onboardingStateSchema })
-  .meta({ id: 'Onboarding' });
+  .meta({
+    id: 'Onboarding',
+    example: {
+      workflowId: 'onboarding-3f2a9c0d5e7b41a8',
+      state: {
+        status: 'awaiting_liveness',
+        reasons: [],
+        flags: { pep: false },
+        link: {
+          url: 'https://liveness.example.com/s/9b1e',
+          qrcode: 'data:image/png;base64,iVBORw0KGgo=',
+          type: 'onboarding',
+          issuedAt: AT,
+          expiresAt: LATER,
+        },
+        startedAt: AT,
+        updatedAt: AT,
+      },
+    },
+  });
 
 export const livenessLinkResponseSchema = livenessLinkSchema
   .extend({ reused: z.boolean().meta({ description: 'true: the still-valid link again; false: a new one' }) })
-  .meta({ id: 'LivenessLink' });
+  .meta({
+    id: 'LivenessLink',
+    example: {
+      url: 'https://liveness.example.com/s/9b1e',
+      qrcode: 'data:image/png;base64,iVBORw0KGgo=',
+      type: 'onboarding',
+      issuedAt: AT,
+      expiresAt: LATER,
+      reused: true,
+    },
+  });
 
 export const depositQrSchema = z.object({
   txid: z.string(),
@@ -106,9 +162,18 @@ export const depositQrSchema = z.object({
   amountCentavos: z.number().int(),
 }) satisfies z.ZodType<DepositQr>;
 
+const qrExample = {
+  txid: TXID,
+  payload:
+    '00020101021226850014br.gov.bcb.pix2563pix.example.com/qr/v2/4711520400005303986540515000.005802BR6304ABCD',
+  image: 'data:image/png;base64,iVBORw0KGgo=',
+  expiresAt: LATER,
+  amountCentavos: 15_000,
+};
+
 export const depositResponseSchema = depositQrSchema
   .extend({ workflowId: z.string() })
-  .meta({ id: 'DepositQr' });
+  .meta({ id: 'DepositQr', example: { ...qrExample, workflowId: `deposit-${TXID}` } });
 
 /** What deposits and withdrawals both report of their progress. */
 const moneyFlowProgress = {
@@ -136,7 +201,19 @@ export const depositStateSchema = z
       .optional(),
     ...moneyFlowProgress,
   })
-  .meta({ id: 'DepositState' }) satisfies z.ZodType<DepositState>;
+  .meta({
+    id: 'DepositState',
+    example: {
+      status: 'awaiting_payment',
+      txid: TXID,
+      amountCentavos: 15_000,
+      qr: qrExample,
+      notifications: 0,
+      inquiries: 1,
+      startedAt: AT,
+      updatedAt: AT,
+    },
+  }) satisfies z.ZodType<DepositState>;
 
 export const withdrawalStateSchema = z
   .object({
@@ -153,7 +230,27 @@ export const withdrawalStateSchema = z
 
 export const withdrawalResponseSchema = z
   .object({ workflowId: z.string(), transactionId: z.string(), state: withdrawalStateSchema })
-  .meta({ id: 'Withdrawal' });
+  .meta({
+    id: 'Withdrawal',
+    example: {
+      workflowId: 'withdrawal-payout-4711',
+      transactionId: 'payout-4711',
+      state: {
+        status: 'completed',
+        transactionId: 'payout-4711',
+        amountCentavos: 15_000,
+        e2eId: 'E1234567820261121140300000004711',
+        receiptStatus: 1,
+        receiptStored: true,
+        paidAt: AT,
+        notifications: 1,
+        inquiries: 1,
+        startedAt: AT,
+        updatedAt: LATER,
+        finishedAt: LATER,
+      },
+    },
+  });
 
 export const flowItemSchema = z
   .object({
@@ -176,7 +273,27 @@ export const flowPageSchema = z
     items: z.array(flowItemSchema),
     next: z.string().nullable().meta({ description: 'cursor of the next page; null on the last one' }),
   })
-  .meta({ id: 'FlowPage' });
+  .meta({
+    id: 'FlowPage',
+    example: {
+      items: [
+        {
+          workflowId: `deposit-${TXID}`,
+          type: 'deposit',
+          businessId: TXID,
+          status: 'awaiting_payment',
+          cpfMasked: '***.018.257-**',
+          merchant: 'sandbox-merchant',
+          amountCentavos: 15_000,
+          reason: null,
+          details: {},
+          createdAt: AT,
+          updatedAt: AT,
+        },
+      ],
+      next: null,
+    },
+  });
 
 export const problemSchema = z
   .object({
@@ -187,4 +304,14 @@ export const problemSchema = z
     instance: z.string().optional(),
     invalid_params: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
   })
-  .meta({ id: 'Problem' });
+  .meta({
+    id: 'Problem',
+    example: {
+      type: 'https://pixflow.dev/problems/validation-error',
+      title: 'Request validation failed',
+      status: 400,
+      detail: 'body.client.cpf: has invalid check digits',
+      instance: '/v1/deposits',
+      invalid_params: [{ name: 'body.client.cpf', reason: 'has invalid check digits' }],
+    },
+  });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { depositWorkflowId } from '../../contracts/deposit';
+import { launchChromium } from '../console/browser';
 import { type ApiEnv, CODEC_TOKEN, eventually, expectProblem, freshCpf, json, startApiEnv } from './support';
 
 let e: ApiEnv;
@@ -120,14 +121,40 @@ describe('API description', () => {
         content: { 'application/json': { schema: { $ref: '#/components/schemas/DepositRequest' } } },
       },
     });
+  });
 
+  it('/docs renders the API reference in a browser, with operations and examples, from this origin only', async () => {
     const docs = await fetch(`${e.url}/docs`);
     expect(docs.status).toBe(200);
     expect(docs.headers.get('content-type')).toMatch(/^text\/html/);
-    const html = await docs.text();
-    expect(html).toContain('/v1/withdrawals/{id}/receipt.png');
-    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href="https?:/);
-  });
+    // Nothing from a CDN: every script and stylesheet is served by the API itself.
+    expect(await docs.text()).not.toMatch(/<(script|link)[^>]+(src|href)="(https?:)?\/\//);
+
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      const foreign: string[] = [];
+      page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+      page.on('console', (m) => {
+        if (m.type() === 'error' || /Content.Security.Policy/i.test(m.text())) problems.push(m.text());
+      });
+      page.on('request', (r) => {
+        if (!r.url().startsWith(e.url) && !/^(data|blob):/.test(r.url())) foreign.push(r.url());
+      });
+      await page.goto(`${e.url}/docs`);
+      // An operation, its request example (OnboardingRequest's userRef) in the code sample and
+      // its answer's example (Onboarding's workflowId), both from the zod schemas.
+      await page.getByText('Start an onboarding (idempotent per CPF)').first().waitFor({ timeout: 30_000 });
+      const sample = page.locator('pre, code').filter({ hasText: 'curl' }).first();
+      await expect.poll(() => sample.textContent(), { timeout: 30_000 }).toContain('"userRef": "user-4711"');
+      await page.getByText('"onboarding-3f2a9c0d5e7b41a8"').first().waitFor({ timeout: 30_000 });
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
 
   it('unknown routes are 404 problem+json', async () => {
     await expectProblem(await fetch(`${e.url}/nope`), 404, 'not-found');

@@ -32,7 +32,7 @@ const depositBody = (txid: string, name = 'Ana Souza') => ({
 });
 
 describe('security headers', () => {
-  it('every kind of answer carries them; /docs still renders its inline styles; no x-powered-by', async () => {
+  it('every kind of answer carries them; only /docs may load its script; no x-powered-by', async () => {
     const answers = [
       await fetch(`${h.e.url}/healthz`),
       await fetch(`${h.e.url}/docs`),
@@ -51,10 +51,14 @@ describe('security headers', () => {
       expect(res.headers.get('referrer-policy'), what).toBe('no-referrer');
       expect(res.headers.get('x-powered-by'), what).toBeNull();
     }
+    // Only /docs may run a script, and only the reference bundle the API serves itself.
     const docs = answers[1] as Response;
     expect(docs.status).toBe(200);
-    expect(docs.headers.get('content-security-policy')).toContain("style-src 'unsafe-inline'");
-    expect(await docs.text()).toContain('<style>');
+    expect(docs.headers.get('content-security-policy')).toContain("script-src 'self';");
+    expect(await docs.text()).toContain('<script src="/docs/api-reference.js">');
+    for (const res of answers.filter((r) => r !== docs)) {
+      expect(res.headers.get('content-security-policy'), res.url).not.toContain('script-src');
+    }
   });
 
   it('/codec CORS still works for the UI origin, with the headers', async () => {
