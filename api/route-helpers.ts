@@ -33,13 +33,19 @@ export function illFormedTextPath(value: unknown): string[] | undefined {
   return undefined;
 }
 
-/** Parses one part of the request or throws a 400 problem naming each bad field (body.client.cpf). */
+/**
+ * Parses one part of the request or throws a 400 problem naming each bad field (body.client.cpf).
+ * The text check reads what the schema kept: properties it does not know are dropped unread, as
+ * the API's document says (it allows them), whatever they hold.
+ */
 export function parse<S extends z.ZodType>(
   schema: S,
   where: 'body' | 'path' | 'query',
   value: unknown,
 ): z.output<S> {
-  const bad = illFormedTextPath(value);
+  const r = schema.safeParse(value);
+  if (!r.success) throw validationProblem(where, r.error);
+  const bad = illFormedTextPath(r.data);
   if (bad) {
     const name = [where, ...bad].join('.');
     const reason = 'must be well-formed text without NUL characters';
@@ -47,8 +53,6 @@ export function parse<S extends z.ZodType>(
       invalid_params: [{ name, reason }],
     });
   }
-  const r = schema.safeParse(value);
-  if (!r.success) throw validationProblem(where, r.error);
   return r.data;
 }
 
@@ -58,14 +62,20 @@ export const notFound = (what: string) => new Problem(404, 'flow-not-found', 'Fl
 export const conflict = (reason: string) =>
   new Problem(409, 'conflict', 'Conflicts with the existing flow', reason);
 
+/**
+ * 422: the provider refused to create the deposit (a business error: its txid taken, a merchant
+ * it does not know, data it will not take). Nothing was created and the same request would be
+ * refused again, so it is the caller's to change, not a gateway failure to retry.
+ */
+export const depositRefused = (reason: string | undefined) =>
+  new Problem(422, 'deposit-failed', 'The provider refused the deposit', reason);
+
 /** Update failures: a validator rejection or a finished flow is the caller's conflict, not ours. */
 export function updateFailure(err: unknown): Problem | undefined {
   if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
   const cause = err.cause;
   const message = cause?.message ?? err.message;
-  if (cause instanceof ApplicationFailure && cause.type === DEPOSIT_FAILED) {
-    return new Problem(502, 'deposit-failed', 'The provider did not create the QR code', message);
-  }
+  if (cause instanceof ApplicationFailure && cause.type === DEPOSIT_FAILED) return depositRefused(message);
   return conflict(message);
 }
 

@@ -14,7 +14,15 @@ import {
 import type { depositWorkflow } from '../../workflows/deposit';
 import type { ApiDeps } from '../deps';
 import { Problem } from '../problem';
-import { formatBrl, isNotFound, newTxid, notFound, parse, requestHash } from '../route-helpers';
+import {
+  depositRefused,
+  formatBrl,
+  isNotFound,
+  newTxid,
+  notFound,
+  parse,
+  requestHash,
+} from '../route-helpers';
 import { depositBodySchema, txidParamsSchema } from '../schemas';
 import { startOrAttach } from '../start-flow';
 
@@ -69,9 +77,7 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
     if (!outcome.answered) {
       // The same deposit again, closed: its QR, if it ever had one.
       const state = await outcome.closed.query(depositStateQuery);
-      if (!state.qr) {
-        throw new Problem(502, 'deposit-failed', 'The provider did not create the QR code', state.reason);
-      }
+      if (!state.qr) throw depositRefused(state.reason);
       return res.status(200).json({ workflowId: handle.workflowId, ...state.qr });
     }
     res

@@ -94,17 +94,17 @@ describe('deposits', () => {
     }
   });
 
-  it('a deposit the provider refuses is a 502 with the reason', async () => {
+  it('a deposit the provider refuses is a 422 with the reason, never a 5xx', async () => {
     const txid = `9${Date.now()}${++n}`;
     const body = { ...depositBody(), txid };
     // Occupy the txid at the provider with another amount: our create is then refused as a duplicate.
     await e.provider.createDeposit({ client: body.client, amountCentavos: 1, txid });
-    const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 502, 'deposit-failed');
+    const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 422, 'deposit-failed');
     expect(p.detail).toBeTruthy();
     // Once the flow has closed, a repeat finds it (never a second flow for the txid): same answers.
     const handle = e.temporal.workflow.getHandle(depositWorkflowId(txid));
     await handle.result();
-    await expectProblem(await e.call('POST', '/v1/deposits', { body }), 502, 'deposit-failed');
+    await expectProblem(await e.call('POST', '/v1/deposits', { body }), 422, 'deposit-failed');
     await expectProblem(await e.call('POST', '/v1/deposits', { body: { ...body, amountCentavos: 5 } }), 409);
     expect((await handle.describe()).status.name).toBe('COMPLETED');
     const runs = await eventually(

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatBrl, newTxid, requestHash } from '../../api/route-helpers';
+import { z } from 'zod';
+import { Problem } from '../../api/problem';
+import { formatBrl, newTxid, parse, requestHash } from '../../api/route-helpers';
 import { canonicalJson } from '../../common/canonical-json';
 import { txidSchema } from '../../contracts/shared-input';
 
@@ -23,5 +25,30 @@ describe('route helpers', () => {
     expect(txidSchema.safeParse(a).success).toBe(true);
     expect(a).toHaveLength(32);
     expect(newTxid()).not.toBe(a);
+  });
+});
+
+describe('parse', () => {
+  const schema = z.object({ name: z.string().min(1) });
+
+  it('refuses NUL or a lone surrogate in a field the schema keeps, naming it', () => {
+    for (const name of ['a\u0000b', 'a\ud800b']) {
+      let problem: unknown;
+      try {
+        parse(schema, 'body', { name });
+      } catch (err) {
+        problem = err;
+      }
+      expect(problem).toBeInstanceOf(Problem);
+      expect((problem as Problem).extra.invalid_params).toEqual([
+        { name: 'body.name', reason: 'must be well-formed text without NUL characters' },
+      ]);
+    }
+  });
+
+  it('drops unknown properties unread, whatever text they hold (the document allows them)', () => {
+    expect(parse(schema, 'body', { name: 'Ana', extra: 'a\u0000b', more: ['\ud800'] })).toEqual({
+      name: 'Ana',
+    });
   });
 });
