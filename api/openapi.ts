@@ -3,6 +3,9 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import { Router } from 'express';
 import type { z } from 'zod';
 import { escapeHtml as esc } from '../common/html';
+import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS } from '../provider/pix-key';
+import { PIX_TYPES } from '../provider/pix-types';
+import type { PixType } from '../provider/schemas';
 import {
   cpfParamsSchema,
   depositBodySchema,
@@ -47,7 +50,7 @@ const errorText: Record<number, string> = {
   404: 'No such flow (or nothing to serve yet)',
   409: 'Conflicts with the existing flow',
   429: 'Too many requests with this API key: retry after the Retry-After seconds',
-  502: 'The provider refused or failed',
+  422: 'The provider refused it (detail says why); the same request would be refused again',
 };
 
 /** The rate limit runs before every /v1 route, so each of them can answer it. */
@@ -129,7 +132,7 @@ const ops: Op[] = [
       { status: 201, description: 'Created', schema: depositResponseSchema },
       { status: 200, description: 'The same deposit again', schema: depositResponseSchema },
     ],
-    errors: [400, 401, 409, 502],
+    errors: [400, 401, 409, 422],
   },
   {
     method: 'get',
@@ -189,6 +192,79 @@ const ops: Op[] = [
   },
 ];
 
+/**
+ * What the API refuses in every text field (route-helpers' `parse`): NUL, which Postgres cannot
+ * store, as the pattern of every string schema that has no rule of its own, so the document
+ * admits no text the API refuses. (Lone surrogates, refused too, are not Unicode text at all;
+ * a pattern cannot name them in every regex dialect that validators use.)
+ */
+const WELL_FORMED_TEXT = '^[^\\u0000]*$';
+
+/** Adds the rule to every free string schema of a request, following $refs into components. */
+function withTextRule(doc: { paths?: unknown; components?: { schemas?: Record<string, unknown> } }): void {
+  const seen = new Set<unknown>();
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object' || seen.has(node)) return;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    const schema = node as Record<string, unknown>;
+    if (typeof schema.$ref === 'string') {
+      visit(doc.components?.schemas?.[schema.$ref.replace('#/components/schemas/', '')]);
+      return;
+    }
+    const free = !('pattern' in schema || 'enum' in schema || 'const' in schema || 'format' in schema);
+    if (schema.type === 'string' && free) schema.pattern = WELL_FORMED_TEXT;
+    for (const [key, value] of Object.entries(schema)) {
+      if (key !== 'example' && key !== 'examples') visit(value);
+    }
+  };
+  // Requests only: an answer may quote the caller's text back (a malformed body's parse error).
+  for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, DocOperation>>)) {
+    for (const op of Object.values(item)) {
+      for (const p of op.parameters ?? []) visit(p.schema);
+      for (const media of Object.values(op.requestBody?.content ?? {})) visit(media.schema);
+    }
+  }
+}
+
+/** The parts of a generated operation the text rule reads. */
+interface DocOperation {
+  parameters?: { schema?: unknown }[];
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
+}
+
+const unanchored = (re: RegExp) => re.source.replace(/^\^|\$$/g, '');
+
+/**
+ * A withdrawal's pixKey follows its pixType (a refinement zod's generator cannot describe): one
+ * variant per type, from provider/pix-key's own rules. The composite ACCOUNT key is the named
+ * format `pix-account-key`: its first part is itself a key, and a CPF there needs check digits.
+ */
+function pixKeyVariants(): Record<string, unknown>[] {
+  const { EVP, PHONE, EMAIL } = PIX_KEY_PATTERNS;
+  const keyPart = ['\\d{11}', unanchored(EMAIL), unanchored(PHONE), unanchored(EVP)].join('|');
+  const variants: Record<PixType, Record<string, unknown>> = {
+    CPF: { $ref: '#/components/schemas/Cpf' },
+    EMAIL: { type: 'string', maxLength: PIX_EMAIL_MAX_LENGTH, pattern: EMAIL.source },
+    PHONE: { type: 'string', pattern: PHONE.source, description: '+55, area code and number (E.164)' },
+    EVP: { type: 'string', pattern: EVP.source, description: 'a random key (UUID)' },
+    ACCOUNT: {
+      type: 'string',
+      format: 'pix-account-key',
+      pattern: `^(?:${keyPart});\\d{8};\\d{1,5};\\d{1,20};(?:CACC|SVGS|TRAN)$`,
+      description:
+        '`key;ispb;branch;account;type`: key a CPF (valid check digits), e-mail (at most 77 characters), +55 phone or EVP Pix key; ispb 8 digits; branch 1-5 digits; account 1-20 digits; type CACC, SVGS or TRAN',
+      example: '63401825771;60701190;1234;987654321;CACC',
+    },
+  };
+  return PIX_TYPES.map((type) => ({
+    properties: { pixType: { const: type }, pixKey: variants[type] },
+  }));
+}
+
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'apiKey', {
@@ -228,7 +304,7 @@ export function buildOpenApiDocument() {
       responses: responses as Parameters<typeof registry.registerPath>[0]['responses'],
     });
   }
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'pixflow API',
@@ -238,6 +314,10 @@ export function buildOpenApiDocument() {
     },
     servers: [{ url: '/' }],
   });
+  withTextRule(doc);
+  const withdrawal = doc.components?.schemas?.WithdrawalRequest as Record<string, unknown> | undefined;
+  if (withdrawal) withdrawal.oneOf = pixKeyVariants();
+  return doc;
 }
 
 /** The reference's standalone browser bundle, served from node_modules: no CDN at run time. */

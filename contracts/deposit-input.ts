@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { depositClientSchema } from '../provider/schemas';
 import type { FlowTimings } from './shared';
-import { amountCentavosSchema, birthdaySchema, cpfSchema, txidSchema } from './shared-input';
+import { amountCentavosSchema, birthdaySchema, cpfSchema, emailSchema, txidSchema } from './shared-input';
 
 // What a deposit is started with, as the API checks it.
 
@@ -10,7 +10,7 @@ export const depositInputSchema = z.object({
   merchant: z.string().min(1).max(100),
   client: depositClientSchema.extend({
     cpf: cpfSchema,
-    email: z.email(),
+    email: emailSchema,
     birthday: birthdaySchema.optional(),
   }),
   amountCentavos: amountCentavosSchema,

@@ -12,7 +12,9 @@ export const onboardingInputSchema = z.object({
   redirectUrl: z
     .string()
     .max(500)
-    .regex(/^\/(?!\/)[^\s]*$/, 'must be a path starting with a single "/"')
+    // A URL path is ASCII (RFC 3986: anything else is percent-encoded), so no control character,
+    // space or lone surrogate either.
+    .regex(/^\/(?!\/)[\x21-\x7e]*$/, 'must be a path starting with a single "/"')
     .optional(),
   userRef: z.string().min(1).max(200).optional(),
 });

@@ -39,6 +39,16 @@ export const birthdaySchema = z.iso
     example: '1990-01-02',
   });
 
+/**
+ * An e-mail address as the API checks it: zod's rule, which is not the `email` format of JSON
+ * Schema (RFC 5321 admits quotes and IP literals, zod no leading dot, no `!`), so the document
+ * publishes the pattern alone, the rule the API applies.
+ */
+export const emailSchema = z
+  .string()
+  .regex(z.regexes.email, 'Invalid email address')
+  .meta({ description: 'an e-mail address', example: 'ana@example.com' });
+
 export const amountCentavosSchema = z
   .number()
   .int('must be whole centavos')

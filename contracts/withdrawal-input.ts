@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pixKeyProblem } from '../provider/pix-key';
 import { pixTypeSchema, withdrawClientSchema } from '../provider/schemas';
 import type { FlowTimings } from './shared';
-import { amountCentavosSchema, birthdaySchema, cpfSchema } from './shared-input';
+import { amountCentavosSchema, birthdaySchema, cpfSchema, emailSchema } from './shared-input';
 
 // What a withdrawal is started with, as the API checks it.
 
@@ -18,7 +18,7 @@ export const withdrawalInputSchema = z
     merchant: z.string().min(1).max(100),
     client: withdrawClientSchema.extend({
       cpf: cpfSchema,
-      email: z.email(),
+      email: emailSchema,
       birthday: birthdaySchema.optional(),
     }),
     pixKey: z.string().min(1).max(200),

@@ -4,12 +4,17 @@ import type { PixType } from './schemas';
 
 // Validation of a payee's Pix key for its pixType. Returns a human-readable reason, or null when valid.
 
-const EVP = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// No flags on these: /openapi.json publishes their sources as JSON Schema patterns.
+const EVP = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 // +55, two-digit area code (no zero), 8 (landline) or 9 (mobile) digit number.
 const PHONE = /^\+55[1-9][1-9]\d{8,9}$/;
 // Pix e-mail keys are at most 77 characters.
 const EMAIL =
   /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+export const PIX_EMAIL_MAX_LENGTH = 77;
+/** The rules of the key types that are one regular expression each. */
+export const PIX_KEY_PATTERNS = { EVP, PHONE, EMAIL } as const;
 
 export interface CompositeAccountKey {
   key: string;
@@ -68,7 +73,7 @@ export function pixKeyProblem(
       if (!/^\d{11}$/.test(pixKey)) return 'CPF key must be 11 digits';
       return isValidCpf(pixKey) ? null : 'CPF key has invalid check digits';
     case 'EMAIL':
-      if (pixKey.length > 77) return 'EMAIL key must be at most 77 characters';
+      if (pixKey.length > PIX_EMAIL_MAX_LENGTH) return 'EMAIL key must be at most 77 characters';
       return EMAIL.test(pixKey) ? null : 'EMAIL key is not a valid e-mail address';
     case 'PHONE':
       return PHONE.test(pixKey) ? null : 'PHONE key must be +55 followed by area code and number (E.164)';

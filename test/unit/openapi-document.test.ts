@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { buildOpenApiDocument } from '../../api/openapi';
 import * as schemas from '../../api/schemas';
+import { cpfSchema, emailSchema } from '../../contracts/shared-input';
+import { pixKeyProblem } from '../../provider/pix-key';
 
 interface Schema {
   $ref?: string;
@@ -69,6 +71,76 @@ describe('/openapi.json', () => {
     for (const [name, s] of withExamples) {
       const r = (s as z.ZodType).safeParse((s as z.ZodType).meta()?.example);
       expect(r.error?.issues ?? [], name).toEqual([]);
+    }
+  });
+
+  it('admits no text the API refuses: NUL in a request string, an e-mail zod would not take', () => {
+    const request = doc.components.schemas.OnboardingRequest as {
+      properties: Record<string, Schema & { pattern?: string }>;
+    };
+    const event = new RegExp(request.properties.event?.pattern ?? '', 'u');
+    expect(event.test('signup')).toBe(true);
+    expect(event.test('sign\u0000up')).toBe(false);
+    // Answers may quote text back (a parse error), so they carry no such rule.
+    const problem = doc.components.schemas.Problem as { properties: Record<string, { pattern?: string }> };
+    expect(problem.properties.detail?.pattern).toBeUndefined();
+
+    const deposit = doc.components.schemas.DepositRequest as {
+      properties: { client: { properties: Record<string, { pattern?: string; format?: string }> } };
+    };
+    const email = deposit.properties.client.properties.email;
+    expect(email?.format).toBeUndefined();
+    const emailRule = new RegExp(email?.pattern ?? '', 'u');
+    for (const v of [
+      'ana@example.com',
+      'a!b@example.com',
+      '"quoted"@example.com',
+      '.ana@example.com',
+      'ana@[127.0.0.1]',
+    ]) {
+      expect(emailRule.test(v), v).toBe(emailSchema.safeParse(v).success);
+    }
+  });
+
+  it("publishes the pixKey rule of each pixType, agreeing with the API's own check", () => {
+    const withdrawal = doc.components.schemas.WithdrawalRequest as {
+      oneOf: {
+        properties: { pixType: { const: string }; pixKey: Schema & { pattern?: string; maxLength?: number } };
+      }[];
+    };
+    const rule = (type: string) =>
+      withdrawal.oneOf.find((v) => v.properties.pixType.const === type)?.properties.pixKey;
+    const admits = (type: string, key: string) => {
+      const r = component(rule(type)) as { pattern?: string; maxLength?: number; format?: string };
+      if (r.format === 'cpf') return cpfSchema.safeParse(key).success;
+      return new RegExp(r.pattern ?? '', 'u').test(key) && key.length <= (r.maxLength ?? Infinity);
+    };
+    const samples: [string, string][] = [
+      ['CPF', '63401825771'],
+      ['CPF', '63401825772'],
+      ['EMAIL', 'ana.costa+pix@example.com.br'],
+      ['EMAIL', `${'a'.repeat(70)}@example.com`],
+      ['EMAIL', 'not-an-email'],
+      ['PHONE', '+5511987654321'],
+      ['PHONE', '+1555123456'],
+      ['EVP', '7d9f0335-8dcc-4054-9bf9-0dbd61d36906'],
+      ['EVP', '7D9F0335-8DCC-4054-9BF9-0DBD61D36906'],
+      ['EVP', 'not-a-uuid'],
+      ['ACCOUNT', '63401825771;00000000;0001;123456;CACC'],
+      ['ACCOUNT', 'ana@example.com;60701190;1234;987654321;SVGS'],
+      ['ACCOUNT', ';60701190;1234;987654321;SVGS'],
+      ['ACCOUNT', 'ana@example.com;6070119;1234;987654321;SVGS'],
+      ['ACCOUNT', 'ana@example.com;60701190;1234;98765-4321;TRAN'],
+    ];
+    expect(withdrawal.oneOf.map((v) => v.properties.pixType.const).sort()).toEqual([
+      'ACCOUNT',
+      'CPF',
+      'EMAIL',
+      'EVP',
+      'PHONE',
+    ]);
+    for (const [type, key] of samples) {
+      expect(admits(type, key), `${type} ${key}`).toBe(pixKeyProblem(key, type) === null);
     }
   });
 });
