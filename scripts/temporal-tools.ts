@@ -4,7 +4,8 @@ import path from 'node:path';
 
 // Finds or builds the two Temporal servers pixflow runs without any download from outside
 // the package registries: the CLI dev server (Go module proxy) and the Java time-skipping
-// test server (Maven Central). Both land in the git-ignored cache folder and are reused.
+// test server (Maven Central); and the tests' API fuzzer (PyPI). All land in the git-ignored
+// cache folder and are reused.
 
 export const ROOT = path.resolve(__dirname, '..');
 export const CACHE_DIR = process.env.PIXFLOW_CACHE_DIR ?? path.join(ROOT, '.cache', 'temporal');
@@ -143,6 +144,40 @@ export function ensureTestServer(): string {
   chmodSync(TEST_SERVER_WRAPPER, 0o755);
   log(`time-skipping test server ready: ${TEST_SERVER_WRAPPER}`);
   return TEST_SERVER_WRAPPER;
+}
+
+/**
+ * Schemathesis, the OpenAPI-driven fuzzer the tests run against /openapi.json: a pinned version
+ * from PyPI in a venv of its own under the cache folder (a new pin gets a new venv).
+ */
+export const SCHEMATHESIS_VERSION = '4.32.5';
+export const SCHEMATHESIS_VENV = path.join(ROOT, '.cache', `schemathesis-${SCHEMATHESIS_VERSION}`);
+export const SCHEMATHESIS_BIN = path.join(SCHEMATHESIS_VENV, 'bin', 'st');
+
+export function ensureSchemathesis(): string {
+  if (existsSync(SCHEMATHESIS_BIN)) return SCHEMATHESIS_BIN;
+  const python = onPath('python3');
+  const venvMissing =
+    'Python 3.9+ with venv is needed once to install the API fuzzer (schemathesis): `apt-get install python3-venv`';
+  if (!python) throw new SetupError(venvMissing);
+  log(
+    `installing schemathesis ${SCHEMATHESIS_VERSION} from PyPI into ${SCHEMATHESIS_VENV} (first run only)...`,
+  );
+  rmSync(SCHEMATHESIS_VENV, { recursive: true, force: true });
+  const venv = spawnSync(python, ['-m', 'venv', SCHEMATHESIS_VENV], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (venv.status !== 0) throw new SetupError(`${venvMissing} (python3 -m venv exited ${venv.status})`);
+  const pip = spawnSync(
+    path.join(SCHEMATHESIS_VENV, 'bin', 'pip'),
+    ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  if (pip.status !== 0 || !existsSync(SCHEMATHESIS_BIN)) {
+    rmSync(SCHEMATHESIS_VENV, { recursive: true, force: true });
+    throw new SetupError(`pip install schemathesis==${SCHEMATHESIS_VERSION} failed (exit ${pip.status})`);
+  }
+  return SCHEMATHESIS_BIN;
 }
 
 export function temporalCliVersion(cli: string): string {
