@@ -2,7 +2,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startTimeSkippingServer } from '../helpers/temporal';
+import { settleSdkLogs } from '../helpers/sdk-log';
+import { heartbeatCapabilityWarnings, startTimeSkippingServer } from '../helpers/temporal';
 
 const workflowsPath = path.resolve(__dirname, '../fixtures/ping-workflow.ts');
 
@@ -16,6 +17,11 @@ describe('Temporal dev server (real, started by the global setup)', () => {
   afterAll(async () => {
     await connection?.close();
     await nativeConnection?.close();
+  });
+
+  it('advertises the heartbeat-details capability, so its workers give no warning about it', async () => {
+    const { capabilities } = await connection.workflowService.getSystemInfo({});
+    expect(capabilities?.activityFailureIncludeHeartbeat).toBe(true);
   });
 
   it('runs a workflow that calls a real activity', async () => {
@@ -66,6 +72,10 @@ describe('time-skipping test server (Java, fetched from Maven Central)', () => {
       // The server's clock moved two hours while the wall clock barely did.
       const desc = await env.client.workflow.getHandle('sleepy').describe();
       expect(desc.closeTime!.getTime() - desc.startTime.getTime()).toBeGreaterThanOrEqual(2 * 3600 * 1000);
+      // This server lacks the heartbeat-details capability: core warned once, for this worker,
+      // and the warning was collected rather than printed.
+      await settleSdkLogs();
+      expect(heartbeatCapabilityWarnings()).toHaveLength(1);
     } finally {
       await env.teardown();
     }
