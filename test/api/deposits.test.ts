@@ -11,6 +11,7 @@ import {
   MerchantKey,
 } from '../../common/search-attributes';
 import { depositWorkflowId } from '../../contracts/deposit';
+import { expectActivityFailure } from '../helpers/sdk-log';
 import {
   type ApiEnv,
   eventually,
@@ -99,11 +100,17 @@ describe('deposits', () => {
     const body = { ...depositBody(), txid };
     // Occupy the txid at the provider with another amount: our create is then refused as a duplicate.
     await e.provider.createDeposit({ client: body.client, amountCentavos: 1, txid });
+    const refused = expectActivityFailure({
+      workflowId: depositWorkflowId(txid),
+      activityType: 'createDepositQr',
+      error: /duplicate transaction/,
+    });
     const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 502, 'deposit-failed');
     expect(p.detail).toBeTruthy();
     // Once the flow has closed, a repeat finds it (never a second flow for the txid): same answers.
     const handle = e.temporal.workflow.getHandle(depositWorkflowId(txid));
     await handle.result();
+    expect(refused()).toHaveLength(1);
     await expectProblem(await e.call('POST', '/v1/deposits', { body }), 502, 'deposit-failed');
     await expectProblem(await e.call('POST', '/v1/deposits', { body: { ...body, amountCentavos: 5 } }), 409);
     expect((await handle.describe()).status.name).toBe('COMPLETED');
