@@ -69,6 +69,16 @@ interface Started {
   exitCode: Promise<number | null>;
 }
 
+function killAll(procs: Proc[]) {
+  for (const p of procs) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
 const cleanups: Array<() => void> = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
@@ -104,11 +114,7 @@ async function npmStart(opts: { terminal?: boolean } = {}): Promise<Started> {
   let known: Proc[] = [];
   cleanups.push(() => {
     // Whatever a failed case left behind (orphans too), so the next one starts clean.
-    for (const p of [...known.filter(running), ...(top.pid ? descendants(top.pid) : [])]) {
-      try {
-        process.kill(p.pid, 'SIGKILL');
-      } catch {}
-    }
+    killAll([...known.filter(running), ...(top.pid ? descendants(top.pid) : [])]);
     top.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -271,6 +277,24 @@ describe('a part on its own (npm run sandbox, the API or the worker)', () => {
     expect(out).toContain('"reason":"SIGHUP"');
   });
 
+  it('npm run sandbox stops on SIGTERM to npm (what a process manager sends)', async () => {
+    const env = await sandboxEnv();
+    const npm = spawn('npm', ['run', 'sandbox'], { cwd: ROOT, env, detached: true, stdio: 'ignore' });
+    cleanups.push(() => killAll(descendants(npm.pid as number)));
+    await waitUntil(() => tcpOpen(Number(env.SANDBOX_PORT)), Boolean, 30_000);
+    const procs = descendants(npm.pid as number);
+    cleanups.push(() => killAll(procs.filter(running)));
+    const code = new Promise<number | null>((r) => npm.on('exit', (c) => r(c)));
+    npm.kill('SIGTERM');
+    expect(await code).toBe(0);
+    await waitUntil(
+      () => procs.filter(running).length,
+      (n) => n === 0,
+      5_000,
+    );
+    expect(await tcpOpen(Number(env.SANDBOX_PORT))).toBe(false);
+  });
+
   it('stops by itself when its parent dies, even by SIGKILL', async () => {
     const env = await sandboxEnv();
     // A parent that starts the part and is then killed without a chance to stop it.
@@ -286,7 +310,7 @@ describe('a part on its own (npm run sandbox, the API or the worker)', () => {
     });
     await waitUntil(() => tcpOpen(Number(env.SANDBOX_PORT)), Boolean, 30_000);
     const part = readProc(Number(out.split('\n')[0])) as Proc;
-    cleanups.push(() => running(part) && process.kill(part.pid, 'SIGKILL'));
+    cleanups.push(() => killAll([part].filter(running)));
     parent.kill('SIGKILL');
     await waitUntil(
       () => running(part),
