@@ -248,6 +248,14 @@ describe('npm start stops every part, whichever way it is stopped', () => {
     await expectOrderlyStop(s, 'SIGINT');
   }, 200_000);
 
+  it('SIGKILL of npm: the process it ran sees its parent gone and stops every part', async () => {
+    const s = await npmStart();
+    process.kill(s.npmPid, 'SIGKILL');
+    await expectAllGone(s);
+    expect(s.output()).toContain('pixflow stopped (parent process gone): every part is down.');
+    expect(s.output()).toContain('database system is shut down');
+  }, 200_000);
+
   it('SIGKILL of the process that started the parts: they stop by themselves', async () => {
     const s = await npmStart();
     process.kill(s.starterPid, 'SIGKILL');
