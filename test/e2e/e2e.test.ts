@@ -393,7 +393,8 @@ describe('withdrawals', () => {
     expect((await sandbox(`/sandbox/withdrawals/${id}/fail`, { reason })).status).toBe(200);
     const s = await waitWithdrawal(id, 'failed');
     expect(s.reason).toContain(reason);
-    expect((await api(`/v1/withdrawals/${id}/receipt.png`)).status).toBe(404);
+    // Failed: no receipt will ever come, and the answer says so.
+    expect((await api(`/v1/withdrawals/${id}/receipt.png`)).status).toBe(410);
   });
 });
 
