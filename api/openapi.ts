@@ -167,7 +167,7 @@ const ops: Op[] = [
     tag: 'Withdrawals',
     summary: 'The payout receipt image',
     description:
-      'While the withdrawal runs: 404 `receipt-not-found` with Retry-After (seconds). A withdrawal that ended failed or stuck never has one: 410 `receipt-unavailable` with its flowStatus and reason.',
+      'While the withdrawal runs: 404 `receipt-not-found` with Retry-After (seconds). A withdrawal that ended failed or stuck, or whose run ended short of an outcome (failed, terminated), never has one: 410 `receipt-unavailable` with its flowStatus and reason.',
     params: withdrawalParamsSchema,
     ok: [{ status: 200, description: 'PNG image', png: true }],
     errors: [400, 401, 404, 410],

@@ -25,6 +25,15 @@ const NEVER_A_RECEIPT: readonly WithdrawalStatus[] = ['failed', 'stuck'];
 /** Seconds a caller waits before asking again for a receipt that is not stored yet. */
 const RECEIPT_RETRY_AFTER_S = 5;
 
+const receiptUnavailable = (status: WithdrawalStatus, reason: string | undefined) =>
+  new Problem(
+    410,
+    'receipt-unavailable',
+    'The withdrawal will never have a receipt',
+    `the withdrawal is ${status}${reason ? `: ${reason}` : ''}`,
+    { flowStatus: status, reason },
+  );
+
 export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
   const r = Router();
   const handleOf = (id: string) =>
@@ -97,14 +106,12 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
     }
     // Not stored: the flow says whether it is still to come or never will be.
     const state = await stateOf(id);
-    if (NEVER_A_RECEIPT.includes(state.status)) {
-      throw new Problem(
-        410,
-        'receipt-unavailable',
-        'The withdrawal will never have a receipt',
-        `the withdrawal is ${state.status}${state.reason ? `: ${state.reason}` : ''}`,
-        { flowStatus: state.status, reason: state.reason },
-      );
+    if (NEVER_A_RECEIPT.includes(state.status)) throw receiptUnavailable(state.status, state.reason);
+    // A run that ended short of a final status (failed for an operator, terminated) stores
+    // nothing more either. A completed run has stored its receipt: only a race gets here.
+    const run = (await handleOf(id).describe()).status.name;
+    if (run !== 'RUNNING' && run !== 'COMPLETED') {
+      throw receiptUnavailable(state.status, state.reason ?? `its run is ${run.toLowerCase()}`);
     }
     res.set('retry-after', String(RECEIPT_RETRY_AFTER_S));
     throw new Problem(

@@ -105,6 +105,20 @@ describe('withdrawals', () => {
     await expectProblem(await e.call('GET', '/v1/withdrawals/never-made/receipt.png'), 404, 'flow-not-found');
   });
 
+  it('a withdrawal whose run ended short of an outcome (an operator terminated it) has no receipt to wait for', async () => {
+    const body = withdrawalBody();
+    expect((await e.call('POST', '/v1/withdrawals', { body })).status).toBe(202);
+    const path = `/v1/withdrawals/${body.transactionId}`;
+    await eventually(
+      async () => (await json(await e.call('GET', path))).state.status,
+      (s) => s === 'processing',
+    );
+    await expectProblem(await e.call('GET', `${path}/receipt.png`), 404, 'receipt-not-found');
+    await e.temporal.workflow.getHandle(withdrawalWorkflowId(body.transactionId)).terminate('operator');
+    const p = await expectProblem(await e.call('GET', `${path}/receipt.png`), 410, 'receipt-unavailable');
+    expect(p).toMatchObject({ flowStatus: 'processing', reason: 'its run is terminated' });
+  });
+
   it('without a transactionId one is generated', async () => {
     const { transactionId: _omit, ...body } = withdrawalBody();
     const res = await e.call('POST', '/v1/withdrawals', { body });
