@@ -1,15 +1,17 @@
 import { z } from 'zod';
-import type { DepositQr, DepositState } from '../contracts/deposit';
+import { type DepositQr, type DepositState, depositStatuses } from '../contracts/deposit';
 import { depositInputSchema } from '../contracts/deposit-input';
-import type { LivenessLink, OnboardingState } from '../contracts/onboarding';
+import { type LivenessLink, type OnboardingState, onboardingStatuses } from '../contracts/onboarding';
 import { onboardingInputSchema, reviewDecisionSchema } from '../contracts/onboarding-input';
+import type { FlowType } from '../contracts/shared';
 import { cpfSchema, txidSchema } from '../contracts/shared-input';
-import type { WithdrawalState } from '../contracts/withdrawal';
+import { type WithdrawalState, withdrawalStatuses } from '../contracts/withdrawal';
 import { transactionIdSchema, withdrawalInputSchema } from '../contracts/withdrawal-input';
 
 // The API's request and response shapes. Requests reuse the flows' input schemas (one source of
 // truth for validation and for /openapi.json); responses mirror the workflow state types and are
-// checked against them at compile time with `satisfies`.
+// checked against them at compile time with `satisfies`. State reads answer a view of the state:
+// its images (several KB of base64 each) are replaced by links to the PNG routes.
 
 // ------------------------------------------------------------------------- requests
 
@@ -47,20 +49,41 @@ export const cpfParamsSchema = z.object({ cpf: cpfSchema });
 export const txidParamsSchema = z.object({ txid: txidSchema });
 export const withdrawalParamsSchema = z.object({ id: transactionIdSchema });
 
-export const flowTypeSchema = z.enum(['onboarding', 'deposit', 'withdrawal']);
+export const flowTypeSchema = z.enum(['onboarding', 'deposit', 'withdrawal']) satisfies z.ZodType<FlowType>;
 
-export const flowsQuerySchema = z.object({
-  type: flowTypeSchema.optional(),
-  status: z
-    .string()
-    .regex(/^[a-z_]{1,40}$/, 'must be a status name (lowercase letters and "_")')
-    .optional(),
-  cpf: cpfSchema.optional(),
-  created_from: z.iso.datetime({ offset: true }).optional().meta({ description: 'inclusive, ISO 8601' }),
-  created_to: z.iso.datetime({ offset: true }).optional().meta({ description: 'exclusive, ISO 8601' }),
-  cursor: z.string().max(300).optional().meta({ description: 'opaque: the `next` of the previous page' }),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-});
+/** The statuses each flow type can be in, from the flows' contracts. */
+export const flowStatuses: Record<FlowType, readonly string[]> = {
+  onboarding: onboardingStatuses,
+  deposit: depositStatuses,
+  withdrawal: withdrawalStatuses,
+};
+const anyFlowStatus = [...new Set(Object.values(flowStatuses).flat())];
+const notAStatus = (value: unknown, type: FlowType | undefined, allowed: readonly string[]) =>
+  `${JSON.stringify(value)?.slice(0, 60)} is not a ${type ? `${type} ` : ''}status; one of: ${allowed.join(', ')}`;
+
+export const flowsQuerySchema = z
+  .object({
+    type: flowTypeSchema.optional(),
+    status: z
+      .enum(anyFlowStatus as [string, ...string[]], {
+        error: (issue) => notAStatus(issue.input, undefined, anyFlowStatus),
+      })
+      .optional()
+      .meta({ description: 'a status of the given `type` (without `type`: of any type)' }),
+    cpf: cpfSchema.optional(),
+    created_from: z.iso.datetime({ offset: true }).optional().meta({ description: 'inclusive, ISO 8601' }),
+    created_to: z.iso.datetime({ offset: true }).optional().meta({ description: 'exclusive, ISO 8601' }),
+    cursor: z.string().max(300).optional().meta({ description: 'opaque: the `next` of the previous page' }),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  // A status of another type would only ever match nothing: say so instead of an empty page.
+  .superRefine((q, ctx) => {
+    if (!q.type || !q.status) return;
+    const allowed = flowStatuses[q.type];
+    if (!allowed.includes(q.status)) {
+      ctx.addIssue({ code: 'custom', path: ['status'], message: notAStatus(q.status, q.type, allowed) });
+    }
+  });
 
 // ------------------------------------------------------------------------- responses
 
@@ -74,29 +97,47 @@ export const livenessLinkSchema = z.object({
   expiresAt: iso,
 }) satisfies z.ZodType<LivenessLink>;
 
+const livenessLinkViewSchema = livenessLinkSchema.omit({ qrcode: true }).extend({
+  qrcodeUrl: z
+    .string()
+    .meta({ description: "the link's QR code as PNG: GET /v1/onboardings/{cpf}/liveness-link/qrcode.png" }),
+});
+
 const reviewSchema = reviewDecisionSchema;
 
-export const onboardingStateSchema = z
-  .object({
-    status: z.enum(['kyc', 'awaiting_liveness', 'awaiting_review', 'approved', 'rejected', 'expired']),
-    reasons: z.array(z.string()),
-    flags: z.object({ pep: z.boolean() }),
-    link: livenessLinkSchema.optional(),
-    livenessStatus: z.string().optional(),
-    review: reviewSchema.optional(),
-    startedAt: iso,
-    updatedAt: iso,
-    finishedAt: iso.optional(),
-  })
-  .meta({ id: 'OnboardingState' }) satisfies z.ZodType<OnboardingState>;
+const onboardingStateSchema = z.object({
+  status: z.enum(onboardingStatuses),
+  reasons: z.array(z.string()),
+  flags: z.object({ pep: z.boolean() }),
+  link: livenessLinkSchema.optional(),
+  livenessStatus: z.string().optional(),
+  review: reviewSchema.optional(),
+  startedAt: iso,
+  updatedAt: iso,
+  finishedAt: iso.optional(),
+}) satisfies z.ZodType<OnboardingState>;
+
+export const onboardingStateViewSchema = onboardingStateSchema
+  .extend({ link: livenessLinkViewSchema.optional() })
+  .meta({ id: 'OnboardingState' });
+export type OnboardingStateView = z.infer<typeof onboardingStateViewSchema>;
 
 export const onboardingResponseSchema = z
-  .object({ workflowId: z.string(), state: onboardingStateSchema })
+  .object({ workflowId: z.string(), state: onboardingStateViewSchema })
   .meta({ id: 'Onboarding' });
 
 export const livenessLinkResponseSchema = livenessLinkSchema
-  .extend({ reused: z.boolean().meta({ description: 'true: the still-valid link again; false: a new one' }) })
+  .extend({
+    reused: z.boolean().meta({
+      description:
+        'true: an earlier ask was already answered with this link; false: it is new to the caller (the first ask, or a link the provider just issued)',
+    }),
+  })
   .meta({ id: 'LivenessLink' });
+
+export const reviewAcceptedSchema = reviewDecisionSchema
+  .extend({ workflowId: z.string() })
+  .meta({ id: 'ReviewAccepted', description: 'The decision as delivered to the flow' });
 
 export const depositQrSchema = z.object({
   txid: z.string(),
@@ -110,6 +151,10 @@ export const depositResponseSchema = depositQrSchema
   .extend({ workflowId: z.string() })
   .meta({ id: 'DepositQr' });
 
+const depositQrViewSchema = depositQrSchema.omit({ image: true }).extend({
+  imageUrl: z.string().meta({ description: 'the QR code as PNG: GET /v1/deposits/{txid}/qrcode.png' }),
+});
+
 /** What deposits and withdrawals both report of their progress. */
 const moneyFlowProgress = {
   reason: z.string().optional(),
@@ -120,27 +165,34 @@ const moneyFlowProgress = {
   finishedAt: iso.optional(),
 };
 
-export const depositStateSchema = z
-  .object({
-    status: z.enum(['creating', 'awaiting_payment', 'completed', 'expired', 'failed']),
-    txid: z.string(),
-    amountCentavos: z.number().int(),
-    qr: depositQrSchema.optional(),
-    payment: z
-      .object({
-        e2eId: z.string(),
-        payerName: z.string().optional(),
-        payerCpfMasked: z.string().optional(),
-        paidAt: z.string().optional(),
-      })
-      .optional(),
-    ...moneyFlowProgress,
-  })
-  .meta({ id: 'DepositState' }) satisfies z.ZodType<DepositState>;
+const depositStateSchema = z.object({
+  status: z.enum(depositStatuses),
+  txid: z.string(),
+  amountCentavos: z.number().int(),
+  qr: depositQrSchema.optional(),
+  payment: z
+    .object({
+      e2eId: z.string(),
+      payerName: z.string().optional(),
+      payerCpfMasked: z.string().optional(),
+      paidAt: z.string().optional(),
+    })
+    .optional(),
+  ...moneyFlowProgress,
+}) satisfies z.ZodType<DepositState>;
+
+export const depositStateViewSchema = depositStateSchema
+  .extend({ qr: depositQrViewSchema.optional() })
+  .meta({ id: 'DepositState' });
+export type DepositStateView = z.infer<typeof depositStateViewSchema>;
+
+export const depositStateResponseSchema = z
+  .object({ workflowId: z.string(), state: depositStateViewSchema })
+  .meta({ id: 'Deposit' });
 
 export const withdrawalStateSchema = z
   .object({
-    status: z.enum(['validating', 'sending', 'processing', 'completed', 'failed', 'stuck']),
+    status: z.enum(withdrawalStatuses),
     transactionId: z.string(),
     amountCentavos: z.number().int(),
     e2eId: z.string().optional(),
@@ -161,6 +213,9 @@ export const flowItemSchema = z
     type: flowTypeSchema,
     businessId: z.string(),
     status: z.string(),
+    cpfHash: z.string().nullable().meta({
+      description: "keyed hash of the person's CPF: the Temporal UI's PixflowCpfHash search attribute",
+    }),
     cpfMasked: z.string().nullable(),
     merchant: z.string().nullable(),
     amountCentavos: z.number().int().nullable(),
@@ -186,5 +241,10 @@ export const problemSchema = z
     detail: z.string().optional(),
     instance: z.string().optional(),
     invalid_params: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
+    flowStatus: z
+      .string()
+      .optional()
+      .meta({ description: "the flow's status, when it is why the request cannot be answered" }),
+    reason: z.string().optional().meta({ description: "the flow's reason for that status" }),
   })
   .meta({ id: 'Problem' });

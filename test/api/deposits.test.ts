@@ -1,5 +1,6 @@
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { depositStateResponseSchema } from '../../api/schemas';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import {
@@ -66,17 +67,28 @@ describe('deposits', () => {
     expect(again.status).toBe(200);
     expect(await json(again)).toEqual(qr);
 
+    // A state read carries the QR's payload and a link to its PNG, not the image itself.
     const state = await e.call('GET', `/v1/deposits/${qr.txid}`);
     expect(state.status).toBe(200);
-    expect(await state.json()).toMatchObject({
-      state: { txid: qr.txid, amountCentavos: 15_000, qr: { payload: qr.payload } },
+    const text = await state.text();
+    expect(text).not.toContain('base64');
+    const read = depositStateResponseSchema.strict().parse(JSON.parse(text));
+    expect(read).toMatchObject({
+      workflowId: qr.workflowId,
+      state: {
+        txid: qr.txid,
+        amountCentavos: 15_000,
+        qr: { payload: qr.payload, expiresAt: qr.expiresAt, imageUrl: `/v1/deposits/${qr.txid}/qrcode.png` },
+      },
     });
+    expect(read.state.qr).not.toHaveProperty('image');
 
-    const png = await e.call('GET', `/v1/deposits/${qr.txid}/qrcode.png`);
+    const png = await e.call('GET', String(read.state.qr?.imageUrl));
     expect(png.status).toBe(200);
     expect(png.headers.get('content-type')).toBe('image/png');
     const bytes = Buffer.from(await png.arrayBuffer());
     expect(bytes.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    expect(`data:image/png;base64,${bytes.toString('base64')}`).toBe(qr.image);
     const image = PNG.sync.read(bytes);
     expect(image.width).toBeGreaterThan(50);
   });
