@@ -3,6 +3,7 @@ import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/clie
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { startInboxRelay } from '../../api/ingress/relay';
+import { INBOX_DEFAULTS } from '../../common/config';
 import {
   type DepositInput,
   depositStateQuery,
@@ -12,7 +13,6 @@ import {
 import type { WithdrawalInput } from '../../contracts/withdrawal';
 import { withdrawalStateQuery, withdrawalWorkflowId } from '../../contracts/withdrawal';
 import type { Pool } from '../../db/pool';
-import { INBOX_DEFAULTS } from '../../common/config';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { TEST_PII_KEY } from '../helpers/flow-env';
 import { testPool } from '../helpers/postgres';
