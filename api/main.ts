@@ -55,12 +55,14 @@ async function main() {
     delivery: deliveryOptionsFrom(config),
   });
 
-  onShutdown(async () => {
+  onShutdown(async (reason) => {
+    log.info({ reason }, 'api stopping');
     await closeServer(server);
     await relay.stop();
     await connection.close();
     await pool.end();
     await tracing?.shutdown();
+    log.info('api stopped');
   });
 }
 

@@ -112,3 +112,15 @@ export function newTxid(): string {
 
 /** The routes' flow summaries show amounts as the sandbox console does: one formatter for both. */
 export { formatBrl } from '../provider/money';
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/**
+ * The PNG bytes of a QR code as a flow keeps it (a `data:image/png;base64,` URL, or bare base64
+ * of a PNG), or undefined when it is not one: the PNG routes serve only what is a PNG.
+ */
+export function pngBytes(image: string | undefined): Buffer | undefined {
+  if (!image) return undefined;
+  const bytes = Buffer.from(image.replace(/^data:image\/png;base64,/, ''), 'base64');
+  return bytes.subarray(0, 8).equals(PNG_SIGNATURE) ? bytes : undefined;
+}

@@ -1,18 +1,20 @@
 import { z } from 'zod';
-import type { DepositQr, DepositState } from '../contracts/deposit';
+import { type DepositQr, type DepositState, depositStatuses } from '../contracts/deposit';
 import { depositInputSchema } from '../contracts/deposit-input';
-import type { LivenessLink, OnboardingState } from '../contracts/onboarding';
+import { type LivenessLink, type OnboardingState, onboardingStatuses } from '../contracts/onboarding';
 import { onboardingInputSchema, reviewDecisionSchema } from '../contracts/onboarding-input';
+import type { FlowType } from '../contracts/shared';
 import { cpfSchema, txidSchema } from '../contracts/shared-input';
-import type { WithdrawalState } from '../contracts/withdrawal';
+import { type WithdrawalState, withdrawalStatuses } from '../contracts/withdrawal';
 import { transactionIdSchema, withdrawalInputSchema } from '../contracts/withdrawal-input';
 
 // The API's request and response shapes. Requests reuse the flows' input schemas (one source of
 // truth for validation and for /openapi.json); responses mirror the workflow state types and are
-// checked against them at compile time with `satisfies`.
+// checked against them at compile time with `satisfies`. State reads answer a view of the state:
+// its images (several KB of base64 each) are replaced by links to the PNG routes.
 
 // Every request and answer carries an example (`.meta({ example })`): the API reference shows
-// them, and test/unit/openapi-examples.test.ts parses each with its own schema.
+// them, and test/unit/openapi-document.test.ts parses each with its own schema.
 
 const CPF = '63401825771';
 const AT = '2026-11-21T14:03:00.000Z';
@@ -74,20 +76,41 @@ export const cpfParamsSchema = z.object({ cpf: cpfSchema });
 export const txidParamsSchema = z.object({ txid: txidSchema });
 export const withdrawalParamsSchema = z.object({ id: transactionIdSchema });
 
-export const flowTypeSchema = z.enum(['onboarding', 'deposit', 'withdrawal']);
+export const flowTypeSchema = z.enum(['onboarding', 'deposit', 'withdrawal']) satisfies z.ZodType<FlowType>;
 
-export const flowsQuerySchema = z.object({
-  type: flowTypeSchema.optional(),
-  status: z
-    .string()
-    .regex(/^[a-z_]{1,40}$/, 'must be a status name (lowercase letters and "_")')
-    .optional(),
-  cpf: cpfSchema.optional(),
-  created_from: z.iso.datetime({ offset: true }).optional().meta({ description: 'inclusive, ISO 8601' }),
-  created_to: z.iso.datetime({ offset: true }).optional().meta({ description: 'exclusive, ISO 8601' }),
-  cursor: z.string().max(300).optional().meta({ description: 'opaque: the `next` of the previous page' }),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-});
+/** The statuses each flow type can be in, from the flows' contracts. */
+export const flowStatuses: Record<FlowType, readonly string[]> = {
+  onboarding: onboardingStatuses,
+  deposit: depositStatuses,
+  withdrawal: withdrawalStatuses,
+};
+const anyFlowStatus = [...new Set(Object.values(flowStatuses).flat())];
+const notAStatus = (value: unknown, type: FlowType | undefined, allowed: readonly string[]) =>
+  `${JSON.stringify(value)?.slice(0, 60)} is not a ${type ? `${type} ` : ''}status; one of: ${allowed.join(', ')}`;
+
+export const flowsQuerySchema = z
+  .object({
+    type: flowTypeSchema.optional(),
+    status: z
+      .enum(anyFlowStatus as [string, ...string[]], {
+        error: (issue) => notAStatus(issue.input, undefined, anyFlowStatus),
+      })
+      .optional()
+      .meta({ description: 'a status of the given `type` (without `type`: of any type)' }),
+    cpf: cpfSchema.optional(),
+    created_from: z.iso.datetime({ offset: true }).optional().meta({ description: 'inclusive, ISO 8601' }),
+    created_to: z.iso.datetime({ offset: true }).optional().meta({ description: 'exclusive, ISO 8601' }),
+    cursor: z.string().max(300).optional().meta({ description: 'opaque: the `next` of the previous page' }),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  // A status of another type would only ever match nothing: say so instead of an empty page.
+  .superRefine((q, ctx) => {
+    if (!q.type || !q.status) return;
+    const allowed = flowStatuses[q.type];
+    if (!allowed.includes(q.status)) {
+      ctx.addIssue({ code: 'custom', path: ['status'], message: notAStatus(q.status, q.type, allowed) });
+    }
+  });
 
 // ------------------------------------------------------------------------- responses
 
@@ -101,24 +124,33 @@ export const livenessLinkSchema = z.object({
   expiresAt: iso,
 }) satisfies z.ZodType<LivenessLink>;
 
+const livenessLinkViewSchema = livenessLinkSchema.omit({ qrcode: true }).extend({
+  qrcodeUrl: z
+    .string()
+    .meta({ description: "the link's QR code as PNG: GET /v1/onboardings/{cpf}/liveness-link/qrcode.png" }),
+});
+
 const reviewSchema = reviewDecisionSchema;
 
-export const onboardingStateSchema = z
-  .object({
-    status: z.enum(['kyc', 'awaiting_liveness', 'awaiting_review', 'approved', 'rejected', 'expired']),
-    reasons: z.array(z.string()),
-    flags: z.object({ pep: z.boolean() }),
-    link: livenessLinkSchema.optional(),
-    livenessStatus: z.string().optional(),
-    review: reviewSchema.optional(),
-    startedAt: iso,
-    updatedAt: iso,
-    finishedAt: iso.optional(),
-  })
-  .meta({ id: 'OnboardingState' }) satisfies z.ZodType<OnboardingState>;
+const onboardingStateSchema = z.object({
+  status: z.enum(onboardingStatuses),
+  reasons: z.array(z.string()),
+  flags: z.object({ pep: z.boolean() }),
+  link: livenessLinkSchema.optional(),
+  livenessStatus: z.string().optional(),
+  review: reviewSchema.optional(),
+  startedAt: iso,
+  updatedAt: iso,
+  finishedAt: iso.optional(),
+}) satisfies z.ZodType<OnboardingState>;
+
+export const onboardingStateViewSchema = onboardingStateSchema
+  .extend({ link: livenessLinkViewSchema.optional() })
+  .meta({ id: 'OnboardingState' });
+export type OnboardingStateView = z.infer<typeof onboardingStateViewSchema>;
 
 export const onboardingResponseSchema = z
-  .object({ workflowId: z.string(), state: onboardingStateSchema })
+  .object({ workflowId: z.string(), state: onboardingStateViewSchema })
   .meta({
     id: 'Onboarding',
     example: {
@@ -129,7 +161,7 @@ export const onboardingResponseSchema = z
         flags: { pep: false },
         link: {
           url: 'https://liveness.example.com/s/9b1e',
-          qrcode: 'data:image/png;base64,iVBORw0KGgo=',
+          qrcodeUrl: `/v1/onboardings/${CPF}/liveness-link/qrcode.png`,
           type: 'onboarding',
           issuedAt: AT,
           expiresAt: LATER,
@@ -141,7 +173,12 @@ export const onboardingResponseSchema = z
   });
 
 export const livenessLinkResponseSchema = livenessLinkSchema
-  .extend({ reused: z.boolean().meta({ description: 'true: the still-valid link again; false: a new one' }) })
+  .extend({
+    reused: z.boolean().meta({
+      description:
+        'true: an earlier ask was already answered with this link; false: it is new to the caller (the first ask, or a link the provider just issued)',
+    }),
+  })
   .meta({
     id: 'LivenessLink',
     example: {
@@ -153,6 +190,17 @@ export const livenessLinkResponseSchema = livenessLinkSchema
       reused: true,
     },
   });
+
+export const reviewAcceptedSchema = reviewDecisionSchema.extend({ workflowId: z.string() }).meta({
+  id: 'ReviewAccepted',
+  description: 'The decision as delivered to the flow',
+  example: {
+    workflowId: 'onboarding-3f2a9c0d5e7b41a8',
+    decision: 'approve',
+    by: 'ops@example.com',
+    reason: 'document checked by hand',
+  },
+});
 
 export const depositQrSchema = z.object({
   txid: z.string(),
@@ -175,6 +223,10 @@ export const depositResponseSchema = depositQrSchema
   .extend({ workflowId: z.string() })
   .meta({ id: 'DepositQr', example: { ...qrExample, workflowId: `deposit-${TXID}` } });
 
+const depositQrViewSchema = depositQrSchema.omit({ image: true }).extend({
+  imageUrl: z.string().meta({ description: 'the QR code as PNG: GET /v1/deposits/{txid}/qrcode.png' }),
+});
+
 /** What deposits and withdrawals both report of their progress. */
 const moneyFlowProgress = {
   reason: z.string().optional(),
@@ -185,39 +237,55 @@ const moneyFlowProgress = {
   finishedAt: iso.optional(),
 };
 
-export const depositStateSchema = z
-  .object({
-    status: z.enum(['creating', 'awaiting_payment', 'completed', 'expired', 'failed']),
-    txid: z.string(),
-    amountCentavos: z.number().int(),
-    qr: depositQrSchema.optional(),
-    payment: z
-      .object({
-        e2eId: z.string(),
-        payerName: z.string().optional(),
-        payerCpfMasked: z.string().optional(),
-        paidAt: z.string().optional(),
-      })
-      .optional(),
-    ...moneyFlowProgress,
-  })
+const depositStateSchema = z.object({
+  status: z.enum(depositStatuses),
+  txid: z.string(),
+  amountCentavos: z.number().int(),
+  qr: depositQrSchema.optional(),
+  payment: z
+    .object({
+      e2eId: z.string(),
+      payerName: z.string().optional(),
+      payerCpfMasked: z.string().optional(),
+      paidAt: z.string().optional(),
+    })
+    .optional(),
+  ...moneyFlowProgress,
+}) satisfies z.ZodType<DepositState>;
+
+export const depositStateViewSchema = depositStateSchema
+  .extend({ qr: depositQrViewSchema.optional() })
+  .meta({ id: 'DepositState' });
+export type DepositStateView = z.infer<typeof depositStateViewSchema>;
+
+export const depositStateResponseSchema = z
+  .object({ workflowId: z.string(), state: depositStateViewSchema })
   .meta({
-    id: 'DepositState',
+    id: 'Deposit',
     example: {
-      status: 'awaiting_payment',
-      txid: TXID,
-      amountCentavos: 15_000,
-      qr: qrExample,
-      notifications: 0,
-      inquiries: 1,
-      startedAt: AT,
-      updatedAt: AT,
+      workflowId: `deposit-${TXID}`,
+      state: {
+        status: 'awaiting_payment',
+        txid: TXID,
+        amountCentavos: 15_000,
+        qr: {
+          txid: TXID,
+          payload: qrExample.payload,
+          expiresAt: LATER,
+          amountCentavos: 15_000,
+          imageUrl: `/v1/deposits/${TXID}/qrcode.png`,
+        },
+        notifications: 0,
+        inquiries: 1,
+        startedAt: AT,
+        updatedAt: AT,
+      },
     },
-  }) satisfies z.ZodType<DepositState>;
+  });
 
 export const withdrawalStateSchema = z
   .object({
-    status: z.enum(['validating', 'sending', 'processing', 'completed', 'failed', 'stuck']),
+    status: z.enum(withdrawalStatuses),
     transactionId: z.string(),
     amountCentavos: z.number().int(),
     e2eId: z.string().optional(),
@@ -258,6 +326,9 @@ export const flowItemSchema = z
     type: flowTypeSchema,
     businessId: z.string(),
     status: z.string(),
+    cpfHash: z.string().nullable().meta({
+      description: "keyed hash of the person's CPF: the Temporal UI's PixflowCpfHash search attribute",
+    }),
     cpfMasked: z.string().nullable(),
     merchant: z.string().nullable(),
     amountCentavos: z.number().int().nullable(),
@@ -282,6 +353,7 @@ export const flowPageSchema = z
           type: 'deposit',
           businessId: TXID,
           status: 'awaiting_payment',
+          cpfHash: '5d41402abc4b2a76b9719d911017c592a1f0e3b7c6d8e9f0a1b2c3d4e5f60718',
           cpfMasked: '***.018.257-**',
           merchant: 'sandbox-merchant',
           amountCentavos: 15_000,
@@ -303,6 +375,11 @@ export const problemSchema = z
     detail: z.string().optional(),
     instance: z.string().optional(),
     invalid_params: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
+    flowStatus: z
+      .string()
+      .optional()
+      .meta({ description: "the flow's status, when it is why the request cannot be answered" }),
+    reason: z.string().optional().meta({ description: "the flow's reason for that status" }),
   })
   .meta({
     id: 'Problem',

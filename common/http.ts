@@ -19,16 +19,25 @@ export function closeServer(server: Server): Promise<void> {
   });
 }
 
-/** Runs `stop` once on SIGINT or SIGTERM, then exits 0. */
-export function onShutdown(stop: () => Promise<void>): void {
+// Read as the process starts, so a parent that dies while it is still starting counts too.
+const parentAtLoad = process.ppid;
+
+/**
+ * Runs `stop` once on SIGINT, SIGTERM or SIGHUP, or once the parent process is gone (a starter
+ * killed without a chance to stop its parts leaves them to init), then exits 0.
+ */
+export function onShutdown(stop: (reason: string) => Promise<void>): void {
   let stopping = false;
-  const handler = () => {
+  const handler = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    stop()
+    stop(reason)
       .catch((err) => process.stderr.write(`shutdown error: ${String(err)}\n`))
       .finally(() => process.exit(0));
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => handler(signal));
+  // Linux has no parent-death signal reachable from Node; an orphan's parent pid changes.
+  setInterval(() => {
+    if (process.ppid !== parentAtLoad) handler('parent process gone');
+  }, 500).unref();
 }

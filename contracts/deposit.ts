@@ -10,7 +10,9 @@ export type { DepositInput };
 /** One deposit per txid, ever: the provider refuses a txid twice. */
 export const depositWorkflowId = (txid: string) => `deposit-${txid}`;
 
-export type DepositStatus = 'creating' | 'awaiting_payment' | 'completed' | 'expired' | 'failed';
+/** Every status a deposit can be in (GET /v1/flows checks against these). */
+export const depositStatuses = ['creating', 'awaiting_payment', 'completed', 'expired', 'failed'] as const;
+export type DepositStatus = (typeof depositStatuses)[number];
 export const depositFinalStatuses: readonly DepositStatus[] = ['completed', 'expired', 'failed'];
 
 export interface DepositQr {

@@ -15,13 +15,16 @@ export type { OnboardingInput, ReviewDecision };
  */
 export const onboardingWorkflowId = (cpfHash: string) => `onboarding-${cpfHash}`;
 
-export type OnboardingStatus =
-  | 'kyc'
-  | 'awaiting_liveness'
-  | 'awaiting_review'
-  | 'approved'
-  | 'rejected'
-  | 'expired';
+/** Every status an onboarding can be in, in the order it may pass them (GET /v1/flows checks against these). */
+export const onboardingStatuses = [
+  'kyc',
+  'awaiting_liveness',
+  'awaiting_review',
+  'approved',
+  'rejected',
+  'expired',
+] as const;
+export type OnboardingStatus = (typeof onboardingStatuses)[number];
 export const onboardingFinalStatuses: readonly OnboardingStatus[] = ['approved', 'rejected', 'expired'];
 
 /** A liveness callback, as the ingress signals it. */
@@ -42,7 +45,10 @@ export interface LivenessLink {
 
 export interface LivenessLinkAnswer {
   link: LivenessLink;
-  /** true: the current link was still valid and is returned again; false: the provider issued a new one. */
+  /**
+   * true: an earlier ask was already answered with this same link; false: no one asked for it
+   * before (the first ask after the flow issued it, or a new one the provider just issued).
+   */
   reused: boolean;
 }
 

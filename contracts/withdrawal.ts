@@ -14,7 +14,16 @@ export const withdrawalWorkflowId = (transactionId: string) => `withdrawal-${tra
 /** What the caller asked for: the input without its test-only timings. */
 export type WithdrawalRequest = Omit<WithdrawalInput, 'timings'>;
 
-export type WithdrawalStatus = 'validating' | 'sending' | 'processing' | 'completed' | 'failed' | 'stuck';
+/** Every status a withdrawal can be in (GET /v1/flows checks against these). */
+export const withdrawalStatuses = [
+  'validating',
+  'sending',
+  'processing',
+  'completed',
+  'failed',
+  'stuck',
+] as const;
+export type WithdrawalStatus = (typeof withdrawalStatuses)[number];
 export const withdrawalFinalStatuses: readonly WithdrawalStatus[] = ['completed', 'failed', 'stuck'];
 
 export interface WithdrawalState extends PaymentProgress {

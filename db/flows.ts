@@ -10,6 +10,8 @@ export interface FlowRow {
   type: FlowType;
   businessId: string;
   status: string;
+  /** Keyed hash of the person's CPF (the PixflowCpfHash search attribute); every type keeps it. */
+  cpfHash: string | null;
   cpfMasked: string | null;
   merchant: string | null;
   amountCentavos: number | null;
@@ -63,7 +65,7 @@ export async function listFlows(pool: Pool, f: FlowFilter): Promise<FlowPage> {
   }
   params.push(f.limit + 1);
   const { rows } = await pool.query(
-    `SELECT workflow_id, type, business_id, status, cpf_masked, merchant, amount_centavos, reason, details,
+    `SELECT workflow_id, type, business_id, status, cpf_hash, cpf_masked, merchant, amount_centavos, reason, details,
             created_at, updated_at,
             (extract(epoch FROM created_at) * 1000000)::bigint AS created_us
        FROM flows
@@ -81,6 +83,7 @@ export async function listFlows(pool: Pool, f: FlowFilter): Promise<FlowPage> {
       type: r.type,
       businessId: r.business_id,
       status: r.status,
+      cpfHash: r.cpf_hash,
       cpfMasked: r.cpf_masked,
       merchant: r.merchant,
       amountCentavos: r.amount_centavos,

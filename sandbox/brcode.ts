@@ -47,15 +47,3 @@ export async function qrDataUrl(text: string): Promise<string> {
   });
   return `data:image/png;base64,${png.toString('base64')}`;
 }
-
-/** A small PNG (base64, no data-URL prefix): the receipt text as a QR code. */
-export async function receiptPngBase64(text: string): Promise<string> {
-  const png = await QRCode.toBuffer(text, {
-    type: 'png',
-    errorCorrectionLevel: 'L',
-    margin: 2,
-    width: 200,
-    rendererOpts: fastPng,
-  });
-  return png.toString('base64');
-}

@@ -1,4 +1,5 @@
 import { loadConfigOrExit } from '../common/config';
+import { onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
 import { startSandbox } from './app';
 
@@ -18,13 +19,10 @@ async function main() {
     logger,
   });
   logger.info({ url: sandbox.url }, 'provider sandbox listening');
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'stopping sandbox');
+  onShutdown(async (reason) => {
+    logger.info({ reason }, 'stopping sandbox');
     await sandbox.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  });
 }
 
 main().catch((err) => {

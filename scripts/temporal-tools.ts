@@ -11,6 +11,12 @@ export const ROOT = path.resolve(__dirname, '..');
 export const CACHE_DIR = process.env.PIXFLOW_CACHE_DIR ?? path.join(ROOT, '.cache', 'temporal');
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 const CLI_MODULE = `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`;
+/**
+ * The CLI's release builds set its version at link time; `go install` alone leaves the source's
+ * placeholder, 0.0.0-DEV. This is the variable and the value (no `v`) their release config sets.
+ */
+const CLI_VERSION_VARIABLE = 'github.com/temporalio/cli/temporalcli.Version';
+export const TEMPORAL_CLI_REPORTED_VERSION = TEMPORAL_CLI_VERSION.replace(/^v/, '');
 const TEST_SERVER_DIR = path.join(CACHE_DIR, 'test-server');
 export const TEST_SERVER_WRAPPER = path.join(TEST_SERVER_DIR, 'temporal-test-server');
 
@@ -49,7 +55,27 @@ export function findTemporalCli(): string | undefined {
     return fromEnv;
   }
   const cached = path.join(CACHE_DIR, 'bin', 'temporal');
-  return onPath('temporal') ?? (existsSync(cached) ? cached : undefined);
+  return onPath('temporal') ?? (cachedCliIsCurrent(cached) ? cached : undefined);
+}
+
+/**
+ * A binary in the cache folder is reused only if it reports the pinned version: one built before
+ * the version was stamped in (0.0.0-DEV), or for another pin, is built again.
+ */
+export function cachedCliIsCurrent(cli: string): boolean {
+  if (!existsSync(cli)) return false;
+  const reported = reportedCliVersion(cli);
+  if (reported === TEMPORAL_CLI_REPORTED_VERSION) return true;
+  log(
+    `${cli} reports version ${reported ?? 'unknown'}, not ${TEMPORAL_CLI_REPORTED_VERSION}: building it again`,
+  );
+  return false;
+}
+
+/** The version `temporal --version` reports ("temporal version 1.5.1 (Server ..., UI ...)"). */
+export function reportedCliVersion(cli: string): string | undefined {
+  const r = spawnSync(cli, ['--version'], { encoding: 'utf8' });
+  return r.status === 0 ? /^temporal version (\S+)/.exec(r.stdout)?.[1] : undefined;
 }
 
 export function ensureTemporalCli(): string {
@@ -63,9 +89,10 @@ export function ensureTemporalCli(): string {
   }
   const bin = path.join(CACHE_DIR, 'bin');
   mkdirSync(bin, { recursive: true });
-  log(`building the Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (first run only; a few minutes)...`);
+  log(`building the Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (a few minutes the first time)...`);
   const started = Date.now();
-  const r = spawnSync(go, ['install', CLI_MODULE], {
+  const ldflags = `-X ${CLI_VERSION_VARIABLE}=${TEMPORAL_CLI_REPORTED_VERSION}`;
+  const r = spawnSync(go, ['install', `-ldflags=${ldflags}`, CLI_MODULE], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, GOBIN: bin, CGO_ENABLED: '0' },
   });

@@ -74,15 +74,22 @@ async function main() {
     'worker started',
   );
 
-  onShutdown(async () => {
-    worker.shutdown();
+  // Stopping lets the tasks in hand finish (up to the SDK's grace time), then lets go of
+  // everything the worker holds.
+  const stopped = worker.run().then(async () => {
+    server.close();
+    await close();
+    await connection.close();
+    await tracing?.shutdown();
+    log.info('worker stopped');
   });
-  await worker.run();
-  server.close();
-  await close();
-  await connection.close();
-  await tracing?.shutdown();
-  log.info('worker stopped');
+  onShutdown(async (reason) => {
+    log.info({ reason }, 'worker stopping');
+    // The SDK's runtime starts the same shutdown on SIGINT and SIGTERM by itself.
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await stopped;
+  });
+  await stopped;
 }
 
 main().catch((err) => {

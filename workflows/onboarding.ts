@@ -148,6 +148,9 @@ function serveLiveness(
   isFinal: () => boolean,
 ) {
   let linkSpent = false;
+  // Whether an ask was already answered with the current link: the flow issues the first link
+  // itself, so the first ask gets a link new to the caller. Only state: no command depends on it.
+  let linkHandedOut = false;
   let renewal: Promise<LivenessLink> | undefined;
 
   const issueLink = async (): Promise<LivenessLink> => {
@@ -161,6 +164,7 @@ function serveLiveness(
       correlationId: uuid4(),
     });
     linkSpent = false;
+    linkHandedOut = false;
     state.link = {
       url: issued.url,
       qrcode: issued.qrcode,
@@ -180,12 +184,18 @@ function serveLiveness(
       await condition(() => state.link !== undefined || isFinal());
       if (isFinal())
         throw ApplicationFailure.nonRetryable(`onboarding is ${state.status}`, ONBOARDING_FINISHED);
-      if (linkValid() && !renewal) return { link: state.link!, reused: true };
+      if (linkValid() && !renewal) {
+        const reused = linkHandedOut;
+        linkHandedOut = true;
+        return { link: state.link!, reused };
+      }
       // Concurrent callers share one provider call and get the same new link.
       renewal ??= issueLink().finally(() => {
         renewal = undefined;
       });
-      return { link: await renewal, reused: false };
+      const link = await renewal;
+      linkHandedOut = true;
+      return { link, reused: false };
     },
     {
       validator: () => {

@@ -7,6 +7,7 @@ import {
   DEPOSIT_CONFLICT,
   type DepositFingerprint,
   type DepositInput,
+  type DepositState,
   depositStateQuery,
   depositWorkflowId,
   qrCodeUpdate,
@@ -21,10 +22,18 @@ import {
   newTxid,
   notFound,
   parse,
+  pngBytes,
   requestHash,
 } from '../route-helpers';
-import { depositBodySchema, txidParamsSchema } from '../schemas';
+import { type DepositStateView, depositBodySchema, txidParamsSchema } from '../schemas';
 import { startOrAttach } from '../start-flow';
+
+/** The state as reads answer it: the QR's payload and a link to its PNG, not the image itself. */
+function depositStateView({ qr, ...state }: DepositState): DepositStateView {
+  if (!qr) return state;
+  const { image: _image, ...rest } = qr;
+  return { ...state, qr: { ...rest, imageUrl: `/v1/deposits/${state.txid}/qrcode.png` } };
+}
 
 export function depositRoutes({ config, temporal, timings }: ApiDeps) {
   const r = Router();
@@ -97,14 +106,14 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
 
   r.get('/deposits/:txid', async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
-    res.json({ workflowId: depositWorkflowId(txid), state: await stateOf(txid) });
+    res.json({ workflowId: depositWorkflowId(txid), state: depositStateView(await stateOf(txid)) });
   });
 
   r.get('/deposits/:txid/qrcode.png', async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
     const state = await stateOf(txid);
-    const m = /^data:image\/png;base64,(.+)$/.exec(state.qr?.image ?? '');
-    if (!m?.[1]) {
+    const png = pngBytes(state.qr?.image);
+    if (!png) {
       throw new Problem(
         404,
         'qrcode-not-found',
@@ -112,7 +121,7 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
         `the deposit is ${state.status} and has no QR code`,
       );
     }
-    res.type('image/png').set('cache-control', 'private, max-age=60').send(Buffer.from(m[1], 'base64'));
+    res.type('image/png').set('cache-control', 'private, max-age=60').send(png);
   });
 
   return r;

@@ -7,6 +7,7 @@ import { startSearchAttributes } from '../../common/search-attributes';
 import {
   livenessLinkUpdate,
   type OnboardingInput,
+  type OnboardingState,
   onboardingStateQuery,
   onboardingWorkflowId,
   reviewSignal,
@@ -14,11 +15,31 @@ import {
 import type { onboardingWorkflow } from '../../workflows/onboarding';
 import type { ApiDeps } from '../deps';
 import { Problem } from '../problem';
-import { exists, isAlreadyStarted, isNotFound, notFound, parse } from '../route-helpers';
-import { cpfParamsSchema, onboardingBodySchema, reviewBodySchema } from '../schemas';
+import { exists, isAlreadyStarted, isNotFound, notFound, parse, pngBytes } from '../route-helpers';
+import {
+  cpfParamsSchema,
+  type OnboardingStateView,
+  onboardingBodySchema,
+  reviewBodySchema,
+} from '../schemas';
 
 const finished = (status: string) =>
   new Problem(409, 'flow-finished', 'Onboarding already finished', `the onboarding is ${status}`);
+
+/** The state as the API answers it: the liveness link's QR code as a link to its PNG, not the image. */
+function onboardingStateView(cpf: string, { link, ...state }: OnboardingState): OnboardingStateView {
+  if (!link) return state;
+  const { qrcode: _qrcode, ...rest } = link;
+  return { ...state, link: { ...rest, qrcodeUrl: `/v1/onboardings/${cpf}/liveness-link/qrcode.png` } };
+}
+
+const noQrCode = (status: string) =>
+  new Problem(
+    404,
+    'qrcode-not-found',
+    'No QR code',
+    `the onboarding is ${status} and has no liveness link QR code`,
+  );
 
 type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
 
@@ -88,18 +109,34 @@ export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
     res
       .status(created ? 201 : 200)
       .location(`/v1/onboardings/${input.cpf}`)
-      .json({ workflowId: handle.workflowId, state });
+      .json({ workflowId: handle.workflowId, state: onboardingStateView(input.cpf, state) });
   });
 
-  r.get('/onboardings/:cpf', async (req, res) => {
-    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+  const stateOf = async (cpf: string) => {
     try {
-      const state = await handleOf(cpf).query(onboardingStateQuery);
-      res.json({ workflowId: onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)), state });
+      return await handleOf(cpf).query(onboardingStateQuery);
     } catch (err) {
       if (isNotFound(err)) throw notFound('onboarding for this CPF');
       throw err;
     }
+  };
+
+  r.get('/onboardings/:cpf', async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const state = await stateOf(cpf);
+    res.json({
+      workflowId: onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)),
+      state: onboardingStateView(cpf, state),
+    });
+  });
+
+  r.get('/onboardings/:cpf/liveness-link/qrcode.png', async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const state = await stateOf(cpf);
+    const png = pngBytes(state.link?.qrcode);
+    if (!png) throw noQrCode(state.status);
+    // A renewal replaces the link: the image may change at any time.
+    res.type('image/png').set('cache-control', 'private, no-cache').send(png);
   });
 
   r.post('/onboardings/:cpf/liveness-link', async (req, res) => {
@@ -131,13 +168,7 @@ export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const decision = parse(reviewBodySchema, 'body', req.body);
     const handle = handleOf(cpf);
-    let status: string;
-    try {
-      status = (await handle.query(onboardingStateQuery)).status;
-    } catch (err) {
-      if (isNotFound(err)) throw notFound('onboarding for this CPF');
-      throw err;
-    }
+    const { status } = await stateOf(cpf);
     if (status !== 'awaiting_review') {
       throw new Problem(
         409,
@@ -152,7 +183,7 @@ export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
       if (isNotFound(err)) throw finished('closed');
       throw err;
     }
-    res.status(202).json({ workflowId: handle.workflowId, accepted: decision.decision });
+    res.status(202).json({ workflowId: handle.workflowId, ...decision });
   });
 
   return r;

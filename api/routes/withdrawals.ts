@@ -6,6 +6,7 @@ import { startSearchAttributes } from '../../common/search-attributes';
 import {
   WITHDRAWAL_CONFLICT,
   type WithdrawalInput,
+  type WithdrawalStatus,
   withdrawalRequestUpdate,
   withdrawalStateQuery,
   withdrawalWorkflowId,
@@ -18,6 +19,20 @@ import { Problem } from '../problem';
 import { formatBrl, isNotFound, notFound, parse, requestHash } from '../route-helpers';
 import { withdrawalBodySchema, withdrawalParamsSchema } from '../schemas';
 import { startOrAttach } from '../start-flow';
+
+/** Finished without a payout, so no receipt will ever be stored (a completed one always has it). */
+const NEVER_A_RECEIPT: readonly WithdrawalStatus[] = ['failed', 'stuck'];
+/** Seconds a caller waits before asking again for a receipt that is not stored yet. */
+const RECEIPT_RETRY_AFTER_S = 5;
+
+const receiptUnavailable = (status: WithdrawalStatus, reason: string | undefined) =>
+  new Problem(
+    410,
+    'receipt-unavailable',
+    'The withdrawal will never have a receipt',
+    `the withdrawal is ${status}${reason ? `: ${reason}` : ''}`,
+    { flowStatus: status, reason },
+  );
 
 export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
   const r = Router();
@@ -68,29 +83,44 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
       .json({ workflowId: handle.workflowId, transactionId: input.transactionId, state });
   });
 
-  r.get('/withdrawals/:id', async (req, res) => {
-    const { id } = parse(withdrawalParamsSchema, 'path', req.params);
+  const stateOf = async (id: string) => {
     try {
-      const state = await handleOf(id).query(withdrawalStateQuery);
-      res.json({ workflowId: withdrawalWorkflowId(id), transactionId: id, state });
+      return await handleOf(id).query(withdrawalStateQuery);
     } catch (err) {
       if (isNotFound(err)) throw notFound('withdrawal with this transactionId');
       throw err;
     }
+  };
+
+  r.get('/withdrawals/:id', async (req, res) => {
+    const { id } = parse(withdrawalParamsSchema, 'path', req.params);
+    res.json({ workflowId: withdrawalWorkflowId(id), transactionId: id, state: await stateOf(id) });
   });
 
   r.get('/withdrawals/:id/receipt.png', async (req, res) => {
     const { id } = parse(withdrawalParamsSchema, 'path', req.params);
     const receipt = await getWithdrawalReceipt(pool, id);
-    if (!receipt) {
-      throw new Problem(
-        404,
-        'receipt-not-found',
-        'No receipt yet',
-        'the withdrawal has no stored receipt (yet)',
-      );
+    if (receipt) {
+      res.type(receipt.contentType).set('cache-control', 'private, max-age=3600').send(receipt.image);
+      return;
     }
-    res.type(receipt.contentType).set('cache-control', 'private, max-age=3600').send(receipt.image);
+    // Not stored: the flow says whether it is still to come or never will be.
+    const state = await stateOf(id);
+    if (NEVER_A_RECEIPT.includes(state.status)) throw receiptUnavailable(state.status, state.reason);
+    // A run that ended short of a final status (failed for an operator, terminated) stores
+    // nothing more either. A completed run has stored its receipt: only a race gets here.
+    const run = (await handleOf(id).describe()).status.name;
+    if (run !== 'RUNNING' && run !== 'COMPLETED') {
+      throw receiptUnavailable(state.status, state.reason ?? `its run is ${run.toLowerCase()}`);
+    }
+    res.set('retry-after', String(RECEIPT_RETRY_AFTER_S));
+    throw new Problem(
+      404,
+      'receipt-not-found',
+      'No receipt yet',
+      `the withdrawal is ${state.status}: its receipt is stored once the payout completes`,
+      { flowStatus: state.status },
+    );
   });
 
   return r;

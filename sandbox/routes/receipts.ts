@@ -1,16 +1,39 @@
 import { Router } from 'express';
-import { centavosToDecimal } from '../../provider/money';
 import { type ReceiptResult, receiptRequestSchema, receiptStatusCodes } from '../../provider/schemas';
-import { receiptPngBase64 } from '../brcode';
 import { isoNow, type SandboxContext } from '../context';
 import { faultGate, merchantOk, parseBody, requireApiKey } from '../http';
+import { type ReceiptParty, receiptPng } from '../receipt-image';
+import type { WithdrawalRecord } from '../state';
 
 // POST /receipts/merchant/cash-out/generate (JSON or form-encoded). Status code 0-4; the invoice is a
 // base64 PNG (no data-URL prefix) only for a completed withdrawal, and stays empty for the first
-// `receiptLagCalls` calls after completion (the real provider renders it with a lag).
+// `receiptLagCalls` calls after completion (the real provider renders it with a lag). The image is
+// a readable comprovante (sandbox/receipt-image.ts), rendered once per payout: a settled payout
+// never changes, and rendering its text costs tens of milliseconds.
+
+/** Who pays every sandbox payout: the merchant, with a made-up CNPJ (valid check digits). */
+export const SANDBOX_PAYER: ReceiptParty = { name: 'Sandbox Merchant', document: '11222333000181' };
 
 export function receiptRoutes(ctx: SandboxContext): Router {
   const router = Router();
+  const rendered = new WeakMap<WithdrawalRecord, Promise<string>>();
+  const imageOf = (w: WithdrawalRecord) => {
+    let png = rendered.get(w);
+    if (!png) {
+      png = receiptPng({
+        amountCentavos: w.amountCentavos,
+        paidAt: w.finishedAt,
+        payer: SANDBOX_PAYER,
+        payee: { name: w.client.name, document: w.client.cpf },
+        e2eId: w.e2eId,
+        transactionId: w.transactionId,
+      }).then((bytes) => bytes.toString('base64'));
+      // A failed render is not kept: the next call tries again.
+      png.catch(() => rendered.delete(w));
+      rendered.set(w, png);
+    }
+    return png;
+  };
   router.post(
     '/receipts/merchant/cash-out/generate',
     faultGate(ctx, 'receipt'),
@@ -33,9 +56,7 @@ export function receiptRoutes(ctx: SandboxContext): Router {
           result.datetimepayed = w.finishedAt;
           w.receiptCalls += 1;
           if (w.receiptCalls > ctx.state.faults.receiptLagCalls) {
-            result.invoice = await receiptPngBase64(
-              `PIX SANDBOX RECEIPT|${w.transactionId}|${w.e2eId}|BRL ${centavosToDecimal(w.amountCentavos)}|${w.finishedAt}`,
-            );
+            result.invoice = await imageOf(w);
           }
         }
       }

@@ -1,5 +1,6 @@
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { depositStateResponseSchema } from '../../api/schemas';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import {
@@ -11,6 +12,7 @@ import {
   MerchantKey,
 } from '../../common/search-attributes';
 import { depositWorkflowId } from '../../contracts/deposit';
+import { expectActivityFailure } from '../helpers/sdk-log';
 import {
   type ApiEnv,
   eventually,
@@ -65,17 +67,28 @@ describe('deposits', () => {
     expect(again.status).toBe(200);
     expect(await json(again)).toEqual(qr);
 
+    // A state read carries the QR's payload and a link to its PNG, not the image itself.
     const state = await e.call('GET', `/v1/deposits/${qr.txid}`);
     expect(state.status).toBe(200);
-    expect(await state.json()).toMatchObject({
-      state: { txid: qr.txid, amountCentavos: 15_000, qr: { payload: qr.payload } },
+    const text = await state.text();
+    expect(text).not.toContain('base64');
+    const read = depositStateResponseSchema.strict().parse(JSON.parse(text));
+    expect(read).toMatchObject({
+      workflowId: qr.workflowId,
+      state: {
+        txid: qr.txid,
+        amountCentavos: 15_000,
+        qr: { payload: qr.payload, expiresAt: qr.expiresAt, imageUrl: `/v1/deposits/${qr.txid}/qrcode.png` },
+      },
     });
+    expect(read.state.qr).not.toHaveProperty('image');
 
-    const png = await e.call('GET', `/v1/deposits/${qr.txid}/qrcode.png`);
+    const png = await e.call('GET', String(read.state.qr?.imageUrl));
     expect(png.status).toBe(200);
     expect(png.headers.get('content-type')).toBe('image/png');
     const bytes = Buffer.from(await png.arrayBuffer());
     expect(bytes.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    expect(`data:image/png;base64,${bytes.toString('base64')}`).toBe(qr.image);
     const image = PNG.sync.read(bytes);
     expect(image.width).toBeGreaterThan(50);
   });
@@ -99,11 +112,17 @@ describe('deposits', () => {
     const body = { ...depositBody(), txid };
     // Occupy the txid at the provider with another amount: our create is then refused as a duplicate.
     await e.provider.createDeposit({ client: body.client, amountCentavos: 1, txid });
+    const refused = expectActivityFailure({
+      workflowId: depositWorkflowId(txid),
+      activityType: 'createDepositQr',
+      error: /duplicate transaction/,
+    });
     const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 422, 'deposit-failed');
     expect(p.detail).toBeTruthy();
     // Once the flow has closed, a repeat finds it (never a second flow for the txid): same answers.
     const handle = e.temporal.workflow.getHandle(depositWorkflowId(txid));
     await handle.result();
+    expect(refused()).toHaveLength(1);
     await expectProblem(await e.call('POST', '/v1/deposits', { body }), 422, 'deposit-failed');
     await expectProblem(await e.call('POST', '/v1/deposits', { body: { ...body, amountCentavos: 5 } }), 409);
     expect((await handle.describe()).status.name).toBe('COMPLETED');

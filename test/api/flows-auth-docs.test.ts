@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cpfHash } from '../../common/pii';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { launchChromium } from '../console/browser';
-import { type ApiEnv, CODEC_TOKEN, eventually, expectProblem, freshCpf, json, startApiEnv } from './support';
+import {
+  type ApiEnv,
+  CODEC_TOKEN,
+  eventually,
+  expectProblem,
+  freshCpf,
+  json,
+  PII_KEY,
+  startApiEnv,
+} from './support';
 
 let e: ApiEnv;
 let n = 0;
@@ -20,7 +30,15 @@ const depositBody = (cpf: string, txid: string) => ({
 });
 
 interface Page {
-  items: { workflowId: string; type: string; status: string; cpfMasked: string; amountCentavos: number }[];
+  items: {
+    workflowId: string;
+    type: string;
+    businessId: string;
+    status: string;
+    cpfHash: string | null;
+    cpfMasked: string;
+    amountCentavos: number;
+  }[];
   next: string | null;
 }
 
@@ -80,6 +98,55 @@ describe('GET /v1/flows', () => {
     expect((await list(`cpf=${cpf}&created_to=${future}`)).items).toHaveLength(3);
   });
 
+  it("every type's row names the CPF hash it is found by (the PixflowCpfHash of the Temporal UI)", async () => {
+    const cpf = freshCpf();
+    const client = { externalId: `user-${++n}`, cpf, email: 'ana@example.com', name: 'Ana Souza' };
+    const started = await Promise.all([
+      e.call('POST', '/v1/onboardings', { body: { cpf, plan: 'plan_basic', event: 'signup' } }),
+      e.call('POST', '/v1/deposits', { body: { client, amountCentavos: 500 } }),
+      e.call('POST', '/v1/withdrawals', {
+        body: { client, pixKey: 'ana@example.com', pixType: 'EMAIL', amountCentavos: 700 },
+      }),
+    ]);
+    expect(started.map((r) => r.status)).toEqual([201, 201, 202]);
+    const page = await eventually(
+      () => e.call('GET', `/v1/flows?cpf=${cpf}`).then((r) => json<Page>(r)),
+      (p) => p.items.length === 3,
+    );
+    const hash = cpfHash(cpf, PII_KEY);
+    expect(page.items.map((i) => i.type).sort()).toEqual(['deposit', 'onboarding', 'withdrawal']);
+    for (const item of page.items) expect(item.cpfHash, item.type).toBe(hash);
+  });
+
+  it('an unknown status is a 400 naming the value and the statuses of the type', async () => {
+    const bogus = await expectProblem(await e.call('GET', '/v1/flows?status=bogus'), 400, 'validation-error');
+    expect(bogus.invalid_params).toHaveLength(1);
+    expect(bogus.invalid_params?.[0]?.name).toBe('query.status');
+    // Without a type: any type's status is allowed.
+    expect(bogus.invalid_params?.[0]?.reason).toBe(
+      '"bogus" is not a status; one of: kyc, awaiting_liveness, awaiting_review, approved, rejected, expired, creating, awaiting_payment, completed, failed, validating, sending, processing, stuck',
+    );
+    const other = await expectProblem(
+      await e.call('GET', '/v1/flows?type=deposit&status=awaiting_review'),
+      400,
+      'validation-error',
+    );
+    expect(other.invalid_params).toEqual([
+      {
+        name: 'query.status',
+        reason:
+          '"awaiting_review" is not a deposit status; one of: creating, awaiting_payment, completed, expired, failed',
+      },
+    ]);
+    for (const query of [
+      'status=stuck',
+      'type=onboarding&status=awaiting_review',
+      'type=withdrawal&status=stuck',
+    ]) {
+      expect((await e.call('GET', `/v1/flows?${query}`)).status, query).toBe(200);
+    }
+  });
+
   it('invalid query parameters are 400 naming them', async () => {
     for (const [query, name] of [
       ['limit=0', 'query.limit'],
@@ -110,6 +177,7 @@ describe('API description', () => {
         '/v1/onboardings',
         '/v1/onboardings/{cpf}',
         '/v1/onboardings/{cpf}/liveness-link',
+        '/v1/onboardings/{cpf}/liveness-link/qrcode.png',
         '/v1/onboardings/{cpf}/review',
         '/v1/withdrawals',
         '/v1/withdrawals/{id}',

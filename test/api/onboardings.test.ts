@@ -1,11 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onboardingResponseSchema } from '../../api/schemas';
 import { cpfHash } from '../../common/pii';
 import {
   livenessProgressSignal,
   type OnboardingState,
   onboardingWorkflowId,
 } from '../../contracts/onboarding';
-import { type ApiEnv, eventually, expectProblem, freshCpf, json, PII_KEY, startApiEnv } from './support';
+import {
+  type ApiEnv,
+  eventually,
+  expectProblem,
+  freshCpf,
+  json,
+  PII_KEY,
+  PNG_SIGNATURE,
+  startApiEnv,
+} from './support';
 
 let e: ApiEnv;
 
@@ -72,6 +82,13 @@ describe('onboardings', () => {
       body: { decision: 'approve', by: 'op@example.com', reason: 'documents ok' },
     });
     expect(review.status).toBe(202);
+    // The answer is the decision as delivered, as the README and /openapi.json describe it.
+    expect(await review.json()).toEqual({
+      workflowId: first.workflowId,
+      decision: 'approve',
+      by: 'op@example.com',
+      reason: 'documents ok',
+    });
     const approved = await eventually(
       () => stateOf(cpf),
       (s) => s.status === 'approved',
@@ -94,13 +111,61 @@ describe('onboardings', () => {
       return (await res.json()) as LinkAnswer;
     };
     const a = await link();
-    expect(a.reused).toBe(true);
+    // The flow issued it after KYC, but this is the first time anyone asks: new to the caller.
+    expect(a.reused).toBe(false);
     expect(a.url).toMatch(/^https?:\/\//);
+    expect(a.qrcode).toMatch(/^data:image\/png;base64,/);
+    expect(await link()).toEqual({ ...a, reused: true });
     expect(new Date(a.expiresAt).getTime() - new Date(a.issuedAt).getTime()).toBe(LINK_TTL_MS);
     await new Promise((r) => setTimeout(r, new Date(a.expiresAt).getTime() - Date.now() + 200));
     const b = await link();
     expect(b.reused).toBe(false);
     expect(new Date(b.issuedAt).getTime()).toBeGreaterThan(new Date(a.issuedAt).getTime());
+    expect((await link()).reused).toBe(true);
+  });
+
+  it("state reads link to the liveness QR code's PNG instead of carrying the image", async () => {
+    const cpf = freshCpf();
+    expect((await e.call('POST', '/v1/onboardings', { body: body(cpf) })).status).toBe(201);
+    await eventually(
+      () => stateOf(cpf),
+      (s) => s.status === 'awaiting_liveness',
+    );
+    const res = await e.call('GET', `/v1/onboardings/${cpf}`);
+    const text = await res.text();
+    expect(text).not.toContain('base64');
+    const answer = onboardingResponseSchema.strict().parse(JSON.parse(text));
+    const link = answer.state.link;
+    expect(link).not.toHaveProperty('qrcode');
+    expect(link?.qrcodeUrl).toBe(`/v1/onboardings/${cpf}/liveness-link/qrcode.png`);
+
+    const png = await e.call('GET', String(link?.qrcodeUrl));
+    expect(png.status).toBe(200);
+    expect(png.headers.get('content-type')).toBe('image/png');
+    const bytes = Buffer.from(await png.arrayBuffer());
+    expect(bytes.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    // The same image the link's own answer carries as a data URL.
+    const given = (await json<LinkAnswer>(await e.call('POST', `/v1/onboardings/${cpf}/liveness-link`)))
+      .qrcode;
+    expect(bytes.toString('base64')).toBe(given.replace('data:image/png;base64,', ''));
+
+    // No link (KYC refused this holder), no image; no onboarding, no image.
+    const refused = '30281362874';
+    expect([200, 201]).toContain((await e.call('POST', '/v1/onboardings', { body: body(refused) })).status);
+    await eventually(
+      () => stateOf(refused),
+      (s) => s.status === 'rejected',
+    );
+    await expectProblem(
+      await e.call('GET', `/v1/onboardings/${refused}/liveness-link/qrcode.png`),
+      404,
+      'qrcode-not-found',
+    );
+    await expectProblem(
+      await e.call('GET', `/v1/onboardings/${freshCpf()}/liveness-link/qrcode.png`),
+      404,
+      'flow-not-found',
+    );
   });
 
   it('invalid bodies and paths are 400 naming the field and start nothing; unknown CPFs are 404', async () => {

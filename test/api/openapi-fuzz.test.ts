@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEMATHESIS_BIN, SCHEMATHESIS_VERSION } from '../../scripts/temporal-tools';
+import { expectSdkLog } from '../helpers/sdk-log';
 import { API_KEY, type ApiEnv, startApiEnv } from './support';
 
 // Schemathesis, run against the API's own /openapi.json, keeps the document and the API from
@@ -35,6 +36,15 @@ beforeAll(async () => {
   // The limiter is documented (429 on every /v1 operation), but a fuzzer that keeps meeting it
   // would test the limiter instead of the routes.
   e = await startApiEnv({}, { env: { API_RATE_LIMIT_PER_MINUTE: '0' } });
+  // Generated requests the document admits and the provider refuses (a merchant it does not
+  // know, a taken transactionId) fail their flow's activity, as they should: the worker logs it.
+  expectSdkLog(
+    ({ message, meta }) =>
+      message === 'Activity failed' &&
+      meta.taskQueue === e.taskQueue &&
+      meta.error instanceof Error &&
+      /^provider [\w-]+: HTTP 4\d\d\b/.test(meta.error.message),
+  );
   reports = mkdtempSync(path.join(tmpdir(), 'pixflow-fuzz-'));
 });
 afterAll(async () => {

@@ -52,8 +52,12 @@ describe('withdrawals', () => {
       'conflict',
     );
 
+    // Running: not yet, and when to ask again.
     const receiptPath = `/v1/withdrawals/${body.transactionId}/receipt.png`;
-    await expectProblem(await e.call('GET', receiptPath), 404, 'receipt-not-found');
+    const notYet = await e.call('GET', receiptPath);
+    expect(notYet.headers.get('retry-after')).toBe('5');
+    const early = await expectProblem(notYet, 404, 'receipt-not-found');
+    expect(early).toMatchObject({ flowStatus: expect.stringMatching(/^(validating|sending|processing)$/) });
     await eventually(
       async () => (await json(await e.call('GET', `/v1/withdrawals/${body.transactionId}`))).state.status,
       (s) => s === 'processing',
@@ -77,6 +81,42 @@ describe('withdrawals', () => {
       await e.call('POST', '/v1/withdrawals', { body: { ...body, pixKey: 'x@example.com' } }),
       409,
     );
+  });
+
+  it('a failed withdrawal says its receipt will never come (410 with its status and reason)', async () => {
+    const body = withdrawalBody();
+    expect((await e.call('POST', '/v1/withdrawals', { body })).status).toBe(202);
+    const path = `/v1/withdrawals/${body.transactionId}`;
+    await eventually(
+      async () => (await json(await e.call('GET', path))).state.status,
+      (s) => s === 'processing',
+    );
+    await e.sandboxControl(`/sandbox/withdrawals/${body.transactionId}/fail`, { reason: 'account closed' });
+    const failed = await eventually(
+      async () => (await json(await e.call('GET', path))).state,
+      (s) => s.status === 'failed',
+    );
+    const gone = await e.call('GET', `${path}/receipt.png`);
+    expect(gone.headers.get('retry-after')).toBeNull();
+    const p = await expectProblem(gone, 410, 'receipt-unavailable');
+    expect(p).toMatchObject({ flowStatus: 'failed', reason: failed.reason });
+    expect(p.detail).toContain('account closed');
+
+    await expectProblem(await e.call('GET', '/v1/withdrawals/never-made/receipt.png'), 404, 'flow-not-found');
+  });
+
+  it('a withdrawal whose run ended short of an outcome (an operator terminated it) has no receipt to wait for', async () => {
+    const body = withdrawalBody();
+    expect((await e.call('POST', '/v1/withdrawals', { body })).status).toBe(202);
+    const path = `/v1/withdrawals/${body.transactionId}`;
+    await eventually(
+      async () => (await json(await e.call('GET', path))).state.status,
+      (s) => s === 'processing',
+    );
+    await expectProblem(await e.call('GET', `${path}/receipt.png`), 404, 'receipt-not-found');
+    await e.temporal.workflow.getHandle(withdrawalWorkflowId(body.transactionId)).terminate('operator');
+    const p = await expectProblem(await e.call('GET', `${path}/receipt.png`), 410, 'receipt-unavailable');
+    expect(p).toMatchObject({ flowStatus: 'processing', reason: 'its run is terminated' });
   });
 
   it('without a transactionId one is generated', async () => {

@@ -7,6 +7,7 @@ import {
   ensureTemporalCli,
   ensureTestServer,
 } from '../../scripts/temporal-tools';
+import { expectSdkLog, type SdkLogEntry } from './sdk-log';
 
 const { IndexedValueType } = temporal.api.enums.v1;
 
@@ -23,7 +24,8 @@ export function startDevServer(opts: { port?: number; dbFilename?: string } = {}
       ui: false,
       searchAttributes: searchAttributeKeys,
       log: { format: 'pretty', level: 'error' },
-      extraArgs: devServerDynamicConfigArgs(),
+      // Its start banner (version, ports) would print on every test run: the ports are known here.
+      extraArgs: [...devServerDynamicConfigArgs(), '--output', 'none'],
     },
   });
 }
@@ -32,11 +34,30 @@ export function startDevServer(opts: { port?: number; dbFilename?: string } = {}
 export const testCodecKeys = parseCodecKeys(`test:${Buffer.alloc(32, 7).toString('base64')}`, 'test');
 export const testDataConverter = pixflowDataConverter(testCodecKeys);
 
+const HEARTBEAT_CAPABILITY_WARNING =
+  /^Temporal Server 1\.16\.0 or newer is required to guarantee that the latest heartbeat details/;
+let heartbeatCapabilityNotices: (() => SdkLogEntry[]) | undefined;
+
+/**
+ * The heartbeat-capability warnings core gave for workers on the time-skipping server, collected
+ * instead of printed (none if no time-skipping server was started in this file).
+ */
+export const heartbeatCapabilityWarnings = () => heartbeatCapabilityNotices?.() ?? [];
+
 export async function startTimeSkippingServer() {
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: ensureTestServer() } },
     client: { dataConverter: testDataConverter },
   });
+  // The Java test server does not advertise the activity_failure_include_heartbeat capability,
+  // so core warns, once per worker, that heartbeat details may be lost when an activity fails.
+  // pixflow's activities never heartbeat: on this server the warning is known, and collected.
+  const { capabilities } = await env.connection.workflowService.getSystemInfo({});
+  if (!capabilities?.activityFailureIncludeHeartbeat) {
+    heartbeatCapabilityNotices ??= expectSdkLog(
+      (e) => e.meta.sdkComponent === 'core' && HEARTBEAT_CAPABILITY_WARNING.test(e.message),
+    );
+  }
   // The test server knows no custom search attributes until told; the flows upsert ours.
   const types = {
     KEYWORD: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,

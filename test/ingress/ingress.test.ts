@@ -13,6 +13,7 @@ import { createPool, type Pool } from '../../db/pool';
 import { finishSignal, type Received, receivedQuery } from '../fixtures/ingress-workflows';
 import { freePort } from '../helpers/ports';
 import { freshDatabase } from '../helpers/postgres';
+import { expectSdkLog } from '../helpers/sdk-log';
 import {
   INGRESS_PII_KEY,
   PARTNER,
@@ -41,6 +42,7 @@ let worker: Worker;
 let running: Promise<void>;
 let taskQueue: string;
 let ingress: RunningIngress;
+let noActivityPolling: ReturnType<typeof expectSdkLog>;
 
 beforeAll(async () => {
   const url = await freshDatabase();
@@ -55,6 +57,12 @@ beforeAll(async () => {
     workflowsPath: path.resolve(__dirname, '../fixtures/ingress-workflows.ts'),
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
   });
+  // The fixture workflows call no activity: the worker says it will not poll for any.
+  noActivityPolling = expectSdkLog(
+    (e) =>
+      e.message === 'No activities registered, not polling for activity tasks' &&
+      e.meta.taskQueue === taskQueue,
+  );
   worker = await Worker.create({ connection: nativeConnection, taskQueue, workflowBundle: { code } });
   running = worker.run();
   ingress = await startIngress(pool, temporal, { delivery: fast });
@@ -64,6 +72,7 @@ afterAll(async () => {
   await ingress?.close();
   worker?.shutdown();
   await running;
+  expect(noActivityPolling()).toHaveLength(1);
   await nativeConnection?.close();
   await connection?.close();
   await pool?.end();

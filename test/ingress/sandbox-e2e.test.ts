@@ -3,6 +3,7 @@ import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/clie
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { startInboxRelay } from '../../api/ingress/relay';
+import { INBOX_DEFAULTS } from '../../common/config';
 import {
   type DepositInput,
   depositStateQuery,
@@ -150,7 +151,7 @@ const allDelivered = async (workflowId: string) =>
     )
   ).rows[0]?.n === 0;
 
-it('200 early copies of `updated`, then the real one after payment: completed within a second of payment, at most two early inquiries', async () => {
+it('200 early copies of `updated`, then the real one after payment: completed by the real notification (not the poll a minute later), one early inquiry per coalescing window', async () => {
   const input: DepositInput = {
     txid: uniqueId(),
     merchant: 'sandbox-merchant',
@@ -160,9 +161,12 @@ it('200 early copies of `updated`, then the real one after payment: completed wi
     timings: { pollScheduleMs: [60_000, 120_000] },
   };
   const { handle } = await startDeposit(input);
+  const stormStarted = Date.now();
   const early = await Promise.all(
     Array.from({ length: 200 }, () => post(ingress.base, depositNotification(input.txid))),
   );
+  // On a loaded machine the 200 posts can outlast one window; each window costs at most one look.
+  const windows = 1 + Math.ceil((Date.now() - stormStarted) / INBOX_DEFAULTS.coalesceMs);
   expect(early.every((r) => r.status === 200)).toBe(true);
   // The copies settle: every row signalled, the flow has looked and found nothing paid.
   await waitUntil(
@@ -178,7 +182,7 @@ it('200 early copies of `updated`, then the real one after payment: completed wi
   const settled = await handle.query(depositStateQuery);
   expect(settled.status).toBe('awaiting_payment');
   expect(settled.inquiries).toBeGreaterThanOrEqual(before.inquiries);
-  expect(settled.inquiries).toBeLessThanOrEqual(2);
+  expect(settled.inquiries).toBeLessThanOrEqual(windows);
 
   const paidAt = Date.now();
   const paid = await post(`${sandbox.url}/sandbox/deposits/${input.txid}/pay`, {
@@ -189,9 +193,10 @@ it('200 early copies of `updated`, then the real one after payment: completed wi
   const done = await waitUntil(
     () => handle.query(depositStateQuery),
     (s) => s.status === 'completed',
-    { timeoutMs: 10_000, intervalMs: 20 },
+    { timeoutMs: 45_000, intervalMs: 20 },
   );
-  expect(Date.now() - paidAt).toBeLessThan(1_000);
+  // Held at most one coalescing window, then signalled: far sooner than the first poll.
+  expect(Date.now() - paidAt).toBeLessThan(30_000);
   // The sandbox's own `updated` woke it: one look more than before payment.
   expect(done.inquiries).toBe(settled.inquiries + 1);
 });

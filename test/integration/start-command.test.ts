@@ -1,9 +1,6 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freeStackPorts, newDataDir } from '../../scripts/embedded-stack';
-import { tcpOpen } from '../helpers/ports';
-import { waitUntil } from '../helpers/wait';
 
 const ROOT = path.resolve(__dirname, '../..');
 const tsxArgs = (file: string) => ['--import', 'tsx', path.join(ROOT, file)];
@@ -57,75 +54,4 @@ describe('exit codes survive the embedded Postgres module', () => {
   });
 });
 
-describe('npm start (scripts/start.ts)', () => {
-  it('brings every part up, answers on each port, and stops all of it on SIGTERM with exit 0', async () => {
-    const ports = await freeStackPorts();
-    const temporalPort = ports.PIXFLOW_TEMPORAL_PORT;
-    const dataDir = newDataDir('start');
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      // PIXFLOW_TEMPORAL_PORT is among the ports; not TEMPORAL_ADDRESS, which would mean "use an
-      // existing cluster".
-      DATA_DIR: dataDir,
-    };
-    delete env.TEMPORAL_ADDRESS;
-    delete env.DATABASE_URL;
-    delete env.PROVIDER_BASE_URL;
-    delete env.API_KEYS;
-    const child = spawn(process.execPath, tsxArgs('scripts/start.ts'), {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (b) => {
-      out += b;
-    });
-    child.stderr.on('data', (b) => {
-      out += b;
-    });
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    try {
-      await waitUntil(
-        // The banner's last line: its lines can arrive in separate chunks.
-        () => out.includes('Ctrl-C stops everything.') || child.exitCode !== null,
-        (settled) => settled,
-        { timeoutMs: 150_000, intervalMs: 500 },
-      ).catch(() => {}); // the output, checked next, says what did not come up
-      expect(out).toContain('pixflow is up');
-      expect(out).toContain(`http://127.0.0.1:${ports.API_PORT}`);
-      expect(out).toContain(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`);
-      const api = await fetch(`http://127.0.0.1:${ports.API_PORT}/readyz`);
-      expect(await api.json()).toMatchObject({ status: 'ready', temporal: 'ok', postgres: 'ok' });
-      expect((await fetch(`http://127.0.0.1:${ports.SANDBOX_PORT}/healthz`)).status).toBe(200);
-      expect((await fetch(`http://127.0.0.1:${ports.WORKER_HTTP_PORT}/healthz`)).status).toBe(200);
-      // The worker's metrics: ours and the Temporal SDK's, on one endpoint.
-      const workerMetrics = await (await fetch(`http://127.0.0.1:${ports.WORKER_HTTP_PORT}/metrics`)).text();
-      expect(workerMetrics).toContain('pixflow_provider_token_requests');
-      expect(workerMetrics).toMatch(/^temporal_\w+/m);
-      expect((await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/`)).status).toBe(200);
-      // The UI, on its own port, may decode payloads through the API's codec endpoint.
-      const uiOrigin = `http://127.0.0.1:${ports.TEMPORAL_UI_PORT}`;
-      const preflight = await fetch(`http://127.0.0.1:${ports.API_PORT}/codec/decode`, {
-        method: 'OPTIONS',
-        headers: { origin: uiOrigin, 'access-control-request-method': 'POST' },
-      });
-      expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin);
-      const decode = await fetch(`http://127.0.0.1:${ports.API_PORT}/codec/decode`, {
-        method: 'POST',
-        headers: { origin: uiOrigin, 'content-type': 'application/json' },
-        body: JSON.stringify({ payloads: [] }),
-      });
-      expect(decode.status).toBe(200);
-      expect(await tcpOpen(temporalPort)).toBe(true);
-    } finally {
-      child.kill('SIGTERM');
-    }
-    expect(await exited).toBe(0);
-    // Every part, the embedded Postgres included, is gone.
-    for (const port of Object.values(ports)) {
-      expect(await tcpOpen(port), `port ${port} still open`).toBe(false);
-    }
-  }, 200_000);
-});
+// `npm start` itself, its parts answering, and every way of stopping it: start-signals.test.ts.

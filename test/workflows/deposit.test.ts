@@ -10,6 +10,7 @@ import {
 import { providerNotificationSignal } from '../../contracts/shared';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
+import { expectActivityFailure } from '../helpers/sdk-log';
 import { createTestWorker } from '../helpers/worker';
 
 // Deposits on the time-skipping server, with the real activities against the sandbox.
@@ -239,8 +240,14 @@ describe('deposit flow', () => {
     const input = depositInput();
     // Occupy the txid at the provider with another body: our create is then a 409 DUPLICATE_TRANSACTION.
     await f.provider.createDeposit({ client: input.client, amountCentavos: 1, txid: input.txid });
+    const refused = expectActivityFailure({
+      workflowId: depositWorkflowId(input.txid),
+      activityType: 'createDepositQr',
+      error: /duplicate transaction/,
+    });
     await expect(createWithQr(input)).rejects.toThrow();
     const result = await handleOf(input).result();
     expect(result).toMatchObject({ status: 'failed', reason: 'DUPLICATE_TRANSACTION' });
+    expect(refused()).toHaveLength(1);
   });
 });

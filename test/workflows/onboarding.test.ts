@@ -91,11 +91,13 @@ describe('KYC outcomes', () => {
 });
 
 describe('liveness link reuse', () => {
-  it('is reused at 29 minutes and renewed at 31', async () => {
+  it('is new to the first ask, reused at 29 minutes and renewed at 31', async () => {
     await f.syncSandboxClock();
     const handle = await awaitingLiveness(DEFAULT_CPF);
+    const issued = (await handle.query(onboardingStateQuery)).link;
+    // The flow issued the link right after KYC, but no one was given it yet.
     const first = await handle.executeUpdate(livenessLinkUpdate);
-    expect(first.reused).toBe(true);
+    expect(first).toEqual({ link: issued, reused: false });
     const callsAtStart = await livenessCalls();
 
     await f.env.sleep('29 minutes');
@@ -113,6 +115,8 @@ describe('liveness link reuse', () => {
       30 * 60_000,
     );
     expect(await livenessCalls()).toBe(callsAtStart + 1);
+    // The renewed link was handed out by the ask that renewed it: asked again, it is reused.
+    expect(await handle.executeUpdate(livenessLinkUpdate)).toEqual({ link: at31.link, reused: true });
     await handle.signal(livenessProgressSignal, { statusVerification: 'completed' });
     expect((await handle.result()).status).toBe('approved');
     await recordHistory(handle, 'onboarding-link-renewed');

@@ -13,6 +13,7 @@ import {
 } from '../../contracts/withdrawal';
 import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
+import { expectActivityFailure } from '../helpers/sdk-log';
 
 // Withdrawals on the time-skipping server, with the real activities against the sandbox.
 
@@ -82,6 +83,11 @@ describe('withdrawal flow', () => {
   it('completes with its receipt stored, retrying while the receipt is empty', async () => {
     await f.sandboxControl('/sandbox/faults', { receiptLagCalls: 2 });
     const input = withdrawalInput();
+    const notReady = expectActivityFailure({
+      workflowId: withdrawalWorkflowId(input.transactionId),
+      activityType: 'storeReceipt',
+      error: /receipt of .* not ready yet/,
+    });
     const handle = await start(input);
     await settleAndNotify(handle, input.transactionId);
     const result = await handle.result();
@@ -94,6 +100,7 @@ describe('withdrawal flow', () => {
     expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
     // The receipt was not ready when checkPayout saw the payout completed: storeReceipt waited for it.
     expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout', 'storeReceipt']);
+    expect(notReady()).toHaveLength(1);
     await recordHistory(handle, 'withdrawal-completed');
   });
 
@@ -197,8 +204,14 @@ describe('withdrawal flow', () => {
   it('a payout the provider refuses ends failed with its reason, nothing sent, its row failed', async () => {
     // The sandbox answers 403 for a merchant it does not know: a 4xx on create, non-retryable.
     const input = withdrawalInput({ merchant: 'unknown-merchant' });
+    const refused = expectActivityFailure({
+      workflowId: withdrawalWorkflowId(input.transactionId),
+      activityType: 'sendPayout',
+      error: /HTTP 403: unknown merchant/,
+    });
     const result = await (await start(input)).result();
     expect(result).toMatchObject({ status: 'failed', reason: 'payout_rejected: HTTP 403' });
+    expect(refused()).toHaveLength(1);
     expect((await sandboxState()).counters.payouts[input.transactionId] ?? 0).toBe(0);
     const row = await f.pool.query('SELECT status, reason FROM flows WHERE business_id = $1', [
       input.transactionId,
@@ -212,6 +225,11 @@ describe('withdrawal flow', () => {
         actThenFail: { withdraw: { mode, count: 1, delayMs: 3_000 } },
       });
       const input = withdrawalInput({ pixKey: 'a4b7c2d1-1111-4a2b-9c3d-123456789abc', pixType: 'EVP' });
+      const failedSends = expectActivityFailure({
+        workflowId: withdrawalWorkflowId(input.transactionId),
+        activityType: 'sendPayout',
+        error: mode === 'timeout' ? /no answer within 1000 ms/ : /HTTP 500: sandbox fault/,
+      });
       const handle = await start(input);
       // While the send is held, the flows table already says `sending`: sendPayout writes the
       // row before it calls the provider.
@@ -235,7 +253,10 @@ describe('withdrawal flow', () => {
       const started = events.find(
         (e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
       );
-      expect(started?.activityTaskStartedEventAttributes?.attempt).toBeGreaterThanOrEqual(2);
+      const attempt = started?.activityTaskStartedEventAttributes?.attempt ?? 0;
+      expect(attempt).toBeGreaterThanOrEqual(2);
+      // Every attempt before the last one failed, and the worker warned of each.
+      expect(failedSends()).toHaveLength(attempt - 1);
       await recordHistory(handle, `withdrawal-create-retried-${mode}`);
     });
   }

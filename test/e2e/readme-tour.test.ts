@@ -1,0 +1,254 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PNG } from 'pngjs';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { freeStackPorts } from '../../scripts/embedded-stack';
+import { waitUntil } from '../helpers/wait';
+
+// The README's tour, block by block, exactly as written: one bash (real curl) against the API,
+// worker and sandbox started as `npm start` starts them (scripts/start.ts, every part a process,
+// the sandbox's notifications registered with the API), here on the run's Temporal and Postgres.
+// Where the tour says to repeat a GET until a status, the test repeats it too.
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** The ```sh blocks of the README's Tour section, in order. */
+function tourBlocks(readme: string): string[] {
+  const section = /^## Tour\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1];
+  if (!section) throw new Error('README.md has no "## Tour" section');
+  return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+}
+
+interface Answer {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: parsed JSON of answers checked field by field
+  body: any;
+  text: string;
+}
+
+/** What each step must answer: its request (a part of the block), status and the field that matters. */
+interface Step {
+  request: string;
+  status: number;
+  check?: (a: Answer) => void;
+  /** The tour says to repeat this block until it answers so. */
+  repeat?: true;
+}
+
+const state = (status: string | string[]) => (a: Answer) =>
+  expect([status].flat(), a.text).toContain(a.body.state.status);
+
+const steps: Step[] = [
+  { request: '"$API/v1/onboardings" ', status: 201, check: state(['kyc', 'awaiting_liveness']) },
+  {
+    request: '/v1/onboardings/63401825771/liveness-link',
+    status: 200,
+    check: (a) => expect(a.body.url).toMatch(/^https?:\/\//),
+  },
+  {
+    request: '$SANDBOX/sandbox/liveness/complete',
+    status: 200,
+    check: (a) => expect(a.body.statusVerification).toBe('manual_approve_pending'),
+  },
+  {
+    request: '"$API/v1/onboardings/63401825771" ',
+    status: 200,
+    check: state('awaiting_review'),
+    repeat: true,
+  },
+  { request: '/v1/onboardings/63401825771/review', status: 202 },
+  { request: '"$API/v1/onboardings/63401825771" ', status: 200, check: state('approved'), repeat: true },
+  {
+    request: '"$API/v1/deposits" ',
+    status: 201,
+    check: (a) => {
+      expect(a.body.amountCentavos).toBe(15_000);
+      expect(a.body.payload).toMatch(/^000201/); // a BR Code
+    },
+  },
+  {
+    request: '$SANDBOX/sandbox/deposits/$TXID/pay',
+    status: 200,
+    check: (a) => expect(a.body.status).toBe('completed'),
+  },
+  { request: '"$API/v1/deposits/$TXID" ', status: 200, check: state('completed'), repeat: true },
+  {
+    request: '"$API/v1/withdrawals" ',
+    status: 202,
+    check: state(['validating', 'sending', 'processing']),
+  },
+  { request: '"$API/v1/withdrawals/$WID" ', status: 200, check: state('processing'), repeat: true },
+  {
+    request: '$SANDBOX/sandbox/withdrawals/$WID/settle',
+    status: 200,
+    check: (a) => expect(a.body.status).toBe('completed'),
+  },
+  { request: '"$API/v1/withdrawals/$WID" ', status: 200, check: state('completed'), repeat: true },
+  { request: '/v1/withdrawals/$WID/receipt.png', status: 200, repeat: true },
+];
+
+/** One bash for the whole tour, as a newcomer's terminal: variables carry from block to block. */
+class Shell {
+  private out = '';
+  private err = '';
+  private readonly child: ChildProcessWithoutNullStreams;
+  private runs = 0;
+
+  constructor(cwd: string, env: NodeJS.ProcessEnv) {
+    this.child = spawn('bash', ['--noprofile', '--norc'], { cwd, env });
+    this.child.stdout.on('data', (b: Buffer) => {
+      this.out += b.toString('utf8');
+    });
+    this.child.stderr.on('data', (b: Buffer) => {
+      this.err += b.toString('utf8');
+    });
+  }
+
+  /** Runs the block as written; its output, exit code and what it wrote to stderr. */
+  async run(block: string): Promise<{ output: string; code: number; stderr: string }> {
+    const marker = `__tour_block_${++this.runs}_done__`;
+    this.out = '';
+    this.err = '';
+    this.child.stdin.write(`${block}\nprintf '\\n${marker} %s\\n' "$?"\n`);
+    const done = new RegExp(`\\n${marker} (\\d+)\\n$`);
+    const m = await waitUntil(
+      () => done.exec(this.out),
+      (x) => x !== null,
+      {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+        onTimeout: () => new Error(`the block did not finish:\n${block}\n${this.out}${this.err}`),
+      },
+    );
+    return { output: this.out.slice(0, m!.index), code: Number(m![1]), stderr: this.err };
+  }
+
+  close() {
+    this.child.stdin.end();
+    this.child.kill();
+  }
+}
+
+/** `<body>\nHTTP <status>` as the tour's curls print it. */
+function answerOf(output: string): Answer {
+  const m = /(?:^|\n)HTTP (\d{3})\n?$/.exec(output);
+  if (!m) throw new Error(`no "HTTP <status>" line in: ${output.slice(-500)}`);
+  const text = output.slice(0, m.index);
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: Number(m[1]), body, text };
+}
+
+let stack: { child: ReturnType<typeof spawn>; api: string; sandbox: string; output: () => string };
+let dataDir: string;
+let workDir: string;
+let shell: Shell;
+
+beforeAll(async () => {
+  const ports = await freeStackPorts();
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-tour-'));
+  workDir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-tour-cwd-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    DATA_DIR: dataDir,
+    // The run's servers instead of embedded ones; a task queue and CPF hash key of its own, so
+    // the tour's fixed CPF is a new onboarding whatever else the run started.
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    DATABASE_URL: inject('databaseUrl'),
+    TEMPORAL_TASK_QUEUE: `tour-${randomBytes(4).toString('hex')}`,
+    PII_HASH_KEY: `tour-${randomBytes(16).toString('hex')}`,
+    LOG_LEVEL: 'warn',
+  };
+  // `npm start`'s own key (dev-api-key), and its sandbox.
+  for (const k of ['API_KEYS', 'PROVIDER_BASE_URL', 'PROVIDER_AUTH_URL', 'PROVIDER_LIVENESS_URL'])
+    delete env[k];
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString('utf8');
+  });
+  child.stderr.on('data', (b: Buffer) => {
+    out += b.toString('utf8');
+  });
+  const up = await waitUntil(
+    () => (out.includes('Ctrl-C stops everything') ? 'up' : child.exitCode !== null ? 'exited' : 'starting'),
+    (s) => s !== 'starting',
+    { timeoutMs: 150_000, intervalMs: 250 },
+  ).catch(() => 'timed out');
+  stack = {
+    child,
+    api: `http://127.0.0.1:${ports.API_PORT}`,
+    sandbox: `http://127.0.0.1:${ports.SANDBOX_PORT}`,
+    output: () => out,
+  };
+  if (up !== 'up') throw new Error(`the stack did not come up (${up}):\n${out.slice(-4000)}`);
+  // Only the two addresses differ from `npm start`'s; KEY keeps the tour's default.
+  const shellEnv: NodeJS.ProcessEnv = { ...process.env, API: stack.api, SANDBOX: stack.sandbox };
+  delete shellEnv.KEY;
+  shell = new Shell(workDir, shellEnv);
+}, 180_000);
+
+afterAll(async () => {
+  shell?.close();
+  if (stack) {
+    const { child } = stack;
+    const exited =
+      child.exitCode !== null || child.signalCode !== null
+        ? Promise.resolve(child.exitCode)
+        : new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    expect(await exited, stack.output().slice(-3000)).toBe(0);
+  }
+  for (const dir of [workDir, dataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+}, 60_000);
+
+it('the README tour runs as written: every flow from its first request to its outcome', async () => {
+  const blocks = tourBlocks(readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
+  // The first block sets the addresses and the key; one block per step after it.
+  expect(blocks.length).toBe(steps.length + 1);
+  const setup = await shell.run(blocks[0]!);
+  expect(setup, 'the setup block').toEqual({ output: '', code: 0, stderr: '' });
+
+  for (const [i, step] of steps.entries()) {
+    const block = blocks[i + 1]!;
+    const what = `tour block ${i + 2}:\n${block}`;
+    expect(block, what).toContain(step.request);
+    const attempt = async () => {
+      const r = await shell.run(block);
+      expect(r.code, `${what}\n${r.stderr}`).toBe(0);
+      expect(r.stderr, what).toBe('');
+      const a = answerOf(r.output);
+      expect(a.status, `${what}\n${a.text}`).toBe(step.status);
+      step.check?.(a);
+      return a;
+    };
+    if (!step.repeat) await attempt();
+    else
+      await waitUntil(
+        () =>
+          attempt().then(
+            () => undefined,
+            (e: unknown) => e as Error,
+          ),
+        (failure) => failure === undefined,
+        { timeoutMs: 30_000, intervalMs: 300, onTimeout: (failure) => failure! },
+      );
+  }
+
+  // The last step saved the receipt in the working folder: a readable comprovante, not a QR.
+  const receipt = PNG.sync.read(readFileSync(path.join(workDir, 'receipt.png')));
+  expect(receipt.width).toBe(520);
+  expect(receipt.height).toBeGreaterThan(receipt.width);
+}, 240_000);
