@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
+import { expectSdkLog } from '../helpers/sdk-log';
 import {
   type ApiEnv,
   eventually,
@@ -114,6 +115,8 @@ describe('withdrawals', () => {
       (s) => s === 'processing',
     );
     await expectProblem(await e.call('GET', `${path}/receipt.png`), 404, 'receipt-not-found');
+    // A workflow task in flight when the run is terminated cannot be completed; the worker says so.
+    expectSdkLog(({ message }) => /Task not found when completing/.test(message));
     await e.temporal.workflow.getHandle(withdrawalWorkflowId(body.transactionId)).terminate('operator');
     const p = await expectProblem(await e.call('GET', `${path}/receipt.png`), 410, 'receipt-unavailable');
     expect(p).toMatchObject({ flowStatus: 'processing', reason: 'its run is terminated' });
