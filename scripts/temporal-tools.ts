@@ -181,8 +181,15 @@ export const SCHEMATHESIS_VERSION = '4.32.5';
 export const SCHEMATHESIS_VENV = path.join(ROOT, '.cache', `schemathesis-${SCHEMATHESIS_VERSION}`);
 export const SCHEMATHESIS_BIN = path.join(SCHEMATHESIS_VENV, 'bin', 'st');
 
+/** A venv is not relocatable: one copied or moved keeps scripts that point at its old path. */
+function schemathesisRuns(): boolean {
+  if (!existsSync(SCHEMATHESIS_BIN)) return false;
+  const r = spawnSync(SCHEMATHESIS_BIN, ['--version'], { encoding: 'utf8' });
+  return r.status === 0 && r.stdout.includes(SCHEMATHESIS_VERSION);
+}
+
 export function ensureSchemathesis(): string {
-  if (existsSync(SCHEMATHESIS_BIN)) return SCHEMATHESIS_BIN;
+  if (schemathesisRuns()) return SCHEMATHESIS_BIN;
   const python = onPath('python3');
   const venvMissing =
     'Python 3.9+ with venv is needed once to install the API fuzzer (schemathesis): `apt-get install python3-venv`';
@@ -200,7 +207,7 @@ export function ensureSchemathesis(): string {
     ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );
-  if (pip.status !== 0 || !existsSync(SCHEMATHESIS_BIN)) {
+  if (pip.status !== 0 || !schemathesisRuns()) {
     rmSync(SCHEMATHESIS_VENV, { recursive: true, force: true });
     throw new SetupError(`pip install schemathesis==${SCHEMATHESIS_VERSION} failed (exit ${pip.status})`);
   }

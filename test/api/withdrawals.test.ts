@@ -115,9 +115,16 @@ describe('withdrawals', () => {
       (s) => s === 'processing',
     );
     await expectProblem(await e.call('GET', `${path}/receipt.png`), 404, 'receipt-not-found');
+    const handle = e.temporal.workflow.getHandle(withdrawalWorkflowId(body.transactionId));
+    // Terminated between activities, as an operator would find it: an activity still running
+    // would complete into a closed run, and the worker would warn about it after this file.
+    await eventually(
+      async () => (await handle.describe()).raw.pendingActivities?.length ?? 0,
+      (n) => n === 0,
+    );
     // A workflow task in flight when the run is terminated cannot be completed; the worker says so.
     expectSdkLog(({ message }) => /Task not found when completing/.test(message));
-    await e.temporal.workflow.getHandle(withdrawalWorkflowId(body.transactionId)).terminate('operator');
+    await handle.terminate('operator');
     const p = await expectProblem(await e.call('GET', `${path}/receipt.png`), 410, 'receipt-unavailable');
     expect(p).toMatchObject({ flowStatus: 'processing', reason: 'its run is terminated' });
   });
