@@ -125,6 +125,9 @@ export async function startApiEnv(
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // The worker stops first, its activities drained, so none completes into a run ended below.
+      worker.shutdown();
+      await running;
       // Flows left running on this task queue would never progress: end them.
       for await (const wf of temporal.workflow.list({
         query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`,
@@ -134,8 +137,6 @@ export async function startApiEnv(
           .terminate('test over')
           .catch(() => {});
       }
-      worker.shutdown();
-      await running;
       await nativeConnection.close();
       await connection.close();
       await sandbox.close();
