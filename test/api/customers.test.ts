@@ -121,6 +121,28 @@ describe('customers', () => {
     });
   });
 
+  it('keeps the KYC facts of a refusal and of a PEP (sandbox test documents)', async () => {
+    const restricted = '78642562609';
+    const pep = '53868402586';
+    for (const cpf of [restricted, pep]) {
+      const res = await e.call('POST', '/v1/onboardings', {
+        body: { cpf, plan: 'plan_basic', event: 'signup' },
+      });
+      expect([200, 201]).toContain(res.status);
+    }
+    const refused = await eventually(
+      () => customerOf(restricted),
+      (x) => x.verification.status === 'rejected',
+    );
+    expect(refused.kyc).toMatchObject({ status: 'restricted_document', restricted: true });
+    // Past KYC, waiting for the liveness: pending, with the facts KYC read.
+    const flagged = await eventually(
+      () => customerOf(pep),
+      (x) => x.verification.status === 'pending',
+    );
+    expect(flagged.kyc).toMatchObject({ status: 'regular', pep: true, under18: false, deceased: false });
+  });
+
   it("suspends the person when the provider's decision arrives after the onboarding closed the other way", async () => {
     const cpf = await onboard('approve');
     await eventually(
