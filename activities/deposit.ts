@@ -1,6 +1,8 @@
-import { maskCpf } from '../common/mask';
+import { maskBankAccount, maskCpf } from '../common/mask';
+import { bankAccountKey, normaliseBankAccount } from '../contracts/customer';
 import type { DepositInput, DepositQr } from '../contracts/deposit';
 import type { FlowRecord } from '../contracts/shared';
+import { addAccount } from '../db/customers';
 import { NotFoundError } from '../provider/errors';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
@@ -16,15 +18,38 @@ export interface DepositCheck {
 
 export function createDepositActivities({
   provider,
+  pool,
+  hashCpf,
+  hashAccount,
   recordFlow,
-}: Pick<ActivityDeps, 'provider'> & { recordFlow: (row: FlowRecord) => Promise<void> }) {
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount'> & {
+  recordFlow: (row: FlowRecord) => Promise<void>;
+}) {
+  /** The payer's bank account the deposit names, registered as the person's own (idempotent). */
+  const registerPayerAccount = async (client: DepositInput['client']) => {
+    const account = normaliseBankAccount({
+      ispb: client.bankispb,
+      branch: client.bankbranch,
+      account: client.bankaccount,
+    });
+    if (!account) return;
+    await addAccount(pool, {
+      cpfHash: hashCpf(client.cpf),
+      cpfMasked: maskCpf(client.cpf),
+      kind: 'bank_account',
+      pixType: null,
+      keyHash: hashAccount(bankAccountKey(account)),
+      masked: maskBankAccount(account.ispb, account.branch, account.account),
+      source: 'deposit',
+    });
+  };
   return {
     /**
      * Creates the Pix charge, then writes the deposit's flows row (`awaiting`) once it exists:
      * one local activity does both, so the caller waiting for the QR waits for one. Safe to
      * retry: the provider answers the same QR for the same txid and body (a txid it already holds
-     * with another body fails non-retryably, DUPLICATE_TRANSACTION), and the row's write is
-     * idempotent.
+     * with another body fails non-retryably, DUPLICATE_TRANSACTION), and the row's write and the
+     * payer's bank account (client.bankispb/bankbranch/bankaccount, when given) are idempotent.
      */
     async createDepositQr(input: DepositInput, awaiting: FlowRecord): Promise<DepositQr> {
       const res = await providerCall(() =>
@@ -36,6 +61,7 @@ export function createDepositActivities({
         }),
       );
       await recordFlow(awaiting);
+      await registerPayerAccount(input.client);
       return {
         txid: res.txid,
         payload: res.pixPayload,

@@ -8,4 +8,6 @@ export interface ActivityDeps {
   clock: () => Date;
   /** Keyed CPF hash (common/pii.ts with the configured key). */
   hashCpf: (cpf: string) => string;
+  /** Keyed hash of a registered account's normalised key (common/pii.ts accountKeyHash). */
+  hashAccount: (normalisedKey: string) => string;
 }

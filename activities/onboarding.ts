@@ -1,3 +1,5 @@
+import { maskCpf } from '../common/mask';
+import { type KycFacts, recordKycFacts } from '../db/customers';
 import {
   DeceasedOrUnderAgeError,
   DocumentNotFoundError,
@@ -30,11 +32,24 @@ const kycRejections: Array<[new (...a: never[]) => Error, string]> = [
   [DeceasedOrUnderAgeError, 'deceased_or_under_age'],
 ];
 
+/** What a refusal (a 400 instead of a record) says of the person, as far as it says anything. */
+const refusalFacts = (reason: string): KycFacts => ({
+  status: reason,
+  under18: null,
+  deceased: null,
+  restricted: reason === 'restricted_document' ? true : null,
+  pep: null,
+});
+
 export function createOnboardingActivities({
   provider,
   pool,
   hashCpf,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf'>) {
+  clock,
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'clock'>) {
+  // The person's KYC facts, for the customer read model and the money rules.
+  const keepFacts = (cpf: string, facts: KycFacts) =>
+    recordKycFacts(pool, { cpfHash: hashCpf(cpf), cpfMasked: maskCpf(cpf), facts, readAt: clock() });
   return {
     /**
      * Asks the registry about the CPF, keeps the full record in Postgres (never in workflow
@@ -46,7 +61,10 @@ export function createOnboardingActivities({
         record = await provider.kyc(input.cpf, input.plan);
       } catch (err) {
         const rejection = kycRejections.find(([cls]) => err instanceof cls);
-        if (rejection) return { pass: false, reasons: [rejection[1]], pep: false };
+        if (rejection) {
+          await keepFacts(input.cpf, refusalFacts(rejection[1]));
+          return { pass: false, reasons: [rejection[1]], pep: false };
+        }
         return providerCall(() => Promise.reject(err));
       }
       await pool.query(
@@ -54,6 +72,13 @@ export function createOnboardingActivities({
          ON CONFLICT (workflow_id, plan) DO UPDATE SET record = EXCLUDED.record, received_at = now()`,
         [input.workflowId, input.plan, hashCpf(input.cpf), JSON.stringify(record)],
       );
+      await keepFacts(input.cpf, {
+        status: record.status ?? 'null',
+        under18: record.is_under_18,
+        deceased: Boolean(record.date_death),
+        restricted: record.status === 'consta_lista_restritiva',
+        pep: record.is_pep === true,
+      });
       const reasons: string[] = [];
       if (record.status !== 'regular') reasons.push(`kyc_status_${record.status ?? 'null'}`);
       if (record.is_under_18) reasons.push('under_18');

@@ -10,6 +10,7 @@ import { allowedMethods, requestObservability } from './observability';
 import { openApiRoutes } from './openapi';
 import { Problem, problemHandler, sendProblem } from './problem';
 import { codecRoutes } from './routes/codec';
+import { customerRoutes } from './routes/customers';
 import { depositRoutes } from './routes/deposits';
 import { flowRoutes } from './routes/flows';
 import { healthRoutes } from './routes/health';
@@ -84,6 +85,7 @@ export function createApp(input: ApiDeps) {
   v1.use(depositRoutes(deps));
   v1.use(withdrawalRoutes(deps));
   v1.use(flowRoutes(deps));
+  v1.use(customerRoutes(deps));
   app.use('/v1', v1);
   app.use(ingressRouter(deps));
 

@@ -7,7 +7,12 @@ import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS } from '../provider/pix-key';
 import { PIX_TYPES } from '../provider/pix-types';
 import type { PixType } from '../provider/schemas';
 import {
+  accountParamsSchema,
   cpfParamsSchema,
+  customerAccountBodySchema,
+  customerAccountListSchema,
+  customerAccountSchema,
+  customerSchema,
   depositBodySchema,
   depositResponseSchema,
   depositStateResponseSchema,
@@ -29,7 +34,7 @@ import {
 // included); /docs renders it with Scalar's API reference, whose bundle the API serves itself
 // (no CDN: the machines running this may reach no internet).
 
-type Method = 'get' | 'post';
+type Method = 'get' | 'post' | 'delete';
 
 interface Op {
   method: Method;
@@ -48,10 +53,10 @@ interface Op {
 const errorText: Record<number, string> = {
   400: 'Invalid body, path or query parameter (invalid_params names each field)',
   401: 'Missing or wrong API key',
-  404: 'No such flow (or nothing to serve yet)',
+  404: 'No such flow, customer or account (or nothing to serve yet)',
   409: 'Conflicts with the existing flow',
   410: 'The flow has finished without it, for good (flowStatus and reason say why)',
-  422: 'The provider refused it (detail says why); the same request would be refused again',
+  422: "Refused (detail says why: the provider refused it, or the key is not the person's own); the same request would be refused again",
   429: 'Too many requests with this API key: retry after the Retry-After seconds',
 };
 
@@ -207,6 +212,50 @@ const ops: Op[] = [
     ok: [{ status: 200, description: 'One page', schema: flowPageSchema }],
     errors: [400, 401],
   },
+  {
+    method: 'get',
+    path: '/v1/customers/{cpf}',
+    tag: 'Customers',
+    summary: 'The person: verification, KYC facts, accounts, payouts today, open flows',
+    description:
+      "Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified.",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'The customer', schema: customerSchema }],
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'get',
+    path: '/v1/customers/{cpf}/accounts',
+    tag: 'Customers',
+    summary: "The person's registered accounts, masked",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'Active accounts, oldest first', schema: customerAccountListSchema }],
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'post',
+    path: '/v1/customers/{cpf}/accounts',
+    tag: 'Customers',
+    summary: "Register an account as the person's own (idempotent per key)",
+    description:
+      "A Pix key with its type, or the composite account form (pixType ACCOUNT). A CPF key, or a composite whose key part is a CPF, must be the person's own CPF (else 422 naming body.pixKey). 201 when registered, 200 for one already registered.",
+    params: cpfParamsSchema,
+    body: customerAccountBodySchema,
+    ok: [
+      { status: 201, description: 'Registered', schema: customerAccountSchema },
+      { status: 200, description: 'Already registered', schema: customerAccountSchema },
+    ],
+    errors: [400, 401, 404, 422],
+  },
+  {
+    method: 'delete',
+    path: '/v1/customers/{cpf}/accounts/{id}',
+    tag: 'Customers',
+    summary: 'Remove a registered account',
+    params: accountParamsSchema,
+    ok: [{ status: 204, description: 'Removed' }],
+    errors: [400, 401, 404],
+  },
 ];
 
 /**
@@ -332,8 +381,11 @@ export function buildOpenApiDocument() {
     servers: [{ url: '/' }],
   });
   withTextRule(doc);
-  const withdrawal = doc.components?.schemas?.WithdrawalRequest as Record<string, unknown> | undefined;
-  if (withdrawal) withdrawal.oneOf = pixKeyVariants();
+  // Both take a key with its type by the same rules.
+  for (const id of ['WithdrawalRequest', 'CustomerAccountRequest']) {
+    const request = doc.components?.schemas?.[id] as Record<string, unknown> | undefined;
+    if (request) request.oneOf = pixKeyVariants();
+  }
   return doc;
 }
 

@@ -121,6 +121,12 @@ export const envSchema = z.object({
     .regex(/^\d+(,\d+)*$/, 'must be comma-separated milliseconds, e.g. 5000,10000,30000')
     .transform((v) => v.split(',').map(Number))
     .optional(),
+  /** A person's payouts per Brasília day, in centavos (GET /v1/customers/:cpf shows today's total against it). */
+  WITHDRAWAL_DAILY_LIMIT_CENTAVOS: z.coerce
+    .number({ error: 'must be a number of centavos' })
+    .int('must be whole centavos')
+    .positive('must be at least 1 centavo')
+    .default(5_000_000),
   /** OTLP/HTTP collector base URL (spans go to <url>/v1/traces); tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
 });

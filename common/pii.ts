@@ -7,3 +7,11 @@ import { createHmac } from 'node:crypto';
 export function cpfHash(cpf: string, key: string): string {
   return createHmac('sha256', key).update(cpf.replace(/\D/g, '')).digest('hex').slice(0, 32);
 }
+
+/**
+ * Keyed hash of a registered account's normalised key (a Pix key, or `ispb;branch;account`): a
+ * payout's destination is matched against it without the key being stored in plain text.
+ */
+export function accountKeyHash(normalisedKey: string, key: string): string {
+  return createHmac('sha256', key).update(`account:${normalisedKey}`).digest('hex');
+}

@@ -164,3 +164,9 @@ export async function countPending(pool: Pool): Promise<number> {
   );
   return rows[0]?.n ?? 0;
 }
+
+/** The body a row was received with, as it came. */
+export async function rawBodyOf(pool: Pool, id: number): Promise<string | undefined> {
+  const { rows } = await pool.query('SELECT raw_body FROM webhook_inbox WHERE id = $1', [id]);
+  return rows[0]?.raw_body;
+}

@@ -1,7 +1,7 @@
 import { createActivities } from '../activities';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
-import { cpfHash } from '../common/pii';
+import { accountKeyHash, cpfHash } from '../common/pii';
 import { createPool } from '../db/pool';
 import { createProviderClient, type ProviderCallEvent } from '../provider/client';
 
@@ -26,6 +26,7 @@ export async function createWorkerActivities(
     pool,
     clock: () => new Date(),
     hashCpf: (cpf) => cpfHash(cpf, config.PII_HASH_KEY),
+    hashAccount: (k) => accountKeyHash(k, config.PII_HASH_KEY),
   });
   return { activities, provider, close: () => pool.end() };
 }

@@ -1,7 +1,9 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { INBOX_DEFAULTS } from '../../common/config';
 import { maskCpfsIn } from '../../common/mask';
-import { type InboxRow, markDelivered, markGaveUp, markRetry } from '../../db/inbox';
+import type { LivenessProgress } from '../../contracts/onboarding';
+import { suspendVerification, verificationOfHash } from '../../db/customers';
+import { type InboxRow, markDelivered, markGaveUp, markRetry, rawBodyOf } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
 import { withTimeout } from './timeout';
 
@@ -95,7 +97,12 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
       await markRetry(pool, row.id, 'workflow started meanwhile', new Date(Date.now() + options.retryBaseMs));
       return 'not_found';
     }
-    await markDelivered(pool, row.id, `workflow already closed (${d.status.name}); nothing to deliver`);
+    const suspended = await suspendOnContradiction(pool, row);
+    await markDelivered(
+      pool,
+      row.id,
+      `workflow already closed (${d.status.name}); ${suspended ?? 'nothing to deliver'}`,
+    );
     return 'closed';
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) {
@@ -114,4 +121,53 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
     new Date(Date.now() + backoffMs(row.attempts, options)),
   );
   return 'not_found';
+}
+
+const ONBOARDING_PREFIX = 'onboarding-';
+/** Liveness outcomes that contradict a closed onboarding's verification. */
+const CONTRADICTS: Record<string, readonly string[]> = {
+  approved: ['failed', 'manual_refused'],
+  rejected: ['completed', 'manual_approved'],
+};
+
+/**
+ * A liveness outcome for an onboarding that has already closed the other way (the provider
+ * refused after pixflow approved, or approved after it rejected) cannot reach the flow; the two
+ * would disagree for ever. It suspends the person's verification instead, with the evidence,
+ * until an operator decides. Returns the note for the inbox row when it did.
+ */
+async function suspendOnContradiction(pool: Pool, row: InboxRow): Promise<string | undefined> {
+  if (row.point !== 'liveness' || !row.workflowId.startsWith(ONBOARDING_PREFIX)) return undefined;
+  const progress = row.signalPayload as LivenessProgress;
+  const cpfHash = row.workflowId.slice(ONBOARDING_PREFIX.length);
+  const verification = await verificationOfHash(pool, cpfHash);
+  if (!verification || !CONTRADICTS[verification]?.includes(progress.statusVerification)) return undefined;
+  const reason = `provider_contradicts: ${progress.statusVerification}`;
+  const suspended = await suspendVerification(pool, {
+    cpfHash,
+    expected: verification,
+    reason,
+    at: new Date(),
+    evidence: {
+      onboarding: row.workflowId,
+      verificationBefore: verification,
+      statusVerification: progress.statusVerification,
+      statusOnboarding: statusOnboardingOf(await rawBodyOf(pool, row.id)),
+      transactionId: progress.transactionId ?? null,
+      providerAt: progress.at ?? null,
+      receivedAt: row.receivedAt.toISOString(),
+      inboxId: row.id,
+    },
+  });
+  return suspended ? `customer suspended (${reason})` : undefined;
+}
+
+/** The callback's status_onboarding (the body is kept whole in the inbox; only this is copied). */
+function statusOnboardingOf(raw: string | undefined): string | null {
+  try {
+    const body = JSON.parse(raw ?? '') as { status_onboarding?: unknown };
+    return typeof body.status_onboarding === 'string' ? body.status_onboarding : null;
+  } catch {
+    return null;
+  }
 }

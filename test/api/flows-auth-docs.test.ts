@@ -170,6 +170,9 @@ describe('API description', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
+        '/v1/customers/{cpf}',
+        '/v1/customers/{cpf}/accounts',
+        '/v1/customers/{cpf}/accounts/{id}',
         '/v1/deposits',
         '/v1/deposits/{txid}',
         '/v1/deposits/{txid}/qrcode.png',
@@ -237,6 +240,8 @@ describe('API description', () => {
       ['PUT', `/v1/onboardings/${cpf}`, 'GET, HEAD', undefined],
       ['GET', `/v1/onboardings/${cpf}/review`, 'POST', undefined],
       ['PATCH', '/v1/flows', 'GET, HEAD', undefined],
+      ['PUT', `/v1/customers/${cpf}/accounts/17`, 'DELETE', undefined],
+      ['DELETE', `/v1/customers/${cpf}/accounts`, 'GET, HEAD, POST', undefined],
       ['POST', '/openapi.json', 'GET, HEAD', null],
       ['DELETE', '/docs', 'GET, HEAD', null],
       ['GET', `/webhooks/provider/${secret}/deposit`, 'POST', null],

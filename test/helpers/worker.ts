@@ -1,7 +1,7 @@
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
-import { cpfHash } from '../../common/pii';
+import { accountKeyHash, cpfHash } from '../../common/pii';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { testDataConverter } from './temporal';
@@ -27,6 +27,7 @@ export function createTestWorker(opts: {
       pool: opts.pool,
       clock: () => new Date(),
       hashCpf: (cpf) => cpfHash(cpf, opts.piiKey),
+      hashAccount: (k) => accountKeyHash(k, opts.piiKey),
     }),
   });
 }

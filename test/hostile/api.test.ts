@@ -260,6 +260,67 @@ describe('hostile input: routes with path parameters', () => {
   );
 });
 
+describe('hostile input: customer routes', () => {
+  // A person no flow has named: valid requests for them are 404, never a 5xx.
+  const accountBody = fc.oneof(
+    malformedBody,
+    badPixPair.map((v) => ({ text: toJsonText(v), broke: 'key that its type refuses', value: v })),
+    fc
+      .record({ pixKey: anyJunk, pixType: anyJunk }, { requiredKeys: [] })
+      .map((v) => ({ text: toJsonText(v), broke: 'junk fields', value: v })),
+    fc.constant({ pixKey: 'ana@example.com', pixType: 'EMAIL' }).map((v) => ({
+      text: toJsonText(v),
+      broke: 'nothing (valid account)',
+      value: v,
+    })),
+  );
+  const accountId = fc.oneof(
+    hostileSegment,
+    fc.constantFrom('0', '-1', '1.5', '1e3', '99999999999999999999', 'abc'),
+    fc.integer({ min: 1, max: 2 ** 31 }).map(String),
+  );
+
+  it(
+    'GET /v1/customers/:cpf and /accounts',
+    async () => {
+      await run(
+        fc.oneof(
+          paramRequests('GET', (s) => `/v1/customers/${s}`, validCpf),
+          paramRequests('GET', (s) => `/v1/customers/${s}/accounts`, validCpf),
+        ),
+      );
+    },
+    timeoutFor(),
+  );
+
+  it(
+    'POST /v1/customers/:cpf/accounts',
+    async () => {
+      await run(paramRequests('POST', (s) => `/v1/customers/${s}/accounts`, validCpf, accountBody));
+    },
+    timeoutFor(),
+  );
+
+  it(
+    'DELETE /v1/customers/:cpf/accounts/:id',
+    async () => {
+      const arb = fc
+        .tuple(
+          fc.oneof(validCpf, hostileSegment),
+          accountId,
+          fc.oneof(fc.constant(good), badCredential(API_KEY)),
+        )
+        .map(([cpf, id, credential]) => ({
+          method: 'DELETE',
+          path: `/v1/customers/${cpf}/accounts/${id}`,
+          credential,
+        }));
+      await run(arb);
+    },
+    timeoutFor(),
+  );
+});
+
 /** One query parameter that must make GET /v1/flows a 400 (raw, as it goes on the wire). */
 const badFlowsParam: fc.Arbitrary<string> = (() => {
   const enc = (v: unknown) =>

@@ -10,7 +10,7 @@ import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { cpfHash } from '../../common/pii';
+import { accountKeyHash, cpfHash } from '../../common/pii';
 import {
   setupTracing,
   type Tracing,
@@ -90,6 +90,7 @@ beforeAll(async () => {
       pool,
       clock: () => new Date(),
       hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
+      hashAccount: (k) => accountKeyHash(k, PII_KEY),
     }),
     sinks: otel.sinks,
     // Already in the bundle above (the worker would only warn that it ignores them).

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { pixKeyProblem } from '../provider/pix-key';
+import { pixTypeSchema } from '../provider/schemas';
+
+// What the customer routes take, as the API checks it.
+
+/**
+ * An account to register: a Pix key with its type, or the composite account form (pixType
+ * ACCOUNT, `key;ispb;branch;account;type`), checked by the same rules as a withdrawal's key.
+ */
+export const customerAccountInputSchema = z
+  .object({
+    pixKey: z.string().min(1).max(200),
+    pixType: pixTypeSchema,
+  })
+  .superRefine((v, ctx) => {
+    const problem = pixKeyProblem(v.pixKey, v.pixType);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['pixKey'], message: problem });
+  });
+export type CustomerAccountInput = z.infer<typeof customerAccountInputSchema>;
+
+/** A registered account's id, as the routes take it in the path. */
+export const accountIdSchema = z
+  .string()
+  .regex(/^[1-9]\d{0,14}$/, 'must be an account id (a positive whole number)')
+  .meta({ description: 'the id a registered account was answered with', example: '17' });
