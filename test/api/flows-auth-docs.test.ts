@@ -124,7 +124,7 @@ describe('GET /v1/flows', () => {
     expect(bogus.invalid_params?.[0]?.name).toBe('query.status');
     // Without a type: any type's status is allowed.
     expect(bogus.invalid_params?.[0]?.reason).toBe(
-      '"bogus" is not a status; one of: kyc, awaiting_liveness, awaiting_review, approved, rejected, expired, creating, awaiting_payment, completed, failed, validating, sending, processing, stuck',
+      '"bogus" is not a status; one of: kyc, awaiting_liveness, awaiting_review, approved, rejected, expired, creating, awaiting_payment, completed, failed, validating, sending, processing, stuck, issuing_link, awaiting_identification, passed, unavailable',
     );
     const other = await expectProblem(
       await e.call('GET', '/v1/flows?type=deposit&status=awaiting_review'),
@@ -170,6 +170,7 @@ describe('API description', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
+        '/v1/biometrics/{cpf}',
         '/v1/deposits',
         '/v1/deposits/{txid}',
         '/v1/deposits/{txid}/qrcode.png',
