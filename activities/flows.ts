@@ -12,7 +12,9 @@ const UPSERT_FLOW = `INSERT INTO flows (workflow_id, type, business_id, status, 
            status = EXCLUDED.status, reason = EXCLUDED.reason, details = EXCLUDED.details,
            amount_centavos = COALESCE(EXCLUDED.amount_centavos, flows.amount_centavos),
            seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at
-         WHERE flows.seq < EXCLUDED.seq`;
+         WHERE flows.seq < EXCLUDED.seq
+            -- A flow whose id is reused by a new run (biometrics) names its run: the new run's rows win.
+            OR flows.details->>'runId' IS DISTINCT FROM EXCLUDED.details->>'runId'`;
 
 /** The run that writes, when called as an activity (deposits and withdrawals also call it directly). */
 function currentRunId(): string | null {
@@ -41,8 +43,8 @@ export function createFlowActivities({
       const params = [
         r.workflowId,
         r.type,
-        // An onboarding's business id is the person's CPF: the table keeps its keyed hash.
-        r.type === 'onboarding' ? hashCpf(r.businessId) : r.businessId,
+        // A person's flows have the person's CPF as business id: the table keeps its keyed hash.
+        r.type === 'onboarding' || r.type === 'biometrics' ? hashCpf(r.businessId) : r.businessId,
         r.status,
         cpfHash,
         cpfMasked,

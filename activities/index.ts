@@ -1,3 +1,4 @@
+import { createBiometricsActivities } from './biometrics';
 import { createDepositActivities } from './deposit';
 import type { ActivityDeps } from './deps';
 import { createFlowActivities } from './flows';
@@ -12,6 +13,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...flows,
     ...createOnboardingActivities(deps),
+    ...createBiometricsActivities(deps),
     ...createDepositActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalActivities({ ...deps, recordFlow: flows.recordFlow }),
   };

@@ -9,6 +9,7 @@ import { ingressRouter } from './ingress/router';
 import { allowedMethods, requestObservability } from './observability';
 import { openApiRoutes } from './openapi';
 import { Problem, problemHandler, sendProblem } from './problem';
+import { biometricsRoutes } from './routes/biometrics';
 import { codecRoutes } from './routes/codec';
 import { customerRoutes } from './routes/customers';
 import { depositRoutes } from './routes/deposits';
@@ -82,6 +83,7 @@ export function createApp(input: ApiDeps) {
   v1.use(apiKeyAuth(deps.config.API_KEYS ?? []));
   v1.use(express.json({ limit: '64kb' }));
   v1.use(onboardingRoutes(deps));
+  v1.use(biometricsRoutes(deps));
   v1.use(depositRoutes(deps));
   v1.use(withdrawalRoutes(deps));
   v1.use(flowRoutes(deps));

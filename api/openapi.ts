@@ -8,6 +8,7 @@ import { PIX_TYPES } from '../provider/pix-types';
 import type { PixType } from '../provider/schemas';
 import {
   accountParamsSchema,
+  biometricsResponseSchema,
   cpfParamsSchema,
   customerAccountBodySchema,
   customerAccountListSchema,
@@ -108,6 +109,8 @@ const ops: Op[] = [
     path: '/v1/onboardings/{cpf}/liveness-link',
     tag: 'Onboarding',
     summary: "The user's liveness link: the valid one again, or a new one",
+    description:
+      'While the onboarding runs, its liveness link. Once it is approved, a biometric identification link (`type` biometric_identification) from its own flow (`workflowId` biometrics-...), started or attached to: the same link while that identification runs (until its outcome, or 30 minutes), a new one after. 409 for a rejected or expired onboarding, or when the provider gives no biometric identification link.',
     params: cpfParamsSchema,
     ok: [
       {
@@ -136,6 +139,17 @@ const ops: Op[] = [
     body: reviewBodySchema,
     ok: [{ status: 202, description: 'Decision delivered to the flow', schema: reviewAcceptedSchema }],
     errors: [400, 401, 404, 409],
+  },
+  {
+    method: 'get',
+    path: '/v1/biometrics/{cpf}',
+    tag: 'Onboarding',
+    summary: "The person's current or last biometric identification",
+    description:
+      "Its status (issuing_link, awaiting_identification, then passed, failed, expired or unavailable) and link (the QR code is in the liveness link's own answer).",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'Current state', schema: biometricsResponseSchema }],
+    errors: [400, 401, 404],
   },
   {
     method: 'post',

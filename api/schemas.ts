@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type BiometricsState, biometricsStatuses } from '../contracts/biometrics';
 import { accountKinds, customerVerifications } from '../contracts/customer';
 import { accountIdSchema, customerAccountInputSchema } from '../contracts/customer-input';
 import { type DepositQr, type DepositState, depositStatuses } from '../contracts/deposit';
@@ -86,13 +87,19 @@ export const customerAccountBodySchema = customerAccountInputSchema.meta({
 export const txidParamsSchema = z.object({ txid: txidSchema });
 export const withdrawalParamsSchema = z.object({ id: transactionIdSchema });
 
-export const flowTypeSchema = z.enum(['onboarding', 'deposit', 'withdrawal']) satisfies z.ZodType<FlowType>;
+export const flowTypeSchema = z.enum([
+  'onboarding',
+  'deposit',
+  'withdrawal',
+  'biometrics',
+]) satisfies z.ZodType<FlowType>;
 
 /** The statuses each flow type can be in, from the flows' contracts. */
 export const flowStatuses: Record<FlowType, readonly string[]> = {
   onboarding: onboardingStatuses,
   deposit: depositStatuses,
   withdrawal: withdrawalStatuses,
+  biometrics: biometricsStatuses,
 };
 const anyFlowStatus = [...new Set(Object.values(flowStatuses).flat())];
 const notAStatus = (value: unknown, type: FlowType | undefined, allowed: readonly string[]) =>
@@ -184,6 +191,10 @@ export const onboardingResponseSchema = z
 
 export const livenessLinkResponseSchema = livenessLinkSchema
   .extend({
+    workflowId: z.string().meta({
+      description:
+        'the flow that holds the link: the onboarding, or once it is approved the biometric identification (`type` biometric_identification)',
+    }),
     reused: z.boolean().meta({
       description:
         'true: an earlier ask was already answered with this link; false: it is new to the caller (the first ask, or a link the provider just issued)',
@@ -198,6 +209,44 @@ export const livenessLinkResponseSchema = livenessLinkSchema
       issuedAt: AT,
       expiresAt: LATER,
       reused: true,
+      workflowId: 'onboarding-3f2a9c0d5e7b41a8',
+    },
+  });
+
+const biometricsStateSchema = z.object({
+  status: z.enum(biometricsStatuses),
+  reason: z.string().optional(),
+  link: livenessLinkSchema.optional(),
+  livenessStatus: z.string().optional(),
+  startedAt: iso,
+  updatedAt: iso,
+  finishedAt: iso.optional(),
+}) satisfies z.ZodType<BiometricsState>;
+
+export const biometricsStateViewSchema = biometricsStateSchema
+  .extend({ link: livenessLinkSchema.omit({ qrcode: true }).optional() })
+  .meta({ id: 'BiometricsState' });
+export type BiometricsStateView = z.infer<typeof biometricsStateViewSchema>;
+
+export const biometricsResponseSchema = z
+  .object({ workflowId: z.string(), state: biometricsStateViewSchema })
+  .meta({
+    id: 'BiometricIdentification',
+    example: {
+      workflowId: 'biometrics-3f2a9c0d5e7b41a8',
+      state: {
+        status: 'passed',
+        link: {
+          url: 'https://liveness.example.com/s/7c2d',
+          type: 'biometric_identification',
+          issuedAt: AT,
+          expiresAt: LATER,
+        },
+        livenessStatus: 'completed',
+        startedAt: AT,
+        updatedAt: AT,
+        finishedAt: AT,
+      },
     },
   });
 

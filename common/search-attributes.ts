@@ -30,7 +30,7 @@ export function searchAttributeCliArgs(): string[] {
  * the workflow then keeps PixflowStatus current.
  */
 export function startSearchAttributes(f: {
-  type: 'onboarding' | 'deposit' | 'withdrawal';
+  type: 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
   status: string;
   cpfHash: string;
   cpfMasked: string;

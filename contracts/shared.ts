@@ -8,7 +8,7 @@ import { defineSignal } from '@temporalio/workflow';
 // so zod and its schemas would cost each open flow about 1.3 MB. The input schemas, for the
 // API's boundary, are in shared-input.ts and <flow>-input.ts.
 
-export type FlowType = 'onboarding' | 'deposit' | 'withdrawal';
+export type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
 
 /** How long the flows wait, in production. Tests and configuration shorten them per flow. */
 export const DEFAULT_TIMINGS = {

@@ -1,4 +1,5 @@
 // Every workflow the worker registers on task queue `pixflow`.
+export { biometricsWorkflow } from './biometrics';
 export { depositWorkflow } from './deposit';
 export { onboardingWorkflow } from './onboarding';
 export { withdrawalWorkflow } from './withdrawal';

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
+import {
+  type BiometricProgress,
+  biometricProgressSignal,
+  biometricsWorkflowId,
+} from '../../contracts/biometrics';
 import { depositWorkflowId } from '../../contracts/deposit';
 import {
   type LivenessProgress,
@@ -26,7 +31,7 @@ export interface ParsedNotification {
   /** The workflow id safe for logs (no whole CPF). */
   logTarget: string;
   signalName: string;
-  signalPayload: ProviderNotification | LivenessProgress;
+  signalPayload: ProviderNotification | LivenessProgress | BiometricProgress;
   dedupeKey: string;
 }
 
@@ -72,6 +77,32 @@ function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string
   if (!cpfSchema.safeParse(cpf).success) {
     throw new Problem(400, 'validation-error', 'Request validation failed', 'body.document: must be a CPF');
   }
+  const key = dedupeKey([
+    'liveness',
+    'liveness',
+    cb.transaction_id,
+    cb.status_onboarding,
+    cb.status_verification,
+  ]);
+  // An approved person's later sessions are biometric identifications: their own flow's news.
+  if (cb.action_type === 'biometric_identification' || cb.status_onboarding.startsWith('biometric_')) {
+    const progress: BiometricProgress = {
+      statusVerification: cb.status_verification,
+      statusOnboarding: cb.status_onboarding,
+      actionType: cb.action_type,
+      transactionId: cb.transaction_id,
+      correlationId: cb.correlation_id,
+      at: cb.datetime,
+    };
+    return {
+      point: 'liveness',
+      workflowId: biometricsWorkflowId(cpfHash(cpf, piiHashKey)),
+      logTarget: `biometric identification of ${maskCpf(cpf)}`,
+      signalName: biometricProgressSignal.name,
+      signalPayload: progress,
+      dedupeKey: key,
+    };
+  }
   const payload: LivenessProgress = {
     statusVerification: cb.status_verification,
     transactionId: cb.transaction_id,
@@ -83,13 +114,7 @@ function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string
     logTarget: `onboarding of ${maskCpf(cpf)}`,
     signalName: livenessProgressSignal.name,
     signalPayload: payload,
-    dedupeKey: dedupeKey([
-      'liveness',
-      'liveness',
-      cb.transaction_id,
-      cb.status_onboarding,
-      cb.status_verification,
-    ]),
+    dedupeKey: key,
   };
 }
 

@@ -22,6 +22,7 @@ import {
   onboardingBodySchema,
   reviewBodySchema,
 } from '../schemas';
+import { biometricLink } from './biometrics';
 
 const finished = (status: string) =>
   new Problem(409, 'flow-finished', 'Onboarding already finished', `the onboarding is ${status}`);
@@ -93,7 +94,8 @@ async function startOnboardingOnce(temporal: Client, config: Config, input: Onbo
   }
 }
 
-export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
+export function onboardingRoutes(deps: ApiDeps) {
+  const { config, temporal, timings } = deps;
   const r = Router();
   const handleOf = (cpf: string) =>
     temporal.workflow.getHandle<typeof onboardingWorkflow>(
@@ -144,24 +146,20 @@ export function onboardingRoutes({ config, temporal, timings }: ApiDeps) {
     const handle = handleOf(cpf);
     try {
       const { link, reused } = await handle.executeUpdate(livenessLinkUpdate);
-      res.json({ ...link, reused });
+      res.json({ ...link, reused, workflowId: handle.workflowId });
+      return;
     } catch (err) {
-      // The update's only refusals: the onboarding reached approved/rejected/expired.
-      if (err instanceof WorkflowUpdateFailedError) {
-        throw new Problem(
-          409,
-          'flow-finished',
-          'Onboarding already finished',
-          err.cause?.message ?? err.message,
-        );
-      }
-      if (isNotFound(err)) {
-        // The flow closes right after its final state: an update then finds no running workflow.
-        if (await exists(handle)) throw finished('closed');
-        throw notFound('onboarding for this CPF');
-      }
-      throw err;
+      // The update's only refusal: the onboarding reached approved/rejected/expired. The flow
+      // closes right after its final state: an update then finds no running workflow.
+      const ended = err instanceof WorkflowUpdateFailedError || (isNotFound(err) && (await exists(handle)));
+      if (!ended && isNotFound(err)) throw notFound('onboarding for this CPF');
+      if (!ended) throw err;
     }
+    // An approved person's later links are biometric identifications, in a flow of their own.
+    const { status } = await handle.query(onboardingStateQuery);
+    if (status !== 'approved') throw finished(status);
+    const { link, reused, workflowId } = await biometricLink(deps, cpf);
+    res.json({ ...link, reused, workflowId });
   });
 
   r.post('/onboardings/:cpf/review', async (req, res) => {

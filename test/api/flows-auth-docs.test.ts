@@ -124,7 +124,7 @@ describe('GET /v1/flows', () => {
     expect(bogus.invalid_params?.[0]?.name).toBe('query.status');
     // Without a type: any type's status is allowed.
     expect(bogus.invalid_params?.[0]?.reason).toBe(
-      '"bogus" is not a status; one of: kyc, awaiting_liveness, awaiting_review, approved, rejected, expired, creating, awaiting_payment, completed, failed, validating, sending, processing, stuck',
+      '"bogus" is not a status; one of: kyc, awaiting_liveness, awaiting_review, approved, rejected, expired, creating, awaiting_payment, completed, failed, validating, sending, processing, stuck, issuing_link, awaiting_identification, passed, unavailable',
     );
     const other = await expectProblem(
       await e.call('GET', '/v1/flows?type=deposit&status=awaiting_review'),
@@ -173,6 +173,7 @@ describe('API description', () => {
         '/v1/customers/{cpf}',
         '/v1/customers/{cpf}/accounts',
         '/v1/customers/{cpf}/accounts/{id}',
+        '/v1/biometrics/{cpf}',
         '/v1/deposits',
         '/v1/deposits/{txid}',
         '/v1/deposits/{txid}/qrcode.png',

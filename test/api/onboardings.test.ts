@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onboardingResponseSchema } from '../../api/schemas';
 import { cpfHash } from '../../common/pii';
+import { biometricsWorkflowId } from '../../contracts/biometrics';
 import {
   livenessProgressSignal,
   type OnboardingState,
   onboardingWorkflowId,
 } from '../../contracts/onboarding';
+import { expectActivityFailure } from '../helpers/sdk-log';
 import {
   type ApiEnv,
   eventually,
@@ -95,8 +97,19 @@ describe('onboardings', () => {
     );
     expect(approved.review).toMatchObject({ decision: 'approve', by: 'op@example.com' });
 
-    // Finished (and closed): the state is still served, no new link, no restart.
-    await expectProblem(await e.call('POST', `/v1/onboardings/${cpf}/liveness-link`), 409, 'flow-finished');
+    // Finished (and closed): the state is still served, no restart. A link now would be a
+    // biometric identification, which the provider, still reviewing, does not offer yet.
+    const refused = expectActivityFailure({
+      workflowId: biometricsWorkflowId(cpfHash(cpf, PII_KEY)),
+      activityType: 'requestBiometricLink',
+      error: /link of type onboarding/,
+    });
+    await expectProblem(
+      await e.call('POST', `/v1/onboardings/${cpf}/liveness-link`),
+      409,
+      'biometrics-unavailable',
+    );
+    expect(refused()).toHaveLength(1);
     const repeat = await e.call('POST', '/v1/onboardings', { body: body(cpf) });
     expect(repeat.status).toBe(200);
     expect((await json(repeat)).state.status).toBe('approved');

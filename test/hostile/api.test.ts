@@ -216,6 +216,14 @@ describe('hostile input: routes with path parameters', () => {
   );
 
   it(
+    'GET /v1/biometrics/:cpf',
+    async () => {
+      await run(paramRequests('GET', (s) => `/v1/biometrics/${s}`, validCpf));
+    },
+    timeoutFor(),
+  );
+
+  it(
     'POST /v1/onboardings/:cpf/review',
     async () => {
       const body = fc.oneof(

@@ -5,6 +5,7 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startInboxRelay } from '../../api/ingress/relay';
 import { cpfHash } from '../../common/pii';
+import { biometricsWorkflowId } from '../../contracts/biometrics';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { onboardingWorkflowId } from '../../contracts/onboarding';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
@@ -188,6 +189,29 @@ describe('webhook ingress: good notifications', () => {
       transactionId: `tx-${cpf}`,
       at: '2025-01-02T03:04:05.000Z',
     });
+  });
+
+  it("a biometric identification's callback reaches biometrics-<hash of document>, not the onboarding", async () => {
+    const cpf = uniqueCpf();
+    const wf = biometricsWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
+    await startRecorder(wf);
+    const cb = {
+      ...livenessCb(cpf),
+      status_onboarding: 'biometric_approved',
+      action_type: 'biometric_identification',
+    };
+    expect((await post(`${ingress.base}/liveness`, cb)).status).toBe(200);
+    const { signal } = await expectDeliveredOnce(wf);
+    expect(signal.signal).toBe('biometricProgress');
+    expect(signal.payload).toEqual({
+      statusVerification: 'completed',
+      statusOnboarding: 'biometric_approved',
+      actionType: 'biometric_identification',
+      transactionId: `tx-${cpf}`,
+      correlationId: `corr-${cpf}`,
+      at: '2025-01-02T03:04:05.000Z',
+    });
+    expect(await rowsOf(onboardingWorkflowId(cpfHash(cpf, INGRESS_PII_KEY)))).toEqual([]);
   });
 
   it('liveness callbacks with different statuses are distinct notifications', async () => {

@@ -36,7 +36,7 @@ const files = readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.history.pb')
 
 describe('replay of saved histories', () => {
   it('has a history of every flow', () => {
-    for (const flow of ['onboarding', 'deposit', 'withdrawal']) {
+    for (const flow of ['onboarding', 'deposit', 'withdrawal', 'biometrics']) {
       expect(
         files.some((f) => f.startsWith(flow)),
         flow,

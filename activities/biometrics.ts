@@ -1,0 +1,76 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { NOT_BIOMETRIC_IDENTIFICATION } from '../contracts/biometrics';
+import { type BiometricOutcome, recordBiometricLink, recordBiometricOutcome } from '../db/biometrics';
+import type { Plan } from '../provider/schemas';
+import type { ActivityDeps } from './deps';
+import { providerCall } from './errors';
+import type { IssuedLivenessLink } from './onboarding';
+
+interface RunRef {
+  workflowId: string;
+  runId: string;
+  cpf: string;
+}
+
+export function createBiometricsActivities({
+  provider,
+  pool,
+  hashCpf,
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf'>) {
+  return {
+    /**
+     * Asks the provider's liveness endpoint for a link, which for an onboarded person is a
+     * biometric identification, and records the run's row. Any other link (the provider does not
+     * count the person as onboarded) is a non-retryable failure, as is a refused document.
+     */
+    async requestBiometricLink(
+      input: RunRef & { plan: Plan; event: string; correlationId: string; issuedAt: string },
+    ): Promise<IssuedLivenessLink> {
+      const res = await providerCall(() =>
+        provider.startLiveness(input.cpf, {
+          correlationId: input.correlationId,
+          plan: input.plan,
+          event: input.event,
+        }),
+      );
+      if (res.action.type !== 'biometric_identification') {
+        throw ApplicationFailure.nonRetryable(
+          `the provider answered a link of type ${res.action.type}`,
+          NOT_BIOMETRIC_IDENTIFICATION,
+        );
+      }
+      await recordBiometricLink(pool, {
+        workflowId: input.workflowId,
+        runId: input.runId,
+        cpfHash: hashCpf(input.cpf),
+        linkIssuedAt: new Date(input.issuedAt),
+      });
+      return {
+        url: res.action.url,
+        qrcode: res.action.qrcode,
+        type: res.action.type,
+        transactionId: res.transaction_id,
+      };
+    },
+
+    /** How the identification ended, in the person's list of identifications. */
+    async recordBiometricOutcome(
+      input: RunRef & {
+        linkIssuedAt?: string;
+        outcome: BiometricOutcome;
+        reason?: string;
+        finishedAt: string;
+      },
+    ): Promise<void> {
+      await recordBiometricOutcome(pool, {
+        workflowId: input.workflowId,
+        runId: input.runId,
+        cpfHash: hashCpf(input.cpf),
+        linkIssuedAt: input.linkIssuedAt ? new Date(input.linkIssuedAt) : null,
+        outcome: input.outcome,
+        reason: input.reason ?? null,
+        finishedAt: new Date(input.finishedAt),
+      });
+    },
+  };
+}

@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import { planSchema } from '../provider/schemas';
+import type { FlowTimings } from './shared';
+import { cpfSchema } from './shared-input';
+
+// What a biometric identification is started with, as the API checks it.
+
+export const biometricsInputSchema = z.object({
+  cpf: cpfSchema,
+  plan: planSchema,
+  event: z.string().min(1).max(100),
+});
+export type BiometricsInput = z.infer<typeof biometricsInputSchema> & { timings?: Partial<FlowTimings> };

@@ -1,0 +1,69 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { StatusVerification } from '../provider/schemas';
+import type { BiometricsInput } from './biometrics-input';
+import type { LivenessLink, LivenessLinkAnswer } from './onboarding';
+
+// A biometric identification of an approved person: one provider liveness link of type
+// `biometric_identification`, then its outcome from the provider's callbacks. What it is started
+// with is checked by the schema in biometrics-input.ts.
+
+export type { BiometricsInput, LivenessLink, LivenessLinkAnswer };
+
+/**
+ * `biometrics-<keyed hash of the CPF>` (never the CPF, as the onboarding's id). One open at a
+ * time per person; a closed one is followed by a new run under the same id.
+ */
+export const biometricsWorkflowId = (cpfHash: string) => `biometrics-${cpfHash}`;
+
+/** Every status a biometric identification can be in, in order. */
+export const biometricsStatuses = [
+  'issuing_link',
+  'awaiting_identification',
+  'passed',
+  'failed',
+  'expired',
+  'unavailable',
+] as const;
+export type BiometricsStatus = (typeof biometricsStatuses)[number];
+/**
+ * passed / failed: the provider's outcome; expired: no outcome within the link's lifetime;
+ * unavailable: the provider gave no biometric identification link (for example it does not
+ * count the person as onboarded, or refuses the document).
+ */
+export const biometricsFinalStatuses: readonly BiometricsStatus[] = [
+  'passed',
+  'failed',
+  'expired',
+  'unavailable',
+];
+
+/** A liveness callback of a biometric identification, as the ingress signals it. */
+export interface BiometricProgress {
+  statusVerification: StatusVerification;
+  statusOnboarding: string;
+  actionType: 'onboarding' | 'biometric_identification';
+  transactionId: string;
+  correlationId: string;
+  at?: string;
+}
+
+export interface BiometricsState {
+  status: BiometricsStatus;
+  reason?: string;
+  link?: LivenessLink;
+  /** The provider's last liveness status for this link (status_verification). */
+  livenessStatus?: string;
+  startedAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+}
+
+/** Failure type of the link request when the provider answers a link of another type. */
+export const NOT_BIOMETRIC_IDENTIFICATION = 'NotBiometricIdentification';
+
+/** Failure type of `biometricLink` on an identification that has already ended. */
+export const BIOMETRICS_FINISHED = 'BiometricsFinished';
+
+export const biometricLinkUpdate = defineUpdate<LivenessLinkAnswer, []>('biometricLink');
+export const biometricProgressSignal = defineSignal<[BiometricProgress]>('biometricProgress');
+export const biometricsStateQuery = defineQuery<BiometricsState>('state');

@@ -1,0 +1,74 @@
+import type { Pool } from './pool';
+
+// The biometric identifications table: one row per run of a biometrics flow, written by its
+// activities (the link when issued, then the outcome), read with the person's other facts.
+
+export type BiometricOutcome = 'passed' | 'failed' | 'expired' | 'unavailable';
+
+export interface BiometricIdentificationRow {
+  workflowId: string;
+  runId: string;
+  cpfHash: string;
+  linkIssuedAt: Date | null;
+  outcome: BiometricOutcome | null;
+  reason: string | null;
+  finishedAt: Date | null;
+}
+
+/** The link of a run was issued; idempotent (a retry keeps the first row). */
+export async function recordBiometricLink(
+  pool: Pool,
+  r: { workflowId: string; runId: string; cpfHash: string; linkIssuedAt: Date },
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO biometric_identifications (workflow_id, run_id, cpf_hash, link_issued_at)
+     VALUES ($1, $2, $3, $4)
+     ON CONFLICT (workflow_id, run_id) DO NOTHING`,
+    [r.workflowId, r.runId, r.cpfHash, r.linkIssuedAt],
+  );
+}
+
+/** How a run ended; idempotent. */
+export async function recordBiometricOutcome(
+  pool: Pool,
+  r: {
+    workflowId: string;
+    runId: string;
+    cpfHash: string;
+    linkIssuedAt: Date | null;
+    outcome: BiometricOutcome;
+    reason: string | null;
+    finishedAt: Date;
+  },
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO biometric_identifications (workflow_id, run_id, cpf_hash, link_issued_at, outcome, reason, finished_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (workflow_id, run_id) DO UPDATE SET
+       outcome = EXCLUDED.outcome, reason = EXCLUDED.reason, finished_at = EXCLUDED.finished_at,
+       link_issued_at = COALESCE(biometric_identifications.link_issued_at, EXCLUDED.link_issued_at)`,
+    [r.workflowId, r.runId, r.cpfHash, r.linkIssuedAt, r.outcome, r.reason, r.finishedAt],
+  );
+}
+
+/** A person's identifications, newest first. */
+export async function biometricIdentificationsOf(
+  pool: Pool,
+  cpfHash: string,
+  limit = 20,
+): Promise<BiometricIdentificationRow[]> {
+  const { rows } = await pool.query(
+    `SELECT workflow_id, run_id, cpf_hash, link_issued_at, outcome, reason, finished_at
+       FROM biometric_identifications WHERE cpf_hash = $1 ORDER BY created_at DESC LIMIT $2`,
+    [cpfHash, limit],
+  );
+  return rows.map((r) => ({
+    workflowId: r.workflow_id,
+    runId: r.run_id,
+    cpfHash: r.cpf_hash,
+    linkIssuedAt: r.link_issued_at,
+    outcome: r.outcome,
+    reason: r.reason,
+    finishedAt: r.finished_at,
+  }));
+}
