@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generate as generateCpf } from '@fnando/cpf';
@@ -21,7 +21,10 @@ import { createTestWorker } from '../helpers/worker';
 // (own task queue) whose activities talk HTTP to an in-process sandbox.
 
 export const API_KEY = 'test-api-key-1';
-export const PII_KEY = 'test-pii-hash-key-0123456789';
+// One key per test file: every file talks to the one dev server and the one database, and the
+// sandbox's test documents are few, so two files onboarding the same document must not meet in
+// one workflow id or one customer row.
+export const PII_KEY = `test-pii-${randomUUID()}`;
 export const CODEC_TOKEN = 'test-codec-token';
 
 export interface ApiEnv {
