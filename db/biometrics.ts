@@ -28,7 +28,10 @@ export async function recordBiometricLink(
   );
 }
 
-/** How a run ended; idempotent. */
+/**
+ * How a run ended; idempotent. The person's last identification (customers) moves with it in the
+ * same statement; a run that never reached the person (`unavailable`) is no identification.
+ */
 export async function recordBiometricOutcome(
   pool: Pool,
   r: {
@@ -42,11 +45,16 @@ export async function recordBiometricOutcome(
   },
 ): Promise<void> {
   await pool.query(
-    `INSERT INTO biometric_identifications (workflow_id, run_id, cpf_hash, link_issued_at, outcome, reason, finished_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
-     ON CONFLICT (workflow_id, run_id) DO UPDATE SET
-       outcome = EXCLUDED.outcome, reason = EXCLUDED.reason, finished_at = EXCLUDED.finished_at,
-       link_issued_at = COALESCE(biometric_identifications.link_issued_at, EXCLUDED.link_issued_at)`,
+    `WITH recorded AS (
+       INSERT INTO biometric_identifications (workflow_id, run_id, cpf_hash, link_issued_at, outcome, reason, finished_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (workflow_id, run_id) DO UPDATE SET
+         outcome = EXCLUDED.outcome, reason = EXCLUDED.reason, finished_at = EXCLUDED.finished_at,
+         link_issued_at = COALESCE(biometric_identifications.link_issued_at, EXCLUDED.link_issued_at)
+       RETURNING cpf_hash)
+     UPDATE customers SET last_biometric_at = $7, last_biometric_outcome = $5, updated_at = now()
+      WHERE cpf_hash = (SELECT cpf_hash FROM recorded) AND $5 <> 'unavailable'
+        AND (last_biometric_at IS NULL OR last_biometric_at <= $7)`,
     [r.workflowId, r.runId, r.cpfHash, r.linkIssuedAt, r.outcome, r.reason, r.finishedAt],
   );
 }

@@ -100,6 +100,11 @@ describe('biometric identification', () => {
     const rows = await rowsOf(PASSES);
     expect(rows).toHaveLength(before + 1);
     expect(rows.at(-1)).toMatchObject({ outcome: 'passed', link_issued_at: new Date(link.issuedAt) });
+    // The person's record shows it as their last identification.
+    const customer = await json<{ lastBiometric: { outcome: string; at: string } | null }>(
+      await e.call('GET', `/v1/customers/${PASSES}`),
+    );
+    expect(customer.lastBiometric).toMatchObject({ outcome: 'passed' });
     const flows = await json<{ items: { workflowId: string; type: string; status: string }[] }>(
       await e.call('GET', `/v1/flows?type=biometrics&cpf=${PASSES}`),
     );
@@ -129,6 +134,10 @@ describe('biometric identification', () => {
     );
     expect(done.state).toMatchObject({ status: 'failed', reason: 'liveness_failed' });
     expect((await rowsOf(FAILS)).at(-1)?.outcome).toBe('failed');
+    const customer = await json<{ lastBiometric: { outcome: string } | null }>(
+      await e.call('GET', `/v1/customers/${FAILS}`),
+    );
+    expect(customer.lastBiometric).toMatchObject({ outcome: 'failed' });
   });
 
   it('hands out the same link within its lifetime, ends expired without an outcome, then gives a new one', async () => {
