@@ -6,15 +6,16 @@ import { recordVerification } from '../db/customers';
 import type { ActivityDeps } from './deps';
 
 const UPSERT_FLOW = `INSERT INTO flows (workflow_id, type, business_id, status, cpf_hash, cpf_masked, merchant, amount_centavos,
-                            reason, details, seq, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+                            reason, details, seq, created_at, updated_at, run_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)
          ON CONFLICT (workflow_id) DO UPDATE SET
            status = EXCLUDED.status, reason = EXCLUDED.reason, details = EXCLUDED.details,
            amount_centavos = COALESCE(EXCLUDED.amount_centavos, flows.amount_centavos),
-           seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at
+           seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at, run_id = COALESCE(EXCLUDED.run_id, flows.run_id)
          WHERE flows.seq < EXCLUDED.seq
-            -- A flow whose id is reused by a new run (biometrics) names its run: the new run's rows win.
-            OR flows.details->>'runId' IS DISTINCT FROM EXCLUDED.details->>'runId'`;
+            -- A new run of the same id (an onboarding started again, each biometric
+            -- identification) counts from 1 again; the previous run has closed, so its rows lose.
+            OR flows.run_id <> EXCLUDED.run_id`;
 
 /** The run that writes, when called as an activity (deposits and withdrawals also call it directly). */
 function currentRunId(): string | null {
@@ -38,6 +39,7 @@ export function createFlowActivities({
      */
     async recordFlow(r: FlowRecord): Promise<void> {
       const at = clock();
+      const run = currentRunId();
       const cpfHash = r.cpf ? hashCpf(r.cpf) : null;
       const cpfMasked = r.cpf ? maskCpf(r.cpf) : null;
       const params = [
@@ -54,6 +56,7 @@ export function createFlowActivities({
         JSON.stringify(r.details ?? {}),
         r.seq,
         at,
+        run,
       ];
       const verification = r.type === 'onboarding' ? verificationOf(r.status) : undefined;
       if (!verification || !cpfHash || !cpfMasked) {
@@ -70,7 +73,7 @@ export function createFlowActivities({
           verification,
           at,
           flow: r.workflowId,
-          run: currentRunId(),
+          run,
           seq: r.seq,
         });
         await client.query('COMMIT');
