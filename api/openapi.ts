@@ -59,12 +59,21 @@ const errorText: Record<number, string> = {
   410: 'The flow has finished without it, for good (flowStatus and reason say why)',
   422: "Refused (detail says why: the provider refused it, or the key is not the person's own); the same request would be refused again",
   429: 'Too many requests with this API key: retry after the Retry-After seconds',
+  503: "Temporal or the flow's worker cannot answer now: retry after the Retry-After seconds",
 };
 
-/** The rate limit runs before every /v1 route, so each of them can answer it. */
+/** The rate limit runs before every /v1 route, and any of them may find Temporal or its worker down. */
 const RATE_LIMITED = 429;
+const UNAVAILABLE = 503;
 
 const problemHeaders: Record<number, Record<string, unknown>> = {
+  503: {
+    'Retry-After': {
+      description: 'seconds after which to ask again',
+      required: true,
+      schema: { type: 'integer', minimum: 0 },
+    },
+  },
   429: {
     'Retry-After': {
       description: 'seconds until this API key may call again',
@@ -361,7 +370,7 @@ export function buildOpenApiDocument() {
         ...(ok.png ? { content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } : {}),
       };
     }
-    const errors = op.public ? op.errors : [...new Set([...op.errors, RATE_LIMITED])];
+    const errors = op.public ? op.errors : [...new Set([...op.errors, RATE_LIMITED, UNAVAILABLE])];
     for (const status of errors) {
       responses[status] = {
         description: errorText[status] ?? 'Error',

@@ -1,3 +1,4 @@
+import { ServiceError } from '@temporalio/client';
 import type { NextFunction, Request, Response } from 'express';
 import type { z } from 'zod';
 
@@ -50,6 +51,24 @@ export function sendProblem(res: Response, p: Problem, instance?: string) {
     });
 }
 
+const UNAVAILABLE_RETRY_AFTER_S = 5;
+const UNAVAILABLE_DETAIL = 'Temporal, or the worker that runs this flow, cannot answer now';
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_FAILED_PRECONDITION = 9;
+const GRPC_UNAVAILABLE = 14;
+
+/**
+ * Temporal unreachable, or a query no worker answers (none polls the flow's task queue: the
+ * server says so, or holds the query until its deadline): nothing the caller did, and gone once
+ * the server or the worker is back.
+ */
+function isTemporalUnavailable(err: unknown): boolean {
+  if (!(err instanceof ServiceError)) return false;
+  const code = (err.cause as { code?: number } | undefined)?.code;
+  if (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED) return true;
+  return code === GRPC_FAILED_PRECONDITION && /no poller/i.test(String((err.cause as Error).message));
+}
+
 /** Last error handler: known problems as they are; body-parser errors as 4xx; anything else 500. */
 export function problemHandler(log: { error: (o: object, m: string) => void }) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -68,6 +87,14 @@ export function problemHandler(log: { error: (o: object, m: string) => void }) {
     }
     if (status && status >= 400 && status < 500) {
       return sendProblem(res, new Problem(status, 'bad-request', 'Bad request', e.message), req.originalUrl);
+    }
+    if (isTemporalUnavailable(err)) {
+      res.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+      return sendProblem(
+        res,
+        new Problem(503, 'unavailable', 'Try again shortly', UNAVAILABLE_DETAIL),
+        req.originalUrl,
+      );
     }
     log.error({ err }, 'unhandled error');
     sendProblem(res, new Problem(500, 'internal', 'Internal error'), req.originalUrl);

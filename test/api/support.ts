@@ -38,6 +38,7 @@ export interface ApiEnv {
   call(method: string, path: string, opts?: { body?: unknown; key?: string | null }): Promise<Response>;
   sandboxControl(path: string, body?: unknown): Promise<unknown>;
   /** Whether a workflow with this id exists in Temporal at all. */
+  /** Whether this env (its task queue) started a workflow with this id. */
   workflowExists(workflowId: string): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -116,8 +117,10 @@ export async function startApiEnv(
     sandboxControl: (path, body) => sandboxControl(sandbox.url, path, body),
     async workflowExists(workflowId) {
       try {
-        await temporal.workflow.getHandle(workflowId).describe();
-        return true;
+        // Other files (the fuzzer above all) make flows with any id on the shared server: only
+        // one on this env's task queue is this env's.
+        const d = await temporal.workflow.getHandle(workflowId).describe();
+        return d.taskQueue === taskQueue;
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return false;
         throw err;

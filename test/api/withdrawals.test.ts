@@ -129,6 +129,21 @@ describe('withdrawals', () => {
     expect(p).toMatchObject({ flowStatus: 'processing', reason: 'its run is terminated' });
   });
 
+  it('a flow no worker can answer for is a 503 with Retry-After, not an internal error', async () => {
+    const id = `no-worker-${crypto.randomUUID()}`;
+    // Its worker is down: nothing polls the task queue it runs on.
+    await e.temporal.workflow.start('withdrawalWorkflow', {
+      workflowId: withdrawalWorkflowId(id),
+      taskQueue: `nobody-polls-${crypto.randomUUID()}`,
+      args: [{}],
+    });
+    // The server holds a query for a task queue nobody ever polled until its deadline.
+    const res = await e.call('GET', `/v1/withdrawals/${id}`);
+    expect(res.headers.get('retry-after')).toBe('5');
+    await expectProblem(res, 503, 'unavailable');
+    await e.temporal.workflow.getHandle(withdrawalWorkflowId(id)).terminate('test over');
+  });
+
   it('without a transactionId one is generated', async () => {
     const { transactionId: _omit, ...body } = withdrawalBody();
     const res = await e.call('POST', '/v1/withdrawals', { body });
