@@ -22,6 +22,7 @@ import {
 } from '../contracts/biometrics';
 import { resolveTimings } from '../contracts/shared';
 import { isoNow, PROVIDER_RETRY, trackFlow } from './flow-lifecycle';
+import { livenessStageOf } from './liveness-progress';
 
 type BiometricsActivities = ReturnType<typeof createBiometricsActivities>;
 const { requestBiometricLink } = proxyActivities<BiometricsActivities>({
@@ -71,7 +72,10 @@ export async function biometricsWorkflow(input: BiometricsInput): Promise<Biomet
     // Only this run's link counts: the provider's callbacks name the request they answer.
     const ours = p.correlationId === correlationId || (transactionId && p.transactionId === transactionId);
     if (flow.isFinal() || !ours || p.actionType !== 'biometric_identification') return;
-    state.livenessStatus = p.statusVerification;
+    // A late earlier stage (callbacks can arrive out of order) never hides the outcome.
+    if (livenessStageOf(p.statusVerification) >= livenessStageOf(state.livenessStatus)) {
+      state.livenessStatus = p.statusVerification;
+    }
     state.updatedAt = isoNow();
     outcome ??= OUTCOME[p.statusVerification];
   });

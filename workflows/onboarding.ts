@@ -23,6 +23,7 @@ import {
 } from '../contracts/onboarding';
 import { resolveTimings } from '../contracts/shared';
 import { isoNow, PROVIDER_RETRY, trackFlow } from './flow-lifecycle';
+import { livenessStageOf } from './liveness-progress';
 
 type OnboardingActivities = ReturnType<typeof createOnboardingActivities>;
 const { checkKyc } = proxyActivities<OnboardingActivities>({
@@ -38,9 +39,6 @@ const { requestLivenessLink } = proxyActivities<OnboardingActivities>({
 
 /** Liveness states after which the user has finished the process: the link is spent. */
 const PROCESS_DONE = ['completed', 'failed', 'manual_approve_pending', 'manual_approved', 'manual_refused'];
-/** Order of liveness states: requested, processing, pending review, then any outcome. */
-const LIVENESS_STAGE: Record<string, number> = { requested: 0, processing: 1, manual_approve_pending: 2 };
-const stageOf = (s: string | undefined) => (s === undefined ? -1 : (LIVENESS_STAGE[s] ?? 3));
 
 type Flow = ReturnType<typeof trackOnboarding>;
 
@@ -209,7 +207,7 @@ function serveLiveness(
     if (isFinal()) return;
     progress.push(p.statusVerification);
     // Callbacks can arrive out of order: a late earlier stage never hides the current link's outcome.
-    if (!linkSpent || stageOf(p.statusVerification) >= stageOf(state.livenessStatus)) {
+    if (!linkSpent || livenessStageOf(p.statusVerification) >= livenessStageOf(state.livenessStatus)) {
       state.livenessStatus = p.statusVerification;
     }
     state.updatedAt = isoNow();
