@@ -3,6 +3,7 @@ import { maskCpf } from '../common/mask';
 import { verificationOf } from '../contracts/customer';
 import type { FlowRecord } from '../contracts/shared';
 import { recordVerification } from '../db/customers';
+import { inTransaction } from '../db/pool';
 import type { ActivityDeps } from './deps';
 
 const UPSERT_FLOW = `INSERT INTO flows (workflow_id, type, business_id, status, cpf_hash, cpf_masked, merchant, amount_centavos,
@@ -63,9 +64,7 @@ export function createFlowActivities({
         await pool.query(UPSERT_FLOW, params);
         return;
       }
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      await inTransaction(pool, async (client) => {
         await client.query(UPSERT_FLOW, params);
         await recordVerification(client, {
           cpfHash,
@@ -76,13 +75,7 @@ export function createFlowActivities({
           run,
           seq: r.seq,
         });
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
+      });
     },
   };
 }

@@ -1,4 +1,5 @@
-import type { Pool } from './pool';
+import { recordLastBiometric } from './customers';
+import { inTransaction, type Pool } from './pool';
 
 // The biometric identifications table: one row per run of a biometrics flow, written by its
 // activities (the link when issued, then the outcome), read with the person's other facts.
@@ -30,7 +31,7 @@ export async function recordBiometricLink(
 
 /**
  * How a run ended; idempotent. The person's last identification (customers) moves with it in the
- * same statement; a run that never reached the person (`unavailable`) is no identification.
+ * same transaction; a run that never reached the person (`unavailable`) is no identification.
  */
 export async function recordBiometricOutcome(
   pool: Pool,
@@ -44,19 +45,19 @@ export async function recordBiometricOutcome(
     finishedAt: Date;
   },
 ): Promise<void> {
-  await pool.query(
-    `WITH recorded AS (
-       INSERT INTO biometric_identifications (workflow_id, run_id, cpf_hash, link_issued_at, outcome, reason, finished_at)
+  await inTransaction(pool, async (client) => {
+    await client.query(
+      `INSERT INTO biometric_identifications (workflow_id, run_id, cpf_hash, link_issued_at, outcome, reason, finished_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (workflow_id, run_id) DO UPDATE SET
          outcome = EXCLUDED.outcome, reason = EXCLUDED.reason, finished_at = EXCLUDED.finished_at,
-         link_issued_at = COALESCE(biometric_identifications.link_issued_at, EXCLUDED.link_issued_at)
-       RETURNING cpf_hash)
-     UPDATE customers SET last_biometric_at = $7, last_biometric_outcome = $5, updated_at = now()
-      WHERE cpf_hash = (SELECT cpf_hash FROM recorded) AND $5 <> 'unavailable'
-        AND (last_biometric_at IS NULL OR last_biometric_at <= $7)`,
-    [r.workflowId, r.runId, r.cpfHash, r.linkIssuedAt, r.outcome, r.reason, r.finishedAt],
-  );
+         link_issued_at = COALESCE(biometric_identifications.link_issued_at, EXCLUDED.link_issued_at)`,
+      [r.workflowId, r.runId, r.cpfHash, r.linkIssuedAt, r.outcome, r.reason, r.finishedAt],
+    );
+    if (r.outcome !== 'unavailable') {
+      await recordLastBiometric(client, { cpfHash: r.cpfHash, outcome: r.outcome, at: r.finishedAt });
+    }
+  });
 }
 
 /** A person's identifications, newest first. */

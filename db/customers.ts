@@ -312,3 +312,18 @@ export async function customerKnown(db: Queryable, cpfHash: string): Promise<boo
   );
   return rows[0]?.known === true;
 }
+
+/**
+ * The person's last biometric identification: a later one replaces it, a late write of an older
+ * one does not.
+ */
+export async function recordLastBiometric(
+  db: Queryable,
+  b: { cpfHash: string; outcome: string; at: Date },
+): Promise<void> {
+  await db.query(
+    `UPDATE customers SET last_biometric_at = $2, last_biometric_outcome = $3, updated_at = now()
+      WHERE cpf_hash = $1 AND (last_biometric_at IS NULL OR last_biometric_at <= $2)`,
+    [b.cpfHash, b.at, b.outcome],
+  );
+}

@@ -11,3 +11,19 @@ export function createPool(databaseUrl: string, max = 10): pg.Pool {
   pool.on('error', () => {});
   return pool;
 }
+
+/** Runs `fn` in one transaction on one connection: committed if it returns, rolled back if it throws. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
