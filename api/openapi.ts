@@ -66,20 +66,16 @@ const errorText: Record<number, string> = {
 const RATE_LIMITED = 429;
 const UNAVAILABLE = 503;
 
+const retryAfter = (description: string) => ({
+  description,
+  required: true,
+  schema: { type: 'integer', minimum: 0 },
+});
+
 const problemHeaders: Record<number, Record<string, unknown>> = {
-  503: {
-    'Retry-After': {
-      description: 'seconds after which to ask again',
-      required: true,
-      schema: { type: 'integer', minimum: 0 },
-    },
-  },
+  503: { 'Retry-After': retryAfter('seconds after which to ask again') },
   429: {
-    'Retry-After': {
-      description: 'seconds until this API key may call again',
-      required: true,
-      schema: { type: 'integer', minimum: 0 },
-    },
+    'Retry-After': retryAfter('seconds until this API key may call again'),
     RateLimit: {
       description: 'the remaining quota of this key (IETF RateLimit header fields, draft 8)',
       schema: { type: 'string' },

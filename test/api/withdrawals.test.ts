@@ -32,6 +32,18 @@ const withdrawalBody = (over: Record<string, unknown> = {}) => ({
 });
 
 describe('withdrawals', () => {
+  /** A withdrawal asked for and sent: the provider is processing it. */
+  const sentAndProcessing = async () => {
+    const body = withdrawalBody();
+    expect((await e.call('POST', '/v1/withdrawals', { body })).status).toBe(202);
+    const path = `/v1/withdrawals/${body.transactionId}`;
+    await eventually(
+      async () => (await json(await e.call('GET', path))).state.status,
+      (s) => s === 'processing',
+    );
+    return { body, path };
+  };
+
   it('202, idempotent per transactionId, 409 on another body; receipt 404 until settled, then a PNG', async () => {
     const body = withdrawalBody();
     const res = await e.call('POST', '/v1/withdrawals', { body });
@@ -85,13 +97,7 @@ describe('withdrawals', () => {
   });
 
   it('a failed withdrawal says its receipt will never come (410 with its status and reason)', async () => {
-    const body = withdrawalBody();
-    expect((await e.call('POST', '/v1/withdrawals', { body })).status).toBe(202);
-    const path = `/v1/withdrawals/${body.transactionId}`;
-    await eventually(
-      async () => (await json(await e.call('GET', path))).state.status,
-      (s) => s === 'processing',
-    );
+    const { body, path } = await sentAndProcessing();
     await e.sandboxControl(`/sandbox/withdrawals/${body.transactionId}/fail`, { reason: 'account closed' });
     const failed = await eventually(
       async () => (await json(await e.call('GET', path))).state,
@@ -107,13 +113,7 @@ describe('withdrawals', () => {
   });
 
   it('a withdrawal whose run ended short of an outcome (an operator terminated it) has no receipt to wait for', async () => {
-    const body = withdrawalBody();
-    expect((await e.call('POST', '/v1/withdrawals', { body })).status).toBe(202);
-    const path = `/v1/withdrawals/${body.transactionId}`;
-    await eventually(
-      async () => (await json(await e.call('GET', path))).state.status,
-      (s) => s === 'processing',
-    );
+    const { body, path } = await sentAndProcessing();
     await expectProblem(await e.call('GET', `${path}/receipt.png`), 404, 'receipt-not-found');
     const handle = e.temporal.workflow.getHandle(withdrawalWorkflowId(body.transactionId));
     // Terminated between activities, as an operator would find it: an activity still running
