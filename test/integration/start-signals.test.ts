@@ -95,8 +95,10 @@ async function npmStart(opts: { terminal?: boolean } = {}): Promise<Started> {
   for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'PROVIDER_BASE_URL', 'API_KEYS', 'LOG_LEVEL'])
     delete env[k];
   // A group of its own, as a shell gives a job; on a terminal, `script` gives npm a real one.
+  // `exec`: an interactive shell is not in its job's foreground group, and a `sh -c` that
+  // waits for npm (dash does not exec the last command) would die of the Ctrl-C itself.
   const top = opts.terminal
-    ? spawn('script', ['-qfec', 'npm start', '/dev/null'], {
+    ? spawn('script', ['-qfec', 'exec npm start', '/dev/null'], {
         cwd: ROOT,
         env,
         detached: true,
