@@ -1,3 +1,5 @@
+import type { Client } from '@temporalio/client';
+import type { MoneyRules } from '../contracts/rules';
 import type { Pool } from '../db/pool';
 import type { ProviderClient } from '../provider/client';
 
@@ -10,4 +12,8 @@ export interface ActivityDeps {
   hashCpf: (cpf: string) => string;
   /** Keyed hash of a registered account's normalised key (common/pii.ts accountKeyHash). */
   hashAccount: (normalisedKey: string) => string;
+  /** The money rules as configured (README "Rules"). */
+  rules: MoneyRules;
+  /** Where a withdrawal's step-up starts the person's biometric identification. */
+  temporal: { client: Client; taskQueue: string };
 }

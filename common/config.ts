@@ -121,12 +121,36 @@ export const envSchema = z.object({
     .regex(/^\d+(,\d+)*$/, 'must be comma-separated milliseconds, e.g. 5000,10000,30000')
     .transform((v) => v.split(',').map(Number))
     .optional(),
-  /** A person's payouts per Brasília day, in centavos (GET /v1/customers/:cpf shows today's total against it). */
+  /** A person's payouts per Brasília day, in centavos: a withdrawal that would pass it is refused. */
   WITHDRAWAL_DAILY_LIMIT_CENTAVOS: z.coerce
     .number({ error: 'must be a number of centavos' })
     .int('must be whole centavos')
     .positive('must be at least 1 centavo')
     .default(5_000_000),
+  /** Money rules (README "Rules"): each on by default; a caller satisfies them, never skips them. */
+  REQUIRE_VERIFIED_FOR_WITHDRAWALS: bool.default(true),
+  REQUIRE_VERIFIED_FOR_DEPOSITS: bool.default(true),
+  /** Payouts only to the person's own CPF key or to an account registered as theirs. */
+  REQUIRE_OWN_PAYEE_ACCOUNT: bool.default(true),
+  /** A withdrawal above this many centavos waits for a biometric identification; 0: none by amount. */
+  BIOMETRIC_STEP_UP_CENTAVOS: z.coerce
+    .number({ error: 'must be a number of centavos' })
+    .int('must be whole centavos')
+    .min(0, 'must be 0 (off) or more')
+    .default(500_000),
+  /** The first payout to a registered account waits for a biometric identification. */
+  BIOMETRIC_STEP_UP_NEW_ACCOUNT: bool.default(true),
+  /** A KYC answer older than this is read again before money moves: 30d, 12h, 90m, 45s. */
+  KYC_MAX_AGE: z
+    .string()
+    .regex(/^\d+(d|h|m|s)$/, 'must be a whole number and a unit: 30d, 12h, 90m or 45s')
+    .default('30d')
+    .transform(
+      (v) =>
+        Number(v.slice(0, -1)) * { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 }[v.slice(-1) as 'd'],
+    ),
+  /** A paid deposit whose payer CPF is not the person's waits for an operator (`held`). */
+  HOLD_THIRD_PARTY_DEPOSITS: bool.default(true),
   /** OTLP/HTTP collector base URL (spans go to <url>/v1/traces); tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
 });

@@ -1,12 +1,16 @@
+import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities';
+import { pixflowDataConverter } from '../common/codec';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { accountKeyHash, cpfHash } from '../common/pii';
+import { temporalConnectionOptions } from '../common/temporal-connection';
+import { moneyRulesOf } from '../contracts/rules';
 import { createPool } from '../db/pool';
 import { createProviderClient, type ProviderCallEvent } from '../provider/client';
 
 // Builds the activities with their real dependencies: the provider client (one per process,
-// so one token cache), a Postgres pool and the wall clock.
+// so one token cache), a Postgres pool, the wall clock, the money rules and a Temporal client.
 export async function createWorkerActivities(
   config: Config,
   log: Logger,
@@ -21,12 +25,25 @@ export async function createWorkerActivities(
     logger: log.child({ component: 'provider' }),
     onCall: onProviderCall,
   });
+  // A withdrawal's step-up starts (or joins) the person's biometric identification through it.
+  const connection = await Connection.connect(temporalConnectionOptions(config));
+  const client = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    dataConverter: pixflowDataConverter(config.codecKeys),
+  });
   const activities = createActivities({
     provider,
     pool,
     clock: () => new Date(),
     hashCpf: (cpf) => cpfHash(cpf, config.PII_HASH_KEY),
     hashAccount: (k) => accountKeyHash(k, config.PII_HASH_KEY),
+    rules: moneyRulesOf(config),
+    temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
   });
-  return { activities, provider, close: () => pool.end() };
+  const close = async () => {
+    await pool.end();
+    await connection.close();
+  };
+  return { activities, provider, close };
 }

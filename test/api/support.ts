@@ -8,6 +8,7 @@ import { expect, inject } from 'vitest';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../common/config';
 import { createLogger, type Logger } from '../../common/logger';
+import { moneyRulesOf } from '../../contracts/rules';
 import type { FlowTimings } from '../../contracts/shared';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
@@ -61,16 +62,6 @@ export async function startApiEnv(
   const provider = clientFor(sandbox.url, {
     timeoutMs: 5_000,
   });
-  const nativeConnection = await NativeConnection.connect({ address });
-  const worker = await createTestWorker({
-    connection: nativeConnection,
-    taskQueue,
-    provider,
-    pool,
-    piiKey: PII_KEY,
-  });
-  const running = worker.run();
-
   const config = loadConfig({
     API_KEYS: `${API_KEY},another-key`,
     TEMPORAL_ADDRESS: address,
@@ -83,6 +74,18 @@ export async function startApiEnv(
   });
   const connection = await Connection.connect({ address });
   const temporal = new Client({ connection, dataConverter: testDataConverter });
+  const nativeConnection = await NativeConnection.connect({ address });
+  // The worker runs the rules the API is configured with, as one deployment does.
+  const worker = await createTestWorker({
+    connection: nativeConnection,
+    client: temporal,
+    taskQueue,
+    provider,
+    pool,
+    piiKey: PII_KEY,
+    rules: moneyRulesOf(config),
+  });
+  const running = worker.run();
   const app = createApp({
     config,
     temporal,

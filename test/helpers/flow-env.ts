@@ -39,6 +39,7 @@ export async function startFlowEnv(
   const taskQueue = `flows-${randomBytes(4).toString('hex')}`;
   const worker = await createTestWorker({
     connection: env.nativeConnection,
+    client: env.client,
     taskQueue,
     provider,
     pool,

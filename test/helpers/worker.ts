@@ -1,7 +1,10 @@
+import type { Client } from '@temporalio/client';
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
+import { envSchema } from '../../common/config';
 import { accountKeyHash, cpfHash } from '../../common/pii';
+import { type MoneyRules, moneyRulesOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { testDataConverter } from './temporal';
@@ -16,6 +19,10 @@ export function createTestWorker(opts: {
   provider: ProviderClient;
   pool: Pool;
   piiKey: string;
+  /** What the withdrawal's step-up starts biometric identifications with. */
+  client: Client;
+  /** The money rules; unset: the defaults. */
+  rules?: MoneyRules;
 }) {
   return Worker.create({
     connection: opts.connection,
@@ -28,6 +35,11 @@ export function createTestWorker(opts: {
       clock: () => new Date(),
       hashCpf: (cpf) => cpfHash(cpf, opts.piiKey),
       hashAccount: (k) => accountKeyHash(k, opts.piiKey),
+      rules: opts.rules ?? defaultRules(),
+      temporal: { client: opts.client, taskQueue: opts.taskQueue },
     }),
   });
 }
+
+/** The money rules as an unconfigured deployment has them. */
+export const defaultRules = (): MoneyRules => moneyRulesOf(envSchema.parse({}));

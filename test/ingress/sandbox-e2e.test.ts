@@ -49,6 +49,7 @@ beforeAll(async () => {
   });
   worker = await createTestWorker({
     connection: nativeConnection,
+    client: temporal,
     taskQueue,
     provider,
     pool,

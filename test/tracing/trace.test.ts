@@ -18,6 +18,7 @@ import {
   tracingWorkerOptions,
   workflowTracingModule,
 } from '../../common/tracing';
+import { moneyRulesOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { testPool } from '../helpers/postgres';
@@ -79,6 +80,12 @@ beforeAll(async () => {
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
   });
   const otel = tracingWorkerOptions(tracing);
+  connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const temporal = new Client({
+    connection,
+    dataConverter: testDataConverter,
+    interceptors: tracingClientInterceptors(tracing),
+  });
   nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   worker = await Worker.create({
     connection: nativeConnection,
@@ -91,6 +98,8 @@ beforeAll(async () => {
       clock: () => new Date(),
       hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
       hashAccount: (k) => accountKeyHash(k, PII_KEY),
+      rules: moneyRulesOf(config),
+      temporal: { client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE },
     }),
     sinks: otel.sinks,
     // Already in the bundle above (the worker would only warn that it ignores them).
@@ -98,12 +107,6 @@ beforeAll(async () => {
   });
   running = worker.run();
 
-  connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({
-    connection,
-    dataConverter: testDataConverter,
-    interceptors: tracingClientInterceptors(tracing),
-  });
   const app = createApp({
     config,
     temporal,

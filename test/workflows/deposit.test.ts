@@ -160,6 +160,7 @@ describe('deposit flow', () => {
     const taskQueue = `${f.taskQueue}-held`;
     const worker = await createTestWorker({
       connection: f.env.nativeConnection,
+      client: f.env.client,
       taskQueue,
       provider,
       pool: f.pool,

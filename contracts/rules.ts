@@ -1,0 +1,50 @@
+// The money rules (README "Rules"): what is checked before a payout is sent or a deposit is
+// credited, and the stable reason codes a refusal carries. No zod here: the withdrawal workflow
+// imports the reason codes.
+
+/** Reasons a withdrawal ends `refused` (besides the KYC reason codes of onboarding). */
+export const withdrawalRefusals = [
+  'not_verified',
+  'payee_not_owner',
+  'limit_exceeded',
+  'biometrics_failed',
+  'biometrics_timeout',
+  'biometrics_unavailable',
+] as const;
+export type WithdrawalRefusal = (typeof withdrawalRefusals)[number];
+
+/** The rules as configured (common/config.ts); activities and the API decide with them. */
+export interface MoneyRules {
+  requireVerifiedForWithdrawals: boolean;
+  requireVerifiedForDeposits: boolean;
+  requireOwnPayeeAccount: boolean;
+  /** 0: no step-up by amount. */
+  stepUpAboveCentavos: number;
+  stepUpNewAccount: boolean;
+  dailyLimitCentavos: number;
+  kycMaxAgeMs: number;
+  holdThirdPartyDeposits: boolean;
+}
+
+/** The rules from the parsed configuration. */
+export function moneyRulesOf(c: {
+  REQUIRE_VERIFIED_FOR_WITHDRAWALS: boolean;
+  REQUIRE_VERIFIED_FOR_DEPOSITS: boolean;
+  REQUIRE_OWN_PAYEE_ACCOUNT: boolean;
+  BIOMETRIC_STEP_UP_CENTAVOS: number;
+  BIOMETRIC_STEP_UP_NEW_ACCOUNT: boolean;
+  WITHDRAWAL_DAILY_LIMIT_CENTAVOS: number;
+  KYC_MAX_AGE: number;
+  HOLD_THIRD_PARTY_DEPOSITS: boolean;
+}): MoneyRules {
+  return {
+    requireVerifiedForWithdrawals: c.REQUIRE_VERIFIED_FOR_WITHDRAWALS,
+    requireVerifiedForDeposits: c.REQUIRE_VERIFIED_FOR_DEPOSITS,
+    requireOwnPayeeAccount: c.REQUIRE_OWN_PAYEE_ACCOUNT,
+    stepUpAboveCentavos: c.BIOMETRIC_STEP_UP_CENTAVOS,
+    stepUpNewAccount: c.BIOMETRIC_STEP_UP_NEW_ACCOUNT,
+    dailyLimitCentavos: c.WITHDRAWAL_DAILY_LIMIT_CENTAVOS,
+    kycMaxAgeMs: c.KYC_MAX_AGE,
+    holdThirdPartyDeposits: c.HOLD_THIRD_PARTY_DEPOSITS,
+  };
+}
