@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type pg from 'pg';
 import { maskCpf } from '../common/mask';
 import { verificationOf } from '../contracts/customer';
 import type { FlowRecord } from '../contracts/shared';
@@ -27,6 +28,37 @@ function currentRunId(): string | null {
   }
 }
 
+type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+/** The row's parameters for UPSERT_FLOW: the CPF only as its keyed hash and masked form. */
+function flowParams(r: FlowRecord, hashCpf: (cpf: string) => string, at: Date, run: string | null) {
+  return [
+    r.workflowId,
+    r.type,
+    // A person's flows have the person's CPF as business id: the table keeps its keyed hash.
+    r.type === 'onboarding' || r.type === 'biometrics' ? hashCpf(r.businessId) : r.businessId,
+    r.status,
+    r.cpf ? hashCpf(r.cpf) : null,
+    r.cpf ? maskCpf(r.cpf) : null,
+    r.merchant ?? null,
+    r.amountCentavos ?? null,
+    r.reason ?? null,
+    JSON.stringify(r.details ?? {}),
+    r.seq,
+    at,
+    run,
+  ];
+}
+
+/** Upserts a flow's row inside a caller's transaction (a payout's reservation under its rules). */
+export async function upsertFlowRow(
+  db: Queryable,
+  r: FlowRecord,
+  deps: Pick<ActivityDeps, 'hashCpf' | 'clock'>,
+): Promise<void> {
+  await db.query(UPSERT_FLOW, flowParams(r, deps.hashCpf, deps.clock(), currentRunId()));
+}
+
 export function createFlowActivities({
   pool,
   hashCpf,
@@ -41,34 +73,18 @@ export function createFlowActivities({
     async recordFlow(r: FlowRecord): Promise<void> {
       const at = clock();
       const run = currentRunId();
-      const cpfHash = r.cpf ? hashCpf(r.cpf) : null;
-      const cpfMasked = r.cpf ? maskCpf(r.cpf) : null;
-      const params = [
-        r.workflowId,
-        r.type,
-        // A person's flows have the person's CPF as business id: the table keeps its keyed hash.
-        r.type === 'onboarding' || r.type === 'biometrics' ? hashCpf(r.businessId) : r.businessId,
-        r.status,
-        cpfHash,
-        cpfMasked,
-        r.merchant ?? null,
-        r.amountCentavos ?? null,
-        r.reason ?? null,
-        JSON.stringify(r.details ?? {}),
-        r.seq,
-        at,
-        run,
-      ];
+      const params = flowParams(r, hashCpf, at, run);
       const verification = r.type === 'onboarding' ? verificationOf(r.status) : undefined;
-      if (!verification || !cpfHash || !cpfMasked) {
+      if (!verification || !r.cpf) {
         await pool.query(UPSERT_FLOW, params);
         return;
       }
+      const cpf = r.cpf;
       await inTransaction(pool, async (client) => {
         await client.query(UPSERT_FLOW, params);
         await recordVerification(client, {
-          cpfHash,
-          cpfMasked,
+          cpfHash: hashCpf(cpf),
+          cpfMasked: maskCpf(cpf),
           verification,
           at,
           flow: r.workflowId,

@@ -4,6 +4,7 @@ import type { ActivityDeps } from './deps';
 import { createFlowActivities } from './flows';
 import { createOnboardingActivities } from './onboarding';
 import { createWithdrawalActivities } from './withdrawal';
+import { createWithdrawalRuleActivities } from './withdrawal-rules';
 
 export type { ActivityDeps } from './deps';
 
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createBiometricsActivities(deps),
     ...createDepositActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalActivities({ ...deps, recordFlow: flows.recordFlow }),
+    ...createWithdrawalRuleActivities(deps),
   };
 }
 

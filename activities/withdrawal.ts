@@ -1,10 +1,12 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { FlowRecord } from '../contracts/shared';
 import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
+import { recordPayoutDestination } from '../db/customers';
 import { BadRequestError, DuplicateTransactionError, NotFoundError } from '../provider/errors';
 import type { ReceiptResult } from '../provider/schemas';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
+import { payeeHashOf } from './withdrawal-rules';
 
 export interface PayoutSent {
   /** true when the payout already existed at the provider and nothing was sent now. */
@@ -30,7 +32,11 @@ export function createWithdrawalActivities({
   provider,
   pool,
   recordFlow,
-}: Pick<ActivityDeps, 'provider' | 'pool'> & { recordFlow: (row: FlowRecord) => Promise<void> }) {
+  hashCpf,
+  hashAccount,
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount'> & {
+  recordFlow: (row: FlowRecord) => Promise<void>;
+}) {
   async function lookUp(transactionId: string) {
     try {
       return await provider.getWithdrawal(transactionId);
@@ -64,7 +70,7 @@ export function createWithdrawalActivities({
      */
     async sendPayout(input: WithdrawalInput, sending: FlowRecord): Promise<PayoutSent> {
       await recordFlow(sending);
-      return providerCall(async () => {
+      const sent = await providerCall(async (): Promise<PayoutSent> => {
         if (Context.current().info.attempt > 1) {
           const existing = await lookUp(input.transactionId);
           if (existing) return { alreadyExisted: true, e2eId: existing.e2eId || undefined };
@@ -93,6 +99,13 @@ export function createWithdrawalActivities({
           throw err;
         }
       });
+      // From now on the destination is one the person has been paid to: no step-up for it again.
+      await recordPayoutDestination(pool, {
+        cpfHash: hashCpf(input.client.cpf),
+        payeeHash: payeeHashOf(input, hashAccount),
+        transactionId: input.transactionId,
+      });
+      return sent;
     },
 
     /**

@@ -195,7 +195,7 @@ const ops: Op[] = [
     tag: 'Withdrawals',
     summary: 'Send a Pix payout (idempotent per transactionId)',
     description:
-      'The same body again is 202 with the same flow; another body with the same transactionId is 409.',
+      'The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (README "Rules"): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, or on its way (`sending`).',
     body: withdrawalBodySchema,
     ok: [{ status: 202, description: 'Accepted', schema: withdrawalResponseSchema }],
     errors: [400, 401, 409],
@@ -208,6 +208,17 @@ const ops: Op[] = [
     params: withdrawalParamsSchema,
     ok: [{ status: 200, description: 'Current state', schema: withdrawalResponseSchema }],
     errors: [400, 401, 404],
+  },
+  {
+    method: 'get',
+    path: '/v1/withdrawals/{id}/biometrics-link/qrcode.png',
+    tag: 'Withdrawals',
+    summary: "The step-up's biometric identification link as a QR code",
+    description:
+      'For a withdrawal that waits (or waited) for a biometric identification: 404 when it never needed one, 410 `link-unavailable` once the identification has ended.',
+    params: withdrawalParamsSchema,
+    ok: [{ status: 200, description: 'PNG image', png: true }],
+    errors: [400, 401, 404, 410],
   },
   {
     method: 'get',

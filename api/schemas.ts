@@ -342,21 +342,49 @@ export const depositStateResponseSchema = z
     },
   });
 
-export const withdrawalStateSchema = z
-  .object({
-    status: z.enum(withdrawalStatuses),
-    transactionId: z.string(),
-    amountCentavos: z.number().int(),
-    e2eId: z.string().optional(),
-    receiptStatus: z.number().int().optional(),
-    receiptStored: z.boolean(),
-    paidAt: z.string().optional(),
-    ...moneyFlowProgress,
+/** The biometric identification a withdrawal waits for (step-up), its QR image as a link. */
+const stepUpSchema = z.object({
+  cause: z
+    .enum(['amount_above_step_up', 'first_payout_to_account'])
+    .meta({ description: 'above BIOMETRIC_STEP_UP_CENTAVOS, or the first payout to a registered account' }),
+  biometricsWorkflowId: z.string(),
+  url: z.string().optional().meta({ description: 'the liveness link to hand the person' }),
+  issuedAt: iso.optional(),
+  expiresAt: iso.optional(),
+  outcome: z.string().optional().meta({ description: 'passed, failed, expired or unavailable, once known' }),
+});
+
+const withdrawalStateSchema = z.object({
+  status: z.enum(withdrawalStatuses),
+  transactionId: z.string(),
+  amountCentavos: z.number().int(),
+  e2eId: z.string().optional(),
+  receiptStatus: z.number().int().optional(),
+  receiptStored: z.boolean(),
+  paidAt: z.string().optional(),
+  stepUp: stepUpSchema.optional(),
+  ...moneyFlowProgress,
+}) satisfies z.ZodType<WithdrawalState>;
+
+export const withdrawalStateViewSchema = withdrawalStateSchema
+  .extend({
+    reason: z.string().optional().meta({
+      description:
+        'why it failed or was refused: a refusal reason code (README "Rules"), a KYC reason code, or the provider\'s reason',
+    }),
+    stepUp: stepUpSchema
+      .extend({
+        qrcodeUrl: z.string().optional().meta({
+          description: 'the link as a QR code PNG: GET /v1/withdrawals/{id}/biometrics-link/qrcode.png',
+        }),
+      })
+      .optional(),
   })
-  .meta({ id: 'WithdrawalState' }) satisfies z.ZodType<WithdrawalState>;
+  .meta({ id: 'WithdrawalState' });
+export type WithdrawalStateView = z.infer<typeof withdrawalStateViewSchema>;
 
 export const withdrawalResponseSchema = z
-  .object({ workflowId: z.string(), transactionId: z.string(), state: withdrawalStateSchema })
+  .object({ workflowId: z.string(), transactionId: z.string(), state: withdrawalStateViewSchema })
   .meta({
     id: 'Withdrawal',
     example: {

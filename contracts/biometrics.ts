@@ -65,5 +65,22 @@ export const NOT_BIOMETRIC_IDENTIFICATION = 'NotBiometricIdentification';
 export const BIOMETRICS_FINISHED = 'BiometricsFinished';
 
 export const biometricLinkUpdate = defineUpdate<LivenessLinkAnswer, []>('biometricLink');
+
+/** A withdrawal's step-up: it waits for the outcome of an identification started after it was asked. */
+export interface StepUpAsk {
+  /** The withdrawal's workflow id: it is signalled the outcome. */
+  waiter: string;
+  /** When the withdrawal was asked: a link issued before this does not count for it. */
+  askedAt: string;
+}
+/** Answers a link issued no earlier than `askedAt` (a new one if the open link is older). */
+export const biometricStepUpUpdate = defineUpdate<LivenessLinkAnswer, [StepUpAsk]>('biometricStepUp');
+
+/** How an identification ended, as its waiting withdrawals are told. */
+export interface BiometricsOutcome {
+  outcome: 'passed' | 'failed' | 'expired' | 'unavailable';
+  runId: string;
+}
+export const biometricsOutcomeSignal = defineSignal<[BiometricsOutcome]>('biometricsOutcome');
 export const biometricProgressSignal = defineSignal<[BiometricProgress]>('biometricProgress');
 export const biometricsStateQuery = defineQuery<BiometricsState>('state');

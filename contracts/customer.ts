@@ -71,3 +71,33 @@ export const bankAccountKey = (a: BankAccount) => `bank:${a.ispb};${a.branch};${
 /** What a Pix key's hash is taken of: e-mail keys are case-insensitive, the others exact. */
 export const pixKeyKey = (pixKey: string, pixType: string) =>
   `pix:${pixType}:${pixType === 'EMAIL' ? pixKey.toLowerCase() : pixKey}`;
+
+/**
+ * Where a payout or a registration points, as the ownership rule sees it: the person's own CPF
+ * key (DICT lets only its holder register it, so it is always theirs), somebody else's CPF, or an
+ * account that must be registered as theirs, named by what its key hash is taken of.
+ */
+export type Payee =
+  | { kind: 'own_cpf' }
+  | { kind: 'other_cpf' }
+  | { kind: 'pix_key'; pixType: string; key: string }
+  | { kind: 'bank_account'; account: BankAccount; key: string }
+  /** A composite key the rules cannot read (its form is checked before this). */
+  | { kind: 'unreadable' };
+
+export function payeeOf(
+  cpf: string,
+  pixKey: string,
+  pixType: string,
+  parseComposite: (value: string) => { key: string; ispb: string; branch: string; account: string } | string,
+): Payee {
+  if (pixType === 'CPF') return pixKey === cpf ? { kind: 'own_cpf' } : { kind: 'other_cpf' };
+  if (pixType !== 'ACCOUNT') return { kind: 'pix_key', pixType, key: pixKeyKey(pixKey, pixType) };
+  const composite = parseComposite(pixKey);
+  if (typeof composite === 'string') return { kind: 'unreadable' };
+  // The composite form's key part names a CPF: somebody else's makes the account theirs.
+  if (/^\d{11}$/.test(composite.key) && composite.key !== cpf) return { kind: 'other_cpf' };
+  const account = normaliseBankAccount(composite);
+  if (!account) return { kind: 'unreadable' };
+  return { kind: 'bank_account', account, key: bankAccountKey(account) };
+}

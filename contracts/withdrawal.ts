@@ -17,14 +17,37 @@ export type WithdrawalRequest = Omit<WithdrawalInput, 'timings'>;
 /** Every status a withdrawal can be in (GET /v1/flows checks against these). */
 export const withdrawalStatuses = [
   'validating',
+  'awaiting_biometrics',
   'sending',
   'processing',
   'completed',
   'failed',
   'stuck',
+  'refused',
 ] as const;
 export type WithdrawalStatus = (typeof withdrawalStatuses)[number];
-export const withdrawalFinalStatuses: readonly WithdrawalStatus[] = ['completed', 'failed', 'stuck'];
+/** `refused`: a money rule refused it before anything was sent (README "Rules"; reason codes in rules.ts). */
+export const withdrawalFinalStatuses: readonly WithdrawalStatus[] = [
+  'completed',
+  'failed',
+  'stuck',
+  'refused',
+];
+
+/** Why a withdrawal waits for a biometric identification before it is sent. */
+export type StepUpCause = 'amount_above_step_up' | 'first_payout_to_account';
+
+/** The biometric identification a withdrawal waits for: the person's link, without its QR image. */
+export interface StepUp {
+  cause: StepUpCause;
+  /** The person's biometrics flow; its link's QR image is served by the API. */
+  biometricsWorkflowId: string;
+  url?: string;
+  issuedAt?: string;
+  expiresAt?: string;
+  /** passed, failed, expired or unavailable, once known. */
+  outcome?: string;
+}
 
 export interface WithdrawalState extends PaymentProgress {
   status: WithdrawalStatus;
@@ -34,6 +57,7 @@ export interface WithdrawalState extends PaymentProgress {
   receiptStatus?: number;
   receiptStored: boolean;
   paidAt?: string;
+  stepUp?: StepUp;
 }
 
 /** Why a second, different request for a transactionId is refused (validator and API alike). */
@@ -51,3 +75,6 @@ export const withdrawalStateQuery = defineQuery<WithdrawalState>('state');
  * refuses (validator) a request for this transactionId that differs from the one that started it.
  */
 export const withdrawalRequestUpdate = defineUpdate<WithdrawalState, [WithdrawalRequest]>('request');
+
+/** Failure type of requestStepUp when the provider gives the person no biometric identification. */
+export const BIOMETRICS_UNAVAILABLE = 'BIOMETRICS_UNAVAILABLE';

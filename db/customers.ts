@@ -244,24 +244,29 @@ export async function verificationOfHash(db: Queryable, cpfHash: string): Promis
 /** The business day payout limits count in (Brazil's Pix and its regulator count by Brasília time). */
 export const PAYOUT_DAY_ZONE = 'America/Sao_Paulo';
 
+/** Withdrawal statuses that sent nothing and never will: they do not count against the limit. */
+const NOTHING_SENT = ['failed', 'refused'];
+
 /**
- * The sum of the person's withdrawals asked for today (Brasília day) that have not failed, and
- * how many: what a daily limit counts.
+ * The sum of the person's withdrawals asked for today (Brasília day) that were not refused and have
+ * not failed, and how many: what the daily limit counts (one withdrawal left out, when asked).
  */
 export async function payoutsToday(
   db: Queryable,
   cpfHash: string,
   now: Date,
+  except?: string,
 ): Promise<{ totalCentavos: number; count: number; dayStart: string }> {
   const { rows } = await db.query(
     `WITH day AS (SELECT (date_trunc('day', $2::timestamptz AT TIME ZONE '${PAYOUT_DAY_ZONE}')
                           AT TIME ZONE '${PAYOUT_DAY_ZONE}') AS start)
      SELECT COALESCE(sum(amount_centavos), 0)::bigint AS total, count(flows.workflow_id)::int AS n, day.start
        FROM day LEFT JOIN flows ON flows.type = 'withdrawal' AND flows.cpf_hash = $1
-                              AND flows.status <> 'failed'
+                              AND flows.status <> ALL($3::text[])
+                              AND flows.workflow_id IS DISTINCT FROM $4
                               AND flows.created_at >= day.start AND flows.created_at < day.start + interval '1 day'
       GROUP BY day.start`,
-    [cpfHash, now],
+    [cpfHash, now, NOTHING_SENT, except ?? null],
   );
   const r = rows[0];
   return { totalCentavos: Number(r.total), count: Number(r.n), dayStart: (r.start as Date).toISOString() };
@@ -325,5 +330,44 @@ export async function recordLastBiometric(
     `UPDATE customers SET last_biometric_at = $2, last_biometric_outcome = $3, updated_at = now()
       WHERE cpf_hash = $1 AND (last_biometric_at IS NULL OR last_biometric_at <= $2)`,
     [b.cpfHash, b.at, b.outcome],
+  );
+}
+
+/**
+ * Locks the person's row until the transaction ends (created if missing), so payouts of one person
+ * are checked against the daily limit one at a time.
+ */
+export async function lockCustomer(db: Queryable, cpfHash: string, cpfMasked: string): Promise<void> {
+  await ensureCustomer(db, cpfHash, cpfMasked);
+  await db.query('SELECT 1 FROM customers WHERE cpf_hash = $1 FOR UPDATE', [cpfHash]);
+}
+
+/** Whether the person has an active registered account with this key hash. */
+export async function hasAccount(db: Queryable, cpfHash: string, keyHash: string): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM customer_accounts WHERE cpf_hash = $1 AND key_hash = $2 AND removed_at IS NULL',
+    [cpfHash, keyHash],
+  );
+  return rows.length > 0;
+}
+
+/** Whether a payout to this destination was ever sent for the person. */
+export async function paidBefore(db: Queryable, cpfHash: string, payeeHash: string): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM payout_destinations WHERE cpf_hash = $1 AND payee_hash = $2',
+    [cpfHash, payeeHash],
+  );
+  return rows.length > 0;
+}
+
+/** A payout to the destination was sent; idempotent (the first one stays). */
+export async function recordPayoutDestination(
+  db: Queryable,
+  p: { cpfHash: string; payeeHash: string; transactionId: string },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO payout_destinations (cpf_hash, payee_hash, first_transaction_id) VALUES ($1, $2, $3)
+     ON CONFLICT (cpf_hash, payee_hash) DO NOTHING`,
+    [p.cpfHash, p.payeeHash, p.transactionId],
   );
 }

@@ -9,6 +9,7 @@ import type {
   WithdrawClient,
 } from '../provider/schemas';
 import { defaultFaults, type Faults } from './faults';
+import type { KycOutcome } from './test-documents';
 
 // Everything the sandbox knows, in memory.
 
@@ -102,6 +103,8 @@ export interface SandboxState {
   liveness: Map<string, LivenessSession>;
   /** Documents whose onboarding was approved: their next liveness call is biometric_identification. */
   onboarded: Set<string>;
+  /** A document's registry status changed since its test document says (a later KYC answers it). */
+  kycChanges: Map<string, KycOutcome>;
   targets: Partial<Record<NotificationPoint, NotificationTarget>>;
   notifications: NotificationLogEntry[];
   counters: Counters;
@@ -132,6 +135,7 @@ export function createState(): SandboxState {
     withdrawals: new Map(),
     liveness: new Map(),
     onboarded: new Set(),
+    kycChanges: new Map(),
     targets: {},
     notifications: [],
     counters: emptyCounters(),

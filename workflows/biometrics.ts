@@ -2,6 +2,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
+  getExternalWorkflowHandle,
   proxyActivities,
   setHandler,
   uuid4,
@@ -16,11 +17,14 @@ import {
   type BiometricsStatus,
   biometricLinkUpdate,
   biometricProgressSignal,
+  biometricStepUpUpdate,
   biometricsFinalStatuses,
+  biometricsOutcomeSignal,
   biometricsStateQuery,
   NOT_BIOMETRIC_IDENTIFICATION,
+  type StepUpAsk,
 } from '../contracts/biometrics';
-import { resolveTimings } from '../contracts/shared';
+import { type FlowTimings, resolveTimings } from '../contracts/shared';
 import { isoNow, PROVIDER_RETRY, trackFlow } from './flow-lifecycle';
 import { livenessStageOf } from './liveness-progress';
 
@@ -63,14 +67,13 @@ export async function biometricsWorkflow(input: BiometricsInput): Promise<Biomet
   });
   setHandler(biometricsStateQuery, () => state);
 
-  serveLink(state, flow.isFinal);
-
-  const correlationId = uuid4();
+  const correlation = { id: uuid4() };
   let transactionId: string | undefined;
   let outcome: 'passed' | 'failed' | undefined;
+  const links = serveLinks(state, () => flow.isFinal() || outcome !== undefined);
   setHandler(biometricProgressSignal, (p: BiometricProgress) => {
-    // Only this run's link counts: the provider's callbacks name the request they answer.
-    const ours = p.correlationId === correlationId || (transactionId && p.transactionId === transactionId);
+    // Only this run's current link counts: the provider's callbacks name the request they answer.
+    const ours = p.correlationId === correlation.id || (transactionId && p.transactionId === transactionId);
     if (flow.isFinal() || !ours || p.actionType !== 'biometric_identification') return;
     // A late earlier stage (callbacks can arrive out of order) never hides the outcome.
     if (livenessStageOf(p.statusVerification) >= livenessStageOf(state.livenessStatus)) {
@@ -93,76 +96,128 @@ export async function biometricsWorkflow(input: BiometricsInput): Promise<Biomet
       reason,
       finishedAt: isoNow(),
     });
+    // The withdrawals waiting on this identification (step-up) learn how it ended.
+    await Promise.all(
+      links.waiters.map(
+        (w) =>
+          getExternalWorkflowHandle(w)
+            .signal(biometricsOutcomeSignal, { outcome: status, runId })
+            .catch(() => undefined), // a withdrawal that has ended needs no answer
+      ),
+    );
     return flow.finish(status, reason);
   };
 
+  for (;;) {
+    const issued = await issueLink(input, { workflowId, runId, correlationId: correlation.id }, timings);
+    if ('unavailable' in issued) return end('unavailable', issued.unavailable);
+    transactionId = issued.transactionId;
+    state.link = issued.link;
+    if (state.status === 'issuing_link') await flow.moveTo('awaiting_identification');
+
+    const left = new Date(state.link.expiresAt).getTime() - Date.now();
+    const decided = await condition(() => outcome !== undefined || links.needsFresh(), Math.max(left, 1), {
+      summary: 'Biometric identification outcome, until the link expires',
+    });
+    if (outcome) return end(outcome, outcome === 'failed' ? `liveness_${state.livenessStatus}` : undefined);
+    if (!decided) return end('expired', 'no_outcome_before_link_expiry');
+    // A step-up asked after this link was issued: a new link, whose outcome alone counts.
+    correlation.id = uuid4();
+    transactionId = undefined;
+    state.livenessStatus = undefined;
+  }
+}
+
+/** One link from the provider, valid `livenessLinkTtlMs`; or why the provider gave none. */
+async function issueLink(
+  input: BiometricsInput,
+  ids: { workflowId: string; runId: string; correlationId: string },
+  timings: FlowTimings,
+): Promise<{ link: NonNullable<BiometricsState['link']>; transactionId: string } | { unavailable: string }> {
   // Taken before the call: the provider's 30 minutes start no earlier than this.
   const issuedAt = Date.now();
   try {
     const issued = await requestBiometricLink({
-      workflowId,
-      runId,
+      ...ids,
       cpf: input.cpf,
       plan: input.plan,
       event: input.event,
-      correlationId,
       issuedAt: new Date(issuedAt).toISOString(),
     });
-    transactionId = issued.transactionId;
-    state.link = {
+    const link = {
       url: issued.url,
       qrcode: issued.qrcode,
       type: issued.type,
       issuedAt: new Date(issuedAt).toISOString(),
       expiresAt: new Date(issuedAt + timings.livenessLinkTtlMs).toISOString(),
     };
+    return { link, transactionId: issued.transactionId };
   } catch (err) {
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
       const type = err.cause.type ?? 'refused';
-      return end(
-        'unavailable',
-        type === NOT_BIOMETRIC_IDENTIFICATION
-          ? 'not_onboarded_at_provider'
-          : `liveness_${type.toLowerCase()}`,
-      );
+      return {
+        unavailable:
+          type === NOT_BIOMETRIC_IDENTIFICATION
+            ? 'not_onboarded_at_provider'
+            : `liveness_${type.toLowerCase()}`,
+      };
     }
     throw err;
   }
-  await flow.moveTo('awaiting_identification');
-
-  const left = new Date(state.link.expiresAt).getTime() - Date.now();
-  const decided = await condition(() => outcome !== undefined, Math.max(left, 1), {
-    summary: 'Biometric identification outcome, until the link expires',
-  });
-  if (!decided || !outcome) return end('expired', 'no_outcome_before_link_expiry');
-  return end(outcome, outcome === 'failed' ? `liveness_${state.livenessStatus}` : undefined);
 }
 
-/** Hands the run's link to every ask; `reused` once an earlier ask was given it. */
-function serveLink(state: BiometricsState, isFinal: () => boolean) {
+/**
+ * Hands the run's link to every ask; `reused` once an earlier ask was given it. A withdrawal's
+ * step-up needs a link issued no earlier than it was asked: an older one is replaced (needsFresh).
+ */
+function serveLinks(state: BiometricsState, ending: () => boolean) {
   // Whether an ask was already answered with the link: only state, no command depends on it.
   let handedOut = false;
+  let freshSince = '';
+  const waiters: string[] = [];
+  const linkNewEnough = () => state.link !== undefined && state.link.issuedAt >= freshSince;
+  const refuseWhenEnded = () => {
+    if (!ending()) return;
+    throw ApplicationFailure.create({
+      message: `biometric identification is ${state.status}${state.reason ? `: ${state.reason}` : ''}`,
+      type: BIOMETRICS_FINISHED,
+      nonRetryable: true,
+      details: [state.status],
+    });
+  };
+  const answer = () => {
+    refuseWhenEnded();
+    const link = state.link as NonNullable<BiometricsState['link']>;
+    const reused = handedOut;
+    handedOut = true;
+    return { link, reused };
+  };
+  const validator = () => {
+    if (ending()) throw new Error(`biometric identification is already ${state.status}`);
+  };
   setHandler(
     biometricLinkUpdate,
     async () => {
       // Asked at start (update-with-start): the answer waits for the provider's link.
-      await condition(() => state.link !== undefined || isFinal());
-      if (isFinal() || !state.link) {
-        throw ApplicationFailure.create({
-          message: `biometric identification is ${state.status}${state.reason ? `: ${state.reason}` : ''}`,
-          type: BIOMETRICS_FINISHED,
-          nonRetryable: true,
-          details: [state.status],
-        });
-      }
-      const reused = handedOut;
-      handedOut = true;
-      return { link: state.link, reused };
+      await condition(() => state.link !== undefined || ending());
+      return answer();
     },
-    {
-      validator: () => {
-        if (isFinal()) throw new Error(`biometric identification is already ${state.status}`);
-      },
-    },
+    { validator },
   );
+  setHandler(
+    biometricStepUpUpdate,
+    async (ask: StepUpAsk) => {
+      if (!waiters.includes(ask.waiter)) waiters.push(ask.waiter);
+      if (ask.askedAt > freshSince) freshSince = ask.askedAt;
+      if (!linkNewEnough()) handedOut = false;
+      await condition(() => linkNewEnough() || ending());
+      return answer();
+    },
+    { validator: (_ask: StepUpAsk) => validator() },
+  );
+  return {
+    waiters,
+    /** A step-up waits for a link newer than the one out (ISO times of one clock compare as text). */
+    needsFresh: () => state.link !== undefined && !linkNewEnough(),
+  };
 }

@@ -1,15 +1,22 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  condition,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { createWithdrawalActivities, PayoutCheck, PayoutSent } from '../activities/withdrawal';
+import type { createWithdrawalRuleActivities } from '../activities/withdrawal-rules';
 import { canonicalJson } from '../common/canonical-json';
+import { type BiometricsOutcome, biometricsOutcomeSignal } from '../contracts/biometrics';
+import type { WithdrawalRefusal } from '../contracts/rules';
 import { resolveTimings } from '../contracts/shared';
 import {
   PAYOUT_REJECTED,
+  type StepUpCause,
   WITHDRAWAL_CONFLICT,
   type WithdrawalInput,
   type WithdrawalRequest,
@@ -29,6 +36,20 @@ import {
 } from './flow-lifecycle';
 
 type WithdrawalActivities = ReturnType<typeof createWithdrawalActivities>;
+type RuleActivities = ReturnType<typeof createWithdrawalRuleActivities>;
+
+// The rules read and write our own Postgres (a provider call only for a stale KYC answer): a
+// local activity, inside the first workflow task, which the caller's answer waits for.
+const { checkPayoutRules } = proxyLocalActivities<RuleActivities>({
+  startToCloseTimeout: '30s',
+  retry: PROVIDER_RETRY,
+  summary: 'Check the money rules (verified, KYC, own account, daily limit, step-up)',
+});
+const { requestStepUp } = proxyActivities<RuleActivities>({
+  startToCloseTimeout: '30s',
+  retry: PROVIDER_RETRY,
+  summary: "Ask for the person's biometric identification (step-up)",
+});
 
 // Sending money: retried forever on unknown outcomes, which is safe because sendPayout looks
 // the transaction up before any second attempt. Business rejections are non-retryable.
@@ -72,10 +93,14 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     record: paymentRecord('withdrawal', input.transactionId, input),
     state,
     finalStatuses: withdrawalFinalStatuses,
-    details: () => ({ e2eId: state.e2eId, receiptStatus: state.receiptStatus }),
+    details: () => ({ e2eId: state.e2eId, receiptStatus: state.receiptStatus, stepUp: state.stepUp }),
   });
   setHandler(withdrawalStateQuery, () => state);
-  answerRepeatedRequests(input, state);
+  // The money rules apply to runs started since they exist: older histories replay without them.
+  const rulesApply = patched('payout-rules-checked');
+  // With the rules, the caller's answer says what they decided (refused, a step-up link, or on
+  // its way): it waits until the withdrawal has left `validating`.
+  answerRepeatedRequests(input, state, rulesApply ? () => state.status !== 'validating' : undefined);
   const hint = listenForProviderHints(state);
 
   // A composite key's first part is checked only in runs started since that rule: older
@@ -83,6 +108,15 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   const checkCompositeKeyPart = patched('composite-key-part-checked');
   const keyProblem = pixKeyProblem(input.pixKey, input.pixType, { checkCompositeKeyPart });
   if (keyProblem) return flow.finish('failed', `invalid_pix_key: ${keyProblem}`);
+
+  if (rulesApply) {
+    const verdict = await checkPayoutRules(input, flow.rowForActivity('validating'));
+    if (verdict.verdict === 'refused') return flow.finish('refused', verdict.reason);
+    if (verdict.verdict === 'step_up') {
+      const refusal = await stepUp(input, state, verdict.cause, (s, r) => flow.moveTo(s, r));
+      if (refusal) return flow.finish('refused', refusal);
+    }
+  }
 
   // sendPayout writes the `sending` row itself before it sends: this first workflow task, which
   // the caller's answer waits for, then runs no activity.
@@ -128,15 +162,77 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   return flow.finish('completed');
 }
 
-/** Money moves once per transactionId: a different request for it is refused, nothing is sent. */
-function answerRepeatedRequests(input: WithdrawalInput, state: WithdrawalState) {
+/**
+ * Money moves once per transactionId: a different request for it is refused, nothing is sent.
+ * The answer is the state once `answerable` holds (at once without it).
+ */
+function answerRepeatedRequests(input: WithdrawalInput, state: WithdrawalState, answerable?: () => boolean) {
   const { timings: _timings, ...asked } = input;
   const request = canonicalJson(asked satisfies WithdrawalRequest);
-  setHandler(withdrawalRequestUpdate, () => state, {
-    validator: (again: WithdrawalRequest) => {
-      if (canonicalJson(again) !== request) throw new Error(WITHDRAWAL_CONFLICT);
+  const validator = (again: WithdrawalRequest) => {
+    if (canonicalJson(again) !== request) throw new Error(WITHDRAWAL_CONFLICT);
+  };
+  if (!answerable) {
+    setHandler(withdrawalRequestUpdate, () => state, { validator });
+    return;
+  }
+  setHandler(
+    withdrawalRequestUpdate,
+    async () => {
+      await condition(answerable);
+      return state;
     },
+    { validator },
+  );
+}
+
+/** What a step-up's identification outcome means for the withdrawal: undefined, send it. */
+const STEP_UP_REFUSAL: Record<BiometricsOutcome['outcome'], WithdrawalRefusal | undefined> = {
+  passed: undefined,
+  failed: 'biometrics_failed',
+  expired: 'biometrics_timeout',
+  unavailable: 'biometrics_unavailable',
+};
+
+/** How long past the link's expiry the withdrawal waits for the identification to say so itself. */
+const STEP_UP_GRACE_MS = 60_000;
+
+/**
+ * The biometric step-up: the person's identification, started after this withdrawal was asked,
+ * decides whether it is sent. Answers the refusal reason, or undefined when it passed.
+ */
+async function stepUp(
+  input: WithdrawalInput,
+  state: WithdrawalState,
+  cause: StepUpCause,
+  moveTo: (status: 'awaiting_biometrics', reason: string) => Promise<unknown>,
+): Promise<WithdrawalRefusal | undefined> {
+  let outcome: BiometricsOutcome['outcome'] | undefined;
+  setHandler(biometricsOutcomeSignal, (o: BiometricsOutcome) => {
+    outcome ??= o.outcome;
   });
+  try {
+    const link = await requestStepUp({
+      cpf: input.client.cpf,
+      waiter: workflowInfo().workflowId,
+      askedAt: state.startedAt,
+      ...(input.timings ? { timings: input.timings } : {}),
+    });
+    state.stepUp = { cause, ...link };
+  } catch (err) {
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
+      return 'biometrics_unavailable';
+    }
+    throw err;
+  }
+  await moveTo('awaiting_biometrics', cause);
+  const left = Date.parse(state.stepUp.expiresAt ?? '') - Date.now();
+  const decided = await condition(() => outcome !== undefined, Math.max(left, 1) + STEP_UP_GRACE_MS, {
+    summary: 'Biometric identification outcome, until the link expires',
+  });
+  const ended = decided && outcome ? outcome : 'expired';
+  state.stepUp.outcome = ended;
+  return STEP_UP_REFUSAL[ended];
 }
 
 /** The provider's HTTP status when a sendPayout failure says it refused the payout. */

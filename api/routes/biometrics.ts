@@ -1,12 +1,7 @@
-import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { Router } from 'express';
-import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
-import { startSearchAttributes } from '../../common/search-attributes';
+import { askBiometrics, BiometricsUnavailableError } from '../../common/start-biometrics';
 import {
-  BIOMETRICS_FINISHED,
-  type BiometricsInput,
   type BiometricsState,
   biometricLinkUpdate,
   biometricsStateQuery,
@@ -19,10 +14,6 @@ import type { ApiDeps } from '../deps';
 import { Problem } from '../problem';
 import { isNotFound, notFound, parse } from '../route-helpers';
 import { type BiometricsStateView, cpfParamsSchema } from '../schemas';
-
-/** What a biometric identification asks the provider with: no caller chooses them. */
-const BIOMETRICS_PLAN = 'plan_basic';
-const BIOMETRICS_EVENT = 'biometric_identification';
 
 const unavailable = (detail: string) =>
   new Problem(409, 'biometrics-unavailable', 'No biometric identification available', detail);
@@ -42,45 +33,20 @@ export async function biometricLink(
   { config, temporal, timings }: ApiDeps,
   cpf: string,
 ): Promise<LivenessLinkAnswer & { workflowId: string }> {
-  const hash = cpfHash(cpf, config.PII_HASH_KEY);
-  const workflowId = biometricsWorkflowId(hash);
-  const input: BiometricsInput = {
-    ...parse(biometricsInputSchema, 'path', { cpf, plan: BIOMETRICS_PLAN, event: BIOMETRICS_EVENT }),
-    ...(timings ? { timings } : {}),
-  };
-  // A run that has just ended refuses the ask until it is closed: then the next one starts.
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const answer = await temporal.workflow.executeUpdateWithStart(biometricLinkUpdate, {
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof biometricsWorkflow>(
-          'biometricsWorkflow',
-          {
-            workflowId,
-            taskQueue: config.TEMPORAL_TASK_QUEUE,
-            args: [input],
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            // Each identification is a run of its own: a closed one is followed by a new one.
-            workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-            staticSummary: `Biometric identification ${maskCpf(cpf)}`,
-            typedSearchAttributes: startSearchAttributes({
-              type: 'biometrics',
-              status: 'issuing_link',
-              cpfHash: hash,
-              cpfMasked: maskCpf(cpf),
-            }),
-          },
-        ),
-      });
-      return { ...answer, workflowId };
-    } catch (err) {
-      if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-      const cause = err.cause;
-      const ended = cause instanceof ApplicationFailure && cause.type === BIOMETRICS_FINISHED;
-      // The run ended without a link: the provider gave none (asked again, it would not either).
-      if (ended && cause.details?.[0] === 'unavailable') throw unavailable(cause.message);
-      if (attempt >= 20) throw unavailable(cause?.message ?? err.message);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  // The CPF's form, as every path parameter is checked.
+  parse(biometricsInputSchema.pick({ cpf: true }), 'path', { cpf });
+  try {
+    return await askBiometrics(temporal, {
+      cpf,
+      cpfHash: cpfHash(cpf, config.PII_HASH_KEY),
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      timings,
+      update: biometricLinkUpdate,
+      args: [],
+    });
+  } catch (err) {
+    if (err instanceof BiometricsUnavailableError) throw unavailable(err.message);
+    throw err;
   }
 }
 

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { maskBankAccount, maskCpf, maskPixKey } from '../../common/mask';
 import { accountKeyHash, cpfHash } from '../../common/pii';
-import { bankAccountKey, normaliseBankAccount, pixKeyKey } from '../../contracts/customer';
+import { payeeOf, pixKeyKey } from '../../contracts/customer';
 import type { CustomerAccountInput } from '../../contracts/customer-input';
 import { depositFinalStatuses } from '../../contracts/deposit';
 import { onboardingFinalStatuses } from '../../contracts/onboarding';
@@ -59,27 +59,29 @@ function accountToRegister(
   { pixKey, pixType }: CustomerAccountInput,
   hashAccount: (k: string) => string,
 ): Omit<NewAccount, 'cpfHash' | 'cpfMasked' | 'source'> {
-  if (pixType === 'CPF' && pixKey !== cpf) throw notOwner();
-  if (pixType !== 'ACCOUNT') {
-    return {
-      kind: 'pix_key',
-      pixType,
-      keyHash: hashAccount(pixKeyKey(pixKey, pixType)),
-      masked: maskPixKey(pixKey, pixType),
-    };
+  const payee = payeeOf(cpf, pixKey, pixType, parseCompositeAccountKey);
+  switch (payee.kind) {
+    case 'other_cpf':
+      throw notOwner();
+    case 'own_cpf':
+    case 'pix_key':
+      return {
+        kind: 'pix_key',
+        pixType,
+        keyHash: hashAccount(pixKeyKey(pixKey, pixType)),
+        masked: maskPixKey(pixKey, pixType),
+      };
+    case 'bank_account':
+      return {
+        kind: 'bank_account',
+        pixType: null,
+        keyHash: hashAccount(payee.key),
+        masked: maskBankAccount(payee.account.ispb, payee.account.branch, payee.account.account),
+      };
+    default:
+      // The schema checked the form already.
+      throw new Problem(400, 'validation-error', 'Request validation failed');
   }
-  const composite = parseCompositeAccountKey(pixKey);
-  // The schema checked the form already; a string here is its reason.
-  if (typeof composite === 'string') throw new Problem(400, 'validation-error', 'Request validation failed');
-  if (/^\d{11}$/.test(composite.key) && composite.key !== cpf) throw notOwner();
-  const account = normaliseBankAccount(composite);
-  if (!account) throw new Problem(400, 'validation-error', 'Request validation failed');
-  return {
-    kind: 'bank_account',
-    pixType: null,
-    keyHash: hashAccount(bankAccountKey(account)),
-    masked: maskBankAccount(account.ispb, account.branch, account.account),
-  };
 }
 
 export function customerRoutes({ config, pool }: ApiDeps) {

@@ -3,9 +3,11 @@ import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import { startSearchAttributes } from '../../common/search-attributes';
+import { biometricsFinalStatuses, biometricsStateQuery } from '../../contracts/biometrics';
 import {
   WITHDRAWAL_CONFLICT,
   type WithdrawalInput,
+  type WithdrawalState,
   type WithdrawalStatus,
   withdrawalRequestUpdate,
   withdrawalStateQuery,
@@ -13,15 +15,16 @@ import {
 } from '../../contracts/withdrawal';
 import { withdrawalInputSchema } from '../../contracts/withdrawal-input';
 import { getWithdrawalReceipt } from '../../db/flows';
+import type { biometricsWorkflow } from '../../workflows/biometrics';
 import type { withdrawalWorkflow } from '../../workflows/withdrawal';
 import type { ApiDeps } from '../deps';
 import { Problem } from '../problem';
-import { formatBrl, isNotFound, notFound, parse, requestHash } from '../route-helpers';
-import { withdrawalBodySchema, withdrawalParamsSchema } from '../schemas';
-import { startOrAttach } from '../start-flow';
+import { formatBrl, isNotFound, notFound, parse, pngBytes, requestHash } from '../route-helpers';
+import { type WithdrawalStateView, withdrawalBodySchema, withdrawalParamsSchema } from '../schemas';
+import { type FlowStart, startOrAttach } from '../start-flow';
 
 /** Finished without a payout, so no receipt will ever be stored (a completed one always has it). */
-const NEVER_A_RECEIPT: readonly WithdrawalStatus[] = ['failed', 'stuck'];
+const NEVER_A_RECEIPT: readonly WithdrawalStatus[] = ['failed', 'stuck', 'refused'];
 /** Seconds a caller waits before asking again for a receipt that is not stored yet. */
 const RECEIPT_RETRY_AFTER_S = 5;
 
@@ -33,6 +36,62 @@ const receiptUnavailable = (status: WithdrawalStatus, reason: string | undefined
     `the withdrawal is ${status}${reason ? `: ${reason}` : ''}`,
     { flowStatus: status, reason },
   );
+
+/** The state as the API answers it: a step-up's link also as a QR code image URL. */
+function withdrawalStateView(state: WithdrawalState): WithdrawalStateView {
+  if (!state.stepUp?.url) return state;
+  return {
+    ...state,
+    stepUp: {
+      ...state.stepUp,
+      qrcodeUrl: `/v1/withdrawals/${encodeURIComponent(state.transactionId)}/biometrics-link/qrcode.png`,
+    },
+  };
+}
+
+/** The open step-up link's QR image, from the person's biometrics flow (410 once it has ended). */
+async function stepUpQrCode(temporal: ApiDeps['temporal'], stepUp: NonNullable<WithdrawalState['stepUp']>) {
+  const gone = () =>
+    new Problem(410, 'link-unavailable', 'The identification has ended', 'its link is no longer valid', {
+      outcome: stepUp.outcome,
+    });
+  if (stepUp.outcome) throw gone();
+  // The withdrawal keeps only the link: the image is the identification's.
+  const biometrics = temporal.workflow.getHandle<typeof biometricsWorkflow>(stepUp.biometricsWorkflowId);
+  const { link, status } = await biometrics.query(biometricsStateQuery);
+  const png = link?.url === stepUp.url ? pngBytes(link?.qrcode) : undefined;
+  if (!png || biometricsFinalStatuses.includes(status)) throw gone();
+  return png;
+}
+
+/** How a withdrawal's flow is started: its id, its tags for the UI, the request's keyed hash. */
+function withdrawalStart(
+  config: ApiDeps['config'],
+  input: WithdrawalInput,
+  request: Omit<WithdrawalInput, 'timings'>,
+): FlowStart<typeof withdrawalWorkflow> {
+  const masked = maskCpf(input.client.cpf);
+  return {
+    workflowType: 'withdrawalWorkflow',
+    options: {
+      workflowId: withdrawalWorkflowId(input.transactionId),
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+      staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
+      staticDetails: `**transactionId** ${input.transactionId}\n\n**merchant** ${input.merchant}\n\n**payee** ${masked}`,
+      typedSearchAttributes: startSearchAttributes({
+        type: 'withdrawal',
+        status: 'validating',
+        cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+        cpfMasked: masked,
+        amountCentavos: input.amountCentavos,
+        merchant: input.merchant,
+      }),
+    },
+    requestHash: { memoKey: 'requestHash', value: requestHash(request, config.PII_HASH_KEY) },
+    conflictReason: WITHDRAWAL_CONFLICT,
+  };
+}
 
 export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
   const r = Router();
@@ -55,32 +114,21 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
     });
     const input: WithdrawalInput = { ...request, ...(timings ? { timings } : {}) };
     const handle = handleOf(input.transactionId);
-    const masked = maskCpf(input.client.cpf);
-    const outcome = await startOrAttach(temporal, withdrawalRequestUpdate, [request], {
-      workflowType: 'withdrawalWorkflow',
-      options: {
-        workflowId: handle.workflowId,
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        args: [input],
-        staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
-        staticDetails: `**transactionId** ${input.transactionId}\n\n**merchant** ${input.merchant}\n\n**payee** ${masked}`,
-        typedSearchAttributes: startSearchAttributes({
-          type: 'withdrawal',
-          status: 'validating',
-          cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
-          cpfMasked: masked,
-          amountCentavos: input.amountCentavos,
-          merchant: input.merchant,
-        }),
-      },
-      requestHash: { memoKey: 'requestHash', value: requestHash(request, config.PII_HASH_KEY) },
-      conflictReason: WITHDRAWAL_CONFLICT,
-    });
+    const outcome = await startOrAttach(
+      temporal,
+      withdrawalRequestUpdate,
+      [request],
+      withdrawalStart(config, input, request),
+    );
     const state = outcome.answered ? outcome.answer : await outcome.closed.query(withdrawalStateQuery);
     res
       .status(202)
       .location(`/v1/withdrawals/${input.transactionId}`)
-      .json({ workflowId: handle.workflowId, transactionId: input.transactionId, state });
+      .json({
+        workflowId: handle.workflowId,
+        transactionId: input.transactionId,
+        state: withdrawalStateView(state),
+      });
   });
 
   const stateOf = async (id: string) => {
@@ -94,7 +142,19 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
 
   r.get('/withdrawals/:id', async (req, res) => {
     const { id } = parse(withdrawalParamsSchema, 'path', req.params);
-    res.json({ workflowId: withdrawalWorkflowId(id), transactionId: id, state: await stateOf(id) });
+    res.json({
+      workflowId: withdrawalWorkflowId(id),
+      transactionId: id,
+      state: withdrawalStateView(await stateOf(id)),
+    });
+  });
+
+  r.get('/withdrawals/:id/biometrics-link/qrcode.png', async (req, res) => {
+    const { id } = parse(withdrawalParamsSchema, 'path', req.params);
+    const { stepUp } = await stateOf(id);
+    if (!stepUp?.url) throw notFound('biometric identification link for this withdrawal');
+    const png = await stepUpQrCode(temporal, stepUp);
+    res.type('image/png').set('cache-control', 'private, no-cache').send(png);
   });
 
   r.get('/withdrawals/:id/receipt.png', async (req, res) => {

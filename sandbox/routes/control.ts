@@ -4,6 +4,7 @@ import type { SandboxContext } from '../context';
 import { applyFaultsPatch, defaultFaults, faultsPatchSchema } from '../faults';
 import { parseBody, sendError } from '../http';
 import { resetState } from '../state';
+import type { KycOutcome } from '../test-documents';
 import { depositInquiry, payDeposit } from './deposits';
 import { completeLiveness, findSession, reviewLiveness } from './liveness';
 import { finishWithdrawal, withdrawalInquiry } from './withdrawals';
@@ -101,9 +102,32 @@ function settlementRoutes(ctx: SandboxContext): Router {
   return router;
 }
 
+const kycChangeSchema = z.object({
+  outcome: z.enum([
+    'regular',
+    'pendente_regularizacao',
+    'suspenso',
+    'cancelado',
+    'null_status',
+    'titularfalecido',
+    'restricted',
+    'pep',
+    'under_18',
+    'deceased_or_under_age_error',
+    'not_found',
+  ] satisfies KycOutcome[]),
+});
+
 /** The user and the operator: finish a liveness flow, decide a manual review. */
 function livenessControlRoutes(ctx: SandboxContext): Router {
   const router = Router();
+  // The registry changes its mind about a person (suspended, deceased, ...): later KYC calls say so.
+  router.post('/sandbox/documents/:cpf/kyc', (req, res) => {
+    const body = parseBody(kycChangeSchema, req.body, res);
+    if (!body) return;
+    ctx.state.kycChanges.set(String(req.params.cpf), body.outcome);
+    res.json({ cpf: String(req.params.cpf), kyc: body.outcome });
+  });
   router.post('/sandbox/liveness/complete', (req, res) => {
     const body = parseBody(sessionRef, req.body, res);
     if (!body) return;

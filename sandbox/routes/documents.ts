@@ -28,7 +28,9 @@ export function kycDocumentOrError(
     });
     return undefined;
   }
-  const doc = lookupTestDocument(document);
+  const listed = lookupTestDocument(document);
+  const changed = ctx.state.kycChanges.get(document);
+  const doc = changed ? { ...listed, kyc: changed } : listed;
   switch (doc.kyc) {
     case 'restricted':
       res.status(400).json(restrictedBody(document));

@@ -1,0 +1,160 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { maskCpf } from '../common/mask';
+import { askBiometrics, BiometricsUnavailableError } from '../common/start-biometrics';
+import { biometricStepUpUpdate } from '../contracts/biometrics';
+import { payeeOf, pixKeyKey } from '../contracts/customer';
+import type { WithdrawalRefusal } from '../contracts/rules';
+import type { FlowRecord, FlowTimings } from '../contracts/shared';
+import { BIOMETRICS_UNAVAILABLE, type StepUpCause, type WithdrawalInput } from '../contracts/withdrawal';
+import {
+  type CustomerRow,
+  getCustomer,
+  hasAccount,
+  lockCustomer,
+  paidBefore,
+  payoutsToday,
+} from '../db/customers';
+import { inTransaction } from '../db/pool';
+import { parseCompositeAccountKey } from '../provider/pix-key';
+import type { ActivityDeps } from './deps';
+import { upsertFlowRow } from './flows';
+import { kycReasonsOf, readKyc } from './kyc';
+
+// The money rules a withdrawal passes before anything is sent (README "Rules"), and the
+// biometric step-up some withdrawals wait for.
+
+/**
+ * What the money rules say of a withdrawal before anything is sent: refused with a reason code
+ * (a WithdrawalRefusal or a KYC reason code), sent at once, or sent after a biometric step-up.
+ */
+export type PayoutVerdict =
+  | { verdict: 'refused'; reason: WithdrawalRefusal | string }
+  | { verdict: 'send' }
+  | { verdict: 'step_up'; cause: StepUpCause };
+
+/** The link a withdrawal's step-up hands the person (its QR image stays in the biometrics flow). */
+export interface StepUpLink {
+  biometricsWorkflowId: string;
+  url: string;
+  issuedAt: string;
+  expiresAt: string;
+}
+
+const payeeOfInput = (input: WithdrawalInput) =>
+  payeeOf(input.client.cpf, input.pixKey, input.pixType, parseCompositeAccountKey);
+
+/** The keyed hash a payout's destination is known by (registered accounts, destinations paid). */
+export function payeeHashOf(input: WithdrawalInput, hashAccount: (key: string) => string): string {
+  const payee = payeeOfInput(input);
+  return hashAccount(payee.kind === 'bank_account' ? payee.key : pixKeyKey(input.pixKey, input.pixType));
+}
+
+export function createWithdrawalRuleActivities({
+  provider,
+  pool,
+  hashCpf,
+  hashAccount,
+  clock,
+  rules,
+  temporal,
+}: ActivityDeps) {
+  /** KYC reason codes when the person's registry check no longer passes; read again when old. */
+  async function kycRefusal(input: WithdrawalInput, workflowId: string, kyc: CustomerRow['kyc']) {
+    const age = kyc.readAt ? clock().getTime() - Date.parse(kyc.readAt) : Number.POSITIVE_INFINITY;
+    if (age <= rules.kycMaxAgeMs) return kycReasonsOf(kyc);
+    const fresh = await readKyc(
+      { provider, pool, hashCpf, clock },
+      { workflowId, cpf: input.client.cpf, plan: 'plan_basic' },
+    );
+    return fresh.reasons;
+  }
+
+  return {
+    /**
+     * Checks the money rules (README "Rules") before anything is sent, in order: the person is
+     * verified, their KYC answer is recent (read again when older than KYC_MAX_AGE) and passes,
+     * the payee is theirs, and the payout fits the daily limit. The limit is checked and the
+     * withdrawal's row (`validating`, with its amount) written in one transaction that holds the
+     * person's row locked: two withdrawals of one person are counted one after the other, and a
+     * withdrawal counts against the limit from then on unless it is refused or fails. Idempotent:
+     * a retry finds its own row and leaves it out of the sum.
+     */
+    async checkPayoutRules(input: WithdrawalInput, validating: FlowRecord): Promise<PayoutVerdict> {
+      const cpfHash = hashCpf(input.client.cpf);
+      const refused = (reason: string): PayoutVerdict => ({ verdict: 'refused', reason });
+      if (rules.requireVerifiedForWithdrawals) {
+        const customer = await getCustomer(pool, cpfHash);
+        if (customer?.verification !== 'approved') return refused('not_verified');
+        const kyc = await kycRefusal(input, validating.workflowId, customer.kyc);
+        if (kyc.length > 0) return refused(kyc.join(','));
+      }
+      const payee = payeeOfInput(input);
+      const destination = payeeHashOf(input, hashAccount);
+      const registered =
+        (payee.kind === 'pix_key' || payee.kind === 'bank_account') &&
+        (await hasAccount(pool, cpfHash, destination));
+      if (rules.requireOwnPayeeAccount && payee.kind !== 'own_cpf' && !registered)
+        return refused('payee_not_owner');
+
+      const fits = await inTransaction(pool, async (client) => {
+        await lockCustomer(client, cpfHash, maskCpf(input.client.cpf));
+        const today = await payoutsToday(client, cpfHash, clock(), validating.workflowId);
+        if (today.totalCentavos + input.amountCentavos > rules.dailyLimitCentavos) return false;
+        await upsertFlowRow(client, validating, { hashCpf, clock });
+        return true;
+      });
+      if (!fits) return refused('limit_exceeded');
+
+      if (rules.stepUpAboveCentavos > 0 && input.amountCentavos > rules.stepUpAboveCentavos) {
+        return { verdict: 'step_up', cause: 'amount_above_step_up' };
+      }
+      if (
+        rules.stepUpNewAccount &&
+        payee.kind !== 'own_cpf' &&
+        !(await paidBefore(pool, cpfHash, destination))
+      ) {
+        return { verdict: 'step_up', cause: 'first_payout_to_account' };
+      }
+      return { verdict: 'send' };
+    },
+
+    /**
+     * Asks for the person's biometric identification on the withdrawal's behalf: a link issued
+     * no earlier than the withdrawal was asked (a new one if the open link is older), whose
+     * outcome the biometrics flow signals to the withdrawal. The provider giving no link is a
+     * non-retryable failure.
+     */
+    async requestStepUp(ask: {
+      cpf: string;
+      waiter: string;
+      askedAt: string;
+      timings?: Partial<FlowTimings>;
+    }): Promise<StepUpLink> {
+      try {
+        const { link, workflowId } = await askBiometrics(temporal.client, {
+          cpf: ask.cpf,
+          cpfHash: hashCpf(ask.cpf),
+          taskQueue: temporal.taskQueue,
+          timings: ask.timings,
+          update: biometricStepUpUpdate,
+          args: [{ waiter: ask.waiter, askedAt: ask.askedAt }],
+        });
+        return {
+          biometricsWorkflowId: workflowId,
+          url: link.url,
+          issuedAt: link.issuedAt,
+          expiresAt: link.expiresAt,
+        };
+      } catch (err) {
+        if (err instanceof BiometricsUnavailableError) {
+          throw ApplicationFailure.create({
+            type: BIOMETRICS_UNAVAILABLE,
+            message: err.message,
+            nonRetryable: true,
+          });
+        }
+        throw err;
+      }
+    },
+  };
+}
