@@ -3,6 +3,7 @@ import { withdrawalResponseSchema } from '../../api/schemas';
 import { cpfHash } from '../../common/pii';
 import type { OnboardingState } from '../../contracts/onboarding';
 import { suspendVerification } from '../../db/customers';
+import { recordHistory } from '../helpers/histories';
 import { type ApiEnv, eventually, freshCpf, json, PII_KEY, PNG_SIGNATURE, startApiEnv } from './support';
 
 // The money rules on withdrawals, each shown on the real stack (API over HTTP, worker, Temporal,
@@ -82,7 +83,8 @@ const withdraw = async (cpf: string, over: Record<string, unknown> = {}): Promis
 };
 
 const stateOf = async (transactionId: string) =>
-  withdrawalResponseSchema.parse(await (await e.call('GET', `/v1/withdrawals/${transactionId}`)).json()).state;
+  withdrawalResponseSchema.parse(await (await e.call('GET', `/v1/withdrawals/${transactionId}`)).json())
+    .state;
 
 /** How many payouts the sandbox received for the transaction. */
 const payoutsSent = async (transactionId: string): Promise<number> => {
@@ -124,7 +126,10 @@ describe('withdrawal rules', () => {
     const cpf = freshCpf();
     await onboard(cpf);
     await expectRefused(await withdraw(cpf, { pixKey: SOMEBODY_ELSE }), 'payee_not_owner');
-    await expectRefused(await withdraw(cpf, { pixKey: 'ana@example.com', pixType: 'EMAIL' }), 'payee_not_owner');
+    await expectRefused(
+      await withdraw(cpf, { pixKey: 'ana@example.com', pixType: 'EMAIL' }),
+      'payee_not_owner',
+    );
     await expectRefused(
       await withdraw(cpf, { pixKey: `${cpf};00000000;1;12345;CACC`, pixType: 'ACCOUNT' }),
       'payee_not_owner',
@@ -164,10 +169,10 @@ describe('withdrawal rules', () => {
     await onboard(cpf);
     const hash = cpfHash(cpf, PII_KEY);
     const age = async (hours: number) =>
-      e.pool.query(`UPDATE customers SET kyc_read_at = now() - make_interval(hours => $2) WHERE cpf_hash = $1`, [
-        hash,
-        hours,
-      ]);
+      e.pool.query(
+        `UPDATE customers SET kyc_read_at = now() - make_interval(hours => $2) WHERE cpf_hash = $1`,
+        [hash, hours],
+      );
     const readAt = async () =>
       (await e.pool.query('SELECT kyc_read_at FROM customers WHERE cpf_hash = $1', [hash])).rows[0]
         ?.kyc_read_at as Date;
@@ -214,6 +219,13 @@ describe('withdrawal rules', () => {
     expect(sent.stepUp).toMatchObject({ outcome: 'passed' });
     // Over: the link's image is gone with it.
     expect((await e.call('GET', stepUp.qrcodeUrl ?? '')).status).toBe(410);
+    await e.sandboxControl(`/sandbox/withdrawals/${w.transactionId}/settle`);
+    await eventually(
+      () => stateOf(w.transactionId),
+      (s) => s.status === 'completed',
+    );
+    await recordHistory(e.temporal.workflow.getHandle(w.workflowId), 'withdrawal-step-up-passed');
+    await recordHistory(e.temporal.workflow.getHandle(stepUp.biometricsWorkflowId), 'biometrics-step-up-passed');
   });
 
   it('step-up: the identification fails, the withdrawal is refused biometrics_failed', async () => {

@@ -1,9 +1,12 @@
+import { generate as generateCpf } from '@fnando/cpf';
 import {
   WithStartWorkflowOperation,
   type WorkflowHandle,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cpfHash } from '../../common/pii';
+import { biometricsWorkflowId } from '../../contracts/biometrics';
 import { providerNotificationSignal } from '../../contracts/shared';
 import {
   type WithdrawalInput,
@@ -11,7 +14,8 @@ import {
   withdrawalStateQuery,
   withdrawalWorkflowId,
 } from '../../contracts/withdrawal';
-import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
+import { verifiedWithKnownPayee } from '../helpers/customers';
+import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
 import { expectActivityFailure } from '../helpers/sdk-log';
 
@@ -28,12 +32,14 @@ afterAll(async () => {
   await f?.close();
 });
 
+const CPF = generateCpf();
+
 function withdrawalInput(over: Partial<WithdrawalInput> = {}): WithdrawalInput {
   n += 1;
   return {
     transactionId: `wd-${Date.now()}-${n}`,
     merchant: 'sandbox-merchant',
-    client: { externalId: `user-${n}`, cpf: '63401825771', email: 'ana@example.com', name: 'Ana Souza' },
+    client: { externalId: `user-${n}`, cpf: CPF, email: 'ana@example.com', name: 'Ana Souza' },
     pixKey: 'ana@example.com',
     pixType: 'EMAIL',
     amountCentavos: 25_050,
@@ -42,7 +48,13 @@ function withdrawalInput(over: Partial<WithdrawalInput> = {}): WithdrawalInput {
   };
 }
 
-function start(input: WithdrawalInput) {
+/** Starts a withdrawal the money rules let through: a verified person paying to a known payee. */
+async function start(input: WithdrawalInput) {
+  await verifiedWithKnownPayee(f.pool, TEST_PII_KEY, input);
+  return startUnprepared(input);
+}
+
+function startUnprepared(input: WithdrawalInput) {
   return f.env.client.workflow.start('withdrawalWorkflow', {
     taskQueue: f.taskQueue,
     workflowId: withdrawalWorkflowId(input.transactionId),
@@ -122,7 +134,7 @@ describe('withdrawal flow', () => {
   it('finds the outcome by polling when the notification is lost', async () => {
     await f.sandboxControl('/sandbox/faults', { receiptLagCalls: 0 });
     const input = withdrawalInput({
-      pixKey: '63401825771;00000000;0001;123456;CACC',
+      pixKey: `${CPF};00000000;0001;123456;CACC`,
       pixType: 'ACCOUNT',
     });
     const handle = await start(input);
@@ -137,16 +149,18 @@ describe('withdrawal flow', () => {
       [input.transactionId],
     );
     expect(rows[0]?.n).toBeGreaterThan(100);
-    // Every state change is in the flows table: `sending` written by sendPayout itself, the
-    // other two by the recordFlow local activity (a marker in the history, no activity task).
+    // Every state change is in the flows table: `validating` written by the rules' local activity,
+    // `sending` by sendPayout itself, the other two by the recordFlow local activity (a marker in
+    // the history, no activity task).
     const flow = await f.pool.query('SELECT status, seq FROM flows WHERE business_id = $1', [
       input.transactionId,
     ]);
-    expect(flow.rows).toEqual([{ status: 'completed', seq: 3 }]);
+    expect(flow.rows).toEqual([{ status: 'completed', seq: 4 }]);
     const markers = ((await handle.fetchHistory()).events ?? []).filter(
       (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     );
-    expect(markers).toHaveLength(2);
+    // The money rules (which write `validating`), then `processing` and `completed`.
+    expect(markers).toHaveLength(3);
   });
 
   it('update-with-start answers the state once started, the same request again, and refuses another', async () => {
@@ -162,6 +176,7 @@ describe('withdrawal flow', () => {
           workflowIdConflictPolicy: 'USE_EXISTING',
         }),
       });
+    await verifiedWithKnownPayee(f.pool, TEST_PII_KEY, input);
     const first = await ask(request);
     expect(first).toMatchObject({ transactionId: input.transactionId, amountCentavos: input.amountCentavos });
     expect(['validating', 'sending']).toContain(first.status);
@@ -181,6 +196,76 @@ describe('withdrawal flow', () => {
     // The refused request sent nothing: one payout, of the first request's amount.
     expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
     await recordHistory(handle, 'withdrawal-update-with-start');
+  });
+
+  it('refused by the money rules: a person never verified, nothing sent, its row refused', async () => {
+    const input = withdrawalInput({ client: { ...withdrawalInput().client, cpf: generateCpf() } });
+    const handle = await startUnprepared(input);
+    expect(await handle.result()).toMatchObject({ status: 'refused', reason: 'not_verified' });
+    expect((await sandboxState()).counters.payouts[input.transactionId] ?? 0).toBe(0);
+    expect(await scheduledActivities(handle)).toEqual([]);
+    const row = await f.pool.query('SELECT status, reason FROM flows WHERE business_id = $1', [
+      input.transactionId,
+    ]);
+    expect(row.rows).toEqual([{ status: 'refused', reason: 'not_verified' }]);
+    await recordHistory(handle, 'withdrawal-refused');
+  });
+
+  it('step-up: no identification within the link lifetime (30 minutes, skipped) is refused biometrics_timeout', async () => {
+    // The provider counts the person as onboarded: their liveness links are biometric identifications.
+    await f.provider.startLiveness(CPF, {
+      correlationId: crypto.randomUUID(),
+      plan: 'plan_basic',
+      event: 'signup',
+    });
+    await f.sandboxControl('/sandbox/liveness/complete', { document: CPF });
+    await f.sandboxControl('/sandbox/liveness/review', { document: CPF, decision: 'approve' });
+    await f.syncSandboxClock();
+    const input = withdrawalInput({ amountCentavos: 500_001 });
+    const handle = await start(input);
+    const waiting = await waitForState(
+      () => handle.query(withdrawalStateQuery),
+      (s) => s.status === 'awaiting_biometrics',
+    );
+    expect(waiting.stepUp).toMatchObject({
+      cause: 'amount_above_step_up',
+      url: expect.stringMatching(/^http/),
+    });
+    const result = await handle.result();
+    expect(result).toMatchObject({
+      status: 'refused',
+      reason: 'biometrics_timeout',
+      stepUp: { outcome: 'expired' },
+    });
+    expect(Date.parse(result.finishedAt ?? '') - Date.parse(result.startedAt)).toBeGreaterThanOrEqual(
+      30 * 60_000,
+    );
+    expect((await sandboxState()).counters.payouts[input.transactionId] ?? 0).toBe(0);
+    await recordHistory(handle, 'withdrawal-step-up-timeout');
+  });
+
+  it('step-up: the provider gives a person it never onboarded no identification, refused biometrics_unavailable', async () => {
+    const input = withdrawalInput({
+      client: { ...withdrawalInput().client, cpf: generateCpf() },
+      amountCentavos: 500_001,
+    });
+    input.pixKey = input.client.cpf;
+    input.pixType = 'CPF';
+    const unavailable = expectActivityFailure({
+      workflowId: biometricsWorkflowId(cpfHash(input.client.cpf, TEST_PII_KEY)),
+      activityType: 'requestBiometricLink',
+      error: /link of type onboarding/,
+    });
+    const noStepUp = expectActivityFailure({
+      workflowId: withdrawalWorkflowId(input.transactionId),
+      activityType: 'requestStepUp',
+      error: /not_onboarded_at_provider/,
+    });
+    const result = await (await start(input)).result();
+    expect(result).toMatchObject({ status: 'refused', reason: 'biometrics_unavailable' });
+    expect(unavailable()).toHaveLength(1);
+    expect(noStepUp()).toHaveLength(1);
+    expect((await sandboxState()).counters.payouts[input.transactionId] ?? 0).toBe(0);
   });
 
   it('an invalid key fails before any provider call', async () => {
@@ -237,7 +322,7 @@ describe('withdrawal flow', () => {
         async () =>
           (await f.pool.query('SELECT status, seq FROM flows WHERE business_id = $1', [input.transactionId]))
             .rows[0],
-        (row) => row?.status === 'sending' && row.seq === 1,
+        (row) => row?.status === 'sending' && row.seq === 2,
       );
       await processing(handle);
       await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);

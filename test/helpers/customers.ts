@@ -1,0 +1,36 @@
+import { payeeHashOf } from '../../activities/withdrawal-rules';
+import { maskCpf } from '../../common/mask';
+import { accountKeyHash, cpfHash } from '../../common/pii';
+import type { WithdrawalInput } from '../../contracts/withdrawal';
+import { recordKycFacts, recordPayoutDestination } from '../../db/customers';
+import type { Pool } from '../../db/pool';
+
+/**
+ * For workflow tests about what happens after the money rules: the person's onboarding approved,
+ * a fresh regular KYC answer, and the payee one they have been paid to before, as Postgres holds
+ * them after a real onboarding and payout (the API tests go through those flows themselves).
+ */
+export async function verifiedWithKnownPayee(pool: Pool, piiKey: string, input: WithdrawalInput) {
+  const hash = cpfHash(input.client.cpf, piiKey);
+  const masked = maskCpf(input.client.cpf);
+  const at = new Date();
+  await pool.query(
+    `INSERT INTO customers (cpf_hash, cpf_masked, verification, verification_at, verification_by)
+     VALUES ($1, $2, 'approved', $3, 'test fixture')
+     ON CONFLICT (cpf_hash) DO UPDATE SET verification = 'approved', verification_at = $3`,
+    [hash, masked, at],
+  );
+  await recordKycFacts(pool, {
+    cpfHash: hash,
+    cpfMasked: masked,
+    facts: { status: 'regular', under18: false, deceased: false, restricted: false, pep: false },
+    readAt: at,
+  });
+  const payeeHash = payeeHashOf(input, (k) => accountKeyHash(k, piiKey));
+  await pool.query(
+    `INSERT INTO customer_accounts (cpf_hash, kind, pix_type, key_hash, masked, source)
+     VALUES ($1, 'pix_key', $2, $3, '***', 'api') ON CONFLICT DO NOTHING`,
+    [hash, input.pixType, payeeHash],
+  );
+  await recordPayoutDestination(pool, { cpfHash: hash, payeeHash, transactionId: 'earlier-payout' });
+}
