@@ -4,7 +4,16 @@ import { loadConfig } from '../../common/config';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import { onboardingWorkflowId } from '../../contracts/onboarding';
-import { type ApiEnv, eventually, expectProblem, freshCpf, json, PII_KEY, startApiEnv } from './support';
+import {
+  type ApiEnv,
+  eventually,
+  expectProblem,
+  freshCpf,
+  json,
+  onboardApproved,
+  PII_KEY,
+  startApiEnv,
+} from './support';
 
 // The customer read model on the real stack: onboardings, deposits and withdrawals through the
 // API, liveness and payment events from the sandbox through the webhook ingress.
@@ -70,15 +79,15 @@ const withdraw = async (cpf: string, amountCentavos: number) => {
     body: {
       transactionId,
       amountCentavos,
-      pixKey: 'ana@example.com',
-      pixType: 'EMAIL',
+      pixKey: cpf,
+      pixType: 'CPF',
       client: { externalId: 'user-1', cpf, email: 'ana@example.com', name: 'Ana Souza' },
     },
   });
   expect(res.status).toBe(202);
   const statusOf = async () =>
     (await json(await e.call('GET', `/v1/withdrawals/${transactionId}`))).state.status;
-  await eventually(statusOf, (s) => s === 'processing');
+  await eventually(statusOf, (s) => s === 'processing' || s === 'refused');
   return { transactionId, statusOf };
 };
 
@@ -172,17 +181,20 @@ describe('customers', () => {
     expect(rows[0]?.last_error).toMatch(/customer suspended \(provider_contradicts: manual_refused\)/);
   });
 
-  it("counts today's payouts that have not failed against the daily limit", async () => {
+  it("counts today's payouts that were not refused and have not failed against the daily limit", async () => {
     const cpf = freshCpf();
+    await onboardApproved(e, cpf);
     const done = await withdraw(cpf, 25_050);
     await e.sandboxControl(`/sandbox/withdrawals/${done.transactionId}/settle`);
     await eventually(done.statusOf, (s) => s === 'completed');
     const failed = await withdraw(cpf, 70_000);
     await e.sandboxControl(`/sandbox/withdrawals/${failed.transactionId}/fail`, { reason: 'account closed' });
     await eventually(failed.statusOf, (s) => s === 'failed');
+    // Over the limit: refused, and not counted either.
+    expect(await (await withdraw(cpf, 5_000_000)).statusOf()).toBe('refused');
 
     const c = await customerOf(cpf);
-    expect(c.verification.status).toBe('none');
+    expect(c.verification.status).toBe('approved');
     expect(c.payoutsToday).toMatchObject({
       totalCentavos: 25_050,
       count: 1,

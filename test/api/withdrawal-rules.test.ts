@@ -1,10 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withdrawalResponseSchema } from '../../api/schemas';
 import { cpfHash } from '../../common/pii';
-import type { OnboardingState } from '../../contracts/onboarding';
 import { suspendVerification } from '../../db/customers';
 import { recordHistory } from '../helpers/histories';
-import { type ApiEnv, eventually, freshCpf, json, PII_KEY, PNG_SIGNATURE, startApiEnv } from './support';
+import {
+  type ApiEnv,
+  eventually,
+  freshCpf,
+  json,
+  onboardApproved,
+  PII_KEY,
+  PNG_SIGNATURE,
+  startApiEnv,
+} from './support';
 
 // The money rules on withdrawals, each shown on the real stack (API over HTTP, worker, Temporal,
 // Postgres, the sandbox and its callbacks through the ingress): a refused withdrawal sends nothing.
@@ -41,32 +49,7 @@ afterAll(async () => {
 
 type Withdrawal = ReturnType<typeof withdrawalResponseSchema.parse>;
 
-const onboardingOf = async (cpf: string) =>
-  (await json<{ state: OnboardingState }>(await e.call('GET', `/v1/onboardings/${cpf}`))).state;
-
-/** Onboards a person to approved: liveness completed in the sandbox, then the provider's review if it asks one. */
-async function onboard(cpf: string) {
-  const res = await e.call('POST', '/v1/onboardings', { body: { cpf, plan: 'plan_basic', event: 'signup' } });
-  expect([200, 201]).toContain(res.status);
-  await eventually(
-    () => onboardingOf(cpf),
-    (s) => s.status === 'awaiting_liveness',
-  );
-  await e.sandboxControl('/sandbox/liveness/complete', { document: cpf });
-  const waiting = await eventually(
-    () => onboardingOf(cpf),
-    (s) => s.status === 'approved' || s.status === 'awaiting_review',
-  );
-  // The provider's own reviewer approves: the provider then counts the person as onboarded, and
-  // their later liveness calls are biometric identifications.
-  if (waiting.status === 'awaiting_review') {
-    await e.sandboxControl('/sandbox/liveness/review', { document: cpf, decision: 'approve' });
-  }
-  await eventually(
-    () => onboardingOf(cpf),
-    (s) => s.status === 'approved',
-  );
-}
+const onboard = (cpf: string) => onboardApproved(e, cpf);
 
 const withdraw = async (cpf: string, over: Record<string, unknown> = {}): Promise<Withdrawal> => {
   const body = {
@@ -225,7 +208,10 @@ describe('withdrawal rules', () => {
       (s) => s.status === 'completed',
     );
     await recordHistory(e.temporal.workflow.getHandle(w.workflowId), 'withdrawal-step-up-passed');
-    await recordHistory(e.temporal.workflow.getHandle(stepUp.biometricsWorkflowId), 'biometrics-step-up-passed');
+    await recordHistory(
+      e.temporal.workflow.getHandle(stepUp.biometricsWorkflowId),
+      'biometrics-step-up-passed',
+    );
   });
 
   it('step-up: the identification fails, the withdrawal is refused biometrics_failed', async () => {

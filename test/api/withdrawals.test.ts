@@ -7,16 +7,20 @@ import {
   expectProblem,
   freshCpf,
   json,
+  onboardApproved,
   PNG_SIGNATURE,
   startApiEnv,
 } from './support';
 
 let e: ApiEnv;
 let n = 0;
+// A verified person, paid to their own CPF key: what the money rules let through at once.
+const PERSON = freshCpf();
 
 beforeAll(async () => {
   // Reconciliation every second: a settled withdrawal completes without a webhook.
   e = await startApiEnv({ pollScheduleMs: [1_000] });
+  await onboardApproved(e, PERSON);
 });
 afterAll(async () => {
   await e?.close();
@@ -24,9 +28,9 @@ afterAll(async () => {
 
 const withdrawalBody = (over: Record<string, unknown> = {}) => ({
   transactionId: `api-wd-${Date.now()}-${++n}`,
-  client: { externalId: `user-${n}`, cpf: freshCpf(), email: 'ana@example.com', name: 'Ana Souza' },
-  pixKey: 'ana@example.com',
-  pixType: 'EMAIL',
+  client: { externalId: `user-${n}`, cpf: PERSON, email: 'ana@example.com', name: 'Ana Souza' },
+  pixKey: PERSON,
+  pixType: 'CPF',
   amountCentavos: 25_050,
   ...over,
 });
@@ -91,7 +95,7 @@ describe('withdrawals', () => {
     expect(after.status).toBe(202);
     expect((await json(after)).state.status).toBe('completed');
     await expectProblem(
-      await e.call('POST', '/v1/withdrawals', { body: { ...body, pixKey: 'x@example.com' } }),
+      await e.call('POST', '/v1/withdrawals', { body: { ...body, amountCentavos: body.amountCentavos + 1 } }),
       409,
     );
   });
@@ -110,6 +114,25 @@ describe('withdrawals', () => {
     expect(p.detail).toContain('account closed');
 
     await expectProblem(await e.call('GET', '/v1/withdrawals/never-made/receipt.png'), 404, 'flow-not-found');
+  });
+
+  it('a refused withdrawal says why, and that its receipt will never come', async () => {
+    const body = withdrawalBody({ client: { ...withdrawalBody().client, cpf: freshCpf() } });
+    body.pixKey = body.client.cpf;
+    const res = await e.call('POST', '/v1/withdrawals', { body });
+    expect(res.status).toBe(202);
+    expect((await json(res)).state).toMatchObject({ status: 'refused', reason: 'not_verified' });
+    const p = await expectProblem(
+      await e.call('GET', `/v1/withdrawals/${body.transactionId}/receipt.png`),
+      410,
+      'receipt-unavailable',
+    );
+    expect(p).toMatchObject({ flowStatus: 'refused', reason: 'not_verified' });
+    await expectProblem(
+      await e.call('GET', `/v1/withdrawals/${body.transactionId}/biometrics-link/qrcode.png`),
+      404,
+      'flow-not-found',
+    );
   });
 
   it('a withdrawal whose run ended short of an outcome (an operator terminated it) has no receipt to wait for', async () => {
