@@ -214,6 +214,32 @@ describe('withdrawal rules', () => {
     );
   });
 
+  it('step-up: an identification opened before the withdrawal was asked gets a new link, whose outcome counts', async () => {
+    const cpf = freshCpf();
+    await onboard(cpf);
+    const asked = await e.call('POST', `/v1/onboardings/${cpf}/liveness-link`);
+    expect(asked.status).toBe(200);
+    const earlier = (await asked.json()) as { url: string; issuedAt: string; workflowId: string };
+    const w = await withdraw(cpf, { amountCentavos: STEP_UP_ABOVE + 1 });
+    const stepUp = w.state.stepUp as NonNullable<Withdrawal['state']['stepUp']>;
+    expect(w.state.status).toBe('awaiting_biometrics');
+    // The same identification (one per person at a time), with a link issued after the ask.
+    expect(stepUp.biometricsWorkflowId).toBe(earlier.workflowId);
+    expect(Date.parse(stepUp.issuedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(w.state.startedAt));
+    expect(Date.parse(stepUp.issuedAt ?? '')).toBeGreaterThan(Date.parse(earlier.issuedAt));
+    // Whoever asks the person's link now gets the new one.
+    const again = (await (await e.call('POST', `/v1/onboardings/${cpf}/liveness-link`)).json()) as {
+      issuedAt: string;
+    };
+    expect(again.issuedAt).toBe(stepUp.issuedAt);
+    await e.sandboxControl('/sandbox/liveness/complete', { document: cpf });
+    await eventually(
+      () => payoutsSent(w.transactionId),
+      (c) => c === 1,
+    );
+    await recordHistory(e.temporal.workflow.getHandle(earlier.workflowId), 'biometrics-step-up-new-link');
+  });
+
   it('step-up: the identification fails, the withdrawal is refused biometrics_failed', async () => {
     await onboard(FAILS);
     const w = await withdraw(FAILS, { amountCentavos: STEP_UP_ABOVE + 1 });
