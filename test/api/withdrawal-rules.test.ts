@@ -207,7 +207,9 @@ describe('withdrawal rules', () => {
       () => stateOf(w.transactionId),
       (s) => s.status === 'completed',
     );
-    await recordHistory(e.temporal.workflow.getHandle(w.workflowId), 'withdrawal-step-up-passed');
+    const payout = e.temporal.workflow.getHandle(w.workflowId);
+    expect(await payout.result()).toMatchObject({ status: 'completed' });
+    await recordHistory(payout, 'withdrawal-step-up-passed');
     await recordHistory(
       e.temporal.workflow.getHandle(stepUp.biometricsWorkflowId),
       'biometrics-step-up-passed',
@@ -237,7 +239,9 @@ describe('withdrawal rules', () => {
       () => payoutsSent(w.transactionId),
       (c) => c === 1,
     );
-    await recordHistory(e.temporal.workflow.getHandle(earlier.workflowId), 'biometrics-step-up-new-link');
+    const identification = e.temporal.workflow.getHandle(earlier.workflowId);
+    expect(await identification.result()).toMatchObject({ status: 'passed' });
+    await recordHistory(identification, 'biometrics-step-up-new-link');
   });
 
   it('step-up: the identification fails, the withdrawal is refused biometrics_failed', async () => {
