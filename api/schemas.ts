@@ -555,7 +555,10 @@ export const customerSchema = z
     accounts: z.array(customerAccountSchema),
     payoutsToday: z.object({
       day: z.string().meta({ description: 'the Brasília (America/Sao_Paulo) day counted, YYYY-MM-DD' }),
-      totalCentavos: z.number().int().meta({ description: "today's withdrawals that have not failed" }),
+      totalCentavos: z
+        .number()
+        .int()
+        .meta({ description: "today's withdrawals that were not refused and have not failed" }),
       count: z.number().int(),
       limitCentavos: z.number().int().meta({ description: 'WITHDRAWAL_DAILY_LIMIT_CENTAVOS' }),
       remainingCentavos: z.number().int(),
