@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { generate as generateCpf } from '@fnando/cpf';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
@@ -14,6 +15,7 @@ import type { WithdrawalInput } from '../../contracts/withdrawal';
 import { withdrawalStateQuery, withdrawalWorkflowId } from '../../contracts/withdrawal';
 import type { Pool } from '../../db/pool';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { verifiedWithKnownPayee } from '../helpers/customers';
 import { TEST_PII_KEY } from '../helpers/flow-env';
 import { testPool } from '../helpers/postgres';
 import { clientFor } from '../helpers/sandbox-client';
@@ -206,12 +208,13 @@ it('a withdrawal whose two status changes send identical notifications reaches f
   const input: WithdrawalInput = {
     transactionId: `wd-same-${uniqueId()}`,
     merchant: 'sandbox-merchant',
-    client: { externalId: 'user-wd', cpf: '63401825771', email: 'ana@example.com', name: 'Ana Souza' },
+    client: { externalId: 'user-wd', cpf: generateCpf(), email: 'ana@example.com', name: 'Ana Souza' },
     pixKey: 'ana@example.com',
     pixType: 'EMAIL',
     amountCentavos: 1_500,
     timings: { pollScheduleMs: [60_000, 120_000] },
   };
+  await verifiedWithKnownPayee(pool, TEST_PII_KEY, input);
   const handle = await temporal.workflow.start('withdrawalWorkflow', {
     workflowId: withdrawalWorkflowId(input.transactionId),
     taskQueue,
