@@ -1,6 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { maskCpf } from '../common/mask';
-import { askBiometrics, BiometricsUnavailableError } from '../common/start-biometrics';
 import { biometricStepUpUpdate } from '../contracts/biometrics';
 import { payeeOf, pixKeyKey } from '../contracts/customer';
 import type { WithdrawalRefusal } from '../contracts/rules';
@@ -16,6 +15,7 @@ import {
 } from '../db/customers';
 import { inTransaction } from '../db/pool';
 import { parseCompositeAccountKey } from '../provider/pix-key';
+import { askBiometrics, BiometricsUnavailableError } from './biometrics-start';
 import type { ActivityDeps } from './deps';
 import { upsertFlowRow } from './flows';
 import { kycReasonsOf, readKyc } from './kyc';

@@ -1,6 +1,6 @@
 import { Router } from 'express';
+import { askBiometrics, BiometricsUnavailableError } from '../../activities/biometrics-start';
 import { cpfHash } from '../../common/pii';
-import { askBiometrics, BiometricsUnavailableError } from '../../common/start-biometrics';
 import {
   type BiometricsState,
   biometricLinkUpdate,

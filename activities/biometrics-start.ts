@@ -1,5 +1,7 @@
 import { type Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import { maskCpf } from '../common/mask';
+import { startSearchAttributes } from '../common/search-attributes';
 import {
   BIOMETRICS_FINISHED,
   type BiometricsInput,
@@ -7,9 +9,6 @@ import {
   type LivenessLinkAnswer,
 } from '../contracts/biometrics';
 import type { FlowTimings } from '../contracts/shared';
-import type { biometricsWorkflow } from '../workflows/biometrics';
-import { maskCpf } from './mask';
-import { startSearchAttributes } from './search-attributes';
 
 // A person's biometric identification is asked for by the API (a liveness link for an approved
 // person) and by a withdrawal's step-up: both attach to the open run or start the next one.
@@ -49,24 +48,21 @@ export async function askBiometrics<Args extends unknown[]>(
     try {
       const answer = await client.workflow.executeUpdateWithStart(opts.update, {
         args: opts.args,
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof biometricsWorkflow>(
-          'biometricsWorkflow',
-          {
-            workflowId,
-            taskQueue: opts.taskQueue,
-            args: [input],
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            // Each identification is a run of its own: a closed one is followed by a new one.
-            workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-            staticSummary: `Biometric identification ${maskCpf(opts.cpf)}`,
-            typedSearchAttributes: startSearchAttributes({
-              type: 'biometrics',
-              status: 'issuing_link',
-              cpfHash: opts.cpfHash,
-              cpfMasked: maskCpf(opts.cpf),
-            }),
-          },
-        ),
+        startWorkflowOperation: new WithStartWorkflowOperation('biometricsWorkflow', {
+          workflowId,
+          taskQueue: opts.taskQueue,
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          // Each identification is a run of its own: a closed one is followed by a new one.
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+          staticSummary: `Biometric identification ${maskCpf(opts.cpf)}`,
+          typedSearchAttributes: startSearchAttributes({
+            type: 'biometrics',
+            status: 'issuing_link',
+            cpfHash: opts.cpfHash,
+            cpfMasked: maskCpf(opts.cpf),
+          }),
+        }),
       });
       return { ...answer, workflowId };
     } catch (err) {
