@@ -3,18 +3,21 @@
 // Any other valid CPF behaves as `regular` in KYC and ends onboarding `manual_approve_pending`.
 // An invalid CPF (wrong length or check digits) gets INVALID_DOCUMENT.
 
-export type KycOutcome =
-  | 'regular'
-  | 'pendente_regularizacao'
-  | 'suspenso'
-  | 'cancelado'
-  | 'null_status'
-  | 'titularfalecido'
-  | 'restricted'
-  | 'pep'
-  | 'under_18'
-  | 'deceased_or_under_age_error'
-  | 'not_found';
+/** Every registry answer a test document (or a changed document, POST /sandbox/documents/:cpf/kyc) gives. */
+export const kycOutcomes = [
+  'regular',
+  'pendente_regularizacao',
+  'suspenso',
+  'cancelado',
+  'null_status',
+  'titularfalecido',
+  'restricted',
+  'pep',
+  'under_18',
+  'deceased_or_under_age_error',
+  'not_found',
+] as const;
+export type KycOutcome = (typeof kycOutcomes)[number];
 
 export type LivenessOutcome =
   | 'manual_review'

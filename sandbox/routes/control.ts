@@ -4,7 +4,7 @@ import type { SandboxContext } from '../context';
 import { applyFaultsPatch, defaultFaults, faultsPatchSchema } from '../faults';
 import { parseBody, sendError } from '../http';
 import { resetState } from '../state';
-import type { KycOutcome } from '../test-documents';
+import { kycOutcomes } from '../test-documents';
 import { depositInquiry, payDeposit } from './deposits';
 import { completeLiveness, findSession, reviewLiveness } from './liveness';
 import { finishWithdrawal, withdrawalInquiry } from './withdrawals';
@@ -102,21 +102,7 @@ function settlementRoutes(ctx: SandboxContext): Router {
   return router;
 }
 
-const kycChangeSchema = z.object({
-  outcome: z.enum([
-    'regular',
-    'pendente_regularizacao',
-    'suspenso',
-    'cancelado',
-    'null_status',
-    'titularfalecido',
-    'restricted',
-    'pep',
-    'under_18',
-    'deceased_or_under_age_error',
-    'not_found',
-  ] satisfies KycOutcome[]),
-});
+const kycChangeSchema = z.object({ outcome: z.enum(kycOutcomes) });
 
 /** The user and the operator: finish a liveness flow, decide a manual review. */
 function livenessControlRoutes(ctx: SandboxContext): Router {
