@@ -38,10 +38,6 @@ beforeAll(async () => {
       },
     },
   );
-  await e.sandboxControl('/sandbox/notifications', {
-    url: `${e.url}/webhooks/provider/dev-webhook-secret-change-me`,
-    partnerId: 'pixflow',
-  });
 });
 afterAll(async () => {
   await e?.close();
