@@ -4,8 +4,9 @@ import pg from 'pg';
 import { pixflowDataConverter } from '../common/codec';
 import { type Config, loadConfig } from '../common/config';
 import { workerTuningOptions } from '../common/worker-tuning';
-import { FLOOR_QUEUE, settings } from './settings';
-import { type BenchStack, startBenchStack } from './stack';
+import { onboardPeople, type People } from '../scripts/people';
+import { FLOOR_QUEUE, say, settings } from './settings';
+import { API_KEY, type BenchStack, startBenchStack } from './stack';
 
 // Set-up and teardown of a run: pixflow's stack, and the bench's own connections to it (a
 // Temporal client, a Postgres pool on the flows table, and the worker that runs the floor).
@@ -16,6 +17,8 @@ export interface Bench {
   config: Config;
   client: Client;
   pool: pg.Pool;
+  /** Onboarded (approved) at the start: every deposit and withdrawal of the API's is theirs. */
+  people: People;
   /** When each floor workflow ran its last activity (ms), by workflow id. */
   floorDone: Map<string, number>;
   /** Stops the floor worker, closes the connections, then stops the stack. */
@@ -62,6 +65,12 @@ export async function connect(stack: BenchStack): Promise<Bench> {
   });
   const floorRun = floorWorker.run();
 
+  say(`onboarding ${settings.people} people...`);
+  const people = await onboardPeople(
+    { api: stack.api, apiKey: API_KEY, sandbox: stack.sandbox },
+    settings.people,
+  );
+
   const close = async () => {
     floorWorker.shutdown();
     await floorRun;
@@ -70,5 +79,5 @@ export async function connect(stack: BenchStack): Promise<Bench> {
     await pool.end();
     await stack.stop();
   };
-  return { stack, config, client, pool, floorDone, close };
+  return { stack, config, client, pool, people, floorDone, close };
 }

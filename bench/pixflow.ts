@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { generate as generateCpf } from '@fnando/cpf';
+import { ownCpfKey } from '../scripts/people';
 import type { Bench } from './harness';
 import type { Completions, Launched } from './load';
 import { runTag } from './settings';
@@ -10,6 +11,7 @@ import { API_KEY, WEBHOOK_PARTNER_ID } from './stack';
 
 export type FlowType = 'deposit' | 'withdrawal';
 
+/** A person pixflow has not seen (the deposits opened through the Temporal client). */
 export const person = () => ({
   externalId: `ext-${randomBytes(4).toString('hex')}`,
   cpf: generateCpf(),
@@ -63,19 +65,21 @@ export async function postDeposit(b: Bench): Promise<Launched> {
   const r = await http(`${b.stack.api}/v1/deposits`, {
     txid,
     amountCentavos: 100 + (txidSeq % 9000),
-    client: person(),
+    client: b.people.next(),
   });
   return { id: txid, ok: r.status === 201, status: r.status };
 }
 
 export async function postWithdrawal(b: Bench): Promise<Launched> {
   const id = `bw-${runTag}-${++txidSeq}`;
+  const amountCentavos = 100 + (txidSeq % 9000);
+  // To the person's own CPF key, within their daily limit.
+  const client = b.people.payee(amountCentavos);
   const r = await http(`${b.stack.api}/v1/withdrawals`, {
     transactionId: id,
-    amountCentavos: 100 + (txidSeq % 9000),
-    pixKey: 'bench@example.com',
-    pixType: 'EMAIL',
-    client: person(),
+    amountCentavos,
+    ...ownCpfKey(client),
+    client,
   });
   return { id, ok: r.status === 202, status: r.status };
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { generate as generateCpf } from '@fnando/cpf';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { newTxid } from '../api/route-helpers';
+import { onboardPeople, ownCpfKey, type People } from '../scripts/people';
 import { stackCpuTicks } from './proc';
 import { API_KEY, type BenchStack, startBenchStack } from './stack';
 import { percentile, round } from './stats';
@@ -41,44 +41,32 @@ async function post(url: string, body: unknown) {
   return { status: res.status, body: (await res.json()) as { workflowId?: string } };
 }
 
-const person = () => ({
-  externalId: `ext-${tag}`,
-  cpf: generateCpf(),
-  email: 'probe@example.com',
-  name: 'Ana',
-});
-
 let seq = 0;
+/** The next POST's body: a deposit, or a payout to the person's own CPF key; for one of `people` in turn. */
+function nextBody(people: People, amountCentavos: number) {
+  if (kind === 'deposits') return { txid: newTxid(), amountCentavos, client: people.next() };
+  const client = people.payee(amountCentavos);
+  return { transactionId: `probe-${tag}-${seq}`, amountCentavos, ...ownCpfKey(client), client };
+}
+
 /** One POST of the probe's kind, timed from sent to answered. */
-async function one(stack: BenchStack): Promise<Answer> {
+async function one(stack: BenchStack, people: People): Promise<Answer> {
   seq += 1;
+  const body = nextBody(people, 100 + seq);
   const sent = Date.now();
-  const r =
-    kind === 'deposits'
-      ? await post(`${stack.api}/v1/deposits`, {
-          txid: newTxid(),
-          amountCentavos: 100 + seq,
-          client: person(),
-        })
-      : await post(`${stack.api}/v1/withdrawals`, {
-          transactionId: `probe-${tag}-${seq}`,
-          amountCentavos: 100 + seq,
-          pixKey: 'probe@example.com',
-          pixType: 'EMAIL',
-          client: person(),
-        });
+  const r = await post(`${stack.api}/v1/${kind}`, body);
   if (r.status >= 300 || !r.body.workflowId)
     throw new Error(`POST answered ${r.status}: ${JSON.stringify(r.body)}`);
   return { workflowId: r.body.workflowId, sent, answered: Date.now() };
 }
 
 /** `count` POSTs at `rate` a second, open loop. */
-async function offer(stack: BenchStack, count: number): Promise<Answer[]> {
+async function offer(stack: BenchStack, people: People, count: number): Promise<Answer[]> {
   const t0 = Date.now();
   const all: Promise<Answer>[] = [];
   for (let i = 0; i < count; i++) {
     await sleep(Math.max(0, t0 + (i * 1000) / rate - Date.now()));
-    all.push(one(stack));
+    all.push(one(stack, people));
   }
   return Promise.all(all);
 }
@@ -123,11 +111,13 @@ async function main() {
   const stack = await startBenchStack({ LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_MINUTE: '0' });
   try {
     const client = new Client({ connection: await Connection.connect({ address: stack.temporalAddress }) });
+    // Money moves for onboarded people: a few, onboarded first, take turns.
+    const people = await onboardPeople({ api: stack.api, apiKey: API_KEY, sandbox: stack.sandbox }, 4);
     await post(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs: 100, settleWithdrawalsAfterMs: 100 });
-    await offer(stack, 30); // warm-up, not counted
+    await offer(stack, people, 30); // warm-up, not counted
     const cpu0 = stackCpuTicks(stack.child.pid as number);
     const t0 = Date.now();
-    const answers = await offer(stack, n);
+    const answers = await offer(stack, people, n);
     const seconds = (Date.now() - t0) / 1000;
     const cpu1 = stackCpuTicks(stack.child.pid as number);
     const split = await Promise.all(answers.map((a) => stages(client, a)));

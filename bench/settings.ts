@@ -16,6 +16,12 @@ export const settings = {
   openFlows: envNum('BENCH_OPEN_FLOWS', QUICK ? 500 : 10_000),
   tokenMinutes: envNum('BENCH_TOKEN_MINUTES', QUICK ? 1 : 10),
   /**
+   * People onboarded at the start, whom the deposits and withdrawals take turns with. Their daily
+   * payout limits add up to 16 × R$ 50.000,00, over 8,000 of the bench's largest withdrawals
+   * (R$ 90,99); a full run offers at most about 2,500.
+   */
+  people: envNum('BENCH_PEOPLE', 16),
+  /**
    * Reconciliation polls of the stack. Full: the production default. Quick: the same schedule
    * ten times shorter, so the open deposits get past their early polls in about a minute.
    */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpfHash } from '../../common/pii';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { launchChromium } from '../console/browser';
+import { newPerson, onboard, ownCpfKey, type Person } from '../helpers/people';
 import {
   type ApiEnv,
   CODEC_TOKEN,
@@ -10,23 +11,29 @@ import {
   freshCpf,
   json,
   PII_KEY,
+  peopleAt,
   startApiEnv,
 } from './support';
 
 let e: ApiEnv;
 let n = 0;
+/** Onboarded (approved) people, one per test that lists a person's flows: money moves only for them. */
+let listed: Person;
+let everyType: Person;
 
 beforeAll(async () => {
   e = await startApiEnv();
+  const at = await peopleAt(e);
+  [listed, everyType] = await Promise.all([onboard(at), onboard(at)]);
 });
 afterAll(async () => {
   await e?.close();
 });
 
-const depositBody = (cpf: string, txid: string) => ({
+const depositBody = (client: Person, txid: string) => ({
   txid,
-  client: { externalId: `user-${++n}`, cpf, email: 'ana@example.com', name: 'Ana Souza' },
-  amountCentavos: 1_000 + n,
+  client,
+  amountCentavos: 1_000 + ++n,
 });
 
 interface Page {
@@ -45,7 +52,7 @@ interface Page {
 describe('authentication', () => {
   it('no key or a wrong key is 401 problem+json and starts nothing', async () => {
     const txid = `5${Date.now()}`;
-    const body = depositBody(freshCpf(), txid);
+    const body = depositBody(newPerson(), txid);
     const none = await expectProblem(
       await e.call('POST', '/v1/deposits', { body, key: null }),
       401,
@@ -66,10 +73,10 @@ describe('authentication', () => {
 
 describe('GET /v1/flows', () => {
   it('filters by CPF, type, status and time, and pages with a cursor', async () => {
-    const cpf = freshCpf();
+    const { cpf } = listed;
     const txids = [0, 1, 2].map((i) => `4${Date.now()}${i}`);
     for (const txid of txids) {
-      expect((await e.call('POST', '/v1/deposits', { body: depositBody(cpf, txid) })).status).toBe(201);
+      expect((await e.call('POST', '/v1/deposits', { body: depositBody(listed, txid) })).status).toBe(201);
     }
     const list = (query: string) => e.call('GET', `/v1/flows?${query}`).then((r) => json<Page>(r));
     // The flows write their rows themselves, just after the QR is handed out.
@@ -95,20 +102,20 @@ describe('GET /v1/flows', () => {
     expect((await list(`cpf=${cpf}&status=completed`)).items).toHaveLength(0);
     const future = new Date(Date.now() + 3_600_000).toISOString();
     expect((await list(`cpf=${cpf}&created_from=${future}`)).items).toHaveLength(0);
-    expect((await list(`cpf=${cpf}&created_to=${future}`)).items).toHaveLength(3);
+    // The three deposits, and the person's onboarding before them.
+    const untilFuture = await list(`cpf=${cpf}&created_to=${future}`);
+    expect(untilFuture.items.map((i) => i.type)).toEqual(['deposit', 'deposit', 'deposit', 'onboarding']);
   });
 
   it("every type's row names the CPF hash it is found by (the PixflowCpfHash of the Temporal UI)", async () => {
-    const cpf = freshCpf();
-    const client = { externalId: `user-${++n}`, cpf, email: 'ana@example.com', name: 'Ana Souza' };
+    // Onboarded (the onboarding's row) before the person's deposit and payout.
+    const client = everyType;
+    const { cpf } = client;
     const started = await Promise.all([
-      e.call('POST', '/v1/onboardings', { body: { cpf, plan: 'plan_basic', event: 'signup' } }),
       e.call('POST', '/v1/deposits', { body: { client, amountCentavos: 500 } }),
-      e.call('POST', '/v1/withdrawals', {
-        body: { client, pixKey: 'ana@example.com', pixType: 'EMAIL', amountCentavos: 700 },
-      }),
+      e.call('POST', '/v1/withdrawals', { body: { client, ...ownCpfKey(client), amountCentavos: 700 } }),
     ]);
-    expect(started.map((r) => r.status)).toEqual([201, 201, 202]);
+    expect(started.map((r) => r.status)).toEqual([201, 202]);
     const page = await eventually(
       () => e.call('GET', `/v1/flows?cpf=${cpf}`).then((r) => json<Page>(r)),
       (p) => p.items.length === 3,

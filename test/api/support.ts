@@ -13,6 +13,7 @@ import type { FlowTimings } from '../../contracts/shared';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { type PixflowAt, sendLivenessCallbacksTo } from '../helpers/people';
 import { testPool } from '../helpers/postgres';
 import { clientFor, sandboxControl } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
@@ -35,6 +36,9 @@ export interface ApiEnv {
   pool: Pool;
   temporal: Client;
   taskQueue: string;
+  /** The API's webhook ingress (one URL for every point) and the partner id it expects there. */
+  ingress: string;
+  partnerId: string;
   /** fetch to the API with the test key (or `key: null` for none); JSON body. */
   call(method: string, path: string, opts?: { body?: unknown; key?: string | null }): Promise<Response>;
   sandboxControl(path: string, body?: unknown): Promise<unknown>;
@@ -106,6 +110,8 @@ export async function startApiEnv(
     pool,
     temporal,
     taskQueue,
+    ingress: `${url}/webhooks/provider/${encodeURIComponent(config.WEBHOOK_SECRET)}`,
+    partnerId: config.WEBHOOK_PARTNER_ID,
     call(method, path, opts = {}) {
       const headers: Record<string, string> = {};
       const key = opts.key === undefined ? API_KEY : opts.key;
@@ -152,6 +158,16 @@ export async function startApiEnv(
       await pool.end();
     },
   };
+}
+
+/**
+ * This env as test/helpers/people.ts reaches it (`onboard(await peopleAt(e))`). Onboarding needs
+ * the provider's liveness callbacks: the sandbox sends them to the API's own ingress from now on
+ * (only those; deposit and payout notifications stay as the test set them).
+ */
+export async function peopleAt(e: ApiEnv): Promise<PixflowAt> {
+  await sendLivenessCallbacksTo(e.sandbox.url, e.ingress, e.partnerId);
+  return { api: e.url, apiKey: API_KEY, sandbox: e.sandbox.url };
 }
 
 /** A fresh valid CPF: workflow ids are per CPF, and the dev server is shared by every test file. */

@@ -2,6 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../console/browser';
+import { onboard, ownCpfKey, type Person } from '../helpers/people';
 import {
   API_KEY,
   call,
@@ -9,6 +10,7 @@ import {
   eventually,
   freshCpf,
   type Json,
+  peopleAt,
   type Reply,
   type Stack,
   startStack,
@@ -21,6 +23,8 @@ import {
 // only over HTTP: the API, the sandbox's /sandbox/* control endpoints and the webhook ingress.
 
 let stack: Stack;
+/** Onboarded (approved) first: every deposit and payout of this file is hers. */
+let ana: Person;
 /** Every answer of the API and the ingress with a 5xx, for the last test. */
 const serverErrors: string[] = [];
 
@@ -50,7 +54,7 @@ const person = (cpf: string, name = 'Ana Souza') => ({
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 async function createDeposit(amountCentavos = 15_000, id = txid()) {
-  const r = await api('/v1/deposits', { body: { txid: id, amountCentavos, client: person(freshCpf()) } });
+  const r = await api('/v1/deposits', { body: { txid: id, amountCentavos, client: ana } });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   return { txid: id, qr: r.body };
 }
@@ -93,18 +97,19 @@ async function completeLiveness(cpf: string) {
   expect(r.status, JSON.stringify(r.body)).toBe(200);
 }
 
+/** A payout to Ana's own CPF key. */
 const withdrawalBody = (transactionId: string, amountCentavos: number) => ({
   transactionId,
   amountCentavos,
-  pixKey: 'ana@example.com',
-  pixType: 'EMAIL',
-  client: person(freshCpf()),
+  ...ownCpfKey(ana),
+  client: ana,
 });
 
 let expiring: string;
 
 beforeAll(async () => {
   stack = await startStack();
+  ana = await onboard(peopleAt(stack));
   // Created first: it expires (never paid) while the other tests run.
   expiring = (await createDeposit(777)).txid;
 }, 180_000);
@@ -180,7 +185,7 @@ describe('the API refuses what it should, and starts nothing', () => {
 
     const wid = `wd-${randomBytes(6).toString('hex')}`;
     const wd = await api('/v1/withdrawals', {
-      body: { ...withdrawalBody(wid, 500), pixKey: 'not-an-email' },
+      body: { ...withdrawalBody(wid, 500), pixKey: 'not-an-email', pixType: 'EMAIL' },
     });
     problem(wd, 400);
     expect(wd.body.invalid_params.map((p: { name: string }) => p.name)).toContain('body.pixKey');

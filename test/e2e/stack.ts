@@ -1,6 +1,5 @@
-import { generate as generateCpf } from '@fnando/cpf';
-import { testDocuments } from '../../sandbox/test-documents';
 import { type EmbeddedStack, startEmbeddedStack } from '../../scripts/embedded-stack';
+import type { PixflowAt } from '../helpers/people';
 import { waitUntil } from '../helpers/wait';
 
 // The whole embedded stack as `npm start` runs it: every part a real process (embedded Postgres,
@@ -49,18 +48,15 @@ export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 15_000, in
   return (last as { value: T }).value;
 }
 
-const designated = new Set(testDocuments.map((d) => d.cpf));
-const used = new Set<string>();
 /** A valid CPF that is no test document (KYC regular, liveness manual review) and new to this run. */
-export function freshCpf(): string {
-  for (;;) {
-    const cpf = generateCpf();
-    if (!designated.has(cpf) && !used.has(cpf)) {
-      used.add(cpf);
-      return cpf;
-    }
-  }
-}
+export { newCpf as freshCpf } from '../helpers/people';
+
+/** The stack as test/helpers/people.ts reaches it (its sandbox sends every callback to the ingress). */
+export const peopleAt = (stack: Stack): PixflowAt => ({
+  api: stack.api,
+  apiKey: API_KEY,
+  sandbox: stack.sandbox,
+});
 
 export interface Reply<T = unknown> {
   status: number;

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onboardPeople, type People } from '../helpers/people';
 import { Harness } from './harness';
 import {
   FULL,
+  PEOPLE,
   runScenario,
   SCENARIO_TIMEOUT_MS,
   SCENARIOS,
@@ -17,11 +19,14 @@ import {
 const figures: ScenarioFigures[] = [];
 const startedAt = Date.now();
 let h: Harness;
+/** Onboarded (approved) once, before any fault: money moves only for them. */
+let people: People;
 
 describe.sequential(`fault suite (${FULL ? 'full' : 'light'} run)`, () => {
   beforeAll(async () => {
     h = new Harness({ ...STACK, verbose: Boolean(process.env.FAULTS_VERBOSE) });
     await h.start();
+    people = await onboardPeople(h.people, PEOPLE);
   }, 240_000);
 
   afterAll(async () => {
@@ -36,7 +41,7 @@ describe.sequential(`fault suite (${FULL ? 'full' : 'light'} run)`, () => {
     it(
       `${scenario.name}: ${scenario.description}`,
       async () => {
-        const f = await runScenario(h, scenario);
+        const f = await runScenario(h, scenario, people);
         figures.push(f);
         expect(f.problems, `${scenario.name}: ${f.problems.length} problems`).toEqual([]);
         expect(f.flowsLost).toBe(0);

@@ -7,6 +7,7 @@ import { searchAttributeCliArgs } from '../../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../../db/embedded';
 import { migrate } from '../../db/migrate';
 import { devServerDynamicConfigArgs, ensureTemporalCli } from '../../scripts/temporal-tools';
+import type { PixflowAt } from '../helpers/people';
 import { freePort, tcpOpen } from '../helpers/ports';
 import { waitUntil } from '../helpers/wait';
 
@@ -127,6 +128,10 @@ export class Harness {
   }
   get ingress() {
     return `${this.api}/webhooks/provider/${WEBHOOK_SECRET}`;
+  }
+  /** The stack as test/helpers/people.ts reaches it. */
+  get people(): PixflowAt {
+    return { api: this.api, apiKey: API_KEY, sandbox: this.sandbox };
   }
 
   private note(what: string) {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { generate as generateCpf } from '@fnando/cpf';
 import { parseNotification } from '../../api/ingress/notification';
-import { testDocuments } from '../../sandbox/test-documents';
+import { newCpf, ownCpfKey, type People } from '../helpers/people';
 import { API_KEY, type Harness, PII_HASH_KEY } from './harness';
 
 // Mixed load through the API, settled by the sandbox itself, and the checks of every flow
@@ -36,24 +35,8 @@ export interface Load {
   refusals: string[];
 }
 
-const designated = new Set(testDocuments.map((d) => d.cpf));
-const usedCpfs = new Set<string>();
-function freshCpf(): string {
-  for (;;) {
-    const cpf = generateCpf();
-    if (!designated.has(cpf) && !usedCpfs.has(cpf)) {
-      usedCpfs.add(cpf);
-      return cpf;
-    }
-  }
-}
-
-const person = (cpf: string) => ({
-  externalId: `ext-${randomBytes(4).toString('hex')}`,
-  cpf,
-  email: 'cliente@example.com',
-  name: 'Maria Fault',
-});
+/** A payout of the load is at most this (below the biometric step-up bound). */
+export const MAX_PAYOUT_CENTAVOS = 100_099;
 
 const digits = (n: number) => {
   let s = String(1 + Math.floor(Math.random() * 9));
@@ -160,9 +143,10 @@ async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise
  * Starts the mixed load and returns once every request was accepted and every onboarding's
  * liveness was completed and reviewed in the sandbox. Unpaid deposits and to-be-failed
  * withdrawals go first, while the sandbox does nothing by itself; then the sandbox pays and
- * settles everything else on its own.
+ * settles everything else on its own. Deposits and payouts are spread over `people`, onboarded
+ * before the scenarios; each payout goes to its person's own CPF key.
  */
-export async function runLoad(h: Harness, scenario: string, spec: LoadSpec): Promise<Load> {
+export async function runLoad(h: Harness, scenario: string, spec: LoadSpec, people: People): Promise<Load> {
   const load: Load = {
     scenario,
     deposits: [],
@@ -177,7 +161,7 @@ export async function runLoad(h: Harness, scenario: string, spec: LoadSpec): Pro
     const body = {
       txid,
       amountCentavos: 100 + Math.floor(Math.random() * 100_000),
-      client: person(freshCpf()),
+      client: people.next(),
     };
     load.deposits.push(txid);
     await reliably(
@@ -188,13 +172,9 @@ export async function runLoad(h: Harness, scenario: string, spec: LoadSpec): Pro
     );
   };
   const withdrawal = async (id: string) => {
-    const body = {
-      transactionId: id,
-      amountCentavos: 100 + Math.floor(Math.random() * 100_000),
-      pixKey: 'cliente@example.com',
-      pixType: 'EMAIL',
-      client: person(freshCpf()),
-    };
+    const amountCentavos = 100 + Math.floor(Math.random() * (MAX_PAYOUT_CENTAVOS - 99));
+    const client = people.payee(amountCentavos);
+    const body = { transactionId: id, amountCentavos, ...ownCpfKey(client), client };
     load.withdrawals.push(id);
     await reliably(
       load,
@@ -214,7 +194,7 @@ export async function runLoad(h: Harness, scenario: string, spec: LoadSpec): Pro
     { length: spec.withdrawals - spec.failedWithdrawals },
     (_, i) => `flt-${tag}-s${i}-${randomBytes(4).toString('hex')}`,
   );
-  const cpfs = Array.from({ length: spec.onboardings }, () => freshCpf());
+  const cpfs = Array.from({ length: spec.onboardings }, () => newCpf());
 
   // Phase 1: nothing settles by itself.
   await h.control('/sandbox/auto', { payDepositsAfterMs: null, settleWithdrawalsAfterMs: null });

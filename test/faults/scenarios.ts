@@ -2,8 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { endpointNameSchema } from '../../provider/schemas';
+import { type People, peopleForPayouts } from '../helpers/people';
 import type { Harness } from './harness';
-import { type CheckResult, check, type Load, type LoadSpec, runLoad } from './load';
+import { type CheckResult, check, type Load, type LoadSpec, MAX_PAYOUT_CENTAVOS, runLoad } from './load';
 
 // The scenarios: each runs the mixed load, injects its fault while the load runs, waits for
 // every flow to end and checks it (load.ts). Figures go to a JSON file the report quotes.
@@ -201,6 +202,15 @@ export const SCENARIOS: Scenario[] = [
       ]),
 ];
 
+/**
+ * The people every scenario's deposits and payouts are spread over, onboarded once for the run:
+ * enough that nobody passes the daily payout limit over all the scenarios, and a few at least.
+ */
+export const PEOPLE = Math.max(
+  4,
+  peopleForPayouts(SCENARIOS.length * SPEC.withdrawals * MAX_PAYOUT_CENTAVOS),
+);
+
 function temporalRestart(): Scenario {
   return {
     name: 'temporal-restart',
@@ -252,14 +262,14 @@ const CHECK_TIMEOUT_MS = FULL ? 300_000 : 150_000;
  */
 export const SCENARIO_TIMEOUT_MS = 300_000 + CHECK_TIMEOUT_MS + 60_000;
 
-export async function runScenario(h: Harness, s: Scenario): Promise<ScenarioFigures> {
+export async function runScenario(h: Harness, s: Scenario, people: People): Promise<ScenarioFigures> {
   const started = Date.now();
   await h.resetSandbox();
   if (s.knobs) await h.control('/sandbox/faults', s.knobs);
   const before = await workerMetric(h);
   const faults: Record<string, number> = {};
   const spec = s.onboardings === false ? { ...SPEC, onboardings: 0, refusedOnboardings: 0 } : SPEC;
-  const loadP = runLoad(h, s.name, spec);
+  const loadP = runLoad(h, s.name, spec, people);
   const injectP = s.inject?.({ h, loadDone: loadP, faults }) ?? Promise.resolve();
   const [load] = (await Promise.all([loadP, injectP])) as [Load, undefined];
   const loadSeconds = Math.round((Date.now() - started) / 1000);

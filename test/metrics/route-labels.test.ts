@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY, type ApiEnv, freshCpf, startApiEnv } from '../api/support';
+import { API_KEY, type ApiEnv, peopleAt, startApiEnv } from '../api/support';
+import { onboard, ownCpfKey, type Person } from '../helpers/people';
 
 // The real app's /metrics: every answer of one route, whatever its status and wherever it was
 // decided (the handler, the body parser, the router's error path), counts under that route's
@@ -7,9 +8,12 @@ import { API_KEY, type ApiEnv, freshCpf, startApiEnv } from '../api/support';
 
 let e: ApiEnv;
 let n = 0;
+/** Onboarded: money moves only for an approved person. */
+let client: Person;
 
 beforeAll(async () => {
   e = await startApiEnv();
+  client = await onboard(await peopleAt(e));
 });
 afterAll(async () => {
   await e?.close();
@@ -17,9 +21,8 @@ afterAll(async () => {
 
 const withdrawalBody = () => ({
   transactionId: `labels-wd-${Date.now()}-${++n}`,
-  client: { externalId: `user-${n}`, cpf: freshCpf(), email: 'ana@example.com', name: 'Ana Souza' },
-  pixKey: 'ana@example.com',
-  pixType: 'EMAIL',
+  client,
+  ...ownCpfKey(client),
   amountCentavos: 1_000,
 });
 

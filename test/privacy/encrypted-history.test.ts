@@ -3,7 +3,8 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cpfHash } from '../../common/pii';
 import { onboardingWorkflowId } from '../../contracts/onboarding';
-import { type ApiEnv, CODEC_TOKEN, freshCpf, PII_KEY, startApiEnv } from '../api/support';
+import { type ApiEnv, CODEC_TOKEN, freshCpf, PII_KEY, peopleAt, startApiEnv } from '../api/support';
+import { newPerson, onboard, ownCpfKey } from '../helpers/people';
 import { waitUntil } from '../helpers/wait';
 
 // Personal data never reaches Temporal in plain text: the raw history, read with a client that
@@ -22,12 +23,10 @@ beforeAll(async () => {
   env = await startApiEnv({ pollScheduleMs: [500] });
   rawConnection = await Connection.connect({ address: inject('temporalAddress') });
   raw = new Client({ connection: rawConnection }); // no data converter: sees what the server stores
-  const client = { externalId: 'u-1', cpf, email, name };
+  const client = newPerson(cpf, { externalId: 'u-1', email, name });
 
-  const onboarding = await env.call('POST', '/v1/onboardings', {
-    body: { cpf, plan: 'plan_full', event: 'signup' },
-  });
-  expect(onboarding.status).toBe(201);
+  // Onboarded to approved (KYC, liveness, the operator's review) before money moves for them.
+  await onboard(await peopleAt(env), client, { plan: 'plan_full', event: 'signup' });
   ids.push(onboardingWorkflowId(cpfHash(cpf, PII_KEY)));
 
   const deposit = await env.call('POST', '/v1/deposits', { body: { client, amountCentavos: 15_000 } });
@@ -36,8 +35,9 @@ beforeAll(async () => {
   await env.sandboxControl(`/sandbox/deposits/${txid}/pay`, { payerName: name, payerCpf: cpf });
   ids.push(`deposit-${txid}`);
 
+  // To the person's own CPF key: the key is personal data in the payout's history too.
   const withdrawal = await env.call('POST', '/v1/withdrawals', {
-    body: { client, pixKey: email, pixType: 'EMAIL', amountCentavos: 2_500 },
+    body: { client, ...ownCpfKey(client), amountCentavos: 2_500 },
   });
   expect(withdrawal.status).toBe(202);
   const { transactionId } = (await withdrawal.json()) as { transactionId: string };
