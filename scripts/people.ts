@@ -83,6 +83,12 @@ export interface OnboardOptions {
   event?: string;
   /** Who approves the manual review, kept in the flow's state. */
   reviewer?: string;
+  /**
+   * Who decides the manual review: pixflow's operator (the API's review, the default), or the
+   * provider's own reviewer (the sandbox's), after which the provider counts the person as
+   * onboarded and gives them biometric identifications (a step-up needs one).
+   */
+  reviewedBy?: 'operator' | 'provider';
   /** Give up after this long (default 60 s). */
   timeoutMs?: number;
 }
@@ -168,6 +174,12 @@ export async function onboard(
       });
       if (done.status !== 200) throw fail('POST /sandbox/liveness/complete', done);
       completed = true;
+    } else if (state.status === 'awaiting_review' && !reviewed && opts.reviewedBy === 'provider') {
+      const review = await request(`${at.sandbox}/sandbox/liveness/review`, deadline, {
+        body: { document: cpf, decision: 'approve' },
+      });
+      if (review.status !== 200) throw fail('POST /sandbox/liveness/review', review);
+      reviewed = true;
     } else if (state.status === 'awaiting_review' && !reviewed) {
       const review = await api(`/v1/onboardings/${cpf}/review`, {
         decision: 'approve',

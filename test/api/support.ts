@@ -13,7 +13,10 @@ import type { FlowTimings } from '../../contracts/shared';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { type PixflowAt, sendLivenessCallbacksTo } from '../helpers/people';
+import { onboard, type PixflowAt, sendLivenessCallbacksTo } from '../helpers/people';
+
+export { waitUntil as eventually } from '../helpers/wait';
+
 import { testPool } from '../helpers/postgres';
 import { clientFor, sandboxControl } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
@@ -188,10 +191,6 @@ export async function expectProblem(res: Response, status: number, slug?: string
   return body;
 }
 
-import { waitUntil } from '../helpers/wait';
-
-export { waitUntil as eventually };
-
 export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** What the flow routes answer: the workflow id and the flow's state. */
@@ -204,27 +203,10 @@ export interface FlowAnswer {
 export const json = <T = FlowAnswer>(res: Response): Promise<T> => res.json() as Promise<T>;
 
 /**
- * Onboards a person to approved through the API: liveness completed in the sandbox, then the
- * provider's own review when it asks one (the provider then counts the person as onboarded, so
- * their later liveness links are biometric identifications). The money rules let them move money.
+ * Onboards a person to approved through the API, the provider's own reviewer deciding a manual
+ * review: the provider then counts the person as onboarded, so their later liveness links are
+ * biometric identifications (what a step-up needs).
  */
 export async function onboardApproved(e: ApiEnv, cpf: string): Promise<void> {
-  const statusOf = async () =>
-    (await json<{ state: { status: string } }>(await e.call('GET', `/v1/onboardings/${cpf}`))).state.status;
-  // The liveness callbacks reach the onboarding through this API's webhook ingress.
-  await e.sandboxControl('/sandbox/notifications', {
-    url: `${e.url}/webhooks/provider/dev-webhook-secret-change-me`,
-    partnerId: 'pixflow',
-  });
-  const res = await e.call('POST', '/v1/onboardings', { body: { cpf, plan: 'plan_basic', event: 'signup' } });
-  if (res.status !== 201 && res.status !== 200)
-    throw new Error(`onboarding ${cpf}: ${res.status} ${await res.text()}`);
-  await waitUntil(statusOf, (s) => s === 'awaiting_liveness' || s === 'approved');
-  if ((await statusOf()) === 'approved') return;
-  await e.sandboxControl('/sandbox/liveness/complete', { document: cpf });
-  const waiting = await waitUntil(statusOf, (s) => s === 'approved' || s === 'awaiting_review');
-  if (waiting === 'awaiting_review') {
-    await e.sandboxControl('/sandbox/liveness/review', { document: cpf, decision: 'approve' });
-  }
-  await waitUntil(statusOf, (s) => s === 'approved');
+  await onboard(await peopleAt(e), cpf, { reviewedBy: 'provider' });
 }
