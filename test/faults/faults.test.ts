@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onboardPeople, type People } from '../helpers/people';
+import { DAILY_PAYOUT_LIMIT_CENTAVOS, onboardPeople, type People } from '../helpers/people';
 import { Harness } from './harness';
+import { RACE_REQUESTS, runLimitRace } from './limit-race';
 import {
   FULL,
   PEOPLE,
@@ -36,6 +37,14 @@ describe.sequential(`fault suite (${FULL ? 'full' : 'light'} run)`, () => {
     }
     await h?.stop();
   }, 120_000);
+
+  it('limit-race: one person asks 14 withdrawals at once against the daily limit, while the worker is down', async () => {
+    const race = await runLimitRace(h);
+    process.stderr.write(`[faults] limit-race: ${JSON.stringify(race)}\n`);
+    expect(race.problems).toEqual([]);
+    expect(race.passed + race.refused).toBe(RACE_REQUESTS);
+    expect(race.sentCentavos).toBeLessThanOrEqual(DAILY_PAYOUT_LIMIT_CENTAVOS);
+  }, 240_000);
 
   for (const scenario of SCENARIOS) {
     it(

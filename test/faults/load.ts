@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { parseNotification } from '../../api/ingress/notification';
+import { depositFinalStatuses } from '../../contracts/deposit';
+import { onboardingFinalStatuses } from '../../contracts/onboarding';
+import { withdrawalFinalStatuses } from '../../contracts/withdrawal';
 import { newCpf, ownCpfKey, type People } from '../helpers/people';
 import { API_KEY, type Harness, PII_HASH_KEY } from './harness';
 
@@ -52,7 +55,7 @@ export interface Reply {
   body: Json;
 }
 
-async function http(url: string, init: { method?: string; body?: unknown; timeoutMs?: number } = {}) {
+export async function http(url: string, init: { method?: string; body?: unknown; timeoutMs?: number } = {}) {
   const res = await fetch(url, {
     method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
     headers: {
@@ -78,7 +81,7 @@ export const apiGet = (h: Harness, p: string) => http(`${h.api}${p}`);
  * The idempotency contract from the caller's side: send the same request (same ids) again after
  * a network error, a timeout, a 5xx or a 429, until an accepted answer or the deadline.
  */
-async function reliably(
+export async function reliably(
   load: Load,
   what: string,
   send: () => Promise<Reply>,
@@ -146,16 +149,19 @@ async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise
  * settles everything else on its own. Deposits and payouts are spread over `people`, onboarded
  * before the scenarios; each payout goes to its person's own CPF key.
  */
+/** A scenario's load before any request. */
+export const newLoad = (scenario: string): Load => ({
+  scenario,
+  deposits: [],
+  withdrawals: [],
+  onboardings: [],
+  retries: 0,
+  apiErrors: 0,
+  refusals: [],
+});
+
 export async function runLoad(h: Harness, scenario: string, spec: LoadSpec, people: People): Promise<Load> {
-  const load: Load = {
-    scenario,
-    deposits: [],
-    withdrawals: [],
-    onboardings: [],
-    retries: 0,
-    apiErrors: 0,
-    refusals: [],
-  };
+  const load = newLoad(scenario);
   const tag = scenario.replace(/[^a-z0-9]/gi, '').slice(0, 12);
   const deposit = async (txid: string) => {
     const body = {
@@ -278,10 +284,10 @@ async function onboarding(h: Harness, load: Load, cpf: string, decision: 'approv
   load.refusals.push(`onboarding ${cpf.slice(0, 3)}***: liveness never completed in the sandbox`);
 }
 
-const TERMINAL = {
-  deposit: ['completed', 'expired', 'failed'],
-  withdrawal: ['completed', 'failed', 'stuck'],
-  onboarding: ['approved', 'rejected', 'expired'],
+const TERMINAL: Record<'deposit' | 'withdrawal' | 'onboarding', readonly string[]> = {
+  deposit: depositFinalStatuses,
+  withdrawal: withdrawalFinalStatuses,
+  onboarding: onboardingFinalStatuses,
 };
 
 /** Polls every flow until all are terminal or the deadline passes; returns the final states. */
