@@ -177,7 +177,8 @@ const ops: Op[] = [
     path: '/v1/deposits/{txid}',
     tag: 'Deposits',
     summary: 'Deposit state',
-    description: 'The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image.',
+    description:
+      "The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image. A deposit paid by someone else is `held` (reason `third_party_payer`) until an operator's `resolution`, kept in the state once decided.",
     params: txidParamsSchema,
     ok: [{ status: 200, description: 'Current state', schema: depositStateResponseSchema }],
     errors: [400, 401, 404],

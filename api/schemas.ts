@@ -505,7 +505,10 @@ export const problemSchema = z
       .string()
       .optional()
       .meta({ description: "the flow's status, when it is why the request cannot be answered" }),
-    reason: z.string().optional().meta({ description: "the flow's reason for that status" }),
+    reason: z
+      .string()
+      .optional()
+      .meta({ description: "a reason code: the flow's reason for that status, or the rule that refuses" }),
     verification: z
       .enum(customerVerifications)
       .optional()
