@@ -168,7 +168,10 @@ describe('deposits', () => {
     // Once the flow has closed, a repeat finds it (never a second flow for the txid): same answers.
     const handle = e.temporal.workflow.getHandle(depositWorkflowId(txid));
     await handle.result();
-    expect(refused()).toHaveLength(1);
+    // The provider's notification of the occupied txid comes in through the ingress: when it
+    // lands while the flow's first task closes it, the server refuses that task and hands it over
+    // again (the QR's local activity runs again), and the API asks again instead of answering 5xx.
+    expect(refused().length).toBeGreaterThanOrEqual(1);
     await expectProblem(await e.call('POST', '/v1/deposits', { body }), 422, 'deposit-failed');
     await expectProblem(await e.call('POST', '/v1/deposits', { body: { ...body, amountCentavos: 5 } }), 409);
     expect((await handle.describe()).status.name).toBe('COMPLETED');
