@@ -39,7 +39,7 @@ const onboardingStatus = async (cpf: string) =>
  * Onboards a fresh CPF as a person does: KYC, the liveness (the sandbox stands in for the phone,
  * its callback comes in through the ingress), then the operator's approval.
  */
-async function onboardApproved(): Promise<string> {
+async function approvedPerson(): Promise<string> {
   const cpf = freshCpf();
   const started = await e.call('POST', '/v1/onboardings', {
     body: { cpf, plan: 'plan_basic', event: 'signup' },
@@ -75,7 +75,7 @@ beforeAll(async () => {
     url: `${e.url}/webhooks/provider/${WEBHOOK_SECRET}`,
     partnerId: WEBHOOK_PARTNER_ID,
   });
-  ana = await onboardApproved();
+  ana = await approvedPerson();
 });
 afterAll(async () => {
   await e?.close();
@@ -259,7 +259,7 @@ describe('only a verified person deposits (REQUIRE_VERIFIED_FOR_DEPOSITS, on by 
   });
 
   it('the rule is about starting one: a deposit made before a suspension is still answered the same', async () => {
-    const bea = await onboardApproved();
+    const bea = await approvedPerson();
     const txid = `2${Date.now()}${++n}`;
     const body = depositBody({ txid }, bea);
     const first = await e.call('POST', '/v1/deposits', { body });
