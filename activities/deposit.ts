@@ -1,6 +1,11 @@
 import { maskBankAccount, maskCpf } from '../common/mask';
 import { bankAccountKey, normaliseBankAccount } from '../contracts/customer';
-import type { DepositInput, DepositQr } from '../contracts/deposit';
+import {
+  type DepositHoldReason,
+  type DepositInput,
+  type DepositQr,
+  THIRD_PARTY_PAYER,
+} from '../contracts/deposit';
 import type { FlowRecord } from '../contracts/shared';
 import { addAccount } from '../db/customers';
 import { NotFoundError } from '../provider/errors';
@@ -14,6 +19,21 @@ export interface DepositCheck {
   payerCpfMasked?: string;
   paidAt?: string;
   providerStatus?: string;
+  /** Asked with the client's CPF, of a paid deposit: whether the person paid it themselves. */
+  payerIsClient?: boolean;
+  /** Why the paid deposit must wait for an operator instead of being credited (the rules say). */
+  hold?: DepositHoldReason;
+}
+
+const digits = (v: string) => v.replace(/\D/g, '');
+
+/**
+ * Whether the payer is the person: the contract allows an empty `cpf_payer`, which counts as the
+ * person's own (there is no other payer to tell); otherwise the CPFs compare as digits.
+ */
+export function payerIsClient(cpfPayer: string | undefined, clientCpf: string): boolean {
+  if (!cpfPayer?.trim()) return true;
+  return digits(cpfPayer) === digits(clientCpf);
 }
 
 export function createDepositActivities({
@@ -21,8 +41,9 @@ export function createDepositActivities({
   pool,
   hashCpf,
   hashAccount,
+  rules,
   recordFlow,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount'> & {
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount' | 'rules'> & {
   recordFlow: (row: FlowRecord) => Promise<void>;
 }) {
   /** The payer's bank account the deposit names, registered as the person's own (idempotent). */
@@ -71,11 +92,17 @@ export function createDepositActivities({
       };
     },
 
-    /** The deposit inquiry: the only proof of payment (a notification is just a hint). */
-    async inquireDeposit(txid: string): Promise<DepositCheck> {
+    /**
+     * The deposit inquiry: the only proof of payment (a notification is just a hint). Given the
+     * client's CPF (the one the deposit was started with), it says whether the person paid it
+     * and whether the rules hold it: the payer's CPF stays here, only its masked form goes back
+     * into the workflow's history, and the hold is decided by the rules this worker runs with.
+     */
+    async inquireDeposit(txid: string, clientCpf?: string): Promise<DepositCheck> {
       try {
         const tx = await provider.getDeposit(txid);
         if (tx.status !== 'completed') return { paid: false, providerStatus: tx.status };
+        const own = clientCpf === undefined ? undefined : payerIsClient(tx.cpf_payer, clientCpf);
         return {
           paid: true,
           providerStatus: tx.status,
@@ -83,6 +110,8 @@ export function createDepositActivities({
           payerName: tx.name_payer || undefined,
           payerCpfMasked: tx.cpf_payer ? maskCpf(tx.cpf_payer) : undefined,
           paidAt: tx.paidAt || undefined,
+          ...(own === undefined ? {} : { payerIsClient: own }),
+          ...(own === false && rules.holdThirdPartyDeposits ? { hold: THIRD_PARTY_PAYER } : {}),
         };
       } catch (err) {
         // Not visible to the inquiry yet: unpaid as far as we can prove.

@@ -15,6 +15,8 @@ import {
   customerAccountSchema,
   customerSchema,
   depositBodySchema,
+  depositResolutionBodySchema,
+  depositResolutionResponseSchema,
   depositResponseSchema,
   depositStateResponseSchema,
   flowPageSchema,
@@ -55,7 +57,7 @@ const errorText: Record<number, string> = {
   400: 'Invalid body, path or query parameter (invalid_params names each field)',
   401: 'Missing or wrong API key',
   404: 'No such flow, customer or account (or nothing to serve yet)',
-  409: 'Conflicts with the existing flow',
+  409: "Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which)",
   410: 'The flow has finished without it, for good (flowStatus and reason say why)',
   422: "Refused (detail says why: the provider refused it, or the key is not the person's own); the same request would be refused again",
   429: 'Too many requests with this API key: retry after the Retry-After seconds',
@@ -162,7 +164,7 @@ const ops: Op[] = [
     tag: 'Deposits',
     summary: 'Create a deposit and get its Pix QR code in one call',
     description:
-      'Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409.',
+      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before.",
     body: depositBodySchema,
     ok: [
       { status: 201, description: 'Created', schema: depositResponseSchema },
@@ -175,10 +177,29 @@ const ops: Op[] = [
     path: '/v1/deposits/{txid}',
     tag: 'Deposits',
     summary: 'Deposit state',
-    description: 'The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image.',
+    description:
+      "The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image. A deposit paid by someone else is `held` (reason `third_party_payer`) until an operator's `resolution`, kept in the state once decided.",
     params: txidParamsSchema,
     ok: [{ status: 200, description: 'Current state', schema: depositStateResponseSchema }],
     errors: [400, 401, 404],
+  },
+  {
+    method: 'post',
+    path: '/v1/deposits/{txid}/resolution',
+    tag: 'Deposits',
+    summary: 'Operator decision on a held deposit (someone other than the person paid it)',
+    description:
+      'Only a `held` deposit takes one, once: `accept` credits it (`completed`), `return` ends it `to_return` (the money is to be sent back by hand). Answered once the new status is recorded. 409 `not-held` with its flowStatus otherwise.',
+    params: txidParamsSchema,
+    body: depositResolutionBodySchema,
+    ok: [
+      {
+        status: 200,
+        description: 'The decision and the status it led to',
+        schema: depositResolutionResponseSchema,
+      },
+    ],
+    errors: [400, 401, 404, 409],
   },
   {
     method: 'get',

@@ -2,8 +2,14 @@ import { z } from 'zod';
 import { type BiometricsState, biometricsStatuses } from '../contracts/biometrics';
 import { accountKinds, customerVerifications } from '../contracts/customer';
 import { accountIdSchema, customerAccountInputSchema } from '../contracts/customer-input';
-import { type DepositQr, type DepositState, depositStatuses } from '../contracts/deposit';
-import { depositInputSchema } from '../contracts/deposit-input';
+import {
+  type DepositQr,
+  type DepositResolution,
+  type DepositResolutionAnswer,
+  type DepositState,
+  depositStatuses,
+} from '../contracts/deposit';
+import { depositInputSchema, depositResolutionInputSchema } from '../contracts/deposit-input';
 import { type LivenessLink, type OnboardingState, onboardingStatuses } from '../contracts/onboarding';
 import { onboardingInputSchema, reviewDecisionSchema } from '../contracts/onboarding-input';
 import type { FlowType } from '../contracts/shared';
@@ -48,6 +54,13 @@ export const depositBodySchema = depositInputSchema
     id: 'DepositRequest',
     example: { txid: TXID, client: { ...client, birthday: '1990-01-02' }, amountCentavos: 15_000 },
   });
+
+export const depositResolutionBodySchema = depositResolutionInputSchema.meta({
+  id: 'DepositResolutionRequest',
+  description:
+    "An operator's decision on a held deposit: `accept` credits it (completed), `return` leaves it to be paid back by hand (to_return).",
+  example: { decision: 'return', by: 'ops@example.com', reason: 'payer is not the account holder' },
+});
 
 /**
  * withdrawalInputSchema carries a refinement (pix key vs type), which zod does not let us extend:
@@ -307,8 +320,18 @@ const depositStateSchema = z.object({
       payerName: z.string().optional(),
       payerCpfMasked: z.string().optional(),
       paidAt: z.string().optional(),
+      payerIsClient: z.boolean().optional().meta({
+        description:
+          'whether the person paid it themselves (an empty payer CPF counts as theirs); absent for deposits from before the check',
+      }),
     })
     .optional(),
+  resolution: depositResolutionInputSchema
+    .extend({ at: iso })
+    .optional()
+    .meta({ description: "an operator's decision on the held deposit" }) satisfies z.ZodType<
+    DepositResolution | undefined
+  >,
   ...moneyFlowProgress,
 }) satisfies z.ZodType<DepositState>;
 
@@ -341,6 +364,22 @@ export const depositStateResponseSchema = z
       },
     },
   });
+
+export const depositResolutionResponseSchema = depositResolutionInputSchema
+  .extend({
+    txid: z.string(),
+    status: z.enum(depositStatuses).meta({ description: 'what the decision led to: completed or to_return' }),
+  })
+  .meta({
+    id: 'DepositResolution',
+    example: {
+      txid: TXID,
+      decision: 'return',
+      by: 'ops@example.com',
+      reason: 'payer is not the account holder',
+      status: 'to_return',
+    },
+  }) satisfies z.ZodType<DepositResolutionAnswer>;
 
 /** The biometric identification a withdrawal waits for (step-up), its QR image as a link. */
 const stepUpSchema = z.object({
@@ -466,7 +505,14 @@ export const problemSchema = z
       .string()
       .optional()
       .meta({ description: "the flow's status, when it is why the request cannot be answered" }),
-    reason: z.string().optional().meta({ description: "the flow's reason for that status" }),
+    reason: z
+      .string()
+      .optional()
+      .meta({ description: "a reason code: the flow's reason for that status, or the rule that refuses" }),
+    verification: z
+      .enum(customerVerifications)
+      .optional()
+      .meta({ description: "the person's verification, when it is why a flow is not started" }),
   })
   .meta({
     id: 'Problem',

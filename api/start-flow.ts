@@ -22,6 +22,25 @@ export type StartOutcome<Ret, W extends Workflow> =
   /** The same request again, for a flow that is already closed: answer from its state. */
   | { answered: false; closed: WorkflowHandle<W> };
 
+const GRPC_FAILED_PRECONDITION = 9;
+/** How many times an update lost with its workflow task is asked for (the first ask included). */
+export const UPDATE_ATTEMPTS = 3;
+
+/**
+ * The server dropped an update it had handed to a workflow task that it then failed; the usual
+ * cause is a signal (a provider notification) that arrived while that task closed the flow, which
+ * the server refuses and hands the worker again. The update was not applied and nothing the
+ * caller did caused it: asking again is safe, and finds the flow as the next task leaves it.
+ */
+export function updateLostWithItsTask(err: unknown): boolean {
+  // Update-with-start throws the gRPC error itself; an update alone wraps it in a ServiceError.
+  const lost = (e: unknown) => {
+    const grpc = e as { code?: unknown; message?: unknown } | undefined;
+    return grpc?.code === GRPC_FAILED_PRECONDITION && /workflow task failure/i.test(String(grpc.message));
+  };
+  return lost(err) || lost((err as { cause?: unknown } | undefined)?.cause);
+}
+
 /**
  * One round trip: update-with-start creates the flow, or attaches to the running one, and answers
  * the update (its validator refuses a different request: 409). A closed flow is never started
@@ -33,6 +52,7 @@ export async function startOrAttach<W extends Workflow, Ret, Args extends unknow
   update: UpdateDefinition<Ret, Args>,
   args: Args,
   flow: FlowStart<W>,
+  attempt = 1,
 ): Promise<StartOutcome<Ret, W>> {
   try {
     const answer = await temporal.workflow.executeUpdateWithStart(update, {
@@ -47,6 +67,9 @@ export async function startOrAttach<W extends Workflow, Ret, Args extends unknow
     });
     return { answered: true, answer };
   } catch (err) {
+    if (updateLostWithItsTask(err) && attempt < UPDATE_ATTEMPTS) {
+      return startOrAttach(temporal, update, args, flow, attempt + 1);
+    }
     const problem = updateFailure(err);
     if (problem) throw problem;
     if (!isAlreadyStarted(err)) throw err;

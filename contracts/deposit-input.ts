@@ -20,3 +20,14 @@ export type DepositInput = z.infer<typeof depositInputSchema> & {
   /** The API request that started the flow: its `qrCode` update answers `created`. */
   requestId?: string;
 };
+
+/**
+ * An operator's decision on a held deposit: credit it (`accept`) or send the money back by hand
+ * (`return`), who decided and why.
+ */
+export const depositResolutionInputSchema = z.object({
+  decision: z.enum(['accept', 'return']),
+  by: z.string().min(1).max(200),
+  reason: z.string().min(1).max(1000),
+});
+export type DepositResolutionRequest = z.infer<typeof depositResolutionInputSchema>;

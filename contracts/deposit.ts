@@ -1,19 +1,61 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { DepositInput } from './deposit-input';
+import type { DepositInput, DepositResolutionRequest } from './deposit-input';
 import type { PaymentProgress } from './shared';
 
 // The deposit's contract: a Pix QR code at once, then payment proven by inquiry. What it is
 // started with is checked by the schema in deposit-input.ts.
 
-export type { DepositInput };
+export type { DepositInput, DepositResolutionRequest };
 
 /** One deposit per txid, ever: the provider refuses a txid twice. */
 export const depositWorkflowId = (txid: string) => `deposit-${txid}`;
 
-/** Every status a deposit can be in (GET /v1/flows checks against these). */
-export const depositStatuses = ['creating', 'awaiting_payment', 'completed', 'expired', 'failed'] as const;
+/**
+ * Every status a deposit can be in (GET /v1/flows checks against these). `held` waits for an
+ * operator's resolution; `to_return` is final: the money is to be sent back by hand (the provider
+ * has no refund).
+ */
+export const depositStatuses = [
+  'creating',
+  'awaiting_payment',
+  'held',
+  'completed',
+  'expired',
+  'failed',
+  'to_return',
+] as const;
 export type DepositStatus = (typeof depositStatuses)[number];
-export const depositFinalStatuses: readonly DepositStatus[] = ['completed', 'expired', 'failed'];
+export const depositFinalStatuses: readonly DepositStatus[] = ['completed', 'expired', 'failed', 'to_return'];
+
+/** Why the API refuses to start a deposit: the person's onboarding is not approved. */
+export const NOT_VERIFIED = 'not_verified';
+
+/**
+ * Why a paid deposit is held instead of credited (the reason of `held`, and of `to_return`):
+ * someone other than the person paid it.
+ */
+export const THIRD_PARTY_PAYER = 'third_party_payer';
+export type DepositHoldReason = typeof THIRD_PARTY_PAYER;
+
+/**
+ * The patch that brought the payer check: runs started before it replay as they ran (the
+ * inquiry without the client's CPF, credited whoever paid).
+ */
+export const PAYER_CHECK_PATCH = 'deposit-payer-checked-against-client';
+
+/** What an operator decides for a held deposit: credit it, or send the money back. */
+export type DepositDecision = DepositResolutionRequest['decision'];
+
+/** The decision as the deposit keeps it (state and flows row), with when it was taken. */
+export interface DepositResolution extends DepositResolutionRequest {
+  at: string;
+}
+
+/** The `resolution` update's answer: the decision, and the status it led to. */
+export interface DepositResolutionAnswer extends DepositResolutionRequest {
+  txid: string;
+  status: DepositStatus;
+}
 
 export interface DepositQr {
   txid: string;
@@ -47,7 +89,16 @@ export interface DepositState extends PaymentProgress {
   txid: string;
   amountCentavos: number;
   qr?: DepositQr;
-  payment?: { e2eId: string; payerName?: string; payerCpfMasked?: string; paidAt?: string };
+  payment?: {
+    e2eId: string;
+    payerName?: string;
+    payerCpfMasked?: string;
+    paidAt?: string;
+    /** Whether the person paid it themselves (an empty payer CPF counts as theirs); unset in runs from before the check. */
+    payerIsClient?: boolean;
+  };
+  /** An operator's decision on a held deposit. */
+  resolution?: DepositResolution;
 }
 
 /** Why a second request for a txid is refused (the update's validator and the API say the same). */
@@ -57,5 +108,14 @@ export const DEPOSIT_CONFLICT =
 /** Failure type of the `qrCode` update when the provider did not create the QR. */
 export const DEPOSIT_FAILED = 'DepositFailed';
 
+/** Why a resolution is refused: only a held deposit, not yet decided, takes one. */
+export const depositNotHeld = (status: DepositStatus, decided?: DepositDecision) =>
+  decided
+    ? `the deposit's hold is already decided (${decided}): it is ${status}`
+    : `the deposit is ${status}: only a held deposit takes a resolution`;
+
 export const qrCodeUpdate = defineUpdate<DepositQrAnswer, [DepositQrRequest]>('qrCode');
 export const depositStateQuery = defineQuery<DepositState>('state');
+export const resolutionUpdate = defineUpdate<DepositResolutionAnswer, [DepositResolutionRequest]>(
+  'resolution',
+);

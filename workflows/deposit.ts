@@ -2,6 +2,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -11,12 +12,17 @@ import type { createDepositActivities } from '../activities/deposit';
 import {
   DEPOSIT_CONFLICT,
   DEPOSIT_FAILED,
+  type DepositHoldReason,
   type DepositInput,
   type DepositQrRequest,
+  type DepositResolutionRequest,
   type DepositState,
   depositFinalStatuses,
+  depositNotHeld,
   depositStateQuery,
+  PAYER_CHECK_PATCH,
   qrCodeUpdate,
+  resolutionUpdate,
 } from '../contracts/deposit';
 import { resolveTimings } from '../contracts/shared';
 import {
@@ -51,7 +57,9 @@ const { inquireDeposit } = proxyActivities<DepositActivities>({
  * Deposit: create the Pix QR (handed to the API through the `qrCode` update as soon as it
  * exists), then wait for payment. A notification is only a hint to look: payment is proven by
  * the deposit inquiry. Lost notifications are covered by polling the inquiry on a back-off
- * schedule until the QR expires; one last look after expiry, then `expired`.
+ * schedule until the QR expires; one last look after expiry, then `expired`. A payment the rules
+ * hold (someone else paid it) is `held` until an operator's `resolution`: `completed` when
+ * accepted, `to_return` when the money is to go back.
  */
 export async function depositWorkflow(input: DepositInput): Promise<DepositState> {
   const timings = resolveTimings(input.timings);
@@ -68,23 +76,36 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
     record: paymentRecord('deposit', input.txid, input),
     state,
     finalStatuses: depositFinalStatuses,
-    details: () => ({ e2eId: state.payment?.e2eId, paidAt: state.payment?.paidAt }),
+    details: () => ({
+      e2eId: state.payment?.e2eId,
+      paidAt: state.payment?.paidAt,
+      payerIsClient: state.payment?.payerIsClient,
+      resolution: state.resolution,
+    }),
   });
   setHandler(depositStateQuery, () => state);
   answerQrRequests(input, state);
+  const resolved = answerResolutions(input, state);
   const hint = listenForProviderHints(state);
+  let hold: DepositHoldReason | undefined;
 
-  /** Asks the provider whether the deposit is paid; keeps the payment when it is. */
+  /** Asks the provider whether the deposit is paid; keeps the payment, and the rules' hold, when it is. */
   const lookForPayment = async (): Promise<true | undefined> => {
     state.inquiries += 1;
-    const check = await inquireDeposit(input.txid);
+    // Since the payer check, the inquiry gets the client's CPF (already in this input) to tell
+    // whether the person paid; older runs replay the inquiry they made.
+    const check = patched(PAYER_CHECK_PATCH)
+      ? await inquireDeposit(input.txid, input.client.cpf)
+      : await inquireDeposit(input.txid);
     if (!check.paid) return undefined;
     state.payment = {
       e2eId: check.e2eId ?? '',
       payerName: check.payerName,
       payerCpfMasked: check.payerCpfMasked,
       paidAt: check.paidAt,
+      ...(check.payerIsClient === undefined ? {} : { payerIsClient: check.payerIsClient }),
     };
+    hold = check.hold;
     return true;
   };
 
@@ -106,8 +127,44 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
     summary: 'Wait for the payment notification or the next reconciliation poll',
     look: lookForPayment,
   });
-  if (state.payment || (await lookForPayment())) return flow.finish('completed');
-  return flow.finish('expired', 'qr_expired_unpaid');
+  if (!(state.payment || (await lookForPayment()))) return flow.finish('expired', 'qr_expired_unpaid');
+  if (!hold) return flow.finish('completed');
+
+  // Not credited: an operator decides. No deadline: the money is here, and only a person may
+  // say whether it stays.
+  await flow.moveTo('held', hold);
+  await condition(() => state.resolution !== undefined);
+  const accepted = state.resolution?.decision === 'accept';
+  await flow.moveTo(accepted ? 'completed' : 'to_return', accepted ? undefined : hold);
+  resolved.done = true;
+  return flow.settle();
+}
+
+/**
+ * The `resolution` update: an operator's decision on a held deposit, refused unless the deposit
+ * is held and not decided yet. It answers once the status it leads to is recorded.
+ */
+function answerResolutions(input: DepositInput, state: DepositState): { done: boolean } {
+  const resolved = { done: false };
+  setHandler(
+    resolutionUpdate,
+    async ({ decision, by, reason }) => {
+      state.resolution = { decision, by, reason, at: isoNow() };
+      await condition(() => resolved.done);
+      return { txid: input.txid, decision, by, reason, status: state.status };
+    },
+    {
+      validator: (asked: DepositResolutionRequest) => {
+        if (state.status !== 'held' || state.resolution) {
+          throw new Error(depositNotHeld(state.status, state.resolution?.decision));
+        }
+        if (asked.decision !== 'accept' && asked.decision !== 'return') {
+          throw new Error('decision must be accept or return');
+        }
+      },
+    },
+  );
+  return resolved;
 }
 
 /**

@@ -1,22 +1,29 @@
 import { randomUUID } from 'node:crypto';
+import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import { startSearchAttributes } from '../../common/search-attributes';
+import type { CustomerVerification } from '../../contracts/customer';
 import {
   DEPOSIT_CONFLICT,
   type DepositFingerprint,
   type DepositInput,
   type DepositState,
+  depositNotHeld,
   depositStateQuery,
   depositWorkflowId,
+  NOT_VERIFIED,
   qrCodeUpdate,
+  resolutionUpdate,
 } from '../../contracts/deposit';
+import { verificationOfHash } from '../../db/customers';
 import type { depositWorkflow } from '../../workflows/deposit';
 import type { ApiDeps } from '../deps';
 import { Problem } from '../problem';
 import {
   depositRefused,
+  exists,
   formatBrl,
   isNotFound,
   newTxid,
@@ -25,8 +32,13 @@ import {
   pngBytes,
   requestHash,
 } from '../route-helpers';
-import { type DepositStateView, depositBodySchema, txidParamsSchema } from '../schemas';
-import { startOrAttach } from '../start-flow';
+import {
+  type DepositStateView,
+  depositBodySchema,
+  depositResolutionBodySchema,
+  txidParamsSchema,
+} from '../schemas';
+import { startOrAttach, UPDATE_ATTEMPTS, updateLostWithItsTask } from '../start-flow';
 
 /** The state as reads answer it: the QR's payload and a link to its PNG, not the image itself. */
 function depositStateView({ qr, ...state }: DepositState): DepositStateView {
@@ -35,18 +47,69 @@ function depositStateView({ qr, ...state }: DepositState): DepositStateView {
   return { ...state, qr: { ...rest, imageUrl: `/v1/deposits/${state.txid}/qrcode.png` } };
 }
 
-export function depositRoutes({ config, temporal, timings }: ApiDeps) {
-  const r = Router();
-  const handleOf = (txid: string) =>
-    temporal.workflow.getHandle<typeof depositWorkflow>(depositWorkflowId(txid));
+/** How a person whose verification is not `approved` gets there. */
+const toBeVerified: Record<Exclude<CustomerVerification, 'approved'>, string> = {
+  none: 'pixflow has no onboarding of this person: onboard them (POST /v1/onboardings) and have it approved',
+  pending: 'their onboarding is still running: a deposit can be made once it is approved',
+  rejected: 'their onboarding was rejected: deposits need an approved one',
+  expired:
+    'their onboarding expired before it was approved: start it again (POST /v1/onboardings) and have it approved',
+  suspended:
+    "their verification is suspended (the provider contradicted the onboarding's outcome) until an operator decides",
+};
 
-  /**
-   * One round trip: update-with-start creates the flow (or attaches to the running one) and waits
-   * for its QR. 201 when this request started the flow, 200 for a repeat (same QR): the update
-   * answers which, comparing its request id with the one in the flow's input.
-   */
+/** 409: the rule that only a verified person deposits (REQUIRE_VERIFIED_FOR_DEPOSITS). */
+const notVerified = (verification: Exclude<CustomerVerification, 'approved'>) =>
+  new Problem(
+    409,
+    'not-verified',
+    'The person is not verified',
+    `the person's verification is ${verification}; ${toBeVerified[verification]}`,
+    { reason: NOT_VERIFIED, verification },
+  );
+
+/** 409: a resolution for a deposit that is not held, or whose hold is already decided. */
+const notHeld = (state: DepositState) =>
+  new Problem(
+    409,
+    'not-held',
+    'The deposit is not held',
+    depositNotHeld(state.status, state.status === 'held' ? state.resolution?.decision : undefined),
+    { flowStatus: state.status, reason: state.reason },
+  );
+
+type DepositHandle = (txid: string) => WorkflowHandle<typeof depositWorkflow>;
+
+/**
+ * Only a verified person starts a deposit: read from the customer row before anything is
+ * created at the provider or in Temporal. The rule is about starting one: a deposit that already
+ * exists for the txid is answered as before (the same request gets its QR, another one its
+ * conflict), whatever the person's verification became since.
+ */
+async function refuseUnverified(
+  { config, pool }: ApiDeps,
+  handleOf: DepositHandle,
+  cpf: string,
+  txid: string | undefined,
+) {
+  if (!config.REQUIRE_VERIFIED_FOR_DEPOSITS) return;
+  const verification = ((await verificationOfHash(pool, cpfHash(cpf, config.PII_HASH_KEY))) ??
+    'none') as CustomerVerification;
+  if (verification === 'approved') return;
+  if (txid !== undefined && (await exists(handleOf(txid)))) return;
+  throw notVerified(verification);
+}
+
+/**
+ * One round trip: update-with-start creates the flow (or attaches to the running one) and waits
+ * for its QR. 201 when this request started the flow, 200 for a repeat (same QR): the update
+ * answers which, comparing its request id with the one in the flow's input.
+ */
+function startRoute(r: Router, deps: ApiDeps, handleOf: DepositHandle) {
+  const { config, temporal, timings } = deps;
   r.post('/deposits', async (req, res) => {
     const body = parse(depositBodySchema, 'body', req.body);
+    await refuseUnverified(deps, handleOf, body.client.cpf, body.txid);
     const requestId = randomUUID();
     const input: DepositInput = {
       ...body,
@@ -94,6 +157,40 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
       .location(`/v1/deposits/${input.txid}`)
       .json({ workflowId: handle.workflowId, ...outcome.answer.qr });
   });
+}
+
+/**
+ * An operator's decision on a held deposit, through the flow's `resolution` update (its
+ * validator is the guard against a race): answered once the status it leads to is recorded.
+ */
+function resolutionRoute(
+  r: Router,
+  handleOf: DepositHandle,
+  stateOf: (txid: string) => Promise<DepositState>,
+) {
+  r.post('/deposits/:txid/resolution', async (req, res) => {
+    const { txid } = parse(txidParamsSchema, 'path', req.params);
+    const decision = parse(depositResolutionBodySchema, 'body', req.body);
+    const state = await stateOf(txid);
+    if (state.status !== 'held' || state.resolution) throw notHeld(state);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return res.json(await handleOf(txid).executeUpdate(resolutionUpdate, { args: [decision] }));
+      } catch (err) {
+        if (updateLostWithItsTask(err) && attempt < UPDATE_ATTEMPTS) continue;
+        // Decided by another request meanwhile: say what it is now.
+        if (err instanceof WorkflowUpdateFailedError || isNotFound(err)) throw notHeld(await stateOf(txid));
+        throw err;
+      }
+    }
+  });
+}
+
+export function depositRoutes(deps: ApiDeps) {
+  const r = Router();
+  const handleOf: DepositHandle = (txid) =>
+    deps.temporal.workflow.getHandle<typeof depositWorkflow>(depositWorkflowId(txid));
+  startRoute(r, deps, handleOf);
 
   const stateOf = async (txid: string) => {
     try {
@@ -108,6 +205,8 @@ export function depositRoutes({ config, temporal, timings }: ApiDeps) {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
     res.json({ workflowId: depositWorkflowId(txid), state: depositStateView(await stateOf(txid)) });
   });
+
+  resolutionRoute(r, handleOf, stateOf);
 
   r.get('/deposits/:txid/qrcode.png', async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);

@@ -22,8 +22,12 @@ const registerSchema = z
       .optional(),
   })
   .strict();
+// The inquiry's payer fields may be empty (the contract says so): `payerCpf: ""` pays without one.
 const paySchema = z
-  .object({ payerName: z.string().min(1), payerCpf: z.string().regex(/^\d{11}$/) })
+  .object({
+    payerName: z.string().min(1),
+    payerCpf: z.string().regex(/^(\d{11})?$/, 'must be 11 digits or empty'),
+  })
   .partial()
   .strict();
 const failSchema = z.object({ reason: z.string().min(1).default('sandbox: payout failed') }).strict();

@@ -23,7 +23,8 @@ const { WEBHOOK_SECRET, WEBHOOK_PARTNER_ID } = loadConfig({});
 
 beforeAll(async () => {
   // Reconciliation every second: payouts reach their outcome without waiting for a poll.
-  e = await startApiEnv({ pollScheduleMs: [1_000] });
+  // The read model, not the deposit rules (test/api/deposits.test.ts): anyone's deposit starts.
+  e = await startApiEnv({ pollScheduleMs: [1_000] }, { env: { REQUIRE_VERIFIED_FOR_DEPOSITS: 'false' } });
   // The sandbox's callbacks come in through the API's own ingress, as in production.
   await e.sandboxControl('/sandbox/notifications', {
     url: `${e.url}/webhooks/provider/${WEBHOOK_SECRET}`,

@@ -1,6 +1,7 @@
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { depositStateResponseSchema } from '../../api/schemas';
+import { depositResolutionResponseSchema, depositStateResponseSchema } from '../../api/schemas';
+import { loadConfig } from '../../common/config';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import {
@@ -12,6 +13,7 @@ import {
   MerchantKey,
 } from '../../common/search-attributes';
 import { depositWorkflowId } from '../../contracts/deposit';
+import { suspendVerification } from '../../db/customers';
 import { expectActivityFailure } from '../helpers/sdk-log';
 import {
   type ApiEnv,
@@ -26,17 +28,61 @@ import {
 
 let e: ApiEnv;
 let n = 0;
+/** A person whose onboarding is approved: the one who deposits, unless a test needs another. */
+let ana: string;
+const { WEBHOOK_SECRET, WEBHOOK_PARTNER_ID } = loadConfig({});
+
+const onboardingStatus = async (cpf: string) =>
+  (await json(await e.call('GET', `/v1/onboardings/${cpf}`))).state.status;
+
+/**
+ * Onboards a fresh CPF as a person does: KYC, the liveness (the sandbox stands in for the phone,
+ * its callback comes in through the ingress), then the operator's approval.
+ */
+async function approvedPerson(): Promise<string> {
+  const cpf = freshCpf();
+  const started = await e.call('POST', '/v1/onboardings', {
+    body: { cpf, plan: 'plan_basic', event: 'signup' },
+  });
+  expect(started.status).toBe(201);
+  await eventually(
+    () => onboardingStatus(cpf),
+    (s) => s === 'awaiting_liveness',
+  );
+  await e.sandboxControl('/sandbox/liveness/complete', { document: cpf });
+  await eventually(
+    () => onboardingStatus(cpf),
+    (s) => s === 'awaiting_review',
+  );
+  const review = await e.call('POST', `/v1/onboardings/${cpf}/review`, {
+    body: { decision: 'approve', by: 'ops@example.com', reason: 'documents checked' },
+  });
+  expect(review.status).toBe(202);
+  await eventually(
+    async () =>
+      (await json<{ verification: { status: string } }>(await e.call('GET', `/v1/customers/${cpf}`)))
+        .verification.status,
+    (s) => s === 'approved',
+  );
+  return cpf;
+}
 
 beforeAll(async () => {
   // Reconciliation every second: a paid deposit completes without a webhook.
   e = await startApiEnv({ pollScheduleMs: [1_000] });
+  // The sandbox's callbacks and notifications come in through the API's own ingress.
+  await e.sandboxControl('/sandbox/notifications', {
+    url: `${e.url}/webhooks/provider/${WEBHOOK_SECRET}`,
+    partnerId: WEBHOOK_PARTNER_ID,
+  });
+  ana = await approvedPerson();
 });
 afterAll(async () => {
   await e?.close();
 });
 
-const depositBody = (over: Record<string, unknown> = {}) => ({
-  client: { externalId: `user-${++n}`, cpf: freshCpf(), email: 'ana@example.com', name: 'Ana Souza' },
+const depositBody = (over: Record<string, unknown> = {}, cpf = ana) => ({
+  client: { externalId: `user-${++n}`, cpf, email: 'ana@example.com', name: 'Ana Souza' },
   amountCentavos: 15_000,
   ...over,
 });
@@ -122,7 +168,10 @@ describe('deposits', () => {
     // Once the flow has closed, a repeat finds it (never a second flow for the txid): same answers.
     const handle = e.temporal.workflow.getHandle(depositWorkflowId(txid));
     await handle.result();
-    expect(refused()).toHaveLength(1);
+    // The provider's notification of the occupied txid comes in through the ingress: when it
+    // lands while the flow's first task closes it, the server refuses that task and hands it over
+    // again (the QR's local activity runs again), and the API asks again instead of answering 5xx.
+    expect(refused().length).toBeGreaterThanOrEqual(1);
     await expectProblem(await e.call('POST', '/v1/deposits', { body }), 422, 'deposit-failed');
     await expectProblem(await e.call('POST', '/v1/deposits', { body: { ...body, amountCentavos: 5 } }), 409);
     expect((await handle.describe()).status.name).toBe('COMPLETED');
@@ -153,5 +202,256 @@ describe('deposits', () => {
     const path = await expectProblem(await e.call('GET', '/v1/deposits/abc'), 400);
     expect(path.invalid_params?.[0]?.name).toBe('path.txid');
     await expectProblem(await e.call('GET', '/v1/deposits/123456789'), 404, 'flow-not-found');
+  });
+});
+
+interface SandboxState {
+  deposits: { txid: string; cpf_client: string }[];
+  counters: Record<string, unknown>;
+}
+const sandboxState = async () =>
+  (await (await fetch(`${e.sandbox.url}/sandbox/state`)).json()) as SandboxState;
+
+describe('only a verified person deposits (REQUIRE_VERIFIED_FOR_DEPOSITS, on by default)', () => {
+  it('a person pixflow never onboarded: 409 not_verified, nothing at the provider, no flow', async () => {
+    const cpf = freshCpf();
+    const txid = `3${Date.now()}${++n}`;
+    const before = await sandboxState();
+    const p = await expectProblem(
+      await e.call('POST', '/v1/deposits', { body: depositBody({ txid }, cpf) }),
+      409,
+      'not-verified',
+    );
+    expect(p).toMatchObject({ reason: 'not_verified', verification: 'none' });
+    expect(p.detail).toMatch(/verification is none/);
+    expect(p.detail).toMatch(/POST \/v1\/onboardings/);
+    expect(JSON.stringify(p)).not.toContain(cpf);
+    expect(await e.workflowExists(depositWorkflowId(txid))).toBe(false);
+    const after = await sandboxState();
+    expect(after.deposits.map((d) => d.txid)).not.toContain(txid);
+    expect(after.deposits).toHaveLength(before.deposits.length);
+    // Without a txid of the caller's the answer is the same.
+    await expectProblem(
+      await e.call('POST', '/v1/deposits', { body: depositBody({}, cpf) }),
+      409,
+      'not-verified',
+    );
+    expect((await sandboxState()).deposits).toHaveLength(before.deposits.length);
+  });
+
+  it('a person whose onboarding still runs: 409 not_verified, saying it is pending', async () => {
+    const cpf = freshCpf();
+    expect(
+      (await e.call('POST', '/v1/onboardings', { body: { cpf, plan: 'plan_basic', event: 'signup' } }))
+        .status,
+    ).toBe(201);
+    await eventually(
+      () => onboardingStatus(cpf),
+      (s) => s === 'awaiting_liveness',
+    );
+    const p = await expectProblem(
+      await e.call('POST', '/v1/deposits', { body: depositBody({}, cpf) }),
+      409,
+      'not-verified',
+    );
+    expect(p).toMatchObject({ reason: 'not_verified', verification: 'pending' });
+    expect(p.detail).toMatch(/once it is approved/);
+  });
+
+  it('the rule is about starting one: a deposit made before a suspension is still answered the same', async () => {
+    const bea = await approvedPerson();
+    const txid = `2${Date.now()}${++n}`;
+    const body = depositBody({ txid }, bea);
+    const first = await e.call('POST', '/v1/deposits', { body });
+    expect(first.status).toBe(201);
+    const qr = await first.json();
+    // The provider contradicts her approved onboarding: her verification is suspended.
+    expect(
+      await suspendVerification(e.pool, {
+        cpfHash: cpfHash(bea, PII_KEY),
+        expected: 'approved',
+        reason: 'provider_contradicts: failed',
+        evidence: {},
+        at: new Date(),
+      }),
+    ).toBe(true);
+    const again = await e.call('POST', '/v1/deposits', { body });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(qr);
+    // Another request for the txid is still the conflict it was.
+    await expectProblem(
+      await e.call('POST', '/v1/deposits', { body: { ...body, amountCentavos: 99 } }),
+      409,
+      'conflict',
+    );
+    // A new deposit is refused.
+    const p = await expectProblem(
+      await e.call('POST', '/v1/deposits', { body: depositBody({}, bea) }),
+      409,
+      'not-verified',
+    );
+    expect(p).toMatchObject({ reason: 'not_verified', verification: 'suspended' });
+    expect(p.detail).toMatch(/suspended/);
+  });
+});
+
+type Resolution = ReturnType<typeof depositResolutionResponseSchema.parse>;
+type DepositRead = ReturnType<typeof depositStateResponseSchema.parse>;
+
+/** A deposit of Ana's, paid in the sandbox by `payerCpf` (omitted: hers; '': none shown). */
+async function paidDeposit(payerCpf?: string) {
+  const res = await e.call('POST', '/v1/deposits', { body: depositBody() });
+  expect(res.status).toBe(201);
+  const { txid } = (await res.json()) as { txid: string };
+  await e.sandboxControl(`/sandbox/deposits/${txid}/pay`, {
+    payerName: 'Someone',
+    ...(payerCpf === undefined ? {} : { payerCpf }),
+  });
+  return txid;
+}
+
+const readDeposit = async (txid: string) => {
+  const res = await e.call('GET', `/v1/deposits/${txid}`);
+  expect(res.status).toBe(200);
+  return depositStateResponseSchema.strict().parse(await res.json());
+};
+const untilStatus = (txid: string, status: string) =>
+  eventually(
+    () => readDeposit(txid),
+    (d: DepositRead) => d.state.status === status,
+  );
+const resolve = (txid: string, body: unknown) => e.call('POST', `/v1/deposits/${txid}/resolution`, { body });
+const flowRow = async (txid: string) =>
+  (
+    await e.pool.query('SELECT status, reason, details FROM flows WHERE workflow_id = $1', [
+      depositWorkflowId(txid),
+    ])
+  ).rows[0] as { status: string; reason: string | null; details: Record<string, unknown> };
+
+describe('a deposit paid by someone else is held (HOLD_THIRD_PARTY_DEPOSITS, on by default)', () => {
+  it('paid by the person: completed, never held', async () => {
+    const txid = await paidDeposit();
+    const done = await untilStatus(txid, 'completed');
+    expect(done.state.payment).toMatchObject({ payerIsClient: true, payerCpfMasked: maskCpf(ana) });
+    expect(done.state.resolution).toBeUndefined();
+    expect(done.state.reason).toBeUndefined();
+  });
+
+  it("paid with no payer CPF shown (the contract allows it empty): the person's own, completed", async () => {
+    const txid = await paidDeposit('');
+    const done = await untilStatus(txid, 'completed');
+    expect(done.state.payment?.payerIsClient).toBe(true);
+    expect(done.state.payment?.payerCpfMasked).toBeUndefined();
+  });
+
+  it('paid by another CPF: held (third_party_payer) until accepted, then completed with the decision', async () => {
+    const payer = freshCpf();
+    const txid = await paidDeposit(payer);
+    const held = await untilStatus(txid, 'held');
+    expect(held.state).toMatchObject({
+      reason: 'third_party_payer',
+      payment: { payerIsClient: false, payerCpfMasked: maskCpf(payer) },
+    });
+    expect(held.state.finishedAt).toBeUndefined();
+    const row = await flowRow(txid);
+    expect(row).toMatchObject({ status: 'held', reason: 'third_party_payer' });
+    // Nothing stored or shown holds the payer's CPF.
+    expect(JSON.stringify(row)).not.toContain(payer);
+    expect(JSON.stringify(held)).not.toContain(payer);
+    // Held is open: operators find it among the person's open flows and by status.
+    const customer = await json<{ openFlows: { workflowId: string; status: string }[] }>(
+      await e.call('GET', `/v1/customers/${ana}`),
+    );
+    expect(customer.openFlows).toContainEqual(
+      expect.objectContaining({ workflowId: depositWorkflowId(txid), status: 'held' }),
+    );
+    const listed = await json<{ items: { workflowId: string }[] }>(
+      await e.call('GET', `/v1/flows?type=deposit&status=held&cpf=${ana}`),
+    );
+    expect(listed.items.map((i) => i.workflowId)).toContain(depositWorkflowId(txid));
+
+    const decision = { decision: 'accept', by: 'ops@example.com', reason: 'her husband paid, documented' };
+    const res = await resolve(txid, decision);
+    expect(res.status).toBe(200);
+    const answer: Resolution = depositResolutionResponseSchema.strict().parse(await res.json());
+    expect(answer).toEqual({ txid, ...decision, status: 'completed' });
+    const done = await readDeposit(txid);
+    expect(done.state).toMatchObject({ status: 'completed', resolution: decision });
+    expect(done.state.resolution?.at).toEqual(expect.any(String));
+    expect(done.state.reason).toBeUndefined();
+    expect(await flowRow(txid)).toMatchObject({
+      status: 'completed',
+      details: { payerIsClient: false, resolution: decision },
+    });
+    // Decided once: a second decision is refused and changes nothing.
+    const p = await expectProblem(
+      await resolve(txid, { decision: 'return', by: 'someone@example.com', reason: 'changed my mind' }),
+      409,
+      'not-held',
+    );
+    expect(p).toMatchObject({ flowStatus: 'completed' });
+    expect((await readDeposit(txid)).state.resolution).toMatchObject(decision);
+  });
+
+  it('paid by another CPF and returned: to_return (final), with the reason and the decision', async () => {
+    const txid = await paidDeposit(freshCpf());
+    await untilStatus(txid, 'held');
+    const decision = { decision: 'return', by: 'ops@example.com', reason: 'payer unknown to the person' };
+    const res = await resolve(txid, decision);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ txid, ...decision, status: 'to_return' });
+    const done = await readDeposit(txid);
+    expect(done.state).toMatchObject({
+      status: 'to_return',
+      reason: 'third_party_payer',
+      resolution: decision,
+    });
+    expect(done.state.finishedAt).toEqual(expect.any(String));
+    expect(await flowRow(txid)).toMatchObject({
+      status: 'to_return',
+      reason: 'third_party_payer',
+      details: { resolution: decision },
+    });
+    // Final: no longer among the person's open flows, and its run has closed.
+    const customer = await json<{ openFlows: { workflowId: string }[] }>(
+      await e.call('GET', `/v1/customers/${ana}`),
+    );
+    expect(customer.openFlows.map((f) => f.workflowId)).not.toContain(depositWorkflowId(txid));
+    await e.temporal.workflow.getHandle(depositWorkflowId(txid)).result();
+    const listed = await json<{ items: { workflowId: string }[] }>(
+      await e.call('GET', `/v1/flows?type=deposit&status=to_return&cpf=${ana}`),
+    );
+    expect(listed.items.map((i) => i.workflowId)).toContain(depositWorkflowId(txid));
+  });
+
+  it('a resolution for a deposit that is not held is 409 naming its status, and changes nothing', async () => {
+    const res = await e.call('POST', '/v1/deposits', { body: depositBody() });
+    const { txid } = (await res.json()) as { txid: string };
+    const p = await expectProblem(
+      await resolve(txid, { decision: 'accept', by: 'ops@example.com', reason: 'looks fine' }),
+      409,
+      'not-held',
+    );
+    expect(p).toMatchObject({ flowStatus: 'awaiting_payment' });
+    expect(p.detail).toMatch(/awaiting_payment/);
+    const state = (await readDeposit(txid)).state;
+    expect(state.status).toBe('awaiting_payment');
+    expect(state.resolution).toBeUndefined();
+    expect((await flowRow(txid)).status).toBe('awaiting_payment');
+  });
+
+  it('a resolution with a bad body is 400 naming the field; for an unknown txid 404', async () => {
+    const body = { decision: 'accept', by: 'ops@example.com', reason: 'ok' };
+    const bad = await expectProblem(
+      await resolve('123456', { ...body, decision: 'maybe' }),
+      400,
+      'validation-error',
+    );
+    expect(bad.invalid_params?.map((i) => i.name)).toEqual(['body.decision']);
+    const missing = await expectProblem(await resolve('123456', { decision: 'return' }), 400);
+    expect(missing.invalid_params?.map((i) => i.name).sort()).toEqual(['body.by', 'body.reason']);
+    const path = await expectProblem(await resolve('abc', body), 400);
+    expect(path.invalid_params?.[0]?.name).toBe('path.txid');
+    await expectProblem(await resolve('123456789', body), 404, 'flow-not-found');
   });
 });

@@ -131,7 +131,7 @@ describe('GET /v1/flows', () => {
     expect(bogus.invalid_params?.[0]?.name).toBe('query.status');
     // Without a type: any type's status is allowed.
     expect(bogus.invalid_params?.[0]?.reason).toBe(
-      '"bogus" is not a status; one of: kyc, awaiting_liveness, awaiting_review, approved, rejected, expired, creating, awaiting_payment, completed, failed, validating, sending, processing, stuck, issuing_link, awaiting_identification, passed, unavailable',
+      '"bogus" is not a status; one of: kyc, awaiting_liveness, awaiting_review, approved, rejected, expired, creating, awaiting_payment, held, completed, failed, to_return, validating, awaiting_biometrics, sending, processing, stuck, refused, issuing_link, awaiting_identification, passed, unavailable',
     );
     const other = await expectProblem(
       await e.call('GET', '/v1/flows?type=deposit&status=awaiting_review'),
@@ -142,7 +142,7 @@ describe('GET /v1/flows', () => {
       {
         name: 'query.status',
         reason:
-          '"awaiting_review" is not a deposit status; one of: creating, awaiting_payment, completed, expired, failed',
+          '"awaiting_review" is not a deposit status; one of: creating, awaiting_payment, held, completed, expired, failed, to_return',
       },
     ]);
     for (const query of [
@@ -184,6 +184,7 @@ describe('API description', () => {
         '/v1/deposits',
         '/v1/deposits/{txid}',
         '/v1/deposits/{txid}/qrcode.png',
+        '/v1/deposits/{txid}/resolution',
         '/v1/flows',
         '/v1/onboardings',
         '/v1/onboardings/{cpf}',
@@ -192,6 +193,7 @@ describe('API description', () => {
         '/v1/onboardings/{cpf}/review',
         '/v1/withdrawals',
         '/v1/withdrawals/{id}',
+        '/v1/withdrawals/{id}/biometrics-link/qrcode.png',
         '/v1/withdrawals/{id}/receipt.png',
       ].sort(),
     );

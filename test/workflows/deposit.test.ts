@@ -1,17 +1,26 @@
-import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  type WorkflowHandle,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { payerIsClient } from '../../activities/deposit';
 import {
   type DepositFingerprint,
   type DepositInput,
   depositStateQuery,
   depositWorkflowId,
+  PAYER_CHECK_PATCH,
   qrCodeUpdate,
+  resolutionUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/shared';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
 import { expectActivityFailure } from '../helpers/sdk-log';
-import { createTestWorker } from '../helpers/worker';
+import { testDataConverter } from '../helpers/temporal';
+import { createTestWorker, defaultRules } from '../helpers/worker';
 
 // Deposits on the time-skipping server, with the real activities against the sandbox.
 
@@ -64,9 +73,48 @@ function answerQr(input: DepositInput, asked: DepositFingerprint = fingerprint(i
   });
 }
 
-const pay = (txid: string) =>
-  f.sandboxControl(`/sandbox/deposits/${txid}/pay`, { payerName: 'Ana Souza', payerCpf: '63401825771' });
+const pay = (txid: string, payerCpf = '63401825771') =>
+  f.sandboxControl(`/sandbox/deposits/${txid}/pay`, { payerName: 'Ana Souza', payerCpf });
 const handleOf = (input: DepositInput) => f.env.client.workflow.getHandle(depositWorkflowId(input.txid));
+
+/** Someone who is not the person (the person is 63401825771). */
+const OTHER_PAYER = '52998224725';
+
+/** Every payload of the flow's history, opened with the codec, as one text. */
+async function plainHistory(handle: WorkflowHandle): Promise<string> {
+  const history = await handle.fetchHistory();
+  const codec = testDataConverter.payloadCodecs[0]!;
+  const texts: string[] = [];
+  const walk = async (node: unknown): Promise<void> => {
+    if (!node || typeof node !== 'object' || ArrayBuffer.isView(node)) return;
+    const maybe = node as Payload;
+    if (maybe.metadata && maybe.data) {
+      const [open] = await codec.decode([maybe]);
+      texts.push(Buffer.from(open?.data ?? []).toString());
+      return;
+    }
+    for (const value of Object.values(node)) await walk(value);
+  };
+  await walk(history);
+  return texts.join('\n');
+}
+
+/** Pays the deposit from another CPF and wakes the flow: it ends up held. */
+async function heldDeposit(input: DepositInput) {
+  await createWithQr(input);
+  const handle = handleOf(input);
+  await pay(input.txid, OTHER_PAYER);
+  await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+  const held = await waitForState(
+    () => handle.query(depositStateQuery),
+    (s) => s.status === 'held',
+  );
+  return { handle, held };
+}
+
+const flowRow = async (workflowId: string) =>
+  (await f.pool.query('SELECT status, reason, details FROM flows WHERE workflow_id = $1', [workflowId]))
+    .rows[0] as { status: string; reason: string | null; details: Record<string, unknown> };
 
 describe('deposit flow', () => {
   it('returns the QR at once, then completes on the notification, confirmed by the inquiry', async () => {
@@ -250,5 +298,174 @@ describe('deposit flow', () => {
     const result = await handleOf(input).result();
     expect(result).toMatchObject({ status: 'failed', reason: 'DUPLICATE_TRANSACTION' });
     expect(refused()).toHaveLength(1);
+  });
+});
+
+describe('deposit paid by someone else', () => {
+  it('the payer is the person when the CPFs are the same digits, or when the payer CPF is empty', () => {
+    expect(payerIsClient('63401825771', '63401825771')).toBe(true);
+    expect(payerIsClient('634.018.257-71', '63401825771')).toBe(true);
+    expect(payerIsClient('', '63401825771')).toBe(true);
+    expect(payerIsClient(undefined, '63401825771')).toBe(true);
+    expect(payerIsClient(OTHER_PAYER, '63401825771')).toBe(false);
+  });
+
+  it('is held (third_party_payer), not credited; accepted, it completes with the decision kept', async () => {
+    const input = depositInput();
+    const { handle, held } = await heldDeposit(input);
+    expect(held).toMatchObject({
+      status: 'held',
+      reason: 'third_party_payer',
+      payment: { payerIsClient: false, payerCpfMasked: '***.982.247-**' },
+    });
+    expect(held.finishedAt).toBeUndefined();
+    expect(await flowRow(handle.workflowId)).toMatchObject({
+      status: 'held',
+      reason: 'third_party_payer',
+      details: { payerIsClient: false },
+    });
+    // The payer's CPF stays with the activity: history holds only its masked form (the
+    // client's CPF is in the input, as in every deposit).
+    const history = await plainHistory(handle);
+    expect(history).toContain('***.982.247-**');
+    expect(history).not.toContain(OTHER_PAYER);
+
+    const answer = await handle.executeUpdate(resolutionUpdate, {
+      args: [{ decision: 'accept', by: 'ops@example.com', reason: 'paid by her husband, documented' }],
+    });
+    expect(answer).toEqual({
+      txid: input.txid,
+      decision: 'accept',
+      by: 'ops@example.com',
+      reason: 'paid by her husband, documented',
+      status: 'completed',
+    });
+    // The answer comes once the new status is recorded.
+    const row = await flowRow(handle.workflowId);
+    expect(row).toMatchObject({
+      status: 'completed',
+      reason: null,
+      details: { resolution: { decision: 'accept', by: 'ops@example.com' } },
+    });
+    const result = await handle.result();
+    expect(result).toMatchObject({
+      status: 'completed',
+      resolution: { decision: 'accept', by: 'ops@example.com', reason: 'paid by her husband, documented' },
+    });
+    expect(result.resolution?.at).toEqual(expect.any(String));
+    expect(result.finishedAt).toEqual(expect.any(String));
+    // Only a held deposit, not yet decided, takes a resolution.
+    const again = await handle
+      .executeUpdate(resolutionUpdate, { args: [{ decision: 'return', by: 'x', reason: 'y' }] })
+      .catch((e: Error) => e);
+    expect(again).toBeInstanceOf(Error);
+    await recordHistory(handle, 'deposit-held-accepted');
+  });
+
+  it('returned, it ends to_return (final) with the reason and the decision', async () => {
+    const input = depositInput();
+    const { handle } = await heldDeposit(input);
+    const answer = await handle.executeUpdate(resolutionUpdate, {
+      args: [{ decision: 'return', by: 'ops@example.com', reason: 'payer unknown to the person' }],
+    });
+    expect(answer.status).toBe('to_return');
+    const result = await handle.result();
+    expect(result).toMatchObject({
+      status: 'to_return',
+      reason: 'third_party_payer',
+      resolution: { decision: 'return', by: 'ops@example.com', reason: 'payer unknown to the person' },
+    });
+    expect(result.finishedAt).toEqual(expect.any(String));
+    expect(await flowRow(handle.workflowId)).toMatchObject({
+      status: 'to_return',
+      reason: 'third_party_payer',
+      details: { payerIsClient: false, resolution: { decision: 'return', by: 'ops@example.com' } },
+    });
+    await recordHistory(handle, 'deposit-held-returned');
+  });
+
+  it('a resolution for a deposit that is not held is refused and changes nothing', async () => {
+    const input = depositInput();
+    await createWithQr(input);
+    const handle = handleOf(input);
+    const err = await handle
+      .executeUpdate(resolutionUpdate, { args: [{ decision: 'accept', by: 'ops', reason: 'why not' }] })
+      .catch((e: Error) => e);
+    expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((err as WorkflowUpdateFailedError).cause?.message).toBe(
+      'the deposit is awaiting_payment: only a held deposit takes a resolution',
+    );
+    const state = await handle.query(depositStateQuery);
+    expect(state.status).toBe('awaiting_payment');
+    expect(state.resolution).toBeUndefined();
+    // Paid by the person, it completes at once: never held.
+    await pay(input.txid);
+    await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.payment?.payerIsClient).toBe(true);
+    // New runs carry the payer check's patch marker, once (older histories replay without it).
+    const patches = ((await handle.fetchHistory()).events ?? [])
+      .map((e) => e.markerRecordedEventAttributes)
+      .filter((m) => m?.markerName === 'core_patch')
+      .map((m) =>
+        Object.values(m?.details ?? {})
+          .flatMap((d) => d.payloads ?? [])
+          .map((p) => Buffer.from(p.data ?? []).toString())
+          .join(),
+      );
+    expect(patches).toHaveLength(1);
+    expect(patches[0]).toContain(PAYER_CHECK_PATCH);
+    expect(await plainHistory(handle)).not.toContain(OTHER_PAYER);
+  });
+
+  it("paid with no payer CPF (the contract allows it empty): the person's own, completed", async () => {
+    const input = depositInput();
+    await createWithQr(input);
+    const handle = handleOf(input);
+    await pay(input.txid, '');
+    await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.payment?.payerIsClient).toBe(true);
+    expect(result.payment?.payerCpfMasked).toBeUndefined();
+  });
+
+  it('with HOLD_THIRD_PARTY_DEPOSITS off, a payment by someone else is credited, and says so', async () => {
+    const taskQueue = `${f.taskQueue}-no-hold`;
+    const worker = await createTestWorker({
+      connection: f.env.nativeConnection,
+      client: f.env.client,
+      taskQueue,
+      provider: f.provider,
+      pool: f.pool,
+      piiKey: TEST_PII_KEY,
+      rules: { ...defaultRules(), holdThirdPartyDeposits: false },
+    });
+    const running = worker.run();
+    try {
+      const input = depositInput();
+      await f.env.client.workflow.executeUpdateWithStart(qrCodeUpdate, {
+        args: [{ ...fingerprint(input), requestId: 'req-1' }],
+        startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
+          workflowId: depositWorkflowId(input.txid),
+          taskQueue,
+          args: [{ ...input, requestId: 'req-1' }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      });
+      const handle = handleOf(input);
+      await pay(input.txid, OTHER_PAYER);
+      await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+      const done = await waitForState(
+        () => handle.query(depositStateQuery),
+        (s) => s.status === 'completed',
+      );
+      expect(done.payment?.payerIsClient).toBe(false);
+      expect(done.reason).toBeUndefined();
+    } finally {
+      worker.shutdown();
+      await running;
+    }
   });
 });
