@@ -24,7 +24,7 @@ const { WEBHOOK_SECRET, WEBHOOK_PARTNER_ID } = loadConfig({});
 beforeAll(async () => {
   // Reconciliation every second: payouts reach their outcome without waiting for a poll.
   // The read model, not the deposit rules (test/api/deposits.test.ts): anyone's deposit starts.
-  e = await startApiEnv({ pollScheduleMs: [1_000] }, { env: { REQUIRE_VERIFIED_FOR_DEPOSITS: 'false' } });
+  e = await startApiEnv({ pollScheduleMs: [1_000] });
   // The sandbox's callbacks come in through the API's own ingress, as in production.
   await e.sandboxControl('/sandbox/notifications', {
     url: `${e.url}/webhooks/provider/${WEBHOOK_SECRET}`,
@@ -207,6 +207,7 @@ describe('customers', () => {
 
   it("registers a deposit's payer bank account as the person's, masked", async () => {
     const cpf = freshCpf();
+    await onboardApproved(e, cpf);
     const res = await e.call('POST', '/v1/deposits', {
       body: {
         amountCentavos: 15_000,
@@ -261,13 +262,7 @@ describe('customers', () => {
 
     // Known once a flow of theirs exists.
     const cpf = freshCpf();
-    const deposit = await e.call('POST', '/v1/deposits', {
-      body: {
-        amountCentavos: 1_000,
-        client: { externalId: 'user-3', cpf, email: 'ana@example.com', name: 'Ana Souza' },
-      },
-    });
-    expect(deposit.status).toBe(201);
+    await onboardApproved(e, cpf);
     const add = (body: unknown) => e.call('POST', `/v1/customers/${cpf}/accounts`, { body });
 
     const email = await add({ pixKey: 'Ana.Souza@Example.com', pixType: 'EMAIL' });
