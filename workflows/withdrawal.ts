@@ -73,9 +73,9 @@ const { storeReceipt } = proxyActivities<WithdrawalActivities>({
 });
 
 /**
- * Withdrawal: validate the payee key, send the payout exactly once, learn the outcome (webhook
- * hint, then inquiry + receipt status; polling when webhooks are lost), and on success store
- * the receipt image.
+ * Withdrawal: validate the payee key, pass the money rules (refused, or a biometric step-up
+ * first), send the payout exactly once, learn the outcome (webhook hint, then inquiry + receipt
+ * status; polling when webhooks are lost), and on success store the receipt image.
  */
 export async function withdrawalWorkflow(input: WithdrawalInput): Promise<WithdrawalState> {
   const timings = resolveTimings(input.timings);
