@@ -116,10 +116,23 @@ export const awaitingPayment = async (b: Bench, txids: string[]) =>
     )
   ).rows[0]?.n ?? 0;
 
-/** Inquiries the worker has made so far (the provider calls counted on its /metrics). */
+/**
+ * Inquiries the worker has made so far (the provider calls counted on its /metrics). A worker
+ * busy with thousands of open flows may miss a read: it is asked again for up to a minute
+ * before the run gives up.
+ */
 export async function inquiriesMade(b: Bench): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${b.stack.ports.WORKER_HTTP_PORT}/metrics`);
-  const text = await res.text();
+  const url = `http://127.0.0.1:${b.stack.ports.WORKER_HTTP_PORT}/metrics`;
+  const deadline = Date.now() + 60_000;
+  let text: string | undefined;
+  while (text === undefined) {
+    try {
+      text = await (await fetch(url, { signal: AbortSignal.timeout(10_000) })).text();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
   let n = 0;
   for (const m of text.matchAll(/^pixflow_provider_calls_total\{[^}]*endpoint="inquiry"[^}]*\} (\S+)$/gm)) {
     n += Number(m[1]);
