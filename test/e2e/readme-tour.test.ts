@@ -88,6 +88,11 @@ const steps: Step[] = [
   },
   { request: '"$API/v1/withdrawals/$WID" ', status: 200, check: state('completed'), repeat: true },
   { request: '/v1/withdrawals/$WID/receipt.png', status: 200, repeat: true },
+  {
+    request: '"pixKey": "52998224725"',
+    status: 202,
+    check: (a) => expect(a.body.state).toMatchObject({ status: 'refused', reason: 'payee_not_owner' }),
+  },
 ];
 
 /** One bash for the whole tour, as a newcomer's terminal: variables carry from block to block. */
