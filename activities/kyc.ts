@@ -1,5 +1,5 @@
 import { maskCpf } from '../common/mask';
-import { type CustomerRow, type KycFacts, recordKycFacts } from '../db/customers';
+import { type KycFacts, recordKycFacts } from '../db/customers';
 import {
   DeceasedOrUnderAgeError,
   DocumentNotFoundError,
@@ -37,8 +37,8 @@ const refusalFacts = (reason: string): KycFacts => ({
   pep: null,
 });
 
-/** The reason codes of a KYC record: none when the holder is regular, adult and alive. */
-function reasonsOf(f: {
+/** The reason codes of KYC facts: none when the holder is regular, adult and alive. */
+export function kycReasonsOf(f: {
   status: string | null;
   under18: boolean | null;
   deceased: boolean | null;
@@ -51,9 +51,6 @@ function reasonsOf(f: {
   if (f.deceased) reasons.push('deceased');
   return reasons;
 }
-
-/** What the customer's stored KYC facts say, read as the provider's answer was. */
-export const kycReasonsOf = (kyc: CustomerRow['kyc']): string[] => reasonsOf(kyc);
 
 /**
  * Asks the registry about the CPF, keeps the full record in Postgres (kyc_records, by the asking
@@ -94,6 +91,6 @@ export async function readKyc(
     pep: record.is_pep === true,
   };
   await keepFacts(facts);
-  const reasons = reasonsOf({ ...facts, status: record.status ?? null });
+  const reasons = kycReasonsOf({ ...facts, status: record.status ?? null });
   return { pass: reasons.length === 0, reasons, pep: record.is_pep === true };
 }

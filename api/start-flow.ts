@@ -24,7 +24,7 @@ export type StartOutcome<Ret, W extends Workflow> =
 
 const GRPC_FAILED_PRECONDITION = 9;
 /** How many times an update lost with its workflow task is asked for (the first ask included). */
-export const UPDATE_ATTEMPTS = 3;
+const UPDATE_ATTEMPTS = 3;
 
 /**
  * The server dropped an update it had handed to a workflow task that it then failed; the usual
@@ -32,13 +32,24 @@ export const UPDATE_ATTEMPTS = 3;
  * the server refuses and hands the worker again. The update was not applied and nothing the
  * caller did caused it: asking again is safe, and finds the flow as the next task leaves it.
  */
-export function updateLostWithItsTask(err: unknown): boolean {
+function updateLostWithItsTask(err: unknown): boolean {
   // Update-with-start throws the gRPC error itself; an update alone wraps it in a ServiceError.
   const lost = (e: unknown) => {
     const grpc = e as { code?: unknown; message?: unknown } | undefined;
     return grpc?.code === GRPC_FAILED_PRECONDITION && /workflow task failure/i.test(String(grpc.message));
   };
   return lost(err) || lost((err as { cause?: unknown } | undefined)?.cause);
+}
+
+/** Sends an update (with or without start) again while the server lost it with its task. */
+export async function askAgainIfLost<T>(ask: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ask();
+    } catch (err) {
+      if (!updateLostWithItsTask(err) || attempt >= UPDATE_ATTEMPTS) throw err;
+    }
+  }
 }
 
 /**
@@ -52,24 +63,22 @@ export async function startOrAttach<W extends Workflow, Ret, Args extends unknow
   update: UpdateDefinition<Ret, Args>,
   args: Args,
   flow: FlowStart<W>,
-  attempt = 1,
 ): Promise<StartOutcome<Ret, W>> {
   try {
-    const answer = await temporal.workflow.executeUpdateWithStart(update, {
-      args,
-      startWorkflowOperation: new WithStartWorkflowOperation<W>(flow.workflowType, {
-        ...flow.options,
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        // Read back only when the flow is closed and asked for again.
-        memo: { [flow.requestHash.memoKey]: flow.requestHash.value },
-      } as WorkflowStartOptions<W> & { workflowIdConflictPolicy: 'USE_EXISTING' }),
-    });
+    const answer = await askAgainIfLost(() =>
+      temporal.workflow.executeUpdateWithStart(update, {
+        args,
+        startWorkflowOperation: new WithStartWorkflowOperation<W>(flow.workflowType, {
+          ...flow.options,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          // Read back only when the flow is closed and asked for again.
+          memo: { [flow.requestHash.memoKey]: flow.requestHash.value },
+        } as WorkflowStartOptions<W> & { workflowIdConflictPolicy: 'USE_EXISTING' }),
+      }),
+    );
     return { answered: true, answer };
   } catch (err) {
-    if (updateLostWithItsTask(err) && attempt < UPDATE_ATTEMPTS) {
-      return startOrAttach(temporal, update, args, flow, attempt + 1);
-    }
     const problem = updateFailure(err);
     if (problem) throw problem;
     if (!isAlreadyStarted(err)) throw err;

@@ -38,7 +38,7 @@ import {
   depositResolutionBodySchema,
   txidParamsSchema,
 } from '../schemas';
-import { startOrAttach, UPDATE_ATTEMPTS, updateLostWithItsTask } from '../start-flow';
+import { askAgainIfLost, startOrAttach } from '../start-flow';
 
 /** The state as reads answer it: the QR's payload and a link to its PNG, not the image itself. */
 function depositStateView({ qr, ...state }: DepositState): DepositStateView {
@@ -173,15 +173,14 @@ function resolutionRoute(
     const decision = parse(depositResolutionBodySchema, 'body', req.body);
     const state = await stateOf(txid);
     if (state.status !== 'held' || state.resolution) throw notHeld(state);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return res.json(await handleOf(txid).executeUpdate(resolutionUpdate, { args: [decision] }));
-      } catch (err) {
-        if (updateLostWithItsTask(err) && attempt < UPDATE_ATTEMPTS) continue;
-        // Decided by another request meanwhile: say what it is now.
-        if (err instanceof WorkflowUpdateFailedError || isNotFound(err)) throw notHeld(await stateOf(txid));
-        throw err;
-      }
+    try {
+      res.json(
+        await askAgainIfLost(() => handleOf(txid).executeUpdate(resolutionUpdate, { args: [decision] })),
+      );
+    } catch (err) {
+      // Decided by another request meanwhile: say what it is now.
+      if (err instanceof WorkflowUpdateFailedError || isNotFound(err)) throw notHeld(await stateOf(txid));
+      throw err;
     }
   });
 }

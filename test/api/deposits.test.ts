@@ -14,6 +14,7 @@ import {
 } from '../../common/search-attributes';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { suspendVerification } from '../../db/customers';
+import { onboard } from '../helpers/people';
 import { expectActivityFailure } from '../helpers/sdk-log';
 import {
   type ApiEnv,
@@ -23,6 +24,7 @@ import {
   json,
   PII_KEY,
   PNG_SIGNATURE,
+  peopleAt,
   startApiEnv,
 } from './support';
 
@@ -35,37 +37,8 @@ const { WEBHOOK_SECRET, WEBHOOK_PARTNER_ID } = loadConfig({});
 const onboardingStatus = async (cpf: string) =>
   (await json(await e.call('GET', `/v1/onboardings/${cpf}`))).state.status;
 
-/**
- * Onboards a fresh CPF as a person does: KYC, the liveness (the sandbox stands in for the phone,
- * its callback comes in through the ingress), then the operator's approval.
- */
-async function approvedPerson(): Promise<string> {
-  const cpf = freshCpf();
-  const started = await e.call('POST', '/v1/onboardings', {
-    body: { cpf, plan: 'plan_basic', event: 'signup' },
-  });
-  expect(started.status).toBe(201);
-  await eventually(
-    () => onboardingStatus(cpf),
-    (s) => s === 'awaiting_liveness',
-  );
-  await e.sandboxControl('/sandbox/liveness/complete', { document: cpf });
-  await eventually(
-    () => onboardingStatus(cpf),
-    (s) => s === 'awaiting_review',
-  );
-  const review = await e.call('POST', `/v1/onboardings/${cpf}/review`, {
-    body: { decision: 'approve', by: 'ops@example.com', reason: 'documents checked' },
-  });
-  expect(review.status).toBe(202);
-  await eventually(
-    async () =>
-      (await json<{ verification: { status: string } }>(await e.call('GET', `/v1/customers/${cpf}`)))
-        .verification.status,
-    (s) => s === 'approved',
-  );
-  return cpf;
-}
+/** A fresh person onboarded as a person is: KYC, the liveness, then the operator's approval. */
+const approvedPerson = async (): Promise<string> => (await onboard(await peopleAt(e))).cpf;
 
 beforeAll(async () => {
   // Reconciliation every second: a paid deposit completes without a webhook.

@@ -1,6 +1,6 @@
 import { isValid } from '@fnando/cpf';
 import { describe, expect, it } from 'vitest';
-import { lookupTestDocument, testDocuments, testDocumentsMarkdown } from '../../sandbox/test-documents';
+import { kycOutcomes, lookupTestDocument, testDocuments, testDocumentsMarkdown } from '../../sandbox/test-documents';
 
 describe('sandbox test documents', () => {
   it('are valid, unique CPFs covering every outcome', () => {
@@ -8,19 +8,7 @@ describe('sandbox test documents', () => {
     expect(new Set(cpfs).size).toBe(cpfs.length);
     for (const cpf of cpfs) expect(isValid(cpf), cpf).toBe(true);
     const kyc = new Set(testDocuments.map((d) => d.kyc));
-    for (const o of [
-      'regular',
-      'pendente_regularizacao',
-      'suspenso',
-      'cancelado',
-      'null_status',
-      'titularfalecido',
-      'restricted',
-      'pep',
-      'under_18',
-      'deceased_or_under_age_error',
-      'not_found',
-    ]) {
+    for (const o of kycOutcomes) {
       expect(kyc.has(o as never), o).toBe(true);
     }
     const liveness = new Set(testDocuments.map((d) => d.liveness));
