@@ -1,6 +1,11 @@
 import { isValid } from '@fnando/cpf';
 import { describe, expect, it } from 'vitest';
-import { kycOutcomes, lookupTestDocument, testDocuments, testDocumentsMarkdown } from '../../sandbox/test-documents';
+import {
+  kycOutcomes,
+  lookupTestDocument,
+  testDocuments,
+  testDocumentsMarkdown,
+} from '../../sandbox/test-documents';
 
 describe('sandbox test documents', () => {
   it('are valid, unique CPFs covering every outcome', () => {
