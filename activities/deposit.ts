@@ -83,10 +83,10 @@ export function createDepositActivities({
       );
       await recordFlow(awaiting);
       await registerPayerAccount(input.client);
+      // The provider's image (several KB) stays out of history: the API draws it from the payload.
       return {
         txid: res.txid,
         payload: res.pixPayload,
-        image: res.pixImage,
         expiresAt: res.expiry,
         amountCentavos: res.amountCentavos,
       };

@@ -59,9 +59,10 @@ export interface DepositResolutionAnswer extends DepositResolutionRequest {
 
 export interface DepositQr {
   txid: string;
+  /** The Pix copy-and-paste (BR Code); the API draws the QR image from it. */
   payload: string;
-  /** data:image/png;base64,... */
-  image: string;
+  /** data:image/png;base64,...: only in deposits started before the image left history. */
+  image?: string;
   expiresAt: string;
   amountCentavos: number;
 }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { createStaticPix, hasError } from 'pix-utils';
-import QRCode from 'qrcode';
 import { centavosToDecimal } from '../provider/money';
 
 // Pix BR Code (EMV QRCPS-MPM) for a deposit, built with pix-utils: payload format, merchant account
@@ -30,20 +29,4 @@ export function buildBrCode(input: { txid: string; amountCentavos: number; merch
   });
   if (hasError(pix)) throw new Error(`BR Code: ${pix.message}`);
   return pix.toBRCode();
-}
-
-// pngjs's defaults try all five row filters on every row and deflate with Z_RLE: about 9 ms of
-// CPU per 256-pixel QR. A QR's rows are either repeats or runs, so no filter and plain deflate
-// make the same pixels in about 5 ms, for 5.5 KB instead of 4 KB (the bench shares 2 cores).
-const fastPng = { filterType: 0, deflateStrategy: 0, deflateLevel: 6 };
-
-export async function qrDataUrl(text: string): Promise<string> {
-  const png = await QRCode.toBuffer(text, {
-    type: 'png',
-    errorCorrectionLevel: 'M',
-    margin: 2,
-    width: 256,
-    rendererOpts: fastPng,
-  });
-  return `data:image/png;base64,${png.toString('base64')}`;
 }

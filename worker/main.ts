@@ -10,6 +10,7 @@ import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingWorkerOptions } from '../common/tracing';
 import { workerTuningOptions } from '../common/worker-tuning';
 import { createWorkerActivities } from './activities';
+import { workflowBundleWithBuildId } from './build-id';
 
 // The worker process: polls task queue `pixflow`, runs the flows' workflows and activities,
 // and answers /healthz and /metrics (ours plus the Temporal SDK's) on WORKER_HTTP_PORT.
@@ -42,7 +43,7 @@ async function main() {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    workflowsPath: path.join(__dirname, '..', 'workflows', 'index.ts'),
+    ...(await workflowBundleWithBuildId(path.join(__dirname, '..', 'workflows', 'index.ts'))),
     activities,
     // Payloads are encrypted before they reach Temporal (common/codec.ts).
     dataConverter: pixflowDataConverter(config.codecKeys),

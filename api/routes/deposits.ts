@@ -3,12 +3,14 @@ import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/clie
 import { Router } from 'express';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
+import { qrDataUrl, qrPng } from '../../common/qr-image';
 import { startSearchAttributes } from '../../common/search-attributes';
 import type { CustomerVerification } from '../../contracts/customer';
 import {
   DEPOSIT_CONFLICT,
   type DepositFingerprint,
   type DepositInput,
+  type DepositQr,
   type DepositState,
   depositNotHeld,
   depositStateQuery,
@@ -45,6 +47,14 @@ function depositStateView({ qr, ...state }: DepositState): DepositStateView {
   if (!qr) return state;
   const { image: _image, ...rest } = qr;
   return { ...state, qr: { ...rest, imageUrl: `/v1/deposits/${state.txid}/qrcode.png` } };
+}
+
+/**
+ * The QR as the caller gets it, with its image: drawn from the payload (deposits started before
+ * the image left history still carry the provider's, which is the same code).
+ */
+async function withImage(qr: DepositQr): Promise<DepositQr & { image: string }> {
+  return { ...qr, image: qr.image ?? (await qrDataUrl(qr.payload)) };
 }
 
 /** How a person whose verification is not `approved` gets there. */
@@ -150,12 +160,12 @@ function startRoute(r: Router, deps: ApiDeps, handleOf: DepositHandle) {
       // The same deposit again, closed: its QR, if it ever had one.
       const state = await outcome.closed.query(depositStateQuery);
       if (!state.qr) throw depositRefused(state.reason);
-      return res.status(200).json({ workflowId: handle.workflowId, ...state.qr });
+      return res.status(200).json({ workflowId: handle.workflowId, ...(await withImage(state.qr)) });
     }
     res
       .status(outcome.answer.created ? 201 : 200)
       .location(`/v1/deposits/${input.txid}`)
-      .json({ workflowId: handle.workflowId, ...outcome.answer.qr });
+      .json({ workflowId: handle.workflowId, ...(await withImage(outcome.answer.qr)) });
   });
 }
 
@@ -210,7 +220,7 @@ export function depositRoutes(deps: ApiDeps) {
   r.get('/deposits/:txid/qrcode.png', async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
     const state = await stateOf(txid);
-    const png = pngBytes(state.qr?.image);
+    const png = state.qr ? (pngBytes(state.qr.image) ?? (await qrPng(state.qr.payload))) : undefined;
     if (!png) {
       throw new Problem(
         404,

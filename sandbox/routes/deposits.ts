@@ -1,4 +1,5 @@
 import type { Response, Router } from 'express';
+import { qrDataUrl } from '../../common/qr-image';
 import { centavosToValue } from '../../provider/money';
 import {
   type DepositCreateRequest,
@@ -6,7 +7,7 @@ import {
   depositCreateRequestSchema,
   type InquiryRecord,
 } from '../../provider/schemas';
-import { buildBrCode, qrDataUrl } from '../brcode';
+import { buildBrCode } from '../brcode';
 import type { SandboxContext } from '../context';
 import { sendError } from '../http';
 import type { DepositRecord } from '../state';

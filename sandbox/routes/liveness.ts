@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type Request, Router } from 'express';
+import { qrDataUrl } from '../../common/qr-image';
 import {
   type LivenessRequest,
   type LivenessResponse,
   livenessRequestSchema,
   type StatusVerification,
 } from '../../provider/schemas';
-import { qrDataUrl } from '../brcode';
 import { isoNow, type SandboxContext } from '../context';
 import { faultGate, parseBody, requireToken } from '../http';
 import { personFor } from '../kyc-data';

@@ -18,3 +18,8 @@ export async function recordHistory(handle: WorkflowHandle, name: string): Promi
     temporal.api.history.v1.History.encode(history).finish(),
   );
 }
+
+/** A flow's history as the server stores and sends it: its size in protobuf bytes. */
+export async function historyBytes(handle: WorkflowHandle): Promise<number> {
+  return temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish().length;
+}

@@ -7,6 +7,7 @@ import { accountKeyHash, cpfHash } from '../../common/pii';
 import { type MoneyRules, moneyRulesOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
+import { buildIdOf } from '../../worker/build-id';
 import { testDataConverter } from './temporal';
 
 /**
@@ -28,6 +29,7 @@ export function createTestWorker(opts: {
     connection: opts.connection,
     taskQueue: opts.taskQueue,
     workflowBundle: { code: inject('workflowBundle') },
+    buildId: buildIdOf(inject('workflowBundle')),
     dataConverter: testDataConverter,
     activities: createActivities({
       provider: opts.provider,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DefaultPayloadConverter } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import { EncryptionCodec, parseCodecKeys } from '../../common/codec';
 import { ConfigError, loadConfig } from '../../common/config';
@@ -38,6 +39,24 @@ describe('payload encryption codec', () => {
     await expect(codec.decode([{ ...sealed!, data }])).rejects.toThrow();
     const other = new EncryptionCodec(parseCodecKeys(`b:${k()}`, 'b'));
     await expect(other.decode([sealed!])).rejects.toThrow(/unknown key id "a"/);
+  });
+
+  it('deflates a payload that gets smaller, before sealing it; one that would not stays as it is', async () => {
+    const codec = new EncryptionCodec(parseCodecKeys(`a:${k()}`, 'a'));
+    const state = {
+      ...secret,
+      steps: Array.from({ length: 20 }, (_, i) => ({ status: 'awaiting_payment', i })),
+    };
+    const plain = converter.toPayload(state);
+    const [sealed] = await codec.encode([plain]);
+    expect(sealed!.data!.length).toBeLessThan(plain.data!.length / 2);
+    expect(converter.fromPayload((await codec.decode([sealed!]))[0]!)).toEqual(state);
+    // A payload too small to deflate is sealed as before compression existed, and reads the same.
+    const one = converter.toPayload(1);
+    const [small] = await codec.encode([one]);
+    const overhead = 12 + 16; // IV and tag
+    expect(small!.data!.length).toBe(temporal.api.common.v1.Payload.encode(one).finish().length + overhead);
+    expect(converter.fromPayload((await codec.decode([small!]))[0]!)).toBe(1);
   });
 
   it('passes unencrypted payloads through on decode', async () => {

@@ -16,7 +16,7 @@ import {
 } from '../../contracts/withdrawal';
 import { verifiedWithKnownPayee } from '../helpers/customers';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
-import { recordHistory } from '../helpers/histories';
+import { historyBytes, recordHistory } from '../helpers/histories';
 import { expectActivityFailure } from '../helpers/sdk-log';
 
 // Withdrawals on the time-skipping server, with the real activities against the sandbox.
@@ -113,6 +113,14 @@ describe('withdrawal flow', () => {
     // The receipt was not ready when checkPayout saw the payout completed: storeReceipt waited for it.
     expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout', 'storeReceipt']);
     expect(notReady()).toHaveLength(1);
+    // Encrypted payloads included: a completed withdrawal's history fits in 8 KB.
+    await (await import('node:fs')).promises.writeFile(
+      '/tmp/new-wd.pb',
+      (await import('@temporalio/proto')).temporal.api.history.v1.History.encode(
+        await handle.fetchHistory(),
+      ).finish(),
+    );
+    expect(await historyBytes(handle)).toBeLessThanOrEqual(8 * 1024);
     await recordHistory(handle, 'withdrawal-completed');
   });
 
