@@ -16,4 +16,16 @@ export interface ActivityDeps {
   rules: MoneyRules;
   /** Where a withdrawal's step-up starts the person's biometric identification. */
   temporal: { client: Client; taskQueue: string };
+  /** The sweep that looks up flows waiting for the provider. */
+  reconciliation: ReconciliationSettings;
+}
+
+/** How the sweep runs (README "Configuration"). */
+export interface ReconciliationSettings {
+  /** Waits between a flow's checks, ms, from when it started waiting; the last one repeats. */
+  scheduleMs: readonly number[];
+  /** Provider inquiries a second, at most: one sweep runs at a time, on whichever worker. */
+  maxPerSecond: number;
+  /** How often the sweep runs. */
+  intervalMs: number;
 }

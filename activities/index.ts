@@ -3,6 +3,7 @@ import { createDepositActivities } from './deposit';
 import type { ActivityDeps } from './deps';
 import { createFlowActivities } from './flows';
 import { createOnboardingActivities } from './onboarding';
+import { createReconciliationActivities } from './reconciliation';
 import { createWithdrawalActivities } from './withdrawal';
 import { createWithdrawalRuleActivities } from './withdrawal-rules';
 
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDepositActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalRuleActivities(deps),
+    ...createReconciliationActivities(deps),
   };
 }
 

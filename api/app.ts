@@ -27,7 +27,6 @@ function configuredTimings({ config, timings }: ApiDeps): Partial<FlowTimings> |
   const configured: Partial<FlowTimings> = {
     ...(config.LIVENESS_LINK_TTL_MS ? { livenessLinkTtlMs: config.LIVENESS_LINK_TTL_MS } : {}),
     ...(config.ONBOARDING_DEADLINE_MS ? { onboardingDeadlineMs: config.ONBOARDING_DEADLINE_MS } : {}),
-    ...(config.POLL_SCHEDULE_MS ? { pollScheduleMs: config.POLL_SCHEDULE_MS } : {}),
     ...timings,
   };
   return Object.keys(configured).length > 0 ? configured : undefined;

@@ -115,12 +115,23 @@ export const envSchema = z.object({
   /** The flows' waits; unset: the flows' own defaults (contracts/shared.ts DEFAULT_TIMINGS). */
   LIVENESS_LINK_TTL_MS: durationMs.optional(),
   ONBOARDING_DEADLINE_MS: durationMs.optional(),
-  /** Reconciliation polls of deposits and withdrawals, ms, comma-separated; the last repeats. */
+  /**
+   * Reconciliation: when a deposit waiting for payment, or a payout for its outcome, is looked up
+   * at the provider, ms after it started waiting and between looks, comma-separated; the last
+   * repeats. Unset: 30 s, 2 min, 10 min, then hourly.
+   */
   POLL_SCHEDULE_MS: z
     .string()
     .regex(/^\d+(,\d+)*$/, 'must be comma-separated milliseconds, e.g. 5000,10000,30000')
     .transform((v) => v.split(',').map(Number))
     .optional(),
+  /** Reconciliation: provider look-ups a second, at most (one sweep runs at a time, whatever the workers). */
+  RECONCILE_MAX_PER_SECOND: z.coerce
+    .number({ error: 'must be a number' })
+    .positive('must be above 0')
+    .default(25),
+  /** Reconciliation: how often the sweep looks for due flows. */
+  RECONCILE_INTERVAL_MS: durationMs.default(10_000),
   /** A person's payouts per Brasília day, in centavos: a withdrawal that would pass it is refused. */
   WITHDRAWAL_DAILY_LIMIT_CENTAVOS: z.coerce
     .number({ error: 'must be a number of centavos' })

@@ -14,10 +14,10 @@ export type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
 export const DEFAULT_TIMINGS = {
   livenessLinkTtlMs: 30 * 60_000,
   onboardingDeadlineMs: 7 * 24 * 3600_000,
-  // Reconciliation is the backstop for a lost notification, not the way payments arrive: look
-  // soon after creation, when most Pix are paid, then rarely (hourly; a 30-minute QR gets its
-  // last look at expiry instead). Every look costs a timer, an activity and two workflow tasks
-  // per open flow: with 10,000 deposits open, 5-minute polls alone were 33 inquiries a second.
+  // Reconciliation's schedule (the sweep's, activities/reconciliation.ts; flows keep no timer for
+  // it): the backstop for a lost notification, not the way payments arrive. Look soon after the
+  // flow starts waiting, when most Pix are paid, then rarely (hourly; a 30-minute QR gets its
+  // last look from the flow itself at expiry).
   pollScheduleMs: [30_000, 120_000, 600_000, 3_600_000],
   withdrawalDeadlineMs: 3 * 24 * 3600_000,
 } as const;
@@ -28,7 +28,10 @@ export interface FlowTimings {
   livenessLinkTtlMs: number;
   /** Onboarding: an abandoned flow ends `expired` after this. */
   onboardingDeadlineMs: number;
-  /** Deposit and withdrawal: reconciliation polls the inquiry at these intervals, the last one repeating. */
+  /**
+   * Reconciliation's waits, the last one repeating: the sweep's schedule (POLL_SCHEDULE_MS). In a
+   * flow's input only for runs started when flows polled for themselves; new runs ignore it.
+   */
   pollScheduleMs: number[];
   /** Withdrawal: give up waiting for a final outcome after this (then it stays for an operator). */
   withdrawalDeadlineMs: number;
@@ -48,6 +51,8 @@ export interface ProviderNotification {
   action: 'requested' | 'updated';
   id: string;
   receivedAt?: string;
+  /** Set when the reconciliation, not the provider, sent it: it found the flow settled. */
+  source?: 'reconciliation';
 }
 export const providerNotificationSignal = defineSignal<[ProviderNotification]>('providerNotification');
 

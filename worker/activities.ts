@@ -6,6 +6,7 @@ import type { Logger } from '../common/logger';
 import { accountKeyHash, cpfHash } from '../common/pii';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { moneyRulesOf } from '../contracts/rules';
+import { DEFAULT_TIMINGS } from '../contracts/shared';
 import { createPool } from '../db/pool';
 import { createProviderClient, type ProviderCallEvent } from '../provider/client';
 
@@ -40,10 +41,15 @@ export async function createWorkerActivities(
     hashAccount: (k) => accountKeyHash(k, config.PII_HASH_KEY),
     rules: moneyRulesOf(config),
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
+    reconciliation: {
+      scheduleMs: config.POLL_SCHEDULE_MS ?? DEFAULT_TIMINGS.pollScheduleMs,
+      maxPerSecond: config.RECONCILE_MAX_PER_SECOND,
+      intervalMs: config.RECONCILE_INTERVAL_MS,
+    },
   });
   const close = async () => {
     await pool.end();
     await connection.close();
   };
-  return { activities, provider, close };
+  return { activities, provider, client, close };
 }

@@ -11,6 +11,7 @@ import { setupTracing, tracingWorkerOptions } from '../common/tracing';
 import { workerTuningOptions } from '../common/worker-tuning';
 import { createWorkerActivities } from './activities';
 import { workflowBundleWithBuildId } from './build-id';
+import { ensureReconciler } from './reconciler';
 
 // The worker process: polls task queue `pixflow`, runs the flows' workflows and activities,
 // and answers /healthz and /metrics (ours plus the Temporal SDK's) on WORKER_HTTP_PORT.
@@ -36,7 +37,11 @@ async function main() {
   // Undefined (no exporter, no interceptors) without OTEL_EXPORTER_OTLP_ENDPOINT.
   const tracing = setupTracing('pixflow-worker', config);
   const metrics = createWorkerMetrics();
-  const { activities, provider, close } = await createWorkerActivities(config, log, metrics.onProviderCall);
+  const { activities, provider, client, close } = await createWorkerActivities(
+    config,
+    log,
+    metrics.onProviderCall,
+  );
   metrics.countTokenRequests(() => provider.tokenRequests);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await Worker.create({
@@ -74,6 +79,10 @@ async function main() {
     { taskQueue: config.TEMPORAL_TASK_QUEUE, port: config.WORKER_HTTP_PORT, tracing: Boolean(tracing) },
     'worker started',
   );
+  void ensureReconciler(client, config.TEMPORAL_TASK_QUEUE, log, {
+    retryMs: 10_000,
+    stopped: () => !['INITIALIZED', 'RUNNING'].includes(worker.getState()),
+  });
 
   // Stopping lets the tasks in hand finish (up to the SDK's grace time), then lets go of
   // everything the worker holds.

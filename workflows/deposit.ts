@@ -24,7 +24,6 @@ import {
   qrCodeUpdate,
   resolutionUpdate,
 } from '../contracts/deposit';
-import { resolveTimings } from '../contracts/shared';
 import {
   isoNow,
   listenForProviderHints,
@@ -56,13 +55,12 @@ const { inquireDeposit } = proxyActivities<DepositActivities>({
 /**
  * Deposit: create the Pix QR (handed to the API through the `qrCode` update as soon as it
  * exists), then wait for payment. A notification is only a hint to look: payment is proven by
- * the deposit inquiry. Lost notifications are covered by polling the inquiry on a back-off
- * schedule until the QR expires; one last look after expiry, then `expired`. A payment the rules
+ * the deposit inquiry. A lost notification is made up for by reconciliation, which looks the
+ * deposit up on its schedule and sends the hint; one last look after expiry, then `expired`. A payment the rules
  * hold (someone else paid it) is `held` until an operator's `resolution`: `completed` when
  * accepted, `to_return` when the money is to go back.
  */
 export async function depositWorkflow(input: DepositInput): Promise<DepositState> {
-  const timings = resolveTimings(input.timings);
   const state: DepositState = {
     status: 'creating',
     txid: input.txid,
@@ -120,11 +118,14 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
   }
   flow.moveToRecordedByActivity('awaiting_payment');
 
+  // No reconciliation timer of its own: the sweep sends the hint when it finds the deposit paid
+  // (runs started with polls keep their timers' commands: only the durations differ, which
+  // replay does not compare, and every saved history still replays).
   await waitForOutcome({
     hint,
-    pollScheduleMs: timings.pollScheduleMs,
     deadline: new Date(state.qr.expiresAt).getTime(),
-    summary: 'Wait for the payment notification or the next reconciliation poll',
+    summary:
+      'Wait for the payment notification (reconciliation sends one if it is lost) until the QR expires',
     look: lookForPayment,
   });
   if (!(state.payment || (await lookForPayment()))) return flow.finish('expired', 'qr_expired_unpaid');

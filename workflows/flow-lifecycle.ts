@@ -1,6 +1,7 @@
 import {
   allHandlersFinished,
   condition,
+  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -164,28 +165,26 @@ export function listenForProviderHints(state: { notifications: number }): Provid
   return hint;
 }
 
-/** The n-th wait of a back-off schedule; the last entry repeats. */
-export function pollDelay(schedule: number[], n: number): number {
-  return schedule[Math.min(n, schedule.length - 1)] ?? 60_000;
-}
+const OUTCOME_WAIT_ENDS_AT_DEADLINE_PATCH = 'outcome-wait-ends-at-deadline';
 
 /**
- * Looks for the outcome on each provider hint or at each reconciliation poll, whichever comes
- * first, until `look` finds one or the deadline (epoch ms) passes: then undefined.
+ * Looks for the outcome on each provider hint (from the ingress, or from reconciliation when the
+ * provider's was lost) until `look` finds one or the deadline (epoch ms) passes: then undefined.
  */
 export async function waitForOutcome<T>(w: {
   hint: ProviderHint;
-  pollScheduleMs: number[];
   deadline: number;
   summary: string;
   look: () => Promise<T | undefined>;
 }): Promise<T | undefined> {
-  for (let n = 0; ; n++) {
+  for (;;) {
     const left = w.deadline - Date.now();
     if (left <= 0) return undefined;
-    await condition(() => w.hint.pending, Math.min(pollDelay(w.pollScheduleMs, n), left), {
-      summary: w.summary,
-    });
+    const woke = await condition(() => w.hint.pending, left, { summary: w.summary });
+    // At the deadline the caller decides (a deposit looks once more): no look here too. Runs
+    // from before looked here first, and replay as they ran; only runs that reach the deadline
+    // record the patch.
+    if (!woke && w.deadline <= Date.now() && patched(OUTCOME_WAIT_ENDS_AT_DEADLINE_PATCH)) return undefined;
     w.hint.pending = false;
     const outcome = await w.look();
     if (outcome !== undefined) return outcome;

@@ -2,4 +2,5 @@
 export { biometricsWorkflow } from './biometrics';
 export { depositWorkflow } from './deposit';
 export { onboardingWorkflow } from './onboarding';
+export { reconcilerWorkflow } from './reconciler';
 export { withdrawalWorkflow } from './withdrawal';

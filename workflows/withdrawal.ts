@@ -136,12 +136,11 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   await flow.moveTo('processing');
 
   // A payout just sent is still processing: the first look waits for the outcome notification
-  // or the first reconciliation poll, whichever comes first.
+  // (reconciliation sends one if the provider's is lost; as for deposits, no timer of its own).
   const outcome = await waitForOutcome({
     hint,
-    pollScheduleMs: timings.pollScheduleMs,
     deadline: Date.now() + timings.withdrawalDeadlineMs,
-    summary: 'Wait for the outcome notification or the next reconciliation poll',
+    summary: 'Wait for the outcome notification (reconciliation sends one if it is lost)',
     look: async (): Promise<PayoutCheck | undefined> => {
       state.inquiries += 1;
       const check = await checkPayout(input.transactionId);

@@ -10,14 +10,16 @@ import { loadConfig } from '../../common/config';
 import { createLogger, type Logger } from '../../common/logger';
 import { moneyRulesOf } from '../../contracts/rules';
 import type { FlowTimings } from '../../contracts/shared';
-import type { Pool } from '../../db/pool';
+import { migrate } from '../../db/migrate';
+import { createPool, type Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { onboard, type PixflowAt, sendLivenessCallbacksTo } from '../helpers/people';
 
 export { waitUntil as eventually } from '../helpers/wait';
 
-import { testPool } from '../helpers/postgres';
+import { ensureReconciler } from '../../worker/reconciler';
+import { freshDatabase } from '../helpers/postgres';
 import { clientFor, sandboxControl } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { createTestWorker } from '../helpers/worker';
@@ -59,13 +61,16 @@ export interface ApiEnvOptions {
 }
 
 export async function startApiEnv(
-  timings: Partial<FlowTimings> = {},
+  { pollScheduleMs, ...timings }: Partial<FlowTimings> = {},
   options: ApiEnvOptions = {},
 ): Promise<ApiEnv> {
   const address = inject('temporalAddress');
   const taskQueue = `api-${randomBytes(4).toString('hex')}`;
   const sandbox = await startSandbox();
-  const pool = testPool();
+  // A database of its own: the env's reconciliation sweeps every waiting row it finds.
+  const databaseUrl = await freshDatabase();
+  await migrate(databaseUrl);
+  const pool = createPool(databaseUrl, 5);
   const provider = clientFor(sandbox.url, {
     timeoutMs: 5_000,
   });
@@ -91,8 +96,14 @@ export async function startApiEnv(
     pool,
     piiKey: PII_KEY,
     rules: moneyRulesOf(config),
+    // Reconciliation on the flows' schedule, for flows whose notification never comes.
+    reconciliation: { scheduleMs: pollScheduleMs ?? [1_000], maxPerSecond: 50, intervalMs: 300 },
   });
   const running = worker.run();
+  await ensureReconciler(temporal, taskQueue, createLogger('api-test', 'silent'), {
+    retryMs: 500,
+    stopped: () => false,
+  });
   const app = createApp({
     config,
     temporal,

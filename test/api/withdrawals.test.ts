@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
+import { historyBytes } from '../helpers/histories';
 import { expectSdkLog } from '../helpers/sdk-log';
 import {
   type ApiEnv,
@@ -98,6 +99,18 @@ describe('withdrawals', () => {
       await e.call('POST', '/v1/withdrawals', { body: { ...body, amountCentavos: body.amountCentavos + 1 } }),
       409,
     );
+  });
+
+  it("a completed withdrawal's history, started as the API starts it, stays under 10 KB", async () => {
+    const { body, path } = await sentAndProcessing();
+    await e.sandboxControl(`/sandbox/withdrawals/${body.transactionId}/settle`);
+    await eventually(
+      async () => (await json(await e.call('GET', path))).state.status,
+      (s) => s === 'completed',
+    );
+    const handle = e.temporal.workflow.getHandle(withdrawalWorkflowId(body.transactionId));
+    // Rules, payout, outcome and receipt, with the search attributes and the update: bench/ reports it.
+    expect(await historyBytes(handle)).toBeLessThan(10 * 1024);
   });
 
   it('a failed withdrawal says its receipt will never come (410 with its status and reason)', async () => {

@@ -158,6 +158,7 @@ export class Harness {
       WEBHOOK_PARTNER_ID,
       PII_HASH_KEY,
       POLL_SCHEDULE_MS: this.options.pollScheduleMs,
+      RECONCILE_INTERVAL_MS: '500',
       SANDBOX_DEPOSIT_EXPIRY_MS: String(this.options.depositExpiryMs),
       INBOX_RELAY_INTERVAL_MS: '500',
       INBOX_RETRY_MAX_MS: '2000',

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
+import type { ReconciliationSettings } from '../../activities/reconciliation';
 import { envSchema } from '../../common/config';
 import { accountKeyHash, cpfHash } from '../../common/pii';
 import { type MoneyRules, moneyRulesOf } from '../../contracts/rules';
@@ -24,6 +25,8 @@ export function createTestWorker(opts: {
   client: Client;
   /** The money rules; unset: the defaults. */
   rules?: MoneyRules;
+  /** The reconciliation sweep's settings; unset: quick ones (the sweep runs only where a test starts it). */
+  reconciliation?: ReconciliationSettings;
 }) {
   return Worker.create({
     connection: opts.connection,
@@ -39,9 +42,17 @@ export function createTestWorker(opts: {
       hashAccount: (k) => accountKeyHash(k, opts.piiKey),
       rules: opts.rules ?? defaultRules(),
       temporal: { client: opts.client, taskQueue: opts.taskQueue },
+      reconciliation: opts.reconciliation ?? testReconciliation,
     }),
   });
 }
+
+/** A quick sweep: a flow is due a second after it started waiting, then every second. */
+export const testReconciliation: ReconciliationSettings = {
+  scheduleMs: [1_000],
+  maxPerSecond: 50,
+  intervalMs: 500,
+};
 
 /** The money rules as an unconfigured deployment has them. */
 export const defaultRules = (): MoneyRules => moneyRulesOf(envSchema.parse({}));

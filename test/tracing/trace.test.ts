@@ -20,11 +20,12 @@ import {
 import { moneyRulesOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { onboard, type Person, sendLivenessCallbacksTo } from '../helpers/people';
+import { onboard, type Person } from '../helpers/people';
 import { testPool } from '../helpers/postgres';
-import { clientFor } from '../helpers/sandbox-client';
+import { clientFor, sandboxControl } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
+import { testReconciliation } from '../helpers/worker';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './otlp-receiver';
 
 // Tracing on: the real API app and a real worker (OTel interceptors and workflow sink) on the
@@ -102,6 +103,7 @@ beforeAll(async () => {
       hashAccount: (k) => accountKeyHash(k, PII_KEY),
       rules: moneyRulesOf(config),
       temporal: { client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE },
+      reconciliation: testReconciliation,
     }),
     sinks: otel.sinks,
     // Already in the bundle above (the worker would only warn that it ignores them).
@@ -114,19 +116,17 @@ beforeAll(async () => {
     temporal,
     pool,
     log: createLogger('trace-test', 'silent'),
-    // Reconciliation soon after payment, so the workflow (and its RunWorkflow span) ends quickly.
-    timings: { pollScheduleMs: [300] },
   });
   server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // The sandbox's liveness callbacks reach the onboarding through the API's ingress.
-  await sendLivenessCallbacksTo(
-    sandbox.url,
-    `${apiUrl}/webhooks/provider/${config.WEBHOOK_SECRET}`,
-    config.WEBHOOK_PARTNER_ID,
-  );
+  // Every notification of the sandbox reaches its flow through the API's ingress: a paid deposit
+  // ends (and its RunWorkflow span with it) on its payment's notification.
+  await sandboxControl(sandbox.url, '/sandbox/notifications', {
+    url: `${apiUrl}/webhooks/provider/${config.WEBHOOK_SECRET}`,
+    partnerId: config.WEBHOOK_PARTNER_ID,
+  });
   client = await onboard({ api: apiUrl, apiKey: API_KEY, sandbox: sandbox.url });
 });
 

@@ -139,7 +139,7 @@ describe('withdrawal flow', () => {
     await recordHistory(handle, 'withdrawal-failed');
   });
 
-  it('finds the outcome by polling when the notification is lost', async () => {
+  it("the provider's notification lost, reconciliation's hint makes it look, and it completes", async () => {
     await f.sandboxControl('/sandbox/faults', { receiptLagCalls: 0 });
     const input = withdrawalInput({
       pixKey: `${CPF};00000000;0001;123456;CACC`,
@@ -148,8 +148,15 @@ describe('withdrawal flow', () => {
     const handle = await start(input);
     await processing(handle);
     await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);
+    // What the sweep sends a flow it finds settled (test/integration/reconciliation.test.ts).
+    await handle.signal(providerNotificationSignal, {
+      type: 'withdraw',
+      action: 'updated',
+      id: input.transactionId,
+      source: 'reconciliation',
+    });
     const result = await handle.result();
-    expect(result).toMatchObject({ status: 'completed', notifications: 0, receiptStored: true });
+    expect(result).toMatchObject({ status: 'completed', notifications: 1, receiptStored: true });
     // The receipt was ready: checkPayout stored it from the same read, with no storeReceipt call.
     expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout']);
     const { rows } = await f.pool.query(
@@ -169,6 +176,7 @@ describe('withdrawal flow', () => {
     );
     // The money rules (which write `validating`), then `processing` and `completed`.
     expect(markers).toHaveLength(3);
+    await recordHistory(handle, 'withdrawal-reconciliation-hint');
   });
 
   it('update-with-start answers the state once started, the same request again, and refuses another', async () => {
@@ -333,7 +341,7 @@ describe('withdrawal flow', () => {
         (row) => row?.status === 'sending' && row.seq === 2,
       );
       await processing(handle);
-      await f.sandboxControl(`/sandbox/withdrawals/${input.transactionId}/settle`);
+      await settleAndNotify(handle, input.transactionId);
       const result = await handle.result();
       expect(result.status).toBe('completed');
       const state = await sandboxState();

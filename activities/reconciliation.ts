@@ -1,0 +1,116 @@
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { type ProviderNotification, providerNotificationSignal } from '../contracts/shared';
+import { claimDueChecks, countDueChecks, type DueCheck } from '../db/reconciliation';
+import { NotFoundError } from '../provider/errors';
+import type { ActivityDeps, ReconciliationSettings } from './deps';
+
+export type { ReconciliationSettings };
+
+// Reconciliation, the backstop for a lost provider notification. A deposit waiting for its
+// payment and a payout waiting for its outcome are looked up on a back-off schedule by one sweep
+// with a rate of its own, outside the flows: an open flow costs no timer, no activity and no
+// workflow task while it waits, so however many are open, the new payments' tasks have the worker
+// and the server to themselves. Only a flow found settled is told (a `providerNotification`
+// hint, as the ingress would send); the flow then proves the outcome with its own inquiry.
+
+/** What one sweep did, kept in the reconciler's history. */
+export interface SweepResult {
+  checked: number;
+  /** Settled at the provider while the flow still waited: a notification was lost (or late). */
+  found: number;
+  failed: number;
+  /** Due rows left for the next sweep: the sweep is behind its schedule by this many. */
+  backlog: number;
+  /** When the next sweep should run. */
+  nextInMs: number;
+}
+
+const CONCURRENCY = 4;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function createReconciliationActivities({
+  provider,
+  pool,
+  temporal,
+  reconciliation,
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'temporal' | 'reconciliation'>) {
+  /** Whether the provider has settled the flow's money; an unknown transaction has not. */
+  const settled = async (c: DueCheck): Promise<boolean> => {
+    try {
+      const tx =
+        c.type === 'deposit'
+          ? await provider.getDeposit(c.businessId)
+          : await provider.getWithdrawal(c.businessId);
+      return c.type === 'deposit'
+        ? tx.status === 'completed'
+        : tx.status === 'completed' || tx.status === 'failed';
+    } catch (err) {
+      if (err instanceof NotFoundError) return false;
+      throw err;
+    }
+  };
+
+  const tell = async (c: DueCheck) => {
+    const hint: ProviderNotification = {
+      type: c.type === 'deposit' ? 'deposit' : 'withdraw',
+      action: 'updated',
+      id: c.businessId,
+      receivedAt: new Date().toISOString(),
+      source: 'reconciliation',
+    };
+    try {
+      await temporal.client.workflow.getHandle(c.workflowId).signal(providerNotificationSignal, hint);
+    } catch (err) {
+      // Closed meanwhile: it found its outcome by itself.
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  };
+
+  return {
+    /**
+     * One sweep: takes the due rows a sweep interval's worth of the rate allows, looks each up at
+     * that rate (a few at a time), and tells the flows found settled. Idempotent: a hint twice is
+     * one more inquiry, and a row is taken once per step of its schedule.
+     */
+    async reconcileDue(): Promise<SweepResult> {
+      const { scheduleMs, maxPerSecond, intervalMs } = reconciliation;
+      const budget = Math.max(1, Math.floor((maxPerSecond * intervalMs) / 1000));
+      const due = await claimDueChecks(pool, scheduleMs, budget);
+      const spacingMs = 1000 / maxPerSecond;
+      const result = { checked: 0, found: 0, failed: 0 };
+      const started = Date.now();
+      let next = 0;
+      const lane = async (lane: number) => {
+        for (let i = next++; i < due.length; i = next++) {
+          const c = due[i] as DueCheck;
+          // Paced from the sweep's start: `maxPerSecond` at most, whatever the provider's speed.
+          await sleep(Math.max(0, i * spacingMs - (Date.now() - started)));
+          Context.current().heartbeat({ lane, i });
+          try {
+            result.checked += 1;
+            if (await settled(c)) {
+              result.found += 1;
+              await tell(c);
+              Context.current().log.info('reconciliation found a settled flow still waiting', {
+                workflowId: c.workflowId,
+                checks: c.checks,
+              });
+            }
+          } catch (err) {
+            result.failed += 1;
+            Context.current().log.warn('reconciliation check failed', {
+              workflowId: c.workflowId,
+              error: err instanceof Error ? err.message : String(err),
+            });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, (_, n) => lane(n)));
+      const backlog = due.length < budget ? 0 : await countDueChecks(pool, scheduleMs);
+      const elapsed = Date.now() - started;
+      // Behind: go again at once; otherwise at the interval.
+      return { ...result, backlog, nextInMs: backlog > 0 ? 0 : Math.max(0, intervalMs - elapsed) };
+    },
+  };
+}
