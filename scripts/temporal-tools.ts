@@ -1,11 +1,22 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
-// Finds or builds the two Temporal servers pixflow runs without any download from outside
-// the package registries: the CLI dev server (Go module proxy) and the Java time-skipping
-// test server (Maven Central); and the tests' API fuzzer (PyPI). All land in the git-ignored
-// cache folder and are reused.
+// Finds or builds the Temporal servers pixflow runs without any download from outside the
+// package registries: the CLI dev server and the production server with its SQL tool (Go module
+// proxy), and the Java time-skipping test server (Maven Central); and the tests' API fuzzer
+// (PyPI). All land in the git-ignored cache folder and are reused.
 
 export const ROOT = path.resolve(__dirname, '..');
 export const CACHE_DIR = process.env.PIXFLOW_CACHE_DIR ?? path.join(ROOT, '.cache', 'temporal');
@@ -99,6 +110,148 @@ export function ensureTemporalCli(): string {
   if (r.status !== 0) throw new SetupError(`go install ${CLI_MODULE} failed (exit ${r.status})`);
   log(`Temporal CLI built in ${Math.round((Date.now() - started) / 1000)} s: ${path.join(bin, 'temporal')}`);
   return path.join(bin, 'temporal');
+}
+
+/**
+ * The Temporal server the CLI embeds, as its own binaries: `temporal-server` (every service in
+ * one process, on Postgres) and `temporal-sql-tool` (creates and migrates its databases). The
+ * pin is the CLI's: cli v1.5.1's go.mod requires go.temporal.io/server v1.29.1, and its
+ * `--version` says "Server 1.29.1", so both servers behave alike.
+ */
+export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
+export const TEMPORAL_SERVER_REPORTED_VERSION = TEMPORAL_SERVER_VERSION.replace(/^v/, '');
+const SERVER_MODULE = 'go.temporal.io/server';
+/** What `go install` names each package's binary, and the name it gets in the cache folder. */
+const SERVER_BINARIES = [
+  { pkg: 'cmd/server', built: 'server', name: 'temporal-server' },
+  { pkg: 'cmd/tools/sql', built: 'sql', name: 'temporal-sql-tool' },
+] as const;
+/** The Postgres schemas of the pinned server, copied from its module source (`go list -m`). */
+export const SERVER_SCHEMA_DIR = path.join(
+  CACHE_DIR,
+  `schema-${TEMPORAL_SERVER_VERSION}`,
+  'postgresql',
+  'v12',
+);
+
+export interface TemporalServerTools {
+  server: string;
+  sqlTool: string;
+  /** Holds temporal/versioned and visibility/versioned, one folder per schema version. */
+  schemaDir: string;
+}
+
+/** The version a server binary reports: "temporal version 1.29.1", "temporal-sql-tool version 1.29.1". */
+export function reportedServerToolVersion(bin: string): string | undefined {
+  if (!existsSync(bin)) return undefined;
+  const r = spawnSync(bin, ['--version'], { encoding: 'utf8' });
+  return r.status === 0 ? /^temporal(?:-sql-tool)? version (\S+)/.exec(r.stdout)?.[1] : undefined;
+}
+
+/** Both cached binaries report the pin; anything else (missing, another version) is built again. */
+export function cachedServerIsCurrent(bin = path.join(CACHE_DIR, 'bin')): boolean {
+  return SERVER_BINARIES.every((b) => {
+    const file = path.join(bin, b.name);
+    if (!existsSync(file)) return false;
+    const reported = reportedServerToolVersion(file);
+    if (reported === TEMPORAL_SERVER_REPORTED_VERSION) return true;
+    log(
+      `${file} reports version ${reported ?? 'unknown'}, not ${TEMPORAL_SERVER_REPORTED_VERSION}: building it again`,
+    );
+    return false;
+  });
+}
+
+function needGo(what: string): string {
+  const go = onPath('go');
+  if (!go) {
+    throw new SetupError(
+      `Go is needed once to build ${what}: install Go 1.25+ (https://go.dev/doc/install, or \`apt-get install golang\`)`,
+    );
+  }
+  return go;
+}
+
+/**
+ * `go install` of both packages at the pin, from the Go module proxy (the module has no replace
+ * directives, so `pkg@version` builds it as released). Built into a folder of its own, then
+ * renamed: `server` and `sql` alone say nothing in bin/.
+ */
+function buildTemporalServer(go: string, bin: string) {
+  mkdirSync(CACHE_DIR, { recursive: true });
+  const staging = mkdtempSync(path.join(CACHE_DIR, 'server-build-'));
+  try {
+    log(
+      `building temporal-server and temporal-sql-tool ${TEMPORAL_SERVER_VERSION} with go install (minutes the first time)...`,
+    );
+    const started = Date.now();
+    const pkgs = SERVER_BINARIES.map((b) => `${SERVER_MODULE}/${b.pkg}@${TEMPORAL_SERVER_VERSION}`);
+    const r = spawnSync(go, ['install', ...pkgs], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, GOBIN: staging, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+    });
+    if (r.status !== 0) throw new SetupError(`go install ${pkgs.join(' ')} failed (exit ${r.status})`);
+    mkdirSync(bin, { recursive: true });
+    for (const b of SERVER_BINARIES) renameSync(path.join(staging, b.built), path.join(bin, b.name));
+    log(`Temporal server built in ${Math.round((Date.now() - started) / 1000)} s: ${bin}`);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Copies the Postgres schema folders out of the module source in the Go module cache, which
+ * `go install` filled: the server then starts without Go, and a cleaned module cache does not
+ * take them away. The cache's files are read-only; the copies are made writable so the cache
+ * folder can be deleted.
+ */
+function copyServerSchemas(go: string) {
+  const marker = path.join(SERVER_SCHEMA_DIR, '.complete');
+  if (existsSync(marker)) return;
+  const r = spawnSync(go, ['list', '-m', '-json', `${SERVER_MODULE}@${TEMPORAL_SERVER_VERSION}`], {
+    encoding: 'utf8',
+    cwd: os.tmpdir(),
+    env: { ...process.env, GOFLAGS: '-mod=mod' },
+  });
+  const dir = r.status === 0 ? (JSON.parse(r.stdout) as { Dir?: string }).Dir : undefined;
+  const source = dir && path.join(dir, 'schema', 'postgresql', 'v12');
+  if (!source || !existsSync(source)) {
+    throw new SetupError(
+      `the ${SERVER_MODULE}@${TEMPORAL_SERVER_VERSION} source has no Postgres schemas (go list -m: exit ${r.status})`,
+    );
+  }
+  rmSync(SERVER_SCHEMA_DIR, { recursive: true, force: true });
+  for (const store of ['temporal', 'visibility']) {
+    const to = path.join(SERVER_SCHEMA_DIR, store, 'versioned');
+    cpSync(path.join(source, store, 'versioned'), to, { recursive: true });
+    makeWritable(to);
+  }
+  writeFileSync(marker, `${source}\n`);
+}
+
+function makeWritable(dir: string) {
+  chmodSync(dir, 0o755);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) makeWritable(p);
+    else chmodSync(p, 0o644);
+  }
+}
+
+/** The cached server binaries and schemas, built and copied first if missing or of another version. */
+export function ensureTemporalServer(): TemporalServerTools {
+  const bin = path.join(CACHE_DIR, 'bin');
+  const tools = {
+    server: path.join(bin, 'temporal-server'),
+    sqlTool: path.join(bin, 'temporal-sql-tool'),
+    schemaDir: SERVER_SCHEMA_DIR,
+  };
+  const current = cachedServerIsCurrent(bin);
+  if (current && existsSync(path.join(SERVER_SCHEMA_DIR, '.complete'))) return tools;
+  const go = needGo('the Temporal server');
+  if (!current) buildTemporalServer(go, bin);
+  copyServerSchemas(go);
+  return tools;
 }
 
 /** The jar list in a fixed order: class-data sharing needs the same explicit class path every time. */
