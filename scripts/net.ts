@@ -24,3 +24,26 @@ export function tcpOpen(port: number): Promise<boolean> {
     s.on('error', () => resolve(false));
   });
 }
+
+/** Whether this process can listen on 127.0.0.1:port right now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A free port below the OS's ephemeral range (which starts at 32768 on Linux), for a server
+ * that keeps its port in a signed 16-bit column: Temporal records its membership ports so.
+ * Picked at random, so two callers rarely try the same one.
+ */
+export async function freeLowPort(taken: ReadonlySet<number> = new Set()): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!taken.has(port) && (await canListen(port))) return port;
+  }
+  throw new Error('no free port found between 20000 and 32000');
+}
