@@ -52,6 +52,8 @@ export async function startEmbeddedStack(opts: {
   label: string;
   /** Must include API_KEYS, WEBHOOK_SECRET and WEBHOOK_PARTNER_ID; anything else overrides. */
   env: NodeJS.ProcessEnv & { WEBHOOK_SECRET: string };
+  /** `npm start` options, e.g. --temporal postgres --workers 2 (scripts/start-options.ts). */
+  args?: string[];
   timeoutMs?: number;
 }): Promise<EmbeddedStack> {
   const ports = await freeStackPorts();
@@ -73,7 +75,8 @@ export async function startEmbeddedStack(opts: {
     delete env[k];
   }
 
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')], {
+  const start = ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts'), ...(opts.args ?? [])];
+  const child = spawn(process.execPath, start, {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,15 +8,40 @@ import { prettyLogLine } from '../common/logger';
 import { searchAttributeCliArgs } from '../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
-import { tcpOpen } from './net';
-import { devServerDynamicConfigArgs, ensureTemporalCli, ROOT, runSetupStep } from './temporal-tools';
+import { freePort, tcpOpen } from './net';
+import { parseStartOptions, type StartOptions, StartOptionsError } from './start-options';
+import {
+  HISTORY_SHARDS,
+  PERSISTENCE_DATABASE,
+  postgresServerOf,
+  prepareNamespace,
+  serverConfig,
+  serverServing,
+  setupTemporalDatabases,
+  type TemporalServerPorts,
+  temporalServerPorts,
+  VISIBILITY_DATABASE,
+  writeServerConfig,
+} from './temporal-server';
+import {
+  devServerDynamicConfigArgs,
+  ensureTemporalCli,
+  ensureTemporalServer,
+  ROOT,
+  runSetupStep,
+  TEMPORAL_SERVER_REPORTED_VERSION,
+  type TemporalServerTools,
+} from './temporal-tools';
 import { waitUntil } from './wait';
 
-// `npm start`: the whole embedded stack in one command. Postgres (embedded), Temporal dev
-// server, provider sandbox, worker and API each start, are waited on until healthy, and stop
-// together, in order, on SIGINT (Ctrl-C), SIGTERM or SIGHUP, or when this process's parent dies.
-// A part that fails to start is named, and the rest are stopped. Every part's log comes out
-// here as it is written: readable lines on a terminal, JSON lines otherwise.
+// `npm start`: the whole embedded stack in one command. Postgres (embedded), Temporal, provider
+// sandbox, worker and API each start, are waited on until healthy, and stop together, in order,
+// on SIGINT (Ctrl-C), SIGTERM or SIGHUP, or when this process's parent dies. A part that fails
+// to start is named, and the rest are stopped. Every part's log comes out here as it is
+// written: readable lines on a terminal, JSON lines otherwise.
+// `npm start -- --temporal postgres --workers 2 --apis 2` (scripts/start-options.ts) runs the
+// Temporal server on the same Postgres instead of the CLI's dev server, and several workers and
+// APIs; docs/production-temporal.md describes it.
 
 const DEV_API_KEY = 'dev-api-key';
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
@@ -27,6 +52,10 @@ interface Part {
   tail: string[];
   /** Tells the part's guard it was stopped here, so it leaves quietly. */
   release: () => void;
+  /** Its lines go to its tail only: the Temporal server's chatter while its services join. */
+  quiet: boolean;
+  /** Called when it exits while the stack runs; true: handled (a replica started again). */
+  onExit?: (reason: string) => boolean;
 }
 
 const parts: Part[] = [];
@@ -40,16 +69,26 @@ class Stopping extends Error {}
 
 const prettify = process.stdout.isTTY ? prettyLogLine() : undefined;
 
-/** One line a part wrote: shown as it comes, and kept among its last lines for a failure message. */
-function showLine(name: string, tail: string[], line: string, to: NodeJS.WriteStream) {
+/**
+ * One line a part wrote: shown as it comes, and kept among its last lines for a failure message.
+ * `replica` names which of several workers or APIs wrote a JSON line.
+ */
+function showLine(
+  name: string,
+  tail: string[],
+  line: string,
+  to: NodeJS.WriteStream,
+  opts: { quiet?: boolean; replica?: string } = {},
+) {
   if (!line.trim()) return;
   tail.push(line);
   if (tail.length > 15) tail.shift();
   // Temporal's warnings while it stops are about its own parts going away.
-  if (stopping && name === 'temporal') return;
+  if (opts.quiet || (stopping && name === 'temporal')) return;
   // The services write JSON lines (pino) that already carry their name; anything else is named here.
   const json = line.startsWith('{');
-  to.write(`${json ? (prettify?.(line) ?? line) : `[${name}] ${line}`}\n`);
+  const tagged = json && opts.replica ? `{"replica":${JSON.stringify(opts.replica)},${line.slice(1)}` : line;
+  to.write(`${json ? (prettify?.(tagged) ?? tagged) : `[${name}] ${line}`}\n`);
 }
 
 /**
@@ -86,27 +125,35 @@ function guard(signal: 'INT' | 'TERM', target: { pid: number } | { pidFile: stri
   };
 }
 
-function run(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv) {
+function run(
+  name: string,
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  opts: { quiet?: boolean; replica?: boolean } = {},
+) {
   if (stopping) throw new Stopping();
   // Detached: Ctrl-C reaches this process alone, which stops the parts in order.
   const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const part: Part = { name, child, tail: [], release: () => {} };
+  const part: Part = { name, child, tail: [], release: () => {}, quiet: opts.quiet ?? false };
   // Node parts watch their parent themselves (common/http.ts); the others get a guard.
   if (child.pid !== undefined && cmd !== process.execPath) part.release = guard('TERM', { pid: child.pid });
-  if (child.stdout)
-    createInterface({ input: child.stdout }).on('line', (l) => showLine(name, part.tail, l, process.stdout));
-  if (child.stderr)
-    createInterface({ input: child.stderr }).on('line', (l) => showLine(name, part.tail, l, process.stderr));
+  const show = (to: NodeJS.WriteStream) => (l: string) =>
+    showLine(name, part.tail, l, to, { quiet: part.quiet, replica: opts.replica ? name : undefined });
+  if (child.stdout) createInterface({ input: child.stdout }).on('line', show(process.stdout));
+  if (child.stderr) createInterface({ input: child.stderr }).on('line', show(process.stderr));
   child.on('exit', (code, signal) => {
     if (stopping) return;
-    fail(`${name} exited unexpectedly (${signal ?? `code ${code}`})`, part);
+    const reason = signal ?? `code ${code}`;
+    if (part.onExit?.(reason)) return;
+    fail(`${name} exited unexpectedly (${reason})`, part);
   });
   parts.push(part);
   return part;
 }
 
-function tsx(name: string, file: string, env: NodeJS.ProcessEnv) {
-  return run(name, process.execPath, ['--import', 'tsx', path.join(ROOT, file)], env);
+function tsx(name: string, file: string, env: NodeJS.ProcessEnv, replica = false) {
+  return run(name, process.execPath, ['--import', 'tsx', path.join(ROOT, file)], env, { replica });
 }
 
 async function waitFor(
@@ -253,6 +300,45 @@ async function startTemporal(config: Config, cli: string, dataDir: string) {
   await waitFor('Temporal UI', temporal, httpOk(`http://127.0.0.1:${config.TEMPORAL_UI_PORT}/`));
 }
 
+/**
+ * The Temporal server with every service in one process, on the same Postgres as pixflow (its
+ * own two databases), its schemas set up or migrated first; waited on until every service
+ * serves and the namespace with pixflow's search attributes is ready. No UI: the dev server
+ * embeds one, this server does not (docker-compose.yml runs temporalio/ui beside it).
+ */
+async function startServerTemporal(
+  config: Config,
+  tools: { cli: string; server: TemporalServerTools },
+  databaseUrl: string,
+  dataDir: string,
+): Promise<TemporalServerPorts> {
+  const port = config.PIXFLOW_TEMPORAL_PORT;
+  if (await tcpOpen(port))
+    throw new StartError(`port ${port} is already in use; is another Temporal running?`);
+  const pg = postgresServerOf(databaseUrl);
+  say(
+    `setting up Temporal's databases (${PERSISTENCE_DATABASE}, ${VISIBILITY_DATABASE}) with temporal-sql-tool...`,
+  );
+  await setupTemporalDatabases(tools.server, pg).catch((err: Error) => {
+    throw new StartError(`Temporal's schema setup failed: ${err.message}`);
+  });
+  const ports = await temporalServerPorts(port);
+  const args = writeServerConfig(path.join(dataDir, 'temporal-server'), serverConfig(pg, ports, 'warn'));
+  say(
+    `starting Temporal server ${TEMPORAL_SERVER_REPORTED_VERSION} on Postgres (${HISTORY_SHARDS} history shards)...`,
+  );
+  // Quiet until it serves: its services log errors about each other while they join.
+  const temporal = run('temporal', tools.server.server, args, process.env, { quiet: true });
+  const address = `127.0.0.1:${port}`;
+  await waitFor('Temporal', temporal, () => serverServing(tools.cli, address), 120_000);
+  await prepareNamespace(tools.cli, address, config.TEMPORAL_NAMESPACE).catch((err: Error) => {
+    if (stopping) throw new Stopping();
+    throw new StartError(`Temporal's namespace setup failed: ${err.message}`, temporal);
+  });
+  temporal.quiet = false;
+  return ports;
+}
+
 /** What the sandbox, worker and API are started with. */
 function childEnvFor(config: Config, databaseUrl: string): NodeJS.ProcessEnv {
   return {
@@ -271,16 +357,88 @@ async function startSandbox(config: Config, env: NodeJS.ProcessEnv) {
   await waitFor('sandbox', sandbox, httpOk(`http://127.0.0.1:${config.SANDBOX_PORT}/healthz`));
 }
 
-async function startWorker(config: Config, env: NodeJS.ProcessEnv) {
-  say('starting worker...');
-  const worker = tsx('worker', 'worker/main.ts', env);
-  await waitFor('worker', worker, httpOk(`http://127.0.0.1:${config.WORKER_HTTP_PORT}/healthz`), 120_000);
+/**
+ * A worker or an API process. Each has its own ports: the first the configured ones
+ * (WORKER_HTTP_PORT and WORKER_SDK_METRICS_PORT, API_PORT), the others free ones.
+ */
+interface Replica {
+  kind: 'worker' | 'API';
+  /** "worker", or "worker 2" when there are several. */
+  name: string;
+  file: string;
+  env: NodeJS.ProcessEnv;
+  port: number;
+  health: string;
+  /** Answered its health check once: if it dies after that, it is started again. */
+  wasHealthy: boolean;
 }
 
-async function startApi(config: Config, env: NodeJS.ProcessEnv) {
-  say('starting API...');
-  const api = tsx('api', 'api/main.ts', env);
-  await waitFor('API', api, httpOk(`http://127.0.0.1:${config.API_PORT}/readyz`));
+async function replicasOf(
+  kind: Replica['kind'],
+  count: number,
+  env: NodeJS.ProcessEnv,
+  ports: (i: number) => Promise<Record<string, number>>,
+): Promise<Replica[]> {
+  const replicas: Replica[] = [];
+  for (let i = 0; i < count; i++) {
+    const own = await ports(i);
+    const port = own.API_PORT ?? own.WORKER_HTTP_PORT ?? 0;
+    replicas.push({
+      kind,
+      name: count === 1 ? kind.toLowerCase() : `${kind} ${i + 1}`,
+      file: kind === 'API' ? 'api/main.ts' : 'worker/main.ts',
+      env: { ...env, ...Object.fromEntries(Object.entries(own).map(([k, v]) => [k, String(v)])) },
+      port,
+      health: `http://127.0.0.1:${port}/${kind === 'API' ? 'readyz' : 'healthz'}`,
+      wasHealthy: false,
+    });
+  }
+  return replicas;
+}
+
+function planReplicas(config: Config, options: StartOptions, env: NodeJS.ProcessEnv) {
+  const workers = replicasOf('worker', options.workers, env, async (i) => ({
+    WORKER_HTTP_PORT: i === 0 ? config.WORKER_HTTP_PORT : await freePort(),
+    WORKER_SDK_METRICS_PORT: i === 0 ? config.WORKER_SDK_METRICS_PORT : await freePort(),
+  }));
+  const apis = replicasOf('API', options.apis, env, async (i) => ({
+    API_PORT: i === 0 ? config.API_PORT : await freePort(),
+  }));
+  return Promise.all([workers, apis]);
+}
+
+/**
+ * Starts a replica and waits until it is healthy. One of several that dies after it was healthy
+ * is started again on the same ports, as a process manager restarts a replica, while the others
+ * carry the load; one that dies before (or the only one of its kind) stops the stack.
+ */
+async function startReplica(r: Replica, siblings: number): Promise<void> {
+  const part = tsx(r.name, r.file, r.env, siblings > 1);
+  part.onExit = (reason) => {
+    if (!r.wasHealthy || siblings < 2) return false;
+    say(`${r.name} exited (${reason}); starting it again on port ${r.port}...`);
+    r.wasHealthy = false;
+    setTimeout(() => {
+      startReplica(r, siblings).then(
+        () => say(`${r.name} is back: ${r.health}`),
+        (err: unknown) => {
+          if (err instanceof Stopping) return;
+          fail(err instanceof Error ? err.message : String(err), err instanceof StartError ? err.part : part);
+        },
+      );
+    }, 1_000);
+    return true;
+  };
+  const what = siblings > 1 ? r.name : r.kind;
+  await waitFor(what, part, httpOk(r.health), r.kind === 'worker' ? 120_000 : 60_000);
+  r.wasHealthy = true;
+}
+
+async function startReplicas(replicas: Replica[]) {
+  const [first] = replicas;
+  if (!first) return;
+  say(replicas.length === 1 ? `starting ${first.kind}...` : `starting ${replicas.length} ${first.kind}s...`);
+  await Promise.all(replicas.map((r) => startReplica(r, replicas.length)));
 }
 
 /**
@@ -304,52 +462,111 @@ async function registerIngressWithSandbox(config: Config) {
   }
 }
 
-function printBanner(
-  config: Config,
-  started: { databaseUrl: string; apiKeys: string | undefined; temporal: boolean; sandbox: boolean },
-) {
+interface Started {
+  databaseUrl: string;
+  apiKeys: string | undefined;
+  /** The Temporal started here: the dev server (with its UI), the server on Postgres, or none. */
+  temporal: 'dev' | TemporalServerPorts | undefined;
+  sandbox: boolean;
+  apis: Replica[];
+  workers: Replica[];
+}
+
+const label = (text: string) => `  ${text.padEnd(18)}`;
+
+function temporalLines(config: Config, temporal: Started['temporal']) {
+  if (typeof temporal !== 'object') {
+    say(`${label('Temporal')}${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})`);
+    if (temporal === 'dev') say(`${label('Temporal UI')}http://127.0.0.1:${config.TEMPORAL_UI_PORT}`);
+    return;
+  }
+  say(
+    `${label('Temporal')}${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}; server ${TEMPORAL_SERVER_REPORTED_VERSION} on Postgres, ${HISTORY_SHARDS} history shards, no UI)`,
+  );
+  const t = temporal;
+  say(
+    `${label('Temporal ports')}frontend HTTP ${t.frontendHttp}, history ${t.history}, matching ${t.matching}, worker ${t.worker}; membership ${t.frontendMembership}, ${t.historyMembership}, ${t.matchingMembership}, ${t.workerMembership}`,
+  );
+}
+
+function printBanner(config: Config, started: Started) {
   say('');
   say('pixflow is up:');
+  const several = started.apis.length > 1;
+  const key = started.apiKeys === DEV_API_KEY ? DEV_API_KEY : '<your API_KEYS>';
+  started.apis.forEach((r, i) => {
+    const auth = i === 0 ? `   (Authorization: Bearer ${key})` : '';
+    say(`${label(several ? `API ${i + 1}` : 'API')}http://127.0.0.1:${r.port}${auth}`);
+  });
+  say(`${label('API docs')}http://127.0.0.1:${config.API_PORT}/docs`);
+  if (started.sandbox) {
+    // It has one notification URL: the first API's ingress.
+    const to = several ? '   (its notifications go to API 1)' : '';
+    say(`${label('provider sandbox')}http://127.0.0.1:${config.SANDBOX_PORT}${to}`);
+  }
+  temporalLines(config, started.temporal);
+  started.workers.forEach((r, i) => {
+    say(`${label(started.workers.length > 1 ? `worker ${i + 1} health` : 'worker health')}${r.health}`);
+  });
+  const temporalDbs =
+    typeof started.temporal === 'object'
+      ? ` (Temporal: ${PERSISTENCE_DATABASE}, ${VISIBILITY_DATABASE})`
+      : '';
+  say(`${label('Postgres')}${started.databaseUrl.replace(/:[^:@/]+@/, ':***@')}${temporalDbs}`);
   say(
-    `  API               http://127.0.0.1:${config.API_PORT}   (Authorization: Bearer ${started.apiKeys === DEV_API_KEY ? DEV_API_KEY : '<your API_KEYS>'})`,
-  );
-  say(`  API docs          http://127.0.0.1:${config.API_PORT}/docs`);
-  if (started.sandbox) say(`  provider sandbox  http://127.0.0.1:${config.SANDBOX_PORT}`);
-  say(`  Temporal          ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE})`);
-  if (started.temporal) say(`  Temporal UI       http://127.0.0.1:${config.TEMPORAL_UI_PORT}`);
-  say(`  worker health     http://127.0.0.1:${config.WORKER_HTTP_PORT}/healthz`);
-  say(`  Postgres          ${started.databaseUrl.replace(/:[^:@/]+@/, ':***@')}`);
-  say(
-    `  logs              here, as each part writes them (${prettify ? 'readable lines' : 'JSON lines'}; LOG_LEVEL=${config.LOG_LEVEL}, set debug for more or warn for less)`,
+    `${label('logs')}here, as each part writes them (${prettify ? 'readable lines' : 'JSON lines'}; LOG_LEVEL=${config.LOG_LEVEL}, set debug for more or warn for less)`,
   );
   say('Ctrl-C stops everything.');
 }
 
+/** The command line's options; a wrong one prints why and the usage, and exits 1. */
+function optionsOrExit(): StartOptions {
+  try {
+    return parseStartOptions(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof StartOptionsError)) throw err;
+    process.stderr.write(`pixflow start: ${err.message}\n`);
+    process.exit(1);
+  }
+}
+
 async function main() {
+  const options = optionsOrExit();
   const config = loadConfigOrExit();
   const dataDir = path.resolve(ROOT, config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
+  // Each of these set means "use the existing one" instead of starting it here.
+  const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
+  const embeddedSandbox = !process.env.PROVIDER_BASE_URL;
   const cli = runSetupStep(ensureTemporalCli);
+  // Built (or found) before anything starts: a build that fails leaves nothing running.
+  const server =
+    embeddedTemporal && options.temporal === 'postgres' ? runSetupStep(ensureTemporalServer) : undefined;
   onShutdown(async (reason) => {
     await stopAll();
     say(`pixflow stopped (${reason}): every part is down.`);
   });
 
   const databaseUrl = await startPostgres(config, dataDir);
-  // Each of these set means "use the existing one" instead of starting it here.
-  const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
-  const embeddedSandbox = !process.env.PROVIDER_BASE_URL;
-  if (embeddedTemporal) await startTemporal(config, cli, dataDir);
+  let temporal: Started['temporal'];
+  if (server) temporal = await startServerTemporal(config, { cli, server }, databaseUrl, dataDir);
+  else if (embeddedTemporal) {
+    await startTemporal(config, cli, dataDir);
+    temporal = 'dev';
+  }
   const env = childEnvFor(config, databaseUrl);
   if (embeddedSandbox) await startSandbox(config, env);
-  await startWorker(config, env);
-  await startApi(config, env);
+  const [workers, apis] = await planReplicas(config, options, env);
+  await startReplicas(workers);
+  await startReplicas(apis);
   if (embeddedSandbox) await registerIngressWithSandbox(config);
   printBanner(config, {
     databaseUrl,
     apiKeys: env.API_KEYS,
-    temporal: embeddedTemporal,
+    temporal,
     sandbox: embeddedSandbox,
+    apis,
+    workers,
   });
 }
 
