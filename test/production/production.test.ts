@@ -1,0 +1,264 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { depositFinalStatuses, depositWorkflowId } from '../../contracts/deposit';
+import { withdrawalFinalStatuses, withdrawalWorkflowId } from '../../contracts/withdrawal';
+import { onboardPeople, ownCpfKey, type People } from '../helpers/people';
+import { tcpOpen } from '../helpers/ports';
+import { waitUntil } from '../helpers/wait';
+import {
+  alive,
+  call,
+  childrenOf,
+  type ProductionStack,
+  peopleAt,
+  providerCalls,
+  sendUntilAccepted,
+  startProductionStack,
+  workerProcess,
+} from './stack';
+
+// pixflow on the Temporal server as production runs it: every Temporal service in one
+// `temporal-server` process on Postgres (schemas set up by temporal-sql-tool), two workers and
+// two APIs, all real processes started by `npm start -- --temporal postgres --workers 2 --apis 2`.
+// Deposits and payouts go through both APIs; one worker is killed with SIGKILL while they run.
+// Every flow must end as the provider sandbox says, every payout reach it exactly once.
+
+const DEPOSITS = 12;
+const WITHDRAWALS = 12;
+/** Parallel callers. */
+const CONCURRENCY = 4;
+/** The worker is killed once this many requests were accepted (and both workers did work). */
+const KILL_AFTER = 8;
+
+let stack: ProductionStack;
+let people: People;
+const startedAt = Date.now();
+const timings: Record<string, number> = {};
+
+const deposits: string[] = [];
+const withdrawals: string[] = [];
+const refused: string[] = [];
+const retried: string[] = [];
+const killed: { pid?: number; callsBefore?: number[] } = {};
+
+// biome-ignore lint/suspicious/noExplicitAny: the sandbox's JSON, read field by field
+const sandbox = async (path: string, body?: unknown): Promise<any> => {
+  const r = await fetch(`${stack.sandbox}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  expect(r.ok, `sandbox ${path}: ${r.status}`).toBe(true);
+  return r.json();
+};
+
+/** Request i goes to API 1 or API 2 in turn. */
+const apiFor = (i: number) => stack.apis[i % stack.apis.length] as string;
+
+async function deposit(i: number) {
+  const txid = `${Date.now()}${randomInt(1e6)}${i}`;
+  const body = { txid, amountCentavos: 100 + randomInt(100_000), client: people.next() };
+  const r = await sendUntilAccepted(`${apiFor(i)}/v1/deposits`, body, (a) => a.status === 201);
+  retried.push(...r.retried.map((w) => `deposit ${txid}: ${w}`));
+  if (r.accepted) deposits.push(txid);
+  else refused.push(`deposit ${txid}: ${r.retried.at(-1)}`);
+}
+
+async function withdrawal(i: number) {
+  const id = `prod-${i}-${randomBytes(4).toString('hex')}`;
+  const amountCentavos = 100 + randomInt(100_000);
+  const client = people.payee(amountCentavos);
+  const body = { transactionId: id, amountCentavos, ...ownCpfKey(client), client };
+  const r = await sendUntilAccepted(`${apiFor(i)}/v1/withdrawals`, body, (a) => a.status === 202);
+  retried.push(...r.retried.map((w) => `withdrawal ${id}: ${w}`));
+  if (r.accepted) withdrawals.push(id);
+  else refused.push(`withdrawal ${id}: ${r.retried.at(-1)}`);
+}
+
+/** Once the load is under way and both workers ran activities: SIGKILL worker 1. */
+async function killWorkerMidLoad(accepted: () => number) {
+  await waitUntil(accepted, (n) => n >= KILL_AFTER, { timeoutMs: 120_000, intervalMs: 100 });
+  const health = stack.workerHealth[0] as string;
+  // Both workers took part before one is lost: the load was spread over them.
+  killed.callsBefore = await waitUntil(
+    () => Promise.all(stack.workerHealth.map(providerCalls)),
+    (calls) => calls.every((c) => c > 0),
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
+  const worker = workerProcess(stack, health);
+  expect(worker, 'worker 1 among the processes npm start started').toBeDefined();
+  killed.pid = worker?.pid;
+  process.kill(worker?.pid as number, 'SIGKILL');
+}
+
+async function runLoad() {
+  const jobs: Array<() => Promise<void>> = [];
+  for (let i = 0; i < Math.max(DEPOSITS, WITHDRAWALS); i++) {
+    if (i < DEPOSITS) jobs.push(() => deposit(i));
+    if (i < WITHDRAWALS) jobs.push(() => withdrawal(i));
+  }
+  let next = 0;
+  let done = 0;
+  const callers = Array.from({ length: CONCURRENCY }, async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++] as () => Promise<void>;
+      await job();
+      done += 1;
+    }
+  });
+  await Promise.all([...callers, killWorkerMidLoad(() => done)]);
+}
+
+/** Every flow's state, read from either API in turn, until all are final or the deadline passes. */
+async function finalStates(timeoutMs: number) {
+  const flows = [
+    ...deposits.map((id) => ({
+      path: `/v1/deposits/${id}`,
+      final: depositFinalStatuses as readonly string[],
+    })),
+    ...withdrawals.map((id) => ({
+      path: `/v1/withdrawals/${id}`,
+      final: withdrawalFinalStatuses as readonly string[],
+    })),
+  ];
+  const states = new Map<string, string>();
+  await waitUntil(
+    async () => {
+      let i = 0;
+      for (const f of flows) {
+        if (f.final.includes(states.get(f.path) ?? '')) continue;
+        const r = await call(`${apiFor(i++)}${f.path}`).catch(() => undefined);
+        if (r?.status === 200) states.set(f.path, r.body.state.status);
+      }
+      return flows.filter((f) => !f.final.includes(states.get(f.path) ?? '')).length;
+    },
+    (open) => open === 0,
+    { timeoutMs, intervalMs: 1_000 },
+  ).catch(() => {}); // the states, checked next, say which did not end
+  return states;
+}
+
+describe.sequential('pixflow on the Temporal server on Postgres: 2 workers, 2 APIs', () => {
+  beforeAll(async () => {
+    stack = await startProductionStack();
+    timings.startMs = Date.now() - startedAt;
+    // People may move money only once onboarded and verified, through the second API.
+    people = await onboardPeople(peopleAt(stack.apis[1] ?? '', stack), 4);
+    timings.onboardedMs = Date.now() - startedAt;
+  }, 360_000);
+
+  afterAll(async () => {
+    process.stderr.write(`[production] ${JSON.stringify({ timings, killed, retried: retried.length })}\n`);
+    if (stack && stack.child.exitCode === null) await stack.stop();
+  }, 60_000);
+
+  it('starts every part the banner lists: two APIs, two workers, each on its own ports', async () => {
+    expect(stack.apis).toHaveLength(2);
+    expect(stack.workerHealth).toHaveLength(2);
+    expect(new Set([...stack.apis, ...stack.workerHealth].map((u) => new URL(u).port)).size).toBe(4);
+    for (const api of stack.apis)
+      expect((await call(`${api}/readyz`)).body).toMatchObject({ temporal: 'ok' });
+    for (const health of stack.workerHealth) expect((await fetch(health)).status).toBe(200);
+    expect(stack.output()).toMatch(/server 1\.29\.1 on Postgres, 4 history shards/);
+  });
+
+  it('moves money through both APIs while worker 1 is killed: every flow ends, every payout is sent once', async () => {
+    await sandbox('/sandbox/auto', { payDepositsAfterMs: 1_500, settleWithdrawalsAfterMs: 2_000 });
+    await runLoad();
+    timings.loadMs = Date.now() - startedAt;
+    expect(refused).toEqual([]);
+    expect(killed.pid).toBeGreaterThan(0);
+    expect(alive(killed.pid as number)).toBe(false);
+
+    const states = await finalStates(240_000);
+    timings.settledMs = Date.now() - startedAt;
+    const wrong = [
+      ...deposits.map((id) => `/v1/deposits/${id}`),
+      ...withdrawals.map((id) => `/v1/withdrawals/${id}`),
+    ]
+      .map((p) => `${p} ${states.get(p)}`)
+      .filter((line) => !line.endsWith(' completed'));
+    expect(wrong).toEqual([]);
+
+    // The provider's own records: each deposit paid, each payout received once, and no other.
+    const sb = await sandbox('/sandbox/state');
+    const paid = new Set(
+      sb.deposits
+        .filter((d: { status: string }) => d.status === 'completed')
+        .map((d: { txid: string }) => d.txid),
+    );
+    expect(deposits.filter((id) => !paid.has(id))).toEqual([]);
+    expect(sb.withdrawals.map((w: { txid: string }) => w.txid).sort()).toEqual([...withdrawals].sort());
+    const payouts = Object.fromEntries(withdrawals.map((id) => [id, sb.counters.payouts[id] ?? 0]));
+    expect(payouts).toEqual(Object.fromEntries(withdrawals.map((id) => [id, 1])));
+  }, 420_000);
+
+  it('starts the killed worker again on its ports while the other carried on', async () => {
+    const health = stack.workerHealth[0] as string;
+    await waitUntil(
+      () => stack.output().includes('worker 1 is back'),
+      (back) => back,
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
+    expect(stack.output()).toContain('worker 1 exited (SIGKILL); starting it again');
+    expect((await fetch(health)).status).toBe(200);
+    const again = workerProcess(stack, health);
+    expect(again?.pid).toBeGreaterThan(0);
+    expect(again?.pid).not.toBe(killed.pid);
+  }, 150_000);
+
+  it('keeps the flows in Postgres, listed by pixflow search attributes in the visibility store', async () => {
+    const connection = await Connection.connect({ address: stack.temporalAddress });
+    try {
+      const client = new Client({ connection, namespace: 'default' });
+      const count = async (type: string) =>
+        (await client.workflow.count(`PixflowType = "${type}" AND ExecutionStatus = "Completed"`)).count;
+      // Visibility is written a moment after each flow closes.
+      await waitUntil(count.bind(null, 'withdrawal'), (n) => n === WITHDRAWALS, 30_000);
+      await waitUntil(count.bind(null, 'deposit'), (n) => n === DEPOSITS, 30_000);
+    } finally {
+      await connection.close();
+    }
+    const url = new URL(stack.databaseUrl);
+    url.pathname = '/temporal_visibility';
+    const db = new pg.Client({ connectionString: url.toString() });
+    await db.connect();
+    try {
+      const ids = [...deposits.map(depositWorkflowId), ...withdrawals.map(withdrawalWorkflowId)];
+      // Status 2: completed.
+      const rows = await db.query(
+        'SELECT workflow_id FROM executions_visibility WHERE workflow_id = ANY($1) AND status = 2',
+        [ids],
+      );
+      expect(rows.rows.map((r) => r.workflow_id).sort()).toEqual([...ids].sort());
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('stops every process it started on SIGTERM', async () => {
+    const procs = childrenOf(stack.child.pid as number);
+    const names = procs.map((p) => p.command);
+    for (const part of ['temporal-server', 'postgres', 'sandbox/main.ts', 'worker/main.ts', 'api/main.ts'])
+      expect(
+        names.some((c) => c.includes(part)),
+        part,
+      ).toBe(true);
+    const ports = [...stack.apis, ...stack.workerHealth].map((u) => Number(new URL(u).port));
+    ports.push(stack.ports.PIXFLOW_TEMPORAL_PORT as number, stack.ports.EMBEDDED_PG_PORT as number);
+    expect(await stack.stop()).toBe(0);
+    const left = async () => ({
+      procs: procs.filter((p) => alive(p.pid)).map((p) => p.command.slice(0, 80)),
+      open: (await Promise.all(ports.map(async (p) => ((await tcpOpen(p)) ? p : 0)))).filter(Boolean),
+    });
+    expect(await waitUntil(left, (l) => l.procs.length + l.open.length === 0, 15_000).catch(left)).toEqual({
+      procs: [],
+      open: [],
+    });
+    expect(stack.output()).toContain('pixflow stopped (SIGTERM): every part is down.');
+    timings.totalMs = Date.now() - startedAt;
+  }, 60_000);
+});

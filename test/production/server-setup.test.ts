@@ -1,0 +1,133 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { parse } from 'yaml';
+import { parseStartOptions, StartOptionsError } from '../../scripts/start-options';
+import {
+  HISTORY_SHARDS,
+  postgresServerOf,
+  serverConfig,
+  temporalServerPorts,
+  toYaml,
+} from '../../scripts/temporal-server';
+import {
+  cachedServerIsCurrent,
+  ensureTemporalCli,
+  ensureTemporalServer,
+  reportedServerToolVersion,
+  TEMPORAL_SERVER_REPORTED_VERSION,
+} from '../../scripts/temporal-tools';
+
+// What `npm start -- --temporal postgres` is made of, checked without starting it: the pinned
+// server is the one the CLI embeds, the cached binaries are reused or built again by the version
+// they report, and the server's configuration says what docs/production-temporal.md says.
+
+describe('the Temporal server binaries', () => {
+  it('are pinned to the server version the Temporal CLI embeds', () => {
+    const cli = execFileSync(ensureTemporalCli(), ['--version'], { encoding: 'utf8' });
+    expect(/Server (\S+?),/.exec(cli)?.[1]).toBe(TEMPORAL_SERVER_REPORTED_VERSION);
+  });
+
+  it('report that version, and the schema folders of every store are beside them', () => {
+    const tools = ensureTemporalServer();
+    expect(reportedServerToolVersion(tools.server)).toBe(TEMPORAL_SERVER_REPORTED_VERSION);
+    expect(reportedServerToolVersion(tools.sqlTool)).toBe(TEMPORAL_SERVER_REPORTED_VERSION);
+    for (const store of ['temporal', 'visibility']) {
+      const versions = readdirSync(path.join(tools.schemaDir, store, 'versioned'));
+      expect(versions, store).toContain('v1.0');
+      expect(existsSync(path.join(tools.schemaDir, store, 'versioned', 'v1.0', 'manifest.json'))).toBe(true);
+    }
+  });
+
+  it('in the cache are reused only when both report the pinned version', () => {
+    const fake = (dir: string, name: string, reports: string) => {
+      const file = path.join(dir, name);
+      writeFileSync(file, `#!/bin/sh\necho "${name.replace('-server', '')} version ${reports}"\n`);
+      chmodSync(file, 0o755);
+    };
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const current = mkdtempSync(path.join(os.tmpdir(), 'pixflow-server-'));
+      fake(current, 'temporal-server', TEMPORAL_SERVER_REPORTED_VERSION);
+      fake(current, 'temporal-sql-tool', TEMPORAL_SERVER_REPORTED_VERSION);
+      expect(cachedServerIsCurrent(current)).toBe(true);
+      expect(stderr).not.toHaveBeenCalled();
+      const stale = mkdtempSync(path.join(os.tmpdir(), 'pixflow-server-'));
+      fake(stale, 'temporal-server', TEMPORAL_SERVER_REPORTED_VERSION);
+      fake(stale, 'temporal-sql-tool', '1.28.0');
+      expect(cachedServerIsCurrent(stale)).toBe(false);
+      expect(String(stderr.mock.calls[0]?.[0])).toContain('reports version 1.28.0');
+      const half = mkdtempSync(path.join(os.tmpdir(), 'pixflow-server-'));
+      fake(half, 'temporal-server', TEMPORAL_SERVER_REPORTED_VERSION);
+      expect(cachedServerIsCurrent(half)).toBe(false);
+    } finally {
+      stderr.mockRestore();
+    }
+  });
+});
+
+describe('the server configuration', () => {
+  const pg = postgresServerOf('postgresql://pix%40flow:s%3Acret@127.0.0.1:5433/pixflow');
+
+  it('reads the Postgres server from DATABASE_URL, decoding user and password', () => {
+    expect(pg).toEqual({ host: '127.0.0.1', port: 5433, user: 'pix@flow', password: 's:cret' });
+  });
+
+  it('is YAML the server reads: both stores on postgres12, every service on 127.0.0.1', async () => {
+    const ports = await temporalServerPorts(45_000);
+    const yaml = parse(toYaml(serverConfig(pg, ports, 'warn')));
+    expect(yaml.persistence.numHistoryShards).toBe(HISTORY_SHARDS);
+    const stores = yaml.persistence.datastores;
+    expect(stores[yaml.persistence.defaultStore].sql).toMatchObject({
+      pluginName: 'postgres12',
+      databaseName: 'temporal',
+      connectAddr: '127.0.0.1:5433',
+      user: 'pix@flow',
+      password: 's:cret',
+    });
+    expect(stores[yaml.persistence.visibilityStore].sql).toMatchObject({
+      pluginName: 'postgres12',
+      databaseName: 'temporal_visibility',
+    });
+    expect(Object.keys(yaml.services).sort()).toEqual(['frontend', 'history', 'matching', 'worker']);
+    for (const service of Object.values(yaml.services) as Array<{ rpc: { bindOnIP: string } }>) {
+      expect(service.rpc.bindOnIP).toBe('127.0.0.1');
+    }
+    expect(yaml.services.frontend.rpc.grpcPort).toBe(45_000);
+  });
+
+  it('keeps every other port below 32768, all different: membership ports go to a SMALLINT column', async () => {
+    const ports = await temporalServerPorts(45_000);
+    const others = Object.entries(ports).filter(([name]) => name !== 'frontend');
+    expect(others).toHaveLength(8);
+    for (const [name, port] of others) expect(port, name).toBeLessThan(32_768);
+    expect(new Set(Object.values(ports)).size).toBe(9);
+  });
+});
+
+describe('npm start options', () => {
+  it('default to what npm start always ran: the dev server, one worker, one API', () => {
+    expect(parseStartOptions([])).toEqual({ temporal: 'dev', workers: 1, apis: 1 });
+  });
+
+  it('read --temporal postgres --workers 2 --apis 3', () => {
+    expect(parseStartOptions(['--temporal', 'postgres', '--workers', '2', '--apis=3'])).toEqual({
+      temporal: 'postgres',
+      workers: 2,
+      apis: 3,
+    });
+  });
+
+  it.each([
+    [['--temporal', 'sqlite'], '--temporal must be dev or postgres'],
+    [['--workers', '0'], '--workers must be 1 to 8'],
+    [['--apis', 'two'], '--apis must be a number'],
+    [['--replicas', '2'], "Unknown option '--replicas'"],
+  ])('refuse %j, saying why and how to call it', (argv, why) => {
+    expect(() => parseStartOptions(argv)).toThrow(StartOptionsError);
+    expect(() => parseStartOptions(argv)).toThrow(why);
+    expect(() => parseStartOptions(argv)).toThrow('usage: npm start');
+  });
+});
