@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { searchAttributeKeys } from '../../common/search-attributes';
+import { HISTORY_SHARDS, PERSISTENCE_DATABASE, VISIBILITY_DATABASE } from '../../scripts/temporal-server';
+import { TEMPORAL_SERVER_REPORTED_VERSION } from '../../scripts/temporal-tools';
 
 // No Docker engine runs here, so the compose file is checked by its structure.
 const service = z.looseObject({
@@ -14,6 +16,8 @@ const service = z.looseObject({
   environment: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
   depends_on: z.record(z.string(), z.object({ condition: z.string() })).optional(),
   healthcheck: z.object({ test: z.array(z.string()) }).optional(),
+  deploy: z.object({ replicas: z.number().int() }).optional(),
+  restart: z.string().optional(),
 });
 const compose = z.object({ services: z.record(z.string(), service) });
 
@@ -25,16 +29,48 @@ describe('docker-compose.yml', () => {
     for (const name of ['postgres', 'temporal', 'temporal-ui', 'sandbox', 'worker', 'api']) {
       expect(services, name).toHaveProperty(name);
     }
-    expect(services.temporal?.image).toMatch(/^temporalio\/auto-setup:/);
     expect(services['temporal-ui']?.image).toMatch(/^temporalio\/ui:/);
     expect(services.postgres?.image).toMatch(/^postgres:1[4-9]/);
   });
 
-  it('runs temporal on the postgres service', () => {
+  it('runs the plain Temporal server at the version npm start builds, not the auto-setup image', () => {
+    expect(services.temporal?.image).toBe(`temporalio/server:${TEMPORAL_SERVER_REPORTED_VERSION}`);
+    for (const name of ['temporal-schema', 'temporal-setup']) {
+      expect(services[name]?.image, name).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_REPORTED_VERSION}`);
+    }
+    for (const [name, s] of Object.entries(services)) expect(s.image ?? '', name).not.toContain('auto-setup');
+  });
+
+  it('sets up both Temporal databases with temporal-sql-tool before the server starts', () => {
+    const schema = services['temporal-schema'];
+    expect(schema?.environment?.SQL_PLUGIN).toBe('postgres12');
+    expect(schema?.environment?.SQL_HOST).toBe('postgres');
+    expect(schema?.depends_on?.postgres?.condition).toBe('service_healthy');
+    const script = JSON.stringify(schema?.command);
+    for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema -d']) {
+      expect(script).toContain(step);
+    }
+    for (const db of [PERSISTENCE_DATABASE, VISIBILITY_DATABASE]) expect(script).toContain(db);
+    for (const dir of ['postgresql/v12/', '/versioned']) expect(script).toContain(dir);
+    expect(services.temporal?.depends_on?.['temporal-schema']?.condition).toBe(
+      'service_completed_successfully',
+    );
+  });
+
+  it('runs temporal on the postgres service, with the databases and shards npm start uses', () => {
     const env = services.temporal?.environment ?? {};
     expect(env.POSTGRES_SEEDS).toBe('postgres');
-    expect(String(env.DB)).toMatch(/^postgres/);
+    expect(env.DB).toBe('postgres12');
+    expect(env.DBNAME).toBe(PERSISTENCE_DATABASE);
+    expect(env.VISIBILITY_DBNAME).toBe(VISIBILITY_DATABASE);
+    expect(Number(env.NUM_HISTORY_SHARDS)).toBe(HISTORY_SHARDS);
     expect(services.temporal?.depends_on?.postgres?.condition).toBe('service_healthy');
+  });
+
+  it('runs two worker replicas, each started again when it dies', () => {
+    expect(services.worker?.deploy?.replicas).toBe(2);
+    for (const name of ['worker', 'api', 'temporal'])
+      expect(services[name]?.restart, name).toBe('unless-stopped');
   });
 
   it('publishes the documented ports', () => {
@@ -66,8 +102,8 @@ describe('docker-compose.yml', () => {
     expect(services['temporal-ui']?.environment?.TEMPORAL_CODEC_ENDPOINT).toBe('http://localhost:3000/codec');
   });
 
-  it('exposes metrics: the API on 3000, the worker on 3001', () => {
-    expect(services.worker?.ports).toContain('3001:3001');
+  it('exposes metrics: the API on 3000, the two workers on 3001 and 3002', () => {
+    expect(services.worker?.ports).toContain('3001-3002:3001');
     expect(services.api?.ports).toContain('3000:3000');
   });
 
@@ -77,8 +113,16 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('registers every search attribute the flows use', () => {
+  it('creates the namespace and registers every search attribute the flows use, one at a time', () => {
     const setup = JSON.stringify(services['temporal-setup']?.command);
-    for (const key of searchAttributeKeys) expect(setup).toContain(`${key.name}=`);
+    expect(setup).toContain('temporal operator namespace create --namespace default');
+    for (const key of searchAttributeKeys) {
+      const type = { KEYWORD: 'Keyword', INT: 'Int' }[key.type as 'KEYWORD' | 'INT'];
+      expect(setup).toContain(`${key.name}=${type}`);
+    }
+    // Several --name in one call register only the first on a SQL visibility store.
+    const raw = ([] as unknown[]).concat(services['temporal-setup']?.command).join(' ');
+    expect(raw).toContain('search-attribute create --namespace default --name "$${sa%%=*}" --type');
+    expect(services['temporal-setup']?.depends_on?.temporal?.condition).toBe('service_healthy');
   });
 });
