@@ -542,6 +542,8 @@ async function main() {
   // Built (or found) before anything starts: a build that fails leaves nothing running.
   const server =
     embeddedTemporal && options.temporal === 'postgres' ? runSetupStep(ensureTemporalServer) : undefined;
+  if (!embeddedTemporal && options.temporal === 'postgres')
+    say(`TEMPORAL_ADDRESS is set: using the Temporal at ${config.TEMPORAL_ADDRESS}, not starting one`);
   onShutdown(async (reason) => {
     await stopAll();
     say(`pixflow stopped (${reason}): every part is down.`);
