@@ -37,6 +37,7 @@ export async function startProductionStack(): Promise<ProductionStack> {
       WEBHOOK_PARTNER_ID,
       LOG_LEVEL: 'warn',
       POLL_SCHEDULE_MS: '2000,4000',
+      RECONCILE_INTERVAL_MS: '500',
       INBOX_RELAY_INTERVAL_MS: '500',
       INBOX_RETRY_MAX_MS: '2000',
       // Plenty: every deposit of the test is paid within seconds.
