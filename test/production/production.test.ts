@@ -8,6 +8,7 @@ import { onboardPeople, ownCpfKey, type People } from '../helpers/people';
 import { tcpOpen } from '../helpers/ports';
 import { waitUntil } from '../helpers/wait';
 import {
+  activitiesInFlight,
   alive,
   call,
   childrenOf,
@@ -41,7 +42,9 @@ const deposits: string[] = [];
 const withdrawals: string[] = [];
 const refused: string[] = [];
 const retried: string[] = [];
-const killed: { pid?: number; callsBefore?: number[] } = {};
+const killed: { pid?: number; callsBefore?: number[]; activitiesInFlight?: number } = {};
+/** Every provider call waits this long in the sandbox, so activities are in flight when one worker dies. */
+const PROVIDER_LATENCY_MS = 1_000;
 
 // biome-ignore lint/suspicious/noExplicitAny: the sandbox's JSON, read field by field
 const sandbox = async (path: string, body?: unknown): Promise<any> => {
@@ -90,6 +93,13 @@ async function killWorkerMidLoad(accepted: () => number) {
   );
   const worker = workerProcess(stack, health);
   expect(worker, 'worker 1 among the processes npm start started').toBeDefined();
+  // Killed in the middle of an activity: its provider call is cut short, maybe after the
+  // provider acted on it, and the flow must finish on the other worker without a second payout.
+  killed.activitiesInFlight = await waitUntil(
+    () => activitiesInFlight(health),
+    (n) => n > 0,
+    { timeoutMs: 60_000, intervalMs: 50 },
+  );
   killed.pid = worker?.pid;
   process.kill(worker?.pid as number, 'SIGKILL');
 }
@@ -167,6 +177,7 @@ describe.sequential('pixflow on the Temporal server on Postgres: 2 workers, 2 AP
 
   it('moves money through both APIs while worker 1 is killed: every flow ends, every payout is sent once', async () => {
     await sandbox('/sandbox/auto', { payDepositsAfterMs: 1_500, settleWithdrawalsAfterMs: 2_000 });
+    await sandbox('/sandbox/faults', { latency: { fixedMs: PROVIDER_LATENCY_MS } });
     await runLoad();
     timings.loadMs = Date.now() - startedAt;
     expect(refused).toEqual([]);
@@ -194,6 +205,8 @@ describe.sequential('pixflow on the Temporal server on Postgres: 2 workers, 2 AP
     expect(sb.withdrawals.map((w: { txid: string }) => w.txid).sort()).toEqual([...withdrawals].sort());
     const payouts = Object.fromEntries(withdrawals.map((id) => [id, sb.counters.payouts[id] ?? 0]));
     expect(payouts).toEqual(Object.fromEntries(withdrawals.map((id) => [id, 1])));
+    // A payout asked again after the kill is refused by the provider as a duplicate: said, not failed.
+    timings.duplicatePayoutRequestsRefused = sb.counters.duplicateWithdrawalsRejected;
   }, 420_000);
 
   it('starts the killed worker again on its ports while the other carried on', async () => {

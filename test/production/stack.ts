@@ -115,6 +115,18 @@ export async function providerCalls(health: string): Promise<number> {
   return total;
 }
 
+/** Activities a worker is running right now (the Temporal SDK's slot gauge in its /metrics). */
+export async function activitiesInFlight(health: string): Promise<number> {
+  const metrics = new URL('/metrics', health);
+  const text = await fetch(metrics, { signal: AbortSignal.timeout(5_000) })
+    .then((r) => r.text())
+    .catch(() => '');
+  const gauge = /^temporal_worker_task_slots_used\{[^}]*worker_type="ActivityWorker"[^}]*\} (\d+)/m.exec(
+    text,
+  );
+  return Number(gauge?.[1] ?? 0);
+}
+
 export interface Reply {
   status: number;
   // biome-ignore lint/suspicious/noExplicitAny: parsed JSON answers, read field by field
