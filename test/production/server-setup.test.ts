@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -48,22 +48,25 @@ describe('the Temporal server binaries', () => {
       chmodSync(file, 0o755);
     };
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const root = mkdtempSync(path.join(os.tmpdir(), 'pixflow-server-'));
+    const dir = (name: string) => mkdtempSync(path.join(root, name));
     try {
-      const current = mkdtempSync(path.join(os.tmpdir(), 'pixflow-server-'));
+      const current = dir('current-');
       fake(current, 'temporal-server', TEMPORAL_SERVER_REPORTED_VERSION);
       fake(current, 'temporal-sql-tool', TEMPORAL_SERVER_REPORTED_VERSION);
       expect(cachedServerIsCurrent(current)).toBe(true);
       expect(stderr).not.toHaveBeenCalled();
-      const stale = mkdtempSync(path.join(os.tmpdir(), 'pixflow-server-'));
+      const stale = dir('stale-');
       fake(stale, 'temporal-server', TEMPORAL_SERVER_REPORTED_VERSION);
       fake(stale, 'temporal-sql-tool', '1.28.0');
       expect(cachedServerIsCurrent(stale)).toBe(false);
       expect(String(stderr.mock.calls[0]?.[0])).toContain('reports version 1.28.0');
-      const half = mkdtempSync(path.join(os.tmpdir(), 'pixflow-server-'));
+      const half = dir('half-');
       fake(half, 'temporal-server', TEMPORAL_SERVER_REPORTED_VERSION);
       expect(cachedServerIsCurrent(half)).toBe(false);
     } finally {
       stderr.mockRestore();
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });
