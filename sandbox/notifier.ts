@@ -32,7 +32,8 @@ export class Notifier {
     return this.state.targets[point];
   }
 
-  send(point: NotificationPoint, body: Record<string, unknown>): void {
+  /** `drop`: this message is lost on the way (never delivered), as `dropNext` loses the next ones. */
+  send(point: NotificationPoint, body: Record<string, unknown>, opts: { drop?: boolean } = {}): void {
     const target = this.state.targets[point];
     if (!target) return;
     const nf = this.state.faults.notifications;
@@ -47,8 +48,8 @@ export class Notifier {
     this.state.notifications.push(entry);
     if (this.state.notifications.length > LOG_LIMIT) this.state.notifications.shift();
 
-    if (nf.dropNext > 0) {
-      nf.dropNext -= 1;
+    if (opts.drop || nf.dropNext > 0) {
+      if (!opts.drop) nf.dropNext -= 1;
       entry.status = 'dropped';
       this.state.counters.notificationsDropped += 1;
       return;

@@ -9,7 +9,7 @@ import type {
   WithdrawClient,
 } from '../provider/schemas';
 import { defaultFaults, type Faults } from './faults';
-import type { KycOutcome } from './test-documents';
+import type { KycOutcome, LivenessOutcome } from './test-documents';
 
 // Everything the sandbox knows, in memory.
 
@@ -105,6 +105,8 @@ export interface SandboxState {
   onboarded: Set<string>;
   /** A document's registry status changed since its test document says (a later KYC answers it). */
   kycChanges: Map<string, KycOutcome>;
+  /** A document's liveness ends as this outcome instead of its test document's. */
+  livenessChanges: Map<string, LivenessOutcome>;
   targets: Partial<Record<NotificationPoint, NotificationTarget>>;
   notifications: NotificationLogEntry[];
   counters: Counters;
@@ -136,6 +138,7 @@ export function createState(): SandboxState {
     liveness: new Map(),
     onboarded: new Set(),
     kycChanges: new Map(),
+    livenessChanges: new Map(),
     targets: {},
     notifications: [],
     counters: emptyCounters(),

@@ -19,12 +19,15 @@ export const kycOutcomes = [
 ] as const;
 export type KycOutcome = (typeof kycOutcomes)[number];
 
-export type LivenessOutcome =
-  | 'manual_review'
-  | 'approved_biometrics_pass'
-  | 'approved_biometrics_fail'
-  | 'rejected_document'
-  | 'rejected_proof_of_life';
+/** Every way a test document's liveness ends (or a changed document's, POST /sandbox/documents/:cpf/liveness). */
+export const livenessOutcomes = [
+  'manual_review',
+  'approved_biometrics_pass',
+  'approved_biometrics_fail',
+  'rejected_document',
+  'rejected_proof_of_life',
+] as const;
+export type LivenessOutcome = (typeof livenessOutcomes)[number];
 
 export interface TestDocument {
   cpf: string;

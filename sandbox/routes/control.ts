@@ -4,7 +4,7 @@ import type { SandboxContext } from '../context';
 import { applyFaultsPatch, defaultFaults, faultsPatchSchema } from '../faults';
 import { parseBody, sendError } from '../http';
 import { resetState } from '../state';
-import { kycOutcomes } from '../test-documents';
+import { kycOutcomes, livenessOutcomes } from '../test-documents';
 import { depositInquiry, payDeposit } from './deposits';
 import { completeLiveness, findSession, reviewLiveness } from './liveness';
 import { finishWithdrawal, withdrawalInquiry } from './withdrawals';
@@ -23,10 +23,13 @@ const registerSchema = z
   })
   .strict();
 // The inquiry's payer fields may be empty (the contract says so): `payerCpf: ""` pays without one.
+// `dropNotification`: paid, but its notification is lost, so only a look at the inquiry finds it
+// (which deposit lost one is known, unlike with the `dropNext` fault that takes the next messages).
 const paySchema = z
   .object({
     payerName: z.string().min(1),
     payerCpf: z.string().regex(/^(\d{11})?$/, 'must be 11 digits or empty'),
+    dropNotification: z.boolean(),
   })
   .partial()
   .strict();
@@ -107,6 +110,7 @@ function settlementRoutes(ctx: SandboxContext): Router {
 }
 
 const kycChangeSchema = z.object({ outcome: z.enum(kycOutcomes) });
+const livenessChangeSchema = z.object({ outcome: z.enum(livenessOutcomes) });
 
 /** The user and the operator: finish a liveness flow, decide a manual review. */
 function livenessControlRoutes(ctx: SandboxContext): Router {
@@ -117,6 +121,14 @@ function livenessControlRoutes(ctx: SandboxContext): Router {
     if (!body) return;
     ctx.state.kycChanges.set(String(req.params.cpf), body.outcome);
     res.json({ cpf: String(req.params.cpf), kyc: body.outcome });
+  });
+  // Any CPF behaves as a test document of this liveness outcome when its user finishes the flow
+  // (e.g. `approved_biometrics_pass`: onboarded without a manual review), for loads of many people.
+  router.post('/sandbox/documents/:cpf/liveness', (req, res) => {
+    const body = parseBody(livenessChangeSchema, req.body, res);
+    if (!body) return;
+    ctx.state.livenessChanges.set(String(req.params.cpf), body.outcome);
+    res.json({ cpf: String(req.params.cpf), liveness: body.outcome });
   });
   router.post('/sandbox/liveness/complete', (req, res) => {
     const body = parseBody(sessionRef, req.body, res);

@@ -43,11 +43,14 @@ export function depositInquiry(ctx: SandboxContext, d: DepositRecord): InquiryRe
 
 export type PayResult = { ok: true; deposit: DepositRecord } | { ok: false; status: number; message: string };
 
-export function payDeposit(
-  ctx: SandboxContext,
-  txid: string,
-  payer: { payerName?: string | undefined; payerCpf?: string | undefined } = {},
-): PayResult {
+export interface PayOptions {
+  payerName?: string | undefined;
+  payerCpf?: string | undefined;
+  /** The payment happens, but its `updated` notification is lost on the way. */
+  dropNotification?: boolean | undefined;
+}
+
+export function payDeposit(ctx: SandboxContext, txid: string, payer: PayOptions = {}): PayResult {
   const d = ctx.state.deposits.get(txid);
   if (!d) return { ok: false, status: 404, message: 'deposit not found' };
   const status = depositStatus(ctx, d);
@@ -58,7 +61,11 @@ export function payDeposit(
   d.e2eId = e2eId(now);
   d.payerName = payer.payerName ?? d.client.name;
   d.payerCpf = payer.payerCpf ?? d.client.cpf;
-  ctx.notifier.send('deposit', { id: d.txid, type: 'deposit', action: 'updated' });
+  ctx.notifier.send(
+    'deposit',
+    { id: d.txid, type: 'deposit', action: 'updated' },
+    { drop: payer.dropNotification === true },
+  );
   return { ok: true, deposit: d };
 }
 

@@ -111,7 +111,7 @@ export function completeLiveness(ctx: SandboxContext, s: LivenessSession | undef
     return { ok: false, status: 409, message: 'liveness session already finished or expired' };
   s.finished = true;
   setStatus(ctx, s, 'in_progress', 'processing');
-  const outcome = lookupTestDocument(s.document).liveness;
+  const outcome = ctx.state.livenessChanges.get(s.document) ?? lookupTestDocument(s.document).liveness;
   if (s.actionType === 'biometric_identification') {
     if (outcome === 'approved_biometrics_fail') setStatus(ctx, s, 'biometric_failed', 'failed');
     else setStatus(ctx, s, 'biometric_approved', 'completed');

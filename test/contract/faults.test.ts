@@ -111,6 +111,26 @@ describe('fault knobs', () => {
     expect((await sandboxState(sb.url)).counters.notificationsDropped).toBe(2);
   });
 
+  it('a payment can lose its own notification, which is then known by deposit', async () => {
+    const c = clientFor(sb.url);
+    const lost = await deposit(c);
+    const kept = await deposit(c);
+    await waitFor(() => receiver.received.length === 2);
+    const paid = await control(sb.url, `/sandbox/deposits/${lost.txid}/pay`, { dropNotification: true });
+    expect(paid.body).toMatchObject({ txid: lost.txid, status: 'completed' });
+    await control(sb.url, `/sandbox/deposits/${kept.txid}/pay`, { dropNotification: false });
+    await waitFor(() => receiver.received.length === 3);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(receiver.received.filter((r) => r.body.action === 'updated').map((r) => r.body.id)).toEqual([
+      kept.txid,
+    ]);
+    expect((await c.getDeposit(lost.txid)).status).toBe('completed');
+    expect((await sandboxState(sb.url)).counters.notificationsDropped).toBe(1);
+    expect((await control(sb.url, '/sandbox/faults', undefined, 'GET')).body).toMatchObject({
+      notifications: { dropNext: 0 },
+    });
+  });
+
   it('duplicates every notification N times', async () => {
     const c = clientFor(sb.url);
     await control(sb.url, '/sandbox/faults', { notifications: { duplicate: 2 } });
@@ -161,6 +181,7 @@ describe('fault knobs', () => {
       (await control(sb.url, '/sandbox/notifications', { url: 'not a url', partnerId: 'x' })).status,
     ).toBe(400);
     expect((await control(sb.url, '/sandbox/liveness/complete', {})).status).toBe(400);
+    expect((await control(sb.url, '/sandbox/deposits/1/pay', { dropNotification: 'yes' })).status).toBe(400);
     expect((await control(sb.url, '/sandbox/healthz', undefined, 'GET')).status).toBe(404);
     expect((await control(sb.url, '/healthz', undefined, 'GET')).body).toEqual({ status: 'ok' });
   });

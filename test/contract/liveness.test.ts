@@ -154,6 +154,35 @@ describe('liveness', () => {
     });
   });
 
+  it('a CPF can be given a liveness outcome: onboarded without a review, or refused', async () => {
+    const approved = '52998224725';
+    expect(
+      (
+        await control(sb.url, `/sandbox/documents/${approved}/liveness`, {
+          outcome: 'approved_biometrics_pass',
+        })
+      ).body,
+    ).toEqual({ cpf: approved, liveness: 'approved_biometrics_pass' });
+    await start(approved);
+    const done = await control(sb.url, '/sandbox/liveness/complete', { document: approved });
+    expect(done.body.statusVerification).toBe('completed');
+    expect((await callbacksFor(approved, 2)).map((c) => c.status_verification)).toEqual([
+      'processing',
+      'completed',
+    ]);
+    expect((await start(approved)).action.type).toBe('biometric_identification');
+
+    const refused = '11144477735';
+    await control(sb.url, `/sandbox/documents/${refused}/liveness`, { outcome: 'rejected_proof_of_life' });
+    await start(refused);
+    expect(
+      (await control(sb.url, '/sandbox/liveness/complete', { document: refused })).body.statusVerification,
+    ).toBe('failed');
+    expect(
+      (await control(sb.url, `/sandbox/documents/${refused}/liveness`, { outcome: 'nope' })).status,
+    ).toBe(400);
+  });
+
   it('answers the liveness error shapes', async () => {
     const token = await rawToken(sb.url);
     const cases = [
