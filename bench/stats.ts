@@ -11,7 +11,8 @@ export function percentile(values: readonly number[], p: number): number {
   const hi = Math.ceil(rank);
   const a = sorted[lo] as number;
   const b = sorted[hi] as number;
-  return a + (b - a) * (rank - lo);
+  // Equal neighbours (infinite ones too, which would interpolate to NaN) are the answer as they are.
+  return a === b || hi === lo ? a : a + (b - a) * (rank - lo);
 }
 
 export interface Summary {
@@ -83,4 +84,83 @@ export function completionRate(times: readonly number[]): number {
     if (t > hi) hi = t;
   }
   return hi > lo ? ((times.length - 1) * 1000) / (hi - lo) : 0;
+}
+
+/** The middle value (the mean of the two middle ones for an even count); NaN when empty. */
+export function median(values: readonly number[]): number {
+  return percentile(values, 50);
+}
+
+/** (max − min) / median: how far apart repeated measurements of one thing landed; NaN when empty. */
+export function spread(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const m = median(values);
+  return m > 0 ? (Math.max(...values) - Math.min(...values)) / m : Number.NaN;
+}
+
+/**
+ * How many of `n` samples must reach `target` for the p-th percentile (as `percentile` computes
+ * it) to reach it too, whatever the other samples are: from then on a step can stop early.
+ */
+export function overTargetThatDecides(n: number, p = 99): number {
+  if (n <= 1) return 1;
+  const rank = (Math.min(100, Math.max(0, p)) / 100) * (n - 1);
+  // The interpolation reads sorted[floor(rank)] and the one above it: both must be at or over.
+  return n - Math.floor(rank);
+}
+
+/**
+ * The p-th percentile of a step's answers counting each failed offer (an error or a timeout) as
+ * an answer that never came: over any target.
+ */
+export function percentileWithFailures(latencies: readonly number[], failures: number, p = 99): number {
+  return percentile([...latencies, ...Array.from({ length: failures }, () => Number.POSITIVE_INFINITY)], p);
+}
+
+/** One point of a capacity search: a rate tried, and whether it met the target there. */
+export interface SearchPoint {
+  rate: number;
+  pass: boolean;
+}
+
+export interface SearchResult {
+  /** The highest rate that passed (0 when none did). */
+  capacity: number;
+  points: SearchPoint[];
+}
+
+/**
+ * The highest rate that meets a target, by trying rates in turn (`probe`): from `start`, ×`coarse`
+ * while they pass (÷`coarse` while they fail, if `start` already fails), then ×`fine` up from the
+ * last good rate while below the first bad one. The answer is the last good rate: a lower bound
+ * within a factor `fine` of the knee.
+ */
+export async function searchCapacity(
+  probe: (rate: number) => Promise<boolean>,
+  start: number,
+  opts: { coarse?: number; fine?: number; maxPoints?: number; minRate?: number } = {},
+): Promise<SearchResult> {
+  const { coarse = 1.5, fine = 1.2, maxPoints = 12, minRate = 0.25 } = opts;
+  const points: SearchPoint[] = [];
+  let good = 0;
+  let bad = Number.POSITIVE_INFINITY;
+  const tryRate = async (rate: number) => {
+    const pass = await probe(rate);
+    points.push({ rate, pass });
+    if (pass) good = Math.max(good, rate);
+    else bad = Math.min(bad, rate);
+    return pass;
+  };
+  // Coarse: up while the rates pass, or down until one does.
+  const up = await tryRate(start);
+  for (let rate = start; points.length < maxPoints; ) {
+    rate = up ? rate * coarse : rate / coarse;
+    if (rate < minRate || (await tryRate(rate)) !== up) break;
+  }
+  if (good === 0) return { capacity: 0, points };
+  // Fine: up from the last good rate while below the first bad one.
+  for (let rate = good * fine; rate < bad * 0.999 && points.length < maxPoints; rate *= fine) {
+    if (!(await tryRate(rate))) break;
+  }
+  return { capacity: good, points };
 }

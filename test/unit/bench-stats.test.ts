@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
   completionRate,
+  median,
+  overTargetThatDecides,
   percentile,
+  percentileWithFailures,
   ratePerSecond,
   saturated,
   saturationThroughput,
+  searchCapacity,
+  spread,
   summarize,
 } from '../../bench/stats';
 
@@ -62,5 +67,67 @@ describe('bench statistics', () => {
     expect(completionRate(above)).toBeCloseTo(4);
     expect(completionRate([5])).toBe(0);
     expect(ratePerSecond([0, 500, 1_000, 1_500, 3_000], 0, 2_000)).toBe(2);
+  });
+
+  it('p99 over 1,000 samples: ten slow answers do not make it, eleven do', () => {
+    const fast = (slow: number) => [
+      ...Array.from({ length: 1_000 - slow }, (_, i) => 50 + (i % 50)),
+      ...Array.from({ length: slow }, () => 1_000),
+    ];
+    expect(percentile(fast(10), 99)).toBeLessThan(150);
+    expect(percentile(fast(11), 99)).toBe(1_000);
+    // The step may stop offering as soon as that many answers are over the target.
+    expect(overTargetThatDecides(1_000)).toBe(11);
+    expect(overTargetThatDecides(200)).toBe(3);
+    expect(overTargetThatDecides(1)).toBe(1);
+    for (const n of [100, 200, 999, 1_000, 1_234]) {
+      const k = overTargetThatDecides(n);
+      const answers = (over: number) => [
+        ...Array.from({ length: n - over }, () => 10),
+        ...Array.from({ length: over }, () => 200),
+      ];
+      expect(percentile(answers(k), 99), `n=${n}`).toBeGreaterThanOrEqual(150);
+      expect(percentile(answers(k - 2), 99), `n=${n}`).toBeLessThan(150);
+    }
+  });
+
+  it('failed offers count as answers that never came', () => {
+    const ok = Array.from({ length: 995 }, () => 40);
+    expect(percentileWithFailures(ok, 0)).toBe(40);
+    expect(percentileWithFailures(ok, 5)).toBe(40);
+    expect(percentileWithFailures(ok, 11)).toBe(Number.POSITIVE_INFINITY);
+    expect(percentile([1, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY], 90)).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+  });
+
+  it('median and spread of repeated measurements', () => {
+    expect(median([0.7, 0.6, 0.65])).toBeCloseTo(0.65);
+    expect(median([1, 3])).toBe(2);
+    expect(spread([0.6, 0.65, 0.7])).toBeCloseTo(0.1 / 0.65);
+    expect(spread([0.62, 0.62, 0.62])).toBe(0);
+    expect(spread([])).toBeNaN();
+  });
+
+  it('a capacity search goes ×1.5 until a rate fails, then ×1.2 from the last good one', async () => {
+    const knee = (limit: number) => async (rate: number) => rate <= limit;
+    const up = await searchCapacity(knee(10), 4);
+    expect(up.points.map((p) => [Number(p.rate.toFixed(2)), p.pass])).toEqual([
+      [4, true],
+      [6, true],
+      [9, true],
+      [13.5, false],
+      [10.8, false],
+    ]);
+    expect(up.capacity).toBe(9);
+    const fine = await searchCapacity(knee(12), 4);
+    expect(fine.capacity).toBeCloseTo(10.8); // 13.5 fails, 10.8 passes, 12.96 fails
+    expect(fine.points.at(-1)).toMatchObject({ pass: false });
+    // A start that already fails: ÷1.5 until one passes, then ×1.2 below the failed one.
+    const down = await searchCapacity(knee(4), 8);
+    expect(down.points.map((p) => p.pass)).toEqual([false, false, true, false]);
+    expect(down.capacity).toBeCloseTo(8 / 1.5 / 1.5);
+    // Nothing passes above the lowest rate allowed: no capacity.
+    expect((await searchCapacity(knee(0.1), 4, { minRate: 1 })).capacity).toBe(0);
   });
 });
