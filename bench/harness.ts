@@ -9,7 +9,7 @@ import { FLOOR_QUEUE, say, settings } from './settings';
 import { API_KEY, type BenchStack, startBenchStack } from './stack';
 
 // Set-up and teardown of a run: pixflow's stack, and the bench's own connections to it (a
-// Temporal client, a Postgres pool on the flows table, and the worker that runs the floor).
+// Temporal client, a Postgres pool on the flows table, and the workers that run the floor).
 
 /** What every step works with. */
 export interface Bench {
@@ -21,23 +21,31 @@ export interface Bench {
   people: People;
   /** When each floor workflow ran its last activity (ms), by workflow id. */
   floorDone: Map<string, number>;
-  /** Stops the floor worker, closes the connections, then stops the stack. */
+  /** Stops the floor workers, closes the connections, then stops the stack. */
   close(): Promise<void>;
 }
 
-/** pixflow's stack on free ports, with the settings the bench needs. */
-export function startStack(): Promise<BenchStack> {
+/**
+ * pixflow's stack on free ports, with the settings the bench needs and `extraEnv` (a production
+ * run's). Everything else is the stack's production default: the QR's 30 minutes, the
+ * reconciliation's schedule and rates.
+ */
+export function startStack(extraEnv: NodeJS.ProcessEnv = {}): Promise<BenchStack> {
   return startBenchStack({
     LOG_LEVEL: 'warn',
     // The bench is one client offering far more than a real one: the per-key limit would answer 429.
     API_RATE_LIMIT_PER_MINUTE: '0',
-    // Open flows must stay open for the whole run.
-    SANDBOX_DEPOSIT_EXPIRY_MS: String(3 * 3600_000),
-    ...(settings.pollScheduleMs ? { POLL_SCHEDULE_MS: settings.pollScheduleMs.join(',') } : {}),
+    ...extraEnv,
   });
 }
 
-export async function connect(stack: BenchStack): Promise<Bench> {
+let runtimeInstalled = false;
+
+/**
+ * The bench's connections to a stack, `floorWorkers` workers for the floor (as many as the
+ * stack has of its own), and `people` onboarded people.
+ */
+export async function connect(stack: BenchStack, opts: { floorWorkers?: number } = {}): Promise<Bench> {
   const config = loadConfig(stack.env);
   const dataConverter = pixflowDataConverter(config.codecKeys);
   const connection = await Connection.connect({ address: stack.temporalAddress });
@@ -45,25 +53,31 @@ export async function connect(stack: BenchStack): Promise<Bench> {
   const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
   pool.on('error', () => {}); // Postgres stops with the stack at the end
 
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // ERROR: the signal sinks' workflow tasks still running when they are terminated only warn.
+  if (!runtimeInstalled) Runtime.install({ logger: new DefaultLogger('ERROR') });
+  runtimeInstalled = true;
   const floorDone = new Map<string, number>();
   const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
-  const floorWorker = await Worker.create({
-    connection: nativeConnection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: FLOOR_QUEUE,
-    workflowsPath: require.resolve('./floor-workflow'),
-    activities: {
-      async noop() {},
-      async done(id: string) {
-        floorDone.set(id, Date.now());
-      },
-    },
-    dataConverter,
-    // The same worker settings as pixflow's worker.
-    ...workerTuningOptions(config),
-  });
-  const floorRun = floorWorker.run();
+  const floorWorkers = await Promise.all(
+    Array.from({ length: opts.floorWorkers ?? 1 }, () =>
+      Worker.create({
+        connection: nativeConnection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: FLOOR_QUEUE,
+        workflowsPath: require.resolve('./floor-workflow'),
+        activities: {
+          async noop() {},
+          async done(id: string) {
+            floorDone.set(id, Date.now());
+          },
+        },
+        dataConverter,
+        // The same worker settings as pixflow's worker.
+        ...workerTuningOptions(config),
+      }),
+    ),
+  );
+  const floorRuns = floorWorkers.map((w) => w.run());
 
   say(`onboarding ${settings.people} people...`);
   const people = await onboardPeople(
@@ -72,8 +86,8 @@ export async function connect(stack: BenchStack): Promise<Bench> {
   );
 
   const close = async () => {
-    floorWorker.shutdown();
-    await floorRun;
+    for (const w of floorWorkers) w.shutdown();
+    await Promise.all(floorRuns);
     await nativeConnection.close();
     await connection.close();
     await pool.end();

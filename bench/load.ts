@@ -5,11 +5,16 @@ import { completionRate, type RampPoint, round, saturated } from './stats';
 // How the bench offers load: an open-loop step at a fixed rate, a ramp of such steps up to
 // saturation, and a closed loop of a fixed number of callers.
 
-/** One flow offered: its id, whether it was accepted, and the answer's status when it was not. */
+/**
+ * One flow offered: its id, whether it was accepted, and the answer's status when it was not
+ * ("timeout" when the client gave up). `latencyMs`: the part of the launch that is the answer
+ * measured (the floor's update, not the signals sent after it); the whole launch otherwise.
+ */
 export interface Launched {
   id: string;
   ok: boolean;
-  status?: number;
+  status?: number | string;
+  latencyMs?: number;
 }
 
 /** Completion times (ms) of those of `ids` that have completed so far. */
@@ -18,12 +23,30 @@ export type Completions = (ids: string[]) => Promise<number[]>;
 export interface StepResult {
   point: RampPoint;
   ids: string[];
+  /** The accepted offers' ids, with when each was answered (ms). */
+  accepted: Map<string, number>;
   latenciesMs: number[];
+  /** Offers made (a step stopped early makes fewer than it planned). */
+  offered: number;
   errors: number;
-  /** Failed offers by HTTP status ("network" when there was no answer). */
+  /** Failed offers by HTTP status ("network" when there was no answer, "timeout" when abandoned). */
   errorsBy: Record<string, number>;
   /** CPU time the hypervisor took while the step ran (a shared machine's noise, for the record). */
   stealPct: number;
+  /** Whether `stopWhen` ended the offering early. */
+  stoppedEarly: boolean;
+  /** When the offering started and ended (ms). */
+  t0: number;
+  t1: number;
+}
+
+export interface StepOptions {
+  /** How long to wait for the step's flows to complete once offered (default 90 s). */
+  drainMs?: number;
+  /** Checked after each answer (latencies so far, failed offers so far): true ends the offering. */
+  stopWhen?: (latenciesMs: readonly number[], failures: number) => boolean;
+  /** Told of each accepted offer as it is answered. */
+  onAccepted?: (id: string, at: number) => void;
 }
 
 /**
@@ -36,47 +59,65 @@ export async function step(
   durMs: number,
   launch: () => Promise<Launched>,
   completions: Completions,
-  drainMs = 90_000,
+  opts: StepOptions = {},
 ): Promise<StepResult> {
   const ids: string[] = [];
+  const accepted = new Map<string, number>();
   const latenciesMs: number[] = [];
   const errorsBy: Record<string, number> = {};
+  let failures = 0;
+  let stop = false;
+  const check = () => {
+    if (opts.stopWhen?.(latenciesMs, failures)) stop = true;
+  };
   const failed = (why: string) => {
     errorsBy[why] = (errorsBy[why] ?? 0) + 1;
+    failures += 1;
+    check();
+  };
+  const answered = (r: Launched, started: number) => {
+    ids.push(r.id);
+    if (!r.ok) return failed(String(r.status ?? 'unknown'));
+    const at = Date.now();
+    latenciesMs.push(r.latencyMs ?? at - started);
+    accepted.set(r.id, at);
+    opts.onAccepted?.(r.id, at);
+    check();
   };
   const pending: Promise<void>[] = [];
   const cpu0 = cpuTicks();
   const t0 = Date.now();
   const n = Math.max(1, Math.round((rate * durMs) / 1000));
-  for (let i = 0; i < n; i++) {
-    const due = t0 + (i * 1000) / rate;
-    const wait = due - Date.now();
+  let offered = 0;
+  for (let i = 0; i < n && !stop; i++) {
+    const wait = t0 + (i * 1000) / rate - Date.now();
     if (wait > 0) await sleep(wait);
+    if (stop) break;
     const started = Date.now();
+    offered += 1;
     pending.push(
       launch().then(
-        (r) => {
-          ids.push(r.id);
-          if (r.ok) latenciesMs.push(Date.now() - started);
-          else failed(String(r.status ?? 'unknown'));
-        },
+        (r) => answered(r, started),
         () => failed('network'),
       ),
     );
   }
-  const t1 = t0 + durMs;
+  const t1 = stop ? Date.now() : t0 + durMs;
   if (Date.now() < t1) await sleep(t1 - Date.now());
   await Promise.all(pending);
-  const times = await drain(ids, completions, drainMs);
-  const achieved = completionRate(times);
-  const errors = Object.values(errorsBy).reduce((a, b) => a + b, 0);
+  const times = await drain(ids, completions, opts.drainMs ?? 90_000);
   return {
-    point: { offered: round(rate), achieved: round(achieved) },
+    point: { offered: round(rate), achieved: round(completionRate(times)) },
     ids,
+    accepted,
     latenciesMs,
-    errors,
+    offered,
+    errors: failures,
     errorsBy,
     stealPct: stealPctSince(cpu0),
+    stoppedEarly: stop,
+    t0,
+    t1,
   };
 }
 
@@ -90,6 +131,10 @@ async function drain(ids: string[], completions: Completions, drainMs: number): 
   }
   return times;
 }
+
+/** A step's one line in the log. */
+export const stepLine = (name: string, r: StepResult) =>
+  `${name}: offered ${r.point.offered}/s -> completed ${r.point.achieved}/s (errors ${r.errors}${r.errors ? ` ${JSON.stringify(r.errorsBy)}` : ''}, CPU steal ${r.stealPct}%)`;
 
 /**
  * Steps of `settings.stepMs` from `startRate`, ×1.5 each, until the ramp stops rising
@@ -106,9 +151,7 @@ export async function ramp(
   for (let i = 0; i < settings.maxSteps; i++) {
     const r = await step(rate, settings.stepMs, launch, completions);
     points.push(r.point);
-    say(
-      `${name}: offered ${r.point.offered}/s -> completed ${r.point.achieved}/s (errors ${r.errors}${r.errors ? ` ${JSON.stringify(r.errorsBy)}` : ''}, CPU steal ${r.stealPct}%)`,
-    );
+    say(stepLine(name, r));
     if (saturated(points)) break;
     rate *= 1.5;
   }

@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { generate as generateCpf } from '@fnando/cpf';
-import { ownCpfKey } from '../scripts/people';
+import { cpfHash } from '../common/pii';
+import { newCpf, ownCpfKey } from '../scripts/people';
 import type { Bench } from './harness';
 import type { Completions, Launched } from './load';
-import { runTag } from './settings';
+import { runTag, settings, sleep } from './settings';
 import { API_KEY, WEBHOOK_PARTNER_ID } from './stack';
 
 // How the bench drives pixflow and reads what it did: its API, the provider sandbox's control
-// endpoints, the flows table, the worker's /metrics.
+// endpoints, the flows table.
 
-export type FlowType = 'deposit' | 'withdrawal';
+export type FlowType = 'deposit' | 'withdrawal' | 'onboarding';
 
 /** A person pixflow has not seen (the deposits opened through the Temporal client). */
 export const person = () => ({
@@ -24,26 +25,48 @@ let txidSeq = 0;
 export const newTxid = () =>
   `${Date.now()}${String(++txidSeq).padStart(7, '0')}${Math.floor(Math.random() * 1e6)}`;
 
-/** A JSON request with the bench's API key; the answer's status and parsed body. */
-export async function http(url: string, body?: unknown, method = body === undefined ? 'GET' : 'POST') {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(60_000),
-  });
+/**
+ * A JSON request with the bench's API key; the answer's status and parsed body. A request not
+ * answered within `timeoutMs` is abandoned: status "timeout".
+ */
+export async function http(
+  url: string,
+  body?: unknown,
+  method = body === undefined ? 'GET' : 'POST',
+  timeoutMs = 60_000,
+  // biome-ignore lint/suspicious/noExplicitAny: parsed JSON answers, read field by field
+): Promise<{ status: number | 'timeout'; body: any }> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    if ((err as Error).name === 'TimeoutError') return { status: 'timeout', body: undefined };
+    throw err;
+  }
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
 export interface SandboxState {
-  counters: { tokenRequests: number };
-  deposits: { txid: string; payedAt: string }[];
+  counters: {
+    tokenRequests: number;
+    requests: Partial<Record<string, number>>;
+    notificationsDropped: number;
+  };
+  deposits: { txid: string; payedAt: string; status: string }[];
   withdrawals: { txid: string; payedAt: string; status: string }[];
 }
 
 export const sandboxState = async (b: Bench) =>
   (await http(`${b.stack.sandbox}/sandbox/state`)).body as SandboxState;
+
+/** Calls the provider (the sandbox) has answered so far, by endpoint: its own count, not the worker's. */
+export const providerCalls = async (b: Bench) => (await sandboxState(b)).counters.requests;
 
 /** The sandbox pays deposits / settles payouts this long after creating them (null: never). */
 export const setAuto = (
@@ -60,14 +83,25 @@ export const stopNotifications = (b: Bench) =>
 export const notifyIngress = (b: Bench) =>
   http(`${b.stack.sandbox}/sandbox/notifications`, { url: b.stack.ingress, partnerId: WEBHOOK_PARTNER_ID });
 
+/** POST /v1/deposits for the next person, abandoned after the client's timeout. */
 export async function postDeposit(b: Bench): Promise<Launched> {
   const txid = newTxid();
-  const r = await http(`${b.stack.api}/v1/deposits`, {
-    txid,
-    amountCentavos: 100 + (txidSeq % 9000),
-    client: b.people.next(),
-  });
+  const r = await http(
+    `${b.stack.api}/v1/deposits`,
+    { txid, amountCentavos: 100 + (txidSeq % 9000), client: b.people.next() },
+    'POST',
+    settings.clientTimeoutMs,
+  );
   return { id: txid, ok: r.status === 201, status: r.status };
+}
+
+/**
+ * The payer pays a deposit's QR (its notification lost on the way when `dropNotification`); when
+ * the provider says it was paid (ms), or undefined when it refused (expired, unknown).
+ */
+export async function payDeposit(b: Bench, txid: string, dropNotification: boolean) {
+  const r = await http(`${b.stack.sandbox}/sandbox/deposits/${txid}/pay`, { dropNotification });
+  return r.status === 200 ? Date.parse(r.body.payedAt) : undefined;
 }
 
 export async function postWithdrawal(b: Bench): Promise<Launched> {
@@ -75,34 +109,30 @@ export async function postWithdrawal(b: Bench): Promise<Launched> {
   const amountCentavos = 100 + (txidSeq % 9000);
   // To the person's own CPF key, within their daily limit.
   const client = b.people.payee(amountCentavos);
-  const r = await http(`${b.stack.api}/v1/withdrawals`, {
-    transactionId: id,
-    amountCentavos,
-    ...ownCpfKey(client),
-    client,
-  });
+  const r = await http(
+    `${b.stack.api}/v1/withdrawals`,
+    { transactionId: id, amountCentavos, ...ownCpfKey(client), client },
+    'POST',
+    settings.clientTimeoutMs,
+  );
   return { id, ok: r.status === 202, status: r.status };
 }
 
-/** A step's completions: flows of this type counted done at their `completed` row's `updated_at`. */
+/** A flow's row status once it is done: an onboarding ends approved, the others completed. */
+const doneStatus = (type: FlowType) => (type === 'onboarding' ? 'approved' : 'completed');
+
+/** A step's completions: flows of this type counted done at their done row's `updated_at`. */
 export const completedFlows =
   (b: Bench, type: FlowType): Completions =>
-  async (ids) => {
-    if (!ids.length) return [];
-    const r = await b.pool.query<{ t: number }>(
-      `SELECT (extract(epoch from updated_at) * 1000)::float8 AS t FROM flows
-       WHERE type = $1 AND status = 'completed' AND business_id = ANY($2)`,
-      [type, ids],
-    );
-    return r.rows.map((x) => Number(x.t));
-  };
+  async (ids) => [...(await completedAt(b, type, ids)).values()];
 
-/** When each flow of `ids` completed (ms), by id. */
+/** When each flow of `ids` (business ids) completed (ms), by id. */
 export async function completedAt(b: Bench, type: FlowType, ids: string[]): Promise<Map<string, number>> {
+  if (!ids.length) return new Map();
   const r = await b.pool.query<{ id: string; t: number }>(
     `SELECT business_id AS id, (extract(epoch from updated_at) * 1000)::float8 AS t FROM flows
-     WHERE type = $1 AND status = 'completed' AND business_id = ANY($2)`,
-    [type, ids],
+     WHERE type = $1 AND status = $2 AND business_id = ANY($3)`,
+    [type, doneStatus(type), ids],
   );
   return new Map(r.rows.map((x) => [x.id, Number(x.t)]));
 }
@@ -117,25 +147,28 @@ export const awaitingPayment = async (b: Bench, txids: string[]) =>
   ).rows[0]?.n ?? 0;
 
 /**
- * Inquiries the worker has made so far (the provider calls counted on its /metrics). A worker
- * busy with thousands of open flows may miss a read: it is asked again for up to a minute
- * before the run gives up.
+ * An onboarding as a person makes one: the sandbox is told their liveness ends approved (no
+ * manual review), POST /v1/onboardings, then, once the provider has their liveness session (the
+ * link the flow asked for), they finish it on their phone. Its id is the flows row's business
+ * id (the CPF's keyed hash).
  */
-export async function inquiriesMade(b: Bench): Promise<number> {
-  const url = `http://127.0.0.1:${b.stack.ports.WORKER_HTTP_PORT}/metrics`;
-  const deadline = Date.now() + 60_000;
-  let text: string | undefined;
-  while (text === undefined) {
-    try {
-      text = await (await fetch(url, { signal: AbortSignal.timeout(10_000) })).text();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 1_000));
-    }
+export async function onboardSomeone(b: Bench): Promise<Launched> {
+  const cpf = newCpf();
+  const id = cpfHash(cpf, b.config.PII_HASH_KEY);
+  await http(`${b.stack.sandbox}/sandbox/documents/${cpf}/liveness`, { outcome: 'approved_biometrics_pass' });
+  const started = Date.now();
+  const r = await http(
+    `${b.stack.api}/v1/onboardings`,
+    { cpf, plan: 'plan_basic', event: 'onboarding' },
+    'POST',
+    settings.clientTimeoutMs,
+  );
+  if (r.status !== 201) return { id, ok: false, status: r.status };
+  const latencyMs = Date.now() - started;
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+    const done = await http(`${b.stack.sandbox}/sandbox/liveness/complete`, { document: cpf });
+    if (done.status === 200) return { id, ok: true, latencyMs };
+    await sleep(200);
   }
-  let n = 0;
-  for (const m of text.matchAll(/^pixflow_provider_calls_total\{[^}]*endpoint="inquiry"[^}]*\} (\S+)$/gm)) {
-    n += Number(m[1]);
-  }
-  return n;
+  return { id, ok: false, status: 'no liveness session' };
 }

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { round } from './stats';
 
 // What the bench reads from /proc: the machine's CPU time and the hypervisor's share of it, the
@@ -31,6 +32,8 @@ interface Proc {
   ppid: number;
   /** CPU time used so far (user + system), in ticks. */
   ticks: number;
+  /** CPU time of its children it has waited for (cutime + cstime), in ticks. */
+  childTicks: number;
   cmd: string;
 }
 
@@ -43,7 +46,15 @@ function processes(): Proc[] {
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-        return [{ pid: Number(pid), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]), cmd }];
+        return [
+          {
+            pid: Number(pid),
+            ppid: Number(f[1]),
+            ticks: Number(f[11]) + Number(f[12]),
+            childTicks: Number(f[13]) + Number(f[14]),
+            cmd,
+          },
+        ];
       } catch {
         return []; // gone while we looked
       }
@@ -55,8 +66,8 @@ export function childPid(pid: number, needle: string): number | undefined {
   return processes().find((p) => p.ppid === pid && p.cmd.includes(needle))?.pid;
 }
 
-/** CPU ticks (user + system) of `root` and its descendants, by the part of the stack each one runs. */
-export function stackCpuTicks(root: number): Map<string, number> {
+/** `root` and its descendants. */
+function processTree(root: number): Proc[] {
   const procs = processes();
   const inTree = new Set([root]);
   for (let grew = true; grew; ) {
@@ -68,19 +79,115 @@ export function stackCpuTicks(root: number): Map<string, number> {
       }
     }
   }
-  const names: [RegExp, string][] = [
+  return procs.filter((q) => inTree.has(q.pid));
+}
+
+/**
+ * The part of the stack a process runs: Postgres by its program's name (a backend's title is
+ * "postgres: user database ...", and the database may be Temporal's), the Node parts by their
+ * script, Temporal by the word in its command line.
+ */
+export function partOf(cmd: string): string {
+  const program = path.basename(cmd.trim().split(/\s+/)[0] ?? '');
+  if (program.startsWith('postgres')) return 'postgres';
+  const scripts: [RegExp, string][] = [
     [/worker\/main/, 'worker'],
     [/api\/main/, 'api'],
     [/sandbox\/main/, 'sandbox'],
-    [/start-dev/, 'temporal'],
-    [/postgres/, 'postgres'],
+    [/scripts\/start/, 'start'],
   ];
+  if (program === 'node' || program.startsWith('node')) {
+    return scripts.find(([re]) => re.test(cmd))?.[1] ?? 'other';
+  }
+  // The CLI's dev server (temporal server start-dev) or a server built into Temporal's cache folder.
+  return /temporal/i.test(cmd) ? 'temporal' : 'other';
+}
+
+/** The stack's processes, by the part each runs. */
+export function stackProcesses(root: number): Map<string, { pid: number; cmd: string }[]> {
+  const out = new Map<string, { pid: number; cmd: string }[]>();
+  for (const p of processTree(root)) {
+    const part = partOf(p.cmd);
+    out.set(part, [...(out.get(part) ?? []), { pid: p.pid, cmd: p.cmd }]);
+  }
+  return out;
+}
+
+/** CPU ticks (user + system) of `root` and its descendants, by the part of the stack each one runs. */
+export function stackCpuTicks(root: number): Map<string, number> {
   const out = new Map<string, number>();
-  for (const p of procs.filter((q) => inTree.has(q.pid))) {
-    const name = names.find(([re]) => re.test(p.cmd))?.[1] ?? 'other';
+  for (const p of processTree(root)) {
+    const name = partOf(p.cmd);
     out.set(name, (out.get(name) ?? 0) + p.ticks);
   }
   return out;
+}
+
+/** Every process of a stack's CPU so far, to subtract a later one from. */
+export interface CpuSnapshot {
+  at: number;
+  procs: Map<number, { part: string; ticks: number; childTicks: number }>;
+  /** This (the bench's) process: user + system, µs. */
+  benchUs: number;
+}
+
+export function cpuSnapshot(root: number): CpuSnapshot {
+  const u = process.cpuUsage();
+  return {
+    at: Date.now(),
+    procs: new Map(
+      processTree(root).map((p) => [
+        p.pid,
+        { part: partOf(p.cmd), ticks: p.ticks, childTicks: p.childTicks },
+      ]),
+    ),
+    benchUs: u.user + u.system,
+  };
+}
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux (getconf CLK_TCK)
+
+/**
+ * CPU milliseconds each part of the stack used between two snapshots (and `bench`, this process).
+ * A process that started in between counts whole; one that ended in between is counted by its
+ * parent's waited-for children (Postgres's backends: their postmaster's), which is how Linux
+ * keeps the time of a process that is gone.
+ */
+export function cpuMsBetween(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [pid, p] of b.procs) {
+    const before = a.procs.get(pid);
+    const ticks = p.ticks - (before?.ticks ?? 0) + (p.childTicks - (before?.childTicks ?? 0));
+    out[p.part] = (out[p.part] ?? 0) + Math.max(0, ticks) * TICK_MS;
+  }
+  out.bench = (b.benchUs - a.benchUs) / 1000;
+  return out;
+}
+
+/** The peak resident memory of some processes (summed), sampled on demand and then every second until stopped. */
+export class PeakRss {
+  peak = 0;
+  private sampling = false;
+  private sampler: Promise<void> = Promise.resolve();
+  constructor(private readonly pids: () => number[]) {}
+  sample(): void {
+    const total = this.pids().reduce((sum, pid) => sum + (rssBytes(pid) || 0), 0);
+    this.peak = Math.max(this.peak, total);
+  }
+  start(): void {
+    this.sampling = true;
+    this.sampler = (async () => {
+      while (this.sampling) {
+        this.sample();
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    })();
+  }
+  async stop(): Promise<number> {
+    this.sampling = false;
+    await this.sampler;
+    return this.peak;
+  }
 }
 
 /** Resident memory of a process in bytes (VmRSS of /proc/<pid>/status). */

@@ -1,65 +1,138 @@
-import { connect, startStack } from './harness';
+import os from 'node:os';
+import type { Maybe, PartTiming, RunResults } from './figures';
+import { type Bench, connect, startStack } from './harness';
+import { commitOfTree, machine } from './machine';
 import { writeResults } from './output';
 import { sandboxState, setAuto } from './pixflow';
-import { cpuTicks } from './proc';
-import { say, settings } from './settings';
+import { cpuTicks, stealPctSince } from './proc';
+import { type Part, partSkipped, say, settings } from './settings';
 import type { BenchStack } from './stack';
-import { depositLatency, depositRamp } from './steps/deposits';
+import { round } from './stats';
+import { capacityAtTarget } from './steps/capacity';
+import { costPerFlow } from './steps/cost';
+import { depositRamp } from './steps/deposits';
 import { bareUpdateWithStart, floorRamp } from './steps/floor';
-import { bareSignalLoop, ingress } from './steps/ingress';
-import { openFlows } from './steps/open-flows';
+import { bareSignalLoop, ingress, openDeposits } from './steps/ingress';
+import { onboardings } from './steps/onboarding';
+import { peak } from './steps/peak';
+import { production } from './steps/production';
 import { readDepositShape } from './steps/shape';
 import { keepDepositsTrickling, tokenRequestsInWindow } from './steps/tokens';
 import { withdrawals } from './steps/withdrawals';
 
-// `npm run bench [-- --quick]`: one run, one stack, one dev server. See bench/README.md.
-// The steps run in this order; their numbers are the figures' in bench/README.md.
+// `npm run bench [-- --quick] [-- --skip=part,...|--only=part,...] [-- --production]`: one run.
+// See bench/README.md. The parts run in this order, each timed with the CPU steal meanwhile.
 
 let running: BenchStack | undefined;
+const parts: Record<string, PartTiming> = {};
+
+/** Runs a part of the run, recording how long it took and the steal meanwhile. */
+async function timed<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = Date.now();
+  const cpu0 = cpuTicks();
+  try {
+    return await fn();
+  } finally {
+    parts[name] = { minutes: round((Date.now() - t0) / 60_000, 1), stealPct: stealPctSince(cpu0) };
+  }
+}
+
+/** A part that can be left out (`--skip`, `--only`) and whose failure does not end the run. */
+async function optional<T extends object>(name: Part, fn: () => Promise<T>): Promise<Maybe<T>> {
+  const skipped = partSkipped(name);
+  if (skipped) {
+    parts[name] = { minutes: 0, stealPct: 0, notRun: skipped };
+    return { notRun: skipped };
+  }
+  try {
+    return await timed(name, fn);
+  } catch (err) {
+    const why = `not run: failed: ${err instanceof Error ? err.message : String(err)}`;
+    say(`${name} ${why}`);
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    return { notRun: why };
+  }
+}
+
+/** Open deposits to notify: the peak's unpaid ones whose QR has minutes left, or new ones. */
+async function ingressTargets(b: Bench, peaked: RunResults['peak']): Promise<string[]> {
+  const margin = 5 * 60_000;
+  const open =
+    'unpaidTxids' in peaked
+      ? peaked.unpaidTxids
+          .filter((u) => u.createdAt + b.config.SANDBOX_DEPOSIT_EXPIRY_MS - margin > Date.now())
+          .map((u) => u.txid)
+      : [];
+  return open.length
+    ? open.slice(-settings.ingressNotifications)
+    : openDeposits(b, Math.min(settings.ingressNotifications, 500));
+}
+
+/** Everything measured on one stack (the dev server), in order. */
+async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults, 'production' | 'commit'>> {
+  const tokensInWindow = tokenRequestsInWindow(b, startedAt);
+  await setAuto(b, settings.autoAfterMs, settings.autoAfterMs);
+  const { shape, flowShape } = await timed('shape', () => readDepositShape(b));
+  const floor = await timed('floor ramp', () => floorRamp(b, shape));
+  const deposits = await timed('deposits ramp', () => depositRamp(b));
+  const withdrawn = await timed('withdrawals ramp', () => withdrawals(b));
+  const capacity = await optional('capacity', () =>
+    capacityAtTarget(b, shape, { floor: floor.saturation, deposits: deposits.saturation }),
+  );
+  const costRate = Math.max(0.5, Math.min(deposits.saturation, withdrawn.saturation) / 2);
+  const cost = await optional('cost', () => costPerFlow(b, shape, costRate));
+  const onboarding = await optional('onboarding', () => onboardings(b));
+  const peakRate = Math.max(0.5, deposits.saturation / 2);
+  const peaked = await optional('peak', async () => {
+    const bare = await bareUpdateWithStart(b, shape, round(peakRate));
+    return { ...(await peak(b, peakRate)), bareUpdateWithStart: bare };
+  });
+  const notified = await optional('ingress', async () => {
+    const txids = await ingressTargets(b, peaked);
+    const result = await ingress(b, txids);
+    return { ingress: result, signalLoop: await bareSignalLoop(b, txids.length) };
+  });
+  await keepDepositsTrickling(b, startedAt);
+  const tokens = { inWindow: await tokensInWindow, wholeRun: (await sandboxState(b)).counters.tokenRequests };
+  return {
+    runMinutes: 0,
+    parts,
+    depositShape: flowShape,
+    floor,
+    deposits,
+    withdrawals: withdrawn,
+    capacity,
+    cost,
+    onboarding,
+    peak: peaked,
+    ingress: notified,
+    tokens,
+  };
+}
 
 async function main() {
   const startedAt = Date.now();
   const cpuAtStart = cpuTicks();
+  const loadAtStart = os.loadavg().map((x) => round(x));
+  const commit = commitOfTree();
   say(
-    `mode ${settings.mode}: steps of ${settings.stepMs / 1000} s, ${settings.openFlows} open flows, token window ${settings.tokenMinutes} min`,
+    `mode ${settings.mode} on ${commit.commit.slice(0, 12)}${commit.dirty ? ' (uncommitted changes)' : ''}; load average ${loadAtStart.join(' / ')}`,
   );
-  const stack = await startStack();
+  const stack = await timed('stack', () => startStack());
   running = stack;
   say(`stack up (worker pid ${stack.workerPid})`);
-  const b = await connect(stack);
-  const tokensInWindow = tokenRequestsInWindow(b, startedAt);
-  await setAuto(b, settings.autoAfterMs, settings.autoAfterMs);
-
-  const { shape, depositShape } = await readDepositShape(b);
-  const floor = await floorRamp(b, shape); // 1
-  const deposits = await depositRamp(b); // 2
-  const latency = await depositLatency(b, deposits.saturation); // 3
-  const bareUpdate = await bareUpdateWithStart(b, shape, latency.offered);
-  const withdrawn = await withdrawals(b); // 7
-  const open = await openFlows(b, deposits.saturation); // 6
-  const notified = await ingress(b, open.txids); // 4
-  const signalLoop = await bareSignalLoop(b, open.txids.length);
-  await keepDepositsTrickling(b, startedAt); // 5
-  const rssPeak = await open.rss.stop();
-  const finalState = await sandboxState(b);
-  const tokens = { inWindow: await tokensInWindow, wholeRun: finalState.counters.tokenRequests };
-  const runMinutes = (Date.now() - startedAt) / 60_000;
-
-  writeResults(
-    {
-      runMinutes,
-      depositShape,
-      floor: { ...floor, bareUpdateWithStart: bareUpdate },
-      deposits: { ...deposits, latency },
-      withdrawals: withdrawn,
-      ingress: notified,
-      signalLoop,
-      tokens,
-      open: { ...open, rssPeak },
-    },
-    cpuAtStart,
-  );
+  const b = await timed('people', () => connect(stack));
+  const measured = await onTheStack(b, startedAt);
   await b.close();
+  running = undefined;
+  const prod = await optional('production', () => production());
+  const results: RunResults = {
+    ...measured,
+    commit,
+    production: prod,
+    runMinutes: (Date.now() - startedAt) / 60_000,
+  };
+  writeResults(results, machine(cpuAtStart, loadAtStart));
 }
 
 const stopStack = async () => {

@@ -1,39 +1,101 @@
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_TIMINGS } from '../contracts/shared';
 
-// The run's settings (`--quick` and BENCH_* from the environment), and what every step shares:
-// the run's tag, its log line, a sleep.
+// The run's settings (`--quick`, `--skip=`, `--only=`, `--production` and BENCH_* from the
+// environment), and what every step shares: the run's tag, its log line, a sleep.
 
-const QUICK = process.argv.includes('--quick');
+const args = process.argv.slice(2);
+const QUICK = args.includes('--quick');
 const envNum = (name: string, dflt: number) => {
   const v = process.env[name];
   return v && Number.isFinite(Number(v)) ? Number(v) : dflt;
 };
+const listArg = (flag: string) =>
+  args
+    .filter((a) => a.startsWith(`${flag}=`))
+    .flatMap((a) => a.slice(flag.length + 1).split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** The parts of a run that can be left out (the ramps and the deposit's shape always run). */
+export const PARTS = ['capacity', 'cost', 'onboarding', 'peak', 'ingress', 'production'] as const;
+export type Part = (typeof PARTS)[number];
+
+const skip = listArg('--skip');
+const only = listArg('--only');
+for (const p of [...skip, ...only]) {
+  if (!(PARTS as readonly string[]).includes(p)) {
+    throw new Error(`unknown part "${p}" in --skip/--only; the parts are ${PARTS.join(', ')}`);
+  }
+}
+
+/** Whether a part runs in this run, and why not when it does not. */
+export function partSkipped(part: Part): string | undefined {
+  if (only.length && !only.includes(part)) return 'not run: left out (--only)';
+  if (skip.includes(part)) return 'not run: left out (--skip)';
+  if (part === 'production' && !settings.production.enabled) {
+    return 'not run: production server not available (run with --production once `npm start` can start it)';
+  }
+  return undefined;
+}
+
 export const settings = {
   mode: QUICK ? 'quick' : 'full',
   stepMs: envNum('BENCH_STEP_MS', QUICK ? 8_000 : 20_000),
   maxSteps: envNum('BENCH_MAX_STEPS', 8),
-  openFlows: envNum('BENCH_OPEN_FLOWS', QUICK ? 500 : 10_000),
   tokenMinutes: envNum('BENCH_TOKEN_MINUTES', QUICK ? 1 : 10),
   /**
    * People onboarded at the start, whom the deposits and withdrawals take turns with. Their daily
    * payout limits add up to 16 × R$ 50.000,00, over 8,000 of the bench's largest withdrawals
-   * (R$ 90,99); a full run offers at most about 2,500.
+   * (R$ 90,99); a full run offers about 3,000.
    */
   people: envNum('BENCH_PEOPLE', 16),
-  /**
-   * Reconciliation polls of the stack. Full: the production default. Quick: the same schedule
-   * ten times shorter, so the open deposits get past their early polls in about a minute.
-   */
-  pollScheduleMs: QUICK ? DEFAULT_TIMINGS.pollScheduleMs.map((ms) => ms / 10) : undefined,
-  /** The sandbox pays a deposit / settles a payout this long after it was created. */
-  autoAfterMs: 100,
+  /** How long the bench's client waits for an answer to a POST before it gives up. */
+  clientTimeoutMs: envNum('BENCH_CLIENT_TIMEOUT_MS', 10_000),
+  /** The latency goal of `POST /v1/deposits` (and the floor's update) at p99. */
+  latencyTargetMs: 150,
+  capacity: {
+    /** Answers per point of the search, at least. */
+    samples: envNum('BENCH_CAPACITY_SAMPLES', QUICK ? 100 : 1_000),
+    /** Floor, then deposits, this many times. */
+    rounds: envNum('BENCH_CAPACITY_ROUNDS', QUICK ? 2 : 3),
+    /** A point lasts at least this long, however high its rate. */
+    minPointMs: QUICK ? 8_000 : 20_000,
+  },
+  cost: {
+    stepMs: envNum('BENCH_COST_STEP_MS', QUICK ? 15_000 : 60_000),
+    idleMs: QUICK ? 5_000 : 15_000,
+    /** Completed flows of each type whose history is read. */
+    histories: QUICK ? 10 : 30,
+  },
+  peak: {
+    /** How long new deposits are offered, the opening included. */
+    ms: envNum('BENCH_PEAK_MINUTES', QUICK ? 2 : 20) * 60_000,
+    /** Share of the deposits nobody pays. */
+    unpaidShare: 0.5,
+    /** A payer pays this long after the QR is answered, uniformly at random. */
+    payAfterMs: [5_000, 120_000] as const,
+    /** Share of the paid deposits whose payment notification is lost. */
+    lostShare: envNum('BENCH_LOST_SHARE', 0.05),
+    /** After the last payment, how long the bench waits for every paid deposit to complete, at most. */
+    detectWaitMs: envNum('BENCH_DETECT_WAIT_MINUTES', QUICK ? 4 : 15) * 60_000,
+  },
+  /** Notifications of the ingress figure, at most (one per deposit the peak left unpaid). */
+  ingressNotifications: envNum('BENCH_INGRESS_NOTIFICATIONS', QUICK ? 500 : 4_000),
   ingressConcurrency: 16,
+  production: {
+    enabled: args.includes('--production') || process.env.BENCH_PRODUCTION === '1',
+    /** Worker and API processes of each production run. */
+    processes: [1, 2],
+    /**
+     * What the stack is started with for a production run, `{n}` standing for the process count:
+     * the options `npm start` takes to run Temporal on Postgres with n workers and n APIs.
+     */
+    envTemplate:
+      process.env.BENCH_PRODUCTION_ENV ?? 'PIXFLOW_TEMPORAL=postgres,PIXFLOW_WORKERS={n},PIXFLOW_APIS={n}',
+  },
+  /** The sandbox pays a deposit / settles a payout this long after it was created (ramps, cost). */
+  autoAfterMs: 100,
 };
-
-/** The reconciliation schedule the stack runs with. */
-export const pollSchedule = (): readonly number[] =>
-  settings.pollScheduleMs ?? DEFAULT_TIMINGS.pollScheduleMs;
 
 /** Task queue of the bench's own worker (the floor and the signal sinks). */
 export const FLOOR_QUEUE = 'bench-floor';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { type EmbeddedStack, startEmbeddedStack } from '../scripts/embedded-stack';
-import { childPid } from './proc';
+import { stackProcesses } from './proc';
 
 // The bench's own stack, started the way `npm start` starts it (scripts/start.ts as a real
 // process: embedded Postgres, Temporal dev server with our search attributes, sandbox, worker,
@@ -12,8 +12,10 @@ export const WEBHOOK_SECRET = 'bench-webhook-secret-0123456789';
 export const WEBHOOK_PARTNER_ID = 'bench-partner';
 
 export interface BenchStack extends EmbeddedStack {
-  /** pid of the worker process (a child of scripts/start.ts). */
+  /** pid of the (first) worker process (a child of scripts/start.ts). */
   workerPid: number;
+  /** The stack's processes of one part (worker, api, temporal, postgres, sandbox), as they are now. */
+  pidsOf(part: string): number[];
 }
 
 export async function startBenchStack(extraEnv: NodeJS.ProcessEnv, timeoutMs = 240_000): Promise<BenchStack> {
@@ -22,10 +24,12 @@ export async function startBenchStack(extraEnv: NodeJS.ProcessEnv, timeoutMs = 2
     timeoutMs,
     env: { API_KEYS: API_KEY, WEBHOOK_SECRET, WEBHOOK_PARTNER_ID, ...extraEnv },
   });
-  const workerPid = childPid(stack.child.pid as number, path.join('worker', 'main.ts'));
+  const root = stack.child.pid as number;
+  const pidsOf = (part: string) => (stackProcesses(root).get(part) ?? []).map((p) => p.pid);
+  const workerPid = pidsOf('worker')[0];
   if (!workerPid) {
     await stack.stop();
     throw new Error('worker process not found under scripts/start.ts');
   }
-  return { ...stack, workerPid };
+  return { ...stack, workerPid, pidsOf };
 }

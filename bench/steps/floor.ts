@@ -1,33 +1,52 @@
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import { type FloorShape, floorSignal, floorUpdate, type floorWorkflow } from '../floor-workflow';
+import { type FloorShape, floorQuery, floorSignal, floorUpdate, type floorWorkflow } from '../floor-workflow';
 import type { Bench } from '../harness';
 import { type Completions, type Launched, ramp, step } from '../load';
 import { FLOOR_QUEUE, runTag, say, settings } from '../settings';
 import { type RampPoint, type Summary, saturationThroughput, summarize } from '../stats';
 
-// The floor: what Temporal alone does on the same machine, with a workflow shaped like a deposit
-// whose activities do nothing, driven the way the API drives a deposit.
+// The floor: what Temporal alone does on the same machine, with a workflow shaped like a flow
+// whose activities do nothing, driven the way the API drives that flow.
 
 let floorSeq = 0;
 
-/** Update-with-start of a floor workflow, then its signals from the client (none: it ends alone). */
-async function launchFloor(b: Bench, shape: FloorShape, signals = shape.signals): Promise<Launched> {
-  const id = `floor-${runTag}-${++floorSeq}`;
-  await b.client.workflow.executeUpdateWithStart(floorUpdate, {
-    startWorkflowOperation: new WithStartWorkflowOperation<typeof floorWorkflow>('floorWorkflow', {
+/** A floor workflow's id (its history is read by id). */
+export const floorId = () => `floor-${runTag}-${++floorSeq}`;
+
+/**
+ * Starts a floor workflow the way the API starts its flow (update-with-start answered at the same
+ * point, or a start and a query), then sends its signals from the client (none: it ends alone).
+ * The latency is the answer's alone, as the API's caller waits for it.
+ */
+export async function launchFloor(b: Bench, shape: FloorShape, signals = shape.signals): Promise<Launched> {
+  const id = floorId();
+  const args: [FloorShape & { id: string }] = [{ ...shape, signals, id }];
+  const started = Date.now();
+  if (shape.answer === 'update') {
+    await b.client.workflow.executeUpdateWithStart(floorUpdate, {
+      startWorkflowOperation: new WithStartWorkflowOperation<typeof floorWorkflow>('floorWorkflow', {
+        workflowId: id,
+        taskQueue: FLOOR_QUEUE,
+        args,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      }),
+    });
+  } else {
+    const handle = await b.client.workflow.start<typeof floorWorkflow>('floorWorkflow', {
       workflowId: id,
       taskQueue: FLOOR_QUEUE,
-      args: [{ ...shape, signals, id }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    }),
-  });
+      args,
+    });
+    await handle.query(floorQuery);
+  }
+  const latencyMs = Date.now() - started;
   const handle = b.client.workflow.getHandle(id);
   for (let s = 0; s < signals; s++) await handle.signal(floorSignal, `n${s}`);
-  return { id, ok: true };
+  return { id, ok: true, latencyMs };
 }
 
 /** A floor workflow is done when its last activity has run. */
-const floorCompletions =
+export const floorCompletions =
   (b: Bench): Completions =>
   async (ids) =>
     ids.map((id) => b.floorDone.get(id)).filter((t): t is number => t !== undefined);
@@ -38,9 +57,9 @@ export interface FloorRamp {
   saturation: number;
 }
 
-export async function floorRamp(b: Bench, shape: FloorShape): Promise<FloorRamp> {
-  say('1. floor ramp...');
-  const points = await ramp('floor', 4, () => launchFloor(b, shape), floorCompletions(b));
+export async function floorRamp(b: Bench, shape: FloorShape, name = 'floor'): Promise<FloorRamp> {
+  say(`${name} ramp...`);
+  const points = await ramp(name, 4, () => launchFloor(b, shape), floorCompletions(b));
   return { shape, points, saturation: saturationThroughput(points) };
 }
 
@@ -50,14 +69,10 @@ export async function floorRamp(b: Bench, shape: FloorShape): Promise<FloorRamp>
  * no HTTP, no API and no provider. The POST figure's distance from it is pixflow's own share.
  */
 export async function bareUpdateWithStart(b: Bench, shape: FloorShape, rate: number): Promise<Summary> {
-  say(`   bare update-with-start at the same rate...`);
-  const r = await step(
-    rate,
-    settings.stepMs * 1.5,
-    () => launchFloor(b, shape, 0),
-    floorCompletions(b),
-    60_000,
-  );
+  say(`bare update-with-start at ${rate}/s...`);
+  const r = await step(rate, settings.stepMs * 1.5, () => launchFloor(b, shape, 0), floorCompletions(b), {
+    drainMs: 60_000,
+  });
   const latency = summarize(r.latenciesMs);
   say(`   ${JSON.stringify(latency)}`);
   return latency;

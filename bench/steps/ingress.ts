@@ -1,13 +1,15 @@
 import { floorSignal, type sinkWorkflow } from '../floor-workflow';
 import type { Bench } from '../harness';
 import { closedLoop } from '../load';
+import { postDeposit, setAuto } from '../pixflow';
 import { FLOOR_QUEUE, runTag, say, settings, sleep } from '../settings';
 import { WEBHOOK_PARTNER_ID } from '../stack';
 import { percentile, round } from '../stats';
 
-// The ingress alone: one unique provider notification per open deposit, posted to the webhook
-// URL `settings.ingressConcurrency` at a time, each stored and signalled to its workflow; next to
-// a bare Temporal signal loop of the same number of signals at the same concurrency.
+// The ingress alone: one provider notification per open deposit, posted to the webhook URL
+// `settings.ingressConcurrency` at a time, each stored and signalled to its workflow (its last
+// identical one was signalled long before, so none is coalesced); next to a bare Temporal signal
+// loop of the same number of signals at the same concurrency.
 
 export interface Ingress {
   notifications: number;
@@ -20,9 +22,7 @@ export interface Ingress {
 }
 
 export async function ingress(b: Bench, txids: string[]): Promise<Ingress> {
-  say(
-    `4. ingress: ${txids.length} notifications to the open deposits, ${settings.ingressConcurrency} at a time...`,
-  );
+  say(`ingress: ${txids.length} notifications to open deposits, ${settings.ingressConcurrency} at a time...`);
   const loop = await closedLoop(txids, settings.ingressConcurrency, async (txid) => {
     const res = await fetch(b.stack.ingress, {
       method: 'POST',
@@ -51,6 +51,24 @@ export async function ingress(b: Bench, txids: string[]): Promise<Ingress> {
     latenciesMs: loop.latenciesMs,
     errors: loop.errors,
   };
+}
+
+/**
+ * `n` deposits left open (nobody pays them), through the API 8 at a time: the ingress's targets
+ * when the peak did not leave any.
+ */
+export async function openDeposits(b: Bench, n: number): Promise<string[]> {
+  say(`opening ${n} deposits for the ingress...`);
+  await setAuto(b, null, settings.autoAfterMs);
+  const txids: string[] = [];
+  await closedLoop(Array.from({ length: n }), 8, async () => {
+    const r = await postDeposit(b);
+    if (r.ok) txids.push(r.id);
+    return r.ok;
+  });
+  await setAuto(b, settings.autoAfterMs, settings.autoAfterMs);
+  await sleep(2_000); // their own `requested` notifications are signalled first
+  return txids;
 }
 
 /**

@@ -26,10 +26,10 @@ export async function latencyStep(
   launch: () => Promise<Launched>,
   type: FlowType,
 ): Promise<Latency> {
-  const r = await step(rate, settings.stepMs * 1.5, launch, completedFlows(b, type), 60_000);
+  const r = await step(rate, settings.stepMs * 1.5, launch, completedFlows(b, type), { drainMs: 60_000 });
   const state = await sandboxState(b);
   const paid = new Map(
-    (type === 'deposit' ? state.deposits : state.withdrawals)
+    (type === 'withdrawal' ? state.withdrawals : state.deposits)
       .filter((d) => d.payedAt)
       .map((d) => [d.txid, Date.parse(d.payedAt)]),
   );

@@ -16,7 +16,7 @@ export interface Withdrawals {
 }
 
 export async function withdrawals(b: Bench): Promise<Withdrawals> {
-  say('7. withdrawals ramp...');
+  say('withdrawals ramp...');
   const points = await ramp('withdrawals', 2, () => postWithdrawal(b), completedFlows(b, 'withdrawal'));
   const saturation = saturationThroughput(points);
   say(`   withdrawal latency at half of saturation (${round(saturation / 2)}/s)...`);

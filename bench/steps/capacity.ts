@@ -1,0 +1,156 @@
+import type { FloorShape } from '../floor-workflow';
+import type { Bench } from '../harness';
+import { type Completions, type Launched, step } from '../load';
+import { completedFlows, postDeposit } from '../pixflow';
+import { say, settings, sleep } from '../settings';
+import {
+  median,
+  overTargetThatDecides,
+  percentileWithFailures,
+  round,
+  searchCapacity,
+  spread,
+} from '../stats';
+import { floorCompletions, launchFloor } from './floor';
+
+// Capacity at the latency target: the highest rate at which the answer's p99 (POST /v1/deposits,
+// or the floor's update-with-start) stays under the target, each point at least
+// `settings.capacity.samples` answers; the floor and the deposits searched in turn, several
+// rounds, so a drift of the machine meets both alike.
+
+export type CapacityKind = 'floor' | 'deposits';
+
+export interface CapacityPoint {
+  rate: number;
+  pass: boolean;
+  /** p99 of the answers, each failed offer counted as never answered. */
+  p99: number;
+  answers: number;
+  failures: number;
+  /** Completions per second: a point whose flows fall behind is not a capacity, whatever the p99. */
+  achieved: number;
+  /** The offering ended once enough answers were over the target to decide the p99. */
+  stoppedEarly: boolean;
+  stealPct: number;
+}
+
+export interface CapacitySearch {
+  kind: CapacityKind;
+  round: number;
+  start: number;
+  capacity: number;
+  points: CapacityPoint[];
+}
+
+export interface Capacity {
+  searches: CapacitySearch[];
+  /** Deposits' capacity over the floor's, per round. */
+  ratios: number[];
+  medianRatio: number;
+  /** (max − min) / median of the ratios. */
+  ratioSpread: number;
+  floorMedian: number;
+  depositsMedian: number;
+}
+
+/** One point: `rate` for long enough to get the samples; whether p99 and completions held. */
+async function tryPoint(rate: number, launch: () => Promise<Launched>, completions: Completions) {
+  const { samples, minPointMs } = settings.capacity;
+  const target = settings.latencyTargetMs;
+  const durMs = Math.max(minPointMs, (samples / rate) * 1000);
+  const decides = overTargetThatDecides(Math.round((rate * durMs) / 1000));
+  let over = 0;
+  let seen = 0;
+  const r = await step(rate, durMs, launch, completions, {
+    drainMs: 60_000,
+    stopWhen: (latencies, failures) => {
+      for (; seen < latencies.length; seen++) if ((latencies[seen] as number) >= target) over++;
+      return over + failures >= decides;
+    },
+  });
+  const p99 = percentileWithFailures(r.latenciesMs, r.errors);
+  const point: CapacityPoint = {
+    rate: round(rate),
+    pass: !r.stoppedEarly && p99 < target && r.point.achieved >= 0.9 * rate,
+    p99: round(p99),
+    answers: r.latenciesMs.length,
+    failures: r.errors,
+    achieved: r.point.achieved,
+    stoppedEarly: r.stoppedEarly,
+    stealPct: r.stealPct,
+  };
+  say(
+    `   ${round(rate)}/s: p99 ${point.p99} ms over ${point.answers} answers (${point.failures} failed${point.stoppedEarly ? ', stopped once decided' : ''}), completed ${point.achieved}/s: ${point.pass ? 'pass' : 'fail'}`,
+  );
+  await sleep(2_000);
+  return point;
+}
+
+async function search(
+  kind: CapacityKind,
+  roundNo: number,
+  start: number,
+  launch: () => Promise<Launched>,
+  completions: Completions,
+): Promise<CapacitySearch> {
+  say(`capacity, round ${roundNo}: ${kind} from ${round(start)}/s...`);
+  const points: CapacityPoint[] = [];
+  const found = await searchCapacity(
+    async (rate) => {
+      const p = await tryPoint(rate, launch, completions);
+      points.push(p);
+      return p.pass;
+      // Not below a quarter of the start: at low rates a point of enough samples takes many minutes.
+    },
+    start,
+    { minRate: start / 4 },
+  );
+  say(`   ${kind}: ${round(found.capacity)}/s`);
+  return { kind, round: roundNo, start: round(start), capacity: round(found.capacity), points };
+}
+
+/**
+ * The floor's and the deposits' capacity at the latency target, alternated. The first round
+ * starts each at half its ramp's saturation; a later one at the capacity the last round found.
+ */
+export async function capacityAtTarget(
+  b: Bench,
+  shape: FloorShape,
+  saturation: { floor: number; deposits: number },
+): Promise<Capacity> {
+  const searches: CapacitySearch[] = [];
+  const ratios: number[] = [];
+  const last = { floor: 0, deposits: 0 };
+  for (let n = 1; n <= settings.capacity.rounds; n++) {
+    const startOf = (k: CapacityKind) => (last[k] > 0 ? last[k] : Math.max(1, saturation[k] / 2));
+    const floor = await search(
+      'floor',
+      n,
+      startOf('floor'),
+      () => launchFloor(b, shape),
+      floorCompletions(b),
+    );
+    const deposits = await search(
+      'deposits',
+      n,
+      startOf('deposits'),
+      () => postDeposit(b),
+      completedFlows(b, 'deposit'),
+    );
+    last.floor = floor.capacity;
+    last.deposits = deposits.capacity;
+    searches.push(floor, deposits);
+    ratios.push(floor.capacity > 0 ? round(deposits.capacity / floor.capacity) : Number.NaN);
+  }
+  const of = (k: CapacityKind) => searches.filter((s) => s.kind === k).map((s) => s.capacity);
+  // A round whose floor met the target at no rate has no ratio: the spread is then unknown.
+  const known = ratios.filter(Number.isFinite);
+  return {
+    searches,
+    ratios,
+    medianRatio: round(median(known)),
+    ratioSpread: known.length === ratios.length ? round(spread(ratios), 3) : Number.NaN,
+    floorMedian: round(median(of('floor'))),
+    depositsMedian: round(median(of('deposits'))),
+  };
+}

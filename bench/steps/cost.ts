@@ -1,0 +1,152 @@
+import { depositWorkflowId } from '../../contracts/deposit';
+import { withdrawalWorkflowId } from '../../contracts/withdrawal';
+import type { FloorShape } from '../floor-workflow';
+import type { Bench } from '../harness';
+import { type Completions, type Launched, step } from '../load';
+import { completedAt, completedFlows, postDeposit, postWithdrawal } from '../pixflow';
+import { cpuMsBetween, cpuSnapshot, stackProcesses } from '../proc';
+import { say, settings, sleep } from '../settings';
+import { percentile, round } from '../stats';
+import { floorCompletions, launchFloor } from './floor';
+import { readHistory } from './shape';
+
+// Cost per flow: the CPU each process of the stack spent per flow completed over a steady step
+// (from /proc/<pid>/stat), and what a completed flow's history weighs as the server keeps it;
+// the floor, the deposits and the withdrawals, each at the same rate.
+
+export type CostedFlow = 'floor' | 'deposit' | 'withdrawal';
+
+export interface HistorySizes {
+  sampled: number;
+  bytesP50: number;
+  bytesMax: number;
+  eventsP50: number;
+  eventsMax: number;
+}
+
+export interface FlowCost {
+  flow: CostedFlow;
+  rate: number;
+  completed: number;
+  seconds: number;
+  /** CPU ms over the step, by part of the stack (`bench`: this process, the load and the floor's worker). */
+  cpuMs: Record<string, number>;
+  cpuMsPerFlow: Record<string, number>;
+  /** The stack's processes together (not the bench), per flow. */
+  stackMsPerFlow: number;
+  history: HistorySizes;
+  stealPct: number;
+}
+
+export interface Cost {
+  rate: number;
+  /** The processes counted as `other` (neither a service, Postgres nor Temporal), for the record. */
+  others: string[];
+  /** CPU ms per second of each part with nothing offered, just before: what every step pays anyway. */
+  idleMsPerSecond: Record<string, number>;
+  flows: FlowCost[];
+}
+
+interface Costed {
+  flow: CostedFlow;
+  launch: () => Promise<Launched>;
+  completions: Completions;
+  /** Those of `ids` that completed. */
+  done: (ids: string[]) => Promise<string[]>;
+  workflowId: (id: string) => string;
+}
+
+async function historySizes(b: Bench, workflowIds: string[]): Promise<HistorySizes> {
+  const read = await Promise.all(workflowIds.map((id) => readHistory(b, id).catch(() => undefined)));
+  const ok = read.filter((h) => h !== undefined);
+  const bytes = ok.map((h) => h.bytes);
+  const events = ok.map((h) => h.events.length);
+  return {
+    sampled: ok.length,
+    bytesP50: round(percentile(bytes, 50)),
+    bytesMax: bytes.length ? Math.max(...bytes) : Number.NaN,
+    eventsP50: round(percentile(events, 50)),
+    eventsMax: events.length ? Math.max(...events) : Number.NaN,
+  };
+}
+
+async function costOf(b: Bench, rate: number, c: Costed): Promise<FlowCost> {
+  say(`cost: ${c.flow} at ${round(rate)}/s for ${settings.cost.stepMs / 1000} s...`);
+  const root = b.stack.child.pid as number;
+  const before = cpuSnapshot(root);
+  const r = await step(rate, settings.cost.stepMs, c.launch, c.completions, { drainMs: 60_000 });
+  const after = cpuSnapshot(root);
+  const done = await c.done(r.ids);
+  const cpuMs = Object.fromEntries(
+    Object.entries(cpuMsBetween(before, after)).map(([k, v]) => [k, round(v)]),
+  );
+  const per = (ms: number) => (done.length ? round(ms / done.length, 2) : Number.NaN);
+  const stackMs = Object.entries(cpuMs)
+    .filter(([k]) => k !== 'bench')
+    .reduce((a, [, v]) => a + v, 0);
+  const sample = done.slice(-settings.cost.histories).map(c.workflowId);
+  const history = await historySizes(b, sample);
+  const cost: FlowCost = {
+    flow: c.flow,
+    rate: round(rate),
+    completed: done.length,
+    seconds: round((after.at - before.at) / 1000, 1),
+    cpuMs,
+    cpuMsPerFlow: Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, per(v)])),
+    stackMsPerFlow: per(stackMs),
+    history,
+    stealPct: r.stealPct,
+  };
+  say(`   ${r.point.achieved}/s; ${JSON.stringify({ perFlow: cost.cpuMsPerFlow, history })}`);
+  await sleep(3_000);
+  return cost;
+}
+
+/** What each part of the stack spends per second with nothing offered. */
+async function idle(b: Bench): Promise<Record<string, number>> {
+  const root = b.stack.child.pid as number;
+  const before = cpuSnapshot(root);
+  await sleep(settings.cost.idleMs);
+  const after = cpuSnapshot(root);
+  const seconds = (after.at - before.at) / 1000;
+  return Object.fromEntries(
+    Object.entries(cpuMsBetween(before, after)).map(([k, v]) => [k, round(v / seconds)]),
+  );
+}
+
+/** Each flow at `rate` (below every one's saturation), one after the other. */
+export async function costPerFlow(b: Bench, shape: FloorShape, rate: number): Promise<Cost> {
+  const ids = async (type: 'deposit' | 'withdrawal', of: string[]) => [
+    ...(await completedAt(b, type, of)).keys(),
+  ];
+  const flows: Costed[] = [
+    {
+      flow: 'floor',
+      launch: () => launchFloor(b, shape),
+      completions: floorCompletions(b),
+      done: async (of) => of.filter((id) => b.floorDone.has(id)),
+      workflowId: (id) => id,
+    },
+    {
+      flow: 'deposit',
+      launch: () => postDeposit(b),
+      completions: completedFlows(b, 'deposit'),
+      done: (of) => ids('deposit', of),
+      workflowId: depositWorkflowId,
+    },
+    {
+      flow: 'withdrawal',
+      launch: () => postWithdrawal(b),
+      completions: completedFlows(b, 'withdrawal'),
+      done: (of) => ids('withdrawal', of),
+      workflowId: withdrawalWorkflowId,
+    },
+  ];
+  const idleMsPerSecond = await idle(b);
+  const costs: FlowCost[] = [];
+  for (const c of flows) costs.push(await costOf(b, rate, c));
+  const others = (stackProcesses(b.stack.child.pid as number).get('other') ?? []).map((p) =>
+    p.cmd.slice(0, 120),
+  );
+  return { rate: round(rate), others, idleMsPerSecond, flows: costs };
+}
