@@ -21,22 +21,27 @@ export interface Bench {
   people: People;
   /** When each floor workflow ran its last activity (ms), by workflow id. */
   floorDone: Map<string, number>;
+  /** The API to send the next request to: each of the stack's in turn. */
+  api(): string;
   /** Stops the floor workers, closes the connections, then stops the stack. */
   close(): Promise<void>;
 }
 
 /**
- * pixflow's stack on free ports, with the settings the bench needs and `extraEnv` (a production
- * run's). Everything else is the stack's production default: the QR's 30 minutes, the
+ * pixflow's stack on free ports, with the settings the bench needs and `args` (a production
+ * run's `npm start` options). Everything else is the stack's production default: the QR's 30 minutes, the
  * reconciliation's schedule and rates.
  */
-export function startStack(extraEnv: NodeJS.ProcessEnv = {}): Promise<BenchStack> {
-  return startBenchStack({
-    LOG_LEVEL: 'warn',
-    // The bench is one client offering far more than a real one: the per-key limit would answer 429.
-    API_RATE_LIMIT_PER_MINUTE: '0',
-    ...extraEnv,
-  });
+export function startStack(args: string[] = []): Promise<BenchStack> {
+  return startBenchStack(
+    {
+      LOG_LEVEL: 'warn',
+      // The bench is one client offering far more than a real one: the per-key limit would answer 429.
+      API_RATE_LIMIT_PER_MINUTE: '0',
+    },
+    240_000,
+    args,
+  );
 }
 
 let runtimeInstalled = false;
@@ -93,5 +98,7 @@ export async function connect(stack: BenchStack, opts: { floorWorkers?: number }
     await pool.end();
     await stack.stop();
   };
-  return { stack, config, client, pool, people, floorDone, close };
+  let turn = 0;
+  const api = () => stack.apis[turn++ % stack.apis.length] as string;
+  return { stack, config, client, pool, people, floorDone, api, close };
 }

@@ -87,7 +87,7 @@ export const notifyIngress = (b: Bench) =>
 export async function postDeposit(b: Bench): Promise<Launched> {
   const txid = newTxid();
   const r = await http(
-    `${b.stack.api}/v1/deposits`,
+    `${b.api()}/v1/deposits`,
     { txid, amountCentavos: 100 + (txidSeq % 9000), client: b.people.next() },
     'POST',
     settings.clientTimeoutMs,
@@ -110,7 +110,7 @@ export async function postWithdrawal(b: Bench): Promise<Launched> {
   // To the person's own CPF key, within their daily limit.
   const client = b.people.payee(amountCentavos);
   const r = await http(
-    `${b.stack.api}/v1/withdrawals`,
+    `${b.api()}/v1/withdrawals`,
     { transactionId: id, amountCentavos, ...ownCpfKey(client), client },
     'POST',
     settings.clientTimeoutMs,
@@ -158,7 +158,7 @@ export async function onboardSomeone(b: Bench): Promise<Launched> {
   await http(`${b.stack.sandbox}/sandbox/documents/${cpf}/liveness`, { outcome: 'approved_biometrics_pass' });
   const started = Date.now();
   const r = await http(
-    `${b.stack.api}/v1/onboardings`,
+    `${b.api()}/v1/onboardings`,
     { cpf, plan: 'plan_basic', event: 'onboarding' },
     'POST',
     settings.clientTimeoutMs,

@@ -87,11 +87,10 @@ export const settings = {
     /** Worker and API processes of each production run. */
     processes: [1, 2],
     /**
-     * What the stack is started with for a production run, `{n}` standing for the process count:
-     * the options `npm start` takes to run Temporal on Postgres with n workers and n APIs.
+     * The `npm start` options of a production run, `{n}` standing for the process count: Temporal
+     * on Postgres with n workers and n APIs.
      */
-    envTemplate:
-      process.env.BENCH_PRODUCTION_ENV ?? 'PIXFLOW_TEMPORAL=postgres,PIXFLOW_WORKERS={n},PIXFLOW_APIS={n}',
+    argsTemplate: process.env.BENCH_PRODUCTION_ARGS ?? '--temporal postgres --workers {n} --apis {n}',
   },
   /** The sandbox pays a deposit / settles a payout this long after it was created (ramps, cost). */
   autoAfterMs: 100,

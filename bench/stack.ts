@@ -12,18 +12,40 @@ export const WEBHOOK_SECRET = 'bench-webhook-secret-0123456789';
 export const WEBHOOK_PARTNER_ID = 'bench-partner';
 
 export interface BenchStack extends EmbeddedStack {
+  /** Every API process's base URL (the first is `api`, whose ingress the sandbox notifies). */
+  apis: string[];
   /** pid of the (first) worker process (a child of scripts/start.ts). */
   workerPid: number;
   /** The stack's processes of one part (worker, api, temporal, postgres, sandbox), as they are now. */
   pidsOf(part: string): number[];
 }
 
-export async function startBenchStack(extraEnv: NodeJS.ProcessEnv, timeoutMs = 240_000): Promise<BenchStack> {
-  const stack = await startEmbeddedStack({
+/**
+ * The stack's API URLs, from the banner `npm start` prints once it is up ("API" or "API 1",
+ * "API 2", ... then the URL); the one API it was given when the banner names none.
+ */
+export function apiUrlsOf(banner: string, fallback: string): string[] {
+  const after = banner.slice(banner.lastIndexOf('pixflow is up'));
+  const urls = [...after.matchAll(/^\s*API(?: \d+)?\s+(http:\/\/\S+)/gm)].map((m) => m[1] as string);
+  return urls.length ? urls : [fallback];
+}
+
+/**
+ * `npm start` with the bench's settings, `extraEnv`, and `args` (`npm start` options, such as
+ * the production server's, for a `scripts/embedded-stack.ts` that passes them on).
+ */
+export async function startBenchStack(
+  extraEnv: NodeJS.ProcessEnv,
+  timeoutMs = 240_000,
+  args: string[] = [],
+): Promise<BenchStack> {
+  const opts: Parameters<typeof startEmbeddedStack>[0] & { args?: string[] } = {
     label: 'bench',
     timeoutMs,
     env: { API_KEYS: API_KEY, WEBHOOK_SECRET, WEBHOOK_PARTNER_ID, ...extraEnv },
-  });
+    ...(args.length ? { args } : {}),
+  };
+  const stack = await startEmbeddedStack(opts);
   const root = stack.child.pid as number;
   const pidsOf = (part: string) => (stackProcesses(root).get(part) ?? []).map((p) => p.pid);
   const workerPid = pidsOf('worker')[0];
@@ -31,5 +53,5 @@ export async function startBenchStack(extraEnv: NodeJS.ProcessEnv, timeoutMs = 2
     await stack.stop();
     throw new Error('worker process not found under scripts/start.ts');
   }
-  return { ...stack, workerPid, pidsOf };
+  return { ...stack, apis: apiUrlsOf(stack.output(), stack.api), workerPid, pidsOf };
 }

@@ -9,7 +9,8 @@ import { readDepositShape } from './shape';
 
 // Deposits on the production Temporal server (on Postgres, not the dev server's SQLite), with 1
 // and with 2 worker and API processes, each next to the floor on the same server: a stack of
-// its own for each, started by `npm start` with the options of `settings.production.envTemplate`.
+// its own for each, started by `npm start` with the options of `settings.production.argsTemplate`
+// (`--temporal postgres --workers n --apis n`). The bench's requests take the APIs in turn.
 
 export interface ProductionRun {
   processes: number;
@@ -28,18 +29,12 @@ export interface Production {
   runs: ProductionRun[];
 }
 
-/** `A=x,B={n}` with n processes, as environment variables. */
-export function productionEnv(template: string, n: number): Record<string, string> {
-  return Object.fromEntries(
-    template
-      .split(',')
-      .map((kv) => kv.trim())
-      .filter(Boolean)
-      .map((kv) => {
-        const at = kv.indexOf('=');
-        return [kv.slice(0, at), kv.slice(at + 1).replaceAll('{n}', String(n))];
-      }),
-  );
+/** `--x {n}` with n processes, as `npm start` options. */
+export function productionArgs(template: string, n: number): string[] {
+  return template
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((a) => a.replaceAll('{n}', String(n)));
 }
 
 /** Why a stack is not the production one asked for, or undefined when it is. */
@@ -50,16 +45,16 @@ function notProduction(stack: BenchStack, n: number, seen: Record<string, number
   }
   if (!seen.temporal)
     return 'not run: production server not available (no Temporal process under `npm start`)';
-  if (seen.worker !== n || seen.api !== n) {
+  if (seen.worker !== n || seen.api !== n || stack.apis.length !== n) {
     return `not run: asked for ${n} workers and APIs, \`npm start\` ran ${seen.worker ?? 0} and ${seen.api ?? 0}`;
   }
   return undefined;
 }
 
 async function productionRun(n: number): Promise<ProductionRun> {
-  const env = productionEnv(settings.production.envTemplate, n);
-  say(`production server, ${n} worker(s) and API(s): ${JSON.stringify(env)}...`);
-  const stack = await startStack(env);
+  const args = productionArgs(settings.production.argsTemplate, n);
+  say(`production server, ${n} worker(s) and API(s): npm start -- ${args.join(' ')}...`);
+  const stack = await startStack(args);
   const seen = Object.fromEntries(
     [...stackProcesses(stack.child.pid as number)].map(([part, ps]) => [part, ps.length]),
   );

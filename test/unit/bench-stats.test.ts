@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { apiUrlsOf } from '../../bench/stack';
 import {
   completionRate,
   median,
@@ -12,6 +13,7 @@ import {
   spread,
   summarize,
 } from '../../bench/stats';
+import { productionArgs } from '../../bench/steps/production';
 
 describe('bench statistics', () => {
   it('percentiles interpolate between closest ranks', () => {
@@ -129,5 +131,28 @@ describe('bench statistics', () => {
     expect(down.capacity).toBeCloseTo(8 / 1.5 / 1.5);
     // Nothing passes above the lowest rate allowed: no capacity.
     expect((await searchCapacity(knee(0.1), 4, { minRate: 1 })).capacity).toBe(0);
+  });
+});
+
+describe('bench helpers', () => {
+  it("reads every API's URL from npm start's banner", () => {
+    const one =
+      'starting API...\n\npixflow is up:\n  API               http://127.0.0.1:3000   (Authorization: Bearer k)\n  API docs          http://127.0.0.1:3000/docs\n';
+    expect(apiUrlsOf(one, 'http://x')).toEqual(['http://127.0.0.1:3000']);
+    const two =
+      'pixflow is up:\n  API 1             http://127.0.0.1:3000   (Authorization: Bearer k)\n  API 2             http://127.0.0.1:41234\n  API docs          http://127.0.0.1:3000/docs\n';
+    expect(apiUrlsOf(two, 'http://x')).toEqual(['http://127.0.0.1:3000', 'http://127.0.0.1:41234']);
+    expect(apiUrlsOf('no banner', 'http://x')).toEqual(['http://x']);
+  });
+
+  it("a production run's npm start options", () => {
+    expect(productionArgs('--temporal postgres --workers {n} --apis {n}', 2)).toEqual([
+      '--temporal',
+      'postgres',
+      '--workers',
+      '2',
+      '--apis',
+      '2',
+    ]);
   });
 });
