@@ -1,4 +1,5 @@
 import { connect, startStack } from '../harness';
+import { setAuto } from '../pixflow';
 import { stackProcesses } from '../proc';
 import { say, settings } from '../settings';
 import type { BenchStack } from '../stack';
@@ -66,6 +67,7 @@ async function productionRun(n: number): Promise<ProductionRun> {
   }
   const b = await connect(stack, { floorWorkers: n });
   try {
+    await setAuto(b, settings.autoAfterMs, settings.autoAfterMs);
     const { shape } = await readDepositShape(b);
     const floor = await floorRamp(b, shape);
     const deposits = await depositRamp(b);
