@@ -1,15 +1,15 @@
+import { fork } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pg from 'pg';
 import { pixflowDataConverter } from '../common/codec';
 import { type Config, loadConfig } from '../common/config';
-import { workerTuningOptions } from '../common/worker-tuning';
 import { onboardPeople, type People } from '../scripts/people';
-import { FLOOR_QUEUE, say, settings } from './settings';
+import { say, settings } from './settings';
 import { API_KEY, type BenchStack, startBenchStack } from './stack';
 
 // Set-up and teardown of a run: pixflow's stack, and the bench's own connections to it (a
-// Temporal client, a Postgres pool on the flows table, and the workers that run the floor).
+// Temporal client, a Postgres pool on the flows table), and the floor's workers, each a process
+// of its own as pixflow's worker is.
 
 /** What every step works with. */
 export interface Bench {
@@ -21,6 +21,8 @@ export interface Bench {
   people: People;
   /** When each floor workflow ran its last activity (ms), by workflow id. */
   floorDone: Map<string, number>;
+  /** The floor's worker processes. */
+  floorPids: number[];
   /** The API to send the next request to: each of the stack's in turn. */
   api(): string;
   /** Stops the floor workers, closes the connections, then stops the stack. */
@@ -44,11 +46,36 @@ export function startStack(args: string[] = []): Promise<BenchStack> {
   );
 }
 
-let runtimeInstalled = false;
+/**
+ * A floor worker (floor-worker.ts) in a process of its own, with the stack's environment; ready
+ * once it polls. What it reports done goes into `floorDone`.
+ */
+async function startFloorWorker(stack: BenchStack, floorDone: Map<string, number>) {
+  const child = fork(require.resolve('./floor-worker'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...stack.env, BENCH_TEMPORAL_ADDRESS: stack.temporalAddress },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  await new Promise<void>((resolve, reject) => {
+    child.on('message', (m: { ready?: boolean; done?: string; at?: number }) => {
+      if (m.ready) resolve();
+      if (m.done && m.at) floorDone.set(m.done, m.at);
+    });
+    void exited.then(() => reject(new Error('the floor worker exited while starting')));
+  });
+  return {
+    pid: child.pid as number,
+    stop: async () => {
+      if (child.connected) child.send('stop');
+      await exited;
+    },
+  };
+}
 
 /**
  * The bench's connections to a stack, `floorWorkers` workers for the floor (as many as the
- * stack has of its own), and `people` onboarded people.
+ * stack has of its own), and `settings.people` onboarded people.
  */
 export async function connect(stack: BenchStack, opts: { floorWorkers?: number } = {}): Promise<Bench> {
   const config = loadConfig(stack.env);
@@ -58,37 +85,10 @@ export async function connect(stack: BenchStack, opts: { floorWorkers?: number }
   const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
   pool.on('error', () => {}); // Postgres stops with the stack at the end
 
-  // Errors only: the signal sinks, terminated with workflow tasks still running, make the SDK's
-  // core warn once for each of those tasks.
-  if (!runtimeInstalled) {
-    Runtime.install({
-      logger: new DefaultLogger('WARN'),
-      telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, console: {} } },
-    });
-  }
-  runtimeInstalled = true;
   const floorDone = new Map<string, number>();
-  const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
   const floorWorkers = await Promise.all(
-    Array.from({ length: opts.floorWorkers ?? 1 }, () =>
-      Worker.create({
-        connection: nativeConnection,
-        namespace: config.TEMPORAL_NAMESPACE,
-        taskQueue: FLOOR_QUEUE,
-        workflowsPath: require.resolve('./floor-workflow'),
-        activities: {
-          async noop() {},
-          async done(id: string) {
-            floorDone.set(id, Date.now());
-          },
-        },
-        dataConverter,
-        // The same worker settings as pixflow's worker.
-        ...workerTuningOptions(config),
-      }),
-    ),
+    Array.from({ length: opts.floorWorkers ?? 1 }, () => startFloorWorker(stack, floorDone)),
   );
-  const floorRuns = floorWorkers.map((w) => w.run());
 
   say(`onboarding ${settings.people} people...`);
   const people = await onboardPeople(
@@ -97,14 +97,22 @@ export async function connect(stack: BenchStack, opts: { floorWorkers?: number }
   );
 
   const close = async () => {
-    for (const w of floorWorkers) w.shutdown();
-    await Promise.all(floorRuns);
-    await nativeConnection.close();
+    await Promise.all(floorWorkers.map((w) => w.stop()));
     await connection.close();
     await pool.end();
     await stack.stop();
   };
   let turn = 0;
   const api = () => stack.apis[turn++ % stack.apis.length] as string;
-  return { stack, config, client, pool, people, floorDone, api, close };
+  return {
+    stack,
+    config,
+    client,
+    pool,
+    people,
+    floorDone,
+    floorPids: floorWorkers.map((w) => w.pid),
+    api,
+    close,
+  };
 }

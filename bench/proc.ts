@@ -67,8 +67,7 @@ export function childPid(pid: number, needle: string): number | undefined {
 }
 
 /** `root` and its descendants. */
-function processTree(root: number): Proc[] {
-  const procs = processes();
+function processTree(root: number, procs = processes()): Proc[] {
   const inTree = new Set([root]);
   for (let grew = true; grew; ) {
     grew = false;
@@ -131,18 +130,20 @@ export interface CpuSnapshot {
   benchUs: number;
 }
 
-export function cpuSnapshot(root: number): CpuSnapshot {
+/** The stack's processes under `root`, and `floorWorkers` (the bench's own children) as `floor-worker`. */
+export function cpuSnapshot(root: number, floorWorkers: number[] = []): CpuSnapshot {
   const u = process.cpuUsage();
-  return {
-    at: Date.now(),
-    procs: new Map(
-      processTree(root).map((p) => [
-        p.pid,
-        { part: partOf(p.cmd), ticks: p.ticks, childTicks: p.childTicks },
-      ]),
-    ),
-    benchUs: u.user + u.system,
-  };
+  const all = processes();
+  const procs = new Map(
+    processTree(root, all).map((p) => [
+      p.pid,
+      { part: partOf(p.cmd), ticks: p.ticks, childTicks: p.childTicks },
+    ]),
+  );
+  for (const p of all.filter((q) => floorWorkers.includes(q.pid))) {
+    procs.set(p.pid, { part: 'floor-worker', ticks: p.ticks, childTicks: p.childTicks });
+  }
+  return { at: Date.now(), procs, benchUs: u.user + u.system };
 }
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux (getconf CLK_TCK)

@@ -29,10 +29,10 @@ export interface FlowCost {
   rate: number;
   completed: number;
   seconds: number;
-  /** CPU ms over the step, by part of the stack (`bench`: this process, the load and the floor's worker). */
+  /** CPU ms over the step, by part of the stack, `floor-worker` and `bench` (this process: the load). */
   cpuMs: Record<string, number>;
   cpuMsPerFlow: Record<string, number>;
-  /** The stack's processes together (not the bench), per flow. */
+  /** The stack's processes and the floor's worker together (not the bench), per flow. */
   stackMsPerFlow: number;
   history: HistorySizes;
   stealPct: number;
@@ -73,14 +73,15 @@ async function historySizes(b: Bench, workflowIds: string[]): Promise<HistorySiz
 async function costOf(b: Bench, rate: number, c: Costed): Promise<FlowCost> {
   say(`cost: ${c.flow} at ${round(rate)}/s for ${settings.cost.stepMs / 1000} s...`);
   const root = b.stack.child.pid as number;
-  const before = cpuSnapshot(root);
+  const before = cpuSnapshot(root, b.floorPids);
   const r = await step(rate, settings.cost.stepMs, c.launch, c.completions, { drainMs: 60_000 });
-  const after = cpuSnapshot(root);
+  const after = cpuSnapshot(root, b.floorPids);
   const done = await c.done(r.ids);
   const cpuMs = Object.fromEntries(
     Object.entries(cpuMsBetween(before, after)).map(([k, v]) => [k, round(v)]),
   );
   const per = (ms: number) => (done.length ? round(ms / done.length, 2) : Number.NaN);
+  // The stack's processes; for the floor its own worker stands for pixflow's.
   const stackMs = Object.entries(cpuMs)
     .filter(([k]) => k !== 'bench')
     .reduce((a, [, v]) => a + v, 0);
@@ -105,9 +106,9 @@ async function costOf(b: Bench, rate: number, c: Costed): Promise<FlowCost> {
 /** What each part of the stack spends per second with nothing offered. */
 async function idle(b: Bench): Promise<Record<string, number>> {
   const root = b.stack.child.pid as number;
-  const before = cpuSnapshot(root);
+  const before = cpuSnapshot(root, b.floorPids);
   await sleep(settings.cost.idleMs);
-  const after = cpuSnapshot(root);
+  const after = cpuSnapshot(root, b.floorPids);
   const seconds = (after.at - before.at) / 1000;
   return Object.fromEntries(
     Object.entries(cpuMsBetween(before, after)).map(([k, v]) => [k, round(v / seconds)]),
