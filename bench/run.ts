@@ -20,7 +20,7 @@ import { readDepositShape } from './steps/shape';
 import { keepDepositsTrickling, tokenRequestsInWindow } from './steps/tokens';
 import { withdrawals } from './steps/withdrawals';
 
-// `npm run bench [-- --quick] [-- --skip=part,...|--only=part,...] [-- --production]`: one run.
+// `npm run bench [-- --quick] [-- --skip=part,...|--only=part,...]`: one run.
 // See bench/README.md. The parts run in this order, each timed with the CPU steal meanwhile.
 
 let running: BenchStack | undefined;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-// The run's settings (`--quick`, `--skip=`, `--only=`, `--production` and BENCH_* from the
-// environment), and what every step shares: the run's tag, its log line, a sleep.
+// The run's settings (`--quick`, `--skip=`, `--only=` and BENCH_* from the environment), and
+// what every step shares: the run's tag, its log line, a sleep.
 
 const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
@@ -32,9 +32,6 @@ for (const p of [...skip, ...only]) {
 export function partSkipped(part: Part): string | undefined {
   if (only.length && !only.includes(part)) return 'not run: left out (--only)';
   if (skip.includes(part)) return 'not run: left out (--skip)';
-  if (part === 'production' && !settings.production.enabled) {
-    return 'not run: production server not available (run with --production once `npm start` can start it)';
-  }
   return undefined;
 }
 
@@ -83,7 +80,6 @@ export const settings = {
   ingressNotifications: envNum('BENCH_INGRESS_NOTIFICATIONS', QUICK ? 500 : 4_000),
   ingressConcurrency: 16,
   production: {
-    enabled: args.includes('--production') || process.env.BENCH_PRODUCTION === '1',
     /** Worker and API processes of each production run. */
     processes: [1, 2],
     /**
