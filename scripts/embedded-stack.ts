@@ -27,29 +27,16 @@ export interface EmbeddedStack {
   stop: () => Promise<number | null>;
 }
 
-/**
- * A free port for every part `npm start` runs, under the variables that set them, no two the
- * same: each is free when asked, and the OS may hand a port it just gave back out again.
- */
+/** A free port for every part `npm start` runs, under the variables that set them. */
 export async function freeStackPorts() {
-  const taken = new Set<number>();
-  const distinct = async () => {
-    for (;;) {
-      const port = await freePort();
-      if (!taken.has(port)) {
-        taken.add(port);
-        return port;
-      }
-    }
-  };
   return {
-    API_PORT: await distinct(),
-    SANDBOX_PORT: await distinct(),
-    WORKER_HTTP_PORT: await distinct(),
-    WORKER_SDK_METRICS_PORT: await distinct(),
-    TEMPORAL_UI_PORT: await distinct(),
-    EMBEDDED_PG_PORT: await distinct(),
-    PIXFLOW_TEMPORAL_PORT: await distinct(),
+    API_PORT: await freePort(),
+    SANDBOX_PORT: await freePort(),
+    WORKER_HTTP_PORT: await freePort(),
+    WORKER_SDK_METRICS_PORT: await freePort(),
+    TEMPORAL_UI_PORT: await freePort(),
+    EMBEDDED_PG_PORT: await freePort(),
+    PIXFLOW_TEMPORAL_PORT: await freePort(),
   };
 }
 

@@ -1,7 +1,23 @@
 import net from 'node:net';
 
-/** A free TCP port on 127.0.0.1, found by letting the OS pick one. */
-export function freePort(): Promise<number> {
+/** Every port this process has handed out: the OS may give a port it just gave back out again. */
+const handedOut = new Set<number>();
+
+/**
+ * A free TCP port on 127.0.0.1, found by letting the OS pick one, never one this process handed
+ * out before: the parts of one stack are given their ports before any of them listens.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await osPickedPort();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+}
+
+function osPickedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();

@@ -74,12 +74,15 @@ export function findTemporalCli(): string | undefined {
  * the version was stamped in (0.0.0-DEV), or for another pin, is built again.
  */
 export function cachedCliIsCurrent(cli: string): boolean {
-  if (!existsSync(cli)) return false;
-  const reported = reportedCliVersion(cli);
-  if (reported === TEMPORAL_CLI_REPORTED_VERSION) return true;
-  log(
-    `${cli} reports version ${reported ?? 'unknown'}, not ${TEMPORAL_CLI_REPORTED_VERSION}: building it again`,
-  );
+  return binaryIsCurrent(cli, reportedCliVersion, TEMPORAL_CLI_REPORTED_VERSION);
+}
+
+/** Whether a cached binary exists and reports `want`; says why it is built again when not. */
+function binaryIsCurrent(file: string, reportedOf: (f: string) => string | undefined, want: string): boolean {
+  if (!existsSync(file)) return false;
+  const reported = reportedOf(file);
+  if (reported === want) return true;
+  log(`${file} reports version ${reported ?? 'unknown'}, not ${want}: building it again`);
   return false;
 }
 
@@ -92,12 +95,7 @@ export function reportedCliVersion(cli: string): string | undefined {
 export function ensureTemporalCli(): string {
   const found = findTemporalCli();
   if (found) return found;
-  const go = onPath('go');
-  if (!go) {
-    throw new SetupError(
-      'Go is needed once to build the Temporal CLI: install Go 1.25+ (https://go.dev/doc/install, or `apt-get install golang`) or set TEMPORAL_CLI to a temporal binary',
-    );
-  }
+  const go = needGo('the Temporal CLI', ' or set TEMPORAL_CLI to a temporal binary');
   const bin = path.join(CACHE_DIR, 'bin');
   mkdirSync(bin, { recursive: true });
   log(`building the Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (a few minutes the first time)...`);
@@ -150,23 +148,16 @@ export function reportedServerToolVersion(bin: string): string | undefined {
 
 /** Both cached binaries report the pin; anything else (missing, another version) is built again. */
 export function cachedServerIsCurrent(bin = path.join(CACHE_DIR, 'bin')): boolean {
-  return SERVER_BINARIES.every((b) => {
-    const file = path.join(bin, b.name);
-    if (!existsSync(file)) return false;
-    const reported = reportedServerToolVersion(file);
-    if (reported === TEMPORAL_SERVER_REPORTED_VERSION) return true;
-    log(
-      `${file} reports version ${reported ?? 'unknown'}, not ${TEMPORAL_SERVER_REPORTED_VERSION}: building it again`,
-    );
-    return false;
-  });
+  return SERVER_BINARIES.every((b) =>
+    binaryIsCurrent(path.join(bin, b.name), reportedServerToolVersion, TEMPORAL_SERVER_REPORTED_VERSION),
+  );
 }
 
-function needGo(what: string): string {
+function needGo(what: string, orElse = ''): string {
   const go = onPath('go');
   if (!go) {
     throw new SetupError(
-      `Go is needed once to build ${what}: install Go 1.25+ (https://go.dev/doc/install, or \`apt-get install golang\`)`,
+      `Go is needed once to build ${what}: install Go 1.25+ (https://go.dev/doc/install, or \`apt-get install golang\`)${orElse}`,
     );
   }
   return go;

@@ -22,7 +22,7 @@ import { ensureReconciler } from '../../worker/reconciler';
 import { freshDatabase } from '../helpers/postgres';
 import { clientFor, sandboxControl } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
-import { createTestWorker } from '../helpers/worker';
+import { createTestWorker, testReconciliation } from '../helpers/worker';
 
 // The real API on port 0, against the run's Temporal dev server and Postgres, with a real worker
 // (own task queue) whose activities talk HTTP to an in-process sandbox.
@@ -97,7 +97,7 @@ export async function startApiEnv(
     piiKey: PII_KEY,
     rules: moneyRulesOf(config),
     // Reconciliation on the flows' schedule, for flows whose notification never comes.
-    reconciliation: { scheduleMs: pollScheduleMs ?? [1_000], maxPerSecond: 50, intervalMs: 300 },
+    reconciliation: { ...testReconciliation, scheduleMs: pollScheduleMs ?? testReconciliation.scheduleMs },
   });
   const running = worker.run();
   await ensureReconciler(temporal, taskQueue, createLogger('api-test', 'silent'), {
