@@ -15,6 +15,13 @@ export function createPool(databaseUrl: string, max = 10): pg.Pool {
 /** Runs `fn` in one transaction on one connection: committed if it returns, rolled back if it throws. */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // The pool listens for a lost server only on idle clients: a held one losing Postgres between
+  // two statements would otherwise throw out of the process. It is then discarded, not reused.
+  let lost: Error | undefined;
+  const onLost = (err: Error) => {
+    lost = err;
+  };
+  client.on('error', onLost);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
@@ -24,6 +31,7 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     await client.query('ROLLBACK').catch(() => {});
     throw err;
   } finally {
-    client.release();
+    client.off('error', onLost);
+    client.release(lost);
   }
 }
