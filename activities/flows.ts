@@ -4,10 +4,15 @@ import { maskCpf } from '../common/mask';
 import { verificationOf } from '../contracts/customer';
 import type { FlowRecord } from '../contracts/shared';
 import { recordVerification } from '../db/customers';
+import { flowStateJsonSql } from '../db/events';
 import { inTransaction } from '../db/pool';
 import type { ActivityDeps } from './deps';
 
-const UPSERT_FLOW = `INSERT INTO flows (workflow_id, type, business_id, status, cpf_hash, cpf_masked, merchant, amount_centavos,
+// The row's upsert, and in the same statement its event when the status changed (or a new run
+// of the id began): the outbox entry exists exactly when the change does.
+const UPSERT_FLOW = `WITH prev AS (SELECT status, run_id FROM flows WHERE workflow_id = $1),
+       up AS (
+         INSERT INTO flows (workflow_id, type, business_id, status, cpf_hash, cpf_masked, merchant, amount_centavos,
                             reason, details, seq, created_at, updated_at, run_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)
          ON CONFLICT (workflow_id) DO UPDATE SET
@@ -17,7 +22,12 @@ const UPSERT_FLOW = `INSERT INTO flows (workflow_id, type, business_id, status, 
          WHERE flows.seq < EXCLUDED.seq
             -- A new run of the same id (an onboarding started again, each biometric
             -- identification) counts from 1 again; the previous run has closed, so its rows lose.
-            OR flows.run_id <> EXCLUDED.run_id`;
+            OR flows.run_id <> EXCLUDED.run_id
+         RETURNING *)
+  SELECT pixflow_append_event(up.type || '.' || up.status, up.workflow_id, up.type, up.business_id,
+                              ${flowStateJsonSql('up')})
+    FROM up LEFT JOIN prev ON true
+   WHERE prev.status IS DISTINCT FROM up.status OR prev.run_id IS DISTINCT FROM up.run_id`;
 
 /** The run that writes, when called as an activity (deposits and withdrawals also call it directly). */
 function currentRunId(): string | null {

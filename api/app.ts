@@ -13,9 +13,11 @@ import { biometricsRoutes } from './routes/biometrics';
 import { codecRoutes } from './routes/codec';
 import { customerRoutes } from './routes/customers';
 import { depositRoutes } from './routes/deposits';
+import { eventRoutes } from './routes/events';
 import { flowRoutes } from './routes/flows';
 import { healthRoutes } from './routes/health';
 import { onboardingRoutes } from './routes/onboardings';
+import { webhookEndpointRoutes } from './routes/webhook-endpoints';
 import { withdrawalRoutes } from './routes/withdrawals';
 import { requestTracing } from './tracing';
 
@@ -87,6 +89,8 @@ export function createApp(input: ApiDeps) {
   v1.use(withdrawalRoutes(deps));
   v1.use(flowRoutes(deps));
   v1.use(customerRoutes(deps));
+  v1.use(webhookEndpointRoutes(deps));
+  v1.use(eventRoutes(deps));
   app.use('/v1', v1);
   app.use(ingressRouter(deps));
 

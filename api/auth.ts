@@ -5,9 +5,21 @@ import { Problem } from './problem';
 // API keys are kept only as SHA-256 digests and compared in constant time.
 const digest = (key: string) => createHash('sha256').update(key, 'utf8').digest();
 
+/**
+ * Who the caller is, for what an API key owns (its webhook endpoints): a digest of the key, never
+ * the key. Set by apiKeyAuth on every authenticated request.
+ */
+const ownerOf = (keyDigest: Buffer) => `key_${keyDigest.subarray(0, 12).toString('hex')}`;
+
+export function callerOf(res: { locals: Record<string, unknown> }): string {
+  const owner = res.locals.apiKeyOwner;
+  if (typeof owner !== 'string') throw new Error('callerOf used on a route without apiKeyAuth');
+  return owner;
+}
+
 export function apiKeyAuth(keys: string[]): RequestHandler {
   const digests = keys.map(digest);
-  return (req, _res, next) => {
+  return (req, res, next) => {
     const header = req.header('authorization') ?? '';
     const match = /^Bearer\s+(.+)$/i.exec(header);
     if (!match?.[1]) {
@@ -20,6 +32,7 @@ export function apiKeyAuth(keys: string[]): RequestHandler {
     let ok = false;
     for (const d of digests) ok = timingSafeEqual(d, given) || ok;
     if (!ok) return next(new Problem(401, 'unauthorized', 'Invalid API key'));
+    res.locals.apiKeyOwner = ownerOf(given);
     next();
   };
 }

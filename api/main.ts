@@ -9,6 +9,7 @@ import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingClientInterceptors } from '../common/tracing';
 import { createPool } from '../db/pool';
 import { createApp } from './app';
+import { eventsRelaySettings, startEventsRelay } from './events/relay';
 import { deliveryOptionsFrom } from './ingress/deliver';
 import { startInboxRelay } from './ingress/relay';
 import { answerClientError } from './problem';
@@ -55,10 +56,16 @@ async function main() {
     delivery: deliveryOptionsFrom(config),
   });
 
+  // Outbound events: positions them for GET /v1/events and delivers the webhooks.
+  const eventsRelay = config.EVENTS_RELAY
+    ? startEventsRelay({ pool, log, codecKeys: config.codecKeys, settings: eventsRelaySettings(config) })
+    : undefined;
+
   onShutdown(async (reason) => {
     log.info({ reason }, 'api stopping');
     await closeServer(server);
     await relay.stop();
+    await eventsRelay?.stop();
     await connection.close();
     await pool.end();
     await tracing?.shutdown();

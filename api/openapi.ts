@@ -1,11 +1,28 @@
 import path from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { Router } from 'express';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { escapeHtml as esc } from '../common/html';
+import { eventTypes, webhookBodySchema } from '../contracts/events';
 import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS } from '../provider/pix-key';
 import { PIX_TYPES } from '../provider/pix-types';
 import type { PixType } from '../provider/schemas';
+import {
+  attemptPageSchema,
+  attemptsQuerySchema,
+  endpointCreateSchema,
+  endpointListSchema,
+  endpointParamsSchema,
+  endpointSchema,
+  endpointUpdateSchema,
+  endpointWithSecretSchema,
+  eventPageSchema,
+  eventParamsSchema,
+  eventsQuerySchema,
+  eventViewSchema,
+  redeliverQuerySchema,
+  redeliverySchema,
+} from './event-schemas';
 import {
   accountParamsSchema,
   biometricsResponseSchema,
@@ -37,7 +54,7 @@ import {
 // included); /docs renders it with Scalar's API reference, whose bundle the API serves itself
 // (no CDN: the machines running this may reach no internet).
 
-type Method = 'get' | 'post' | 'delete';
+type Method = 'get' | 'post' | 'patch' | 'delete';
 
 interface Op {
   method: Method;
@@ -56,7 +73,7 @@ interface Op {
 const errorText: Record<number, string> = {
   400: 'Invalid body, path or query parameter (invalid_params names each field)',
   401: 'Missing or wrong API key',
-  404: 'No such flow, customer or account (or nothing to serve yet)',
+  404: 'No such flow, customer, account, webhook endpoint or event (or nothing to serve yet)',
   409: "Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which)",
   410: 'The flow has finished without it, for good (flowStatus and reason say why)',
   422: "Refused (detail says why: the provider refused it, or the key is not the person's own); the same request would be refused again",
@@ -307,7 +324,141 @@ const ops: Op[] = [
     ok: [{ status: 204, description: 'Removed' }],
     errors: [400, 401, 404],
   },
+  {
+    method: 'post',
+    path: '/v1/webhook-endpoints',
+    tag: 'Events',
+    summary: 'Subscribe an endpoint to events; its signing secret is shown this once',
+    description:
+      'Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The URL must be https to a public address (loopback only when WEBHOOK_ALLOW_LOOPBACK; private ranges only in WEBHOOK_ALLOWED_CIDRS).',
+    body: endpointCreateSchema,
+    ok: [{ status: 201, description: 'Created', schema: endpointWithSecretSchema }],
+    errors: [400, 401],
+  },
+  {
+    method: 'get',
+    path: '/v1/webhook-endpoints',
+    tag: 'Events',
+    summary: "This API key's endpoints",
+    ok: [{ status: 200, description: 'Endpoints', schema: endpointListSchema }],
+    errors: [401],
+  },
+  {
+    method: 'get',
+    path: '/v1/webhook-endpoints/{id}',
+    tag: 'Events',
+    summary: 'One endpoint (another key’s is 404)',
+    params: endpointParamsSchema,
+    ok: [{ status: 200, description: 'Endpoint', schema: endpointSchema }],
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'patch',
+    path: '/v1/webhook-endpoints/{id}',
+    tag: 'Events',
+    summary: 'Change its URL, events or description; enable or disable it',
+    params: endpointParamsSchema,
+    body: endpointUpdateSchema,
+    ok: [{ status: 200, description: 'Changed', schema: endpointSchema }],
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'delete',
+    path: '/v1/webhook-endpoints/{id}',
+    tag: 'Events',
+    summary: 'Delete an endpoint and its pending deliveries',
+    params: endpointParamsSchema,
+    ok: [{ status: 204, description: 'Deleted' }],
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'post',
+    path: '/v1/webhook-endpoints/{id}/rotate-secret',
+    tag: 'Events',
+    summary: 'A new signing secret; the previous one keeps signing beside it for 24 hours',
+    params: endpointParamsSchema,
+    ok: [
+      {
+        status: 200,
+        description: 'Rotated; the new secret is shown this once',
+        schema: endpointWithSecretSchema,
+      },
+    ],
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'get',
+    path: '/v1/webhook-endpoints/{id}/attempts',
+    tag: 'Events',
+    summary: 'Every delivery attempt to the endpoint, newest first',
+    params: endpointParamsSchema,
+    query: attemptsQuerySchema,
+    ok: [{ status: 200, description: 'Attempts', schema: attemptPageSchema }],
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'get',
+    path: '/v1/events',
+    tag: 'Events',
+    summary: 'Events, oldest first, from a cursor: catch up without webhooks (kept 30 days)',
+    query: eventsQuerySchema,
+    ok: [{ status: 200, description: 'A page of events', schema: eventPageSchema }],
+    errors: [400, 401],
+  },
+  {
+    method: 'get',
+    path: '/v1/events/{id}',
+    tag: 'Events',
+    summary: 'One event',
+    params: eventParamsSchema,
+    ok: [{ status: 200, description: 'Event', schema: eventViewSchema }],
+    errors: [400, 401, 404],
+  },
+  {
+    method: 'post',
+    path: '/v1/events/{id}/redeliver',
+    tag: 'Events',
+    summary: "Send an event again to this key's subscribed endpoints, with the same webhook-id",
+    params: eventParamsSchema,
+    query: redeliverQuerySchema,
+    ok: [{ status: 202, description: 'Queued', schema: redeliverySchema }],
+    errors: [400, 401, 404],
+  },
 ];
+
+/**
+ * The webhooks pixflow sends, one per flow type (the event types of each in its description), in
+ * the document's `webhooks` section: the same schemas the relay's bodies and GET /v1/events use.
+ */
+function registerWebhooks(registry: OpenAPIRegistry) {
+  const headers = z.object({
+    'webhook-id': z.string().meta({ description: "the event's id: the same on every attempt; dedupe by it" }),
+    'webhook-timestamp': z.string().meta({ description: "this attempt's time, Unix seconds" }),
+    'webhook-signature': z.string().meta({
+      description:
+        'v1,<base64 HMAC-SHA256 of id.timestamp.body>, space-separated: two while a rotated secret overlaps',
+    }),
+  });
+  const families = new Map<string, string[]>();
+  for (const t of eventTypes) {
+    const family = t.slice(0, t.indexOf('.'));
+    families.set(family, [...(families.get(family) ?? []), t]);
+  }
+  for (const [family, types] of families) {
+    registry.registerWebhook({
+      method: 'post',
+      path: family,
+      tags: ['Events'],
+      summary: `${family} events`,
+      description: `Types: ${types.map((t) => `\`${t}\``).join(', ')}. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.`,
+      request: {
+        headers,
+        body: { required: true, content: { 'application/json': { schema: webhookBodySchema } } },
+      },
+      responses: { 200: { description: 'Received (any 2xx)' } },
+    });
+  }
+}
 
 /**
  * What the API refuses in every text field (route-helpers' `parse`): NUL, which Postgres cannot
@@ -421,6 +572,7 @@ export function buildOpenApiDocument() {
       responses: responses as Parameters<typeof registry.registerPath>[0]['responses'],
     });
   }
+  registerWebhooks(registry);
   const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

@@ -10,6 +10,7 @@ import {
   depositStatuses,
 } from '../contracts/deposit';
 import { depositInputSchema, depositResolutionInputSchema } from '../contracts/deposit-input';
+import { flowStateSchema } from '../contracts/events';
 import { type LivenessLink, type OnboardingState, onboardingStatuses } from '../contracts/onboarding';
 import { onboardingInputSchema, reviewDecisionSchema } from '../contracts/onboarding-input';
 import type { FlowType } from '../contracts/shared';
@@ -446,24 +447,8 @@ export const withdrawalResponseSchema = z
     },
   });
 
-export const flowItemSchema = z
-  .object({
-    workflowId: z.string(),
-    type: flowTypeSchema,
-    businessId: z.string(),
-    status: z.string(),
-    cpfHash: z.string().nullable().meta({
-      description: "keyed hash of the person's CPF: the Temporal UI's PixflowCpfHash search attribute",
-    }),
-    cpfMasked: z.string().nullable(),
-    merchant: z.string().nullable(),
-    amountCentavos: z.number().int().nullable(),
-    reason: z.string().nullable(),
-    details: z.record(z.string(), z.unknown()),
-    createdAt: iso,
-    updatedAt: iso,
-  })
-  .meta({ id: 'Flow' });
+/** A flow's row, as GET /v1/flows lists it and its events carry it. */
+export const flowItemSchema = flowStateSchema;
 
 export const flowPageSchema = z
   .object({

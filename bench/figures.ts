@@ -5,6 +5,7 @@ import { percentile, round, type Summary } from './stats';
 import type { Capacity } from './steps/capacity';
 import type { Cost, FlowCost } from './steps/cost';
 import type { DepositRamp } from './steps/deposits';
+import type { EventsFigures } from './steps/events';
 import type { FloorRamp } from './steps/floor';
 import type { Ingress, SignalLoop } from './steps/ingress';
 import type { Onboarding } from './steps/onboarding';
@@ -44,6 +45,7 @@ export interface RunResults {
   onboarding: Maybe<Onboarding>;
   peak: Maybe<Peak & { bareUpdateWithStart: Summary }>;
   ingress: Maybe<{ ingress: Ingress; signalLoop: SignalLoop }>;
+  events: Maybe<EventsFigures>;
   tokens: { inWindow: number; wholeRun: number };
   production: Maybe<Production>;
 }
@@ -68,6 +70,7 @@ export function figures(r: RunResults): Figure[] {
     ...rampFigures(r),
     ...onboardingFigures(r),
     ...ingressFigures(r),
+    ...eventsFigures(r),
     ...tokenFigures(r),
     ...productionFigures(r),
   ];
@@ -276,6 +279,29 @@ function ingressFigures(r: RunResults): Figure[] {
       value: round(percentile(ingress.latenciesMs, 99)),
       unit: 'ms',
       ratio: `bare signal loop p99 ${round(percentile(signalLoop.latenciesMs, 99))} ms`,
+    },
+  ];
+}
+
+function eventsFigures({ events }: RunResults): Figure[] {
+  if (!ran(events)) return [notRunRow('events', events)];
+  const throughput = ratio(events.with.saturation, events.without.saturation);
+  return [
+    {
+      name: `events: state change → receiver lag p99 (${events.lagMs.n} events, deposits at ${events.rate}/s)`,
+      value: events.lagMs.p99,
+      unit: 'ms',
+      ratio: `p50 ${events.lagMs.p50} ms, max ${events.lagMs.max} ms; ${events.deliveredPerSecond} delivered/s; ${events.unverified} unverified`,
+      goal: '< 500 ms',
+      pass: events.lagMs.p99 < 500 && events.lagMs.n > 0 && events.unverified === 0,
+    },
+    {
+      name: 'events: deposits saturation with one endpoint subscribed to everything',
+      value: events.with.saturation,
+      unit: '/s',
+      ratio: `${throughput} of ${events.without.saturation}/s with none, ramped just before`,
+      goal: '≥ 0.9 of none',
+      pass: throughput >= 0.9,
     },
   ];
 }

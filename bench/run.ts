@@ -11,6 +11,7 @@ import { round } from './stats';
 import { capacityAtTarget } from './steps/capacity';
 import { costPerFlow } from './steps/cost';
 import { depositRamp } from './steps/deposits';
+import { events } from './steps/events';
 import { bareUpdateWithStart, floorRamp } from './steps/floor';
 import { bareSignalLoop, ingress, openDeposits } from './steps/ingress';
 import { onboardings } from './steps/onboarding';
@@ -92,6 +93,7 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
     const result = await ingress(b, txids);
     return { ingress: result, signalLoop: await bareSignalLoop(b, txids.length) };
   });
+  const evented = await optional('events', () => events(b, deposits.saturation));
   await keepDepositsTrickling(b, startedAt);
   const tokens = { inWindow: await tokensInWindow, wholeRun: (await sandboxState(b)).counters.tokenRequests };
   return {
@@ -106,6 +108,7 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
     onboarding,
     peak: peaked,
     ingress: notified,
+    events: evented,
     tokens,
   };
 }

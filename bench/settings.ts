@@ -17,7 +17,7 @@ const listArg = (flag: string) =>
     .filter(Boolean);
 
 /** The parts of a run that can be left out (the ramps and the deposit's shape always run). */
-export const PARTS = ['capacity', 'cost', 'onboarding', 'peak', 'ingress', 'production'] as const;
+export const PARTS = ['capacity', 'cost', 'onboarding', 'peak', 'ingress', 'events', 'production'] as const;
 export type Part = (typeof PARTS)[number];
 
 const skip = listArg('--skip');

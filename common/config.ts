@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { CodecKeyError, parseCodecKeys } from './codec';
 
@@ -37,6 +38,25 @@ export const INBOX_DEFAULTS = {
   giveUpMs: 24 * 3600_000,
   coalesceMs: 1_000,
 } as const;
+
+/** Outbound events' defaults (README "Events"). */
+export const EVENTS_DEFAULTS = {
+  // About three days of retries after the first attempt, with jitter (Standard Webhooks' schedule,
+  // stretched): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 20 h, 24 h.
+  retryScheduleMs: [
+    5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000, 72_000_000, 86_400_000,
+  ],
+  timeoutMs: 10_000,
+  disableAfterMs: 5 * 24 * 3600_000,
+  concurrencyPerEndpoint: 4,
+  secretOverlapMs: 24 * 3600_000,
+  retentionMs: 30 * 24 * 3600_000,
+  relayIntervalMs: 200,
+} as const;
+
+const cidr = z
+  .string()
+  .refine((v) => ipaddr.isValidCIDR(v), 'must be CIDR ranges, e.g. 10.1.0.0/16,fd00::/8');
 
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -162,6 +182,34 @@ export const envSchema = z.object({
     ),
   /** A paid deposit whose payer CPF is not the person's waits for an operator (`held`). */
   HOLD_THIRD_PARTY_DEPOSITS: bool.default(true),
+  /** Webhook endpoints may be loopback (http too): for development, never in production. */
+  WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
+  /** Private ranges webhook endpoints may be in (the operator's own network), comma-separated CIDRs. */
+  WEBHOOK_ALLOWED_CIDRS: csv.pipe(z.array(cidr)).default([]),
+  /** Waits between a delivery's attempts, comma-separated ms; after the last, the delivery gives up. */
+  WEBHOOK_RETRY_SCHEDULE_MS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be comma-separated milliseconds, e.g. 5000,300000')
+    .transform((v) => v.split(',').map(Number))
+    .optional(),
+  WEBHOOK_TIMEOUT_MS: durationMs.default(EVENTS_DEFAULTS.timeoutMs),
+  /** An endpoint whose every attempt failed this long (or that answered 410) is disabled. */
+  WEBHOOK_DISABLE_AFTER_MS: durationMs.default(EVENTS_DEFAULTS.disableAfterMs),
+  /** Deliveries in flight to one endpoint at once, per API process. */
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(EVENTS_DEFAULTS.concurrencyPerEndpoint),
+  /** How long a rotated-out secret keeps signing beside the new one. */
+  WEBHOOK_SECRET_OVERLAP_MS: durationMs.default(EVENTS_DEFAULTS.secretOverlapMs),
+  /** Events older than this are deleted (GET /v1/events reaches back this far). */
+  EVENTS_RETENTION_MS: durationMs.default(EVENTS_DEFAULTS.retentionMs),
+  /** How often the API's relay looks for events to position and deliveries due. */
+  EVENTS_RELAY_INTERVAL_MS: durationMs.default(EVENTS_DEFAULTS.relayIntervalMs),
+  /** Whether this API process runs the events relay (any number may: they share the work). */
+  EVENTS_RELAY: bool.default(true),
   /** OTLP/HTTP collector base URL (spans go to <url>/v1/traces); tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
 });

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { CUSTOMER_VERIFICATION_UPDATED, customerStateJsonSql, customerStreamSql } from './events';
 import type { Pool } from './pool';
 
 // The customer read model (migration 1732000000007): one row per person by keyed CPF hash, and
@@ -25,8 +26,10 @@ export interface VerificationWrite {
  * suspended verification waits for an operator: no onboarding write moves it.
  */
 export async function recordVerification(db: Queryable, v: VerificationWrite): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `INSERT INTO customers (cpf_hash, cpf_masked, verification, verification_at, verification_by,
+  const { rows } = await db.query(
+    `WITH prev AS (SELECT verification FROM customers WHERE cpf_hash = $1),
+          up AS (
+     INSERT INTO customers (cpf_hash, cpf_masked, verification, verification_at, verification_by,
                             verification_flow, verification_run, verification_seq, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $4, $4)
      ON CONFLICT (cpf_hash) DO UPDATE SET
@@ -45,10 +48,25 @@ export async function recordVerification(db: Queryable, v: VerificationWrite): P
        OR ((customers.verification_run IS NULL OR customers.verification_run = EXCLUDED.verification_run)
            AND customers.verification_seq < EXCLUDED.verification_seq)
        OR (customers.verification_run IS DISTINCT FROM EXCLUDED.verification_run
-           AND customers.verification = 'expired'))`,
+           AND customers.verification = 'expired'))
+     RETURNING *),
+          ev AS (
+     ${verificationEventSql("coalesce(prev.verification, 'none')", 'LEFT JOIN prev ON true')})
+     SELECT (SELECT count(*) FROM up)::int AS changed, (SELECT count(*) FROM ev)::int AS events`,
     [v.cpfHash, v.cpfMasked, v.verification, v.at, v.flow, v.run, v.seq],
   );
-  return (rowCount ?? 0) > 0;
+  return (rows[0]?.changed ?? 0) > 0;
+}
+
+/**
+ * The event of a change of verification, from the changed row `up`: only when the verification
+ * itself changed (pending stays pending from kyc to review).
+ */
+function verificationEventSql(previous: string, joinPrev: string): string {
+  return `SELECT pixflow_append_event('${CUSTOMER_VERIFICATION_UPDATED}', ${customerStreamSql('up')}, 'customer',
+                                  up.cpf_hash, ${customerStateJsonSql('up', previous)}) AS id
+       FROM up ${joinPrev}
+      WHERE ${previous} <> up.verification`;
 }
 
 export interface KycFacts {
@@ -226,13 +244,16 @@ export async function suspendVerification(
   db: Queryable,
   p: { cpfHash: string; expected: string; reason: string; evidence: Record<string, unknown>; at: Date },
 ): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE customers SET verification = 'suspended', verification_at = $4, suspended_reason = $3,
-            suspended_at = $4, suspended_evidence = $5, updated_at = $4
-      WHERE cpf_hash = $1 AND verification = $2`,
+  const { rows } = await db.query(
+    `WITH up AS (
+       UPDATE customers SET verification = 'suspended', verification_at = $4, suspended_reason = $3,
+              suspended_at = $4, suspended_evidence = $5, updated_at = $4
+        WHERE cpf_hash = $1 AND verification = $2
+       RETURNING *)
+     ${verificationEventSql('$2::text', '')}`,
     [p.cpfHash, p.expected, p.reason, p.at, JSON.stringify(p.evidence)],
   );
-  return (rowCount ?? 0) > 0;
+  return rows.length > 0;
 }
 
 /** The person's verification as the customer row holds it, if there is one. */

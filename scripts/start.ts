@@ -348,6 +348,8 @@ function childEnvFor(config: Config, databaseUrl: string): NodeJS.ProcessEnv {
     PIXFLOW_TEMPORAL_PORT: String(config.PIXFLOW_TEMPORAL_PORT),
     // Embedded stack only: the local UI may decode payloads without a token.
     CODEC_TRUST_LOOPBACK_UI: process.env.CODEC_TRUST_LOOPBACK_UI ?? 'true',
+    // Embedded stack only: a backend on this machine may receive webhooks over http.
+    WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? 'true',
   };
 }
 

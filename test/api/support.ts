@@ -6,6 +6,7 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { expect, inject } from 'vitest';
 import { createApp } from '../../api/app';
+import { type EventsRelaySettings, eventsRelaySettings, startEventsRelay } from '../../api/events/relay';
 import { loadConfig } from '../../common/config';
 import { createLogger, type Logger } from '../../common/logger';
 import { moneyRulesOf } from '../../contracts/rules';
@@ -58,6 +59,8 @@ export interface ApiEnvOptions {
   env?: Record<string, string>;
   /** The API's logger (default: silent). */
   log?: Logger;
+  /** Runs the outbound events relay beside the API, as api/main.ts does: these settings over fast ones. */
+  eventsRelay?: Partial<EventsRelaySettings>;
 }
 
 export async function startApiEnv(
@@ -116,6 +119,14 @@ export async function startApiEnv(
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const eventsRelay = options.eventsRelay
+    ? startEventsRelay({
+        pool,
+        log: options.log ?? createLogger('api-test', 'silent'),
+        codecKeys: config.codecKeys,
+        settings: { ...eventsRelaySettings(config), intervalMs: 100, ...options.eventsRelay },
+      })
+    : undefined;
 
   return {
     url,
@@ -166,6 +177,7 @@ export async function startApiEnv(
           .terminate('test over')
           .catch(() => {});
       }
+      await eventsRelay?.stop();
       await nativeConnection.close();
       await connection.close();
       await sandbox.close();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAILY_PAYOUT_LIMIT_CENTAVOS, onboardPeople, type People } from '../helpers/people';
+import { type EventsBackend, startEventsBackend } from './events-check';
 import { Harness } from './harness';
 import { RACE_REQUESTS, runLimitRace } from './limit-race';
 import {
@@ -22,11 +23,14 @@ const startedAt = Date.now();
 let h: Harness;
 /** Onboarded (approved) once, before any fault: money moves only for them. */
 let people: People;
+let backend: EventsBackend;
 
 describe.sequential(`fault suite (${FULL ? 'full' : 'light'} run)`, () => {
   beforeAll(async () => {
     h = new Harness({ ...STACK, verbose: Boolean(process.env.FAULTS_VERBOSE) });
     await h.start();
+    // Subscribed first: every flow's events from here on reach it.
+    backend = await startEventsBackend(h);
     people = await onboardPeople(h.people, PEOPLE);
   }, 240_000);
 
@@ -36,6 +40,7 @@ describe.sequential(`fault suite (${FULL ? 'full' : 'light'} run)`, () => {
       process.stdout.write(`fault suite figures: ${file}\n`);
     }
     await h?.stop();
+    await backend?.close();
   }, 120_000);
 
   it('limit-race: one person asks 14 withdrawals at once against the daily limit, while the worker is down', async () => {
@@ -50,7 +55,7 @@ describe.sequential(`fault suite (${FULL ? 'full' : 'light'} run)`, () => {
     it(
       `${scenario.name}: ${scenario.description}`,
       async () => {
-        const f = await runScenario(h, scenario, people);
+        const f = await runScenario(h, scenario, people, backend);
         figures.push(f);
         expect(f.problems, `${scenario.name}: ${f.problems.length} problems`).toEqual([]);
         expect(f.flowsLost).toBe(0);

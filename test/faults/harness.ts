@@ -163,6 +163,13 @@ export class Harness {
       INBOX_RELAY_INTERVAL_MS: '500',
       INBOX_RETRY_MAX_MS: '2000',
       PROVIDER_TIMEOUT_MS: '5000',
+      // The suite's receiver is on loopback; retries close together outlast every fault.
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      WEBHOOK_TIMEOUT_MS: '1500',
+      WEBHOOK_RETRY_SCHEDULE_MS: Array.from({ length: 30 }, (_, i) => (i < 3 ? 250 * 2 ** i : 2_000)).join(
+        ',',
+      ),
+      EVENTS_RELAY_INTERVAL_MS: '100',
       PIXFLOW_FAULTS_RUN: this.runDir,
       PIXFLOW_FAULTS_OWNER: String(process.pid),
     };

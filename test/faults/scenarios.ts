@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { endpointNameSchema } from '../../provider/schemas';
 import { type People, peopleForPayouts } from '../helpers/people';
+import { checkEvents, type EventsBackend } from './events-check';
 import type { Harness } from './harness';
 import { type CheckResult, check, type Load, type LoadSpec, MAX_PAYOUT_CENTAVOS, runLoad } from './load';
 
@@ -46,6 +47,8 @@ const onEveryEndpoint = (rate: number) =>
 
 export interface ScenarioContext {
   h: Harness;
+  /** The backend receiving the events: a kill can wait until a delivery is in flight. */
+  backend: EventsBackend;
   /** Resolves when every request of the load was accepted. */
   loadDone: Promise<unknown>;
   faults: Record<string, number>;
@@ -120,10 +123,17 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'api-kill',
-    description: 'kill -9 the API while requests are in flight; callers retry with the same ids',
-    async inject({ h, faults }) {
+    description:
+      'kill -9 the API while requests and webhook deliveries are in flight; callers retry with the same ids',
+    async inject({ h, faults, backend }) {
       for (let i = 0; i < 2; i++) {
         await sleep(between(300, FULL ? 4_000 : 1_500));
+        // Mid-delivery: the receiver holds one event's request unanswered when the API dies.
+        const held = await Promise.race([
+          backend.holdOne().then(() => true),
+          sleep(10_000).then(() => false),
+        ]);
+        if (held) faults.deliveriesKilledInFlight = (faults.deliveriesKilledInFlight ?? 0) + 1;
         await h.killApi();
         faults.apiKills = (faults.apiKills ?? 0) + 1;
         await h.startApi();
@@ -245,6 +255,8 @@ export interface ScenarioFigures {
   flows: { deposits: number; withdrawals: number; onboardings: number };
   outcomes: Omit<CheckResult, 'problems' | 'sandbox' | 'lost' | 'duplicatePayouts'>;
   faultsInjected: Record<string, number>;
+  /** The load's events, those the receiver got, and its requests beyond each event's first 2xx. */
+  events: { emitted: number; delivered: number; attemptsBeyondFirst: number };
   flowsLost: number;
   payoutsDuplicated: number;
   callerRetries: number;
@@ -252,6 +264,8 @@ export interface ScenarioFigures {
   problems: string[];
 }
 
+/** How long, after the flows' check, every event of the scenario has to reach the receiver. */
+const EVENTS_TIMEOUT_MS = 120_000;
 /** How long the check waits for every flow of a scenario to end. */
 const CHECK_TIMEOUT_MS = FULL ? 300_000 : 150_000;
 /**
@@ -260,9 +274,14 @@ const CHECK_TIMEOUT_MS = FULL ? 300_000 : 150_000;
  * that is correct passes; a wrong one fails on its problems, never on a timeout that leaves the
  * check running while the next scenario resets the sandbox under it.
  */
-export const SCENARIO_TIMEOUT_MS = 300_000 + CHECK_TIMEOUT_MS + 60_000;
+export const SCENARIO_TIMEOUT_MS = 300_000 + CHECK_TIMEOUT_MS + EVENTS_TIMEOUT_MS + 60_000;
 
-export async function runScenario(h: Harness, s: Scenario, people: People): Promise<ScenarioFigures> {
+export async function runScenario(
+  h: Harness,
+  s: Scenario,
+  people: People,
+  backend: EventsBackend,
+): Promise<ScenarioFigures> {
   const started = Date.now();
   await h.resetSandbox();
   if (s.knobs) await h.control('/sandbox/faults', s.knobs);
@@ -270,10 +289,12 @@ export async function runScenario(h: Harness, s: Scenario, people: People): Prom
   const faults: Record<string, number> = {};
   const spec = s.onboardings === false ? { ...SPEC, onboardings: 0, refusedOnboardings: 0 } : SPEC;
   const loadP = runLoad(h, s.name, spec, people);
-  const injectP = s.inject?.({ h, loadDone: loadP, faults }) ?? Promise.resolve();
+  const injectP = s.inject?.({ h, loadDone: loadP, faults, backend }) ?? Promise.resolve();
   const [load] = (await Promise.all([loadP, injectP])) as [Load, undefined];
   const loadSeconds = Math.round((Date.now() - started) / 1000);
   const result = await check(h, load, CHECK_TIMEOUT_MS);
+  const events = await checkEvents(h, backend, load, EVENTS_TIMEOUT_MS);
+  result.problems.push(...events.problems);
   process.stderr.write(
     `[faults] ${s.name}: checked after ${Math.round((Date.now() - started) / 1000)} s (load ${loadSeconds} s), ${result.problems.length} problems${result.problems.length ? `: ${result.problems.slice(0, 5).join('; ')}` : ''}\n`,
   );
@@ -300,6 +321,11 @@ export async function runScenario(h: Harness, s: Scenario, people: People): Prom
     },
     outcomes,
     faultsInjected: faults,
+    events: {
+      emitted: events.events,
+      delivered: events.delivered,
+      attemptsBeyondFirst: events.attemptsBeyondFirst,
+    },
     flowsLost: lost,
     payoutsDuplicated: duplicatePayouts,
     callerRetries: load.retries,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import * as eventSchemas from '../../api/event-schemas';
 import { buildOpenApiDocument } from '../../api/openapi';
-import * as schemas from '../../api/schemas';
+import * as apiSchemas from '../../api/schemas';
 import { cpfSchema, emailSchema } from '../../contracts/shared-input';
 import { pixKeyProblem } from '../../provider/pix-key';
 
@@ -21,6 +22,7 @@ interface Operation {
   parameters?: { name: string; schema: Schema }[];
 }
 
+const schemas = { ...apiSchemas, ...eventSchemas };
 const doc = buildOpenApiDocument() as unknown as {
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, Schema> };

@@ -1,0 +1,70 @@
+import { Router } from 'express';
+import { getEvent, listEvents } from '../../db/events';
+import { redeliverEvent } from '../../db/webhook-deliveries';
+import { callerOf } from '../auth';
+import type { ApiDeps } from '../deps';
+import { eventParamsSchema, eventsQuerySchema, redeliverQuerySchema } from '../event-schemas';
+import { Problem } from '../problem';
+import { parse } from '../route-helpers';
+
+// The pull API: every event kept (30 days by default), oldest first, from a cursor. A backend
+// that was down pages from its last cursor and misses nothing, webhooks or not.
+
+const notFound = (id: string) => new Problem(404, 'event-not-found', 'Event not found', `no event ${id}`);
+
+const encodeCursor = (position: number) => Buffer.from(`p${position}`).toString('base64url');
+function decodeCursor(s: string | undefined): number {
+  if (s === undefined) return 0;
+  const m = /^p(\d{1,15})$/.exec(Buffer.from(s, 'base64url').toString('utf8'));
+  if (m) return Number(m[1]);
+  throw new Problem(
+    400,
+    'validation-error',
+    'Request validation failed',
+    'query.after: is not a valid cursor',
+    {
+      invalid_params: [{ name: 'query.after', reason: 'is not a valid cursor' }],
+    },
+  );
+}
+
+/** The event as the API shows it: the webhook's body with its id. */
+const eventView = ({ position: _position, ...e }: Awaited<ReturnType<typeof listEvents>>[number]) => e;
+
+export function eventRoutes({ pool }: ApiDeps) {
+  const r = Router();
+  r.get('/events', async (req, res) => {
+    const q = parse(eventsQuerySchema, 'query', req.query);
+    const after = decodeCursor(q.after);
+    const rows = await listEvents(pool, {
+      after,
+      types: q.type,
+      flowId: q.flow,
+      owner: callerOf(res),
+      limit: q.limit + 1,
+    });
+    const items = rows.slice(0, q.limit);
+    const last = items[items.length - 1];
+    res.json({
+      items: items.map(eventView),
+      next: encodeCursor(last ? last.position : after),
+      hasMore: rows.length > q.limit,
+    });
+  });
+
+  r.get('/events/:id', async (req, res) => {
+    const { id } = parse(eventParamsSchema, 'path', req.params);
+    const e = await getEvent(pool, id, callerOf(res));
+    if (!e) throw notFound(id);
+    res.json(eventView(e));
+  });
+
+  r.post('/events/:id/redeliver', async (req, res) => {
+    const { id } = parse(eventParamsSchema, 'path', req.params);
+    const { endpoint } = parse(redeliverQuerySchema, 'query', req.query);
+    const endpoints = await redeliverEvent(pool, id, callerOf(res), endpoint);
+    if (!endpoints) throw notFound(id);
+    res.status(202).json({ eventId: id, endpoints });
+  });
+  return r;
+}

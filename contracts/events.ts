@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import { biometricsStatuses } from './biometrics';
+import { customerVerifications } from './customer';
+import { depositStatuses } from './deposit';
+import { onboardingStatuses } from './onboarding';
+import type { FlowType } from './shared';
+import { withdrawalStatuses } from './withdrawal';
+
+// Outbound events: what pixflow tells a backend happened. Every status change of a flow is one
+// event `<flow type>.<status>`; a change of a person's verification is `customer.verification_updated`;
+// an endpoint pixflow stops delivering to is `webhook_endpoint.disabled`. The same schemas
+// validate the pull API's answers, describe the webhooks in the OpenAPI document and type the
+// relay's bodies. No workflow imports this file, so zod is welcome here.
+
+const flowStatusesByType = {
+  onboarding: onboardingStatuses,
+  deposit: depositStatuses,
+  withdrawal: withdrawalStatuses,
+  biometrics: biometricsStatuses,
+} as const satisfies Record<FlowType, readonly string[]>;
+
+export const CUSTOMER_VERIFICATION_UPDATED = 'customer.verification_updated';
+export const WEBHOOK_ENDPOINT_DISABLED = 'webhook_endpoint.disabled';
+
+/**
+ * Statuses a flow starts in and never records: its first event is the status it moves to (an
+ * onboarding's first is `awaiting_liveness`, or `rejected` by its KYC).
+ */
+const startingStatuses = new Set(['onboarding.kyc', 'deposit.creating', 'biometrics.issuing_link']);
+
+/** Every event type, flow by flow in the order their statuses may pass. */
+export const eventTypes: readonly string[] = [
+  ...Object.entries(flowStatusesByType)
+    .flatMap(([type, statuses]) => statuses.map((s) => `${type}.${s}`))
+    .filter((t) => !startingStatuses.has(t)),
+  CUSTOMER_VERIFICATION_UPDATED,
+  WEBHOOK_ENDPOINT_DISABLED,
+];
+const eventTypeSet = new Set(eventTypes);
+export const isEventType = (t: string) => eventTypeSet.has(t);
+
+const iso = z.string().meta({ description: 'ISO 8601 time, UTC' });
+
+/** A flow's public state, as GET /v1/flows shows it: the CPF only masked and as a keyed hash. */
+export const flowStateSchema = z
+  .object({
+    workflowId: z.string(),
+    type: z.enum(['onboarding', 'deposit', 'withdrawal', 'biometrics']) satisfies z.ZodType<FlowType>,
+    businessId: z.string().meta({
+      description: "txid, transactionId, or for a person's flows the keyed hash of their CPF",
+    }),
+    status: z.string(),
+    cpfHash: z.string().nullable().meta({
+      description: "keyed hash of the person's CPF: the Temporal UI's PixflowCpfHash search attribute",
+    }),
+    cpfMasked: z.string().nullable(),
+    merchant: z.string().nullable(),
+    amountCentavos: z.number().int().nullable(),
+    reason: z.string().nullable(),
+    details: z.record(z.string(), z.unknown()),
+    createdAt: iso,
+    updatedAt: iso,
+  })
+  .meta({ id: 'Flow' });
+export type FlowState = z.infer<typeof flowStateSchema>;
+
+/** A person's verification after a change, and what it was before. */
+export const customerStateSchema = z
+  .object({
+    cpfHash: z.string(),
+    cpfMasked: z.string(),
+    verification: z.enum(customerVerifications),
+    previous: z.enum(customerVerifications),
+    at: iso,
+    by: z.string().nullable().meta({ description: 'the onboarding that decided it, if one did' }),
+    reason: z.string().nullable(),
+  })
+  .meta({ id: 'CustomerVerificationState' });
+
+/** An endpoint pixflow stopped delivering to, and why. */
+export const endpointStateSchema = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    reason: z.enum(['gone', 'failing']).meta({
+      description: 'gone: it answered 410; failing: every attempt failed for WEBHOOK_DISABLE_AFTER_MS',
+    }),
+    disabledAt: iso,
+  })
+  .meta({ id: 'WebhookEndpointDisabledState' });
+
+const streamFields = {
+  flowId: z.string().meta({
+    description: 'the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint',
+  }),
+  businessId: z.string().nullable(),
+  sequence: z.number().int().positive().meta({
+    description: "the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it",
+  }),
+};
+
+export const flowEventDataSchema = z
+  .object({ ...streamFields, flowType: flowStateSchema.shape.type, state: flowStateSchema })
+  .meta({ id: 'FlowEventData' });
+export const customerEventDataSchema = z
+  .object({ ...streamFields, flowType: z.literal('customer'), state: customerStateSchema })
+  .meta({ id: 'CustomerEventData' });
+export const endpointEventDataSchema = z
+  .object({ ...streamFields, flowType: z.literal('webhook_endpoint'), state: endpointStateSchema })
+  .meta({ id: 'WebhookEndpointEventData' });
+export const eventDataSchema = z.discriminatedUnion('flowType', [
+  flowEventDataSchema.extend({ flowType: z.literal('onboarding') }),
+  flowEventDataSchema.extend({ flowType: z.literal('deposit') }),
+  flowEventDataSchema.extend({ flowType: z.literal('withdrawal') }),
+  flowEventDataSchema.extend({ flowType: z.literal('biometrics') }),
+  customerEventDataSchema,
+  endpointEventDataSchema,
+]);
+export type EventData = z.infer<typeof eventDataSchema>;
+
+/** What a webhook's body carries (the Standard Webhooks shape); its id is the `webhook-id` header. */
+export const webhookBodySchema = z
+  .object({
+    type: z.string().refine(isEventType, 'not an event type pixflow sends'),
+    timestamp: iso,
+    data: eventDataSchema,
+  })
+  .meta({ id: 'WebhookBody' });
+export type WebhookBody = z.infer<typeof webhookBodySchema>;
+
+/** One event, as GET /v1/events lists it: the webhook's body with its id. */
+export const eventSchema = webhookBodySchema.extend({ id: z.string().regex(/^evt_[0-9a-f]{32}$/) });
+export type PixflowEvent = z.infer<typeof eventSchema>;

@@ -1,0 +1,143 @@
+import type pg from 'pg';
+import { inTransaction, type Pool } from './pool';
+
+// The outbox (migration 1732000000012): events are appended by pixflow_append_event in the
+// statement or transaction that makes the change they tell of; here are the SQL pieces writers
+// use to call it, the sequencer that gives committed events their reading order, and the reads
+// of the pull API.
+
+type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+/** The event types the database writes itself (contracts/events.ts lists them with the rest). */
+export const CUSTOMER_VERIFICATION_UPDATED = 'customer.verification_updated';
+export const WEBHOOK_ENDPOINT_DISABLED = 'webhook_endpoint.disabled';
+
+/** A timestamptz as the API writes times: ISO 8601 in UTC with milliseconds. */
+export const isoSql = (expr: string) =>
+  `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** A flows row (aliased `t`) as the flow's public state, the shape of GET /v1/flows' items. */
+export const flowStateJsonSql = (t: string) => `jsonb_build_object(
+  'workflowId', ${t}.workflow_id, 'type', ${t}.type, 'businessId', ${t}.business_id, 'status', ${t}.status,
+  'cpfHash', ${t}.cpf_hash, 'cpfMasked', ${t}.cpf_masked, 'merchant', ${t}.merchant,
+  'amountCentavos', ${t}.amount_centavos, 'reason', ${t}.reason, 'details', ${t}.details,
+  'createdAt', ${isoSql(`${t}.created_at`)}, 'updatedAt', ${isoSql(`${t}.updated_at`)})`;
+
+/** A customers row (`t`) after a change of its verification, with the one before (`previous`). */
+export const customerStateJsonSql = (t: string, previous: string) => `jsonb_build_object(
+  'cpfHash', ${t}.cpf_hash, 'cpfMasked', ${t}.cpf_masked, 'verification', ${t}.verification,
+  'previous', ${previous}, 'at', ${isoSql(`${t}.verification_at`)},
+  'by', ${t}.verification_flow, 'reason', ${t}.suspended_reason)`;
+
+/** The customer's event stream: one per person, by keyed CPF hash. */
+export const customerStreamSql = (t: string) => `'customer-' || ${t}.cpf_hash`;
+
+export interface EventRow {
+  id: string;
+  type: string;
+  timestamp: string;
+  position: number;
+  data: {
+    flowId: string;
+    flowType: string;
+    businessId: string | null;
+    sequence: number;
+    state: Record<string, unknown>;
+  };
+}
+
+const SEQUENCER_LOCK = 0x706978_6576; // "pix" "ev": one sequencer at a time, across processes
+
+/**
+ * Gives the committed events without a position the next positions, in the order they were
+ * inserted; one sequencer at a time (a transaction-scoped advisory lock, skipped when another
+ * process holds it). An event that commits later than a bigger-numbered one is positioned in a
+ * later round, after it: a reader paging by position never passes an event it has not seen.
+ * Answers how many it positioned.
+ */
+export async function sequenceEvents(pool: Pool, batch = 1000): Promise<number> {
+  return inTransaction(pool, async (client) => {
+    const { rows: lock } = await client.query('SELECT pg_try_advisory_xact_lock($1) AS held', [
+      SEQUENCER_LOCK,
+    ]);
+    if (!lock[0]?.held) return 0;
+    // A statement of its own after the lock: its snapshot sees every earlier sequencer's positions.
+    const { rowCount } = await client.query(
+      `WITH base AS (SELECT coalesce(max(position), 0) AS b FROM events),
+            todo AS (SELECT id, row_number() OVER (ORDER BY inserted) AS rn
+                       FROM events WHERE position IS NULL ORDER BY inserted LIMIT $1)
+       UPDATE events e SET position = base.b + todo.rn
+         FROM todo, base
+        WHERE e.id = todo.id AND e.position IS NULL`,
+      [batch],
+    );
+    return rowCount ?? 0;
+  });
+}
+
+export interface EventFilter {
+  /** Only events after this position. */
+  after?: number;
+  types?: string[];
+  flowId?: string;
+  /** The caller's API key digest: events about other keys' own things are left out. */
+  owner: string;
+  limit: number;
+}
+
+/** Events in position order (oldest first), after a position. */
+export async function listEvents(db: Queryable, f: EventFilter): Promise<EventRow[]> {
+  const where = ['position IS NOT NULL', 'position > $1', '(owner IS NULL OR owner = $2)'];
+  const params: unknown[] = [f.after ?? 0, f.owner];
+  if (f.types?.length) {
+    params.push(f.types);
+    where.push(`type = ANY($${params.length})`);
+  }
+  if (f.flowId) {
+    params.push(f.flowId);
+    where.push(`stream_id = $${params.length}`);
+  }
+  params.push(f.limit);
+  const { rows } = await db.query(
+    `SELECT ${eventColumns} FROM events WHERE ${where.join(' AND ')} ORDER BY position LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map(eventOf);
+}
+
+export async function getEvent(db: Queryable, id: string, owner: string): Promise<EventRow | undefined> {
+  const { rows } = await db.query(
+    `SELECT ${eventColumns} FROM events WHERE id = $1 AND (owner IS NULL OR owner = $2)`,
+    [id, owner],
+  );
+  return rows[0] ? eventOf(rows[0]) : undefined;
+}
+
+const eventColumns = `id, type, ${isoSql('created_at')} AS ts, coalesce(position, 0) AS position, stream_id,
+  stream_type, business_id, seq, data`;
+
+function eventOf(r: Record<string, unknown>): EventRow {
+  return {
+    id: r.id as string,
+    type: r.type as string,
+    timestamp: r.ts as string,
+    position: Number(r.position),
+    data: {
+      flowId: r.stream_id as string,
+      flowType: r.stream_type as string,
+      businessId: (r.business_id as string | null) ?? null,
+      sequence: r.seq as number,
+      state: r.data as Record<string, unknown>,
+    },
+  };
+}
+
+/** Deletes events older than the retention, a batch at a time (their deliveries and attempts go with them). */
+export async function pruneEvents(pool: Pool, keepMs: number, batch = 5000): Promise<number> {
+  const { rowCount } = await pool.query(
+    `DELETE FROM events WHERE id IN (
+       SELECT id FROM events WHERE created_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2)`,
+    [keepMs, batch],
+  );
+  return rowCount ?? 0;
+}

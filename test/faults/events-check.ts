@@ -1,0 +1,117 @@
+import { cpfHash } from '../../common/pii';
+import { depositWorkflowId } from '../../contracts/deposit';
+import { onboardingWorkflowId } from '../../contracts/onboarding';
+import { withdrawalWorkflowId } from '../../contracts/withdrawal';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
+import { API_KEY, type Harness, PII_HASH_KEY } from './harness';
+import type { Load } from './load';
+
+// The suite's backend: a webhook receiver subscribed to every event, which fails a quarter of
+// the deliveries (500), lets some hang past pixflow's timeout, and answers the rest. After each
+// scenario every state change of every flow of its load must have reached it at least once, and,
+// after dropping repeats by webhook-id, each flow's events must have arrived in order of sequence.
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface EventsBackend {
+  receiver: WebhookReceiver;
+  /** Resolves once a delivery is held unanswered: a kill now is a kill mid-delivery. */
+  holdOne(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startEventsBackend(h: Harness): Promise<EventsBackend> {
+  const receiver = await startWebhookReceiver();
+  let hold: (() => void) | undefined;
+  receiver.answer = () => {
+    if (hold) {
+      hold();
+      hold = undefined;
+      return 'hang';
+    }
+    const r = Math.random();
+    return r < 0.25 ? 500 : r < 0.28 ? 'hang' : 200;
+  };
+  const res = await fetch(`${h.api}/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: receiver.url, events: ['*'], description: 'fault suite backend' }),
+  });
+  if (res.status !== 201)
+    throw new Error(`subscribing the receiver answered ${res.status}: ${await res.text()}`);
+  receiver.secrets.push(((await res.json()) as { secret: string }).secret);
+  return {
+    receiver,
+    holdOne: () =>
+      new Promise<void>((resolve) => {
+        hold = resolve;
+      }),
+    close: () => receiver.close(),
+  };
+}
+
+/** The workflow ids of a load's flows. */
+function flowIds(load: Load): string[] {
+  return [
+    ...load.deposits.map(depositWorkflowId),
+    ...load.withdrawals.map(withdrawalWorkflowId),
+    ...load.onboardings.map((cpf) => onboardingWorkflowId(cpfHash(cpf, PII_HASH_KEY))),
+  ];
+}
+
+export interface EventsCheck {
+  events: number;
+  delivered: number;
+  /** Requests the receiver got beyond the first 2xx of each event: retries and repeats. */
+  attemptsBeyondFirst: number;
+  problems: string[];
+}
+
+/** Waits (up to `timeoutMs`) for every event of the load's flows at the receiver, then checks the order. */
+export async function checkEvents(
+  h: Harness,
+  backend: EventsBackend,
+  load: Load,
+  timeoutMs: number,
+): Promise<EventsCheck> {
+  const ids = flowIds(load);
+  const pool = h.pool;
+  if (!pool) throw new Error('the harness has no Postgres pool');
+  const deadline = Date.now() + timeoutMs;
+  let expected: { id: string; stream_id: string; seq: number; type: string }[] = [];
+  let missing: typeof expected = [];
+  for (;;) {
+    ({ rows: expected } = await pool.query(
+      'SELECT id, stream_id, seq, type FROM events WHERE stream_id = ANY($1) ORDER BY stream_id, seq',
+      [ids],
+    ));
+    const got = new Set(backend.receiver.delivered().map((d) => d.webhookId));
+    missing = expected.filter((e) => !got.has(e.id));
+    if (missing.length === 0 || Date.now() > deadline) break;
+    await sleep(500);
+  }
+  const problems = missing
+    .slice(0, 10)
+    .map((m) => `event ${m.type} #${m.seq} of ${m.stream_id} never delivered to the receiver`);
+  const flowsWithEvents = new Set(expected.map((e) => e.stream_id));
+  for (const id of ids) if (!flowsWithEvents.has(id)) problems.push(`${id} has no event at all`);
+  const delivered = backend.receiver.delivered().filter((d) => flowsWithEvents.has(d.body.data.flowId));
+  for (const id of flowsWithEvents) {
+    const seqs = delivered.filter((d) => d.body.data.flowId === id).map((d) => d.body.data.sequence);
+    const sorted = [...seqs].sort((a, b) => a - b);
+    if (seqs.join() !== sorted.join())
+      problems.push(`${id}: events arrived out of order (${seqs.join(', ')})`);
+  }
+  if (backend.receiver.unverified.length) {
+    problems.push(
+      `requests the receiver could not verify: ${backend.receiver.unverified.slice(0, 3).join('; ')}`,
+    );
+  }
+  const ours = new Set(delivered.map((d) => d.webhookId));
+  return {
+    events: expected.length,
+    delivered: ours.size,
+    attemptsBeyondFirst: backend.receiver.received.filter((r) => ours.has(r.webhookId)).length - ours.size,
+    problems,
+  };
+}
