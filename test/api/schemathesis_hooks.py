@@ -46,3 +46,10 @@ schemathesis.openapi.format(
         st.sampled_from(["CACC", "SVGS", "TRAN"]),
     ).map(";".join),
 )
+
+# The format `webhook-url`: an https URL to a public host (names under example.com; nothing is
+# sent to them: the fuzz test's API runs no events relay).
+schemathesis.openapi.format(
+    "webhook-url",
+    st.from_regex(r"\Ahttps://[a-z][a-z0-9-]{0,20}\.example\.com/[a-z0-9/]{0,30}\Z"),
+)
