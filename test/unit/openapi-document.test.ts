@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import * as eventSchemas from '../../api/event-schemas';
 import { buildOpenApiDocument } from '../../api/openapi';
 import * as apiSchemas from '../../api/schemas';
+import { eventTypes } from '../../contracts/events';
 import { cpfSchema, emailSchema } from '../../contracts/shared-input';
 import { pixKeyProblem } from '../../provider/pix-key';
 
@@ -143,6 +144,34 @@ describe('/openapi.json', () => {
     ]);
     for (const [type, key] of samples) {
       expect(admits(type, key), `${type} ${key}`).toBe(pixKeyProblem(key, type) === null);
+    }
+  });
+
+  it('describes every webhook pixflow sends, with its signature headers and body, by flow type', () => {
+    interface Webhook {
+      requestBody?: Operation['requestBody'];
+      parameters?: { name: string; in: string }[];
+      description?: string;
+    }
+    const webhooks = (
+      buildOpenApiDocument() as unknown as { webhooks: Record<string, Record<string, Webhook>> }
+    ).webhooks;
+    expect(Object.keys(webhooks).sort()).toEqual(
+      ['biometrics', 'customer', 'deposit', 'onboarding', 'webhook_endpoint', 'withdrawal'].sort(),
+    );
+    for (const [family, item] of Object.entries(webhooks)) {
+      const op = item.post;
+      expect(op?.requestBody?.content['application/json']?.schema.$ref, family).toBe(
+        '#/components/schemas/WebhookBody',
+      );
+      expect(op?.parameters?.map((p) => `${p.in}:${p.name}`).sort(), family).toEqual([
+        'header:webhook-id',
+        'header:webhook-signature',
+        'header:webhook-timestamp',
+      ]);
+      for (const type of eventTypes.filter((t) => t.startsWith(`${family}.`))) {
+        expect(op?.description, type).toContain(type);
+      }
     }
   });
 });
