@@ -238,7 +238,10 @@ describe('API description', () => {
       await expect.poll(() => sample.textContent(), { timeout: 30_000 }).toContain('"userRef": "user-4711"');
       await page.getByText('"onboarding-3f2a9c0d5e7b41a8"').first().waitFor({ timeout: 30_000 });
       // The webhooks pixflow sends, from the same schemas as GET /v1/events, in the Events group.
-      await page.getByRole('button', { name: /Events/ }).first().click();
+      await page
+        .getByRole('button', { name: /Events/ })
+        .first()
+        .click();
       await page.getByText('deposit events').first().waitFor({ timeout: 30_000 });
       expect(foreign).toEqual([]);
       expect(problems).toEqual([]);

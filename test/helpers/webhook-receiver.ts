@@ -18,6 +18,8 @@ export interface Received {
   signatures: number;
   answeredWith: Answer;
   at: number;
+  /** When the request's connection closed (the sender gave up on a hung one, or it was answered). */
+  endedAt?: number;
 }
 
 export interface WebhookReceiver {
@@ -85,13 +87,17 @@ export async function startWebhookReceiver(secrets: string[] = []): Promise<Webh
       }
       const webhookId = headers['webhook-id'] as string;
       const answeredWith = receiver.answer({ webhookId, body: parsed.data });
-      receiver.received.push({
+      const got: Received = {
         webhookId,
         body: parsed.data,
         verifiedBy,
         signatures: (headers['webhook-signature'] as string).split(' ').length,
         answeredWith,
         at: Date.now(),
+      };
+      receiver.received.push(got);
+      res.on('close', () => {
+        got.endedAt = Date.now();
       });
       if (answeredWith === 'hang') {
         hanging.add(res);
