@@ -54,11 +54,9 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
   const { pool, log, settings } = deps;
   const busy = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<unknown> = Promise.resolve();
   let lastFailureLog = 0;
   let lastPrune = 0;
+  let kick = () => {};
 
   const count = (endpoint: string, by: number) => {
     const n = (busy.get(endpoint) ?? 0) + by;
@@ -97,6 +95,7 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
       .finally(() => {
         count(d.endpointId, -1);
         inFlight.delete(p);
+        kick();
       });
     inFlight.add(p);
   }
@@ -118,34 +117,66 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
     return claimed.length;
   }
 
-  const loop = async () => {
-    if (stopped) return;
-    let claimed = 0;
-    try {
-      claimed = await runOnce();
-    } catch (err) {
-      if (Date.now() - lastFailureLog > 60_000) {
-        lastFailureLog = Date.now();
-        log.warn({ err: String(err) }, 'events relay pass failed; retrying');
-      }
+  const passes = passesOf(runOnce, settings.intervalMs, (err) => {
+    if (Date.now() - lastFailureLog > 60_000) {
+      lastFailureLog = Date.now();
+      log.warn({ err: String(err) }, 'events relay pass failed; retrying');
     }
-    if (stopped) return;
-    timer = setTimeout(
-      () => {
-        current = loop();
-      },
-      claimed >= BATCH ? 0 : settings.intervalMs,
-    );
-  };
-  current = loop();
+  });
+  kick = passes.kick;
 
   return {
     runOnce,
     async stop() {
+      await passes.stop();
+      await Promise.all([...inFlight]);
+    },
+  };
+}
+
+/**
+ * Passes one at a time. A pass that filled its batch, or a kick meanwhile (an attempt ended: its
+ * endpoint has room again, its stream's next event may be due), calls the next at once; otherwise
+ * it comes after the interval.
+ */
+function passesOf(pass: () => Promise<number>, intervalMs: number, onError: (err: unknown) => void) {
+  let stopped = false;
+  let passing = false;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> = Promise.resolve();
+  const next = (ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      current = loop();
+    }, ms);
+  };
+  const loop = async () => {
+    if (stopped) return;
+    passing = true;
+    let claimed = 0;
+    try {
+      claimed = await pass();
+    } catch (err) {
+      onError(err);
+    }
+    passing = false;
+    if (stopped) return;
+    const soon = claimed >= BATCH || again;
+    again = false;
+    next(soon ? 0 : intervalMs);
+  };
+  current = loop();
+  return {
+    kick() {
+      if (stopped) return;
+      if (passing) again = true;
+      else next(0);
+    },
+    async stop() {
       stopped = true;
       clearTimeout(timer);
       await current;
-      await Promise.all([...inFlight]);
     },
   };
 }

@@ -90,6 +90,8 @@ export async function events(b: Bench, depositSaturation: number): Promise<Event
   try {
     say('events: deposits ramp with an endpoint subscribed to every event...');
     const withPoints = await ramp('deposits, one endpoint', 2, launch, done);
+    // The ramp's last steps leave deliveries queued: the lag is measured from an empty queue.
+    await drainDeliveries(b);
     const rate = Math.max(0.5, round(depositSaturation / 2));
     say(`events: lag at ${rate}/s...`);
     const s = await step(rate, settings.stepMs * 2, launch, done);
@@ -119,6 +121,18 @@ export async function events(b: Bench, depositSaturation: number): Promise<Event
   } finally {
     await call(`${b.api()}/v1/webhook-endpoints/${created.body.id}`, undefined, 'DELETE');
     await rx.close();
+  }
+}
+
+/** Until no delivery is pending (at most 5 minutes). */
+async function drainDeliveries(b: Bench) {
+  const until = Date.now() + 300_000;
+  for (;;) {
+    const { rows } = await b.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'pending'",
+    );
+    if ((rows[0]?.n ?? 0) === 0 || Date.now() > until) return;
+    await sleep(1_000);
   }
 }
 
