@@ -93,6 +93,15 @@ const steps: Step[] = [
     status: 202,
     check: (a) => expect(a.body.state).toMatchObject({ status: 'refused', reason: 'payee_not_owner' }),
   },
+  {
+    request: '/v1/events?flow=deposit-$TXID',
+    status: 200,
+    check: (a) =>
+      expect(a.body.items.map((e: { type: string }) => e.type)).toEqual([
+        'deposit.awaiting_payment',
+        'deposit.completed',
+      ]),
+  },
 ];
 
 /** One bash for the whole tour, as a newcomer's terminal: variables carry from block to block. */
