@@ -10,7 +10,7 @@ import {
   depositStatuses,
 } from '../contracts/deposit';
 import { depositInputSchema, depositResolutionInputSchema } from '../contracts/deposit-input';
-import { flowStateSchema } from '../contracts/events';
+import { flowStateSchema, flowStatuses, flowTypeSchema } from '../contracts/events';
 import { type LivenessLink, type OnboardingState, onboardingStatuses } from '../contracts/onboarding';
 import { onboardingInputSchema, reviewDecisionSchema } from '../contracts/onboarding-input';
 import type { FlowType } from '../contracts/shared';
@@ -101,20 +101,6 @@ export const customerAccountBodySchema = customerAccountInputSchema.meta({
 export const txidParamsSchema = z.object({ txid: txidSchema });
 export const withdrawalParamsSchema = z.object({ id: transactionIdSchema });
 
-export const flowTypeSchema = z.enum([
-  'onboarding',
-  'deposit',
-  'withdrawal',
-  'biometrics',
-]) satisfies z.ZodType<FlowType>;
-
-/** The statuses each flow type can be in, from the flows' contracts. */
-export const flowStatuses: Record<FlowType, readonly string[]> = {
-  onboarding: onboardingStatuses,
-  deposit: depositStatuses,
-  withdrawal: withdrawalStatuses,
-  biometrics: biometricsStatuses,
-};
 const anyFlowStatus = [...new Set(Object.values(flowStatuses).flat())];
 const notAStatus = (value: unknown, type: FlowType | undefined, allowed: readonly string[]) =>
   `${JSON.stringify(value)?.slice(0, 60)} is not a ${type ? `${type} ` : ''}status; one of: ${allowed.join(', ')}`;

@@ -12,12 +12,21 @@ import { withdrawalStatuses } from './withdrawal';
 // validate the pull API's answers, describe the webhooks in the OpenAPI document and type the
 // relay's bodies. No workflow imports this file, so zod is welcome here.
 
-const flowStatusesByType = {
+/** The flow types, as the API takes and answers them. */
+export const flowTypeSchema = z.enum([
+  'onboarding',
+  'deposit',
+  'withdrawal',
+  'biometrics',
+]) satisfies z.ZodType<FlowType>;
+
+/** The statuses each flow type can be in, from the flows' contracts. */
+export const flowStatuses: Record<FlowType, readonly string[]> = {
   onboarding: onboardingStatuses,
   deposit: depositStatuses,
   withdrawal: withdrawalStatuses,
   biometrics: biometricsStatuses,
-} as const satisfies Record<FlowType, readonly string[]>;
+};
 
 export const CUSTOMER_VERIFICATION_UPDATED = 'customer.verification_updated';
 export const WEBHOOK_ENDPOINT_DISABLED = 'webhook_endpoint.disabled';
@@ -30,7 +39,7 @@ const startingStatuses = new Set(['onboarding.kyc', 'deposit.creating', 'biometr
 
 /** Every event type, flow by flow in the order their statuses may pass. */
 export const eventTypes: readonly string[] = [
-  ...Object.entries(flowStatusesByType)
+  ...Object.entries(flowStatuses)
     .flatMap(([type, statuses]) => statuses.map((s) => `${type}.${s}`))
     .filter((t) => !startingStatuses.has(t)),
   CUSTOMER_VERIFICATION_UPDATED,
@@ -45,7 +54,7 @@ const iso = z.string().meta({ description: 'ISO 8601 time, UTC' });
 export const flowStateSchema = z
   .object({
     workflowId: z.string(),
-    type: z.enum(['onboarding', 'deposit', 'withdrawal', 'biometrics']) satisfies z.ZodType<FlowType>,
+    type: flowTypeSchema,
     businessId: z.string().meta({
       description: "txid, transactionId, or for a person's flows the keyed hash of their CPF",
     }),

@@ -132,12 +132,19 @@ function eventOf(r: Record<string, unknown>): EventRow {
   };
 }
 
-/** Deletes events older than the retention, a batch at a time (their deliveries and attempts go with them). */
+/**
+ * Deletes the events older than the retention (their deliveries and attempts go with them), a
+ * batch per statement so no one transaction holds many rows; answers how many.
+ */
 export async function pruneEvents(pool: Pool, keepMs: number, batch = 5000): Promise<number> {
-  const { rowCount } = await pool.query(
-    `DELETE FROM events WHERE id IN (
-       SELECT id FROM events WHERE created_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2)`,
-    [keepMs, batch],
-  );
-  return rowCount ?? 0;
+  let total = 0;
+  for (;;) {
+    const { rowCount } = await pool.query(
+      `DELETE FROM events WHERE id IN (
+         SELECT id FROM events WHERE created_at < now() - $1::bigint * interval '1 millisecond' LIMIT $2)`,
+      [keepMs, batch],
+    );
+    total += rowCount ?? 0;
+    if ((rowCount ?? 0) < batch) return total;
+  }
 }

@@ -56,6 +56,7 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
   const inFlight = new Set<Promise<void>>();
   let lastFailureLog = 0;
   let lastPrune = 0;
+  let lastSequenced = 0;
   let kick = () => {};
 
   const count = (endpoint: string, by: number) => {
@@ -101,7 +102,12 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
   }
 
   async function runOnce(): Promise<number> {
-    await sequenceEvents(pool);
+    // Positions for the pull API once an interval: the passes an ended attempt calls in between
+    // are for deliveries only.
+    if (Date.now() - lastSequenced >= settings.intervalMs) {
+      lastSequenced = Date.now();
+      await sequenceEvents(pool);
+    }
     if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
       lastPrune = Date.now();
       const pruned = await pruneEvents(pool, settings.retentionMs);

@@ -29,7 +29,7 @@ export interface AttemptOutcome {
 const RESPONSE_KEPT = 512;
 
 /** The Standard Webhooks headers of one attempt, signed now with every secret given. */
-export function signedHeaders(m: Pick<WebhookMessage, 'id' | 'body' | 'secrets'>, now = new Date()) {
+function signedHeaders(m: Pick<WebhookMessage, 'id' | 'body' | 'secrets'>, now = new Date()) {
   return {
     'webhook-id': m.id,
     'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),

@@ -193,5 +193,13 @@ describe('event delivery', () => {
     expect((await e.call('GET', `/v1/events/${old}`)).status).toBe(404);
     const left = await e.pool.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [old]);
     expect(left.rowCount).toBe(0);
+    // More than one batch past its retention: every batch goes in one call.
+    const { rows: more } = await e.pool.query<{ id: string }>(
+      `UPDATE events SET created_at = now() - interval '31 days'
+        WHERE id IN (SELECT id FROM events ORDER BY inserted LIMIT 3) RETURNING id`,
+    );
+    expect(more).toHaveLength(3);
+    expect(await pruneEvents(e.pool, 30 * 24 * 3600_000, 2)).toBe(3);
+    for (const { id } of more) expect((await e.call('GET', `/v1/events/${id}`)).status).toBe(404);
   });
 });
