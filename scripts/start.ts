@@ -258,46 +258,72 @@ async function startPostgres(config: Config, dataDir: string): Promise<string> {
   return databaseUrl;
 }
 
-/** The CLI's dev server with a SQLite file, and its UI; waited on until both answer. */
+/**
+ * The CLI's dev server with a SQLite file, and its UI; waited on until both answer. The dev
+ * server picks its internal ports itself (frontend HTTP, metrics, membership) and binds them a
+ * moment later; another process can take one in between, and the server then exits at once.
+ * That race is retried; any other early exit is reported.
+ */
 async function startTemporal(config: Config, cli: string, dataDir: string) {
   const port = config.PIXFLOW_TEMPORAL_PORT;
   if (await tcpOpen(port))
     throw new StartError(`port ${port} is already in use; is another Temporal running?`);
   say('starting Temporal dev server...');
-  const temporal = run(
-    'temporal',
-    cli,
-    [
-      'server',
-      'start-dev',
-      '--ip',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--ui-port',
-      String(config.TEMPORAL_UI_PORT),
-      '--db-filename',
-      path.join(dataDir, 'temporal.sqlite'),
-      '--namespace',
-      config.TEMPORAL_NAMESPACE,
-      '--log-level',
-      'warn',
-      // The UI asks our API's codec endpoint to show decrypted payloads.
-      '--ui-codec-endpoint',
-      `http://127.0.0.1:${config.API_PORT}/codec`,
-      ...searchAttributeCliArgs(),
-      ...devServerDynamicConfigArgs(),
-      // WAL without a sync per commit: survives a crash of any process (the fault suite
-      // kills Temporal), not a power cut; production runs Temporal on Postgres.
-      '--sqlite-pragma',
-      'journal_mode=wal',
-      '--sqlite-pragma',
-      'synchronous=normal',
-    ],
-    process.env,
-  );
-  await waitFor('Temporal', temporal, () => tcpOpen(port));
-  await waitFor('Temporal UI', temporal, httpOk(`http://127.0.0.1:${config.TEMPORAL_UI_PORT}/`));
+  for (let attempt = 1; ; attempt++) {
+    const temporal = run('temporal', cli, devServerArgs(config, dataDir), process.env);
+    let lostPortRace = false;
+    const watch = (b: unknown) => {
+      if (String(b).includes('address already in use')) lostPortRace = true;
+    };
+    temporal.child.stdout?.on('data', watch);
+    temporal.child.stderr?.on('data', watch);
+    // Until it serves, an exit is the waiters' to judge, once its output has all been read.
+    const closed = new Promise<void>((r) => temporal.child.once('close', () => r()));
+    temporal.onExit = () => true;
+    try {
+      await waitFor('Temporal', temporal, () => tcpOpen(port));
+      await waitFor('Temporal UI', temporal, httpOk(`http://127.0.0.1:${config.TEMPORAL_UI_PORT}/`));
+      temporal.onExit = undefined;
+      return;
+    } catch (err) {
+      if (!exited(temporal.child)) throw err;
+      await closed;
+      if (!lostPortRace || attempt === 3) throw err;
+      parts.splice(parts.indexOf(temporal), 1);
+      temporal.release();
+      say('Temporal lost one of the ports it picked to another process; starting it again...');
+    }
+  }
+}
+
+function devServerArgs(config: Config, dataDir: string): string[] {
+  return [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(config.PIXFLOW_TEMPORAL_PORT),
+    '--ui-port',
+    String(config.TEMPORAL_UI_PORT),
+    '--db-filename',
+    path.join(dataDir, 'temporal.sqlite'),
+    '--namespace',
+    config.TEMPORAL_NAMESPACE,
+    '--log-level',
+    'warn',
+    // The UI asks our API's codec endpoint to show decrypted payloads.
+    '--ui-codec-endpoint',
+    `http://127.0.0.1:${config.API_PORT}/codec`,
+    ...searchAttributeCliArgs(),
+    ...devServerDynamicConfigArgs(),
+    // WAL without a sync per commit: survives a crash of any process (the fault suite
+    // kills Temporal), not a power cut; production runs Temporal on Postgres.
+    '--sqlite-pragma',
+    'journal_mode=wal',
+    '--sqlite-pragma',
+    'synchronous=normal',
+  ];
 }
 
 /**

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freeStackPorts, newDataDir } from '../../scripts/embedded-stack';
+import { ensureTemporalCli } from '../../scripts/temporal-tools';
 import { freePort, tcpOpen } from '../helpers/ports';
 import { waitUntil } from '../helpers/wait';
 
@@ -84,13 +85,14 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-async function npmStart(opts: { terminal?: boolean } = {}): Promise<Started> {
+async function npmStart(opts: { terminal?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<Started> {
   const ports = await freeStackPorts();
   const dataDir = newDataDir('signals');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
     DATA_DIR: dataDir,
+    ...opts.env,
   };
   for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'PROVIDER_BASE_URL', 'API_KEYS', 'LOG_LEVEL'])
     delete env[k];
@@ -262,6 +264,68 @@ describe('npm start stops every part, whichever way it is stopped', () => {
     const s = await npmStart();
     process.kill(s.starterPid, 'SIGKILL');
     await expectAllGone(s);
+  }, 200_000);
+});
+
+/**
+ * A `temporal` that fails its first `server start-dev` with `line` on stderr and exit 2, then
+ * runs the real CLI: how the dev server exits when a port it picked is taken before it binds.
+ */
+function cliFailingOnceWith(line: string): string {
+  const dir = newDataDir('fake-cli');
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'temporal');
+  const marker = path.join(dir, 'failed-once');
+  writeFileSync(
+    file,
+    [
+      '#!/bin/sh',
+      `if [ "$1 $2" = "server start-dev" ] && [ ! -e '${marker}' ]; then`,
+      `  : > '${marker}'`,
+      `  echo '${line}' >&2`,
+      '  exit 2',
+      'fi',
+      `exec '${ensureTemporalCli()}' "$@"`,
+      '',
+    ].join('\n'),
+  );
+  chmodSync(file, 0o755);
+  return file;
+}
+
+describe('npm start on a busy machine', () => {
+  it('starts Temporal again when another process took a port it picked, and comes up', async () => {
+    const cli = cliFailingOnceWith(
+      'panic: listen tcp 127.0.0.1:41234: bind: address already in use [recovered]',
+    );
+    const s = await npmStart({ env: { TEMPORAL_CLI: cli } });
+    expect(s.output()).toContain(
+      'Temporal lost one of the ports it picked to another process; starting it again...',
+    );
+    await expectEveryPartAnswers(s);
+    process.kill(s.npmPid, 'SIGTERM');
+    await expectAllGone(s);
+    await expectOrderlyStop(s, 'SIGTERM');
+  }, 200_000);
+
+  it('any other early exit of Temporal stops the start at once, with its output', async () => {
+    const ports = await freeStackPorts();
+    const dataDir = newDataDir('signals');
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      DATA_DIR: dataDir,
+      TEMPORAL_CLI: cliFailingOnceWith('Error: unknown flag: --sqlite-pragma'),
+    };
+    for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'PROVIDER_BASE_URL', 'API_KEYS']) delete env[k];
+    const r = spawnSync('npm', ['start'], { cwd: ROOT, env, encoding: 'utf8', timeout: 150_000 });
+    const out = r.stdout + r.stderr;
+    expect(r.status, out.slice(-2000)).toBe(1);
+    expect(out).toContain('Temporal exited while starting');
+    expect(out).toContain('unknown flag: --sqlite-pragma');
+    expect(out).not.toContain('starting it again');
+    expect(out).toContain('database system is shut down');
   }, 200_000);
 });
 
