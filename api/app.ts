@@ -3,6 +3,7 @@ import { createApiMetrics } from '../common/metrics';
 import type { FlowTimings } from '../contracts/shared';
 import { countPending } from '../db/inbox';
 import { apiKeyAuth } from './auth';
+import { backofficeRoutes } from './backoffice';
 import type { ApiDeps } from './deps';
 import { apiRateLimit, securityHeaders } from './hardening';
 import { ingressRouter } from './ingress/router';
@@ -93,6 +94,8 @@ export function createApp(input: ApiDeps) {
   v1.use(eventRoutes(deps));
   app.use('/v1', v1);
   app.use(ingressRouter(deps));
+  // Operators: pages behind a sign-in of their own.
+  app.use('/backoffice', backofficeRoutes(deps));
 
   app.use(methodNotAllowed);
   app.use((req, _res, next) =>

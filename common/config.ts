@@ -210,6 +210,19 @@ export const envSchema = z.object({
   EVENTS_RELAY_INTERVAL_MS: durationMs.default(EVENTS_DEFAULTS.relayIntervalMs),
   /** Whether this API process runs the events relay (any number may: they share the work). */
   EVENTS_RELAY: bool.default(true),
+  /** Back office: signs its session cookie; the dev value is public, set your own. */
+  BACKOFFICE_SESSION_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .default('dev-backoffice-session-secret-change-me'),
+  /** Back office: a session ends this long after its last request. */
+  BACKOFFICE_SESSION_TTL_MS: durationMs.default(8 * 3_600_000),
+  /** Back office: the session cookie is Secure (https only); unset: unless HTTP_HOST is loopback. */
+  BACKOFFICE_SECURE_COOKIE: bool.optional(),
+  /** Back office: how many sign-ins an address may try per 15 minutes. */
+  BACKOFFICE_SIGNIN_ATTEMPTS: z.coerce.number().int().min(1).default(10),
+  /** Where case pages link to the Temporal UI; unset: the local UI on TEMPORAL_UI_PORT. */
+  TEMPORAL_UI_URL: httpUrl.optional(),
   /** OTLP/HTTP collector base URL (spans go to <url>/v1/traces); tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
 });
@@ -259,6 +272,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       `http://localhost:${e.TEMPORAL_UI_PORT}`,
     ],
     codecKeys,
+    TEMPORAL_UI_URL: (e.TEMPORAL_UI_URL ?? `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`).replace(/\/$/, ''),
+    // A cookie over plain http is only safe where nothing but this machine can see it.
+    BACKOFFICE_SECURE_COOKIE: e.BACKOFFICE_SECURE_COOKIE ?? !isLoopbackHost(e.HTTP_HOST),
     provider: {
       baseUrl: e.PROVIDER_BASE_URL ?? sandboxUrl,
       authUrl: e.PROVIDER_AUTH_URL ?? sandboxUrl,
@@ -273,6 +289,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
 }
 
 export type Config = ReturnType<typeof loadConfig>;
+
+const isLoopbackHost = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /** For process entry points: print one line per problem and exit 1, no stack trace. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {

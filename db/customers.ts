@@ -392,3 +392,16 @@ export async function recordPayoutDestination(
     [p.cpfHash, p.payeeHash, p.transactionId],
   );
 }
+
+/** Who the registry says the person is (name and CPF), from their latest KYC answer. */
+export async function kycIdentity(
+  db: Queryable,
+  cpfHash: string,
+): Promise<{ cpf: string | null; name: string | null } | undefined> {
+  const { rows } = await db.query(
+    `SELECT record->>'cpf' AS cpf, record->>'name' AS name FROM kyc_records
+      WHERE cpf_hash = $1 ORDER BY received_at DESC LIMIT 1`,
+    [cpfHash],
+  );
+  return rows[0] ? { cpf: rows[0].cpf, name: rows[0].name } : undefined;
+}

@@ -105,6 +105,19 @@ export async function listEvents(db: Queryable, f: EventFilter): Promise<EventRo
   return rows.map(eventOf);
 }
 
+/**
+ * The events of some flows (or a person's stream), oldest first, for a case's timeline: every
+ * one committed, positioned yet or not. Never an endpoint's owner-only events.
+ */
+export async function timelineOf(db: Queryable, streamIds: string[], limit = 500): Promise<EventRow[]> {
+  const { rows } = await db.query(
+    `SELECT ${eventColumns} FROM events WHERE stream_id = ANY($1) AND owner IS NULL
+      ORDER BY created_at, stream_id, seq LIMIT $2`,
+    [streamIds, limit],
+  );
+  return rows.map(eventOf);
+}
+
 export async function getEvent(db: Queryable, id: string, owner: string): Promise<EventRow | undefined> {
   const { rows } = await db.query(
     `SELECT ${eventColumns} FROM events WHERE id = $1 AND (owner IS NULL OR owner = $2)`,

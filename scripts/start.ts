@@ -9,6 +9,7 @@ import { searchAttributeCliArgs } from '../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
 import { freePort, tcpOpen } from './net';
+import { upsertOperator } from './operator';
 import { parseStartOptions, type StartOptions, StartOptionsError } from './start-options';
 import {
   HISTORY_SHARDS,
@@ -492,6 +493,8 @@ async function registerIngressWithSandbox(config: Config) {
 
 interface Started {
   databaseUrl: string;
+  /** The back office's dev sign-in, made on the embedded Postgres only. */
+  devReviewer?: { email: string; password: string };
   apiKeys: string | undefined;
   /** The Temporal started here: the dev server (with its UI), the server on Postgres, or none. */
   temporal: 'dev' | TemporalServerPorts | undefined;
@@ -527,6 +530,10 @@ function printBanner(config: Config, started: Started) {
     say(`${label(several ? `API ${i + 1}` : 'API')}http://127.0.0.1:${r.port}${auth}`);
   });
   say(`${label('API docs')}http://127.0.0.1:${config.API_PORT}/docs`);
+  const signIn = started.devReviewer
+    ? `   (sign in: ${started.devReviewer.email} / ${started.devReviewer.password})`
+    : '   (operators: npm run operator -- create)';
+  say(`${label('back office')}http://127.0.0.1:${config.API_PORT}/backoffice${signIn}`);
   if (started.sandbox) {
     // It has one notification URL: the first API's ingress.
     const to = several ? '   (its notifications go to API 1)' : '';
@@ -592,12 +599,27 @@ async function main() {
   if (embeddedSandbox) await registerIngressWithSandbox(config);
   printBanner(config, {
     databaseUrl,
+    devReviewer: config.DATABASE_URL ? undefined : await createDevReviewer(databaseUrl),
     apiKeys: env.API_KEYS,
     temporal,
     sandbox: embeddedSandbox,
     apis,
     workers,
   });
+}
+
+/**
+ * A reviewer to sign in to the back office with, its password new at every start: the dev stack's
+ * database is this machine's own, and the password is shown only here.
+ */
+async function createDevReviewer(databaseUrl: string) {
+  const email = 'reviewer@pixflow.local';
+  const { password } = await upsertOperator(
+    databaseUrl,
+    { email, name: 'Dev reviewer', role: 'reviewer' },
+    true,
+  );
+  return { email, password };
 }
 
 main().catch((err) => {

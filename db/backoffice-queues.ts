@@ -1,0 +1,149 @@
+import type pg from 'pg';
+
+// The back office's work queues: views over the flows table, each the flows in one state that
+// wants a person's attention, oldest first. A flow leaves its queue when its status moves on.
+
+type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+export const queueIds = [
+  'onboardings-awaiting-review',
+  'deposits-held',
+  'withdrawals-awaiting-biometrics',
+  'failed',
+  'reconciliation-gave-up',
+] as const;
+export type QueueId = (typeof queueIds)[number];
+
+const QUEUE_WHERE: Record<QueueId, string> = {
+  'onboardings-awaiting-review': `f.type = 'onboarding' AND f.status = 'awaiting_review'`,
+  'deposits-held': `f.type = 'deposit' AND f.status = 'held'`,
+  'withdrawals-awaiting-biometrics': `f.type = 'withdrawal' AND f.status = 'awaiting_biometrics'`,
+  failed: `f.type IN ('deposit', 'withdrawal') AND f.status = 'failed'`,
+  // The withdrawal's deadline passed and no inquiry found the payout's outcome.
+  'reconciliation-gave-up': `f.type = 'withdrawal' AND f.status = 'stuck'`,
+};
+
+export interface QueueCount {
+  queue: QueueId;
+  count: number;
+  /** When the oldest flow in it entered its status; null when empty. */
+  oldestSince: string | null;
+}
+
+export async function countQueues(db: Queryable): Promise<QueueCount[]> {
+  const columns = queueIds.map(
+    (q, i) =>
+      `count(*) FILTER (WHERE ${QUEUE_WHERE[q]}) AS n${i}, min(f.updated_at) FILTER (WHERE ${QUEUE_WHERE[q]}) AS o${i}`,
+  );
+  const { rows } = await db.query(
+    `SELECT ${columns.join(', ')} FROM flows f WHERE ${queueIds.map((q) => `(${QUEUE_WHERE[q]})`).join(' OR ')}`,
+  );
+  const r = rows[0] ?? {};
+  return queueIds.map((queue, i) => ({
+    queue,
+    count: Number(r[`n${i}`] ?? 0),
+    oldestSince: r[`o${i}`] instanceof Date ? (r[`o${i}`] as Date).toISOString() : null,
+  }));
+}
+
+export interface QueueFilter {
+  cpfHash?: string;
+  /** Entered its status at or after. */
+  since?: Date;
+  /** Entered its status before. */
+  until?: Date;
+  /** Only this flow type (the queues that mix deposits and withdrawals). */
+  type?: 'deposit' | 'withdrawal';
+  limit: number;
+}
+
+export interface QueueItem {
+  workflowId: string;
+  type: string;
+  status: string;
+  businessId: string;
+  cpfHash: string | null;
+  cpfMasked: string | null;
+  merchant: string | null;
+  amountCentavos: number | null;
+  reason: string | null;
+  details: Record<string, unknown>;
+  createdAt: string;
+  since: string;
+  /** The person's KYC flags, when pixflow has read them. */
+  pep: boolean | null;
+  kycStatus: string | null;
+  verification: string | null;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+function itemOf(r: any): QueueItem {
+  return {
+    workflowId: r.workflow_id,
+    type: r.type,
+    status: r.status,
+    businessId: r.business_id,
+    cpfHash: r.cpf_hash,
+    cpfMasked: r.cpf_masked,
+    merchant: r.merchant,
+    amountCentavos: r.amount_centavos,
+    reason: r.reason,
+    details: r.details,
+    createdAt: (r.created_at as Date).toISOString(),
+    since: (r.updated_at as Date).toISOString(),
+    pep: r.pep,
+    kycStatus: r.kyc_status,
+    verification: r.verification,
+  };
+}
+
+export async function listQueue(
+  db: Queryable,
+  queue: QueueId,
+  f: QueueFilter,
+): Promise<{ items: QueueItem[]; total: number }> {
+  const where = [QUEUE_WHERE[queue]];
+  const params: unknown[] = [];
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  if (f.cpfHash) add((p) => `f.cpf_hash = ${p}`, f.cpfHash);
+  if (f.since) add((p) => `f.updated_at >= ${p}`, f.since);
+  if (f.until) add((p) => `f.updated_at < ${p}`, f.until);
+  if (f.type) add((p) => `f.type = ${p}`, f.type);
+  params.push(f.limit);
+  const { rows } = await db.query(
+    `SELECT f.*, c.pep, c.kyc_status, c.verification, count(*) OVER () AS total
+       FROM flows f LEFT JOIN customers c ON c.cpf_hash = f.cpf_hash
+      WHERE ${where.join(' AND ')}
+      ORDER BY f.updated_at, f.workflow_id LIMIT $${params.length}`,
+    params,
+  );
+  return {
+    total: Number(rows[0]?.total ?? 0),
+    items: rows.map(itemOf),
+  };
+}
+
+/** One flow's row, for its case page. */
+export async function getFlowRow(db: Queryable, workflowId: string): Promise<QueueItem | undefined> {
+  const { rows } = await db.query(
+    `SELECT f.*, c.pep, c.kyc_status, c.verification, 1 AS total
+       FROM flows f LEFT JOIN customers c ON c.cpf_hash = f.cpf_hash WHERE f.workflow_id = $1`,
+    [workflowId],
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  return itemOf(r);
+}
+
+/** A person's flows, newest first. */
+export async function flowsOfPerson(db: Queryable, cpfHash: string, limit = 100): Promise<QueueItem[]> {
+  const { rows } = await db.query(
+    `SELECT f.*, NULL::boolean AS pep, NULL AS kyc_status, NULL AS verification
+       FROM flows f WHERE f.cpf_hash = $1 ORDER BY f.created_at DESC LIMIT $2`,
+    [cpfHash, limit],
+  );
+  return rows.map(itemOf);
+}

@@ -1,0 +1,91 @@
+import type pg from 'pg';
+
+// The back office's operators. The password is kept only as an argon2id hash (made and checked
+// by the caller); the address is lower-cased so one person has one account however it is typed.
+
+type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+export const operatorRoles = ['viewer', 'reviewer', 'admin'] as const;
+export type OperatorRole = (typeof operatorRoles)[number];
+
+export interface Operator {
+  id: number;
+  email: string;
+  name: string;
+  role: OperatorRole;
+  timeZone: string;
+  disabled: boolean;
+}
+
+export interface NewOperator {
+  email: string;
+  /** Unset: the address for a new one, unchanged for one reset. */
+  name?: string;
+  /** Unset: viewer for a new one, unchanged for one reset. */
+  role?: OperatorRole;
+  passwordHash: string;
+  /** Unset: America/Sao_Paulo for a new one, unchanged for one reset. */
+  timeZone?: string;
+}
+
+/**
+ * Creates the operator, or with `replace` sets an existing one's password (and name, role or zone
+ * when given) and enables it again: the CLI's reset. False when it exists and `replace` is not set.
+ */
+export async function saveOperator(db: Queryable, o: NewOperator, replace = false): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO operators (email, name, role, password_hash, time_zone)
+     VALUES (lower($1), COALESCE($2, lower($1)), COALESCE($3, 'viewer'), $4, COALESCE($5, 'America/Sao_Paulo'))
+     ON CONFLICT (email) DO ${
+       replace
+         ? `UPDATE SET name = COALESCE($2, operators.name), role = COALESCE($3, operators.role),
+                       password_hash = EXCLUDED.password_hash, time_zone = COALESCE($5, operators.time_zone),
+                       disabled_at = NULL, updated_at = now()`
+         : 'NOTHING'
+     }`,
+    [o.email, o.name ?? null, o.role ?? null, o.passwordHash, o.timeZone ?? null],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+interface OperatorDbRow {
+  id: number;
+  email: string;
+  name: string;
+  role: OperatorRole;
+  time_zone: string;
+  disabled_at: Date | null;
+  password_hash: string;
+}
+
+const operatorOf = (r: OperatorDbRow): Operator => ({
+  id: r.id,
+  email: r.email,
+  name: r.name,
+  role: r.role,
+  timeZone: r.time_zone,
+  disabled: r.disabled_at !== null,
+});
+
+/** The operator and their password hash, for signing in; undefined when no such address. */
+export async function operatorForSignIn(
+  db: Queryable,
+  email: string,
+): Promise<{ operator: Operator; passwordHash: string } | undefined> {
+  const { rows } = await db.query<OperatorDbRow>('SELECT * FROM operators WHERE email = lower($1)', [email]);
+  const r = rows[0];
+  return r ? { operator: operatorOf(r), passwordHash: r.password_hash } : undefined;
+}
+
+export async function getOperator(db: Queryable, id: number): Promise<Operator | undefined> {
+  const { rows } = await db.query<OperatorDbRow>('SELECT * FROM operators WHERE id = $1', [id]);
+  return rows[0] ? operatorOf(rows[0]) : undefined;
+}
+
+export async function disableOperator(db: Queryable, email: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'UPDATE operators SET disabled_at = now(), updated_at = now() WHERE email = lower($1) AND disabled_at IS NULL',
+    [email],
+  );
+  return (rowCount ?? 0) > 0;
+}

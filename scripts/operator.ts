@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { isTimeZone } from '../api/backoffice/format';
+import { hashPassword, MIN_PASSWORD_LENGTH } from '../common/passwords';
+import { disableOperator, operatorRoles, saveOperator } from '../db/operators';
+import { createPool } from '../db/pool';
+
+// Back-office operators for a real deployment:
+//   DATABASE_URL=... npm run operator -- create --email ana@example.com --name "Ana" --role reviewer
+//   DATABASE_URL=... npm run operator -- reset --email ana@example.com
+//   DATABASE_URL=... npm run operator -- disable --email ana@example.com
+// A password is read from standard input when one is piped in (--password-stdin); otherwise a
+// strong one is generated and printed once.
+
+const USAGE = `usage: npm run operator -- <create|reset|disable> --email ADDRESS [--name NAME]
+       [--role viewer|reviewer|admin] [--zone IANA_ZONE] [--password-stdin]`;
+
+const argsSchema = z.object({
+  command: z.enum(['create', 'reset', 'disable']),
+  email: z.email({ error: 'must be an email address' }),
+  name: z.string().min(1).max(200).optional(),
+  role: z.enum(operatorRoles).optional(),
+  zone: z.string().refine(isTimeZone, 'is not an IANA time zone').optional(),
+  passwordStdin: z.boolean().default(false),
+});
+
+export const generatedPassword = () => randomBytes(18).toString('base64url');
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+}
+
+/** Creates (or with `replace`, resets) an operator; the password it was given or generated. */
+export async function upsertOperator(
+  databaseUrl: string,
+  o: {
+    email: string;
+    name?: string;
+    role?: (typeof operatorRoles)[number];
+    zone?: string;
+    password?: string;
+  },
+  replace: boolean,
+): Promise<{ saved: boolean; password: string }> {
+  const password = o.password ?? generatedPassword();
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw new Error(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  const pool = createPool(databaseUrl, 1);
+  try {
+    const saved = await saveOperator(
+      pool,
+      {
+        email: o.email,
+        name: o.name,
+        role: o.role,
+        timeZone: o.zone,
+        passwordHash: await hashPassword(password),
+      },
+      replace,
+    );
+    return { saved, password };
+  } finally {
+    await pool.end();
+  }
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      email: { type: 'string' },
+      name: { type: 'string' },
+      role: { type: 'string' },
+      zone: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+    },
+  });
+  const parsed = argsSchema.safeParse({
+    command: positionals[0],
+    email: values.email,
+    name: values.name,
+    role: values.role,
+    zone: values.zone,
+    passwordStdin: values['password-stdin'],
+  });
+  if (!parsed.success) {
+    for (const i of parsed.error.issues) process.stderr.write(`--${i.path.join('.')}: ${i.message}\n`);
+    process.stderr.write(`${USAGE}\n`);
+    process.exit(2);
+  }
+  const a = parsed.data;
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) throw new Error('set DATABASE_URL to the database pixflow uses');
+  if (a.command === 'disable') {
+    const pool = createPool(databaseUrl, 1);
+    const done = await disableOperator(pool, a.email).finally(() => pool.end());
+    process.stdout.write(
+      done ? `${a.email} can no longer sign in\n` : `${a.email}: no such enabled operator\n`,
+    );
+    process.exit(done ? 0 : 1);
+  }
+  const given = a.passwordStdin ? await readStdin() : undefined;
+  const { saved, password } = await upsertOperator(
+    databaseUrl,
+    { email: a.email, name: a.name, role: a.role, zone: a.zone, password: given },
+    a.command === 'reset',
+  );
+  if (!saved) {
+    process.stderr.write(`${a.email} exists already; use reset to set a new password or role\n`);
+    process.exit(1);
+  }
+  process.stdout.write(
+    `${a.command === 'create' ? 'created' : 'reset'} ${a.email}${a.role ? ` (${a.role})` : ''}\n`,
+  );
+  if (!given) process.stdout.write(`password (shown once): ${password}\n`);
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`pixflow operator: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}
