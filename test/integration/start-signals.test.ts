@@ -201,6 +201,24 @@ async function expectEveryPartAnswers({ ports, output }: Started) {
   });
   expect(decode.status).toBe(200);
   expect(await tcpOpen(ports.PIXFLOW_TEMPORAL_PORT)).toBe(true);
+  await expectDevReviewerSignsIn(`http://127.0.0.1:${ports.API_PORT}`, output());
+}
+
+/** The back office's dev reviewer, as the banner prints it, signs in. */
+async function expectDevReviewerSignsIn(api: string, output: string) {
+  const [, email, password] = /back office .*\(sign in: (\S+) \/ (\S+)\)/.exec(output) ?? [];
+  expect(email).toBe('reviewer@pixflow.local');
+  const form = await fetch(`${api}/backoffice/sign-in`);
+  const cookie = form.headers.get('set-cookie')?.split(';')[0] ?? '';
+  const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+  const res = await fetch(`${api}/backoffice/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: token, email: String(email), password: String(password) }),
+  });
+  expect(res.status).toBe(303);
+  expect(res.headers.get('location')).toBe('/backoffice');
 }
 
 describe('npm start stops every part, whichever way it is stopped', () => {

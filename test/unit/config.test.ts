@@ -41,3 +41,20 @@ describe('webhook inbox settings', () => {
     expect(deliveryOptionsFrom({})).toEqual(defaultDeliveryOptions);
   });
 });
+
+describe('back office settings', () => {
+  it('make the session cookie Secure unless the API listens on loopback', () => {
+    expect(loadConfig({}).BACKOFFICE_SECURE_COOKIE).toBe(false);
+    expect(loadConfig({ HTTP_HOST: '0.0.0.0' }).BACKOFFICE_SECURE_COOKIE).toBe(true);
+    expect(loadConfig({ HTTP_HOST: '10.1.2.3' }).BACKOFFICE_SECURE_COOKIE).toBe(true);
+    expect(loadConfig({ HTTP_HOST: '0.0.0.0', BACKOFFICE_SECURE_COOKIE: 'false' }).BACKOFFICE_SECURE_COOKIE).toBe(false);
+  });
+
+  it('link cases to the local Temporal UI unless told where it is, and refuse a short session secret', () => {
+    expect(loadConfig({ TEMPORAL_UI_PORT: '9999' }).TEMPORAL_UI_URL).toBe('http://127.0.0.1:9999');
+    expect(loadConfig({ TEMPORAL_UI_URL: 'https://temporal.example.com/' }).TEMPORAL_UI_URL).toBe(
+      'https://temporal.example.com',
+    );
+    expect(() => loadConfig({ BACKOFFICE_SESSION_SECRET: 'short' })).toThrow(/BACKOFFICE_SESSION_SECRET/);
+  });
+});
