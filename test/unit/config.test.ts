@@ -47,7 +47,9 @@ describe('back office settings', () => {
     expect(loadConfig({}).BACKOFFICE_SECURE_COOKIE).toBe(false);
     expect(loadConfig({ HTTP_HOST: '0.0.0.0' }).BACKOFFICE_SECURE_COOKIE).toBe(true);
     expect(loadConfig({ HTTP_HOST: '10.1.2.3' }).BACKOFFICE_SECURE_COOKIE).toBe(true);
-    expect(loadConfig({ HTTP_HOST: '0.0.0.0', BACKOFFICE_SECURE_COOKIE: 'false' }).BACKOFFICE_SECURE_COOKIE).toBe(false);
+    expect(
+      loadConfig({ HTTP_HOST: '0.0.0.0', BACKOFFICE_SECURE_COOKIE: 'false' }).BACKOFFICE_SECURE_COOKIE,
+    ).toBe(false);
   });
 
   it('link cases to the local Temporal UI unless told where it is, and refuse a short session secret', () => {

@@ -100,7 +100,9 @@ describe('docker-compose.yml', () => {
     }
     expect(String(services.api?.environment?.CODEC_TOKENS)).toMatch(/CODEC_TOKENS/);
     // The back office's session secret is the deployment's own, never the public dev value.
-    expect(String(services.api?.environment?.BACKOFFICE_SESSION_SECRET)).toMatch(/\$\{BACKOFFICE_SESSION_SECRET:\?/);
+    expect(String(services.api?.environment?.BACKOFFICE_SESSION_SECRET)).toMatch(
+      /\$\{BACKOFFICE_SESSION_SECRET:\?/,
+    );
     expect(services.api?.environment?.TEMPORAL_UI_URL).toBe('http://localhost:8233');
     expect(services['temporal-ui']?.environment?.TEMPORAL_CODEC_ENDPOINT).toBe('http://localhost:3000/codec');
   });
