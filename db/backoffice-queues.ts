@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { type FlowRow, flowRowOf } from './flows';
 
 // The back office's work queues: views over the flows table, each the flows in one state that
 // wants a person's attention, oldest first. A flow leaves its queue when its status moves on.
@@ -57,20 +58,9 @@ export interface QueueFilter {
   limit: number;
 }
 
-export interface QueueItem {
-  workflowId: string;
-  type: string;
-  status: string;
-  businessId: string;
-  cpfHash: string | null;
-  cpfMasked: string | null;
-  merchant: string | null;
-  amountCentavos: number | null;
-  reason: string | null;
-  details: Record<string, unknown>;
-  createdAt: string;
+/** A flows row, with when it entered its status and what the person's KYC said. */
+export interface QueueItem extends FlowRow {
   since: string;
-  /** The person's KYC flags, when pixflow has read them. */
   pep: boolean | null;
   kycStatus: string | null;
   verification: string | null;
@@ -78,23 +68,8 @@ export interface QueueItem {
 
 // biome-ignore lint/suspicious/noExplicitAny: a pg row
 function itemOf(r: any): QueueItem {
-  return {
-    workflowId: r.workflow_id,
-    type: r.type,
-    status: r.status,
-    businessId: r.business_id,
-    cpfHash: r.cpf_hash,
-    cpfMasked: r.cpf_masked,
-    merchant: r.merchant,
-    amountCentavos: r.amount_centavos,
-    reason: r.reason,
-    details: r.details,
-    createdAt: (r.created_at as Date).toISOString(),
-    since: (r.updated_at as Date).toISOString(),
-    pep: r.pep,
-    kycStatus: r.kyc_status,
-    verification: r.verification,
-  };
+  const row = flowRowOf(r);
+  return { ...row, since: row.updatedAt, pep: r.pep, kycStatus: r.kyc_status, verification: r.verification };
 }
 
 export async function listQueue(

@@ -78,21 +78,27 @@ export async function listFlows(pool: Pool, f: FlowFilter): Promise<FlowPage> {
   const page = more ? rows.slice(0, f.limit) : rows;
   const last = page[page.length - 1];
   return {
-    items: page.map((r) => ({
-      workflowId: r.workflow_id,
-      type: r.type,
-      businessId: r.business_id,
-      status: r.status,
-      cpfHash: r.cpf_hash,
-      cpfMasked: r.cpf_masked,
-      merchant: r.merchant,
-      amountCentavos: r.amount_centavos,
-      reason: r.reason,
-      details: r.details,
-      createdAt: (r.created_at as Date).toISOString(),
-      updatedAt: (r.updated_at as Date).toISOString(),
-    })),
+    items: page.map(flowRowOf),
     next: more && last ? { createdUs: Number(last.created_us), workflowId: last.workflow_id } : undefined,
+  };
+}
+
+/** A flows row as the API shows it. */
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+export function flowRowOf(r: any): FlowRow {
+  return {
+    workflowId: r.workflow_id,
+    type: r.type,
+    businessId: r.business_id,
+    status: r.status,
+    cpfHash: r.cpf_hash,
+    cpfMasked: r.cpf_masked,
+    merchant: r.merchant,
+    amountCentavos: r.amount_centavos,
+    reason: r.reason,
+    details: r.details,
+    createdAt: (r.created_at as Date).toISOString(),
+    updatedAt: (r.updated_at as Date).toISOString(),
   };
 }
 

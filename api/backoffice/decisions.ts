@@ -1,5 +1,6 @@
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { type Response, Router } from 'express';
+import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Router } from 'express';
+import type { z } from 'zod';
 import { type DepositState, depositStateQuery, resolutionUpdate } from '../../contracts/deposit';
 import { type OnboardingState, onboardingStateQuery, reviewSignal } from '../../contracts/onboarding';
 import { getFlowRow } from '../../db/backoffice-queues';
@@ -89,10 +90,6 @@ async function settled<S>(read: () => Promise<S>, done: (s: S) => boolean): Prom
   }
 }
 
-const flash = (res: Response, text: string) => {
-  res.req.session.flash = { kind: 'ok', text };
-};
-
 async function flowOf(pool: Pool, id: string, type: string) {
   const flow = await getFlowRow(pool, id);
   if (!flow || flow.type !== type) throw notFoundPage(`${type} with this id`);
@@ -101,123 +98,121 @@ async function flowOf(pool: Pool, id: string, type: string) {
 
 export function decisionRoutes(deps: ApiDeps) {
   const r = Router();
-  reviewRoute(r, deps);
-  resolutionRoute(r, deps);
+  decisionRoute(r, deps, review);
+  decisionRoute(r, deps, resolution);
   return r;
 }
 
-/** An onboarding awaiting review: the `review` signal, as POST /v1/onboardings/:cpf/review sends it. */
-function reviewRoute(r: Router, { pool, temporal }: ApiDeps) {
-  r.post('/flows/:id/review', async (req, res) => {
+interface DecisionForm {
+  decision: string;
+  reason: string;
+}
+
+/** What one case's decision needs done: the rest (role, form, lock, audit) is the same for all. */
+interface DecisionKind<F extends DecisionForm> {
+  path: string;
+  flowType: 'onboarding' | 'deposit';
+  schema: z.ZodType<F>;
+  /**
+   * Reads the flow, sends the decision and reads it again: the states before and after for the
+   * audit. `conflict` makes the refusal when the case was no longer open to it.
+   */
+  decide(
+    handle: WorkflowHandle,
+    decision: F & { by: string },
+    conflict: (now: OnboardingState | DepositState, seen: unknown, after?: unknown) => Decided,
+  ): Promise<{ before: unknown; after: { status: string } }>;
+  done(form: F, status: string): string;
+}
+
+function decisionRoute<F extends DecisionForm>(
+  r: Router,
+  { pool, temporal }: ApiDeps,
+  kind: DecisionKind<F>,
+) {
+  r.post(`/flows/:id/${kind.path}`, async (req, res) => {
     const operator = signedIn(res);
     const id = req.params.id ?? '';
-    await refuseRole(operator, 'onboarding.review', id, pool);
-    const form = parseForm(reviewFormSchema, req.body, casePath(id));
-    await flowOf(pool, id, 'onboarding');
-    const handle = temporal.workflow.getHandle(id);
-    const action = `onboarding.${form.decision}`;
-    const stateOf = () => handle.query(onboardingStateQuery);
+    await refuseRole(operator, `${kind.flowType}.${kind.path}`, id, pool);
+    const form = parseForm(kind.schema, req.body, casePath(id));
+    await flowOf(pool, id, kind.flowType);
+    const base = {
+      action: `${kind.flowType}.${form.decision}`,
+      caseType: 'flow',
+      caseId: id,
+      reason: form.reason,
+    };
+    const conflict = (now: OnboardingState | DepositState, before: unknown, after?: unknown) =>
+      new Decided({ ...base, outcome: 'conflict', before, after }, describe(now), casePath(id));
     const audit = await oneAtATime(pool, operator, id, async () => {
-      const before = await stateOf();
-      const seen = { status: before.status, review: before.review };
-      if (before.status !== 'awaiting_review' || before.review) {
-        throw new Decided(
-          { action, outcome: 'conflict', caseType: 'flow', caseId: id, before: seen, reason: form.reason },
-          describe(before),
-          casePath(id),
-        );
-      }
-      const decision = { decision: form.decision, by: operator.email, reason: form.reason };
-      await handle.signal(reviewSignal, decision);
-      const after = await settled(stateOf, (s: OnboardingState) => s.status !== 'awaiting_review');
-      const mine =
-        after.review?.by === operator.email &&
-        after.review.reason === form.reason &&
-        after.review.decision === form.decision;
-      const now = { status: after.status, review: after.review };
-      // An API caller's review that reached the flow first wins; ours was ignored.
-      if (after.review && !mine)
-        throw new Decided(
-          {
-            action,
-            outcome: 'conflict',
-            caseType: 'flow',
-            caseId: id,
-            before: seen,
-            after: now,
-            reason: form.reason,
-          },
-          describe(after),
-          casePath(id),
-        );
-      return {
-        action,
-        outcome: 'done',
-        caseType: 'flow',
-        caseId: id,
-        before: seen,
-        after: now,
-        reason: form.reason,
-      };
+      const seen = await kind.decide(
+        temporal.workflow.getHandle(id),
+        { ...form, by: operator.email },
+        conflict,
+      );
+      return { ...base, outcome: 'done', ...seen };
     });
-    flash(
-      res,
-      `Recorded: ${form.decision === 'approve' ? 'approved' : 'refused'}. The onboarding is ${statusIn(audit.after)}.`,
-    );
+    res.req.session.flash = { kind: 'ok', text: kind.done(form, statusIn(audit.after)) };
     res.redirect(303, casePath(id));
   });
 }
 
-/** A held deposit: the `resolution` update, as POST /v1/deposits/:txid/resolution sends it. */
-function resolutionRoute(r: Router, { pool, temporal }: ApiDeps) {
-  r.post('/flows/:id/resolution', async (req, res) => {
-    const operator = signedIn(res);
-    const id = req.params.id ?? '';
-    await refuseRole(operator, 'deposit.resolution', id, pool);
-    const form = parseForm(resolutionFormSchema, req.body, casePath(id));
-    await flowOf(pool, id, 'deposit');
-    const handle = temporal.workflow.getHandle(id);
-    const action = `deposit.${form.decision}`;
-    const stateOf = () => handle.query(depositStateQuery);
-    const audit = await oneAtATime(pool, operator, id, async () => {
-      const before = await stateOf();
-      const seen = { status: before.status, resolution: before.resolution };
-      const decided = (s: DepositState) =>
-        new Decided(
-          { action, outcome: 'conflict', caseType: 'flow', caseId: id, before: seen, reason: form.reason },
-          describe(s),
-          casePath(id),
-        );
-      if (before.status !== 'held' || before.resolution) throw decided(before);
-      try {
-        await askAgainIfLost(() =>
-          handle.executeUpdate(resolutionUpdate, {
-            args: [{ decision: form.decision, by: operator.email, reason: form.reason }],
-          }),
-        );
-      } catch (err) {
-        // Decided by an API call between our read and the update: the validator refused ours.
-        if (err instanceof WorkflowUpdateFailedError || isNotFound(err)) throw decided(await stateOf());
-        throw err;
-      }
-      const after = await settled(stateOf, (s: DepositState) => s.status !== 'held');
-      return {
-        action,
-        outcome: 'done',
-        caseType: 'flow',
-        caseId: id,
-        before: seen,
-        after: { status: after.status, resolution: after.resolution },
-        reason: form.reason,
-      };
+/** An onboarding awaiting review: the `review` signal, as POST /v1/onboardings/:cpf/review sends it. */
+const review: DecisionKind<z.infer<typeof reviewFormSchema>> = {
+  path: 'review',
+  flowType: 'onboarding',
+  schema: reviewFormSchema,
+  async decide(handle, decision, conflict) {
+    const stateOf = () => handle.query(onboardingStateQuery);
+    const before = await stateOf();
+    const seen = { status: before.status, review: before.review };
+    if (before.status !== 'awaiting_review' || before.review) throw conflict(before, seen);
+    await handle.signal(reviewSignal, {
+      decision: decision.decision,
+      by: decision.by,
+      reason: decision.reason,
     });
-    flash(
-      res,
-      `Recorded: ${form.decision === 'accept' ? 'accepted' : 'to be returned'}. The deposit is ${statusIn(audit.after)}.`,
-    );
-    res.redirect(303, casePath(id));
-  });
-}
+    const after = await settled(stateOf, (s) => s.status !== 'awaiting_review');
+    const now = { status: after.status, review: after.review };
+    const mine =
+      after.review?.by === decision.by &&
+      after.review.reason === decision.reason &&
+      after.review.decision === decision.decision;
+    // An API caller's review that reached the flow first wins; ours was ignored.
+    if (after.review && !mine) throw conflict(after, seen, now);
+    return { before: seen, after: now };
+  },
+  done: (form, status) =>
+    `Recorded: ${form.decision === 'approve' ? 'approved' : 'refused'}. The onboarding is ${status}.`,
+};
+
+/** A held deposit: the `resolution` update, as POST /v1/deposits/:txid/resolution sends it. */
+const resolution: DecisionKind<z.infer<typeof resolutionFormSchema>> = {
+  path: 'resolution',
+  flowType: 'deposit',
+  schema: resolutionFormSchema,
+  async decide(handle, decision, conflict) {
+    const stateOf = () => handle.query(depositStateQuery);
+    const before = await stateOf();
+    const seen = { status: before.status, resolution: before.resolution };
+    if (before.status !== 'held' || before.resolution) throw conflict(before, seen);
+    try {
+      await askAgainIfLost(() =>
+        handle.executeUpdate(resolutionUpdate, {
+          args: [{ decision: decision.decision, by: decision.by, reason: decision.reason }],
+        }),
+      );
+    } catch (err) {
+      // Decided by an API call between our read and the update: the validator refused ours.
+      if (err instanceof WorkflowUpdateFailedError || isNotFound(err)) throw conflict(await stateOf(), seen);
+      throw err;
+    }
+    const after = await settled(stateOf, (s) => s.status !== 'held');
+    return { before: seen, after: { status: after.status, resolution: after.resolution } };
+  },
+  done: (form, status) =>
+    `Recorded: ${form.decision === 'accept' ? 'accepted' : 'to be returned'}. The deposit is ${status}.`,
+};
 
 const statusIn = (after: unknown) => String((after as { status?: string } | undefined)?.status ?? 'unknown');
 
