@@ -1,14 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueTitles as queueTitleOf } from '../../api/backoffice/queues';
 import { hashPassword } from '../../common/passwords';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { livenessProgressSignal } from '../../contracts/onboarding';
 import { saveOperator } from '../../db/operators';
 import { type ApiEnv, eventually, freshCpf, json, onboardApproved, startApiEnv } from '../api/support';
-import { newCpf } from '../helpers/people';
+import { newCpf, STEP_UP_ABOVE_CENTAVOS } from '../helpers/people';
 import { launchChromium } from './browser';
 
 // The back office in Debian's Chromium against the real stack (Temporal, Postgres, the sandbox
@@ -97,6 +99,28 @@ async function heldDeposit(): Promise<{ txid: string; cpf: string }> {
   return { txid, cpf };
 }
 
+/** A payout of `amountCentavos` to the person's own CPF key; its state once `until` holds. */
+async function withdrawal(cpf: string, amountCentavos: number, until: (status: string) => boolean) {
+  const transactionId = `bo-${randomBytes(6).toString('hex')}`;
+  const res = await e.call('POST', '/v1/withdrawals', {
+    body: {
+      transactionId,
+      client: { externalId: `bo-${cpf}`, cpf, email: 'ana@example.com', name: 'Ana Souza' },
+      pixKey: cpf,
+      pixType: 'CPF',
+      amountCentavos,
+    },
+  });
+  expect(res.status).toBe(202);
+  await eventually(
+    async () =>
+      (await json<{ state: { status: string } }>(await e.call('GET', `/v1/withdrawals/${transactionId}`)))
+        .state.status,
+    until,
+  );
+  return transactionId;
+}
+
 const onboardingStatus = async (cpf: string) =>
   (
     await json<{ state: { status: string; review?: { by: string; reason: string } } }>(
@@ -116,7 +140,8 @@ const formTokenOf = (page: Page) => page.locator('input[name="_csrf"]').first().
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  e = await startApiEnv({}, { env: { BACKOFFICE_SIGNIN_ATTEMPTS: '6' } });
+  // A short payout deadline: a payout never settled is `stuck` within seconds.
+  e = await startApiEnv({ withdrawalDeadlineMs: 6_000 }, { env: { BACKOFFICE_SIGNIN_ATTEMPTS: '6' } });
   await e.sandboxControl('/sandbox/notifications', { url: e.ingress, partnerId: e.partnerId });
   const hash = await hashPassword(PASSWORD);
   await saveOperator(e.pool, { email: people.reviewer, name: 'Rita', role: 'reviewer', passwordHash: hash });
@@ -248,6 +273,42 @@ describe('the back office', () => {
     // The admin's times are in the admin's own zone.
     expect(await admin.locator('main').textContent()).toMatch(/WET|WEST|GMT/);
   }, 180_000);
+
+  it('the withdrawal queues: awaiting biometrics, failed (filtered by type), and reconciliation gave up', async () => {
+    const cpf = freshCpf();
+    await onboardApproved(e, cpf);
+    const big = await withdrawal(cpf, STEP_UP_ABOVE_CENTAVOS + 1, (s) => s === 'awaiting_biometrics');
+    const failing = await withdrawal(cpf, 10_000, (s) => s === 'processing' || s === 'sending');
+    await e.sandboxControl(`/sandbox/withdrawals/${failing}/fail`, { reason: 'conta encerrada' });
+    const stuck = await withdrawal(cpf, 20_000, (s) => s === 'stuck');
+    await eventually(
+      async () =>
+        (await json<{ state: { status: string } }>(await e.call('GET', `/v1/withdrawals/${failing}`))).state
+          .status,
+      (s) => s === 'failed',
+    );
+    const page = await signedInPage(people.viewer);
+    for (const [queue, id, text] of [
+      ['withdrawals-awaiting-biometrics', big, 'R$ 5.000,01'],
+      ['failed', failing, 'R$ 100,00'],
+      ['reconciliation-gave-up', stuck, 'R$ 200,00'],
+    ] as const) {
+      const row = page.getByRole('row', { name: new RegExp(queueTitleOf[queue]) });
+      expect(Number(await row.getByRole('cell').first().textContent()), queue).toBeGreaterThanOrEqual(1);
+      await page.goto(`${e.url}/backoffice/queues/${queue}?cpf=${cpf}`);
+      const items = (await page.locator('#queue-items').textContent()) ?? '';
+      expect(items.replace(/\s/g, ' '), queue).toContain(text);
+      expect(await page.locator(`#queue-items a[href*="${id}"]`).count(), queue).toBe(1);
+      await page.goto(`${e.url}/backoffice`);
+    }
+    // The failed queue mixes deposits and withdrawals: choosing a type narrows it in place.
+    await page.goto(`${e.url}/backoffice/queues/failed?cpf=${cpf}`);
+    await page.getByLabel('Type').selectOption('deposit');
+    await expect.poll(() => page.url()).toContain('type=deposit');
+    await expect.poll(() => page.locator('#queue-items').textContent()).toContain('Nothing waits here.');
+    await page.getByLabel('Type').selectOption('withdrawal');
+    await expect.poll(() => page.locator(`#queue-items a[href*="${failing}"]`).count()).toBe(1);
+  }, 120_000);
 
   it("a viewer's approve is refused (403) and changes nothing", async () => {
     const { cpf, workflowId } = await awaitingReview();
