@@ -57,6 +57,7 @@ export function createApp(input: ApiDeps) {
   const deps = { ...input, metrics, timings: configuredTimings(input) };
   const app = express();
   app.disable('x-powered-by');
+  if (deps.config.TRUST_PROXY !== undefined) app.set('trust proxy', deps.config.TRUST_PROXY);
   app.use(securityHeaders());
   app.use(requestTracing());
   app.use(requestObservability(deps.log, metrics));

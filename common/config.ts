@@ -219,6 +219,15 @@ export const envSchema = z.object({
   BACKOFFICE_SESSION_TTL_MS: durationMs.default(8 * 3_600_000),
   /** Back office: the session cookie is Secure (https only); unset: unless HTTP_HOST is loopback. */
   BACKOFFICE_SECURE_COOKIE: bool.optional(),
+  /**
+   * Express's `trust proxy`: how many proxies in front (a number), or which ones (comma-separated
+   * addresses, subnets, `loopback`); unset: none. Behind TLS that ends at a proxy, the back
+   * office's Secure cookie and its per-address sign-in limit need it.
+   */
+  TRUST_PROXY: z
+    .string()
+    .transform((v) => (/^\d+$/.test(v) ? Number(v) : v))
+    .optional(),
   /** Back office: how many sign-ins an address may try per 15 minutes. */
   BACKOFFICE_SIGNIN_ATTEMPTS: z.coerce.number().int().min(1).default(10),
   /** Where case pages link to the Temporal UI; unset: the local UI on TEMPORAL_UI_PORT. */

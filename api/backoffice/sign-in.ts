@@ -30,7 +30,8 @@ export function signInRoutes(config: Config, pool: Pool) {
     skipSuccessfulRequests: true,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    keyGenerator: (req) => ipKeyGenerator(req.socket.remoteAddress ?? ''),
+    // The client's address as TRUST_PROXY says to read it: the proxy's own when none is trusted.
+    keyGenerator: (req) => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? ''),
     handler: (req, res) => {
       page(
         req,
