@@ -11,7 +11,7 @@ import type { ApiDeps } from '../deps';
 import { isNotFound } from '../route-helpers';
 import { askAgainIfLost } from '../start-flow';
 import { parseForm, resolutionFormSchema, reviewFormSchema } from './forms';
-import { BackofficeError, notFoundPage, signedIn } from './render';
+import { BackofficeError, notFoundPage, redirectSaved, signedIn } from './render';
 import { roleAtLeast } from './session';
 
 // Operators' decisions, through the same signal and update the API uses. One decision per case
@@ -152,8 +152,8 @@ function decisionRoute<F extends DecisionForm>(
       );
       return { ...base, outcome: 'done', ...seen };
     });
-    res.req.session.flash = { kind: 'ok', text: kind.done(form, statusIn(audit.after)) };
-    res.redirect(303, casePath(id));
+    req.session.flash = { kind: 'ok', text: kind.done(form, statusIn(audit.after)) };
+    await redirectSaved(req, res, casePath(id));
   });
 }
 

@@ -88,3 +88,17 @@ export function errorPages(log: Logger): ErrorRequestHandler {
     );
   };
 }
+
+/**
+ * Redirects once the session is in the store: express-session saves it while the answer goes
+ * out, and a browser follows a redirect on its headers, so the next page could read the old one.
+ */
+export function redirectSaved(req: Request, res: Response, to: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    req.session.save((err) => {
+      if (err) return reject(err);
+      res.redirect(303, to);
+      resolve();
+    });
+  });
+}

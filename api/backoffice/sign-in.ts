@@ -6,7 +6,7 @@ import { passwordMatches } from '../../common/passwords';
 import { recordAction } from '../../db/operator-actions';
 import { operatorForSignIn } from '../../db/operators';
 import type { Pool } from '../../db/pool';
-import { operatorOf, page } from './render';
+import { operatorOf, page, redirectSaved } from './render';
 import { newFormToken } from './session';
 
 const signInSchema = z.object({
@@ -85,7 +85,9 @@ export function signInRoutes(config: Config, pool: Pool) {
         operatorRole: found.operator.role,
         action: 'sign_in',
         outcome: 'done',
-      }).then(() => res.redirect(303, safeNext(req.body?.next)), next);
+      })
+        .then(() => redirectSaved(req, res, safeNext(req.body?.next)))
+        .catch(next);
     });
   });
 
