@@ -42,7 +42,7 @@ export function backofficeRoutes(deps: ApiDeps) {
     res.sendFile(file, { maxAge: '1h' });
   });
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }));
-  r.use(backofficeSession(deps.config, deps.pool));
+  r.use(backofficeSession(deps.config, deps.pool, deps.log));
   r.use(loadOperator(deps.pool));
   r.use(formToken);
   r.use((req, res, next) => (req.method === 'POST' ? csrfProtection(req, res, next) : next()));

@@ -3,6 +3,7 @@ import { csrfSync } from 'csrf-sync';
 import type { RequestHandler } from 'express';
 import session from 'express-session';
 import type { Config } from '../../common/config';
+import type { Logger } from '../../common/logger';
 import { getOperator, type OperatorRole } from '../../db/operators';
 import type { Pool } from '../../db/pool';
 import { BackofficeError } from './render';
@@ -13,12 +14,18 @@ import { BackofficeError } from './render';
 
 export const SESSION_COOKIE = 'pixflow_bo';
 
-export function backofficeSession(config: Config, pool: Pool): RequestHandler {
+export function backofficeSession(config: Config, pool: Pool, log: Logger): RequestHandler {
   const PgStore = connectPgSimple(session);
   return session({
     name: SESSION_COOKIE,
     secret: config.BACKOFFICE_SESSION_SECRET,
-    store: new PgStore({ pool, tableName: 'backoffice_sessions', pruneSessionInterval: 15 * 60 }),
+    store: new PgStore({
+      pool,
+      tableName: 'backoffice_sessions',
+      // Expired sessions are deleted every 15 minutes or so (randomized across API processes).
+      pruneSessionInterval: 15 * 60,
+      errorLog: (msg: string, err?: unknown) => log.warn({ err }, `back office sessions: ${msg}`),
+    }),
     resave: false,
     saveUninitialized: false,
     rolling: true,
