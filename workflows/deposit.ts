@@ -61,6 +61,13 @@ const { inquireDeposit } = proxyActivities<DepositActivities>({
  * accepted, `to_return` when the money is to go back.
  */
 export async function depositWorkflow(input: DepositInput): Promise<DepositState> {
+  // The result leaves out the QR: its history keeps it already (the local activity's marker and
+  // the update's answer), and a query of the closed flow still shows it.
+  const { qr: _qr, ...result } = await runDeposit(input);
+  return result;
+}
+
+async function runDeposit(input: DepositInput): Promise<DepositState> {
   const state: DepositState = {
     status: 'creating',
     txid: input.txid,
@@ -124,8 +131,8 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
   await waitForOutcome({
     hint,
     deadline: new Date(state.qr.expiresAt).getTime(),
-    summary:
-      'Wait for the payment notification (reconciliation sends one if it is lost) until the QR expires',
+    // Short: a timer's summary is kept, encrypted, in both its started and its canceled event.
+    summary: 'Wait for payment until the QR expires',
     look: lookForPayment,
   });
   if (!(state.payment || (await lookForPayment()))) return flow.finish('expired', 'qr_expired_unpaid');

@@ -143,7 +143,6 @@ function startRoute(r: Router, deps: ApiDeps, handleOf: DepositHandle) {
         taskQueue: config.TEMPORAL_TASK_QUEUE,
         args: [input],
         staticSummary: `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
-        staticDetails: `**txid** ${input.txid}\n\n**merchant** ${input.merchant}\n\n**payer** ${masked}`,
         typedSearchAttributes: startSearchAttributes({
           type: 'deposit',
           status: 'creating',

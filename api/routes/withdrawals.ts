@@ -78,7 +78,6 @@ function withdrawalStart(
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],
       staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
-      staticDetails: `**transactionId** ${input.transactionId}\n\n**merchant** ${input.merchant}\n\n**payee** ${masked}`,
       typedSearchAttributes: startSearchAttributes({
         type: 'withdrawal',
         status: 'validating',
