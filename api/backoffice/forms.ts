@@ -1,5 +1,7 @@
+import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { cpfSchema } from '../../contracts/shared-input';
+import { illFormedTextPath } from '../route-helpers';
 import { BackofficeError } from './render';
 
 // The back office's forms and query strings, checked with zod like every other boundary: a field
@@ -74,3 +76,27 @@ export function startOfDayIn(zone: string, isoDay: string): Date {
   const wall = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));
   return new Date(guess - (wall - guess));
 }
+
+const unstorable = (name: string) =>
+  new BackofficeError(400, 'Request refused', 'Something sent cannot be stored or read as text.', [
+    { name, reason: 'holds a NUL character, a lone surrogate or broken percent-encoding' },
+  ]);
+
+/**
+ * Whatever a page or form sends must be text Postgres can hold: no NUL, no lone surrogate, no
+ * broken percent-encoding in the path (a 400 page, never a failed query).
+ */
+export const wellFormedInput: RequestHandler = (req, _res, next) => {
+  let path: string;
+  try {
+    path = decodeURIComponent(req.path);
+  } catch {
+    return next(unstorable('path'));
+  }
+  if (illFormedTextPath(path)) return next(unstorable('path'));
+  const inQuery = illFormedTextPath(req.query);
+  if (inQuery) return next(unstorable(['query', ...inQuery].join('.')));
+  const inBody = illFormedTextPath(req.body);
+  if (inBody) return next(unstorable(['form', ...inBody].join('.')));
+  next();
+};

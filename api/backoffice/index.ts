@@ -5,6 +5,7 @@ import type { ApiDeps } from '../deps';
 import { auditRoutes } from './audit';
 import { caseRoutes } from './cases';
 import { decisionRoutes } from './decisions';
+import { wellFormedInput } from './forms';
 import { queueRoutes } from './queues';
 import { errorPages } from './render';
 import { backofficeSession, csrfProtection, formToken, loadOperator, requireOperator } from './session';
@@ -42,6 +43,7 @@ export function backofficeRoutes(deps: ApiDeps) {
     res.sendFile(file, { maxAge: '1h' });
   });
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }));
+  r.use(wellFormedInput);
   r.use(backofficeSession(deps.config, deps.pool, deps.log));
   r.use(loadOperator(deps.pool));
   r.use(formToken);
