@@ -146,7 +146,8 @@ describe('the back office under hostile input', () => {
             const a = await rawRequest(h.e.url, { method: 'GET', path, headers: { cookie } });
             // A well-formed case id is an export of its actions: none but the exports asked here.
             if (where.startsWith('audit.csv') && a.status === 200) {
-              for (const row of a.text.trim().split('\n').slice(1)) expect(row, path).toContain(',audit.export,');
+              for (const row of a.text.trim().split('\n').slice(1))
+                expect(row, path).toContain(',audit.export,');
               return;
             }
             expectRefusedPage(a, `GET ${path.slice(0, 120)}`);
