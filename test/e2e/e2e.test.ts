@@ -515,7 +515,8 @@ describe('webhook ingress', () => {
     // The provider's `updated` after payment has the same body as the storm's copies, and still
     // wakes the flow: the inquiry, not the notification, is the proof.
     expect((await sandbox(`/sandbox/deposits/${id}/pay`)).status).toBe(200);
-    expect((await waitDeposit(id, 'completed')).notifications).toBe(2 + own);
+    // The reconciliation sweep (every 2 s here) may find the payment first and hint as well.
+    expect([2 + own, 3 + own]).toContain((await waitDeposit(id, 'completed')).notifications);
   });
 
   it('a notification for a flow that does not exist yet is kept and delivered when it appears', async () => {
