@@ -2,7 +2,6 @@ import { Router } from 'express';
 import { cpfHash } from '../../common/pii';
 import { countQueues, listQueue, type QueueId, type QueueItem, queueIds } from '../../db/backoffice-queues';
 import type { ApiDeps } from '../deps';
-import { brl } from './format';
 import { parseForm, queueFiltersSchema, startOfDayIn } from './forms';
 import { notFoundPage, page, signedIn } from './render';
 
@@ -86,7 +85,6 @@ export function queueRoutes({ pool, config }: ApiDeps) {
       items,
       total,
       detailOf,
-      brl,
     });
   });
   return r;
