@@ -39,7 +39,7 @@ export function signInRoutes(config: Config, pool: Pool) {
         'sign-in',
         {
           error: 'Too many sign-in attempts from here. Wait 15 minutes and try again.',
-          next: req.body?.next,
+          next: safeNext(req.body?.next),
         },
         429,
       );

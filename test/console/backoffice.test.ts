@@ -183,6 +183,19 @@ describe('the back office', () => {
     expect((await answer).status()).toBe(401);
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('Wrong email or password.');
 
+    // A page asked for while signed out is where the sign-in leads; another site never is.
+    await page.goto(`${e.url}/backoffice/audit`);
+    await expect.poll(() => page.url()).toContain('/backoffice/sign-in?next=%2Fbackoffice%2Faudit');
+    await page.getByLabel('Email').fill(people.viewer);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Audit trail', level: 1 }).waitFor();
+    const signedOut = await browser.newContext();
+    contexts.push(signedOut);
+    const elsewhere = await signedOut.newPage();
+    await elsewhere.goto(`${e.url}/backoffice/sign-in?next=${encodeURIComponent('//evil.example/x')}`);
+    expect(await elsewhere.locator('input[name="next"]').inputValue()).toBe('/backoffice');
+
     const ok = await signedInPage(people.reviewer);
     const cookie = (await ok.context().cookies()).find((c) => c.name === 'pixflow_bo');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/backoffice' });
