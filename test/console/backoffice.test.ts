@@ -201,6 +201,12 @@ describe('the back office', () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/backoffice' });
     // Plain http on loopback here; anywhere else the cookie is Secure (config test below).
     expect(cookie?.secure).toBe(false);
+
+    // Signing out ends the session: its pages ask to sign in again.
+    await ok.getByRole('button', { name: /Sign out/ }).click();
+    await ok.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+    await ok.goto(`${e.url}/backoffice/audit`);
+    await expect.poll(() => ok.url()).toContain('/backoffice/sign-in');
   }, 60_000);
 
   it('a reviewer approves an onboarding awaiting review, found through its queue, and the API reports it approved', async () => {
@@ -398,6 +404,7 @@ describe('the back office', () => {
       'deposit.accept',
       'onboarding.review',
       'sign_in',
+      'sign_out',
     ])
       expect(table, action).toContain(action);
     expect(table).toContain('awaiting_review → approved');
