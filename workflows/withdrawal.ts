@@ -40,10 +40,11 @@ type RuleActivities = ReturnType<typeof createWithdrawalRuleActivities>;
 
 // The rules read and write our own Postgres (a provider call only for a stale KYC answer): a
 // local activity, inside the first workflow task, which the caller's answer waits for.
+// Every payout runs the activities below, so they go by their names, without a summary: one is
+// kept, encrypted, in each event that schedules the activity (about 160 bytes each).
 const { checkPayoutRules } = proxyLocalActivities<RuleActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
-  summary: 'Check the money rules (verified, KYC, own account, daily limit, step-up)',
 });
 const { requestStepUp } = proxyActivities<RuleActivities>({
   startToCloseTimeout: '30s',
@@ -56,12 +57,10 @@ const { requestStepUp } = proxyActivities<RuleActivities>({
 const { sendPayout } = proxyActivities<WithdrawalActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
-  summary: 'Send the payout (exactly once: a retry looks it up first)',
 });
 const { checkPayout } = proxyActivities<WithdrawalActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
-  summary: 'Read the payout outcome (inquiry + receipt status; stores a ready receipt)',
 });
 // Only when checkPayout found the receipt not rendered yet: the provider renders it with a lag,
 // and an empty invoice is retried for up to a day.
