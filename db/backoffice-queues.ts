@@ -104,7 +104,7 @@ export async function listQueue(
 /** One flow's row, for its case page. */
 export async function getFlowRow(db: Queryable, workflowId: string): Promise<QueueItem | undefined> {
   const { rows } = await db.query(
-    `SELECT f.*, c.pep, c.kyc_status, c.verification, 1 AS total
+    `SELECT f.*, c.pep, c.kyc_status, c.verification
        FROM flows f LEFT JOIN customers c ON c.cpf_hash = f.cpf_hash WHERE f.workflow_id = $1`,
     [workflowId],
   );

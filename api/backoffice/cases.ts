@@ -6,7 +6,7 @@ import { cpfHash } from '../../common/pii';
 import { type DepositState, depositStateQuery } from '../../contracts/deposit';
 import { type OnboardingState, onboardingStateQuery } from '../../contracts/onboarding';
 import { flowsOfPerson, getFlowRow, type QueueItem } from '../../db/backoffice-queues';
-import { getCustomer, kycIdentity, listAccounts, payoutsToday } from '../../db/customers';
+import { getCustomer, kycIdentity, listAccounts } from '../../db/customers';
 import type { EventRow } from '../../db/events';
 import { timelineOf } from '../../db/events';
 import { listActions } from '../../db/operator-actions';
@@ -14,6 +14,7 @@ import type { Operator } from '../../db/operators';
 import type { Pool } from '../../db/pool';
 import type { ApiDeps } from '../deps';
 import { isNotFound } from '../route-helpers';
+import { payoutsTodayView } from '../routes/customers';
 import { formatterFor } from './format';
 import { parseForm, typedCpfSchema } from './forms';
 import { isQueueId, queueTitles } from './queues';
@@ -152,23 +153,23 @@ function customerPages(r: Router, { pool, config }: ApiDeps) {
     const hash = req.params.hash ?? '';
     const [customer, flows] = await Promise.all([getCustomer(pool, hash), flowsOfPerson(pool, hash)]);
     if (!customer && flows.length === 0) throw notFoundPage('customer with this CPF');
-    const identity = await kycIdentity(pool, hash);
-    const masked = customer?.cpfMasked ?? flows[0]?.cpfMasked ?? null;
+    const cases = [`customer-${hash}`, ...flows.map((f) => f.workflowId)];
+    const [identity, limits, accounts, timeline, actions] = await Promise.all([
+      kycIdentity(pool, hash),
+      payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, new Date()),
+      listAccounts(pool, hash),
+      timelineOf(pool, cases),
+      listActions(pool, { caseIds: cases, order: 'newest', limit: 200 }),
+    ]);
+    const admin = roleAtLeast(operator.role, 'admin');
+    const masked = customer?.cpfMasked ?? flows[0]?.cpfMasked ?? 'unknown';
     const kyc = customer?.kyc;
-    const payouts = await payoutsToday(pool, hash, new Date());
     const fmt = formatterFor(operator.timeZone);
     page(req, res, 'customer', {
-      cpfShown: await cpfFor(pool, operator, hash, masked),
+      cpfShown: (admin && identity?.cpf) || masked,
       customer: customer ?? { verification: 'none', verificationAt: null, lastBiometric: null },
       kycFacts: [
-        [
-          'Name',
-          identity?.name
-            ? roleAtLeast(operator.role, 'admin')
-              ? identity.name
-              : maskName(identity.name)
-            : 'unknown',
-        ],
+        ['Name', identity?.name ? (admin ? identity.name : maskName(identity.name)) : 'unknown'],
         ['Registry status', kyc?.status ?? 'not read'],
         ['PEP', yesNo(kyc?.pep)],
         ['Under 18', yesNo(kyc?.under18)],
@@ -179,21 +180,11 @@ function customerPages(r: Router, { pool, config }: ApiDeps) {
           ? [['Suspended', `${customer.suspension.reason}, ${fmt.time(customer.suspension.at)}`]]
           : []),
       ],
-      limits: {
-        ...payouts,
-        day: payouts.dayStart.slice(0, 10),
-        limitCentavos: config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS,
-      },
-      accounts: await listAccounts(pool, hash),
+      limits,
+      accounts,
       flows,
-      timeline: timelineEntries(
-        await timelineOf(pool, [`customer-${hash}`, ...flows.map((f) => f.workflowId)]),
-      ),
-      actions: await listActions(pool, {
-        caseIds: [`customer-${hash}`, ...flows.map((f) => f.workflowId)],
-        order: 'newest',
-        limit: 200,
-      }),
+      timeline: timelineEntries(timeline),
+      actions,
     });
   });
 }

@@ -18,6 +18,7 @@ import {
   payoutsToday,
   removeAccount,
 } from '../../db/customers';
+import type { Pool } from '../../db/pool';
 import { parseCompositeAccountKey } from '../../provider/pix-key';
 import type { ApiDeps } from '../deps';
 import { Problem } from '../problem';
@@ -84,6 +85,18 @@ function accountToRegister(
   }
 }
 
+/** A person's payouts of today (Brasília day) against the daily limit: what the limit counts. */
+export async function payoutsTodayView(pool: Pool, limitCentavos: number, cpfHash: string, now: Date) {
+  const { totalCentavos, count } = await payoutsToday(pool, cpfHash, now);
+  return {
+    day: dayIn(PAYOUT_DAY_ZONE, now),
+    totalCentavos,
+    count,
+    limitCentavos,
+    remainingCentavos: Math.max(0, limitCentavos - totalCentavos),
+  };
+}
+
 export function customerRoutes({ config, pool }: ApiDeps) {
   const r = Router();
   const hashOf = (cpf: string) => cpfHash(cpf, config.PII_HASH_KEY);
@@ -100,14 +113,13 @@ export function customerRoutes({ config, pool }: ApiDeps) {
     if (!customer) await known(hash);
     const [accounts, payouts, open] = await Promise.all([
       listAccounts(pool, hash),
-      payoutsToday(pool, hash, now),
+      payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, now),
       openFlows(pool, hash, {
         onboarding: onboardingFinalStatuses,
         deposit: depositFinalStatuses,
         withdrawal: withdrawalFinalStatuses,
       }),
     ]);
-    const limit = config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS;
     const kycReadAt = customer?.kyc.readAt;
     const view: CustomerView = {
       cpfMasked: maskCpf(cpf),
@@ -128,13 +140,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
             }
           : null,
       accounts: accounts.map(accountView),
-      payoutsToday: {
-        day: dayIn(PAYOUT_DAY_ZONE, now),
-        totalCentavos: payouts.totalCentavos,
-        count: payouts.count,
-        limitCentavos: limit,
-        remainingCentavos: Math.max(0, limit - payouts.totalCentavos),
-      },
+      payoutsToday: payouts,
       lastBiometric: customer?.lastBiometric ?? null,
       openFlows: open.map((f) => ({ ...f, type: f.type as CustomerView['openFlows'][number]['type'] })),
     };

@@ -5,7 +5,14 @@ import { livenessProgressSignal } from '../../contracts/onboarding';
 import { saveOperator } from '../../db/operators';
 import { eventually, freshCpf, json } from '../api/support';
 import { illFormedText, RUNS, unicodeText } from './arbitraries';
-import { type HostileEnv, rawRequest, startHostileEnv, stats, timeoutFor } from './support';
+import {
+  expectClientError,
+  type HostileEnv,
+  type RawAnswer,
+  rawRequest,
+  startHostileEnv,
+  timeoutFor,
+} from './support';
 
 // The back office under hostile input from a signed-in reviewer and from nobody: every answer is
 // a 4xx page (never a 5xx, never a redirect that took something), no decision is recorded, the
@@ -84,19 +91,8 @@ const encodeForm = (fields: Record<string, string>) =>
     })
     .join('&');
 
-function expectRefusedPage(
-  a: { status: number; headers: Record<string, unknown>; text: string },
-  what: string,
-) {
-  stats.requests++;
-  if (a.status >= 500) stats.status5xx++;
-  else if (a.status >= 400) stats.status4xx++;
-  else stats.other++;
-  const context = `${what} -> ${a.status} ${a.text.slice(0, 300)}`;
-  expect(a.status, context).toBeGreaterThanOrEqual(400);
-  expect(a.status, context).toBeLessThan(500);
-  expect(String(a.headers['content-type'] ?? ''), context).toMatch(/^text\/html/);
-}
+/** A page refusing hostile input: 4xx HTML, never a 5xx or a redirect. */
+const expectRefusedPage = (a: RawAnswer, what: string) => expectClientError(a, what, /^text\/html/);
 
 beforeAll(async () => {
   h = await startHostileEnv({ BACKOFFICE_SIGNIN_ATTEMPTS: '1000000' });

@@ -67,8 +67,8 @@ export function rawRequest(
 /** Counts for the report: what was sent and how it was answered. */
 export const stats = { requests: 0, status4xx: 0, status5xx: 0, other: 0, flowsStarted: 0, signals: 0 };
 
-/** Every answer to hostile input: 4xx, problem+json, a body with type, title and status. */
-export function expectRefused(a: RawAnswer, what: string) {
+/** A 4xx of the given content type, counted for the report; the context to name it by. */
+export function expectClientError(a: RawAnswer, what: string, contentType: RegExp): string {
   stats.requests++;
   if (a.status >= 500) stats.status5xx++;
   else if (a.status >= 400) stats.status4xx++;
@@ -76,7 +76,13 @@ export function expectRefused(a: RawAnswer, what: string) {
   const context = `${what} -> ${a.status} ${a.text.slice(0, 300)}`;
   expect(a.status, context).toBeGreaterThanOrEqual(400);
   expect(a.status, context).toBeLessThan(500);
-  expect(a.headers['content-type'] ?? '(none)', context).toMatch(/^application\/problem\+json/);
+  expect(a.headers['content-type'] ?? '(none)', context).toMatch(contentType);
+  return context;
+}
+
+/** Every answer to hostile input: 4xx, problem+json, a body with type, title and status. */
+export function expectRefused(a: RawAnswer, what: string) {
+  const context = expectClientError(a, what, /^application\/problem\+json/);
   const body = JSON.parse(a.text) as { type?: unknown; title?: unknown; status?: unknown };
   expect(typeof body.type, context).toBe('string');
   expect(typeof body.title, context).toBe('string');
