@@ -297,7 +297,8 @@ describe('the back office', () => {
     const cpf = freshCpf();
     await onboardApproved(e, cpf);
     const big = await withdrawal(cpf, STEP_UP_ABOVE_CENTAVOS + 1, (s) => s === 'awaiting_biometrics');
-    const failing = await withdrawal(cpf, 10_000, (s) => s === 'processing' || s === 'sending');
+    // Only once it is processing has the payout reached the provider, where it can be failed.
+    const failing = await withdrawal(cpf, 10_000, (s) => s === 'processing');
     await e.sandboxControl(`/sandbox/withdrawals/${failing}/fail`, { reason: 'conta encerrada' });
     const stuck = await withdrawal(cpf, 20_000, (s) => s === 'stuck');
     await eventually(
