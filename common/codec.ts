@@ -5,7 +5,7 @@ import { temporal } from '@temporalio/proto';
 
 // Encrypts every payload pixflow sends to Temporal (workflow inputs, results, signals, queries,
 // updates, memos, user metadata) with AES-256-GCM, so CPFs, names and e-mails never sit in
-// Temporal's database in plain text. The key id travels in each payload's metadata: keys can
+// Temporal's database in plain text. Each payload names the key that sealed it: keys can
 // rotate, old histories stay readable while their key is still configured. A payload that
 // deflates smaller is deflated first (ciphertext does not compress): a flow's JSON shrinks by a
 // third to a half, and every history with it.
@@ -45,8 +45,10 @@ export function parseCodecKeys(spec: string, activeKeyId: string): CodecKeys {
     const sep = entry.indexOf(':');
     const id = entry.slice(0, sep);
     const key = Buffer.from(entry.slice(sep + 1), 'base64');
-    if (sep <= 0 || key.length !== 32)
-      throw new CodecKeyError(`codec key "${id || entry.slice(0, 8)}" must be <id>:<32 bytes in base64>`);
+    if (sep <= 0 || Buffer.byteLength(id) > 255 || key.length !== 32)
+      throw new CodecKeyError(
+        `codec key "${(id || entry).slice(0, 8)}" must be <id of 1 to 255 bytes>:<32 bytes in base64>`,
+      );
     keys.set(id, key);
   }
   if (!keys.has(activeKeyId))
@@ -58,23 +60,26 @@ export class EncryptionCodec implements PayloadCodec {
   constructor(private readonly cfg: CodecKeys) {}
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
-    const keyId = this.cfg.activeKeyId;
-    const key = this.cfg.keys.get(keyId)!;
+    const keyId = text.encode(this.cfg.activeKeyId);
+    const key = this.cfg.keys.get(this.cfg.activeKeyId)!;
     return payloads.map((p) => {
+      if (isBareNull(p)) return p;
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv(CIPHER, key, iv);
+      cipher.setAAD(keyId);
       const proto = PayloadProto.encode(p).finish();
       const deflated = deflateRawSync(proto);
       const plain =
         deflated.length + 1 < proto.length ? Buffer.concat([Buffer.of(DEFLATED), deflated]) : proto;
-      const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
-      return {
-        metadata: {
-          [METADATA_ENCODING_KEY]: text.encode(ENCRYPTED_ENCODING),
-          [KEY_ID_METADATA]: text.encode(keyId),
-        },
-        data: sealed,
-      };
+      const sealed = Buffer.concat([
+        Buffer.of(keyId.length),
+        keyId,
+        iv,
+        cipher.update(plain),
+        cipher.final(),
+        cipher.getAuthTag(),
+      ]);
+      return { metadata: { [METADATA_ENCODING_KEY]: text.encode(ENCRYPTED_ENCODING) }, data: sealed };
     });
   }
 
@@ -82,22 +87,52 @@ export class EncryptionCodec implements PayloadCodec {
     return payloads.map((p) => {
       const encoding = p.metadata?.[METADATA_ENCODING_KEY];
       if (!encoding || untext.decode(encoding) !== ENCRYPTED_ENCODING) return p;
-      const idBytes = p.metadata?.[KEY_ID_METADATA];
-      const keyId = idBytes ? untext.decode(idBytes) : '';
-      const key = this.cfg.keys.get(keyId);
-      if (!key) throw new CodecKeyError(`payload encrypted with unknown key id "${keyId}"`);
       const data = Buffer.from(p.data ?? new Uint8Array());
-      if (data.length < IV_BYTES + TAG_BYTES) throw new CodecKeyError('encrypted payload is truncated');
-      const decipher = createDecipheriv(CIPHER, key, data.subarray(0, IV_BYTES));
-      decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+      const idInMetadata = p.metadata?.[KEY_ID_METADATA];
+      const sealed = idInMetadata
+        ? { keyId: untext.decode(idInMetadata), aad: undefined, rest: data }
+        : keyIdInData(data);
+      const key = this.cfg.keys.get(sealed.keyId);
+      if (!key) throw new CodecKeyError(`payload encrypted with unknown key id "${sealed.keyId}"`);
+      const { rest } = sealed;
+      if (rest.length < IV_BYTES + TAG_BYTES) throw new CodecKeyError('encrypted payload is truncated');
+      const decipher = createDecipheriv(CIPHER, key, rest.subarray(0, IV_BYTES));
+      if (sealed.aad) decipher.setAAD(sealed.aad);
+      decipher.setAuthTag(rest.subarray(rest.length - TAG_BYTES));
       const plain = Buffer.concat([
-        decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
+        decipher.update(rest.subarray(IV_BYTES, rest.length - TAG_BYTES)),
         decipher.final(),
       ]);
       const deflated = plain.length > 0 && plain[0] === DEFLATED;
       return PayloadProto.decode(deflated ? inflateRawSync(plain.subarray(1)) : plain) as Payload;
     });
   }
+}
+
+/**
+ * An empty result (`undefined`) has nothing to hide: sealing it would turn about 20 bytes into
+ * about 100 in every history that records one (each void activity's result).
+ */
+function isBareNull(p: Payload): boolean {
+  const keys = Object.keys(p.metadata ?? {});
+  return (
+    keys.length === 1 &&
+    keys[0] === METADATA_ENCODING_KEY &&
+    untext.decode(p.metadata![METADATA_ENCODING_KEY]!) === 'binary/null' &&
+    (p.data?.length ?? 0) === 0
+  );
+}
+
+/**
+ * The key id travels at the start of the sealed data (its length, then its bytes), authenticated
+ * as the cipher's additional data: a metadata entry would cost its name in every payload.
+ * Payloads sealed before carry it in the `encryption-key-id` metadata and read as they did.
+ */
+function keyIdInData(data: Buffer): { keyId: string; aad: Buffer; rest: Buffer } {
+  const length = data[0] ?? 0;
+  if (data.length < 1 + length) throw new CodecKeyError('encrypted payload is truncated');
+  const aad = data.subarray(1, 1 + length);
+  return { keyId: untext.decode(aad), aad, rest: data.subarray(1 + length) };
 }
 
 /** The data converter every pixflow client and worker uses. */
