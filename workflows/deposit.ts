@@ -131,8 +131,6 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
   await waitForOutcome({
     hint,
     deadline: new Date(state.qr.expiresAt).getTime(),
-    // Short: a timer's summary is kept, encrypted, in both its started and its canceled event.
-    summary: 'Wait for payment until the QR expires',
     look: lookForPayment,
   });
   if (!(state.payment || (await lookForPayment()))) return flow.finish('expired', 'qr_expired_unpaid');

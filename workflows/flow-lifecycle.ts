@@ -174,13 +174,14 @@ const OUTCOME_WAIT_ENDS_AT_DEADLINE_PATCH = 'outcome-wait-ends-at-deadline';
 export async function waitForOutcome<T>(w: {
   hint: ProviderHint;
   deadline: number;
-  summary: string;
   look: () => Promise<T | undefined>;
 }): Promise<T | undefined> {
   for (;;) {
     const left = w.deadline - Date.now();
     if (left <= 0) return undefined;
-    const woke = await condition(() => w.hint.pending, left, { summary: w.summary });
+    // No summary on the deadline timer: every payment starts and cancels one, and both events
+    // would keep it.
+    const woke = await condition(() => w.hint.pending, left);
     // At the deadline the caller decides (a deposit looks once more): no look here too. Runs
     // from before looked here first, and replay as they ran; only runs that reach the deadline
     // record the patch.

@@ -139,8 +139,6 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   const outcome = await waitForOutcome({
     hint,
     deadline: Date.now() + timings.withdrawalDeadlineMs,
-    // Short: a timer's summary is kept, encrypted, in both its started and its canceled event.
-    summary: 'Wait for the payout outcome',
     look: async (): Promise<PayoutCheck | undefined> => {
       state.inquiries += 1;
       const check = await checkPayout(input.transactionId);
