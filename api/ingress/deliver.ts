@@ -2,6 +2,7 @@ import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { INBOX_DEFAULTS } from '../../common/config';
 import { maskCpfsIn } from '../../common/mask';
 import type { LivenessProgress } from '../../contracts/onboarding';
+import { type ProviderNotification, providerNotificationSignal } from '../../contracts/shared';
 import { suspendVerification, verificationOfHash } from '../../db/customers';
 import { type InboxRow, markDelivered, markGaveUp, markRetry, rawBodyOf } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
@@ -46,7 +47,21 @@ export function deliveryOptionsFrom(config: {
 /** How long a claimed row is left alone: past every Temporal call one delivery can make. */
 export const leaseMs = (o: DeliveryOptions) => 2 * o.signalTimeoutMs + 5_000;
 
-export type Outcome = 'delivered' | 'closed' | 'not_found' | 'gave_up' | 'unavailable';
+export type Outcome = 'delivered' | 'kept' | 'closed' | 'not_found' | 'gave_up' | 'unavailable';
+
+/**
+ * The provider's `requested` notification of a deposit or a payout announces what the flow itself
+ * just asked for: it would wake the flow only to count it. Kept in the inbox, not signalled (a
+ * signal and a workflow task less per payment, in time and in history).
+ */
+export function announcesOwnRequest(row: Pick<InboxRow, 'signalName' | 'signalPayload'>): boolean {
+  return (
+    row.signalName === providerNotificationSignal.name &&
+    (row.signalPayload as Partial<ProviderNotification> | null)?.action === 'requested'
+  );
+}
+
+export const KEPT_NOTE = "not signalled: it announces the flow's own request";
 
 export interface DeliveryContext {
   pool: Pool;
@@ -73,6 +88,10 @@ const describeError = (err: unknown) =>
 /** Tries once; never throws for Temporal trouble (the row stays pending), only for Postgres. */
 export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<Outcome> {
   const { pool, temporal, options } = ctx;
+  if (announcesOwnRequest(row)) {
+    await markDelivered(pool, row.id, KEPT_NOTE);
+    return 'kept';
+  }
   const handle = temporal.workflow.getHandle(row.workflowId);
   // Temporal unreachable or slow: try this row again after its back-off.
   const retryLater = (err: unknown) =>

@@ -2,15 +2,17 @@ import type { Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../../common/logger';
 import type { ApiMetrics } from '../../common/metrics';
-import { claimForDelivery, type InboxPoint } from '../../db/inbox';
+import { claimForDelivery, type InboxPoint, markDelivered } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
 import { Problem, sendProblem } from '../problem';
 import { ingressAuth } from './authenticate';
 import {
+  announcesOwnRequest,
   type DeliveryContext,
   type DeliveryOptions,
   deliverRow,
   deliveryOptionsFrom,
+  KEPT_NOTE,
   leaseMs,
 } from './deliver';
 import { type ParsedNotification, POINTS } from './notification';
@@ -76,7 +78,9 @@ export function ingressRouter(deps: IngressDeps) {
     res.status(200).json({ received: true, duplicate });
     log.info({ point: n.point, target: n.logTarget, duplicate }, 'provider notification stored');
     // A copy that joined a waiting row, or whose window holds it, is the relay's to signal.
-    if (!duplicate && stored.deliverNow) signal(ctx, log, stored.id, n, receivedAt);
+    if (duplicate || !stored.deliverNow) return;
+    if (announcesOwnRequest(n)) keep(ctx, log, stored.id, n);
+    else signal(ctx, log, stored.id, n, receivedAt);
   };
 
   const router = express.Router();
@@ -101,6 +105,13 @@ function signal(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotifica
       (outcome) => log.debug({ point, target: logTarget, outcome }, 'notification delivery'),
       (err) => log.warn({ err: String(err), target: logTarget }, 'notification delivery not recorded'),
     );
+}
+
+/** Done with at once (should this fail, the relay finds the row and does the same). */
+function keep(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotification) {
+  markDelivered(ctx.pool, id, KEPT_NOTE).catch((err: unknown) =>
+    log.warn({ err: String(err), target: n.logTarget }, 'notification not marked kept'),
+  );
 }
 
 /** Every refusal as problem+json without the secret, counted by point and status. */

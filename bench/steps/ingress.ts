@@ -6,10 +6,11 @@ import { FLOOR_QUEUE, runTag, say, settings, sleep } from '../settings';
 import { WEBHOOK_PARTNER_ID } from '../stack';
 import { percentile, round } from '../stats';
 
-// The ingress alone: one provider notification per open deposit, posted to the webhook URL
-// `settings.ingressConcurrency` at a time, each stored and signalled to its workflow (its last
-// identical one was signalled long before, so none is coalesced); next to a bare Temporal signal
-// loop of the same number of signals at the same concurrency.
+// The ingress alone: one provider `updated` notification per open deposit, posted to the webhook
+// URL `settings.ingressConcurrency` at a time, each stored and signalled to its workflow (an
+// `updated` wakes the flow, which looks the deposit up and keeps waiting; none is coalesced: no
+// identical one came before); next to a bare Temporal signal loop of the same number of signals at
+// the same concurrency.
 
 export interface Ingress {
   notifications: number;
@@ -30,7 +31,7 @@ export async function ingress(b: Bench, txids: string[]): Promise<Ingress> {
       body: JSON.stringify({
         partner_id: WEBHOOK_PARTNER_ID,
         type: 'deposit',
-        action: 'requested',
+        action: 'updated',
         id: txid,
       }),
       signal: AbortSignal.timeout(30_000),
@@ -67,7 +68,7 @@ export async function openDeposits(b: Bench, n: number): Promise<string[]> {
     return r.ok;
   });
   await setAuto(b, settings.autoAfterMs, settings.autoAfterMs);
-  await sleep(2_000); // their own `requested` notifications are signalled first
+  await sleep(2_000); // their own `requested` notifications are stored first
   return txids;
 }
 

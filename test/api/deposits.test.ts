@@ -118,8 +118,9 @@ describe('deposits', () => {
     await untilStatus(txid, 'completed');
     const handle = e.temporal.workflow.getHandle(depositWorkflowId(txid));
     // The image alone was about 17 KB in three copies; without it the whole history (search
-    // attributes, memo, both notifications, all encrypted) stays under 9 KB. bench/ reports it.
-    expect(await historyBytes(handle)).toBeLessThan(9 * 1024);
+    // attributes, memo, the payment's notification, all encrypted) is within the 6 KB goal.
+    // bench/ reports it under load.
+    expect(await historyBytes(handle)).toBeLessThanOrEqual(6 * 1024);
   });
 
   it('the same txid with another amount, payer or merchant is a 409', async () => {

@@ -109,8 +109,9 @@ describe('withdrawals', () => {
       (s) => s === 'completed',
     );
     const handle = e.temporal.workflow.getHandle(withdrawalWorkflowId(body.transactionId));
-    // Rules, payout, outcome and receipt, with the search attributes and the update: bench/ reports it.
-    expect(await historyBytes(handle)).toBeLessThan(10 * 1024);
+    // Rules, payout, outcome and receipt, with the search attributes and the update: within the
+    // 8 KB goal. bench/ reports it under load.
+    expect(await historyBytes(handle)).toBeLessThanOrEqual(8 * 1024);
   });
 
   it('a failed withdrawal says its receipt will never come (410 with its status and reason)', async () => {

@@ -164,6 +164,39 @@ describe('webhook ingress: good notifications', () => {
     },
   );
 
+  it.each([
+    ['deposit', depositWorkflowId],
+    ['withdraw', withdrawalWorkflowId],
+  ] as const)(
+    "a %s's `requested` notification is kept in the inbox and not signalled: it announces the flow's own request",
+    async (type, workflowIdOf) => {
+      const id = uniqueId();
+      const wf = workflowIdOf(id);
+      await startRecorder(wf);
+      const body = { id, type, action: 'requested', partner_id: PARTNER };
+      expect((await post(`${ingress.base}/${type}`, body)).status).toBe(200);
+      const [row] = await waitUntil(
+        () => rowsOf(wf),
+        (r) => r[0]?.delivered_at != null,
+      );
+      expect(row?.raw_body).toBe(JSON.stringify(body));
+      expect(row?.last_error).toMatch(/not signalled/);
+      // The `updated` one after it is signalled, and is the only signal the flow gets.
+      expect((await post(`${ingress.base}/${type}`, { ...body, action: 'updated' })).status).toBe(200);
+      await waitUntil(
+        () => rowsOf(wf),
+        (r) => r.length === 2 && r.every((x) => x.delivered_at !== null),
+      );
+      const got = await waitUntil(
+        () => received(wf),
+        (r) => r.length >= 1,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await received(wf)).toHaveLength(1);
+      expect(got[0]?.payload).toMatchObject({ action: 'updated', id });
+    },
+  );
+
   it('a withdraw notification reaches withdrawal-<id>', async () => {
     const id = uniqueId();
     const wf = withdrawalWorkflowId(id);
@@ -358,7 +391,7 @@ describe('webhook ingress: delivery later', () => {
   it('a notification for a workflow that does not exist yet stays pending; the relay delivers it once it starts', async () => {
     const txid = uniqueId();
     const wf = depositWorkflowId(txid);
-    expect((await post(`${ingress.base}/deposit`, depositMsg(txid, 'requested'))).status).toBe(200);
+    expect((await post(`${ingress.base}/deposit`, depositMsg(txid))).status).toBe(200);
     const [pending] = await waitUntil(
       () => rowsOf(wf),
       (r) => (r[0]?.attempts ?? 0) >= 1,
@@ -370,7 +403,7 @@ describe('webhook ingress: delivery later', () => {
     const relay = startInboxRelay({ pool, temporal, log: silentLog, intervalMs: 100, delivery: fast });
     try {
       const { signal } = await expectDeliveredOnce(wf);
-      expect(signal.payload).toMatchObject({ action: 'requested', id: txid });
+      expect(signal.payload).toMatchObject({ action: 'updated', id: txid });
     } finally {
       await relay.stop();
     }
