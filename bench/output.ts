@@ -26,6 +26,7 @@ export function writeResults(r: RunResults, machineInfo: Machine): void {
   const series: Series[] = [
     { name: 'floor', color: '#888888', points: r.floor.points },
     { name: 'deposits', color: '#1f77b4', points: r.deposits.points },
+    { name: 'withdrawal floor', color: '#e6a0a0', points: r.withdrawals.floor.points },
     { name: 'withdrawals', color: '#d62728', points: r.withdrawals.points },
   ];
   if (ran(r.onboarding)) {

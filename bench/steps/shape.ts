@@ -1,10 +1,11 @@
 import { temporal } from '@temporalio/proto';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { onboardingWorkflowId } from '../../contracts/onboarding';
+import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import type { ActivityKind, FloorShape } from '../floor-workflow';
 import type { Bench } from '../harness';
 import type { Launched } from '../load';
-import { completedFlows, type FlowType, onboardSomeone, postDeposit } from '../pixflow';
+import { completedFlows, type FlowType, onboardSomeone, postDeposit, postWithdrawal } from '../pixflow';
 import { say, sleep } from '../settings';
 
 // The shape of a flow, read from a real one's history: the floor workflow copies it. And what a
@@ -66,6 +67,9 @@ async function readShape(
 
 export const readDepositShape = (b: Bench) =>
   readShape(b, 'deposit', () => postDeposit(b), depositWorkflowId);
+
+export const readWithdrawalShape = (b: Bench) =>
+  readShape(b, 'withdrawal', () => postWithdrawal(b), withdrawalWorkflowId);
 
 /** An onboarding's business id is the CPF's keyed hash, as is its workflow id's tail. */
 export const readOnboardingShape = (b: Bench) =>
