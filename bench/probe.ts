@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import pg from 'pg';
 import { newTxid } from '../api/route-helpers';
 import { onboardPeople, ownCpfKey, type People } from '../scripts/people';
 import { stackCpuTicks } from './proc';
@@ -12,7 +13,12 @@ import { percentile, round } from './stats';
 // into stages read from its flow's history:
 //   api → started   request sent → WorkflowExecutionStarted (the API, the server's start)
 //   dispatch        first workflow task scheduled → started (the server hands it to a poller)
-//   first task      its start → completion (the worker; a deposit's QR local activity is in it)
+//   first task      its start → completion (the worker; a deposit's QR local activity is in it),
+//                   for a deposit split where the provider received the charge (the sandbox's
+//                   createdAt) and where its flows row was written (the event's created_at):
+//     → provider      the SDK runs the new workflow until it asks for the activity, which calls
+//     → row           the provider's answer, and the transaction that writes the row begins
+//     → task done     the row, the activity's result back to the workflow, the task's completion
 //   → answer        its completion → the answer received (the update's result back through the API)
 // and prints the CPU each process of the stack used meanwhile. Not a goal: a tool to find one.
 
@@ -71,17 +77,53 @@ async function offer(stack: BenchStack, people: People, count: number): Promise<
   return Promise.all(all);
 }
 
+/** A deposit's first-task marks, by workflow id: provider received it, its flows row written (ms). */
+type Marks = Map<string, { atProvider: number; rowWritten: number }>;
+
+async function depositMarks(stack: BenchStack, answers: Answer[]): Promise<Marks> {
+  const marks: Marks = new Map();
+  if (kind !== 'deposits') return marks;
+  const state = (await (await fetch(`${stack.sandbox}/sandbox/state`)).json()) as {
+    deposits: { txid: string; createdAt: string }[];
+  };
+  const atProvider = new Map(state.deposits.map((d) => [`deposit-${d.txid}`, Date.parse(d.createdAt)]));
+  const db = new pg.Client({ connectionString: stack.databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ stream_id: string; at: Date }>(
+      `SELECT stream_id, created_at AS at FROM events WHERE stream_id = ANY($1) AND type = 'deposit.awaiting_payment'`,
+      [answers.map((a) => a.workflowId)],
+    );
+    for (const r of rows) {
+      const provider = atProvider.get(r.stream_id);
+      if (provider !== undefined)
+        marks.set(r.stream_id, { atProvider: provider, rowWritten: r.at.getTime() });
+    }
+  } finally {
+    await db.end();
+  }
+  return marks;
+}
+
 /** One answer's stages, read from its flow's history. */
-async function stages(client: Client, a: Answer) {
+async function stages(client: Client, a: Answer, marks: Marks) {
   const events = (await client.workflow.getHandle(a.workflowId).fetchHistory()).events ?? [];
   const first = (key: keyof Event) => at(events.find((e) => e[key]));
   const started = first('workflowExecutionStartedEventAttributes');
   const taskStarted = first('workflowTaskStartedEventAttributes');
   const taskDone = first('workflowTaskCompletedEventAttributes');
+  const m = marks.get(a.workflowId);
   return {
     'api → started': started - a.sent,
     dispatch: taskStarted - first('workflowTaskScheduledEventAttributes'),
     'first task': taskDone - taskStarted,
+    ...(m
+      ? {
+          '  → provider': m.atProvider - taskStarted,
+          '  → row': m.rowWritten - m.atProvider,
+          '  → task done': taskDone - m.rowWritten,
+        }
+      : {}),
     '→ answer': a.answered - taskDone,
   };
 }
@@ -97,12 +139,8 @@ function printReport(answers: Answer[], split: Awaited<ReturnType<typeof stages>
     ),
   );
   for (const name of Object.keys(split[0] ?? {}) as (keyof (typeof split)[number])[]) {
-    console.log(
-      row(
-        name,
-        split.map((x) => x[name]),
-      ),
-    );
+    const values = split.map((x) => x[name]).filter((v): v is number => v !== undefined);
+    console.log(row(name, values));
   }
   console.log(`CPU, % of one core: ${cpuShare.join(', ')}`);
 }
@@ -120,7 +158,8 @@ async function main() {
     const answers = await offer(stack, people, n);
     const seconds = (Date.now() - t0) / 1000;
     const cpu1 = stackCpuTicks(stack.child.pid as number);
-    const split = await Promise.all(answers.map((a) => stages(client, a)));
+    const marks = await depositMarks(stack, answers);
+    const split = await Promise.all(answers.map((a) => stages(client, a, marks)));
     const share = [...cpu1].map(([k, v]) => `${k} ${Math.round((v - (cpu0.get(k) ?? 0)) / seconds)}%`);
     printReport(answers, split, share);
   } finally {
