@@ -58,7 +58,7 @@ export interface SandboxState {
     requests: Partial<Record<string, number>>;
     notificationsDropped: number;
   };
-  deposits: { txid: string; payedAt: string; status: string }[];
+  deposits: { txid: string; createdAt: string; payedAt: string; status: string }[];
   withdrawals: { txid: string; payedAt: string; status: string }[];
 }
 

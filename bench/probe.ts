@@ -3,7 +3,9 @@ import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import pg from 'pg';
 import { newTxid } from '../api/route-helpers';
+import { depositWorkflowId } from '../contracts/deposit';
 import { onboardPeople, ownCpfKey, type People } from '../scripts/people';
+import type { SandboxState } from './pixflow';
 import { stackCpuTicks } from './proc';
 import { API_KEY, type BenchStack, startBenchStack } from './stack';
 import { percentile, round } from './stats';
@@ -83,10 +85,8 @@ type Marks = Map<string, { atProvider: number; rowWritten: number }>;
 async function depositMarks(stack: BenchStack, answers: Answer[]): Promise<Marks> {
   const marks: Marks = new Map();
   if (kind !== 'deposits') return marks;
-  const state = (await (await fetch(`${stack.sandbox}/sandbox/state`)).json()) as {
-    deposits: { txid: string; createdAt: string }[];
-  };
-  const atProvider = new Map(state.deposits.map((d) => [`deposit-${d.txid}`, Date.parse(d.createdAt)]));
+  const state = (await (await fetch(`${stack.sandbox}/sandbox/state`)).json()) as SandboxState;
+  const atProvider = new Map(state.deposits.map((d) => [depositWorkflowId(d.txid), Date.parse(d.createdAt)]));
   const db = new pg.Client({ connectionString: stack.databaseUrl });
   await db.connect();
   try {
