@@ -1,18 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import pg from 'pg';
 import { newTxid } from '../api/route-helpers';
 import { depositWorkflowId } from '../contracts/deposit';
-import { onboardPeople, ownCpfKey, type People } from '../scripts/people';
+import { ownCpfKey, type People } from '../scripts/people';
+import type { FloorShape } from './floor-workflow';
+import { type Bench, connect, startStack } from './harness';
 import type { SandboxState } from './pixflow';
-import { stackCpuTicks } from './proc';
-import { API_KEY, type BenchStack, startBenchStack } from './stack';
+import { cpuMsBetween, cpuSnapshot } from './proc';
+import { API_KEY, type BenchStack } from './stack';
 import { percentile, round } from './stats';
+import { launchFloor } from './steps/floor';
+import { readDepositShape } from './steps/shape';
 
-// `npm run bench:probe`: where the time of one POST goes. It sends PROBE_N POSTs at PROBE_RATE a
-// second (open loop) to a fresh stack, as the bench's latency step does, and splits each answer
-// into stages read from its flow's history:
+// `npm run bench:probe`: where the time of one answer goes. It sends PROBE_N requests at
+// PROBE_RATE a second (open loop) to a fresh stack, as the bench's latency step does, and splits
+// each answer into stages read from its flow's history:
 //   api → started   request sent → WorkflowExecutionStarted (the API, the server's start)
 //   dispatch        first workflow task scheduled → started (the server hands it to a poller)
 //   first task      its start → completion (the worker; a deposit's QR local activity is in it),
@@ -22,9 +26,12 @@ import { percentile, round } from './stats';
 //     → row           the provider's answer, and the transaction that writes the row begins
 //     → task done     the row, the activity's result back to the workflow, the task's completion
 //   → answer        its completion → the answer received (the update's result back through the API)
-// and prints the CPU each process of the stack used meanwhile. Not a goal: a tool to find one.
+// and prints the CPU each process of the stack used meanwhile. PROBE_KIND `floor` sends the
+// deposit-shaped floor workflow's update-with-start instead (steps/floor.ts), straight to
+// Temporal as the bench's floor is driven: the same stages with no API and no provider, to set
+// the deposit's beside. Not a goal: a tool to find one.
 
-type Kind = 'deposits' | 'withdrawals';
+type Kind = 'deposits' | 'withdrawals' | 'floor';
 const kind = (process.env.PROBE_KIND ?? 'deposits') as Kind;
 const rate = Number(process.env.PROBE_RATE ?? 10);
 const n = Number(process.env.PROBE_N ?? 400);
@@ -57,8 +64,15 @@ function nextBody(people: People, amountCentavos: number) {
   return { transactionId: `probe-${tag}-${seq}`, amountCentavos, ...ownCpfKey(client), client };
 }
 
-/** One POST of the probe's kind, timed from sent to answered. */
-async function one(stack: BenchStack, people: People): Promise<Answer> {
+/** One request of the probe's kind, timed from sent to answered. */
+async function one(b: Bench, floor: FloorShape | undefined): Promise<Answer> {
+  if (floor) {
+    const sent = Date.now();
+    const r = await launchFloor(b, floor);
+    if (!r.ok || r.latencyMs === undefined) throw new Error(`floor update-with-start failed: ${r.id}`);
+    return { workflowId: r.id, sent, answered: sent + r.latencyMs };
+  }
+  const { stack, people } = b;
   seq += 1;
   const body = nextBody(people, 100 + seq);
   const sent = Date.now();
@@ -68,13 +82,13 @@ async function one(stack: BenchStack, people: People): Promise<Answer> {
   return { workflowId: r.body.workflowId, sent, answered: Date.now() };
 }
 
-/** `count` POSTs at `rate` a second, open loop. */
-async function offer(stack: BenchStack, people: People, count: number): Promise<Answer[]> {
+/** `count` requests at `rate` a second, open loop. */
+async function offer(b: Bench, floor: FloorShape | undefined, count: number): Promise<Answer[]> {
   const t0 = Date.now();
   const all: Promise<Answer>[] = [];
   for (let i = 0; i < count; i++) {
     await sleep(Math.max(0, t0 + (i * 1000) / rate - Date.now()));
-    all.push(one(stack, people));
+    all.push(one(b, floor));
   }
   return Promise.all(all);
 }
@@ -131,7 +145,7 @@ async function stages(client: Client, a: Answer, marks: Marks) {
 function printReport(answers: Answer[], split: Awaited<ReturnType<typeof stages>>[], cpuShare: string[]) {
   const row = (name: string, v: number[]) =>
     `${name.padEnd(16)} p50 ${round(percentile(v, 50), 0)}  p90 ${round(percentile(v, 90), 0)}  p99 ${round(percentile(v, 99), 0)} ms`;
-  console.log(`${n} POST /v1/${kind} at ${rate}/s`);
+  console.log(`${n} ${kind === 'floor' ? 'floor update-with-start' : `POST /v1/${kind}`} at ${rate}/s`);
   console.log(
     row(
       'answer',
@@ -146,24 +160,24 @@ function printReport(answers: Answer[], split: Awaited<ReturnType<typeof stages>
 }
 
 async function main() {
-  const stack = await startBenchStack({ LOG_LEVEL: 'warn', API_RATE_LIMIT_PER_MINUTE: '0' });
+  const b = await connect(await startStack());
   try {
-    const client = new Client({ connection: await Connection.connect({ address: stack.temporalAddress }) });
-    // Money moves for onboarded people: a few, onboarded first, take turns.
-    const people = await onboardPeople({ api: stack.api, apiKey: API_KEY, sandbox: stack.sandbox }, 4);
+    const { stack } = b;
     await post(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs: 100, settleWithdrawalsAfterMs: 100 });
-    await offer(stack, people, 30); // warm-up, not counted
-    const cpu0 = stackCpuTicks(stack.child.pid as number);
-    const t0 = Date.now();
-    const answers = await offer(stack, people, n);
-    const seconds = (Date.now() - t0) / 1000;
-    const cpu1 = stackCpuTicks(stack.child.pid as number);
+    const floor = kind === 'floor' ? (await readDepositShape(b)).shape : undefined;
+    await offer(b, floor, 30); // warm-up, not counted
+    const cpu0 = cpuSnapshot(stack.child.pid as number, b.floorPids);
+    const answers = await offer(b, floor, n);
+    const cpu1 = cpuSnapshot(stack.child.pid as number, b.floorPids);
+    const seconds = (cpu1.at - cpu0.at) / 1000;
     const marks = await depositMarks(stack, answers);
-    const split = await Promise.all(answers.map((a) => stages(client, a, marks)));
-    const share = [...cpu1].map(([k, v]) => `${k} ${Math.round((v - (cpu0.get(k) ?? 0)) / seconds)}%`);
+    const split = await Promise.all(answers.map((a) => stages(b.client, a, marks)));
+    const share = Object.entries(cpuMsBetween(cpu0, cpu1)).map(
+      ([part, ms]) => `${part} ${Math.round(ms / seconds / 10)}%`,
+    );
     printReport(answers, split, share);
   } finally {
-    await stack.stop();
+    await b.close();
   }
 }
 

@@ -112,16 +112,6 @@ export function stackProcesses(root: number): Map<string, { pid: number; cmd: st
   return out;
 }
 
-/** CPU ticks (user + system) of `root` and its descendants, by the part of the stack each one runs. */
-export function stackCpuTicks(root: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const p of processTree(root)) {
-    const name = partOf(p.cmd);
-    out.set(name, (out.get(name) ?? 0) + p.ticks);
-  }
-  return out;
-}
-
 /** Every process of a stack's CPU so far, to subtract a later one from. */
 export interface CpuSnapshot {
   at: number;
