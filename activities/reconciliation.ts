@@ -27,6 +27,8 @@ export interface SweepResult {
 }
 
 const CONCURRENCY = 4;
+/** A sweep that is not behind spreads its looks over this share of the interval. */
+const SPREAD = 0.8;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createReconciliationActivities({
@@ -70,14 +72,18 @@ export function createReconciliationActivities({
   return {
     /**
      * One sweep: takes the due rows a sweep interval's worth of the rate allows, looks each up at
-     * that rate (a few at a time), and tells the flows found settled. Idempotent: a hint twice is
+     * that rate when it took them all, or spread over the interval when there were fewer (a few at
+     * a time), and tells the flows found settled. Idempotent: a hint twice is
      * one more inquiry, and a row is taken once per step of its schedule.
      */
     async reconcileDue(): Promise<SweepResult> {
       const { scheduleMs, maxPerSecond, intervalMs } = reconciliation;
       const budget = Math.max(1, Math.floor((maxPerSecond * intervalMs) / 1000));
       const due = await claimDueChecks(pool, scheduleMs, budget);
-      const spacingMs = 1000 / maxPerSecond;
+      // Behind, at the full rate. Otherwise spread over the interval: the same looks, without a
+      // burst at the start of every sweep for new payments to queue behind on the same cores.
+      const behind = due.length >= budget;
+      const spacingMs = Math.max(1000 / maxPerSecond, behind ? 0 : (intervalMs * SPREAD) / due.length);
       const result = { checked: 0, found: 0, failed: 0 };
       const started = Date.now();
       let next = 0;
@@ -107,7 +113,7 @@ export function createReconciliationActivities({
         }
       };
       await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, (_, n) => lane(n)));
-      const backlog = due.length < budget ? 0 : await countDueChecks(pool, scheduleMs);
+      const backlog = behind ? await countDueChecks(pool, scheduleMs) : 0;
       const elapsed = Date.now() - started;
       // Behind: go again at once; otherwise at the interval.
       return { ...result, backlog, nextInMs: backlog > 0 ? 0 : Math.max(0, intervalMs - elapsed) };

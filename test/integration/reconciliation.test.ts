@@ -181,20 +181,25 @@ describe('reconciliation sweep', () => {
 });
 
 describe('one sweep', () => {
-  it('looks up at most its rate for one interval, paced, and says how many are left', async () => {
-    // A database of its own: the running reconciler above must not take these rows.
+  /** A database of its own (the running reconciler above must not take its rows), with `n` rows
+   * of deposits waiting since a minute ago, unknown to the sandbox: due, and never settled. */
+  async function dueRows(n: number) {
     const ownUrl = await freshDatabase();
     await migrate(ownUrl);
     const own = createPool(ownUrl, 2);
-    // Rows of deposits waiting since a minute ago, unknown to the sandbox: due, and never settled.
     const tag = randomBytes(3).toString('hex');
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < n; i++) {
       await own.query(
         `INSERT INTO flows (workflow_id, type, business_id, status, seq, created_at, updated_at)
          VALUES ($1, 'deposit', $2, 'awaiting_payment', 1, now() - interval '1 minute', now() - interval '1 minute')`,
         [`deposit-sweep-${tag}-${i}`, `9${Date.now()}${i}`],
       );
     }
+    return { own, tag };
+  }
+
+  it('looks up at most its rate for one interval, paced, and says how many are left', async () => {
+    const { own, tag } = await dueRows(30);
     const { reconcileDue } = createReconciliationActivities({
       provider: clientFor(sandbox.url),
       pool: own,
@@ -214,5 +219,25 @@ describe('one sweep', () => {
     await own.end();
     // Each looked-up row is due again one step of the schedule later; the others wait their turn.
     expect(rows[0].n).toBe(10);
+  });
+
+  it('spreads fewer looks than its rate allows over the interval instead of taking them at once', async () => {
+    const { own } = await dueRows(5);
+    const { reconcileDue } = createReconciliationActivities({
+      provider: clientFor(sandbox.url),
+      pool: own,
+      temporal: { client, taskQueue },
+      reconciliation: { scheduleMs: [60_000], maxPerSecond: 50, intervalMs: 2_000 },
+    });
+    const started = Date.now();
+    const swept = (await new MockActivityEnvironment().run(reconcileDue)) as SweepResult;
+    const took = Date.now() - started;
+    await own.end();
+    // Five of the hundred the interval allows: one every 320 ms (80% of 2 s over five), not all
+    // five in the first 100 ms at 50 a second; the next sweep comes at the interval.
+    expect(swept).toMatchObject({ checked: 5, found: 0, failed: 0, backlog: 0 });
+    expect(took).toBeGreaterThanOrEqual(4 * 320);
+    expect(took).toBeLessThan(2_000);
+    expect(swept.nextInMs).toBeLessThanOrEqual(2_000 - 4 * 320);
   });
 });
