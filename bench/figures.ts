@@ -1,3 +1,4 @@
+import type { Settled } from './harness';
 import type { Commit } from './machine';
 import type { Figure } from './report';
 import { settings } from './settings';
@@ -304,11 +305,20 @@ function eventsFigures({ events }: RunResults): Figure[] {
       name: 'events: deposits saturation with one endpoint subscribed to everything',
       value: events.with.saturation,
       unit: '/s',
-      ratio: `${throughput} of ${events.without.saturation}/s with none, ramped just before`,
+      ratio: `${throughput} of ${events.without.saturation}/s with none, ramped just before${settledNote(events.settled)}`,
       goal: '≥ 0.9 of none',
       pass: throughput >= 0.9,
     },
   ];
+}
+
+/** How long the part waited for the stack to go quiet before it began. */
+function settledNote(settled: Settled | undefined): string {
+  if (!settled) return '';
+  const seconds = Math.round(settled.waitedMs / 1000);
+  return settled.quiet
+    ? `; began once the stack was quiet (${seconds} s)`
+    : `; began with the stack still at ${settled.cpuPct}% of a core after ${seconds} s`;
 }
 
 function tokenFigures({ tokens, runMinutes }: RunResults): Figure[] {

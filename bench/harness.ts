@@ -4,7 +4,8 @@ import pg from 'pg';
 import { pixflowDataConverter } from '../common/codec';
 import { type Config, loadConfig } from '../common/config';
 import { onboardPeople, type People } from '../scripts/people';
-import { say, settings } from './settings';
+import { cpuMsBetween, cpuSnapshot } from './proc';
+import { say, settings, sleep } from './settings';
 import { API_KEY, type BenchStack, startBenchStack } from './stack';
 
 // Set-up and teardown of a run: pixflow's stack, and the bench's own connections to it (a
@@ -115,4 +116,37 @@ export async function connect(stack: BenchStack, opts: { floorWorkers?: number }
     api,
     close,
   };
+}
+
+/** How long a part waited for the stack to go quiet, and how busy it was when it stopped waiting. */
+export interface Settled {
+  waitedMs: number;
+  /** The stack's CPU over the last window, % of one core. */
+  cpuPct: number;
+  quiet: boolean;
+}
+
+/**
+ * Waits until the stack uses under `quietPct`% of one core over a 5 s window, at most `maxMs`:
+ * what an earlier part left running (flows it woke, looking themselves up) is not the next part's
+ * load. The wait is kept with the part's figures.
+ */
+export async function settle(b: Bench, quietPct = 25, maxMs = 180_000): Promise<Settled> {
+  const started = Date.now();
+  const root = b.stack.child.pid as number;
+  for (;;) {
+    const before = cpuSnapshot(root, b.floorPids);
+    await sleep(5_000);
+    const after = cpuSnapshot(root, b.floorPids);
+    const { bench: _bench, ...stack } = cpuMsBetween(before, after);
+    const busyMs = Object.values(stack).reduce((sum, ms) => sum + ms, 0);
+    const cpuPct = Math.round((busyMs / (after.at - before.at)) * 100);
+    const waitedMs = Date.now() - started;
+    if (cpuPct < quietPct || waitedMs >= maxMs) {
+      say(
+        `stack ${cpuPct < quietPct ? 'quiet' : 'still busy'} after ${Math.round(waitedMs / 1000)} s (${cpuPct}% of one core)`,
+      );
+      return { waitedMs, cpuPct, quiet: cpuPct < quietPct };
+    }
+  }
 }

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Maybe, PartTiming, RunResults } from './figures';
-import { type Bench, connect, startStack } from './harness';
+import { type Bench, connect, settle, startStack } from './harness';
 import { commitOfTree, machine } from './machine';
 import { writeResults } from './output';
 import { sandboxState, setAuto } from './pixflow';
@@ -93,7 +93,12 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
     const result = await ingress(b, txids);
     return { ingress: result, signalLoop: await bareSignalLoop(b, txids.length) };
   });
-  const evented = await optional('events', () => events(b, deposits.saturation));
+  const evented = await optional('events', async () => {
+    // The ingress part leaves thousands of woken deposits looking themselves up.
+    const settled = await settle(b);
+    const figures = await events(b, deposits.saturation);
+    return { ...figures, settled };
+  });
   await keepDepositsTrickling(b, startedAt);
   const tokens = { inWindow: await tokensInWindow, wholeRun: (await sandboxState(b)).counters.tokenRequests };
   return {

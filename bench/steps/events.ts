@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { Bench } from '../harness';
+import type { Bench, Settled } from '../harness';
 import { ramp, step, stepLine } from '../load';
 import { http as call, completedFlows, postDeposit } from '../pixflow';
 import { say, settings, sleep } from '../settings';
@@ -23,6 +23,8 @@ export interface EventsFigures {
   unverified: number;
   without: { points: RampPoint[]; saturation: number };
   with: { points: RampPoint[]; saturation: number };
+  /** The wait for the stack to go quiet before the part began (harness.ts settle). */
+  settled?: Settled;
 }
 
 interface Receiver {
