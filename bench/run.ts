@@ -81,10 +81,14 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
     capacityAtTarget(b, shape, { floor: floor.saturation, deposits: deposits.saturation }),
   );
   const costRate = Math.max(0.5, Math.min(deposits.saturation, withdrawn.saturation) / 2);
-  const cost = await optional('cost', () => costPerFlow(b, shape, costRate));
+  const cost = await optional('cost', async () => {
+    await settle(b);
+    return costPerFlow(b, shape, costRate);
+  });
   const onboarding = await optional('onboarding', () => onboardings(b));
   const peakRate = Math.max(0.5, deposits.saturation / 2);
   const peaked = await optional('peak', async () => {
+    await settle(b);
     const bare = await bareUpdateWithStart(b, shape, round(peakRate));
     return { ...(await peak(b, peakRate)), bareUpdateWithStart: bare };
   });

@@ -1,8 +1,8 @@
 import type { FloorShape } from '../floor-workflow';
-import type { Bench } from '../harness';
+import { type Bench, settle } from '../harness';
 import { type Completions, type Launched, step } from '../load';
 import { completedFlows, postDeposit } from '../pixflow';
-import { say, settings, sleep } from '../settings';
+import { say, settings } from '../settings';
 import {
   median,
   overTargetThatDecides,
@@ -32,6 +32,8 @@ export interface CapacityPoint {
   /** The offering ended once enough answers were over the target to decide the p99. */
   stoppedEarly: boolean;
   stealPct: number;
+  /** How long the point waited for the stack to go quiet after the one before (ms). */
+  settledMs: number;
 }
 
 export interface CapacitySearch {
@@ -53,8 +55,13 @@ export interface Capacity {
   depositsMedian: number;
 }
 
-/** One point: `rate` for long enough to get the samples; whether p99 and completions held. */
-async function tryPoint(rate: number, launch: () => Promise<Launched>, completions: Completions) {
+/**
+ * One point: `rate` for long enough to get the samples; whether p99 and completions held. It
+ * begins once the stack is quiet: a point over the knee leaves a queue behind it, which would
+ * otherwise be the next point's load (the floor's, for the deposits' first point of a round).
+ */
+async function tryPoint(b: Bench, rate: number, launch: () => Promise<Launched>, completions: Completions) {
+  const settled = await settle(b);
   const { samples, minPointMs } = settings.capacity;
   const target = settings.latencyTargetMs;
   const durMs = Math.max(minPointMs, (samples / rate) * 1000);
@@ -78,15 +85,16 @@ async function tryPoint(rate: number, launch: () => Promise<Launched>, completio
     achieved: r.point.achieved,
     stoppedEarly: r.stoppedEarly,
     stealPct: r.stealPct,
+    settledMs: settled.waitedMs,
   };
   say(
     `   ${round(rate)}/s: p99 ${point.p99} ms over ${point.answers} answers (${point.failures} failed${point.stoppedEarly ? ', stopped once decided' : ''}), completed ${point.achieved}/s: ${point.pass ? 'pass' : 'fail'}`,
   );
-  await sleep(2_000);
   return point;
 }
 
 async function search(
+  b: Bench,
   kind: CapacityKind,
   roundNo: number,
   start: number,
@@ -97,7 +105,7 @@ async function search(
   const points: CapacityPoint[] = [];
   const found = await searchCapacity(
     async (rate) => {
-      const p = await tryPoint(rate, launch, completions);
+      const p = await tryPoint(b, rate, launch, completions);
       points.push(p);
       return p.pass;
       // Not below a quarter of the start: at low rates a point of enough samples takes many minutes.
@@ -124,6 +132,7 @@ export async function capacityAtTarget(
   for (let n = 1; n <= settings.capacity.rounds; n++) {
     const startOf = (k: CapacityKind) => (last[k] > 0 ? last[k] : Math.max(1, saturation[k] / 2));
     const floor = await search(
+      b,
       'floor',
       n,
       startOf('floor'),
@@ -131,6 +140,7 @@ export async function capacityAtTarget(
       floorCompletions(b),
     );
     const deposits = await search(
+      b,
       'deposits',
       n,
       startOf('deposits'),
