@@ -73,8 +73,8 @@ export function createReconciliationActivities({
     /**
      * One sweep: takes the due rows a sweep interval's worth of the rate allows, looks each up at
      * that rate when it took them all, or spread over the interval when there were fewer (a few at
-     * a time), and tells the flows found settled. Idempotent: a hint twice is
-     * one more inquiry, and a row is taken once per step of its schedule.
+     * a time), and tells the flows found settled. Idempotent: a hint twice is one more inquiry,
+     * and a row is taken once per step of its schedule.
      */
     async reconcileDue(): Promise<SweepResult> {
       const { scheduleMs, maxPerSecond, intervalMs } = reconciliation;
