@@ -36,7 +36,7 @@ export async function qrPng(text: string): Promise<Buffer> {
       for (let y = top; y < top + scale; y++) pixels.fill(DARK, y * side + left, y * side + left + scale);
     }
   }
-  const png = new PNG({ width: side, height: side, colorType: 0, inputColorType: 0, inputHasAlpha: false });
+  const png = new PNG({ width: side, height: side });
   png.data = pixels;
   return PNG.sync.write(png, {
     colorType: 0,

@@ -198,20 +198,26 @@ describe('one sweep', () => {
     return { own, tag };
   }
 
-  it('looks up at most its rate for one interval, paced, and says how many are left', async () => {
-    const { own, tag } = await dueRows(30);
+  /** One sweep over `own`'s rows at these settings: what it did, and how long it took (ms). */
+  async function sweep(own: Pool, settings: { maxPerSecond: number; intervalMs: number }) {
     const { reconcileDue } = createReconciliationActivities({
       provider: clientFor(sandbox.url),
       pool: own,
       temporal: { client, taskQueue },
-      reconciliation: { scheduleMs: [60_000], maxPerSecond: 10, intervalMs: 1_000 },
+      reconciliation: { scheduleMs: [60_000], ...settings },
     });
     const started = Date.now();
     const swept = (await new MockActivityEnvironment().run(reconcileDue)) as SweepResult;
+    return { swept, took: Date.now() - started };
+  }
+
+  it('looks up at most its rate for one interval, paced, and says how many are left', async () => {
+    const { own, tag } = await dueRows(30);
+    const { swept, took } = await sweep(own, { maxPerSecond: 10, intervalMs: 1_000 });
     // Ten a second for one second: ten rows, the tenth no sooner than 0.9 s after the first.
     expect(swept).toMatchObject({ checked: 10, found: 0, failed: 0, nextInMs: 0 });
     expect(swept.backlog).toBeGreaterThanOrEqual(20);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(took).toBeGreaterThanOrEqual(900);
     const { rows } = await own.query(
       `SELECT count(*)::int AS n FROM flows WHERE workflow_id LIKE $1 AND checks = 1 AND next_check_at > now() + interval '50 seconds'`,
       [`deposit-sweep-${tag}-%`],
@@ -223,15 +229,7 @@ describe('one sweep', () => {
 
   it('spreads fewer looks than its rate allows over the interval instead of taking them at once', async () => {
     const { own } = await dueRows(5);
-    const { reconcileDue } = createReconciliationActivities({
-      provider: clientFor(sandbox.url),
-      pool: own,
-      temporal: { client, taskQueue },
-      reconciliation: { scheduleMs: [60_000], maxPerSecond: 50, intervalMs: 2_000 },
-    });
-    const started = Date.now();
-    const swept = (await new MockActivityEnvironment().run(reconcileDue)) as SweepResult;
-    const took = Date.now() - started;
+    const { swept, took } = await sweep(own, { maxPerSecond: 50, intervalMs: 2_000 });
     await own.end();
     // Five of the hundred the interval allows: one every 320 ms (80% of 2 s over five), not all
     // five in the first 100 ms at 50 a second; the next sweep comes at the interval.
