@@ -67,12 +67,14 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  // The worker first: a sweep in flight finishes and completes its activity before the
+  // reconciler is terminated, rather than completing a task the server no longer has.
+  worker?.shutdown();
+  await running;
   await client?.workflow
     .getHandle(reconcilerWorkflowId(taskQueue))
     .terminate('test over')
     .catch(() => {});
-  worker?.shutdown();
-  await running;
   await native?.close();
   await connection?.close();
   await sandbox?.close();
