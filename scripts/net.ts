@@ -1,33 +1,38 @@
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
-/** Every port this process has handed out: the OS may give a port it just gave back out again. */
+/** Every port this process has handed out: the parts of one stack get theirs before any listens. */
 const handedOut = new Set<number>();
 
 /**
- * A free TCP port on 127.0.0.1, found by letting the OS pick one, never one this process handed
- * out before: the parts of one stack are given their ports before any of them listens.
+ * The lowest port Linux gives outgoing connections as their own end (32768 unless configured).
+ * A server port is picked below it: one picked among them may be taken by any process's next
+ * connection between the pick and the bind, which on a busy machine happens.
  */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await osPickedPort();
-    if (!handedOut.has(port)) {
-      handedOut.add(port);
-      return port;
-    }
+function ephemeralRangeStart(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 11_000 ? low : 32_768;
+  } catch {
+    return 32_768;
   }
 }
 
-function osPickedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
+/**
+ * A free TCP port on 127.0.0.1 below the OS's ephemeral range and below 32768 (Temporal records
+ * its membership ports in a signed 16-bit column), never one this process handed out before nor
+ * one in `taken`. Picked at random, so two processes rarely try the same one.
+ */
+export async function freePort(taken: ReadonlySet<number> = new Set()): Promise<number> {
+  const lo = 10_000;
+  const hi = Math.min(ephemeralRangeStart(), 32_768);
+  for (let i = 0; i < 500; i++) {
+    const port = lo + Math.floor(Math.random() * (hi - lo));
+    if (handedOut.has(port) || taken.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port found between ${lo} and ${hi}`);
 }
 
 /** Whether something accepts TCP connections on 127.0.0.1:port. */
@@ -49,17 +54,4 @@ function canListen(port: number): Promise<boolean> {
     srv.on('error', () => resolve(false));
     srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
-}
-
-/**
- * A free port below the OS's ephemeral range (which starts at 32768 on Linux), for a server
- * that keeps its port in a signed 16-bit column: Temporal records its membership ports so.
- * Picked at random, so two callers rarely try the same one.
- */
-export async function freeLowPort(taken: ReadonlySet<number> = new Set()): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (!taken.has(port) && (await canListen(port))) return port;
-  }
-  throw new Error('no free port found between 20000 and 32000');
 }

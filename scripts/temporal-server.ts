@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { searchAttributeKeys } from '../common/search-attributes';
-import { freeLowPort } from './net';
+import { freePort } from './net';
 import type { TemporalServerTools } from './temporal-tools';
 import { waitUntil } from './wait';
 
@@ -57,12 +57,12 @@ export interface TemporalServerPorts {
 /**
  * The frontend's gRPC port as given (what clients dial); every other port free and below
  * 32768: the server records each service's membership port in a SMALLINT column of Postgres,
- * and the OS hands out free ports from 32768 up, which the server then fails to record.
+ * which freePort keeps to.
  */
 export async function temporalServerPorts(frontend: number): Promise<TemporalServerPorts> {
   const taken = new Set<number>([frontend]);
   const low = async () => {
-    const port = await freeLowPort(taken);
+    const port = await freePort(taken);
     taken.add(port);
     return port;
   };
