@@ -43,6 +43,12 @@ export type DepositHoldReason = typeof THIRD_PARTY_PAYER;
  */
 export const PAYER_CHECK_PATCH = 'deposit-payer-checked-against-client';
 
+/**
+ * The patch that made the inquiry a local activity first: runs that inquired before it replay
+ * their activity tasks.
+ */
+export const LOCAL_INQUIRY_PATCH = 'deposit-inquiry-local-first';
+
 /** What an operator decides for a held deposit: credit it, or send the money back. */
 export type DepositDecision = DepositResolutionRequest['decision'];
 

@@ -11,6 +11,7 @@ import {
   type DepositInput,
   depositStateQuery,
   depositWorkflowId,
+  LOCAL_INQUIRY_PATCH,
   PAYER_CHECK_PATCH,
   qrCodeUpdate,
   resolutionUpdate,
@@ -61,12 +62,17 @@ async function createWithQr(input: DepositInput, asked: DepositFingerprint = fin
   return (await answerQr(input, asked)).qr;
 }
 
-function answerQr(input: DepositInput, asked: DepositFingerprint = fingerprint(input), requestId = 'req-1') {
+function answerQr(
+  input: DepositInput,
+  asked: DepositFingerprint = fingerprint(input),
+  requestId = 'req-1',
+  taskQueue = f.taskQueue,
+) {
   return f.env.client.workflow.executeUpdateWithStart(qrCodeUpdate, {
     args: [{ ...asked, requestId }],
     startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
       workflowId: depositWorkflowId(input.txid),
-      taskQueue: f.taskQueue,
+      taskQueue,
       args: [{ ...input, requestId }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     }),
@@ -112,6 +118,52 @@ async function heldDeposit(input: DepositInput) {
   return { handle, held };
 }
 
+/** The flow's inquiries by where they ran: local activities (their markers) and activity tasks. */
+async function inquiriesOf(handle: WorkflowHandle) {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const typeOf = (e: (typeof events)[number]) => {
+    const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+    return data
+      ? (JSON.parse(Buffer.from(data).toString()) as { activity_type?: string }).activity_type
+      : undefined;
+  };
+  return {
+    local: events.filter((e) => typeOf(e) === 'inquireDeposit').length,
+    tasks: events.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'inquireDeposit',
+    ).length,
+  };
+}
+
+/** A worker of its own on `<queue>-<suffix>` with `provider` (and `rules`) while `body` runs. */
+async function onOwnWorker(
+  suffix: string,
+  over: { provider?: typeof f.provider; rules?: ReturnType<typeof defaultRules> },
+  body: (taskQueue: string) => Promise<void>,
+) {
+  const taskQueue = `${f.taskQueue}-${suffix}`;
+  const worker = await createTestWorker({
+    connection: f.env.nativeConnection,
+    client: f.env.client,
+    taskQueue,
+    provider: over.provider ?? f.provider,
+    pool: f.pool,
+    piiKey: TEST_PII_KEY,
+    ...(over.rules ? { rules: over.rules } : {}),
+  });
+  const running = worker.run();
+  try {
+    await body(taskQueue);
+  } finally {
+    worker.shutdown();
+    await running;
+  }
+}
+
+/** The API's update-with-start, to a flow on `taskQueue`. */
+const startOn = (taskQueue: string, input: DepositInput) =>
+  answerQr(input, fingerprint(input), 'req-1', taskQueue);
+
 const flowRow = async (workflowId: string) =>
   (await f.pool.query('SELECT status, reason, details FROM flows WHERE workflow_id = $1', [workflowId]))
     .rows[0] as { status: string; reason: string | null; details: Record<string, unknown> };
@@ -145,6 +197,8 @@ describe('deposit flow', () => {
     expect(result.payment?.e2eId).toMatch(/\w+/);
     expect(result.payment?.payerCpfMasked).toBe('***.018.257-**');
     expect(result.notifications).toBe(1);
+    // The hint's inquiry ran in the task the hint woke, as a local activity: no activity task.
+    expect(await inquiriesOf(handle)).toEqual({ local: 1, tasks: 0 });
     // Encrypted payloads included: a paid deposit's history fits in 6 KB.
     expect(await historyBytes(handle)).toBeLessThanOrEqual(6 * 1024);
     await recordHistory(handle, 'deposit-paid');
@@ -208,27 +262,9 @@ describe('deposit flow', () => {
         return tx;
       },
     };
-    const taskQueue = `${f.taskQueue}-held`;
-    const worker = await createTestWorker({
-      connection: f.env.nativeConnection,
-      client: f.env.client,
-      taskQueue,
-      provider,
-      pool: f.pool,
-      piiKey: TEST_PII_KEY,
-    });
-    const running = worker.run();
-    try {
+    await onOwnWorker('held', { provider }, async (queue) => {
       const input = depositInput();
-      await f.env.client.workflow.executeUpdateWithStart(qrCodeUpdate, {
-        args: [{ ...fingerprint(input), requestId: 'req-1' }],
-        startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
-          workflowId: depositWorkflowId(input.txid),
-          taskQueue,
-          args: [{ ...input, requestId: 'req-1' }],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        }),
-      });
+      await startOn(queue, input);
       const handle = handleOf(input);
       const hint = { type: 'deposit', action: 'updated', id: input.txid } as const;
       await handle.signal(providerNotificationSignal, hint);
@@ -244,10 +280,7 @@ describe('deposit flow', () => {
       // Both looks were woken by hints: no reconciliation timer fired.
       const events = (await handle.fetchHistory()).events ?? [];
       expect(events.filter((e) => e.timerFiredEventAttributes)).toHaveLength(0);
-    } finally {
-      worker.shutdown();
-      await running;
-    }
+    });
   });
 
   it("paid with every hint lost (no notification, no reconciliation): the look at the QR's expiry finds it", async () => {
@@ -285,8 +318,7 @@ describe('deposit flow', () => {
     expect(new Date(result.finishedAt!).getTime()).toBeGreaterThanOrEqual(new Date(qr.expiresAt).getTime());
     // Nothing woke it before the QR expired: one inquiry, the last look.
     expect(result.inquiries).toBe(1);
-    const events = (await handleOf(input).fetchHistory()).events ?? [];
-    expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(1);
+    expect(await inquiriesOf(handleOf(input))).toEqual({ local: 1, tasks: 0 });
     await recordHistory(handleOf(input), 'deposit-expired-one-look');
   });
 
@@ -409,7 +441,8 @@ describe('deposit paid by someone else', () => {
     const result = await handle.result();
     expect(result.status).toBe('completed');
     expect(result.payment?.payerIsClient).toBe(true);
-    // New runs carry the payer check's patch marker, once (older histories replay without it).
+    // New runs carry the payer check's and the local inquiry's patch markers, once each (older
+    // histories replay without them).
     const patches = ((await handle.fetchHistory()).events ?? [])
       .map((e) => e.markerRecordedEventAttributes)
       .filter((m) => m?.markerName === 'core_patch')
@@ -419,8 +452,9 @@ describe('deposit paid by someone else', () => {
           .map((p) => Buffer.from(p.data ?? []).toString())
           .join(),
       );
-    expect(patches).toHaveLength(1);
+    expect(patches).toHaveLength(2);
     expect(patches[0]).toContain(PAYER_CHECK_PATCH);
+    expect(patches[1]).toContain(LOCAL_INQUIRY_PATCH);
     expect(await plainHistory(handle)).not.toContain(OTHER_PAYER);
   });
 
@@ -437,40 +471,59 @@ describe('deposit paid by someone else', () => {
   });
 
   it('with HOLD_THIRD_PARTY_DEPOSITS off, a payment by someone else is credited, and says so', async () => {
-    const taskQueue = `${f.taskQueue}-no-hold`;
-    const worker = await createTestWorker({
-      connection: f.env.nativeConnection,
-      client: f.env.client,
-      taskQueue,
-      provider: f.provider,
-      pool: f.pool,
-      piiKey: TEST_PII_KEY,
-      rules: { ...defaultRules(), holdThirdPartyDeposits: false },
-    });
-    const running = worker.run();
-    try {
+    await onOwnWorker(
+      'no-hold',
+      { rules: { ...defaultRules(), holdThirdPartyDeposits: false } },
+      async (queue) => {
+        const input = depositInput();
+        await startOn(queue, input);
+        const handle = handleOf(input);
+        await pay(input.txid, OTHER_PAYER);
+        await handle.signal(providerNotificationSignal, {
+          type: 'deposit',
+          action: 'updated',
+          id: input.txid,
+        });
+        const done = await waitForState(
+          () => handle.query(depositStateQuery),
+          (s) => s.status === 'completed',
+        );
+        expect(done.payment?.payerIsClient).toBe(false);
+        expect(done.reason).toBeUndefined();
+      },
+    );
+  });
+
+  it('an inquiry the provider fails three times here is made through the server, and the payment is found', async () => {
+    let failures = 0;
+    const provider = {
+      ...f.provider,
+      async getDeposit(txid: string) {
+        failures += 1;
+        if (failures <= 3) throw new Error('provider down (test)');
+        return f.provider.getDeposit(txid);
+      },
+    };
+    await onOwnWorker('inquiry-falls-back', { provider }, async (queue) => {
       const input = depositInput();
-      await f.env.client.workflow.executeUpdateWithStart(qrCodeUpdate, {
-        args: [{ ...fingerprint(input), requestId: 'req-1' }],
-        startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
-          workflowId: depositWorkflowId(input.txid),
-          taskQueue,
-          args: [{ ...input, requestId: 'req-1' }],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        }),
-      });
+      await startOn(queue, input);
       const handle = handleOf(input);
-      await pay(input.txid, OTHER_PAYER);
+      const failed = expectActivityFailure({
+        workflowId: handle.workflowId,
+        activityType: 'inquireDeposit',
+        error: /provider down/,
+      });
+      await pay(input.txid);
       await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
       const done = await waitForState(
         () => handle.query(depositStateQuery),
         (s) => s.status === 'completed',
       );
-      expect(done.payment?.payerIsClient).toBe(false);
-      expect(done.reason).toBeUndefined();
-    } finally {
-      worker.shutdown();
-      await running;
-    }
+      expect(done).toMatchObject({ status: 'completed', inquiries: 1 });
+      expect(failures).toBe(4);
+      expect(failed()).toHaveLength(3);
+      // The local activity's three attempts are one marker (its failure); the activity task succeeded.
+      expect(await inquiriesOf(handle)).toEqual({ local: 1, tasks: 1 });
+    });
   });
 });
