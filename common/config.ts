@@ -81,7 +81,7 @@ export const envSchema = z.object({
   // here) let 10,000 open deposits grow the worker past 1 GiB, and so did 500 (1,037 MiB at
   // peak; 250: 863-893). Evicted ones are replayed on their next task, which for an idle deposit
   // is rare: with 250, new deposits kept 0.90-0.96 of their throughput (bench/README.md).
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(250),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(1000),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).optional(),
 
