@@ -1,5 +1,5 @@
 import type { Bench } from '../harness';
-import { step } from '../load';
+import { type Launched, step } from '../load';
 import { awaitingPayment, completedAt, payDeposit, postDeposit, providerCalls, setAuto } from '../pixflow';
 import { cpuMsBetween, cpuSnapshot, PeakRss } from '../proc';
 import { say, settings, sleep } from '../settings';
@@ -76,11 +76,17 @@ function timesToComplete(payments: Payment[], done: Map<string, number>) {
 }
 
 /**
- * New deposits at `rate` for the peak's length; each answered one is left unpaid or paid by its
- * payer later (its notification lost or not). Ends once every payer has paid.
+ * New deposits at `rate` for `ms` (the peak's length), each sent by `launch`; each answered one
+ * is left unpaid or paid by its payer later (its notification lost or not). Ends once every
+ * payer has paid.
  */
-async function offerAndPay(b: Bench, rate: number) {
-  const { ms, unpaidShare, payAfterMs, lostShare } = settings.peak;
+export async function offerAndPay(
+  b: Bench,
+  rate: number,
+  ms = settings.peak.ms,
+  launch: () => Promise<Launched> = () => postDeposit(b),
+) {
+  const { unpaidShare, payAfterMs, lostShare } = settings.peak;
   const payments: Promise<Payment>[] = [];
   const unpaidTxids: { txid: string; createdAt: number }[] = [];
   const pay = (txid: string, lost: boolean): Promise<Payment> =>
@@ -89,19 +95,13 @@ async function offerAndPay(b: Bench, rate: number) {
       lost,
       paidAt: await payDeposit(b, txid, lost).catch(() => undefined),
     }));
-  const offered = await step(
-    rate,
-    ms,
-    () => postDeposit(b),
-    async () => [],
-    {
-      drainMs: 0,
-      onAccepted: (txid, at) => {
-        if (Math.random() < unpaidShare) unpaidTxids.push({ txid, createdAt: at });
-        else payments.push(pay(txid, Math.random() < lostShare));
-      },
+  const offered = await step(rate, ms, launch, async () => [], {
+    drainMs: 0,
+    onAccepted: (txid, at) => {
+      if (Math.random() < unpaidShare) unpaidTxids.push({ txid, createdAt: at });
+      else payments.push(pay(txid, Math.random() < lostShare));
     },
-  );
+  });
   say(
     `   offered ${offered.offered} in ${round((offered.t1 - offered.t0) / 1000)} s; waiting for the last payers...`,
   );
