@@ -77,10 +77,10 @@ export const envSchema = z.object({
   /** Where the Temporal SDK exposes its own Prometheus metrics (merged into the worker's /metrics). */
   WORKER_SDK_METRICS_PORT: port.default(9464),
   /** Worker tuning (bench/README.md); unset: the Temporal SDK's defaults, except the cache. */
-  // Cached workflows cost about 0.5 MB each; the SDK's default (from the heap limit, over 2,000
-  // here) let 10,000 open deposits grow the worker past 1 GiB, and so did 500 (1,037 MiB at
-  // peak; 250: 863-893). Evicted ones are replayed on their next task, which for an idle deposit
-  // is rare: with 250, new deposits kept 0.90-0.96 of their throughput (bench/README.md).
+  // Enough to keep a deposit until its payer pays (within about two minutes of the QR) at the
+  // peak's rate: an evicted one is replayed from its history when its payment comes. Bounded
+  // rather than the SDK's default (from the heap limit, over 2,000 here), which many open flows
+  // would fill; 1,000 peaked at 600 MiB (bench/README.md).
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(1000),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).optional(),
