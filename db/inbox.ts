@@ -46,9 +46,13 @@ export async function insertInbox(pool: Pool, row: NewInboxRow, coalesceMs: numb
        UPDATE webhook_inbox SET copies = copies + 1
        WHERE dedupe_key = $1 AND delivered_at IS NULL AND gave_up_at IS NULL AND claimed_at IS NULL
        RETURNING id
+     ), copies AS (
+       -- Locked, so a copy claimed after this statement began is read as claimed (not as the
+       -- statement's snapshot had it), and its window holds this one.
+       SELECT claimed_at, delivered_at FROM webhook_inbox WHERE dedupe_key = $1 FOR SHARE
      ), last_signal AS (
        SELECT max(COALESCE(delivered_at, claimed_at)) + make_interval(secs => $10::double precision / 1000) AS until
-       FROM webhook_inbox WHERE dedupe_key = $1 AND claimed_at IS NOT NULL
+       FROM copies WHERE claimed_at IS NOT NULL
      )
      INSERT INTO webhook_inbox
        (dedupe_key, point, workflow_id, raw_body, headers, received_at, signal_name, signal_payload, next_attempt_at)
