@@ -150,3 +150,25 @@ export async function settle(b: Bench, quietPct = 25, maxMs = 180_000): Promise<
     }
   }
 }
+
+/**
+ * A bench tool's whole life: a fresh stack and the bench's connections to it, `body`, then
+ * everything stopped; the process exits 0, or 1 with the error printed.
+ */
+export function runOnFreshStack(body: (b: Bench) => Promise<void>): void {
+  const run = async () => {
+    const b = await connect(await startStack());
+    try {
+      await body(b);
+    } finally {
+      await b.close();
+    }
+  };
+  run().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

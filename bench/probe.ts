@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { newTxid } from '../api/route-helpers';
 import { ownCpfKey, type People } from '../scripts/people';
 import type { FloorShape } from './floor-workflow';
-import { type Bench, connect, startStack } from './harness';
+import { type Bench, runOnFreshStack } from './harness';
 import { cpuMsBetween, cpuSnapshot } from './proc';
 import { API_KEY } from './stack';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
@@ -75,32 +75,19 @@ function printReport(answers: Answer[], split: Stages[], cpuShare: string[]) {
   console.log(`CPU, % of one core: ${cpuShare.join(', ')}`);
 }
 
-async function main() {
-  const b = await connect(await startStack());
-  try {
-    const { stack } = b;
-    await post(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs: 100, settleWithdrawalsAfterMs: 100 });
-    const floor = kind === 'floor' ? (await readDepositShape(b)).shape : undefined;
-    await offer(b, floor, 30); // warm-up, not counted
-    const cpu0 = cpuSnapshot(stack.child.pid as number, b.floorPids);
-    const answers = await offer(b, floor, n);
-    const cpu1 = cpuSnapshot(stack.child.pid as number, b.floorPids);
-    const seconds = (cpu1.at - cpu0.at) / 1000;
-    const marks = kind === 'deposits' ? await depositMarks(stack, answers) : new Map();
-    const split = await Promise.all(answers.map((a) => stagesOf(b.client, a, marks)));
-    const share = Object.entries(cpuMsBetween(cpu0, cpu1)).map(
-      ([part, ms]) => `${part} ${Math.round(ms / seconds / 10)}%`,
-    );
-    printReport(answers, split, share);
-  } finally {
-    await b.close();
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runOnFreshStack(async (b) => {
+  const { stack } = b;
+  await post(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs: 100, settleWithdrawalsAfterMs: 100 });
+  const floor = kind === 'floor' ? (await readDepositShape(b)).shape : undefined;
+  await offer(b, floor, 30); // warm-up, not counted
+  const cpu0 = cpuSnapshot(stack.child.pid as number, b.floorPids);
+  const answers = await offer(b, floor, n);
+  const cpu1 = cpuSnapshot(stack.child.pid as number, b.floorPids);
+  const seconds = (cpu1.at - cpu0.at) / 1000;
+  const marks = kind === 'deposits' ? await depositMarks(stack, answers) : new Map();
+  const split = await Promise.all(answers.map((a) => stagesOf(b.client, a, marks)));
+  const share = Object.entries(cpuMsBetween(cpu0, cpu1)).map(
+    ([part, ms]) => `${part} ${Math.round(ms / seconds / 10)}%`,
+  );
+  printReport(answers, split, share);
+});

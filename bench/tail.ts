@@ -1,5 +1,5 @@
 import { depositWorkflowId } from '../contracts/deposit';
-import { connect, settle, startStack } from './harness';
+import { runOnFreshStack, settle } from './harness';
 import type { Launched } from './load';
 import { postDeposit, setAuto } from './pixflow';
 import { cpuMsBetween, cpuSnapshot, cpuTicks, PeakRss, stealPctSince } from './proc';
@@ -41,66 +41,53 @@ function timeline(answers: Answer[], t0: number): string[] {
     );
 }
 
-async function main() {
-  const b = await connect(await startStack());
-  try {
-    await setAuto(b, null, settings.autoAfterMs); // the payers pay, not the sandbox
-    await settle(b);
-    const root = b.stack.child.pid as number;
-    const metricsUrl = `http://127.0.0.1:${b.stack.env.WORKER_HTTP_PORT}/metrics`;
-    const rss = new PeakRss(() => b.stack.pidsOf('worker'));
-    rss.start();
-    const ticks = cpuTicks();
-    const cpu0 = cpuSnapshot(root);
-    const answers: Answer[] = [];
-    const launch = async (): Promise<Launched> => {
-      const sent = Date.now();
-      const r = await postDeposit(b);
-      if (r.ok) answers.push({ workflowId: depositWorkflowId(r.id), sent, answered: Date.now() });
-      return r;
-    };
-    const t0 = Date.now();
-    const { offered } = await offerAndPay(b, rate, minutes * 60_000, launch);
-    const cpu1 = cpuSnapshot(root);
-    const steal = stealPctSince(ticks);
-    const rssPeak = await rss.stop();
-    const metrics = await (await fetch(metricsUrl)).text();
+runOnFreshStack(async (b) => {
+  await setAuto(b, null, settings.autoAfterMs); // the payers pay, not the sandbox
+  await settle(b);
+  const root = b.stack.child.pid as number;
+  const metricsUrl = `http://127.0.0.1:${b.stack.env.WORKER_HTTP_PORT}/metrics`;
+  const rss = new PeakRss(() => b.stack.pidsOf('worker'));
+  rss.start();
+  const ticks = cpuTicks();
+  const cpu0 = cpuSnapshot(root);
+  const answers: Answer[] = [];
+  const launch = async (): Promise<Launched> => {
+    const sent = Date.now();
+    const r = await postDeposit(b);
+    if (r.ok) answers.push({ workflowId: depositWorkflowId(r.id), sent, answered: Date.now() });
+    return r;
+  };
+  const t0 = Date.now();
+  const { offered } = await offerAndPay(b, rate, minutes * 60_000, launch);
+  const cpu1 = cpuSnapshot(root);
+  const steal = stealPctSince(ticks);
+  const rssPeak = await rss.stop();
+  const metrics = await (await fetch(metricsUrl)).text();
 
-    const slow = answers.filter((a) => a.answered - a.sent > settings.latencyTargetMs);
-    const others = answers.filter((a) => a.answered - a.sent <= settings.latencyTargetMs);
-    const sample = others.filter((_, i) => i % Math.max(1, Math.round(others.length / 200)) === 0);
-    const marks = await depositMarks(b.stack, [...slow, ...sample]);
-    const split = (set: Answer[]) => Promise.all(set.map((a) => stagesOf(b.client, a, marks)));
-    const seconds = (cpu1.at - cpu0.at) / 1000;
+  const slow = answers.filter((a) => a.answered - a.sent > settings.latencyTargetMs);
+  const others = answers.filter((a) => a.answered - a.sent <= settings.latencyTargetMs);
+  const sample = others.filter((_, i) => i % Math.max(1, Math.round(others.length / 200)) === 0);
+  const marks = await depositMarks(b.stack, [...slow, ...sample]);
+  const split = (set: Answer[]) => Promise.all(set.map((a) => stagesOf(b.client, a, marks)));
+  const seconds = (cpu1.at - cpu0.at) / 1000;
 
-    console.log(
-      `${answers.length} of ${offered.offered} deposits answered at ${rate}/s over ${minutes} min; failed: ${JSON.stringify(offered.errorsBy)}`,
-    );
-    for (const line of timeline(answers, t0)) console.log(line);
-    const report = (name: string, set: Answer[], stages: Stages[]) => {
-      console.log(`${name} (${set.length})`);
-      for (const line of stageReport(set, stages)) console.log(`  ${line}`);
-    };
-    report(`answers over ${settings.latencyTargetMs} ms`, slow, await split(slow));
-    report('a sample of the others', sample, await split(sample));
-    console.log(
-      `workflow cache: ${counter(metrics, 'temporal_sticky_cache_hit')} hits, ${counter(metrics, 'temporal_sticky_cache_miss')} misses, ${counter(metrics, 'temporal_sticky_cache_total_forced_eviction')} evictions`,
-    );
-    console.log(
-      `CPU, % of one core: ${Object.entries(cpuMsBetween(cpu0, cpu1))
-        .map(([part, ms]) => `${part} ${round(ms / seconds / 10, 1)}%`)
-        .join(', ')}`,
-    );
-    console.log(`worker RSS peak ${Math.round(rssPeak / 2 ** 20)} MiB; steal ${steal}%`);
-  } finally {
-    await b.close();
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+  console.log(
+    `${answers.length} of ${offered.offered} deposits answered at ${rate}/s over ${minutes} min; failed: ${JSON.stringify(offered.errorsBy)}`,
+  );
+  for (const line of timeline(answers, t0)) console.log(line);
+  const report = (name: string, set: Answer[], stages: Stages[]) => {
+    console.log(`${name} (${set.length})`);
+    for (const line of stageReport(set, stages)) console.log(`  ${line}`);
+  };
+  report(`answers over ${settings.latencyTargetMs} ms`, slow, await split(slow));
+  report('a sample of the others', sample, await split(sample));
+  console.log(
+    `workflow cache: ${counter(metrics, 'temporal_sticky_cache_hit')} hits, ${counter(metrics, 'temporal_sticky_cache_miss')} misses, ${counter(metrics, 'temporal_sticky_cache_total_forced_eviction')} evictions`,
+  );
+  console.log(
+    `CPU, % of one core: ${Object.entries(cpuMsBetween(cpu0, cpu1))
+      .map(([part, ms]) => `${part} ${round(ms / seconds / 10, 1)}%`)
+      .join(', ')}`,
+  );
+  console.log(`worker RSS peak ${Math.round(rssPeak / 2 ** 20)} MiB; steal ${steal}%`);
+});

@@ -66,9 +66,7 @@ async function inquire(txid: string, clientCpf: string) {
   try {
     return await inquireDepositHere(txid, clientCpf);
   } catch (err) {
-    // A local activity's failure arrives either wrapped in an ActivityFailure or as its cause.
-    if (err instanceof ActivityFailure || err instanceof ApplicationFailure || err instanceof TimeoutFailure)
-      return inquireDeposit(txid, clientCpf);
+    if (isLocalActivityFailure(err)) return inquireDeposit(txid, clientCpf);
     throw err;
   }
 }
@@ -224,12 +222,12 @@ function answerQrRequests(input: DepositInput, state: DepositState) {
 
 /** Why the QR could not be created, when the provider said so or never answered; else undefined. */
 function qrFailureReason(err: unknown): string | undefined {
-  // A local activity's failure arrives either wrapped in an ActivityFailure or as its cause.
-  if (
-    !(err instanceof ActivityFailure || err instanceof ApplicationFailure || err instanceof TimeoutFailure)
-  ) {
-    return undefined;
-  }
+  if (!isLocalActivityFailure(err)) return undefined;
   const cause = err instanceof ActivityFailure ? err.cause : err;
   return (cause instanceof ApplicationFailure ? cause.type : undefined) ?? 'provider_unavailable';
+}
+
+/** A local activity's failure: it arrives either wrapped in an ActivityFailure or as its cause. */
+function isLocalActivityFailure(err: unknown): err is ActivityFailure | ApplicationFailure | TimeoutFailure {
+  return err instanceof ActivityFailure || err instanceof ApplicationFailure || err instanceof TimeoutFailure;
 }
