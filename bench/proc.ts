@@ -9,6 +9,8 @@ import { round } from './stats';
 export interface CpuTicks {
   steal: number;
   total: number;
+  /** Idle and waiting for I/O. */
+  idle: number;
 }
 
 export function cpuTicks(): CpuTicks {
@@ -17,7 +19,7 @@ export function cpuTicks(): CpuTicks {
     .split(/\s+/)
     .slice(1, 9)
     .map(Number);
-  return { steal: f[7] ?? 0, total: f.reduce((a, b) => a + b, 0) };
+  return { steal: f[7] ?? 0, total: f.reduce((a, b) => a + b, 0), idle: (f[3] ?? 0) + (f[4] ?? 0) };
 }
 
 /** Percent of the CPU time since `from` that the hypervisor took from this machine. */

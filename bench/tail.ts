@@ -2,7 +2,7 @@ import { depositWorkflowId } from '../contracts/deposit';
 import { runOnFreshStack, settle } from './harness';
 import type { Launched } from './load';
 import { postDeposit, setAuto } from './pixflow';
-import { cpuMsBetween, cpuSnapshot, cpuTicks, PeakRss, stealPctSince } from './proc';
+import { cpuMsBetween, cpuSnapshot, cpuTicks, PeakRss, rssBytes, stealPctSince } from './proc';
 import { settings } from './settings';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
 import { percentile, round } from './stats';
@@ -11,9 +11,10 @@ import { offerAndPay } from './steps/peak';
 // `npm run bench:tail`: the peak in small, to see what makes its slowest answers slow. Deposits
 // at TAIL_RATE a second for TAIL_MINUTES on a fresh stack, with the peak's payers (half never
 // pay, the others 5-120 s after their QR, a few notifications lost). It prints the answers' p50
-// and p99 every 20 s, the stages (stages.ts) of the answers over the latency target beside a
-// sample of the others, the worker's workflow cache hits and misses, each process's CPU, the
-// worker's peak RSS and the steal. Not a figure: a tool to find why the peak's p99 is what it is.
+// and p99 every 20 s, beside how busy the machine was and the CPU each process used in those
+// 20 s; the stages (stages.ts) of the answers over the latency target beside a sample of the
+// others; the worker's workflow cache hits and misses, each process's CPU, the worker's peak RSS
+// and the steal. Not a figure: a tool to find why the peak's p99 is what it is.
 
 const rate = Number(process.env.TAIL_RATE ?? 5.4);
 const minutes = Number(process.env.TAIL_MINUTES ?? 6);
@@ -27,7 +28,40 @@ function counter(metrics: string, name: string): number {
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
-function timeline(answers: Answer[], t0: number): string[] {
+/** The machine's busy share and each part's CPU (% of one core) in each window, as sampled. */
+interface WindowCpu {
+  busyPct: number;
+  parts: Record<string, number>;
+  /** Resident memory of the worker and of Temporal at the window's end. */
+  rssMiB: { worker: number; temporal: number };
+}
+
+/** Every BUCKET_MS from t0: the CPU each part used in the window just ended. */
+function sampleWindows(root: number, pidsOf: (part: string) => number[], out: WindowCpu[]): () => void {
+  let snap = cpuSnapshot(root);
+  let ticks = cpuTicks();
+  const timer = setInterval(() => {
+    const next = cpuSnapshot(root);
+    const nextTicks = cpuTicks();
+    const seconds = (next.at - snap.at) / 1000;
+    const total = nextTicks.total - ticks.total;
+    out.push({
+      busyPct: total > 0 ? round(100 * (1 - (nextTicks.idle - ticks.idle) / total), 0) : 0,
+      parts: Object.fromEntries(
+        Object.entries(cpuMsBetween(snap, next)).map(([part, ms]) => [part, round(ms / seconds / 10, 0)]),
+      ),
+      rssMiB: { worker: rssMiBOf(pidsOf('worker')), temporal: rssMiBOf(pidsOf('temporal')) },
+    });
+    snap = next;
+    ticks = nextTicks;
+  }, BUCKET_MS);
+  return () => clearInterval(timer);
+}
+
+const rssMiBOf = (pids: number[]) =>
+  Math.round(pids.reduce((sum, pid) => sum + (rssBytes(pid) || 0), 0) / 2 ** 20);
+
+function timeline(answers: Answer[], t0: number, windows: WindowCpu[]): string[] {
   const buckets = new Map<number, number[]>();
   for (const a of answers) {
     const k = Math.floor((a.sent - t0) / BUCKET_MS);
@@ -35,10 +69,15 @@ function timeline(answers: Answer[], t0: number): string[] {
   }
   return [...buckets]
     .sort(([x], [y]) => x - y)
-    .map(
-      ([k, v]) =>
-        `  ${String((k * BUCKET_MS) / 1000).padStart(4)} s  p50 ${round(percentile(v, 50), 0)}  p99 ${round(percentile(v, 99), 0)} ms  over ${settings.latencyTargetMs}: ${v.filter((x) => x > settings.latencyTargetMs).length} of ${v.length}`,
-    );
+    .map(([k, v]) => {
+      const w = windows[k];
+      const cpu = w
+        ? `  busy ${w.busyPct}%  ${Object.entries(w.parts)
+            .map(([part, pct]) => `${part} ${pct}`)
+            .join(' ')}  rss worker ${w.rssMiB.worker} temporal ${w.rssMiB.temporal}`
+        : '';
+      return `  ${String((k * BUCKET_MS) / 1000).padStart(4)} s  p50 ${round(percentile(v, 50), 0)}  p99 ${round(percentile(v, 99), 0)} ms  over ${settings.latencyTargetMs}: ${v.filter((x) => x > settings.latencyTargetMs).length} of ${v.length}${cpu}`;
+    });
 }
 
 runOnFreshStack(async (b) => {
@@ -57,8 +96,11 @@ runOnFreshStack(async (b) => {
     if (r.ok) answers.push({ workflowId: depositWorkflowId(r.id), sent, answered: Date.now() });
     return r;
   };
+  const windows: WindowCpu[] = [];
   const t0 = Date.now();
+  const stopSampling = sampleWindows(root, b.stack.pidsOf, windows);
   const { offered } = await offerAndPay(b, rate, minutes * 60_000, launch);
+  stopSampling();
   const cpu1 = cpuSnapshot(root);
   const steal = stealPctSince(ticks);
   const rssPeak = await rss.stop();
@@ -74,7 +116,9 @@ runOnFreshStack(async (b) => {
   console.log(
     `${answers.length} of ${offered.offered} deposits answered at ${rate}/s over ${minutes} min; failed: ${JSON.stringify(offered.errorsBy)}`,
   );
-  for (const line of timeline(answers, t0)) console.log(line);
+  const times = answers.map((a) => a.answered - a.sent);
+  console.log(`  all      p50 ${round(percentile(times, 50), 0)}  p99 ${round(percentile(times, 99), 0)} ms`);
+  for (const line of timeline(answers, t0, windows)) console.log(line);
   const report = (name: string, set: Answer[], stages: Stages[]) => {
     console.log(`${name} (${set.length})`);
     for (const line of stageReport(set, stages)) console.log(`  ${line}`);
