@@ -4,6 +4,7 @@ import pg from 'pg';
 import { pixflowDataConverter } from '../common/codec';
 import { type Config, loadConfig } from '../common/config';
 import { onboardPeople, type People } from '../scripts/people';
+import { NODE_RUNTIME_FLAGS } from '../scripts/runtime-tuning';
 import { cpuMsBetween, cpuSnapshot } from './proc';
 import { say, settings, sleep } from './settings';
 import { API_KEY, type BenchStack, startBenchStack } from './stack';
@@ -53,7 +54,8 @@ export function startStack(args: string[] = []): Promise<BenchStack> {
  */
 async function startFloorWorker(stack: BenchStack, floorDone: Map<string, number>) {
   const child = fork(require.resolve('./floor-worker'), [], {
-    execArgv: ['--import', 'tsx'],
+    // The Node flags pixflow's worker runs with: the floor is the same process minus the work.
+    execArgv: [...NODE_RUNTIME_FLAGS, '--import', 'tsx'],
     env: { ...stack.env, BENCH_TEMPORAL_ADDRESS: stack.temporalAddress },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

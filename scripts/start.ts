@@ -10,6 +10,7 @@ import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
 import { freePort, tcpOpen } from './net';
 import { upsertOperator } from './operator';
+import { NODE_RUNTIME_FLAGS, temporalRuntimeEnv } from './runtime-tuning';
 import { parseStartOptions, type StartOptions, StartOptionsError } from './start-options';
 import {
   HISTORY_SHARDS,
@@ -154,7 +155,9 @@ function run(
 }
 
 function tsx(name: string, file: string, env: NodeJS.ProcessEnv, replica = false) {
-  return run(name, process.execPath, ['--import', 'tsx', path.join(ROOT, file)], env, { replica });
+  return run(name, process.execPath, [...NODE_RUNTIME_FLAGS, '--import', 'tsx', path.join(ROOT, file)], env, {
+    replica,
+  });
 }
 
 async function waitFor(
@@ -271,7 +274,7 @@ async function startTemporal(config: Config, cli: string, dataDir: string) {
     throw new StartError(`port ${port} is already in use; is another Temporal running?`);
   say('starting Temporal dev server...');
   for (let attempt = 1; ; attempt++) {
-    const temporal = run('temporal', cli, devServerArgs(config, dataDir), process.env);
+    const temporal = run('temporal', cli, devServerArgs(config, dataDir), temporalRuntimeEnv(process.env));
     let lostPortRace = false;
     const watch = (b: unknown) => {
       if (String(b).includes('address already in use')) lostPortRace = true;
@@ -355,7 +358,9 @@ async function startServerTemporal(
     `starting Temporal server ${TEMPORAL_SERVER_REPORTED_VERSION} on Postgres (${HISTORY_SHARDS} history shards)...`,
   );
   // Quiet until it serves: its services log errors about each other while they join.
-  const temporal = run('temporal', tools.server.server, args, process.env, { quiet: true });
+  const temporal = run('temporal', tools.server.server, args, temporalRuntimeEnv(process.env), {
+    quiet: true,
+  });
   const address = `127.0.0.1:${port}`;
   await waitFor('Temporal', temporal, () => serverServing(tools.cli, address), 120_000);
   await prepareNamespace(tools.cli, address, config.TEMPORAL_NAMESPACE).catch((err: Error) => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freeStackPorts, newDataDir } from '../../scripts/embedded-stack';
+import { NODE_RUNTIME_FLAGS, temporalRuntimeEnv } from '../../scripts/runtime-tuning';
 import { ensureTemporalCli } from '../../scripts/temporal-tools';
 import { freePort, tcpOpen } from '../helpers/ports';
 import { waitUntil } from '../helpers/wait';
@@ -204,6 +205,18 @@ async function expectEveryPartAnswers({ ports, output }: Started) {
   await expectDevReviewerSignsIn(`http://127.0.0.1:${ports.API_PORT}`, output());
 }
 
+/** The parts run with the garbage collection settings npm start gives them (runtime-tuning.ts). */
+function expectTunedRuntimes({ procs }: Started) {
+  for (const script of ['worker/main.ts', 'api/main.ts', 'sandbox/main.ts']) {
+    const part = procs.find((p) => p.command.includes(script));
+    expect(part?.command.split(' '), script).toEqual(expect.arrayContaining([...NODE_RUNTIME_FLAGS]));
+  }
+  const temporal = procs.find((p) => p.command.includes('start-dev'));
+  const env = readFileSync(`/proc/${temporal?.pid}/environ`, 'utf8').split('\0');
+  const want = temporalRuntimeEnv(process.env);
+  expect(env).toEqual(expect.arrayContaining([`GOGC=${want.GOGC}`, `GOMEMLIMIT=${want.GOMEMLIMIT}`]));
+}
+
 /** The back office's dev reviewer, as the banner prints it, signs in. */
 async function expectDevReviewerSignsIn(api: string, output: string) {
   const [, email, password] = /back office .*\(sign in: (\S+) \/ (\S+)\)/.exec(output) ?? [];
@@ -247,6 +260,7 @@ describe('npm start stops every part, whichever way it is stopped', () => {
   it('SIGTERM to the process npm runs, once every part answers on its port', async () => {
     const s = await npmStart();
     await expectEveryPartAnswers(s);
+    expectTunedRuntimes(s);
     process.kill(s.starterPid, 'SIGTERM');
     await expectAllGone(s);
     await expectOrderlyStop(s, 'SIGTERM');

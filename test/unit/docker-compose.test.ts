@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { searchAttributeKeys } from '../../common/search-attributes';
+import { NODE_RUNTIME_FLAGS, temporalRuntimeEnv } from '../../scripts/runtime-tuning';
 import { HISTORY_SHARDS, PERSISTENCE_DATABASE, VISIBILITY_DATABASE } from '../../scripts/temporal-server';
 import { TEMPORAL_SERVER_REPORTED_VERSION } from '../../scripts/temporal-tools';
 
@@ -65,6 +66,17 @@ describe('docker-compose.yml', () => {
     expect(env.VISIBILITY_DBNAME).toBe(VISIBILITY_DATABASE);
     expect(Number(env.NUM_HISTORY_SHARDS)).toBe(HISTORY_SHARDS);
     expect(services.temporal?.depends_on?.postgres?.condition).toBe('service_healthy');
+  });
+
+  it('runs Temporal and the Node services with the garbage collection npm start gives them', () => {
+    const env = services.temporal?.environment ?? {};
+    const tuned = temporalRuntimeEnv({});
+    expect(String(env.GOGC)).toBe(tuned.GOGC);
+    expect(String(env.GOMEMLIMIT)).toBe(tuned.GOMEMLIMIT);
+    // The worker, API and sandbox images: one Dockerfile, whose NODE_OPTIONS every command gets.
+    const dockerfile = readFileSync(path.join(__dirname, '../../Dockerfile'), 'utf8');
+    expect(dockerfile).toContain(`ENV NODE_OPTIONS=${NODE_RUNTIME_FLAGS.join(' ')}\n`);
+    for (const name of ['worker', 'api', 'sandbox']) expect(services[name]?.build, name).toBe('.');
   });
 
   it('runs two worker replicas, each started again when it dies', () => {
