@@ -68,7 +68,7 @@ describe('docker-compose.yml', () => {
     expect(services.temporal?.depends_on?.postgres?.condition).toBe('service_healthy');
   });
 
-  it('runs Temporal and the Node services with the garbage collection npm start gives them', () => {
+  it('runs Temporal and the Node services, in images and by npm script, with the garbage collection npm start gives them', () => {
     const env = services.temporal?.environment ?? {};
     const tuned = temporalRuntimeEnv({});
     expect(String(env.GOGC)).toBe(tuned.GOGC);
@@ -77,6 +77,15 @@ describe('docker-compose.yml', () => {
     const dockerfile = readFileSync(path.join(__dirname, '../../Dockerfile'), 'utf8');
     expect(dockerfile).toContain(`ENV NODE_OPTIONS=${NODE_RUNTIME_FLAGS.join(' ')}\n`);
     for (const name of ['worker', 'api', 'sandbox']) expect(services[name]?.build, name).toBe('.');
+    // Run by hand, outside npm start and the image, they get the same flags.
+    const { scripts } = JSON.parse(readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    for (const name of ['worker', 'api', 'sandbox']) {
+      expect(scripts[name], name).toBe(
+        `exec node ${NODE_RUNTIME_FLAGS.join(' ')} --import tsx ${name}/main.ts`,
+      );
+    }
   });
 
   it('runs two worker replicas, each started again when it dies', () => {
