@@ -3,7 +3,7 @@ import { newTxid } from '../api/route-helpers';
 import { ownCpfKey, type People } from '../scripts/people';
 import type { FloorShape } from './floor-workflow';
 import { type Bench, runOnFreshStack } from './harness';
-import { cpuMsBetween, cpuSnapshot } from './proc';
+import { cpuPercentBetween, cpuSnapshot } from './proc';
 import { API_KEY } from './stack';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
 import { launchFloor } from './steps/floor';
@@ -83,11 +83,10 @@ runOnFreshStack(async (b) => {
   const cpu0 = cpuSnapshot(stack.child.pid as number, b.floorPids);
   const answers = await offer(b, floor, n);
   const cpu1 = cpuSnapshot(stack.child.pid as number, b.floorPids);
-  const seconds = (cpu1.at - cpu0.at) / 1000;
   const marks = kind === 'deposits' ? await depositMarks(stack, answers) : new Map();
   const split = await Promise.all(answers.map((a) => stagesOf(b.client, a, marks)));
-  const share = Object.entries(cpuMsBetween(cpu0, cpu1)).map(
-    ([part, ms]) => `${part} ${Math.round(ms / seconds / 10)}%`,
+  const share = Object.entries(cpuPercentBetween(cpu0, cpu1)).map(
+    ([part, pct]) => `${part} ${Math.round(pct)}%`,
   );
   printReport(answers, split, share);
 });

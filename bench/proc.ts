@@ -29,6 +29,13 @@ export function stealPctSince(from: CpuTicks): number {
   return total > 0 ? round((100 * (now.steal - from.steal)) / total, 1) : 0;
 }
 
+/** Percent of the CPU time since `from` that this machine was busy (neither idle nor waiting for I/O). */
+export function busyPctSince(from: CpuTicks): number {
+  const now = cpuTicks();
+  const total = now.total - from.total;
+  return total > 0 ? round(100 * (1 - (now.idle - from.idle) / total), 1) : 0;
+}
+
 interface Proc {
   pid: number;
   ppid: number;
@@ -157,6 +164,14 @@ export function cpuMsBetween(a: CpuSnapshot, b: CpuSnapshot): Record<string, num
   return out;
 }
 
+/** Each part's CPU between two snapshots, as % of one core over the time between them. */
+export function cpuPercentBetween(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
+  const seconds = (b.at - a.at) / 1000;
+  return Object.fromEntries(
+    Object.entries(cpuMsBetween(a, b)).map(([part, ms]) => [part, round(ms / seconds / 10, 1)]),
+  );
+}
+
 /** The peak resident memory of some processes (summed), sampled on demand and then every second until stopped. */
 export class PeakRss {
   peak = 0;
@@ -164,8 +179,7 @@ export class PeakRss {
   private sampler: Promise<void> = Promise.resolve();
   constructor(private readonly pids: () => number[]) {}
   sample(): void {
-    const total = this.pids().reduce((sum, pid) => sum + (rssBytes(pid) || 0), 0);
-    this.peak = Math.max(this.peak, total);
+    this.peak = Math.max(this.peak, rssBytesOf(this.pids()));
   }
   start(): void {
     this.sampling = true;
@@ -191,4 +205,9 @@ export function rssBytes(pid: number): number {
   } catch {
     return Number.NaN; // the process is gone: the stack's output says why
   }
+}
+
+/** Resident memory of some processes, summed; one that is gone counts 0. */
+export function rssBytesOf(pids: number[]): number {
+  return pids.reduce((sum, pid) => sum + (rssBytes(pid) || 0), 0);
 }

@@ -2,7 +2,15 @@ import { depositWorkflowId } from '../contracts/deposit';
 import { runOnFreshStack, settle } from './harness';
 import type { Launched } from './load';
 import { postDeposit, setAuto } from './pixflow';
-import { cpuMsBetween, cpuSnapshot, cpuTicks, PeakRss, rssBytes, stealPctSince } from './proc';
+import {
+  busyPctSince,
+  cpuPercentBetween,
+  cpuSnapshot,
+  cpuTicks,
+  PeakRss,
+  rssBytesOf,
+  stealPctSince,
+} from './proc';
 import { settings } from './settings';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
 import { percentile, round } from './stats';
@@ -42,24 +50,20 @@ function sampleWindows(root: number, pidsOf: (part: string) => number[], out: Wi
   let ticks = cpuTicks();
   const timer = setInterval(() => {
     const next = cpuSnapshot(root);
-    const nextTicks = cpuTicks();
-    const seconds = (next.at - snap.at) / 1000;
-    const total = nextTicks.total - ticks.total;
     out.push({
-      busyPct: total > 0 ? round(100 * (1 - (nextTicks.idle - ticks.idle) / total), 0) : 0,
+      busyPct: Math.round(busyPctSince(ticks)),
       parts: Object.fromEntries(
-        Object.entries(cpuMsBetween(snap, next)).map(([part, ms]) => [part, round(ms / seconds / 10, 0)]),
+        Object.entries(cpuPercentBetween(snap, next)).map(([part, pct]) => [part, Math.round(pct)]),
       ),
       rssMiB: { worker: rssMiBOf(pidsOf('worker')), temporal: rssMiBOf(pidsOf('temporal')) },
     });
     snap = next;
-    ticks = nextTicks;
+    ticks = cpuTicks();
   }, BUCKET_MS);
   return () => clearInterval(timer);
 }
 
-const rssMiBOf = (pids: number[]) =>
-  Math.round(pids.reduce((sum, pid) => sum + (rssBytes(pid) || 0), 0) / 2 ** 20);
+const rssMiBOf = (pids: number[]) => Math.round(rssBytesOf(pids) / 2 ** 20);
 
 function timeline(answers: Answer[], t0: number, windows: WindowCpu[]): string[] {
   const buckets = new Map<number, number[]>();
@@ -111,7 +115,6 @@ runOnFreshStack(async (b) => {
   const sample = others.filter((_, i) => i % Math.max(1, Math.round(others.length / 200)) === 0);
   const marks = await depositMarks(b.stack, [...slow, ...sample]);
   const split = (set: Answer[]) => Promise.all(set.map((a) => stagesOf(b.client, a, marks)));
-  const seconds = (cpu1.at - cpu0.at) / 1000;
 
   console.log(
     `${answers.length} of ${offered.offered} deposits answered at ${rate}/s over ${minutes} min; failed: ${JSON.stringify(offered.errorsBy)}`,
@@ -129,8 +132,8 @@ runOnFreshStack(async (b) => {
     `workflow cache: ${counter(metrics, 'temporal_sticky_cache_hit')} hits, ${counter(metrics, 'temporal_sticky_cache_miss')} misses, ${counter(metrics, 'temporal_sticky_cache_total_forced_eviction')} evictions`,
   );
   console.log(
-    `CPU, % of one core: ${Object.entries(cpuMsBetween(cpu0, cpu1))
-      .map(([part, ms]) => `${part} ${round(ms / seconds / 10, 1)}%`)
+    `CPU, % of one core: ${Object.entries(cpuPercentBetween(cpu0, cpu1))
+      .map(([part, pct]) => `${part} ${pct}%`)
       .join(', ')}`,
   );
   console.log(`worker RSS peak ${Math.round(rssPeak / 2 ** 20)} MiB; steal ${steal}%`);

@@ -1,7 +1,7 @@
 import type { Bench } from '../harness';
 import { type Launched, step } from '../load';
 import { awaitingPayment, completedAt, payDeposit, postDeposit, providerCalls, setAuto } from '../pixflow';
-import { cpuMsBetween, cpuSnapshot, PeakRss } from '../proc';
+import { cpuPercentBetween, cpuSnapshot, PeakRss } from '../proc';
 import { say, settings, sleep } from '../settings';
 import { round, type Summary, summarize } from '../stats';
 
@@ -142,7 +142,6 @@ export async function peak(b: Bench, rate: number): Promise<Peak> {
     paid.filter((p) => p.lost),
     done,
   );
-  const seconds = (cpu1.at - cpu0.at) / 1000;
   const result: Peak = {
     rate: round(rate),
     seconds: round((r.t1 - r.t0) / 1000),
@@ -169,9 +168,7 @@ export async function peak(b: Bench, rate: number): Promise<Peak> {
       b,
       unpaidTxids.map((u) => u.txid),
     ),
-    cpuPercent: Object.fromEntries(
-      Object.entries(cpuMsBetween(cpu0, cpu1)).map(([k, v]) => [k, round(v / seconds / 10, 1)]),
-    ),
+    cpuPercent: cpuPercentBetween(cpu0, cpu1),
     stealPct: r.stealPct,
     unpaidTxids,
   };
