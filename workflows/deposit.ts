@@ -6,7 +6,6 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
-  TimeoutFailure,
 } from '@temporalio/workflow';
 import type { createDepositActivities } from '../activities/deposit';
 import {
@@ -26,8 +25,11 @@ import {
   resolutionUpdate,
 } from '../contracts/deposit';
 import {
+  isLocalActivityFailure,
   isoNow,
+  LOOK_HERE_OPTIONS,
   listenForProviderHints,
+  lookHereFirst,
   PROVIDER_RETRY,
   paymentRecord,
   trackFlow,
@@ -52,24 +54,8 @@ const { inquireDeposit } = proxyActivities<DepositActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
 });
-// The inquiry a hint wakes runs first as a local activity, inside the workflow task the hint
-// started: no activity task and no second workflow task through the server, so a payment is
-// credited sooner and costs the server less. A provider that does not answer in a few tries
-// hands over to the activity above, whose long retries add nothing to history.
-const { inquireDeposit: inquireDepositHere } = proxyLocalActivities<DepositActivities>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
-});
-
-/** The deposit inquiry: here first, then through the server if the provider did not answer here. */
-async function inquire(txid: string, clientCpf: string) {
-  try {
-    return await inquireDepositHere(txid, clientCpf);
-  } catch (err) {
-    if (isLocalActivityFailure(err)) return inquireDeposit(txid, clientCpf);
-    throw err;
-  }
-}
+// The inquiry a hint wakes: here first (flow-lifecycle.ts says why), else through the server.
+const { inquireDeposit: inquireDepositHere } = proxyLocalActivities<DepositActivities>(LOOK_HERE_OPTIONS);
 
 /**
  * Deposit: create the Pix QR (handed to the API through the `qrCode` update as soon as it
@@ -121,7 +107,7 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
     const check = !patched(PAYER_CHECK_PATCH)
       ? await inquireDeposit(input.txid)
       : patched(LOCAL_INQUIRY_PATCH)
-        ? await inquire(input.txid, input.client.cpf)
+        ? await lookHereFirst(inquireDepositHere, inquireDeposit, input.txid, input.client.cpf)
         : await inquireDeposit(input.txid, input.client.cpf);
     if (!check.paid) return undefined;
     state.payment = {
@@ -225,9 +211,4 @@ function qrFailureReason(err: unknown): string | undefined {
   if (!isLocalActivityFailure(err)) return undefined;
   const cause = err instanceof ActivityFailure ? err.cause : err;
   return (cause instanceof ApplicationFailure ? cause.type : undefined) ?? 'provider_unavailable';
-}
-
-/** A local activity's failure: it arrives either wrapped in an ActivityFailure or as its cause. */
-function isLocalActivityFailure(err: unknown): err is ActivityFailure | ApplicationFailure | TimeoutFailure {
-  return err instanceof ActivityFailure || err instanceof ApplicationFailure || err instanceof TimeoutFailure;
 }

@@ -1,10 +1,13 @@
 import {
+  ActivityFailure,
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
+  TimeoutFailure,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -41,6 +44,38 @@ const { recordFlow } = proxyLocalActivities<{ recordFlow(r: FlowRecord): Promise
   startToCloseTimeout: '10s',
   retry: { initialInterval: '500ms', maximumInterval: '10s' },
 });
+
+/**
+ * A look at the provider that a hint wakes runs first as a local activity, inside the workflow
+ * task the hint started: no activity task and no second workflow task through the server, so an
+ * outcome is seen sooner and costs the server less. A provider that does not answer in these few
+ * tries hands over to the activity through the server, whose long retries add nothing to history.
+ */
+export const LOOK_HERE_OPTIONS = {
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
+} as const;
+
+/** The look here (a local activity with LOOK_HERE_OPTIONS), then through the server if it failed. */
+export async function lookHereFirst<A extends unknown[], R>(
+  here: (...args: A) => Promise<R>,
+  throughServer: (...args: A) => Promise<R>,
+  ...args: A
+): Promise<R> {
+  try {
+    return await here(...args);
+  } catch (err) {
+    if (isLocalActivityFailure(err)) return throughServer(...args);
+    throw err;
+  }
+}
+
+/** A local activity's failure: it arrives either wrapped in an ActivityFailure or as its cause. */
+export function isLocalActivityFailure(
+  err: unknown,
+): err is ActivityFailure | ApplicationFailure | TimeoutFailure {
+  return err instanceof ActivityFailure || err instanceof ApplicationFailure || err instanceof TimeoutFailure;
+}
 
 export function isoNow(): string {
   return new Date().toISOString();

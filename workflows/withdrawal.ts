@@ -15,6 +15,7 @@ import { type BiometricsOutcome, biometricsOutcomeSignal } from '../contracts/bi
 import type { WithdrawalRefusal } from '../contracts/rules';
 import { resolveTimings } from '../contracts/shared';
 import {
+  LOCAL_PAYOUT_CHECK_PATCH,
   PAYOUT_REJECTED,
   type StepUpCause,
   WITHDRAWAL_CONFLICT,
@@ -28,7 +29,9 @@ import {
 import { pixKeyProblem } from '../provider/pix-key';
 import {
   isoNow,
+  LOOK_HERE_OPTIONS,
   listenForProviderHints,
+  lookHereFirst,
   PROVIDER_RETRY,
   paymentRecord,
   trackFlow,
@@ -62,6 +65,8 @@ const { checkPayout } = proxyActivities<WithdrawalActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
 });
+// The look a hint wakes: here first (flow-lifecycle.ts says why), else through the server.
+const { checkPayout: checkPayoutHere } = proxyLocalActivities<WithdrawalActivities>(LOOK_HERE_OPTIONS);
 // Only when checkPayout found the receipt not rendered yet: the provider renders it with a lag,
 // and an empty invoice is retried for up to a day.
 const { storeReceipt } = proxyActivities<WithdrawalActivities>({
@@ -141,7 +146,10 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     deadline: Date.now() + timings.withdrawalDeadlineMs,
     look: async (): Promise<PayoutCheck | undefined> => {
       state.inquiries += 1;
-      const check = await checkPayout(input.transactionId);
+      // Runs that looked through the server before the look moved here replay as they ran.
+      const check = patched(LOCAL_PAYOUT_CHECK_PATCH)
+        ? await lookHereFirst(checkPayoutHere, checkPayout, input.transactionId)
+        : await checkPayout(input.transactionId);
       state.receiptStatus = check.receiptStatus;
       state.e2eId = check.e2eId ?? state.e2eId;
       return check.outcome === 'processing' ? undefined : check;

@@ -23,3 +23,16 @@ export async function recordHistory(handle: WorkflowHandle, name: string): Promi
 export async function historyBytes(handle: WorkflowHandle): Promise<number> {
   return temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish().length;
 }
+
+/** The patch ids a flow recorded, in order: each `core_patch` marker's details as text. */
+export async function patchMarkers(handle: WorkflowHandle): Promise<string[]> {
+  return ((await handle.fetchHistory()).events ?? [])
+    .map((e) => e.markerRecordedEventAttributes)
+    .filter((m) => m?.markerName === 'core_patch')
+    .map((m) =>
+      Object.values(m?.details ?? {})
+        .flatMap((d) => d.payloads ?? [])
+        .map((p) => Buffer.from(p.data ?? []).toString())
+        .join(),
+    );
+}

@@ -18,7 +18,7 @@ import {
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/shared';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
-import { historyBytes, recordHistory } from '../helpers/histories';
+import { historyBytes, patchMarkers, recordHistory } from '../helpers/histories';
 import { expectActivityFailure } from '../helpers/sdk-log';
 import { testDataConverter } from '../helpers/temporal';
 import { createTestWorker, defaultRules } from '../helpers/worker';
@@ -443,15 +443,7 @@ describe('deposit paid by someone else', () => {
     expect(result.payment?.payerIsClient).toBe(true);
     // New runs carry the payer check's and the local inquiry's patch markers, once each (older
     // histories replay without them).
-    const patches = ((await handle.fetchHistory()).events ?? [])
-      .map((e) => e.markerRecordedEventAttributes)
-      .filter((m) => m?.markerName === 'core_patch')
-      .map((m) =>
-        Object.values(m?.details ?? {})
-          .flatMap((d) => d.payloads ?? [])
-          .map((p) => Buffer.from(p.data ?? []).toString())
-          .join(),
-      );
+    const patches = await patchMarkers(handle);
     expect(patches).toHaveLength(2);
     expect(patches[0]).toContain(PAYER_CHECK_PATCH);
     expect(patches[1]).toContain(LOCAL_INQUIRY_PATCH);

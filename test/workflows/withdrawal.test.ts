@@ -9,6 +9,7 @@ import { cpfHash } from '../../common/pii';
 import { biometricsWorkflowId } from '../../contracts/biometrics';
 import { providerNotificationSignal } from '../../contracts/shared';
 import {
+  LOCAL_PAYOUT_CHECK_PATCH,
   type WithdrawalInput,
   withdrawalRequestUpdate,
   withdrawalStateQuery,
@@ -16,8 +17,9 @@ import {
 } from '../../contracts/withdrawal';
 import { verifiedWithKnownPayee } from '../helpers/customers';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
-import { historyBytes, recordHistory } from '../helpers/histories';
+import { historyBytes, patchMarkers, recordHistory } from '../helpers/histories';
 import { expectActivityFailure } from '../helpers/sdk-log';
+import { createTestWorker } from '../helpers/worker';
 
 // Withdrawals on the time-skipping server, with the real activities against the sandbox.
 
@@ -110,16 +112,11 @@ describe('withdrawal flow', () => {
     const png = rows[0].image as Buffer;
     expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
     expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
-    // The receipt was not ready when checkPayout saw the payout completed: storeReceipt waited for it.
-    expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout', 'storeReceipt']);
+    // The receipt was not ready when checkPayout (here, a local activity) saw the payout completed:
+    // storeReceipt waited for it.
+    expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'storeReceipt']);
     expect(notReady()).toHaveLength(1);
     // Encrypted payloads included: a completed withdrawal's history fits in 8 KB.
-    await (await import('node:fs')).promises.writeFile(
-      '/tmp/new-wd.pb',
-      (await import('@temporalio/proto')).temporal.api.history.v1.History.encode(
-        await handle.fetchHistory(),
-      ).finish(),
-    );
     expect(await historyBytes(handle)).toBeLessThanOrEqual(8 * 1024);
     await recordHistory(handle, 'withdrawal-completed');
   });
@@ -157,8 +154,9 @@ describe('withdrawal flow', () => {
     });
     const result = await handle.result();
     expect(result).toMatchObject({ status: 'completed', notifications: 1, receiptStored: true });
-    // The receipt was ready: checkPayout stored it from the same read, with no storeReceipt call.
-    expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout']);
+    // The receipt was ready: checkPayout, a local activity in the task the hint started, stored it
+    // from the same read, with no storeReceipt call and no activity task.
+    expect(await scheduledActivities(handle)).toEqual(['sendPayout']);
     const { rows } = await f.pool.query(
       'SELECT length(image) AS n FROM withdrawal_receipts WHERE transaction_id = $1',
       [input.transactionId],
@@ -174,9 +172,59 @@ describe('withdrawal flow', () => {
     const markers = ((await handle.fetchHistory()).events ?? []).filter(
       (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     );
-    // The money rules (which write `validating`), then `processing` and `completed`.
-    expect(markers).toHaveLength(3);
+    // The money rules (which write `validating`), `processing`, the look, and `completed`.
+    expect(markers).toHaveLength(4);
+    // New runs carry the local look's patch marker (older histories replay their activity task).
+    const patches = await patchMarkers(handle);
+    expect(patches.filter((p) => p.includes(LOCAL_PAYOUT_CHECK_PATCH))).toHaveLength(1);
     await recordHistory(handle, 'withdrawal-reconciliation-hint');
+  });
+
+  it('a look the provider fails three times here is made through the server, and the payout completes', async () => {
+    await f.sandboxControl('/sandbox/faults', { receiptLagCalls: 0 });
+    let failures = 0;
+    const provider = {
+      ...f.provider,
+      async getReceipt(transactionId: string) {
+        failures += 1;
+        if (failures <= 3) throw new Error('provider down (test)');
+        return f.provider.getReceipt(transactionId);
+      },
+    };
+    const taskQueue = `${f.taskQueue}-look-falls-back`;
+    const worker = await createTestWorker({
+      connection: f.env.nativeConnection,
+      client: f.env.client,
+      taskQueue,
+      provider,
+      pool: f.pool,
+      piiKey: TEST_PII_KEY,
+    });
+    const running = worker.run();
+    try {
+      const input = withdrawalInput();
+      await verifiedWithKnownPayee(f.pool, TEST_PII_KEY, input);
+      const failed = expectActivityFailure({
+        workflowId: withdrawalWorkflowId(input.transactionId),
+        activityType: 'checkPayout',
+        error: /provider down/,
+      });
+      const handle = await f.env.client.workflow.start('withdrawalWorkflow', {
+        taskQueue,
+        workflowId: withdrawalWorkflowId(input.transactionId),
+        args: [input],
+      });
+      await settleAndNotify(handle, input.transactionId);
+      expect(await handle.result()).toMatchObject({ status: 'completed', receiptStored: true, inquiries: 1 });
+      expect(failures).toBe(4);
+      expect(failed()).toHaveLength(3);
+      // The three tries here are one marker (their failure); then one activity task succeeded.
+      expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout']);
+      expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
+    } finally {
+      worker.shutdown();
+      await running;
+    }
   });
 
   it('update-with-start answers the state once started, the same request again, and refuses another', async () => {
