@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { MoneyRules } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
@@ -63,6 +64,48 @@ export async function startFlowEnv(
       await sandbox.close();
       await pool.end();
     },
+  };
+}
+
+/** A worker of its own on `<queue>-<suffix>` with `provider` (and `rules`) while `body` runs. */
+export async function onOwnWorker(
+  f: FlowEnv,
+  suffix: string,
+  over: { provider?: ProviderClient; rules?: MoneyRules },
+  body: (taskQueue: string) => Promise<void>,
+): Promise<void> {
+  const taskQueue = `${f.taskQueue}-${suffix}`;
+  const worker = await createTestWorker({
+    connection: f.env.nativeConnection,
+    client: f.env.client,
+    taskQueue,
+    provider: over.provider ?? f.provider,
+    pool: f.pool,
+    piiKey: TEST_PII_KEY,
+    ...(over.rules ? { rules: over.rules } : {}),
+  });
+  const running = worker.run();
+  try {
+    await body(taskQueue);
+  } finally {
+    worker.shutdown();
+    await running;
+  }
+}
+
+/**
+ * `call` as a provider that is down for its first `times` calls ("provider down (test)"), then
+ * answers; `calls()` counts every call.
+ */
+export function downAtFirst<A extends unknown[], R>(times: number, call: (...args: A) => Promise<R>) {
+  let calls = 0;
+  return {
+    call: async (...args: A): Promise<R> => {
+      calls += 1;
+      if (calls <= times) throw new Error('provider down (test)');
+      return call(...args);
+    },
+    calls: () => calls,
   };
 }
 

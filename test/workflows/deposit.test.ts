@@ -17,11 +17,17 @@ import {
   resolutionUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/shared';
-import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
+import {
+  downAtFirst,
+  type FlowEnv,
+  onOwnWorker,
+  startFlowEnv,
+  waitForState,
+} from '../helpers/flow-env';
 import { historyBytes, patchMarkers, recordHistory } from '../helpers/histories';
 import { expectActivityFailure } from '../helpers/sdk-log';
 import { testDataConverter } from '../helpers/temporal';
-import { createTestWorker, defaultRules } from '../helpers/worker';
+import { defaultRules } from '../helpers/worker';
 
 // Deposits on the time-skipping server, with the real activities against the sandbox.
 
@@ -135,31 +141,6 @@ async function inquiriesOf(handle: WorkflowHandle) {
   };
 }
 
-/** A worker of its own on `<queue>-<suffix>` with `provider` (and `rules`) while `body` runs. */
-async function onOwnWorker(
-  suffix: string,
-  over: { provider?: typeof f.provider; rules?: ReturnType<typeof defaultRules> },
-  body: (taskQueue: string) => Promise<void>,
-) {
-  const taskQueue = `${f.taskQueue}-${suffix}`;
-  const worker = await createTestWorker({
-    connection: f.env.nativeConnection,
-    client: f.env.client,
-    taskQueue,
-    provider: over.provider ?? f.provider,
-    pool: f.pool,
-    piiKey: TEST_PII_KEY,
-    ...(over.rules ? { rules: over.rules } : {}),
-  });
-  const running = worker.run();
-  try {
-    await body(taskQueue);
-  } finally {
-    worker.shutdown();
-    await running;
-  }
-}
-
 /** The API's update-with-start, to a flow on `taskQueue`. */
 const startOn = (taskQueue: string, input: DepositInput) =>
   answerQr(input, fingerprint(input), 'req-1', taskQueue);
@@ -262,7 +243,7 @@ describe('deposit flow', () => {
         return tx;
       },
     };
-    await onOwnWorker('held', { provider }, async (queue) => {
+    await onOwnWorker(f, 'held', { provider }, async (queue) => {
       const input = depositInput();
       await startOn(queue, input);
       const handle = handleOf(input);
@@ -464,6 +445,7 @@ describe('deposit paid by someone else', () => {
 
   it('with HOLD_THIRD_PARTY_DEPOSITS off, a payment by someone else is credited, and says so', async () => {
     await onOwnWorker(
+      f,
       'no-hold',
       { rules: { ...defaultRules(), holdThirdPartyDeposits: false } },
       async (queue) => {
@@ -487,16 +469,9 @@ describe('deposit paid by someone else', () => {
   });
 
   it('an inquiry the provider fails three times here is made through the server, and the payment is found', async () => {
-    let failures = 0;
-    const provider = {
-      ...f.provider,
-      async getDeposit(txid: string) {
-        failures += 1;
-        if (failures <= 3) throw new Error('provider down (test)');
-        return f.provider.getDeposit(txid);
-      },
-    };
-    await onOwnWorker('inquiry-falls-back', { provider }, async (queue) => {
+    const getDeposit = downAtFirst(3, f.provider.getDeposit.bind(f.provider));
+    const provider = { ...f.provider, getDeposit: getDeposit.call };
+    await onOwnWorker(f, 'inquiry-falls-back', { provider }, async (queue) => {
       const input = depositInput();
       await startOn(queue, input);
       const handle = handleOf(input);
@@ -512,7 +487,7 @@ describe('deposit paid by someone else', () => {
         (s) => s.status === 'completed',
       );
       expect(done).toMatchObject({ status: 'completed', inquiries: 1 });
-      expect(failures).toBe(4);
+      expect(getDeposit.calls()).toBe(4);
       expect(failed()).toHaveLength(3);
       // The local activity's three attempts are one marker (its failure); the activity task succeeded.
       expect(await inquiriesOf(handle)).toEqual({ local: 1, tasks: 1 });

@@ -16,10 +16,16 @@ import {
   withdrawalWorkflowId,
 } from '../../contracts/withdrawal';
 import { verifiedWithKnownPayee } from '../helpers/customers';
-import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
+import {
+  downAtFirst,
+  type FlowEnv,
+  onOwnWorker,
+  startFlowEnv,
+  TEST_PII_KEY,
+  waitForState,
+} from '../helpers/flow-env';
 import { historyBytes, patchMarkers, recordHistory } from '../helpers/histories';
 import { expectActivityFailure } from '../helpers/sdk-log';
-import { createTestWorker } from '../helpers/worker';
 
 // Withdrawals on the time-skipping server, with the real activities against the sandbox.
 
@@ -182,26 +188,9 @@ describe('withdrawal flow', () => {
 
   it('a look the provider fails three times here is made through the server, and the payout completes', async () => {
     await f.sandboxControl('/sandbox/faults', { receiptLagCalls: 0 });
-    let failures = 0;
-    const provider = {
-      ...f.provider,
-      async getReceipt(transactionId: string) {
-        failures += 1;
-        if (failures <= 3) throw new Error('provider down (test)');
-        return f.provider.getReceipt(transactionId);
-      },
-    };
-    const taskQueue = `${f.taskQueue}-look-falls-back`;
-    const worker = await createTestWorker({
-      connection: f.env.nativeConnection,
-      client: f.env.client,
-      taskQueue,
-      provider,
-      pool: f.pool,
-      piiKey: TEST_PII_KEY,
-    });
-    const running = worker.run();
-    try {
+    const getReceipt = downAtFirst(3, f.provider.getReceipt.bind(f.provider));
+    const provider = { ...f.provider, getReceipt: getReceipt.call };
+    await onOwnWorker(f, 'look-falls-back', { provider }, async (taskQueue) => {
       const input = withdrawalInput();
       await verifiedWithKnownPayee(f.pool, TEST_PII_KEY, input);
       const failed = expectActivityFailure({
@@ -216,15 +205,12 @@ describe('withdrawal flow', () => {
       });
       await settleAndNotify(handle, input.transactionId);
       expect(await handle.result()).toMatchObject({ status: 'completed', receiptStored: true, inquiries: 1 });
-      expect(failures).toBe(4);
+      expect(getReceipt.calls()).toBe(4);
       expect(failed()).toHaveLength(3);
       // The three tries here are one marker (their failure); then one activity task succeeded.
       expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout']);
       expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
-    } finally {
-      worker.shutdown();
-      await running;
-    }
+    });
   });
 
   it('update-with-start answers the state once started, the same request again, and refuses another', async () => {
