@@ -17,13 +17,7 @@ import {
   resolutionUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/shared';
-import {
-  downAtFirst,
-  type FlowEnv,
-  onOwnWorker,
-  startFlowEnv,
-  waitForState,
-} from '../helpers/flow-env';
+import { downAtFirst, type FlowEnv, onOwnWorker, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { historyBytes, patchMarkers, recordHistory } from '../helpers/histories';
 import { expectActivityFailure } from '../helpers/sdk-log';
 import { testDataConverter } from '../helpers/temporal';
