@@ -217,6 +217,8 @@ export const envSchema = z.object({
     .default('dev-backoffice-session-secret-change-me'),
   /** Back office: a session ends this long after its last request. */
   BACKOFFICE_SESSION_TTL_MS: durationMs.default(8 * 3_600_000),
+  /** Back office: a session ends this long after signing in, however busy it was. */
+  BACKOFFICE_SESSION_MAX_AGE_MS: durationMs.default(12 * 3_600_000),
   /** Back office: the session cookie is Secure (https only); unset: unless HTTP_HOST is loopback. */
   BACKOFFICE_SECURE_COOKIE: bool.optional(),
   /**

@@ -2,6 +2,8 @@ import type pg from 'pg';
 
 // The back office's operators. The password is kept only as an argon2id hash (made and checked
 // by the caller); the address is lower-cased so one person has one account however it is typed.
+// Changing a password, role or enabled state ends every session of the operator: a trigger
+// (migration operator_sessions) counts up session_generation and deletes their session rows.
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
@@ -15,6 +17,8 @@ export interface Operator {
   role: OperatorRole;
   timeZone: string;
   disabled: boolean;
+  /** A session signed in under another generation is over. */
+  sessionGeneration: number;
 }
 
 export interface NewOperator {
@@ -56,6 +60,7 @@ interface OperatorDbRow {
   time_zone: string;
   disabled_at: Date | null;
   password_hash: string;
+  session_generation: number;
 }
 
 const operatorOf = (r: OperatorDbRow): Operator => ({
@@ -65,6 +70,7 @@ const operatorOf = (r: OperatorDbRow): Operator => ({
   role: r.role,
   timeZone: r.time_zone,
   disabled: r.disabled_at !== null,
+  sessionGeneration: r.session_generation,
 });
 
 /** The operator and their password hash, for signing in; undefined when no such address. */
@@ -86,6 +92,15 @@ export async function disableOperator(db: Queryable, email: string): Promise<boo
   const { rowCount } = await db.query(
     'UPDATE operators SET disabled_at = now(), updated_at = now() WHERE email = lower($1) AND disabled_at IS NULL',
     [email],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Sets an enabled operator's role; false when there is no such enabled operator. */
+export async function setOperatorRole(db: Queryable, email: string, role: OperatorRole): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'UPDATE operators SET role = $2, updated_at = now() WHERE email = lower($1) AND disabled_at IS NULL',
+    [email, role],
   );
   return (rowCount ?? 0) > 0;
 }

@@ -3,27 +3,34 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { isTimeZone } from '../api/backoffice/format';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../common/passwords';
-import { disableOperator, operatorRoles, saveOperator } from '../db/operators';
+import { disableOperator, operatorRoles, saveOperator, setOperatorRole } from '../db/operators';
 import { createPool } from '../db/pool';
 
 // Back-office operators for a real deployment:
 //   DATABASE_URL=... npm run operator -- create --email ana@example.com --name "Ana" --role reviewer
 //   DATABASE_URL=... npm run operator -- reset --email ana@example.com
+//   DATABASE_URL=... npm run operator -- role --email ana@example.com --role admin
 //   DATABASE_URL=... npm run operator -- disable --email ana@example.com
-// A password is read from standard input when one is piped in (--password-stdin); otherwise a
-// strong one is generated and printed once.
+// reset, role and disable end every session the operator has (db/operators.ts). A password is
+// read from standard input when one is piped in (--password-stdin); otherwise a strong one is
+// generated and printed once.
 
-const USAGE = `usage: npm run operator -- <create|reset|disable> --email ADDRESS [--name NAME]
+const USAGE = `usage: npm run operator -- <create|reset|role|disable> --email ADDRESS [--name NAME]
        [--role viewer|reviewer|admin] [--zone IANA_ZONE] [--password-stdin]`;
 
-const argsSchema = z.object({
-  command: z.enum(['create', 'reset', 'disable']),
-  email: z.email({ error: 'must be an email address' }),
-  name: z.string().min(1).max(200).optional(),
-  role: z.enum(operatorRoles).optional(),
-  zone: z.string().refine(isTimeZone, 'is not an IANA time zone').optional(),
-  passwordStdin: z.boolean().default(false),
-});
+const argsSchema = z
+  .object({
+    command: z.enum(['create', 'reset', 'role', 'disable']),
+    email: z.email({ error: 'must be an email address' }),
+    name: z.string().min(1).max(200).optional(),
+    role: z.enum(operatorRoles).optional(),
+    zone: z.string().refine(isTimeZone, 'is not an IANA time zone').optional(),
+    passwordStdin: z.boolean().default(false),
+  })
+  .refine((a) => a.command !== 'role' || a.role !== undefined, {
+    path: ['role'],
+    message: 'is needed to change the role',
+  });
 
 export const generatedPassword = () => randomBytes(18).toString('base64url');
 
@@ -102,6 +109,12 @@ async function main() {
     process.stdout.write(
       done ? `${a.email} can no longer sign in\n` : `${a.email}: no such enabled operator\n`,
     );
+    process.exit(done ? 0 : 1);
+  }
+  if (a.command === 'role' && a.role) {
+    const pool = createPool(databaseUrl, 1);
+    const done = await setOperatorRole(pool, a.email, a.role).finally(() => pool.end());
+    process.stdout.write(done ? `${a.email} is now ${a.role}\n` : `${a.email}: no such enabled operator\n`);
     process.exit(done ? 0 : 1);
   }
   const given = a.passwordStdin ? await readStdin() : undefined;

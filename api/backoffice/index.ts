@@ -45,7 +45,12 @@ export function backofficeRoutes(deps: ApiDeps) {
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }));
   r.use(wellFormedInput);
   r.use(backofficeSession(deps.config, deps.pool, deps.log));
-  r.use(loadOperator(deps.pool));
+  r.use(
+    loadOperator(deps.pool, {
+      idleMs: deps.config.BACKOFFICE_SESSION_TTL_MS,
+      maxAgeMs: deps.config.BACKOFFICE_SESSION_MAX_AGE_MS,
+    }),
+  );
   r.use(formToken);
   r.use((req, res, next) => (req.method === 'POST' ? csrfProtection(req, res, next) : next()));
   r.use(signInRoutes(deps.config, deps.pool));

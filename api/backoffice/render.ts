@@ -11,6 +11,10 @@ import { formatterFor } from './format';
 declare module 'express-session' {
   interface SessionData {
     operatorId?: number;
+    /** The operator's session generation when they signed in (db/operators.ts). */
+    generation?: number;
+    /** When they signed in (epoch ms): the session's absolute lifetime counts from here. */
+    signedInAt?: number;
     flash?: { kind: 'ok' | 'error'; text: string };
   }
 }

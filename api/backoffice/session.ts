@@ -1,10 +1,10 @@
 import connectPgSimple from 'connect-pg-simple';
 import { csrfSync } from 'csrf-sync';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import session from 'express-session';
 import type { Config } from '../../common/config';
 import type { Logger } from '../../common/logger';
-import { getOperator, type OperatorRole } from '../../db/operators';
+import { getOperator, type Operator, type OperatorRole } from '../../db/operators';
 import type { Pool } from '../../db/pool';
 import { BackofficeError } from './render';
 
@@ -68,12 +68,37 @@ export const formToken: RequestHandler = (req, res, next) => {
 /** A new token after signing in or out: one seen before cannot be used after. */
 export const newFormToken = (req: Parameters<RequestHandler>[0]) => csrf.generateToken(req, true);
 
-/** The signed-in operator on res.locals, read again on every request (a disabled one is out at once). */
-export function loadOperator(pool: Pool): RequestHandler {
+/** What sign-in writes in the session: who, under which of their session generations, and when. */
+export function startOperatorSession(req: Request, operator: Operator) {
+  req.session.operatorId = operator.id;
+  req.session.generation = operator.sessionGeneration;
+  req.session.signedInAt = Date.now();
+}
+
+/**
+ * The signed-in operator on res.locals, read again on every request: a session is over once the
+ * operator is disabled, their password, role or enabled state changed since it began (another
+ * generation), or it is older than `maxAgeMs` however busy it was. An ended session keeps nothing
+ * of the operator.
+ */
+export function loadOperator(
+  pool: Pool,
+  { idleMs, maxAgeMs }: { idleMs: number; maxAgeMs: number },
+): RequestHandler {
   return async (req, res, next) => {
-    const id = req.session.operatorId;
-    const operator = id === undefined ? undefined : await getOperator(pool, id);
-    if (operator && !operator.disabled) res.locals.operator = operator;
+    const s = req.session;
+    if (s.operatorId === undefined) return next();
+    const operator = await getOperator(pool, s.operatorId);
+    const left = s.signedInAt === undefined ? 0 : s.signedInAt + maxAgeMs - Date.now();
+    if (operator && !operator.disabled && s.generation === operator.sessionGeneration && left > 0) {
+      res.locals.operator = operator;
+      // The cookie and the stored row expire at the absolute end too, not only when idle.
+      s.cookie.maxAge = Math.min(idleMs, left);
+      return next();
+    }
+    delete s.operatorId;
+    delete s.generation;
+    delete s.signedInAt;
     next();
   };
 }

@@ -7,7 +7,7 @@ import { recordAction } from '../../db/operator-actions';
 import { operatorForSignIn } from '../../db/operators';
 import type { Pool } from '../../db/pool';
 import { operatorOf, page, redirectSaved } from './render';
-import { newFormToken } from './session';
+import { newFormToken, startOperatorSession } from './session';
 
 const signInSchema = z.object({
   email: z.string().trim().min(1).max(200),
@@ -21,6 +21,12 @@ const safeNext = (next: unknown) =>
     ? next
     : '/backoffice';
 
+/** The address a sign-in form carried, as far as it can be written down. */
+const typedEmail = (body: unknown) => {
+  const email = (body as { email?: unknown } | undefined)?.email;
+  return typeof email === 'string' ? email.trim().toLowerCase().slice(0, 200) : '';
+};
+
 export function signInRoutes(config: Config, pool: Pool) {
   const r = Router();
   // Per address, counted only when the sign-in fails: guessing costs the same however it is spread.
@@ -32,7 +38,17 @@ export function signInRoutes(config: Config, pool: Pool) {
     legacyHeaders: false,
     // The client's address as TRUST_PROXY says to read it: the proxy's own when none is trusted.
     keyGenerator: (req) => ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? ''),
-    handler: (req, res) => {
+    // Refused unread: the address typed is written to the audit trail (a guess at whose account
+    // is under attack), never the password, and no operator is looked up for it.
+    handler: async (req, res) => {
+      await recordAction(pool, {
+        operatorId: null,
+        operatorEmail: typedEmail(req.body) || '(none)',
+        operatorRole: null,
+        action: 'sign_in',
+        outcome: 'refused',
+        reason: 'too many sign-in attempts from this address',
+      });
       page(
         req,
         res,
@@ -77,7 +93,7 @@ export function signInRoutes(config: Config, pool: Pool) {
     // A new session id on sign-in: one planted before cannot ride along (session fixation).
     req.session.regenerate((err) => {
       if (err) return next(err);
-      req.session.operatorId = found.operator.id;
+      startOperatorSession(req, found.operator);
       newFormToken(req);
       recordAction(pool, {
         operatorId: found.operator.id,

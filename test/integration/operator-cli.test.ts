@@ -80,6 +80,21 @@ describe('npm run operator', () => {
     expect(operatorCli(['disable', '--email', email]).status).toBe(1);
   });
 
+  it('changes only the role of an enabled operator; a role is needed', async () => {
+    const email = address();
+    expect(operatorCli(['create', '--email', email, '--role', 'reviewer']).status).toBe(0);
+    const hash = (await operatorForSignIn(pool, email))?.passwordHash;
+    const changed = operatorCli(['role', '--email', email, '--role', 'admin']);
+    expect(changed.status, changed.err).toBe(0);
+    const found = await operatorForSignIn(pool, email);
+    expect(found?.operator.role).toBe('admin');
+    expect(found?.passwordHash).toBe(hash);
+    const none = operatorCli(['role', '--email', email]);
+    expect(none.status).toBe(2);
+    expect(none.err).toContain('--role');
+    expect(operatorCli(['role', '--email', address(), '--role', 'viewer']).status).toBe(1);
+  });
+
   it('refuses bad arguments naming each, and a short password, creating nothing', async () => {
     const email = address();
     const bad = operatorCli([
