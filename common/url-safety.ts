@@ -16,6 +16,16 @@ export interface UrlPolicy {
 
 const MAX_URL_LENGTH = 2048;
 
+// Which addresses are globally routable unicast comes from ipaddr.js's range(), which follows the
+// IANA IPv4 and IPv6 Special-Purpose Address Registries: 2.5 names every block of both (RFC 9637's
+// 3fff::/20 and RFC 9602's 5f00::/16 included) plus IPv4 multicast, 240/4 and the broadcast
+// address, and calls whatever is in none of them 'unicast'. For IPv6 that is too wide: the IANA
+// IPv6 Address Space registry allocates only 2000::/3 to global unicast, the rest is reserved
+// (::/8 with the deprecated IPv4-compatible ::/96, 4000::/3 and the like). No npm package ships
+// those registries as maintained data, so that one prefix is here and every other range is
+// ipaddr.js's, updated with it. test/unit/url-safety.test.ts checks every registry block.
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
+
 function inAllowedRange(addr: ipaddr.IPv4 | ipaddr.IPv6, cidrs: string[]): boolean {
   return cidrs.some((c) => {
     const [net, bits] = ipaddr.parseCIDR(c);
@@ -23,22 +33,48 @@ function inAllowedRange(addr: ipaddr.IPv4 | ipaddr.IPv6, cidrs: string[]): boole
   });
 }
 
+/** The IPv4 address an IPv4-mapped IPv6 one is; undefined for any other. */
+function mappedIPv4(addr: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (addr as ipaddr.IPv6).toIPv4Address()
+    : undefined;
+}
+
 /** The address, an IPv4-mapped IPv6 one as the IPv4 address it is. */
 function unmapped(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
   const addr = ipaddr.parse(address);
-  return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()
-    ? (addr as ipaddr.IPv6).toIPv4Address()
-    : addr;
+  return mappedIPv4(addr) ?? addr;
 }
 
-/** Why an address may not be called; undefined when it may. */
+/** The special range an address is in, or `unicast` when it is globally routable unicast. */
+function rangeOf(addr: ipaddr.IPv4 | ipaddr.IPv6): string {
+  const range = addr.range();
+  if (range !== 'unicast' || addr.kind() === 'ipv4') return range;
+  const v6 = addr as ipaddr.IPv6;
+  // ::a.b.c.d: an IPv4 address tunnelled to by whatever route ::/96 has (none, or a SIT device).
+  if (v6.parts.slice(0, 6).every((p) => p === 0)) return 'ipv4Compatible';
+  return v6.match(GLOBAL_UNICAST_V6) ? 'unicast' : 'reserved';
+}
+
+/** Whether the settings let this address in although it is not globally routable. */
+const allowedBySettings = (addr: ipaddr.IPv4 | ipaddr.IPv6, policy: UrlPolicy) =>
+  (policy.allowLoopback && addr.range() === 'loopback') || inAllowedRange(addr, policy.allowedCidrs);
+
+/**
+ * Why an address may not be called; undefined when it may: globally routable unicast only, and
+ * beyond that what WEBHOOK_ALLOW_LOOPBACK and WEBHOOK_ALLOWED_CIDRS list. Addresses that carry an
+ * IPv4 address inside IPv6 (mapped, compatible, NAT64, 6to4, Teredo) are refused: their IPv4 one
+ * is what to register. A mapped one whose IPv4 address the settings allow is let in as that one.
+ */
 export function addressProblem(address: string, policy: UrlPolicy): string | undefined {
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
-  const addr = unmapped(address);
-  const range = addr.range();
+  const addr = ipaddr.parse(address);
+  const v4 = mappedIPv4(addr);
+  if (allowedBySettings(addr, policy) || (v4 && allowedBySettings(v4, policy))) return undefined;
+  if (v4)
+    return `${address} is an ipv4Mapped address (${v4.toString()}, ${rangeOf(v4)}), which webhooks may not be sent to`;
+  const range = rangeOf(addr);
   if (range === 'unicast') return undefined;
-  if (range === 'loopback' && policy.allowLoopback) return undefined;
-  if (inAllowedRange(addr, policy.allowedCidrs)) return undefined;
   return `${address} is a ${range} address, which webhooks may not be sent to`;
 }
 
