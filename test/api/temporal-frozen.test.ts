@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInboxRelay } from '../../api/ingress/relay';
 import { PROBLEM_BASE } from '../../api/problem';
 import { createLogger } from '../../common/logger';
+import { hashPassword } from '../../common/passwords';
 import { depositWorkflowId } from '../../contracts/deposit';
+import { saveOperator } from '../../db/operators';
 import { expectSdkLog } from '../helpers/sdk-log';
 import { type OwnDevServer, spawnDevServer } from '../helpers/temporal';
 import { API_KEY, type ApiEnv, eventually, freshCpf, startApiEnv } from './support';
@@ -45,6 +47,7 @@ beforeAll(async () => {
   );
   // As api/main.ts runs it: signals what the ingress stored while Temporal could not take it.
   relay = startInboxRelay({ pool: e.pool, temporal: e.temporal, log: silent, intervalMs: 200 });
+  await signInOperator();
 }, 120_000);
 
 afterAll(async () => {
@@ -63,17 +66,29 @@ interface Answer {
   body: any;
 }
 
-/** One request to the API (a path) or the ingress (a URL), timed; a hung one is cut at 30 s. */
+/**
+ * One request, timed; a hung one is cut at 30 s. To the API with its key (a /v1 path), the
+ * ingress (a URL), or the back office as the signed-in operator (a /backoffice path, a form).
+ */
 async function timed(target: string, body?: unknown): Promise<Answer> {
+  const page = target.startsWith('/backoffice');
   const started = performance.now();
   try {
     const res = await fetch(target.startsWith('/') ? `${e.url}${target}` : target, {
       method: body === undefined ? 'GET' : 'POST',
       headers: {
-        authorization: `Bearer ${API_KEY}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(page ? { cookie: operator.cookie } : { authorization: `Bearer ${API_KEY}` }),
+        ...(body === undefined
+          ? {}
+          : { 'content-type': page ? 'application/x-www-form-urlencoded' : 'application/json' }),
       },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body:
+        body === undefined
+          ? undefined
+          : page
+            ? new URLSearchParams({ _csrf: operator.token, ...(body as Record<string, string>) }).toString()
+            : JSON.stringify(body),
+      redirect: 'manual',
       signal: AbortSignal.timeout(30_000),
     });
     const text = await res.text();
@@ -94,6 +109,34 @@ async function timed(target: string, body?: unknown): Promise<Answer> {
       body: String(err),
     };
   }
+}
+
+/** The back office's session cookie and form token of a reviewer signed in over HTTP. */
+const operator = { cookie: '', token: '' };
+
+async function signInOperator() {
+  const email = 'frozen.reviewer@example.com';
+  const password = 'frozen reviewer password';
+  await saveOperator(e.pool, {
+    email,
+    name: 'Frozen',
+    role: 'reviewer',
+    passwordHash: await hashPassword(password),
+  });
+  const tokenIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+  const cookieOf = (res: Response) => res.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+  const form = await fetch(`${e.url}/backoffice/sign-in`);
+  const signedIn = await fetch(`${e.url}/backoffice/sign-in`, {
+    method: 'POST',
+    headers: { cookie: cookieOf(form), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: tokenIn(await form.text()), email, password }).toString(),
+    redirect: 'manual',
+  });
+  expect(signedIn.status).toBe(303);
+  operator.cookie = cookieOf(signedIn);
+  const home = await fetch(`${e.url}/backoffice`, { headers: { cookie: operator.cookie } });
+  expect(home.status).toBe(200);
+  operator.token = tokenIn(await home.text());
 }
 
 const depositBody = (txid: string) => ({
@@ -123,6 +166,12 @@ describe('Temporal frozen under load', () => {
       warm.push({ body, answer: a });
     }
     const paid = warm[0]!.body.txid;
+    // A case an operator opens and decides while frozen: its page answers now.
+    const casePath = `/backoffice/flows/${encodeURIComponent(depositWorkflowId(warm[1]!.body.txid))}`;
+    await eventually(
+      () => timed(casePath),
+      (a) => a.status === 200,
+    );
     // The payer pays; the provider's notification of it comes below, while Temporal is frozen.
     await e.sandboxControl(`/sandbox/deposits/${paid}/pay`, {});
 
@@ -144,6 +193,8 @@ describe('Temporal frozen under load', () => {
     let state: Answer;
     let ready: Answer;
     let notification: Answer;
+    let casePage: Answer;
+    let decision: Answer;
     try {
       const trickle: Promise<Awaited<ReturnType<typeof ask>>>[] = [];
       const lastAskAt = FREEZE_MS - DEADLINE_MS - MARGIN_MS;
@@ -157,6 +208,8 @@ describe('Temporal frozen under load', () => {
           action: 'updated',
           partner_id: e.partnerId,
         });
+        casePage = await timed(casePath);
+        decision = await timed(`${casePath}/resolution`, { decision: 'accept', reason: 'paid in cash' });
       })();
       while (performance.now() - frozenAt < lastAskAt) {
         trickle.push(ask(depositBody(newTxid())));
@@ -172,13 +225,22 @@ describe('Temporal frozen under load', () => {
     process.stderr.write(
       `[frozen] during the freeze: deposits ${during.map((a) => `${a.status}/${a.ms}ms`).join(' ')}; ` +
         `state ${state!.status}/${state!.ms}ms; readyz ${ready!.status}/${ready!.ms}ms; ` +
-        `ingress ${notification!.status}/${notification!.ms}ms; on their way ${first.map((a) => `${a.status}/${a.ms}ms`).join(' ')}\n`,
+        `ingress ${notification!.status}/${notification!.ms}ms; ` +
+        `back office case ${casePage!.status}/${casePage!.ms}ms, decision ${decision!.status}/${decision!.ms}ms; on their way ${first.map((a) => `${a.status}/${a.ms}ms`).join(' ')}\n`,
     );
 
     // Frozen: every answer within the deadline, none hangs.
     expect(during.length).toBeGreaterThanOrEqual(15);
     for (const a of [...during, state!]) {
       expectUnavailable(a, 'while frozen');
+      expect(a.ms).toBeLessThanOrEqual(DEADLINE_MS + MARGIN_MS);
+    }
+    // The back office: a page that says so, in time, for a case and for a decision alike.
+    for (const a of [casePage!, decision!]) {
+      expect(a.status, String(a.body).slice(0, 300)).toBe(503);
+      expect(a.contentType).toMatch(/^text\/html/);
+      expect(a.body).toContain('Temporal is not answering');
+      expect(Number(a.retryAfter)).toBeGreaterThan(0);
       expect(a.ms).toBeLessThanOrEqual(DEADLINE_MS + MARGIN_MS);
     }
     expect(ready!.status).toBe(503);
