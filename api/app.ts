@@ -9,7 +9,7 @@ import { apiRateLimit, securityHeaders } from './hardening';
 import { ingressRouter } from './ingress/router';
 import { allowedMethods, requestObservability } from './observability';
 import { openApiRoutes } from './openapi';
-import { Problem, problemHandler, sendProblem } from './problem';
+import { answerUnavailable, Problem, problemHandler, sendProblem } from './problem';
 import { biometricsRoutes } from './routes/biometrics';
 import { codecRoutes } from './routes/codec';
 import { customerRoutes } from './routes/customers';
@@ -20,6 +20,7 @@ import { healthRoutes } from './routes/health';
 import { onboardingRoutes } from './routes/onboardings';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints';
 import { withdrawalRoutes } from './routes/withdrawals';
+import { temporalDeadline } from './temporal-deadline';
 import { requestTracing } from './tracing';
 
 /**
@@ -85,6 +86,7 @@ export function createApp(input: ApiDeps) {
   v1.use(apiRateLimit(deps.config.API_RATE_LIMIT_PER_MINUTE));
   v1.use(apiKeyAuth(deps.config.API_KEYS ?? []));
   v1.use(express.json({ limit: '64kb' }));
+  v1.use(temporalDeadline(deps.temporal, deps.config.TEMPORAL_CALL_TIMEOUT_MS, answerUnavailable));
   v1.use(onboardingRoutes(deps));
   v1.use(biometricsRoutes(deps));
   v1.use(depositRoutes(deps));

@@ -78,7 +78,7 @@ const errorText: Record<number, string> = {
   410: 'The flow has finished without it, for good (flowStatus and reason say why)',
   422: "Refused (detail says why: the provider refused it, or the key is not the person's own); the same request would be refused again",
   429: 'Too many requests with this API key: retry after the Retry-After seconds',
-  503: "Temporal or the flow's worker cannot answer now: retry after the Retry-After seconds",
+  503: "Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer",
 };
 
 /** The rate limit runs before every /v1 route, and any of them may find Temporal or its worker down. */

@@ -1,4 +1,4 @@
-import { ServiceError } from '@temporalio/client';
+import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import type { NextFunction, Request, Response } from 'express';
 import type { z } from 'zod';
 
@@ -51,27 +51,38 @@ export function sendProblem(res: Response, p: Problem, instance?: string) {
     });
 }
 
-const UNAVAILABLE_RETRY_AFTER_S = 5;
-const UNAVAILABLE_DETAIL = 'Temporal, or the worker that runs this flow, cannot answer now';
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
+const UNAVAILABLE_DETAIL =
+  'Temporal, or the worker that runs this flow, cannot answer now (or not in time); what this request started goes on: ask again with the same id';
 const GRPC_DEADLINE_EXCEEDED = 4;
 const GRPC_FAILED_PRECONDITION = 9;
 const GRPC_UNAVAILABLE = 14;
 
 /**
- * Temporal unreachable, or a query no worker answers (none polls the flow's task queue: the
- * server says so, or holds the query until its deadline): nothing the caller did, and gone once
- * the server or the worker is back.
+ * Temporal unreachable or past the request's deadline (api/temporal-deadline.ts), or a query no
+ * worker answers (none polls the flow's task queue: the server says so, or holds the query until
+ * its deadline): nothing the caller did, and gone once the server or the worker is back.
  */
-function isTemporalUnavailable(err: unknown): boolean {
+export function isTemporalUnavailable(err: unknown): boolean {
+  // An update's call that ran out of time: the update itself may still be applied.
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   if (!(err instanceof ServiceError)) return false;
   const code = (err.cause as { code?: number } | undefined)?.code;
   if (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED) return true;
   return code === GRPC_FAILED_PRECONDITION && /no poller/i.test(String((err.cause as Error).message));
 }
 
+/** 503 with Retry-After: Temporal, or the flow's worker, did not answer (in time). */
+export function answerUnavailable(req: Request, res: Response): void {
+  res.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+  sendProblem(res, new Problem(503, 'unavailable', 'Try again shortly', UNAVAILABLE_DETAIL), req.originalUrl);
+}
+
 /** Last error handler: known problems as they are; body-parser errors as 4xx; anything else 500. */
 export function problemHandler(log: { error: (o: object, m: string) => void }) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // Already answered (503 at the request's deadline): what the handler met after it is moot.
+    if (res.headersSent) return;
     if (err instanceof Problem) return sendProblem(res, err, req.originalUrl);
     const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
     const status = e.status ?? e.statusCode;
@@ -88,14 +99,7 @@ export function problemHandler(log: { error: (o: object, m: string) => void }) {
     if (status && status >= 400 && status < 500) {
       return sendProblem(res, new Problem(status, 'bad-request', 'Bad request', e.message), req.originalUrl);
     }
-    if (isTemporalUnavailable(err)) {
-      res.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
-      return sendProblem(
-        res,
-        new Problem(503, 'unavailable', 'Try again shortly', UNAVAILABLE_DETAIL),
-        req.originalUrl,
-      );
-    }
+    if (isTemporalUnavailable(err)) return answerUnavailable(req, res);
     log.error({ err }, 'unhandled error');
     sendProblem(res, new Problem(500, 'internal', 'Internal error'), req.originalUrl);
   };

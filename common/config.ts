@@ -95,6 +95,8 @@ export const envSchema = z.object({
   TEMPORAL_TLS_CERT_PATH: z.string().optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().optional(),
   TEMPORAL_API_KEY: z.string().optional(),
+  /** The API's bound on a request's Temporal calls: past it, 503 with Retry-After (the flow goes on). */
+  TEMPORAL_CALL_TIMEOUT_MS: durationMs.default(8_000),
 
   DATABASE_URL: postgresUrl.optional(),
   EMBEDDED_PG_PORT: port.default(5433),

@@ -8,6 +8,7 @@ import { type NewOperatorAction, recordAction } from '../../db/operator-actions'
 import type { Operator } from '../../db/operators';
 import { inTransaction, type Pool } from '../../db/pool';
 import type { ApiDeps } from '../deps';
+import { isTemporalUnavailable } from '../problem';
 import { isNotFound } from '../route-helpers';
 import { askAgainIfLost } from '../start-flow';
 import { parseForm, resolutionFormSchema, reviewFormSchema } from './forms';
@@ -80,12 +81,21 @@ function refuseRole(operator: Operator, action: string, caseId: string, pool: Po
   );
 }
 
-/** Polls the flow's state until `done` (the signal applied), for at most 10 s. */
-async function settled<S>(read: () => Promise<S>, done: (s: S) => boolean): Promise<S> {
+/**
+ * Polls the flow's state until `done` (the decision applied), for at most 10 s. The decision is
+ * sent by now, so its audit row must be written: should Temporal stop answering (the request's
+ * deadline), the last state read stands for the one after.
+ */
+async function settled<S>(read: () => Promise<S>, done: (s: S) => boolean, last: S): Promise<S> {
   const until = Date.now() + 10_000;
   for (;;) {
-    const s = await read();
-    if (done(s) || Date.now() > until) return s;
+    try {
+      last = await read();
+    } catch (err) {
+      if (isTemporalUnavailable(err)) return last;
+      throw err;
+    }
+    if (done(last) || Date.now() > until) return last;
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -172,7 +182,7 @@ const review: DecisionKind<z.infer<typeof reviewFormSchema>> = {
       by: decision.by,
       reason: decision.reason,
     });
-    const after = await settled(stateOf, (s) => s.status !== 'awaiting_review');
+    const after = await settled(stateOf, (s) => s.status !== 'awaiting_review', before);
     const now = { status: after.status, review: after.review };
     const mine =
       after.review?.by === decision.by &&
@@ -207,7 +217,7 @@ const resolution: DecisionKind<z.infer<typeof resolutionFormSchema>> = {
       if (err instanceof WorkflowUpdateFailedError || isNotFound(err)) throw conflict(await stateOf(), seen);
       throw err;
     }
-    const after = await settled(stateOf, (s) => s.status !== 'held');
+    const after = await settled(stateOf, (s) => s.status !== 'held', before);
     return { before: seen, after: { status: after.status, resolution: after.resolution } };
   },
   done: (form, status) =>

@@ -2,12 +2,13 @@ import path from 'node:path';
 import express, { Router } from 'express';
 import helmet from 'helmet';
 import type { ApiDeps } from '../deps';
+import { temporalDeadline } from '../temporal-deadline';
 import { auditRoutes } from './audit';
 import { caseRoutes } from './cases';
 import { decisionRoutes } from './decisions';
 import { wellFormedInput } from './forms';
 import { queueRoutes } from './queues';
-import { errorPages } from './render';
+import { errorPages, unavailablePage } from './render';
 import { backofficeSession, csrfProtection, formToken, loadOperator, requireOperator } from './session';
 import { signInRoutes } from './sign-in';
 
@@ -55,6 +56,7 @@ export function backofficeRoutes(deps: ApiDeps) {
   r.use((req, res, next) => (req.method === 'POST' ? csrfProtection(req, res, next) : next()));
   r.use(signInRoutes(deps.config, deps.pool));
   r.use(requireOperator);
+  r.use(temporalDeadline(deps.temporal, deps.config.TEMPORAL_CALL_TIMEOUT_MS, unavailablePage));
   r.use(queueRoutes(deps));
   r.use(caseRoutes(deps));
   r.use(decisionRoutes(deps));

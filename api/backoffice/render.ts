@@ -3,6 +3,7 @@ import { Eta } from 'eta';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from '../../common/logger';
 import type { Operator } from '../../db/operators';
+import { isTemporalUnavailable, UNAVAILABLE_RETRY_AFTER_S } from '../problem';
 import { formatterFor } from './format';
 
 // Server-rendered pages: Eta templates (every value escaped unless a template says otherwise),
@@ -63,8 +64,28 @@ export class BackofficeError extends Error {
 export const notFoundPage = (what: string) =>
   new BackofficeError(404, 'Not found', `There is no ${what}. It may have been mistyped.`);
 
+/** 503: Temporal, or the flow's worker, did not answer in time; a decision sent may have landed. */
+export function unavailablePage(req: Request, res: Response): void {
+  res.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+  page(
+    req,
+    res,
+    'error',
+    {
+      heading: 'Temporal is not answering',
+      message:
+        'pixflow could not reach the flow in time. Reload the case in a moment: a decision you sent may have been recorded.',
+      maybeChanged: true,
+    },
+    503,
+  );
+}
+
 export function errorPages(log: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
+    // Already answered (503 at the request's deadline): what the handler met after it is moot.
+    if (res.headersSent) return;
+    if (isTemporalUnavailable(err)) return unavailablePage(req, res);
     if (err instanceof BackofficeError) {
       page(
         req,

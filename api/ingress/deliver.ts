@@ -6,7 +6,7 @@ import { type ProviderNotification, providerNotificationSignal } from '../../con
 import { suspendVerification, verificationOfHash } from '../../db/customers';
 import { type InboxRow, markDelivered, markGaveUp, markRetry, rawBodyOf } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
-import { withTimeout } from './timeout';
+import { withTemporalDeadline } from '../temporal-deadline';
 
 // Signals one inbox row to its workflow and records the outcome. Shared by the request's fast
 // path and the relay, so both treat "not found", "closed" and "Temporal down" the same way.
@@ -69,13 +69,6 @@ export interface DeliveryContext {
   options: DeliveryOptions;
 }
 
-function temporalCall<T>(temporal: Client, ms: number, fn: () => Promise<T>): Promise<T> {
-  // The gRPC deadline covers the call; the timer also covers a lazy connection still dialling.
-  const call = temporal.connection.withDeadline(Date.now() + ms, fn);
-  call.catch(() => {});
-  return withTimeout(call, ms, 'temporal call');
-}
-
 export function backoffMs(attempts: number, o: DeliveryOptions): number {
   const base = Math.min(o.retryMaxMs, o.retryBaseMs * 2 ** Math.min(attempts, 30));
   // Jitter spreads retries of a burst that failed together (e.g. while Temporal restarted).
@@ -97,7 +90,7 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
   const retryLater = (err: unknown) =>
     markRetry(pool, row.id, describeError(err), new Date(Date.now() + backoffMs(row.attempts, options)));
   try {
-    await temporalCall(temporal, options.signalTimeoutMs, () =>
+    await withTemporalDeadline(temporal, options.signalTimeoutMs, () =>
       handle.signal(row.signalName, row.signalPayload),
     );
     await markDelivered(pool, row.id);
@@ -110,7 +103,7 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
   }
   // Not found: either no such workflow (yet), or its last run has closed. Ask which.
   try {
-    const d = await temporalCall(temporal, options.signalTimeoutMs, () => handle.describe());
+    const d = await withTemporalDeadline(temporal, options.signalTimeoutMs, () => handle.describe());
     if (d.status.name === 'RUNNING') {
       // It started between our two calls: signal it on the next round.
       await markRetry(pool, row.id, 'workflow started meanwhile', new Date(Date.now() + options.retryBaseMs));

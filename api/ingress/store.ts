@@ -1,8 +1,8 @@
 import type { Request } from 'express';
 import { insertInbox, type Stored } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
+import { withTimeout } from '../timeout';
 import type { ParsedNotification } from './notification';
-import { withTimeout } from './timeout';
 
 // The one statement on the request path: the notification goes into the inbox before the
 // provider gets its 2xx.

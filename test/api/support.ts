@@ -61,13 +61,15 @@ export interface ApiEnvOptions {
   log?: Logger;
   /** Runs the outbound events relay beside the API, as api/main.ts does: these settings over fast ones. */
   eventsRelay?: Partial<EventsRelaySettings>;
+  /** A Temporal server of the test's own (one it stops or freezes), instead of the run's shared one. */
+  temporalAddress?: string;
 }
 
 export async function startApiEnv(
   { pollScheduleMs, ...timings }: Partial<FlowTimings> = {},
   options: ApiEnvOptions = {},
 ): Promise<ApiEnv> {
-  const address = inject('temporalAddress');
+  const address = options.temporalAddress ?? inject('temporalAddress');
   const taskQueue = `api-${randomBytes(4).toString('hex')}`;
   const sandbox = await startSandbox();
   // A database of its own: the env's reconciliation sweeps every waiting row it finds.

@@ -1,13 +1,17 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { parseCodecKeys, pixflowDataConverter } from '../../common/codec';
-import { searchAttributeKeys } from '../../common/search-attributes';
+import { searchAttributeCliArgs, searchAttributeKeys } from '../../common/search-attributes';
 import {
   devServerDynamicConfigArgs,
   ensureTemporalCli,
   ensureTestServer,
 } from '../../scripts/temporal-tools';
+import { freePort } from './ports';
 import { expectSdkLog, type SdkLogEntry } from './sdk-log';
+import { waitUntil } from './wait';
 
 const { IndexedValueType } = temporal.api.enums.v1;
 
@@ -28,6 +32,71 @@ export function startDevServer(opts: { port?: number; dbFilename?: string } = {}
       extraArgs: [...devServerDynamicConfigArgs(), '--output', 'none'],
     },
   });
+}
+
+export interface OwnDevServer {
+  address: string;
+  /** The server process itself (not a wrapper): a fault test may stop (SIGSTOP) and resume it. */
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * A dev server of the test's own, as a child process of this one (in memory, on a free port):
+ * for a test that freezes or kills Temporal, which the run's shared server must never be.
+ */
+export async function spawnDevServer(): Promise<OwnDevServer> {
+  const port = await freePort();
+  const child = spawn(
+    ensureTemporalCli(),
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--headless',
+      '--log-level',
+      'error',
+      ...searchAttributeCliArgs(),
+      ...devServerDynamicConfigArgs(),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (b: Buffer) => {
+    stderr = (stderr + b.toString('utf8')).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Never left behind by a test process that ends without its afterAll.
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  const stop = async () => {
+    process.off('exit', kill);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGCONT');
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    kill();
+    await exited;
+  };
+  const address = `127.0.0.1:${port}`;
+  const ready = async () => {
+    if (child.exitCode !== null) throw new Error(`the dev server exited while starting:\n${stderr}`);
+    const connection = await Connection.connect({ address, connectTimeout: 1_000 }).catch(() => undefined);
+    await connection?.close();
+    return connection !== undefined;
+  };
+  await waitUntil(ready, (ok) => ok, {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+    onTimeout: () => new Error(`the dev server did not answer on ${address} within 60 s:\n${stderr}`),
+  }).catch(async (err: unknown) => {
+    await stop();
+    throw err;
+  });
+  return { address, process: child, stop };
 }
 
 /** Tests encrypt payloads like production does, with a fixed test key. */
