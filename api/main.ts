@@ -5,6 +5,7 @@ import { loadConfigOrExit } from '../common/config';
 import { closeServer, listen, onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
 import { createApiMetrics } from '../common/metrics';
+import { SECRETS_READ_BY } from '../common/production-secrets';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingClientInterceptors } from '../common/tracing';
 import { createPool } from '../db/pool';
@@ -15,7 +16,7 @@ import { startInboxRelay } from './ingress/relay';
 import { answerClientError } from './problem';
 
 async function main() {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.api });
   if (!config.API_KEYS?.length) {
     process.stderr.write(
       'pixflow api: API_KEYS is not set; refusing to start without at least one API key\n',

@@ -1,9 +1,12 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { CodecKeyError, parseCodecKeys } from './codec';
+import { productionSecretProblems, SECRET_VARIABLES, type SecretVariable } from './production-secrets';
 
 // One place parses process.env. Every process (api, worker, sandbox, start) calls loadConfig()
 // and fails fast with one line per wrong variable instead of failing later somewhere deep.
+// The secrets' defaults below are public, for development and tests: NODE_ENV=production
+// refuses them, and any other value from this repository (common/production-secrets.ts).
 
 const port = z.coerce
   .number({ error: 'must be a port number' })
@@ -59,6 +62,7 @@ const cidr = z
   .refine((v) => ipaddr.isValidCIDR(v), 'must be CIDR ranges, e.g. 10.1.0.0/16,fd00::/8');
 
 export const envSchema = z.object({
+  /** production: every secret the process reads must be its own (docs/security.md). */
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATA_DIR: z.string().min(1).default('.data'),
@@ -249,29 +253,51 @@ export class ConfigError extends Error {
   }
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+/** Names whose values a problem line never shows. */
+const isSecretName = (name: string) => /SECRET|_KEYS?$|TOKENS?$/.test(name);
+
+export interface LoadConfigOptions {
+  /** The secrets the process reads, each required under NODE_ENV=production; default all. */
+  secrets?: readonly SecretVariable[];
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}) {
   // Empty strings mean "unset", as in most shells' `FOO= cmd`.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  // One line per variable: a secret production refuses is not also reported as malformed.
+  const secretProblems =
+    cleaned.NODE_ENV === 'production'
+      ? productionSecretProblems(cleaned, opts.secrets ?? SECRET_VARIABLES)
+      : new Map<string, string>();
+  const problems: string[] = [];
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => {
+    for (const i of parsed.error.issues) {
       const name = String(i.path[0] ?? '?');
+      if (secretProblems.has(name)) continue;
       const raw = cleaned[name];
       const shown =
-        raw === undefined ? '(unset)' : JSON.stringify(raw.length > 60 ? `${raw.slice(0, 57)}...` : raw);
-      return `${name}=${shown}: ${i.message}`;
-    });
-    throw new ConfigError(problems);
+        raw === undefined
+          ? '(unset)'
+          : isSecretName(name)
+            ? '(not shown)'
+            : JSON.stringify(raw.length > 60 ? `${raw.slice(0, 57)}...` : raw);
+      problems.push(`${name}=${shown}: ${i.message}`);
+    }
   }
+  let codecKeys: ReturnType<typeof parseCodecKeys> | undefined;
+  if (parsed.success) {
+    try {
+      codecKeys = parseCodecKeys(parsed.data.CODEC_KEYS, parsed.data.CODEC_ACTIVE_KEY_ID);
+    } catch (err) {
+      if (!(err instanceof CodecKeyError)) throw err;
+      if (!secretProblems.has('CODEC_KEYS'))
+        problems.push(`CODEC_KEYS / CODEC_ACTIVE_KEY_ID: ${err.message}`);
+    }
+  }
+  problems.push(...secretProblems.values());
+  if (!parsed.success || !codecKeys || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
-  let codecKeys: ReturnType<typeof parseCodecKeys>;
-  try {
-    codecKeys = parseCodecKeys(e.CODEC_KEYS, e.CODEC_ACTIVE_KEY_ID);
-  } catch (err) {
-    if (err instanceof CodecKeyError)
-      throw new ConfigError([`CODEC_KEYS / CODEC_ACTIVE_KEY_ID: ${err.message}`]);
-    throw err;
-  }
   const sandboxUrl = `http://127.0.0.1:${e.SANDBOX_PORT}`;
   // Without TEMPORAL_ADDRESS, everything talks to the embedded dev server.
   const temporalAddress = env.TEMPORAL_ADDRESS ? e.TEMPORAL_ADDRESS : `127.0.0.1:${e.PIXFLOW_TEMPORAL_PORT}`;
@@ -305,10 +331,21 @@ export type Config = ReturnType<typeof loadConfig>;
 
 const isLoopbackHost = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
-/** For process entry points: print one line per problem and exit 1, no stack trace. */
-export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * For process entry points: print one line per problem and exit 1, no stack trace. In
+ * development, says which secrets run on their public defaults.
+ */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): Config {
   try {
-    return loadConfig(env);
+    const config = loadConfig(env, opts);
+    const defaulted = (opts.secrets ?? SECRET_VARIABLES).filter(
+      (name) => !env[name] && envSchema.shape[name].safeParse(undefined).data !== undefined,
+    );
+    if (config.NODE_ENV === 'development' && defaulted.length)
+      process.stderr.write(
+        `pixflow: ${defaulted.join(', ')} on the public development default (NODE_ENV=production refuses it)\n`,
+      );
+    return config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`pixflow: invalid configuration\n${err.problems.map((p) => `  ${p}\n`).join('')}`);

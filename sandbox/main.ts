@@ -1,10 +1,11 @@
 import { loadConfigOrExit } from '../common/config';
 import { onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
+import { SECRETS_READ_BY } from '../common/production-secrets';
 import { startSandbox } from './app';
 
 async function main() {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.sandbox });
   const logger = createLogger('sandbox', config.LOG_LEVEL);
   const sandbox = await startSandbox({
     port: config.SANDBOX_PORT,

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { dataDirSecrets } from './embedded-secrets';
 import { freePort } from './net';
 import { ROOT } from './temporal-tools';
 import { waitUntil } from './wait';
@@ -13,6 +14,7 @@ export { freePort };
 
 export interface EmbeddedStack {
   child: ChildProcess;
+  /** What the stack was started with, and the secrets it made for itself (scripts/embedded-secrets.ts). */
   env: NodeJS.ProcessEnv;
   ports: Record<string, number>;
   api: string;
@@ -106,6 +108,8 @@ export async function startEmbeddedStack(opts: {
     await stop();
     throw new Error(`the ${opts.label} stack did not come up:\n${out.slice(-4000)}`);
   }
+  // Its parts run with them: a client of its Temporal or a hash of a CPF needs the same.
+  Object.assign(env, dataDirSecrets(dataDir, env).env);
   const api = `http://127.0.0.1:${ports.API_PORT}`;
   return {
     child,

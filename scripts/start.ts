@@ -5,9 +5,11 @@ import { createInterface } from 'node:readline';
 import { type Config, loadConfigOrExit } from '../common/config';
 import { onShutdown } from '../common/http';
 import { prettyLogLine } from '../common/logger';
+import { SECRETS_READ_BY } from '../common/production-secrets';
 import { searchAttributeCliArgs } from '../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
+import { type DataDirSecrets, dataDirSecrets, SecretsFileError } from './embedded-secrets';
 import { freePort, tcpOpen } from './net';
 import { upsertOperator } from './operator';
 import { NODE_RUNTIME_FLAGS, temporalRuntimeEnv } from './runtime-tuning';
@@ -371,17 +373,43 @@ async function startServerTemporal(
   return ports;
 }
 
+/**
+ * The caller's environment with this data folder's secrets where it sets none, and the embedded
+ * stack's API key outside production; checked as the API reads it (every secret) before anything
+ * starts. Under NODE_ENV=production that refuses the dev key and any other public value.
+ */
+function stackEnvOrExit(dataDir: string): {
+  env: NodeJS.ProcessEnv;
+  config: Config;
+  secrets: DataDirSecrets;
+} {
+  let secrets: DataDirSecrets;
+  try {
+    secrets = dataDirSecrets(dataDir, process.env);
+  } catch (err) {
+    if (!(err instanceof SecretsFileError)) throw err;
+    process.stderr.write(`pixflow start: ${err.message}\n`);
+    process.exit(1);
+  }
+  const env: NodeJS.ProcessEnv = { ...process.env, ...secrets.env };
+  if (!env.API_KEYS && env.NODE_ENV !== 'production') env.API_KEYS = DEV_API_KEY;
+  if (secrets.older)
+    say(
+      `${dataDir} holds data from before npm start made secrets of its own: its parts keep the public development defaults that data was sealed with. Remove the folder to start afresh with its own.`,
+    );
+  return { env, config: loadConfigOrExit(env, { secrets: SECRETS_READ_BY.api }), secrets };
+}
+
 /** What the sandbox, worker and API are started with. */
-function childEnvFor(config: Config, databaseUrl: string): NodeJS.ProcessEnv {
+function childEnvFor(stackEnv: NodeJS.ProcessEnv, config: Config, databaseUrl: string): NodeJS.ProcessEnv {
   return {
-    ...process.env,
+    ...stackEnv,
     DATABASE_URL: databaseUrl,
-    API_KEYS: process.env.API_KEYS ?? DEV_API_KEY,
     PIXFLOW_TEMPORAL_PORT: String(config.PIXFLOW_TEMPORAL_PORT),
     // Embedded stack only: the local UI may decode payloads without a token.
-    CODEC_TRUST_LOOPBACK_UI: process.env.CODEC_TRUST_LOOPBACK_UI ?? 'true',
+    CODEC_TRUST_LOOPBACK_UI: stackEnv.CODEC_TRUST_LOOPBACK_UI ?? 'true',
     // Embedded stack only: a backend on this machine may receive webhooks over http.
-    WEBHOOK_ALLOW_LOOPBACK: process.env.WEBHOOK_ALLOW_LOOPBACK ?? 'true',
+    WEBHOOK_ALLOW_LOOPBACK: stackEnv.WEBHOOK_ALLOW_LOOPBACK ?? 'true',
   };
 }
 
@@ -501,6 +529,8 @@ interface Started {
   /** The back office's dev sign-in, made on the embedded Postgres only. */
   devReviewer?: { email: string; password: string };
   apiKeys: string | undefined;
+  /** This data folder's secrets file; none on a folder from before there was one. */
+  secretsFile: string | undefined;
   /** The Temporal started here: the dev server (with its UI), the server on Postgres, or none. */
   temporal: 'dev' | TemporalServerPorts | undefined;
   sandbox: boolean;
@@ -552,6 +582,7 @@ function printBanner(config: Config, started: Started) {
     typeof started.temporal === 'object'
       ? ` (Temporal: ${PERSISTENCE_DATABASE}, ${VISIBILITY_DATABASE})`
       : '';
+  if (started.secretsFile) say(`${label('secrets')}${started.secretsFile} (made at the first start)`);
   say(`${label('Postgres')}${started.databaseUrl.replace(/:[^:@/]+@/, ':***@')}${temporalDbs}`);
   say(
     `${label('logs')}here, as each part writes them (${prettify ? 'readable lines' : 'JSON lines'}; LOG_LEVEL=${config.LOG_LEVEL}, set debug for more or warn for less)`,
@@ -572,9 +603,10 @@ function optionsOrExit(): StartOptions {
 
 async function main() {
   const options = optionsOrExit();
-  const config = loadConfigOrExit();
-  const dataDir = path.resolve(ROOT, config.DATA_DIR);
+  // Where the data folder is; the secrets it keeps come into the configuration next.
+  const dataDir = path.resolve(ROOT, loadConfigOrExit(process.env, { secrets: [] }).DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
+  const { env: stackEnv, config, secrets } = stackEnvOrExit(dataDir);
   // Each of these set means "use the existing one" instead of starting it here.
   const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
   const embeddedSandbox = !process.env.PROVIDER_BASE_URL;
@@ -596,7 +628,7 @@ async function main() {
     await startTemporal(config, cli, dataDir);
     temporal = 'dev';
   }
-  const env = childEnvFor(config, databaseUrl);
+  const env = childEnvFor(stackEnv, config, databaseUrl);
   if (embeddedSandbox) await startSandbox(config, env);
   const [workers, apis] = await planReplicas(config, options, env);
   await startReplicas(workers);
@@ -606,6 +638,7 @@ async function main() {
     databaseUrl,
     devReviewer: config.DATABASE_URL ? undefined : await createDevReviewer(databaseUrl),
     apiKeys: env.API_KEYS,
+    secretsFile: secrets.older ? undefined : secrets.file,
     temporal,
     sandbox: embeddedSandbox,
     apis,

@@ -6,6 +6,7 @@ import { loadConfigOrExit } from '../common/config';
 import { listen, onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
 import { createWorkerMetrics } from '../common/metrics';
+import { SECRETS_READ_BY } from '../common/production-secrets';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingWorkerOptions } from '../common/tracing';
 import { workerTuningOptions } from '../common/worker-tuning';
@@ -17,7 +18,7 @@ import { ensureReconciler } from './reconciler';
 // and answers /healthz and /metrics (ours plus the Temporal SDK's) on WORKER_HTTP_PORT.
 
 async function main() {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.worker });
   const log = createLogger('worker', config.LOG_LEVEL);
   const sdkMetrics = `127.0.0.1:${config.WORKER_SDK_METRICS_PORT}`;
   // SDK logs (workflow and activity logs carry workflowId, runId, activityType) go to pino.

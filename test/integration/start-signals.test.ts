@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -205,6 +205,25 @@ async function expectEveryPartAnswers({ ports, output }: Started) {
   await expectDevReviewerSignsIn(`http://127.0.0.1:${ports.API_PORT}`, output());
 }
 
+/**
+ * Its own secrets, made in its data folder for its owner alone: the ingress answers to the
+ * folder's webhook secret, and the public one config.ts once gave it opens nothing.
+ */
+async function expectOwnSecrets({ ports, dataDir, output }: Started) {
+  const file = path.join(dataDir, 'secrets.json');
+  expect(statSync(file).mode & 0o777).toBe(0o600);
+  expect(output()).toContain(file);
+  const { WEBHOOK_SECRET } = JSON.parse(readFileSync(file, 'utf8')) as { WEBHOOK_SECRET: string };
+  // An unknown point: past the secret it is a 404, before it a 401, and nothing is stored.
+  const post = (secret: string) =>
+    fetch(`http://127.0.0.1:${ports.API_PORT}/webhooks/provider/${secret}/nope`, {
+      method: 'POST',
+      body: '{}',
+    });
+  expect((await post('dev-webhook-secret-change-me')).status).toBe(401);
+  expect((await post(WEBHOOK_SECRET)).status).toBe(404);
+}
+
 /** The parts run with the garbage collection settings npm start gives them (runtime-tuning.ts). */
 function expectTunedRuntimes({ procs }: Started) {
   for (const script of ['worker/main.ts', 'api/main.ts', 'sandbox/main.ts']) {
@@ -260,6 +279,7 @@ describe('npm start stops every part, whichever way it is stopped', () => {
   it('SIGTERM to the process npm runs, once every part answers on its port', async () => {
     const s = await npmStart();
     await expectEveryPartAnswers(s);
+    await expectOwnSecrets(s);
     expectTunedRuntimes(s);
     process.kill(s.starterPid, 'SIGTERM');
     await expectAllGone(s);

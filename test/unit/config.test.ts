@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { defaultDeliveryOptions, deliveryOptionsFrom } from '../../api/ingress/deliver';
-import { loadConfig } from '../../common/config';
+import { ConfigError, loadConfig } from '../../common/config';
+import { SECRET_VARIABLES, SECRETS_READ_BY, type SecretVariable } from '../../common/production-secrets';
+import { PUBLIC_CODEC_KEY_MATERIAL } from '../../common/public-secrets';
 
 // The codec endpoint's browser origins: the Temporal UI the embedded stack runs, wherever it runs.
 
@@ -58,5 +61,76 @@ describe('back office settings', () => {
       'https://temporal.example.com',
     );
     expect(() => loadConfig({ BACKOFFICE_SESSION_SECRET: 'short' })).toThrow(/BACKOFFICE_SESSION_SECRET/);
+  });
+});
+
+describe('secrets under NODE_ENV=production', () => {
+  const fresh = () => randomBytes(32).toString('hex');
+  const own = () => ({
+    API_KEYS: fresh(),
+    CODEC_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+    CODEC_ACTIVE_KEY_ID: 'k1',
+    PII_HASH_KEY: fresh(),
+    WEBHOOK_SECRET: fresh(),
+    BACKOFFICE_SESSION_SECRET: fresh(),
+    CODEC_TOKENS: fresh(),
+  });
+  const problems = (env: Record<string, string>, secrets?: readonly SecretVariable[]) => {
+    try {
+      loadConfig(env, { secrets });
+      return [];
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems;
+      throw err;
+    }
+  };
+
+  it('development and tests run on the public defaults', () => {
+    expect(loadConfig({}).WEBHOOK_SECRET).toBe('dev-webhook-secret-change-me');
+    expect(loadConfig({ NODE_ENV: 'test' }).PII_HASH_KEY).toBe('dev-pii-hash-key-change-me');
+  });
+
+  it('load with every secret fresh', () => {
+    const env = own();
+    const config = loadConfig({ NODE_ENV: 'production', ...env });
+    expect(config.WEBHOOK_SECRET).toBe(env.WEBHOOK_SECRET);
+    expect(config.codecKeys.activeKeyId).toBe('k1');
+  });
+
+  it('are refused unset, one line per variable, each saying how to make one', () => {
+    const lines = problems({ NODE_ENV: 'production' });
+    expect(lines.map((l) => l.split(':')[0])).toEqual([...SECRET_VARIABLES]);
+    for (const l of lines) expect(l).toMatch(/: not set .*openssl rand -(hex|base64) 32/);
+    expect(lines.find((l) => l.startsWith('CODEC_KEYS'))).toContain('<id>:<32 bytes in base64>');
+  });
+
+  it('are refused public, whichever id a public codec key is given, never showing the value', () => {
+    const env = {
+      ...own(),
+      NODE_ENV: 'production',
+      WEBHOOK_SECRET: 'dev-webhook-secret-change-me',
+      CODEC_KEYS: `k1:${randomBytes(32).toString('base64')},old:${PUBLIC_CODEC_KEY_MATERIAL[0]}`,
+      API_KEYS: `${fresh()},dev-api-key`,
+    };
+    const lines = problems(env);
+    expect(lines.map((l) => l.split(':')[0])).toEqual(['API_KEYS', 'CODEC_KEYS', 'WEBHOOK_SECRET']);
+    expect(lines.join('\n')).not.toMatch(/dev-webhook-secret|dev-api-key|ZGV2/);
+    expect(lines[1]).toContain('key "old" is public');
+  });
+
+  it('are required only where read, and refused public wherever set', () => {
+    expect(problems({ NODE_ENV: 'production' }, SECRETS_READ_BY.sandbox)).toEqual([]);
+    const { CODEC_KEYS, CODEC_ACTIVE_KEY_ID, PII_HASH_KEY } = own();
+    const worker = { NODE_ENV: 'production', CODEC_KEYS, CODEC_ACTIVE_KEY_ID, PII_HASH_KEY };
+    expect(problems(worker, SECRETS_READ_BY.worker)).toEqual([]);
+    const publicWebhook = { ...worker, WEBHOOK_SECRET: 'dev-webhook-secret-change-me' };
+    expect(problems(publicWebhook, SECRETS_READ_BY.worker)).toEqual([
+      expect.stringMatching(/^WEBHOOK_SECRET: is public/),
+    ]);
+  });
+
+  it('a malformed secret is reported without its value', () => {
+    const lines = problems({ BACKOFFICE_SESSION_SECRET: 'short' });
+    expect(lines).toEqual(['BACKOFFICE_SESSION_SECRET=(not shown): must be at least 32 characters']);
   });
 });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { SECRET_VARIABLES, SECRETS_READ_BY } from '../../common/production-secrets';
 import { searchAttributeKeys } from '../../common/search-attributes';
 import { NODE_RUNTIME_FLAGS, temporalRuntimeEnv } from '../../scripts/runtime-tuning';
 import { HISTORY_SHARDS, PERSISTENCE_DATABASE, VISIBILITY_DATABASE } from '../../scripts/temporal-server';
@@ -22,7 +23,8 @@ const service = z.looseObject({
 });
 const compose = z.object({ services: z.record(z.string(), service) });
 
-const file = parse(readFileSync(path.join(__dirname, '../../docker-compose.yml'), 'utf8'), { merge: true });
+const composeText = readFileSync(path.join(__dirname, '../../docker-compose.yml'), 'utf8');
+const file = parse(composeText, { merge: true });
 const { services } = compose.parse(file);
 
 describe('docker-compose.yml', () => {
@@ -126,6 +128,35 @@ describe('docker-compose.yml', () => {
     );
     expect(services.api?.environment?.TEMPORAL_UI_URL).toBe('http://localhost:8233');
     expect(services['temporal-ui']?.environment?.TEMPORAL_CODEC_ENDPOINT).toBe('http://localhost:3000/codec');
+  });
+
+  it('requires every secret, with no default, in each service that reads it, saying how to make it', () => {
+    const required = (name: string) =>
+      new RegExp(`^\\$\\{${name}:\\?[^}]*openssl rand -(hex|base64) 32[^}]*\\}$`);
+    for (const part of ['api', 'worker'] as const) {
+      const env = services[part]?.environment ?? {};
+      for (const name of SECRETS_READ_BY[part])
+        expect(String(env[name]), `${part} ${name}`).toMatch(required(name));
+      expect(env.NODE_ENV, part).toBe('production');
+    }
+    // Wherever else one is given, and however: never with a default.
+    for (const name of SECRET_VARIABLES) {
+      for (const m of composeText.matchAll(new RegExp(`\\$\\{${name}(:?[-?+])?([^}]*)\\}`, 'g')))
+        expect(m[0], name).toMatch(required(name));
+      expect(composeText, name).not.toMatch(new RegExp(`^\\s*${name}:\\s*[^$\\s]`, 'm'));
+    }
+  });
+
+  it('sets the back office cookie Secure, for TLS in front of the API', () => {
+    expect(services.api?.environment?.BACKOFFICE_SECURE_COOKIE).toBe('true');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's ${NAME:-default}, unset by default
+    expect(String(services.api?.environment?.TRUST_PROXY)).toBe('${TRUST_PROXY:-}');
+  });
+
+  it('builds an image that sets no secret, and runs it as production', () => {
+    const dockerfile = readFileSync(path.join(__dirname, '../../Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^ENV NODE_ENV=production$/m);
+    for (const name of SECRET_VARIABLES) expect(dockerfile, name).not.toContain(name);
   });
 
   it('exposes metrics: the API on 3000, the two workers on 3001 and 3002', () => {
