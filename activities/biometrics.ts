@@ -3,7 +3,7 @@ import { NOT_BIOMETRIC_IDENTIFICATION } from '../contracts/biometrics';
 import { type BiometricOutcome, recordBiometricLink, recordBiometricOutcome } from '../db/biometrics';
 import type { Plan } from '../provider/schemas';
 import type { ActivityDeps } from './deps';
-import { providerCall } from './errors';
+import { requestRecorded } from './liveness-requests';
 import type { IssuedLivenessLink } from './onboarding';
 
 interface RunRef {
@@ -16,17 +16,21 @@ export function createBiometricsActivities({
   provider,
   pool,
   hashCpf,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf'>) {
+  clock,
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'clock'>) {
   return {
     /**
      * Asks the provider's liveness endpoint for a link, which for an onboarded person is a
-     * biometric identification, and records the run's row. Any other link (the provider does not
+     * biometric identification, and records the request (the ingress signals the flow only the
+     * callbacks that answer it) and the run's row. Any other link (the provider does not
      * count the person as onboarded) is a non-retryable failure, as is a refused document.
      */
     async requestBiometricLink(
       input: RunRef & { plan: Plan; event: string; correlationId: string; issuedAt: string },
     ): Promise<IssuedLivenessLink> {
-      const res = await providerCall(() =>
+      const cpfHash = hashCpf(input.cpf);
+      const request = { ...input, flow: 'biometrics' as const, cpfHash };
+      const res = await requestRecorded({ pool, clock }, request, () =>
         provider.startLiveness(input.cpf, {
           correlationId: input.correlationId,
           plan: input.plan,
@@ -42,7 +46,7 @@ export function createBiometricsActivities({
       await recordBiometricLink(pool, {
         workflowId: input.workflowId,
         runId: input.runId,
-        cpfHash: hashCpf(input.cpf),
+        cpfHash,
         linkIssuedAt: new Date(input.issuedAt),
       });
       return {

@@ -1,7 +1,7 @@
 import type { Plan } from '../provider/schemas';
 import type { ActivityDeps } from './deps';
-import { providerCall } from './errors';
 import { type KycDecision, readKyc } from './kyc';
+import { requestRecorded } from './liveness-requests';
 
 export type { KycDecision };
 
@@ -26,21 +26,29 @@ export function createOnboardingActivities({
     checkKyc: (input: { workflowId: string; cpf: string; plan: Plan }): Promise<KycDecision> =>
       readKyc({ provider, pool, hashCpf, clock }, input),
 
-    /** Asks the provider for a liveness link. A refused document is a non-retryable failure. */
+    /**
+     * Asks the provider for a liveness link, recording the request (db/liveness-requests.ts) so
+     * the webhook ingress signals the onboarding only the callbacks that answer it. A refused
+     * document is a non-retryable failure.
+     */
     async requestLivenessLink(input: {
+      workflowId: string;
       cpf: string;
       plan: Plan;
       event: string;
       redirectUrl?: string;
       correlationId: string;
     }): Promise<IssuedLivenessLink> {
-      const res = await providerCall(() =>
-        provider.startLiveness(input.cpf, {
-          correlationId: input.correlationId,
-          plan: input.plan,
-          event: input.event,
-          redirectUrl: input.redirectUrl,
-        }),
+      const res = await requestRecorded(
+        { pool, clock },
+        { ...input, flow: 'onboarding', cpfHash: hashCpf(input.cpf) },
+        () =>
+          provider.startLiveness(input.cpf, {
+            correlationId: input.correlationId,
+            plan: input.plan,
+            event: input.event,
+            redirectUrl: input.redirectUrl,
+          }),
       );
       return {
         url: res.action.url,

@@ -55,6 +55,7 @@ async function main() {
     log,
     intervalMs: config.INBOX_RELAY_INTERVAL_MS,
     delivery: deliveryOptionsFrom(config),
+    metrics,
   });
 
   // Outbound events: positions them for GET /v1/events and delivers the webhooks.

@@ -40,6 +40,7 @@ export const INBOX_DEFAULTS = {
   retryMaxMs: 60_000,
   giveUpMs: 24 * 3600_000,
   coalesceMs: 1_000,
+  livenessRequestWaitMs: 10_000,
 } as const;
 
 /** Outbound events' defaults (README "Events"). */
@@ -126,6 +127,8 @@ export const envSchema = z.object({
   INBOX_GIVE_UP_MS: durationMs.default(INBOX_DEFAULTS.giveUpMs),
   /** An identical notification within this long of the last one's signal is signalled when it ends. */
   INBOX_COALESCE_MS: durationMs.default(INBOX_DEFAULTS.coalesceMs),
+  /** A liveness callback naming no request pixflow made waits this long for the request's record, then stays unsignalled. */
+  INBOX_LIVENESS_REQUEST_WAIT_MS: durationMs.default(INBOX_DEFAULTS.livenessRequestWaitMs),
   /** Payload encryption keys `id:base64(32 bytes)`, comma-separated; the dev key is public, set your own. */
   CODEC_KEYS: z.string().min(1).default('dev1:ZGV2LW9ubHkta2V5LWRvLW5vdC11c2UtaW4tcHJvZCE='),
   CODEC_ACTIVE_KEY_ID: z.string().min(1).default('dev1'),

@@ -71,6 +71,12 @@ export function createApiMetrics() {
     labelNames: ['point', 'type', 'outcome'] as const,
     registers: [registry],
   });
+  const unmatchedLiveness = new Counter({
+    name: 'pixflow_ingress_liveness_unmatched_total',
+    help: 'Liveness callbacks that named no request pixflow made for the person: kept in the inbox, not signalled',
+    labelNames: ['flow'] as const,
+    registers: [registry],
+  });
   let backlog: () => Promise<number> = async () => 0;
   // -1 when the inbox cannot be read (Postgres down): visible, and alertable.
   new Gauge({
@@ -90,6 +96,9 @@ export function createApiMetrics() {
     },
     countNotification(point: string, type: string, outcome: string) {
       notifications.inc({ point, type, outcome });
+    },
+    countUnmatchedLiveness(flow: 'onboarding' | 'biometrics') {
+      unmatchedLiveness.inc({ flow });
     },
     measureBacklog(fn: () => Promise<number>) {
       backlog = fn;

@@ -27,10 +27,15 @@ export const onboardingStatuses = [
 export type OnboardingStatus = (typeof onboardingStatuses)[number];
 export const onboardingFinalStatuses: readonly OnboardingStatus[] = ['approved', 'rejected', 'expired'];
 
-/** A liveness callback, as the ingress signals it. */
+/**
+ * A liveness callback, as the ingress signals it: with the ids of the request it answers (the
+ * ingress signals only callbacks that name one of the flow's requests). A signal naming no
+ * request at all never comes from the ingress: pixflow's own (tests, tools) may leave them out.
+ */
 export interface LivenessProgress {
   statusVerification: StatusVerification;
   transactionId?: string;
+  correlationId?: string;
   at?: string;
 }
 

@@ -12,6 +12,7 @@ import type { createOnboardingActivities } from '../activities/onboarding';
 import {
   type LivenessLink,
   type LivenessLinkAnswer,
+  type LivenessProgress,
   livenessLinkUpdate,
   livenessProgressSignal,
   ONBOARDING_FINISHED,
@@ -151,26 +152,37 @@ function serveLiveness(
   let linkHandedOut = false;
   let renewal: Promise<LivenessLink> | undefined;
 
+  const requests = ownRequests();
+
   const issueLink = async (): Promise<LivenessLink> => {
     // Taken before the call: the provider's 30 minutes start no earlier than this.
     const issuedAt = Date.now();
-    const issued = await requestLivenessLink({
-      cpf: input.cpf,
-      plan: input.plan,
-      event: input.event,
-      redirectUrl: input.redirectUrl,
-      correlationId: uuid4(),
-    });
-    linkSpent = false;
-    linkHandedOut = false;
-    state.link = {
-      url: issued.url,
-      qrcode: issued.qrcode,
-      type: issued.type,
-      issuedAt: new Date(issuedAt).toISOString(),
-      expiresAt: new Date(issuedAt + ttlMs).toISOString(),
-    };
-    return state.link;
+    const correlationId = uuid4();
+    requests.sending(correlationId);
+    let transactionId: string | undefined;
+    try {
+      const issued = await requestLivenessLink({
+        workflowId: workflowInfo().workflowId,
+        cpf: input.cpf,
+        plan: input.plan,
+        event: input.event,
+        redirectUrl: input.redirectUrl,
+        correlationId,
+      });
+      transactionId = issued.transactionId;
+      linkSpent = false;
+      linkHandedOut = false;
+      state.link = {
+        url: issued.url,
+        qrcode: issued.qrcode,
+        type: issued.type,
+        issuedAt: new Date(issuedAt).toISOString(),
+        expiresAt: new Date(issuedAt + ttlMs).toISOString(),
+      };
+      return state.link;
+    } finally {
+      for (const p of requests.answered(transactionId)) onProgress(p);
+    }
   };
   const linkValid = () =>
     state.link !== undefined && !linkSpent && Date.now() < new Date(state.link.expiresAt).getTime();
@@ -203,8 +215,8 @@ function serveLiveness(
   );
 
   const progress: string[] = [];
-  setHandler(livenessProgressSignal, (p) => {
-    if (isFinal()) return;
+  const onProgress = (p: LivenessProgress) => {
+    if (isFinal() || !requests.admit(p)) return;
     progress.push(p.statusVerification);
     // Callbacks can arrive out of order: a late earlier stage never hides the current link's outcome.
     if (!linkSpent || livenessStageOf(p.statusVerification) >= livenessStageOf(state.livenessStatus)) {
@@ -212,7 +224,46 @@ function serveLiveness(
     }
     state.updatedAt = isoNow();
     if (PROCESS_DONE.includes(p.statusVerification)) linkSpent = true;
-  });
+  };
+  setHandler(livenessProgressSignal, onProgress);
 
   return { issueLink, progress };
+}
+
+/**
+ * The liveness requests this onboarding made (the ingress checks the same in Postgres): progress
+ * naming another request is not its news. Every one of them counts: a decision about an earlier
+ * link (the provider's review) can come after a new link was issued.
+ */
+function ownRequests() {
+  const correlationIds: string[] = [];
+  const transactionIds: string[] = [];
+  let inFlight = 0;
+  // Progress naming none of them, held while a request waits for the provider's answer: it may
+  // name the transaction_id that answer brings.
+  const held: LivenessProgress[] = [];
+  const names = (p: LivenessProgress) =>
+    // Naming no request at all: pixflow's own signal (the ingress's always name one).
+    (p.correlationId === undefined && p.transactionId === undefined) ||
+    (p.correlationId !== undefined && correlationIds.includes(p.correlationId)) ||
+    (p.transactionId !== undefined && transactionIds.includes(p.transactionId));
+  return {
+    /** A request about to be sent: its correlation_id counts from now on. */
+    sending(correlationId: string) {
+      correlationIds.push(correlationId);
+      inFlight += 1;
+    },
+    /** Its answer (none if it failed): returns the progress held meanwhile, to be admitted again. */
+    answered(transactionId: string | undefined): LivenessProgress[] {
+      if (transactionId) transactionIds.push(transactionId);
+      inFlight -= 1;
+      return held.splice(0);
+    },
+    /** Whether the progress is this onboarding's; if not, it is held while a request is in flight. */
+    admit(p: LivenessProgress): boolean {
+      if (names(p)) return true;
+      if (inFlight > 0) held.push(p);
+      return false;
+    },
+  };
 }

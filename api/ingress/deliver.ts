@@ -1,10 +1,12 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { INBOX_DEFAULTS } from '../../common/config';
 import { maskCpfsIn } from '../../common/mask';
+import type { ApiMetrics } from '../../common/metrics';
 import type { LivenessProgress } from '../../contracts/onboarding';
 import { type ProviderNotification, providerNotificationSignal } from '../../contracts/shared';
 import { suspendVerification, verificationOfHash } from '../../db/customers';
 import { type InboxRow, markDelivered, markGaveUp, markRetry, rawBodyOf } from '../../db/inbox';
+import { namesLivenessRequest } from '../../db/liveness-requests';
 import type { Pool } from '../../db/pool';
 import { withTemporalDeadline } from '../temporal-deadline';
 
@@ -20,6 +22,8 @@ export interface DeliveryOptions {
   giveUpAfterMs: number;
   /** Identical copies within this long of a signal wait for its end: one signal per window. */
   coalesceMs: number;
+  /** A liveness callback naming no request of its flow waits this long for the request's record. */
+  requestWaitMs: number;
 }
 
 export const defaultDeliveryOptions: DeliveryOptions = {
@@ -28,6 +32,7 @@ export const defaultDeliveryOptions: DeliveryOptions = {
   retryMaxMs: INBOX_DEFAULTS.retryMaxMs,
   giveUpAfterMs: INBOX_DEFAULTS.giveUpMs,
   coalesceMs: INBOX_DEFAULTS.coalesceMs,
+  requestWaitMs: INBOX_DEFAULTS.livenessRequestWaitMs,
 };
 
 /** The operator's settings (common/config.ts) over the defaults. */
@@ -35,19 +40,31 @@ export function deliveryOptionsFrom(config: {
   INBOX_RETRY_MAX_MS?: number;
   INBOX_GIVE_UP_MS?: number;
   INBOX_COALESCE_MS?: number;
+  INBOX_LIVENESS_REQUEST_WAIT_MS?: number;
 }): DeliveryOptions {
   return {
     ...defaultDeliveryOptions,
     ...(config.INBOX_RETRY_MAX_MS ? { retryMaxMs: config.INBOX_RETRY_MAX_MS } : {}),
     ...(config.INBOX_GIVE_UP_MS ? { giveUpAfterMs: config.INBOX_GIVE_UP_MS } : {}),
     ...(config.INBOX_COALESCE_MS ? { coalesceMs: config.INBOX_COALESCE_MS } : {}),
+    ...(config.INBOX_LIVENESS_REQUEST_WAIT_MS
+      ? { requestWaitMs: config.INBOX_LIVENESS_REQUEST_WAIT_MS }
+      : {}),
   };
 }
 
 /** How long a claimed row is left alone: past every Temporal call one delivery can make. */
 export const leaseMs = (o: DeliveryOptions) => 2 * o.signalTimeoutMs + 5_000;
 
-export type Outcome = 'delivered' | 'kept' | 'closed' | 'not_found' | 'gave_up' | 'unavailable';
+export type Outcome =
+  | 'delivered'
+  | 'kept'
+  | 'closed'
+  | 'not_found'
+  | 'gave_up'
+  | 'unavailable'
+  | 'awaiting_request'
+  | 'unmatched';
 
 /**
  * The provider's `requested` notification of a deposit or a payout announces what the flow itself
@@ -63,10 +80,14 @@ export function announcesOwnRequest(row: Pick<InboxRow, 'signalName' | 'signalPa
 
 export const KEPT_NOTE = "not signalled: it announces the flow's own request";
 
+export const UNMATCHED_NOTE = 'not signalled: it names no liveness request pixflow made for this person';
+export const UNMATCHED_LOG = 'liveness callback names no request pixflow made; kept, not signalled';
+
 export interface DeliveryContext {
   pool: Pool;
   temporal: Client;
   options: DeliveryOptions;
+  metrics?: Pick<ApiMetrics, 'countUnmatchedLiveness'> | undefined;
 }
 
 export function backoffMs(attempts: number, o: DeliveryOptions): number {
@@ -84,6 +105,10 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
   if (announcesOwnRequest(row)) {
     await markDelivered(pool, row.id, KEPT_NOTE);
     return 'kept';
+  }
+  if (row.point === 'liveness') {
+    const unmatched = await unmatchedRequest(ctx, row);
+    if (unmatched) return unmatched;
   }
   const handle = temporal.workflow.getHandle(row.workflowId);
   // Temporal unreachable or slow: try this row again after its back-off.
@@ -135,6 +160,36 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
   return 'not_found';
 }
 
+/**
+ * A liveness callback moves a flow only when it names a request that flow made (its
+ * correlation_id or transaction_id, db/liveness-requests.ts): whoever learnt the webhook URL could
+ * otherwise approve an onboarding, or suspend a person. A request's record can still be on its
+ * way when its first callback comes: the row waits `requestWaitMs` for it; after that it is kept,
+ * unsignalled, with a note, and counted. Undefined when the callback names a request.
+ */
+async function unmatchedRequest(ctx: DeliveryContext, row: InboxRow): Promise<Outcome | undefined> {
+  const { pool, options } = ctx;
+  const ids = row.signalPayload as Pick<LivenessProgress, 'correlationId' | 'transactionId'> | null;
+  const named = await namesLivenessRequest(pool, {
+    workflowId: row.workflowId,
+    correlationId: ids?.correlationId,
+    transactionId: ids?.transactionId,
+  });
+  if (named) return undefined;
+  const waitEnds = row.receivedAt.getTime() + options.requestWaitMs;
+  if (Date.now() < waitEnds) {
+    const next = Math.min(Date.now() + backoffMs(row.attempts, options), waitEnds);
+    await markRetry(pool, row.id, 'names no liveness request of this flow (yet)', new Date(next));
+    return 'awaiting_request';
+  }
+  await markDelivered(pool, row.id, UNMATCHED_NOTE);
+  ctx.metrics?.countUnmatchedLiveness(
+    row.workflowId.startsWith(BIOMETRICS_PREFIX) ? 'biometrics' : 'onboarding',
+  );
+  return 'unmatched';
+}
+
+const BIOMETRICS_PREFIX = 'biometrics-';
 const ONBOARDING_PREFIX = 'onboarding-';
 /** Liveness outcomes that contradict a closed onboarding's verification. */
 const CONTRADICTS: Record<string, readonly string[]> = {

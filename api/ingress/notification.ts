@@ -77,13 +77,17 @@ function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string
   if (!cpfSchema.safeParse(cpf).success) {
     throw new Problem(400, 'validation-error', 'Request validation failed', 'body.document: must be a CPF');
   }
-  const key = dedupeKey([
-    'liveness',
-    'liveness',
-    cb.transaction_id,
-    cb.status_onboarding,
-    cb.status_verification,
-  ]);
+  // The person and both request ids are part of it: a copy joins only a row that says the same
+  // thing about the same request, never a look-alike naming someone else.
+  const key = (workflowId: string) =>
+    dedupeKey([
+      'liveness',
+      workflowId,
+      cb.transaction_id,
+      cb.correlation_id,
+      cb.status_onboarding,
+      cb.status_verification,
+    ]);
   // An approved person's later sessions are biometric identifications: their own flow's news.
   if (cb.action_type === 'biometric_identification' || cb.status_onboarding.startsWith('biometric_')) {
     const progress: BiometricProgress = {
@@ -94,27 +98,30 @@ function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string
       correlationId: cb.correlation_id,
       at: cb.datetime,
     };
+    const workflowId = biometricsWorkflowId(cpfHash(cpf, piiHashKey));
     return {
       point: 'liveness',
-      workflowId: biometricsWorkflowId(cpfHash(cpf, piiHashKey)),
+      workflowId,
       logTarget: `biometric identification of ${maskCpf(cpf)}`,
       signalName: biometricProgressSignal.name,
       signalPayload: progress,
-      dedupeKey: key,
+      dedupeKey: key(workflowId),
     };
   }
   const payload: LivenessProgress = {
     statusVerification: cb.status_verification,
     transactionId: cb.transaction_id,
+    correlationId: cb.correlation_id,
     at: cb.datetime,
   };
+  const workflowId = onboardingWorkflowId(cpfHash(cpf, piiHashKey));
   return {
     point: 'liveness',
-    workflowId: onboardingWorkflowId(cpfHash(cpf, piiHashKey)),
+    workflowId,
     logTarget: `onboarding of ${maskCpf(cpf)}`,
     signalName: livenessProgressSignal.name,
     signalPayload: payload,
-    dedupeKey: key,
+    dedupeKey: key(workflowId),
   };
 }
 

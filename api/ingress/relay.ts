@@ -1,9 +1,17 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from '../../common/logger';
 import { maskCpfsIn } from '../../common/mask';
+import type { ApiMetrics } from '../../common/metrics';
 import { claimPending } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
-import { type DeliveryOptions, defaultDeliveryOptions, deliverRow, leaseMs } from './deliver';
+import {
+  type DeliveryContext,
+  type DeliveryOptions,
+  defaultDeliveryOptions,
+  deliverRow,
+  leaseMs,
+  UNMATCHED_LOG,
+} from './deliver';
 
 // Delivers inbox rows the fast path could not: workflow not started yet, Temporal down, or the
 // API process died between the INSERT and the signal. Rows are claimed with FOR UPDATE SKIP
@@ -16,6 +24,8 @@ export interface RelayDeps {
   intervalMs: number;
   batchSize?: number;
   delivery?: Partial<DeliveryOptions>;
+  /** The API's metrics: the relay counts the liveness callbacks it finds unmatched. */
+  metrics?: Pick<ApiMetrics, 'countUnmatchedLiveness'>;
 }
 
 export interface InboxRelay {
@@ -27,6 +37,7 @@ export interface InboxRelay {
 export function startInboxRelay(deps: RelayDeps): InboxRelay {
   const { pool, temporal, log } = deps;
   const options: DeliveryOptions = { ...defaultDeliveryOptions, ...deps.delivery };
+  const ctx: DeliveryContext = { pool, temporal, options, metrics: deps.metrics };
   const batchSize = deps.batchSize ?? 50;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -37,7 +48,7 @@ export function startInboxRelay(deps: RelayDeps): InboxRelay {
     const rows = await claimPending(pool, batchSize, leaseMs(options));
     const outcomes = await Promise.all(
       rows.map((row) =>
-        deliverRow({ pool, temporal, options }, row).catch((err) => {
+        deliverRow(ctx, row).catch((err) => {
           log.warn({ err: String(err), id: row.id }, 'inbox relay could not record a delivery');
           return 'error' as const;
         }),
@@ -45,9 +56,11 @@ export function startInboxRelay(deps: RelayDeps): InboxRelay {
     );
     rows.forEach((row, i) => {
       const outcome = outcomes[i];
+      const target = row.point === 'liveness' ? maskCpfsIn(row.workflowId) : row.workflowId;
       if (outcome === 'delivered' || outcome === 'closed' || outcome === 'gave_up') {
-        const target = row.point === 'liveness' ? maskCpfsIn(row.workflowId) : row.workflowId;
         log.info({ id: row.id, point: row.point, target, outcome }, 'inbox relay delivered a notification');
+      } else if (outcome === 'unmatched') {
+        log.warn({ id: row.id, point: row.point, target, outcome }, UNMATCHED_LOG);
       }
     });
     return rows.length;

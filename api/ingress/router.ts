@@ -14,6 +14,7 @@ import {
   deliveryOptionsFrom,
   KEPT_NOTE,
   leaseMs,
+  UNMATCHED_LOG,
 } from './deliver';
 import { type ParsedNotification, POINTS } from './notification';
 import { parseBody, parseStorable } from './parse';
@@ -32,13 +33,14 @@ export interface IngressDeps {
     INBOX_RETRY_MAX_MS?: number;
     INBOX_GIVE_UP_MS?: number;
     INBOX_COALESCE_MS?: number;
+    INBOX_LIVENESS_REQUEST_WAIT_MS?: number;
   };
   pool: Pool;
   temporal: Client;
   log: Logger;
   delivery?: Partial<DeliveryOptions>;
   bodyLimit?: string;
-  metrics?: Pick<ApiMetrics, 'countNotification'>;
+  metrics?: Pick<ApiMetrics, 'countNotification' | 'countUnmatchedLiveness'>;
   /** Bound on the one INSERT; past it the provider gets a 503 and retries. */
   storeTimeoutMs?: number;
 }
@@ -50,7 +52,12 @@ function instanceOf(req: Request): string {
 
 export function ingressRouter(deps: IngressDeps) {
   const delivery: DeliveryOptions = { ...deliveryOptionsFrom(deps.config), ...deps.delivery };
-  const ctx: DeliveryContext = { pool: deps.pool, temporal: deps.temporal, options: delivery };
+  const ctx: DeliveryContext = {
+    pool: deps.pool,
+    temporal: deps.temporal,
+    options: delivery,
+    metrics: deps.metrics,
+  };
   const store = {
     leaseMs: leaseMs(delivery),
     timeoutMs: deps.storeTimeoutMs ?? 5_000,
@@ -102,7 +109,10 @@ function signal(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotifica
         : 'claimed elsewhere',
     )
     .then(
-      (outcome) => log.debug({ point, target: logTarget, outcome }, 'notification delivery'),
+      (outcome) =>
+        outcome === 'unmatched'
+          ? log.warn({ point, target: logTarget, outcome }, UNMATCHED_LOG)
+          : log.debug({ point, target: logTarget, outcome }, 'notification delivery'),
       (err) => log.warn({ err: String(err), target: logTarget }, 'notification delivery not recorded'),
     );
 }

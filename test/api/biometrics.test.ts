@@ -1,10 +1,23 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { biometricsResponseSchema, livenessLinkResponseSchema } from '../../api/schemas';
 import { cpfHash } from '../../common/pii';
 import { biometricsWorkflowId } from '../../contracts/biometrics';
-import type { OnboardingState } from '../../contracts/onboarding';
+import { type OnboardingState, onboardingWorkflowId } from '../../contracts/onboarding';
 import { expectActivityFailure } from '../helpers/sdk-log';
-import { type ApiEnv, eventually, expectProblem, freshCpf, json, PII_KEY, startApiEnv } from './support';
+import {
+  type ApiEnv,
+  counterValue,
+  eventually,
+  expectProblem,
+  freshCpf,
+  inboxOf,
+  json,
+  livenessCallback,
+  PII_KEY,
+  postLiveness,
+  startApiEnv,
+} from './support';
 
 // Biometric identification end to end: the API, the worker, the sandbox's callbacks through the
 // webhook ingress, Temporal and Postgres.
@@ -17,7 +30,11 @@ let e: ApiEnv;
 
 beforeAll(async () => {
   // A short link lifetime (the test-only timings override) lets the expiry happen in the test.
-  e = await startApiEnv({ livenessLinkTtlMs: LINK_TTL_MS });
+  // The inbox relay runs as in the API process; a callback naming no request waits 1.5 s for one.
+  e = await startApiEnv(
+    { livenessLinkTtlMs: LINK_TTL_MS },
+    { inboxRelay: true, env: { INBOX_LIVENESS_REQUEST_WAIT_MS: '1500' } },
+  );
   await e.sandboxControl('/sandbox/notifications', {
     url: `${e.url}/webhooks/provider/dev-webhook-secret-change-me`,
     partnerId: 'pixflow',
@@ -225,6 +242,53 @@ describe('biometric identification', () => {
     expect(p.detail).toMatch(/unavailable: not_onboarded_at_provider/);
     expect((await biometricsOf(cpf)).state).toMatchObject({ status: 'unavailable' });
     expect(refused()).toHaveLength(1);
+  });
+
+  it("a forged `completed` naming no request of the identification moves nothing (kept, noted, counted); the provider's own callback then passes it", async () => {
+    const cpf = freshCpf();
+    await e.sandboxControl(`/sandbox/documents/${cpf}/liveness`, { outcome: 'approved_biometrics_pass' });
+    await onboard(cpf);
+    const link = await askLink(cpf);
+    const hash = cpfHash(cpf, PII_KEY);
+    const workflowId = biometricsWorkflowId(hash);
+    const counted = () => counterValue(e, 'pixflow_ingress_liveness_unmatched_total', { flow: 'biometrics' });
+    const before = await counted();
+
+    // Ids of no request at all; then those of the person's onboarding, a request of another flow.
+    const onboardingIds = JSON.parse(String((await inboxOf(e, onboardingWorkflowId(hash))).at(-1)?.raw_body));
+    const forged = [
+      { transaction_id: randomUUID(), correlation_id: randomUUID() },
+      { transaction_id: onboardingIds.transaction_id, correlation_id: onboardingIds.correlation_id },
+    ].map((ids) =>
+      livenessCallback(e, cpf, ids, {
+        status_onboarding: 'biometric_approved',
+        action_type: 'biometric_identification',
+      }),
+    );
+    for (const body of forged) expect(await postLiveness(e, body)).toBe(200);
+    const rows = await eventually(
+      () => inboxOf(e, workflowId),
+      (r) => r.length === 2 && r.every((x) => x.delivered_at != null),
+    );
+    for (const row of rows) {
+      expect(row.last_error).toMatch(/not signalled: it names no liveness request pixflow made/);
+    }
+    expect(await counted()).toBe(before + 2);
+    expect((await biometricsOf(cpf)).state).toMatchObject({ status: 'awaiting_identification' });
+
+    // The person does the identification: the provider's callbacks name the request, and pass.
+    await e.sandboxControl('/sandbox/liveness/complete', { document: cpf });
+    const done = await eventually(
+      () => biometricsOf(cpf),
+      (b) => b.state.status === 'passed',
+    );
+    expect(done.state).toMatchObject({ livenessStatus: 'completed', link: { url: link.url } });
+    const genuine = (await inboxOf(e, workflowId)).slice(2);
+    expect(genuine.map((r) => JSON.parse(r.raw_body).status_verification).sort()).toEqual([
+      'completed',
+      'processing',
+    ]);
+    expect(genuine.every((r) => r.delivered_at !== null && r.last_error === null)).toBe(true);
   });
 
   it('GET /v1/biometrics/:cpf is 404 for a person never identified and 400 for a bad CPF', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onboardingResponseSchema } from '../../api/schemas';
 import { cpfHash } from '../../common/pii';
@@ -7,15 +8,20 @@ import {
   type OnboardingState,
   onboardingWorkflowId,
 } from '../../contracts/onboarding';
+import { sendLivenessCallbacksTo } from '../helpers/people';
 import { expectActivityFailure } from '../helpers/sdk-log';
 import {
   type ApiEnv,
+  counterValue,
   eventually,
   expectProblem,
   freshCpf,
+  inboxOf,
   json,
+  livenessCallback,
   PII_KEY,
   PNG_SIGNATURE,
+  postLiveness,
   startApiEnv,
 } from './support';
 
@@ -25,7 +31,11 @@ const LINK_TTL_MS = 4_000;
 
 beforeAll(async () => {
   // A short link validity (the test-only timings override) lets the renewal happen in the test.
-  e = await startApiEnv({ livenessLinkTtlMs: LINK_TTL_MS });
+  // The inbox relay runs as in the API process; a callback naming no request waits 1.5 s for one.
+  e = await startApiEnv(
+    { livenessLinkTtlMs: LINK_TTL_MS },
+    { inboxRelay: true, env: { INBOX_LIVENESS_REQUEST_WAIT_MS: '1500' } },
+  );
 });
 afterAll(async () => {
   await e?.close();
@@ -208,5 +218,50 @@ describe('onboardings', () => {
       400,
     );
     expect(review.invalid_params?.map((i) => i.name)).toContain('body.decision');
+  });
+});
+
+describe('liveness callbacks through the webhook ingress', () => {
+  it("a forged `completed` for the right CPF naming no request pixflow made moves nothing (kept, noted, counted); the provider's own callback then approves", async () => {
+    const cpf = '73628883504'; // the sandbox completes its onboarding without a review
+    await sendLivenessCallbacksTo(e.sandbox.url, e.ingress, e.partnerId);
+    expect((await e.call('POST', '/v1/onboardings', { body: body(cpf) })).status).toBe(201);
+    await eventually(
+      () => stateOf(cpf),
+      (s) => s.status === 'awaiting_liveness',
+    );
+    const workflowId = onboardingWorkflowId(cpfHash(cpf, PII_KEY));
+    const counted = () => counterValue(e, 'pixflow_ingress_liveness_unmatched_total', { flow: 'onboarding' });
+    const before = await counted();
+
+    // Whoever learnt the webhook URL (secret and partner id) and the CPF, but not the request.
+    const forged = livenessCallback(e, cpf, { transaction_id: randomUUID(), correlation_id: randomUUID() });
+    expect(await postLiveness(e, forged)).toBe(200);
+    const [row] = await eventually(
+      () => inboxOf(e, workflowId),
+      (rows) => rows[0]?.delivered_at != null,
+    );
+    expect(JSON.parse(String(row?.raw_body))).toEqual(forged);
+    expect(row?.last_error).toMatch(/not signalled: it names no liveness request pixflow made/);
+    expect(await counted()).toBe(before + 1);
+    const state = await stateOf(cpf);
+    expect(state.status).toBe('awaiting_liveness');
+    expect(state.livenessStatus).toBeUndefined();
+
+    // The person does the liveness: the provider's callbacks name the request, and approve.
+    await e.sandboxControl('/sandbox/liveness/complete', { document: cpf });
+    const approved = await eventually(
+      () => stateOf(cpf),
+      (s) => s.status === 'approved',
+    );
+    expect(approved.livenessStatus).toBe('completed');
+    const rows = await inboxOf(e, workflowId);
+    const genuine = rows.filter((r) => r.id !== row?.id);
+    expect(genuine.map((r) => JSON.parse(r.raw_body).status_verification).sort()).toEqual([
+      'completed',
+      'processing',
+    ]);
+    expect(genuine.every((r) => r.delivered_at !== null && r.last_error === null)).toBe(true);
+    expect(await counted()).toBe(before + 1);
   });
 });

@@ -7,8 +7,11 @@ import { NativeConnection } from '@temporalio/worker';
 import { expect, inject } from 'vitest';
 import { createApp } from '../../api/app';
 import { type EventsRelaySettings, eventsRelaySettings, startEventsRelay } from '../../api/events/relay';
+import { deliveryOptionsFrom } from '../../api/ingress/deliver';
+import { startInboxRelay } from '../../api/ingress/relay';
 import { loadConfig } from '../../common/config';
 import { createLogger, type Logger } from '../../common/logger';
+import { createApiMetrics } from '../../common/metrics';
 import { moneyRulesOf } from '../../contracts/rules';
 import type { FlowTimings } from '../../contracts/shared';
 import { migrate } from '../../db/migrate';
@@ -63,6 +66,8 @@ export interface ApiEnvOptions {
   eventsRelay?: Partial<EventsRelaySettings>;
   /** A Temporal server of the test's own (one it stops or freezes), instead of the run's shared one. */
   temporalAddress?: string;
+  /** Runs the webhook inbox relay beside the API, as api/main.ts does (every 100 ms). */
+  inboxRelay?: boolean;
 }
 
 export async function startApiEnv(
@@ -109,11 +114,13 @@ export async function startApiEnv(
     retryMs: 500,
     stopped: () => false,
   });
+  const metrics = createApiMetrics();
   const app = createApp({
     config,
     temporal,
     pool,
     log: options.log ?? createLogger('api-test', 'silent'),
+    metrics,
     timings,
     codec: testDataConverter.payloadCodecs[0],
   });
@@ -121,6 +128,16 @@ export async function startApiEnv(
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const inboxRelay = options.inboxRelay
+    ? startInboxRelay({
+        pool,
+        temporal,
+        log: options.log ?? createLogger('api-test', 'silent'),
+        intervalMs: 100,
+        delivery: deliveryOptionsFrom(config),
+        metrics,
+      })
+    : undefined;
   const eventsRelay = options.eventsRelay
     ? startEventsRelay({
         pool,
@@ -180,6 +197,7 @@ export async function startApiEnv(
           .catch(() => {});
       }
       await eventsRelay?.stop();
+      await inboxRelay?.stop();
       await nativeConnection.close();
       await connection.close();
       await sandbox.close();
@@ -215,6 +233,63 @@ export async function expectProblem(res: Response, status: number, slug?: string
   if (slug) expect(body.type).toBe(`https://pixflow.dev/problems/${slug}`);
   return body;
 }
+
+/** A counter's value on the API's /metrics (0 before its first count). */
+export async function counterValue(e: ApiEnv, name: string, labels: Record<string, string>): Promise<number> {
+  const text = await (await fetch(`${e.url}/metrics`)).text();
+  const series = `${name}{${Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(',')}}`;
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+/** A liveness callback as the provider posts it, for `document`, naming the request `ids` name. */
+export function livenessCallback(
+  e: ApiEnv,
+  document: string,
+  ids: { transaction_id: string; correlation_id: string },
+  over: Record<string, string> = {},
+) {
+  return {
+    ...ids,
+    document,
+    status_verification: 'completed',
+    status_onboarding: 'approved',
+    action_type: 'onboarding',
+    event: 'signup',
+    datetime: new Date().toISOString(),
+    partner_id: e.partnerId,
+    ...over,
+  };
+}
+
+/** Posts a body to the API's webhook ingress (its liveness URL); the answer's status. */
+export async function postLiveness(e: ApiEnv, body: unknown): Promise<number> {
+  const res = await fetch(`${e.ingress}/liveness`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+export interface InboxRowView {
+  id: number;
+  raw_body: string;
+  delivered_at: Date | null;
+  last_error: string | null;
+}
+
+/** The inbox rows of one workflow, oldest first. */
+export const inboxOf = async (e: ApiEnv, workflowId: string) =>
+  (
+    await e.pool.query<InboxRowView>(
+      'SELECT id, raw_body, delivered_at, last_error FROM webhook_inbox WHERE workflow_id = $1 ORDER BY id',
+      [workflowId],
+    )
+  ).rows;
 
 export const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 

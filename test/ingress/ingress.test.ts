@@ -1,14 +1,21 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { UNMATCHED_NOTE } from '../../api/ingress/deliver';
 import { startInboxRelay } from '../../api/ingress/relay';
+import { createApiMetrics } from '../../common/metrics';
 import { cpfHash } from '../../common/pii';
 import { biometricsWorkflowId } from '../../contracts/biometrics';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { onboardingWorkflowId } from '../../contracts/onboarding';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
+import {
+  type LivenessRequestFlow,
+  recordLivenessAnswer,
+  recordLivenessRequest,
+} from '../../db/liveness-requests';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { finishSignal, type Received, receivedQuery } from '../fixtures/ingress-workflows';
@@ -90,6 +97,7 @@ interface Row {
   point: string;
   raw_body: string;
   headers: Record<string, string>;
+  received_at: Date;
   delivered_at: Date | null;
   gave_up_at: Date | null;
   attempts: number;
@@ -116,6 +124,29 @@ const livenessCb = (document: string, status = 'completed') => ({
   datetime: '2025-01-02T03:04:05.000Z',
   partner_id: PARTNER,
 });
+
+/**
+ * What the activities record when a flow asks for a liveness link (db/liveness-requests.ts): the
+ * request `livenessCb(document)` names, so the ingress signals it.
+ */
+async function requested(document: string, flow: LivenessRequestFlow = 'onboarding') {
+  const hash = cpfHash(document, INGRESS_PII_KEY);
+  const workflowId = flow === 'onboarding' ? onboardingWorkflowId(hash) : biometricsWorkflowId(hash);
+  const correlationId = `corr-${document}`;
+  await recordLivenessRequest(pool, {
+    correlationId,
+    workflowId,
+    flow,
+    cpfHash: hash,
+    requestedAt: new Date(),
+  });
+  await recordLivenessAnswer(pool, {
+    correlationId,
+    transactionId: `tx-${document}`,
+    answeredAt: new Date(),
+  });
+  return workflowId;
+}
 
 /** Waits until the workflow has exactly one signal and the row says delivered; then checks it stays one. */
 async function expectDeliveredOnce(workflowId: string) {
@@ -211,22 +242,24 @@ describe('webhook ingress: good notifications', () => {
     ['one URL for all points', ''],
   ])('a liveness callback on the %s reaches onboarding-<hash of document>', async (_n, suffix) => {
     const cpf = uniqueCpf();
-    const wf = onboardingWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
+    const wf = await requested(cpf);
     await startRecorder(wf);
     const r = await post(suffix ? `${ingress.base}/${suffix}` : ingress.base, livenessCb(cpf));
     expect(r.status).toBe(200);
-    const { signal } = await expectDeliveredOnce(wf);
+    const { row, signal } = await expectDeliveredOnce(wf);
+    expect(row.last_error).toBeNull();
     expect(signal.signal).toBe('livenessProgress');
     expect(signal.payload).toEqual({
       statusVerification: 'completed',
       transactionId: `tx-${cpf}`,
+      correlationId: `corr-${cpf}`,
       at: '2025-01-02T03:04:05.000Z',
     });
   });
 
   it("a biometric identification's callback reaches biometrics-<hash of document>, not the onboarding", async () => {
     const cpf = uniqueCpf();
-    const wf = biometricsWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
+    const wf = await requested(cpf, 'biometrics');
     await startRecorder(wf);
     const cb = {
       ...livenessCb(cpf),
@@ -249,7 +282,7 @@ describe('webhook ingress: good notifications', () => {
 
   it('liveness callbacks with different statuses are distinct notifications', async () => {
     const cpf = uniqueCpf();
-    const wf = onboardingWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
+    const wf = await requested(cpf);
     await startRecorder(wf);
     expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'processing'))).status).toBe(200);
     expect((await post(`${ingress.base}/liveness`, livenessCb(cpf, 'completed'))).status).toBe(200);
@@ -262,6 +295,149 @@ describe('webhook ingress: good notifications', () => {
       'processing',
     ]);
     expect(await rowsOf(wf)).toHaveLength(2);
+  });
+});
+
+describe('webhook ingress: a liveness callback moves a flow only when it names a request pixflow made', () => {
+  // Long enough for a request's record to land in the race below; short enough to wait out.
+  const WAIT_MS = 3_000;
+  const strictDelivery = { ...fast, requestWaitMs: WAIT_MS };
+  const metrics = createApiMetrics();
+  let strict: RunningIngress;
+  let relay: ReturnType<typeof startInboxRelay>;
+
+  beforeAll(async () => {
+    strict = await startIngress(pool, temporal, { delivery: strictDelivery, metrics });
+    relay = startInboxRelay({
+      pool,
+      temporal,
+      log: silentLog,
+      intervalMs: 100,
+      delivery: strictDelivery,
+      metrics,
+    });
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    await strict?.close();
+  });
+
+  const unmatchedCount = async (flow: string) =>
+    (await metrics.registry.getSingleMetric('pixflow_ingress_liveness_unmatched_total')?.get())?.values.find(
+      (v) => v.labels.flow === flow,
+    )?.value ?? 0;
+
+  const cases: Array<[string, (cpf: string) => Promise<Record<string, unknown>>]> = [
+    [
+      'ids of no request at all',
+      async () => ({ transaction_id: randomUUID(), correlation_id: randomUUID() }),
+    ],
+    [
+      "another person's request",
+      async () => {
+        const other = uniqueCpf();
+        await requested(other);
+        return { transaction_id: `tx-${other}`, correlation_id: `corr-${other}` };
+      },
+    ],
+    [
+      "the person's biometric identification's request, on an onboarding callback",
+      async (cpf) => {
+        await requested(cpf, 'biometrics');
+        return {};
+      },
+    ],
+    [
+      'empty ids, while a request of the flow awaits its transaction_id',
+      async (cpf) => {
+        const hash = cpfHash(cpf, INGRESS_PII_KEY);
+        await recordLivenessRequest(pool, {
+          correlationId: randomUUID(),
+          workflowId: onboardingWorkflowId(hash),
+          flow: 'onboarding',
+          cpfHash: hash,
+          requestedAt: new Date(),
+        });
+        return { transaction_id: '', correlation_id: '' };
+      },
+    ],
+  ];
+
+  it.each(cases)(
+    'a `completed` naming %s: 2xx, kept in the inbox with a note, counted, never signalled',
+    async (_name, idsFor) => {
+      const cpf = uniqueCpf();
+      const wf = onboardingWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
+      await startRecorder(wf);
+      const before = await unmatchedCount('onboarding');
+      const forged = { ...livenessCb(cpf, 'completed'), ...(await idsFor(cpf)) };
+      const r = await post(`${strict.base}/liveness`, forged);
+      expect(r.status).toBe(200);
+      const [row] = await waitUntil(
+        () => rowsOf(wf),
+        (rows) => rows[0]?.delivered_at != null,
+      );
+      expect(row?.last_error).toBe(UNMATCHED_NOTE);
+      expect(row?.raw_body).toBe(JSON.stringify(forged));
+      // Kept only after it waited for a request's record that never came.
+      const waited = (row?.delivered_at?.getTime() ?? 0) - (row?.received_at.getTime() ?? 0);
+      expect(waited).toBeGreaterThanOrEqual(WAIT_MS - 100);
+      expect(await unmatchedCount('onboarding')).toBe(before + 1);
+      expect(await received(wf)).toEqual([]);
+    },
+  );
+
+  it("a biometric identification's callback naming no request of it is kept and counted as such", async () => {
+    const cpf = uniqueCpf();
+    const wf = biometricsWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
+    await startRecorder(wf);
+    const before = await unmatchedCount('biometrics');
+    // The person's onboarding request is no request of their biometric identification.
+    await requested(cpf, 'onboarding');
+    const cb = {
+      ...livenessCb(cpf),
+      status_onboarding: 'biometric_approved',
+      action_type: 'biometric_identification',
+    };
+    expect((await post(`${strict.base}/liveness`, cb)).status).toBe(200);
+    const [row] = await waitUntil(
+      () => rowsOf(wf),
+      (rows) => rows[0]?.delivered_at != null,
+    );
+    expect(row?.last_error).toBe(UNMATCHED_NOTE);
+    expect(await unmatchedCount('biometrics')).toBe(before + 1);
+    expect(await received(wf)).toEqual([]);
+  });
+
+  it("a callback that comes before its request's record waits for it, then is signalled once, copies and all", async () => {
+    const cpf = uniqueCpf();
+    const wf = onboardingWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
+    await startRecorder(wf);
+    const before = await unmatchedCount('onboarding');
+    expect((await post(`${strict.base}/liveness`, livenessCb(cpf))).status).toBe(200);
+    const [waiting] = await waitUntil(
+      () => rowsOf(wf),
+      (rows) => (rows[0]?.attempts ?? 0) >= 1,
+    );
+    expect(waiting?.delivered_at).toBeNull();
+    expect(waiting?.last_error).toMatch(/names no liveness request of this flow \(yet\)/);
+    // The provider retries meanwhile: the copy joins the waiting row, or takes over from it.
+    expect((await post(`${strict.base}/liveness`, livenessCb(cpf))).status).toBe(200);
+    await requested(cpf);
+    const rows = await waitUntil(
+      () => rowsOf(wf),
+      (r) => r.every((x) => x.delivered_at !== null),
+    );
+    const got = await waitUntil(
+      () => received(wf),
+      (r) => r.length >= 1,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await received(wf)).toHaveLength(1);
+    expect(got[0]?.payload).toMatchObject({ statusVerification: 'completed', correlationId: `corr-${cpf}` });
+    expect(rows.filter((r) => r.last_error === null)).toHaveLength(1);
+    expect(rows.every((r) => r.last_error !== UNMATCHED_NOTE)).toBe(true);
+    expect(await unmatchedCount('onboarding')).toBe(before);
   });
 });
 
@@ -289,7 +465,7 @@ describe('webhook ingress: identical notifications', () => {
 
   it('liveness: the same status twice, with identical bodies, is seen twice', async () => {
     const cpf = uniqueCpf();
-    const wf = onboardingWorkflowId(cpfHash(cpf, INGRESS_PII_KEY));
+    const wf = await requested(cpf);
     await startRecorder(wf);
     const relay = startInboxRelay({ pool, temporal, log: silentLog, intervalMs: 100, delivery: fast });
     try {

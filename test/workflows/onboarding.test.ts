@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   livenessLinkUpdate,
@@ -7,7 +8,8 @@ import {
   onboardingWorkflowId,
   reviewSignal,
 } from '../../contracts/onboarding';
-import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
+import type { ProviderClient } from '../../provider/client';
+import { type FlowEnv, onOwnWorker, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
 
 // Onboarding on the time-skipping server, with the real activities against the sandbox.
@@ -149,6 +151,68 @@ describe('liveness progress and review', () => {
     await handle.signal(livenessProgressSignal, { statusVerification: 'processing' });
     await handle.signal(livenessProgressSignal, { statusVerification: 'completed' });
     expect(await handle.result()).toMatchObject({ status: 'approved', reasons: [] });
+  });
+
+  it('progress naming a request this onboarding did not make decides nothing; naming its own, it does', async () => {
+    const handle = await awaitingLiveness('73628883504');
+    const { rows } = await f.pool.query<{ correlation_id: string; transaction_id: string; flow: string }>(
+      'SELECT correlation_id, transaction_id, flow FROM liveness_requests WHERE workflow_id = $1',
+      [handle.workflowId],
+    );
+    expect(rows).toEqual([
+      expect.objectContaining({ flow: 'onboarding', transaction_id: expect.any(String) }),
+    ]);
+    const ours = rows[0] as (typeof rows)[number];
+    await handle.signal(livenessProgressSignal, {
+      statusVerification: 'completed',
+      correlationId: randomUUID(),
+      transactionId: randomUUID(),
+    });
+    // Signals are handled in order: once `processing` shows, the `completed` before it was ignored.
+    await handle.signal(livenessProgressSignal, {
+      statusVerification: 'processing',
+      correlationId: ours.correlation_id,
+      transactionId: ours.transaction_id,
+    });
+    await waitForState(
+      () => handle.query(onboardingStateQuery),
+      (s) => s.livenessStatus === 'processing',
+    );
+    expect((await handle.query(onboardingStateQuery)).status).toBe('awaiting_liveness');
+    // Its transaction_id alone names the request too.
+    await handle.signal(livenessProgressSignal, {
+      statusVerification: 'completed',
+      correlationId: randomUUID(),
+      transactionId: ours.transaction_id,
+    });
+    expect(await handle.result()).toMatchObject({ status: 'approved', livenessStatus: 'completed' });
+  });
+
+  it("a callback that overtakes the provider's answer to its request waits for that answer, then counts", async () => {
+    const cpf = '73628883504';
+    const workflowId = `${onboardingWorkflowId(cpf)}-${++seq}`;
+    const handle = f.env.client.workflow.getHandle(workflowId);
+    const provider: ProviderClient = {
+      ...f.provider,
+      async startLiveness(document, input) {
+        const res = await f.provider.startLiveness(document, input);
+        // Naming only the transaction_id the flow has not seen yet (the activity is still running).
+        await handle.signal(livenessProgressSignal, {
+          statusVerification: 'completed',
+          correlationId: randomUUID(),
+          transactionId: res.transaction_id,
+        });
+        return res;
+      },
+    };
+    await onOwnWorker(f, 'callback-first', { provider }, async (taskQueue) => {
+      await f.env.client.workflow.start('onboardingWorkflow', {
+        taskQueue,
+        workflowId,
+        args: [{ cpf, plan: 'plan_standard', event: 'signup' }],
+      });
+      expect(await handle.result()).toMatchObject({ status: 'approved', livenessStatus: 'completed' });
+    });
   });
 
   it('failed ends rejected', async () => {
