@@ -97,7 +97,8 @@ describe('docker-compose.yml', () => {
   });
 
   it('publishes the documented ports', () => {
-    const published = (name: string) => (services[name]?.ports ?? []).map((p) => p.split(':')[0]);
+    // The host port: `[address:]host:container`.
+    const published = (name: string) => (services[name]?.ports ?? []).map((p) => p.split(':').at(-2));
     expect(published('api')).toContain('3000');
     expect(published('sandbox')).toContain('4010');
     expect(published('temporal')).toContain('7233');
@@ -147,6 +148,29 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it("gives Postgres a password of the deployment's own, the same wherever it is used", () => {
+    const required = /^\$\{POSTGRES_PASSWORD:\?[^}]*openssl rand -hex 32[^}]*\}$/;
+    expect(String(services.postgres?.environment?.POSTGRES_PASSWORD)).toMatch(required);
+    expect(String(services['temporal-schema']?.environment?.SQL_PASSWORD)).toMatch(required);
+    expect(String(services.temporal?.environment?.POSTGRES_PWD)).toMatch(required);
+    for (const name of ['worker', 'api']) {
+      const url = String(services[name]?.environment?.DATABASE_URL);
+      expect(url, name).toMatch(/^postgresql:\/\/pixflow:\$\{POSTGRES_PASSWORD:\?[^}]*\}@postgres:5432\//);
+    }
+    // No literal password anywhere: every mention of one is the required variable.
+    expect(composeText).not.toMatch(/^\s*\w*(PASSWORD|PWD):\s*[^$\s]/m);
+  });
+
+  it('publishes only the API beyond the host: every other port answers on loopback', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const port of service.ports ?? []) {
+        if (name === 'api') continue;
+        expect(port, name).toMatch(/^127\.0\.0\.1:/);
+      }
+    }
+    expect(services.api?.ports).toContain('3000:3000');
+  });
+
   it('sets the back office cookie Secure, for TLS in front of the API', () => {
     expect(services.api?.environment?.BACKOFFICE_SECURE_COOKIE).toBe('true');
     // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's ${NAME:-default}, unset by default
@@ -160,7 +184,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('exposes metrics: the API on 3000, the two workers on 3001 and 3002', () => {
-    expect(services.worker?.ports).toContain('3001-3002:3001');
+    expect(services.worker?.ports).toContain('127.0.0.1:3001-3002:3001');
     expect(services.api?.ports).toContain('3000:3000');
   });
 
