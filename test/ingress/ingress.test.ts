@@ -481,7 +481,11 @@ describe('webhook ingress: identical notifications', () => {
         (r) => r.length >= 2,
       );
       expect(statusesOf(got)).toEqual(['processing', 'processing']);
-      const [first, second] = await rowsOf(wf);
+      // The row is marked just after its signal lands.
+      const [first, second] = await waitUntil(
+        () => rowsOf(wf),
+        (rows) => rows.length === 2 && rows.every((r) => r.delivered_at !== null),
+      );
       const gap = (second?.delivered_at?.getTime() ?? 0) - (first?.delivered_at?.getTime() ?? 0);
       expect(gap).toBeGreaterThanOrEqual(COALESCE_MS - 50);
     } finally {

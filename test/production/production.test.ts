@@ -64,7 +64,13 @@ const apiFor = (i: number) => stack.apis[i % stack.apis.length] as string;
 async function deposit(i: number) {
   const txid = `${Date.now()}${randomInt(1e6)}${i}`;
   const body = { txid, amountCentavos: 100 + randomInt(100_000), client: people.next() };
-  const r = await sendUntilAccepted(`${apiFor(i)}/v1/deposits`, body, (a) => a.status === 201);
+  // 200 is the same QR again: a first ask that outlived TEMPORAL_CALL_TIMEOUT_MS (503) while its
+  // workflow task waited out the killed worker had started the flow, and the retry attaches to it.
+  const r = await sendUntilAccepted(
+    `${apiFor(i)}/v1/deposits`,
+    body,
+    (a) => a.status === 201 || a.status === 200,
+  );
   retried.push(...r.retried.map((w) => `deposit ${txid}: ${w}`));
   if (r.accepted) deposits.push(txid);
   else refused.push(`deposit ${txid}: ${r.retried.at(-1)}`);
