@@ -7,6 +7,7 @@ import { createLogger } from '../common/logger';
 import { createApiMetrics } from '../common/metrics';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingClientInterceptors } from '../common/tracing';
+import { anyUsableApiKey } from '../db/api-keys';
 import { createPool } from '../db/pool';
 import { createApp } from './app';
 import { eventsRelaySettings, startEventsRelay } from './events/relay';
@@ -16,20 +17,21 @@ import { answerClientError } from './problem';
 
 async function main() {
   const config = loadConfigOrExit();
-  if (!config.API_KEYS?.length) {
-    process.stderr.write(
-      'pixflow api: API_KEYS is not set; refusing to start without at least one API key\n',
-    );
-    process.exit(1);
-  }
   if (!config.DATABASE_URL) {
     process.stderr.write('pixflow api: DATABASE_URL is not set (npm start provides an embedded Postgres)\n');
+    process.exit(1);
+  }
+  const pool = createPool(config.DATABASE_URL);
+  // API_KEYS bootstraps: once key records exist, it may be left unset.
+  if (!config.API_KEYS?.length && !(await anyUsableApiKey(pool).catch(() => false))) {
+    process.stderr.write(
+      'pixflow api: API_KEYS is not set and Postgres holds no usable API key; refusing to start without one\n',
+    );
     process.exit(1);
   }
   const log = createLogger('api', config.LOG_LEVEL);
   // Before anything traced is created; undefined (and no interceptors) without an endpoint.
   const tracing = setupTracing('pixflow-api', config);
-  const pool = createPool(config.DATABASE_URL);
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
   const connection = Connection.lazy(temporalConnectionOptions(config));
   // Payloads are encrypted before they reach Temporal (common/codec.ts); /codec serves the UI.

@@ -71,6 +71,18 @@ export function createApiMetrics() {
     labelNames: ['point', 'type', 'outcome'] as const,
     registers: [registry],
   });
+  const authFailures = new Counter({
+    name: 'pixflow_auth_failures_total',
+    help: 'Failed authentications (a wrong, expired or revoked API key; a wrong ingress secret or partner id) by surface: api, ingress',
+    labelNames: ['surface'] as const,
+    registers: [registry],
+  });
+  const authLimited = new Counter({
+    name: 'pixflow_auth_limited_total',
+    help: 'Requests refused 429 because their address failed authentication too often, by surface: api, ingress',
+    labelNames: ['surface'] as const,
+    registers: [registry],
+  });
   let backlog: () => Promise<number> = async () => 0;
   // -1 when the inbox cannot be read (Postgres down): visible, and alertable.
   new Gauge({
@@ -90,6 +102,12 @@ export function createApiMetrics() {
     },
     countNotification(point: string, type: string, outcome: string) {
       notifications.inc({ point, type, outcome });
+    },
+    countAuthFailure(surface: 'api' | 'ingress') {
+      authFailures.inc({ surface });
+    },
+    countAuthLimited(surface: 'api' | 'ingress') {
+      authLimited.inc({ surface });
     },
     measureBacklog(fn: () => Promise<number>) {
       backlog = fn;
