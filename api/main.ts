@@ -25,7 +25,7 @@ async function main() {
   // API_KEYS bootstraps: once key records exist, it may be left unset.
   if (!config.API_KEYS?.length && !(await anyUsableApiKey(pool).catch(() => false))) {
     process.stderr.write(
-      'pixflow api: API_KEYS is not set and Postgres holds no usable API key; refusing to start without one\n',
+      'pixflow api: API_KEYS is not set and no usable API key record could be read from Postgres; refusing to start without a key\n',
     );
     process.exit(1);
   }

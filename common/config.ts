@@ -240,7 +240,7 @@ export const envSchema = z.object({
   /**
    * Express's `trust proxy`: how many proxies in front (a number), or which ones (comma-separated
    * addresses, subnets, `loopback`); unset: none. Behind TLS that ends at a proxy, the back
-   * office's Secure cookie and its per-address sign-in limit need it.
+   * office's Secure cookie and the per-address limits (sign-in, failed authentication) need it.
    */
   TRUST_PROXY: z
     .string()

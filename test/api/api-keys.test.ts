@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { keyDigest } from '../../common/api-key';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { listActions } from '../../db/operator-actions';
 import { newPerson, ownCpfKey } from '../helpers/people';
+import { freePort, tcpOpen } from '../helpers/ports';
 import { type ApiEnv, eventually, expectProblem, json, startApiEnv } from './support';
 
 // API keys as principals on the real stack: keys made and changed with the real operator CLI (a
@@ -194,6 +195,45 @@ describe('changes reach the running API', () => {
     expect((await keyCli(['revoke', '--id', 'not-a-key'])).status).toBe(2);
     expect((await keyCli(['revoke', '--id', 'ak_0000000000000000'])).status).toBe(1);
     expect((await e.pool.query('SELECT count(*)::int AS n FROM api_keys')).rows[0].n).toBe(before);
+  });
+});
+
+describe('bootstrap keys', () => {
+  it('the API process starts without API_KEYS once a key record exists, and takes that key', async () => {
+    const { secret } = await createWithCli('Only key', 'events:read');
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: e.databaseUrl,
+      API_PORT: String(port),
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      EVENTS_RELAY: 'false',
+      LOG_LEVEL: 'silent',
+    };
+    delete env.API_KEYS;
+    const api = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'api/main.ts')], {
+      cwd: ROOT,
+      env,
+    });
+    let err = '';
+    api.stderr.on('data', (b) => {
+      err += b;
+    });
+    try {
+      await eventually(() => tcpOpen(port).then((open) => open || api.exitCode !== null), Boolean, {
+        timeoutMs: 30_000,
+      });
+      expect(api.exitCode, err).toBeNull();
+      const url = `http://127.0.0.1:${port}`;
+      expect(
+        (await fetch(`${url}/v1/events`, { headers: { authorization: `Bearer ${secret}` } })).status,
+      ).toBe(200);
+      expect(
+        (await fetch(`${url}/v1/flows`, { headers: { authorization: `Bearer ${secret}` } })).status,
+      ).toBe(403);
+    } finally {
+      api.kill('SIGKILL');
+    }
   });
 });
 
