@@ -5,11 +5,14 @@ import { countPending } from '../db/inbox';
 import { apiKeyAuth } from './auth';
 import { backofficeRoutes } from './backoffice';
 import type { ApiDeps } from './deps';
+import { failedAuthLimit } from './failed-auth';
 import { apiRateLimit, securityHeaders } from './hardening';
 import { ingressRouter } from './ingress/router';
+import { keyDirectory } from './key-directory';
 import { allowedMethods, requestObservability } from './observability';
 import { openApiRoutes } from './openapi';
 import { answerUnavailable, Problem, problemHandler, sendProblem } from './problem';
+import { assertEveryRouteScoped, requireScopes } from './route-scopes';
 import { biometricsRoutes } from './routes/biometrics';
 import { codecRoutes } from './routes/codec';
 import { customerRoutes } from './routes/customers';
@@ -80,11 +83,26 @@ export function createApp(input: ApiDeps) {
     );
   }
 
-  // Backend API: every route behind an API key.
+  // Backend API: every route behind an API key holding the route's scopes.
   const v1 = express.Router();
-  // Limited per presented key before the key is checked: guessing keys costs the same budget.
+  const failures = failedAuthLimit({
+    surface: 'api',
+    limit: deps.config.AUTH_FAILURE_LIMIT,
+    windowMs: deps.config.AUTH_FAILURE_WINDOW_MS,
+    metrics,
+  });
+  // An address that failed too often waits before its key is even looked at.
+  v1.use(failures.refuseWhileLimited);
+  v1.use(
+    apiKeyAuth({
+      bootstrapKeys: deps.config.API_KEYS ?? [],
+      directory: keyDirectory(deps.pool, { ttlMs: deps.config.API_KEY_CACHE_MS, log: deps.log }),
+      failures,
+    }),
+  );
   v1.use(apiRateLimit(deps.config.API_RATE_LIMIT_PER_MINUTE));
-  v1.use(apiKeyAuth(deps.config.API_KEYS ?? []));
+  // Before the body is read: a key without the scope costs nothing more.
+  v1.use(requireScopes());
   v1.use(express.json({ limit: '64kb' }));
   v1.use(temporalDeadline(deps.temporal, deps.config.TEMPORAL_CALL_TIMEOUT_MS, answerUnavailable));
   v1.use(onboardingRoutes(deps));
@@ -95,6 +113,7 @@ export function createApp(input: ApiDeps) {
   v1.use(customerRoutes(deps));
   v1.use(webhookEndpointRoutes(deps));
   v1.use(eventRoutes(deps));
+  assertEveryRouteScoped(v1);
   app.use('/v1', v1);
   app.use(ingressRouter(deps));
   // Operators: pages behind a sign-in of their own.

@@ -1,10 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { rateLimit } from 'express-rate-limit';
 import helmet from 'helmet';
+import { callerOf } from './auth';
 import { Problem } from './problem';
 
-// Security headers on every answer, and the per-key rate limit of /v1.
+// Security headers on every answer, and the per-key rate limit of /v1 (failed authentication has
+// its own, per address: failed-auth.ts).
 
 /**
  * helmet's headers with a CSP for what pixflow serves: JSON and PNGs (/docs sets its own, for the
@@ -28,14 +29,11 @@ export function securityHeaders(): RequestHandler {
   });
 }
 
-/** The bucket of a request: the SHA-256 of the presented key (never the key), or the caller's address. */
-function bucketOf(req: Parameters<RequestHandler>[0]): string {
-  const key = /^Bearer\s+(.+)$/i.exec(req.header('authorization') ?? '')?.[1]?.trim();
-  if (key) return `key:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
-  return `addr:${ipKeyGenerator(req.socket.remoteAddress ?? '')}`;
-}
-
-/** Requests per minute per API key; past it a 429 problem with Retry-After and RateLimit headers. */
+/**
+ * Requests per minute per API key, behind apiKeyAuth: one bucket per key's identity (a record's
+ * id, whichever of its secrets is used during a rotation); past it a 429 problem with
+ * Retry-After and RateLimit headers.
+ */
 export function apiRateLimit(perMinute: number): RequestHandler {
   if (perMinute <= 0) return (_req, _res, next) => next();
   return rateLimit({
@@ -43,7 +41,7 @@ export function apiRateLimit(perMinute: number): RequestHandler {
     limit: perMinute,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    keyGenerator: bucketOf,
+    keyGenerator: (_req, res) => `key:${callerOf(res)}`,
     handler: (_req, _res, next) =>
       next(
         new Problem(

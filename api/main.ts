@@ -5,9 +5,10 @@ import { loadConfigOrExit } from '../common/config';
 import { closeServer, listen, onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
 import { createApiMetrics } from '../common/metrics';
-import { SECRETS_READ_BY } from '../common/production-secrets';
+import { HOW_TO_MAKE, SECRETS_READ_BY } from '../common/production-secrets';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingClientInterceptors } from '../common/tracing';
+import { anyUsableApiKey } from '../db/api-keys';
 import { createPool } from '../db/pool';
 import { createApp } from './app';
 import { eventsRelaySettings, startEventsRelay } from './events/relay';
@@ -16,21 +17,24 @@ import { startInboxRelay } from './ingress/relay';
 import { answerClientError } from './problem';
 
 async function main() {
-  const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.api });
-  if (!config.API_KEYS?.length) {
-    process.stderr.write(
-      'pixflow api: API_KEYS is not set; refusing to start without at least one API key\n',
-    );
-    process.exit(1);
-  }
+  // API_KEYS bootstraps: once a usable key record exists it may be left unset (checked below).
+  const config = loadConfigOrExit(process.env, {
+    secrets: SECRETS_READ_BY.api.filter((name) => name !== 'API_KEYS'),
+  });
   if (!config.DATABASE_URL) {
     process.stderr.write('pixflow api: DATABASE_URL is not set (npm start provides an embedded Postgres)\n');
+    process.exit(1);
+  }
+  const pool = createPool(config.DATABASE_URL);
+  if (!config.API_KEYS?.length && !(await anyUsableApiKey(pool).catch(() => false))) {
+    process.stderr.write(
+      `pixflow: invalid configuration\n  API_KEYS: unset, and no usable API key record in Postgres; ${HOW_TO_MAKE.API_KEYS}, or create a key with npm run operator -- key create\n`,
+    );
     process.exit(1);
   }
   const log = createLogger('api', config.LOG_LEVEL);
   // Before anything traced is created; undefined (and no interceptors) without an endpoint.
   const tracing = setupTracing('pixflow-api', config);
-  const pool = createPool(config.DATABASE_URL);
   // Lazy: the API starts (and /readyz reports) even while Temporal is still coming up.
   const connection = Connection.lazy(temporalConnectionOptions(config));
   // Payloads are encrypted before they reach Temporal (common/codec.ts); /codec serves the UI.

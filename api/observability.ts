@@ -39,6 +39,13 @@ function listRoutes(router: { listRoutes?(): ListedRoute[] }, prefix: string, in
   return into;
 }
 
+/** Every route of a router and the routers mounted in it: its full path template and methods. */
+export const routesOf = (router: unknown, prefix: string): { template: string; methods: string[] }[] =>
+  listRoutes(router as { listRoutes?(): ListedRoute[] }, prefix, []).map(({ template, methods }) => ({
+    template,
+    methods,
+  }));
+
 const routeTables = new WeakMap<Application, RouteEntry[]>();
 
 /**

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { Router } from 'express';
 import { z } from 'zod';
+import type { Scope } from '../common/api-key';
 import { escapeHtml as esc } from '../common/html';
 import { eventTypes, webhookBodySchema } from '../contracts/events';
 import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS } from '../provider/pix-key';
@@ -23,6 +24,7 @@ import {
   redeliverQuerySchema,
   redeliverySchema,
 } from './event-schemas';
+import { scopesOf } from './route-scopes';
 import {
   accountParamsSchema,
   biometricsResponseSchema,
@@ -72,16 +74,21 @@ interface Op {
 
 const errorText: Record<number, string> = {
   400: 'Invalid body, path or query parameter (invalid_params names each field)',
-  401: 'Missing or wrong API key',
+  401: 'Missing, wrong, expired or revoked API key',
+  403: 'The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it)',
   404: 'No such flow, customer, account, webhook endpoint or event (or nothing to serve yet)',
   409: "Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which)",
   410: 'The flow has finished without it, for good (flowStatus and reason say why)',
   422: "Refused (detail says why: the provider refused it, or the key is not the person's own); the same request would be refused again",
-  429: 'Too many requests with this API key: retry after the Retry-After seconds',
+  429: 'Too many requests with this API key, or too many failed authentications from this address: retry after the Retry-After seconds',
   503: "Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer",
 };
 
-/** The rate limit runs before every /v1 route, and any of them may find Temporal or its worker down. */
+/**
+ * Every /v1 route checks the key's scopes and its rate limit, and any of them may find Temporal or
+ * its worker down.
+ */
+const FORBIDDEN = 403;
 const RATE_LIMITED = 429;
 const UNAVAILABLE = 503;
 
@@ -94,7 +101,9 @@ const retryAfter = (description: string) => ({
 const problemHeaders: Record<number, Record<string, unknown>> = {
   503: { 'Retry-After': retryAfter('seconds after which to ask again') },
   429: {
-    'Retry-After': retryAfter('seconds until this API key may call again'),
+    'Retry-After': retryAfter(
+      'seconds until this API key (or, after failed authentications, this address) may call again',
+    ),
     RateLimit: {
       description: 'the remaining quota of this key (IETF RateLimit header fields, draft 8)',
       schema: { type: 'string' },
@@ -533,12 +542,23 @@ function pixKeyVariants(): Record<string, unknown>[] {
   }));
 }
 
+/** The operation's scopes from api/route-scopes.ts, the table the API enforces. */
+function scopesNeeded(op: Op): readonly Scope[] {
+  const scopes = scopesOf(op.method, op.path.replace(/\{(\w+)\}/g, ':$1'));
+  if (!scopes) throw new Error(`api/route-scopes.ts lists no scopes for ${op.method} ${op.path}`);
+  return scopes;
+}
+
+const withScopes = (description: string | undefined, scopes: readonly Scope[]) =>
+  `${description ? `${description}\n\n` : ''}API key scope: ${scopes.map((s) => `\`${s}\``).join(' and ')} (a write scope includes its read).`;
+
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'apiKey', {
     type: 'http',
     scheme: 'bearer',
-    description: 'Authorization: Bearer <api key>',
+    description:
+      'Authorization: Bearer <api key>. Each operation names the scopes the key needs (a write scope includes its read); a key from API_KEYS holds every scope.',
   });
   for (const op of ops) {
     const responses: Record<string, unknown> = {};
@@ -549,7 +569,8 @@ export function buildOpenApiDocument() {
         ...(ok.png ? { content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } : {}),
       };
     }
-    const errors = op.public ? op.errors : [...new Set([...op.errors, RATE_LIMITED, UNAVAILABLE])];
+    const errors = op.public ? op.errors : [...new Set([...op.errors, FORBIDDEN, RATE_LIMITED, UNAVAILABLE])];
+    const scopes = op.public ? [] : scopesNeeded(op);
     for (const status of errors) {
       responses[status] = {
         description: errorText[status] ?? 'Error',
@@ -562,8 +583,9 @@ export function buildOpenApiDocument() {
       path: op.path,
       tags: [op.tag],
       summary: op.summary,
-      description: op.description,
-      security: op.public ? [] : [{ apiKey: [] }],
+      description: op.public ? op.description : withScopes(op.description, scopes),
+      // OpenAPI 3.1 lets a non-OAuth scheme list the roles an operation needs: the key's scopes.
+      security: op.public ? [] : [{ apiKey: [...scopes] }],
       request: {
         params: op.params,
         query: op.query,

@@ -43,6 +43,9 @@ export const INBOX_DEFAULTS = {
   livenessRequestWaitMs: 10_000,
 } as const;
 
+/** Failed authentication's budget per address (docs/security.md), also for an ingress a test mounts alone. */
+export const AUTH_FAILURE_DEFAULTS = { limit: 20, windowMs: 5 * 60_000 } as const;
+
 /** Outbound events' defaults (README "Events"). */
 export const EVENTS_DEFAULTS = {
   // About three days of retries after the first attempt, with jitter (Standard Webhooks' schedule,
@@ -75,9 +78,24 @@ export const envSchema = z.object({
   /** Sandbox: lifetime of a deposit QR code and of a liveness link (shorter in tests and demos). */
   SANDBOX_DEPOSIT_EXPIRY_MS: durationMs.default(30 * 60_000),
   SANDBOX_LIVENESS_URL_VALIDITY_MS: durationMs.default(30 * 60_000),
+  /** Bootstrap API keys, comma-separated: each holds every scope (records: `npm run operator -- key`). */
   API_KEYS: csv.optional(),
-  /** Requests per minute per API key on /v1 (keyed by the key's SHA-256); 0 turns the limit off. */
+  /** Requests per minute per API key on /v1 (per key record, whichever of its secrets); 0 turns the limit off. */
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'must be a number' }).int().min(0).default(600),
+  /** How long an API process trusts what it read of a key record: a revocation or new scopes apply within this. */
+  API_KEY_CACHE_MS: z.coerce
+    .number({ error: 'must be a number of milliseconds' })
+    .int()
+    .min(0)
+    .max(60_000, 'must be at most 60000 (one minute)')
+    .default(5_000),
+  /** Failed authentications an address may make per AUTH_FAILURE_WINDOW_MS (API keys, and ingress secrets, each). */
+  AUTH_FAILURE_LIMIT: z.coerce
+    .number({ error: 'must be a number' })
+    .int()
+    .min(1)
+    .default(AUTH_FAILURE_DEFAULTS.limit),
+  AUTH_FAILURE_WINDOW_MS: durationMs.default(AUTH_FAILURE_DEFAULTS.windowMs),
   WORKER_HTTP_PORT: port.default(3001),
   /** Where the Temporal SDK exposes its own Prometheus metrics (merged into the worker's /metrics). */
   WORKER_SDK_METRICS_PORT: port.default(9464),
@@ -233,7 +251,7 @@ export const envSchema = z.object({
   /**
    * Express's `trust proxy`: how many proxies in front (a number), or which ones (comma-separated
    * addresses, subnets, `loopback`); unset: none. Behind TLS that ends at a proxy, the back
-   * office's Secure cookie and its per-address sign-in limit need it.
+   * office's Secure cookie and the per-address limits (sign-in, failed authentication) need it.
    */
   TRUST_PROXY: z
     .string()

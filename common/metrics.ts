@@ -77,6 +77,18 @@ export function createApiMetrics() {
     labelNames: ['flow'] as const,
     registers: [registry],
   });
+  const authFailures = new Counter({
+    name: 'pixflow_auth_failures_total',
+    help: 'Failed authentications (a wrong, expired or revoked API key; a wrong ingress secret or partner id) by surface: api, ingress',
+    labelNames: ['surface'] as const,
+    registers: [registry],
+  });
+  const authLimited = new Counter({
+    name: 'pixflow_auth_limited_total',
+    help: 'Requests refused 429 because their address failed authentication too often, by surface: api, ingress',
+    labelNames: ['surface'] as const,
+    registers: [registry],
+  });
   let backlog: () => Promise<number> = async () => 0;
   // -1 when the inbox cannot be read (Postgres down): visible, and alertable.
   new Gauge({
@@ -99,6 +111,12 @@ export function createApiMetrics() {
     },
     countUnmatchedLiveness(flow: 'onboarding' | 'biometrics') {
       unmatchedLiveness.inc({ flow });
+    },
+    countAuthFailure(surface: 'api' | 'ingress') {
+      authFailures.inc({ surface });
+    },
+    countAuthLimited(surface: 'api' | 'ingress') {
+      authLimited.inc({ surface });
     },
     measureBacklog(fn: () => Promise<number>) {
       backlog = fn;

@@ -5,6 +5,7 @@ import { isTimeZone } from '../api/backoffice/format';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../common/passwords';
 import { disableOperator, operatorRoles, saveOperator, setOperatorRole } from '../db/operators';
 import { createPool } from '../db/pool';
+import { runKeyCommand } from './operator-keys';
 
 // Back-office operators for a real deployment:
 //   DATABASE_URL=... npm run operator -- create --email ana@example.com --name "Ana" --role reviewer
@@ -77,6 +78,7 @@ export async function upsertOperator(
 }
 
 async function main() {
+  if (process.argv[2] === 'key') process.exit(await runKeyCommand(process.argv.slice(3)));
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {

@@ -3,6 +3,7 @@ import express, { Router } from 'express';
 import helmet from 'helmet';
 import type { ApiDeps } from '../deps';
 import { temporalDeadline } from '../temporal-deadline';
+import { apiKeyRoutes } from './api-keys';
 import { auditRoutes } from './audit';
 import { caseRoutes } from './cases';
 import { decisionRoutes } from './decisions';
@@ -61,6 +62,7 @@ export function backofficeRoutes(deps: ApiDeps) {
   r.use(caseRoutes(deps));
   r.use(decisionRoutes(deps));
   r.use(auditRoutes(deps));
+  r.use(apiKeyRoutes(deps));
   r.use((req, _res, next) => next(Object.assign(new Error(`no page at ${req.path}`), { status: 404 })));
   r.use(errorPages(deps.log));
   return r;

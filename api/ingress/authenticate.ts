@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { InboxPoint } from '../../db/inbox';
+import type { FailedAuthLimit } from '../failed-auth';
 import { Problem } from '../problem';
 import { POINTS } from './notification';
 
@@ -13,20 +14,23 @@ const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 const sameSecret = (given: string, expected: Buffer) => timingSafeEqual(digest(given), expected);
 
 export interface IngressAuth {
-  /** The URL's secret, then its notification point: 401, then 404. */
+  /** The URL's secret, then its notification point: 401 (counted against the address), then 404. */
   checkUrl: RequestHandler;
-  /** Throws a 401 problem unless the body names our partner id. */
-  checkPartner(fields: Record<string, unknown>): void;
+  /** A 401 problem unless the body names our partner id; undefined when it does. */
+  checkPartner(fields: Record<string, unknown>): Problem | undefined;
 }
 
-export function ingressAuth(config: { WEBHOOK_SECRET: string; WEBHOOK_PARTNER_ID: string }): IngressAuth {
+export function ingressAuth(
+  config: { WEBHOOK_SECRET: string; WEBHOOK_PARTNER_ID: string },
+  failures: FailedAuthLimit,
+): IngressAuth {
   const secretDigest = digest(config.WEBHOOK_SECRET);
   const partnerDigest = digest(config.WEBHOOK_PARTNER_ID);
   return {
-    checkUrl(req, _res, next) {
+    checkUrl(req, res, next) {
       // Before the body is read: an unauthenticated caller costs us nothing more.
       if (!sameSecret(String(req.params.secret ?? ''), secretDigest)) {
-        return next(new Problem(401, 'unauthorized', 'Unauthorized'));
+        return failures.fail(req, res, next, new Problem(401, 'unauthorized', 'Unauthorized'));
       }
       const point = req.params.point;
       if (point !== undefined && !POINTS.includes(point as InboxPoint)) {
@@ -38,7 +42,9 @@ export function ingressAuth(config: { WEBHOOK_SECRET: string; WEBHOOK_PARTNER_ID
     },
     checkPartner(fields) {
       const partner = typeof fields.partner_id === 'string' ? fields.partner_id : '';
-      if (!sameSecret(partner, partnerDigest)) throw new Problem(401, 'unauthorized', 'Unauthorized');
+      return sameSecret(partner, partnerDigest)
+        ? undefined
+        : new Problem(401, 'unauthorized', 'Unauthorized');
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../../common/logger';
 import type { ApiMetrics } from '../../common/metrics';
 import { claimForDelivery, type InboxPoint, markDelivered } from '../../db/inbox';
 import type { Pool } from '../../db/pool';
+import { failedAuthLimit } from '../failed-auth';
 import { Problem, sendProblem } from '../problem';
 import { ingressAuth } from './authenticate';
 import {
@@ -34,13 +35,18 @@ export interface IngressDeps {
     INBOX_GIVE_UP_MS?: number;
     INBOX_COALESCE_MS?: number;
     INBOX_LIVENESS_REQUEST_WAIT_MS?: number;
+    AUTH_FAILURE_LIMIT?: number;
+    AUTH_FAILURE_WINDOW_MS?: number;
   };
   pool: Pool;
   temporal: Client;
   log: Logger;
   delivery?: Partial<DeliveryOptions>;
   bodyLimit?: string;
-  metrics?: Pick<ApiMetrics, 'countNotification' | 'countUnmatchedLiveness'>;
+  metrics?: Pick<
+    ApiMetrics,
+    'countNotification' | 'countUnmatchedLiveness' | 'countAuthFailure' | 'countAuthLimited'
+  >;
   /** Bound on the one INSERT; past it the provider gets a 503 and retries. */
   storeTimeoutMs?: number;
 }
@@ -63,14 +69,22 @@ export function ingressRouter(deps: IngressDeps) {
     timeoutMs: deps.storeTimeoutMs ?? 5_000,
     coalesceMs: delivery.coalesceMs,
   };
-  const auth = ingressAuth(deps.config);
+  // Wrong secrets (and partner ids) are limited per address however many paths they try.
+  const failures = failedAuthLimit({
+    surface: 'ingress',
+    limit: deps.config.AUTH_FAILURE_LIMIT,
+    windowMs: deps.config.AUTH_FAILURE_WINDOW_MS,
+    metrics: deps.metrics,
+  });
+  const auth = ingressAuth(deps.config, failures);
   const { log } = deps;
 
-  const receive = async (req: Request, res: Response) => {
+  const receive = async (req: Request, res: Response, next: NextFunction) => {
     const receivedAt = new Date();
     const raw = typeof req.body === 'string' ? req.body : '';
     const fields = parseBody(raw);
-    auth.checkPartner(fields);
+    const refusal = auth.checkPartner(fields);
+    if (refusal) return failures.fail(req, res, next, refusal);
     const pathPoint = req.params.point as InboxPoint | undefined;
     const n = parseStorable(raw, fields, pathPoint, receivedAt, deps.config.PII_HASH_KEY);
     const got = { rawBody: raw, headers: headersOfInterest(req), receivedAt };
@@ -94,7 +108,7 @@ export function ingressRouter(deps: IngressDeps) {
   // Any content type: the provider's is not documented, and the raw text is what we store.
   const rawBody = express.text({ type: () => true, limit: deps.bodyLimit ?? '16kb' });
   const paths = ['/webhooks/provider/:secret', '/webhooks/provider/:secret/:point'];
-  router.post(paths, auth.checkUrl, rawBody, receive);
+  router.post(paths, failures.refuseWhileLimited, auth.checkUrl, rawBody, receive);
   router.use(ingressErrors(deps));
   return router;
 }

@@ -33,9 +33,10 @@ let e: ApiEnv;
 let reports: string;
 
 beforeAll(async () => {
-  // The limiter is documented (429 on every /v1 operation), but a fuzzer that keeps meeting it
-  // would test the limiter instead of the routes.
-  e = await startApiEnv({}, { env: { API_RATE_LIMIT_PER_MINUTE: '0' } });
+  // The limiters are documented (429 on every /v1 operation), but a fuzzer that keeps meeting
+  // them (its wrong keys, checking that auth is not ignored, spend the address's budget of failed
+  // authentications) would test the limiters instead of the routes.
+  e = await startApiEnv({}, { env: { API_RATE_LIMIT_PER_MINUTE: '0', AUTH_FAILURE_LIMIT: '1000000' } });
   // Generated requests the document admits and the provider refuses (a merchant it does not
   // know, a taken transactionId) fail their flow's activity, as they should: the worker logs it.
   expectSdkLog(

@@ -43,6 +43,8 @@ export interface ApiEnv {
   sandbox: RunningSandbox;
   provider: ProviderClient;
   pool: Pool;
+  /** The env's own database (for a process such as `npm run operator` to reach). */
+  databaseUrl: string;
   temporal: Client;
   taskQueue: string;
   /** The API's webhook ingress (one URL for every point) and the partner id it expects there. */
@@ -152,6 +154,7 @@ export async function startApiEnv(
     sandbox,
     provider,
     pool,
+    databaseUrl,
     temporal,
     taskQueue,
     ingress: `${url}/webhooks/provider/${encodeURIComponent(config.WEBHOOK_SECRET)}`,
@@ -227,6 +230,7 @@ export async function expectProblem(res: Response, status: number, slug?: string
     status: number;
     title: string;
     detail?: string;
+    instance?: string;
     invalid_params?: { name: string; reason: string }[];
   };
   expect(body.status).toBe(status);

@@ -129,6 +129,8 @@ export async function startHostileEnv(env: Record<string, string> = {}): Promise
         WEBHOOK_SECRET,
         WEBHOOK_PARTNER_ID: PARTNER_ID,
         API_RATE_LIMIT_PER_MINUTE: '1000000',
+        // Thousands of wrong keys and secrets from one address: their answers are what is tested here.
+        AUTH_FAILURE_LIMIT: '1000000',
         ...env,
       },
     },
