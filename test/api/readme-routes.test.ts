@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiEnv, startApiEnv } from './support';
 
-// The README's route table is what callers read first: it must say what /openapi.json says (and
+// docs/api.md's route table is what callers read first: it must say what /openapi.json says (and
 // that document is generated from the schemas the routes validate and answer with).
 
 interface Row {
@@ -12,11 +12,11 @@ interface Row {
   line: string;
 }
 
-/** The rows of the table in the README's "The API" section. */
+/** The rows of the table in docs/api.md's "The API" section. */
 function readmeRoutes(): Row[] {
-  const readme = readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
-  const section = readme.split(/^## /m).find((s) => s.startsWith('The API\n'));
-  if (!section) throw new Error('README has no "The API" section');
+  const page = readFileSync(path.join(__dirname, '../../docs/api.md'), 'utf8');
+  const section = page.split(/^## /m).find((s) => s.startsWith('The API\n'));
+  if (!section) throw new Error('docs/api.md has no "The API" section');
   const rows: Row[] = [];
   for (const line of section.split('\n')) {
     const cells = /^\| (`[^|]+`) \| (.+) \|$/.exec(line);

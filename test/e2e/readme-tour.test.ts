@@ -8,18 +8,22 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { freeStackPorts } from '../../scripts/embedded-stack';
 import { waitUntil } from '../helpers/wait';
 
-// The README's tour, block by block, exactly as written: one bash (real curl) against the API,
+// The docs' tour and the README's first deposit, block by block, exactly as written: one bash (real curl) against the API,
 // worker and sandbox started as `npm start` starts them (scripts/start.ts, every part a process,
 // the sandbox's notifications registered with the API), here on the run's Temporal and Postgres.
 // Where the tour says to repeat a GET until a status, the test repeats it too.
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/** The ```sh blocks of the README's Tour section, in order. */
-function tourBlocks(readme: string): string[] {
-  const section = /^## Tour\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1];
-  if (!section) throw new Error('README.md has no "## Tour" section');
-  return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+/** The ```sh blocks of a Markdown text, in order. */
+const shBlocks = (text: string): string[] =>
+  [...text.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+
+/** The README's "A first deposit" section. */
+function firstDepositSection(readme: string): string {
+  const section = /^## A first deposit\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1];
+  if (!section) throw new Error('README.md has no "## A first deposit" section');
+  return section;
 }
 
 interface Answer {
@@ -41,6 +45,7 @@ interface Step {
 const state = (status: string | string[]) => (a: Answer) =>
   expect([status].flat(), a.text).toContain(a.body.state.status);
 
+/** docs/tour.md's steps, after its first block (the addresses and the key). */
 const steps: Step[] = [
   { request: '"$API/v1/onboardings" ', status: 201, check: state(['kyc', 'awaiting_liveness']) },
   {
@@ -102,6 +107,40 @@ const steps: Step[] = [
         'deposit.completed',
       ]),
   },
+];
+
+/** The README's first deposit, after the same first block. */
+const firstDepositSteps: Step[] = [
+  { request: '"$API/v1/onboardings" ', status: 201, check: state(['kyc', 'awaiting_liveness']) },
+  {
+    request: '/v1/onboardings/73628883504/liveness-link',
+    status: 200,
+    check: (a) => {
+      expect(a.body.url).toMatch(/^https?:\/\//);
+      expect(a.body.qrcode).toBe('(PNG)');
+    },
+  },
+  {
+    request: '$SANDBOX/sandbox/liveness/complete',
+    status: 200,
+    check: (a) => expect(a.body.statusVerification).toBe('completed'),
+  },
+  { request: '"$API/v1/onboardings/73628883504" ', status: 200, check: state('approved'), repeat: true },
+  {
+    request: '"$API/v1/deposits" ',
+    status: 201,
+    check: (a) => {
+      expect(a.body.payload).toMatch(/^000201/);
+      // The image is shown as a word, not as kilobytes of base64.
+      expect(a.body.image).toBe('(PNG)');
+    },
+  },
+  {
+    request: '$SANDBOX/sandbox/deposits/$TXID/pay',
+    status: 200,
+    check: (a) => expect(a.body.status).toBe('completed'),
+  },
+  { request: '"$API/v1/deposits/$TXID" ', status: 200, check: state('completed'), repeat: true },
 ];
 
 /** One bash for the whole tour, as a newcomer's terminal: variables carry from block to block. */
@@ -228,16 +267,15 @@ afterAll(async () => {
   for (const dir of [workDir, dataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
-it('the README tour runs as written: every flow from its first request to its outcome', async () => {
-  const blocks = tourBlocks(readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
-  // The first block sets the addresses and the key; one block per step after it.
-  expect(blocks.length).toBe(steps.length + 1);
+/** Runs the blocks in one shell: the first sets the addresses and the key, then one block per step. */
+async function runBlocks(where: string, blocks: string[], stepsOf: Step[]) {
+  expect(blocks.length, where).toBe(stepsOf.length + 1);
   const setup = await shell.run(blocks[0]!);
-  expect(setup, 'the setup block').toEqual({ output: '', code: 0, stderr: '' });
+  expect(setup, `${where}: the setup block`).toEqual({ output: '', code: 0, stderr: '' });
 
-  for (const [i, step] of steps.entries()) {
+  for (const [i, step] of stepsOf.entries()) {
     const block = blocks[i + 1]!;
-    const what = `tour block ${i + 2}:\n${block}`;
+    const what = `${where} block ${i + 2}:\n${block}`;
     expect(block, what).toContain(step.request);
     const attempt = async () => {
       const r = await shell.run(block);
@@ -260,6 +298,16 @@ it('the README tour runs as written: every flow from its first request to its ou
         { timeoutMs: 30_000, intervalMs: 300, onTimeout: (failure) => failure! },
       );
   }
+}
+
+it("the README's first deposit runs as written: a person onboarded, a deposit paid and completed", async () => {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  await runBlocks('README first deposit', shBlocks(firstDepositSection(readme)), firstDepositSteps);
+}, 120_000);
+
+it('the tour runs as written: every flow from its first request to its outcome', async () => {
+  const tour = readFileSync(path.join(ROOT, 'docs/tour.md'), 'utf8');
+  await runBlocks('docs/tour.md', shBlocks(tour), steps);
 
   // The last step saved the receipt in the working folder: a readable comprovante, not a QR.
   const receipt = PNG.sync.read(readFileSync(path.join(workDir, 'receipt.png')));

@@ -5,22 +5,23 @@ import { envSchema } from '../../common/config';
 import { eventTypes } from '../../contracts/events';
 import { testDocumentsMarkdown } from '../../sandbox/test-documents';
 
-const readme = readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+const page = (name: string) => readFileSync(path.resolve(__dirname, '../../docs', name), 'utf8');
 
-describe('README', () => {
-  it('shows the sandbox test documents exactly as the sandbox defines them', () => {
-    expect(readme).toContain(testDocumentsMarkdown().trim());
+describe('the docs', () => {
+  it('show the sandbox test documents exactly as the sandbox defines them', () => {
+    expect(page('sandbox.md')).toContain(testDocumentsMarkdown().trim());
   });
 
-  it('lists every event type pixflow sends in its catalog', () => {
-    const catalog = readme.slice(readme.indexOf('## Events'), readme.indexOf('## Choices'));
+  it('list every event type pixflow sends in its catalog', () => {
+    const api = page('api.md');
+    const catalog = api.slice(api.indexOf('## Events'));
     for (const type of eventTypes) expect(catalog, type).toContain(`\`${type}\``);
   });
 
-  it('documents every environment variable the config accepts', () => {
+  it('document every environment variable the config accepts', () => {
+    const configuration = page('configuration.md');
     for (const name of Object.keys(envSchema.shape)) {
-      if (name === 'NODE_ENV') continue;
-      expect(readme, name).toContain(name);
+      expect(configuration, name).toContain(`\`${name}\``);
     }
   });
 });
