@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { envSchema } from '../../common/config';
 import { eventTypes } from '../../contracts/events';
 import { testDocumentsMarkdown } from '../../sandbox/test-documents';
 
@@ -16,12 +15,5 @@ describe('the docs', () => {
     const api = page('api.md');
     const catalog = api.slice(api.indexOf('## Events'));
     for (const type of eventTypes) expect(catalog, type).toContain(`\`${type}\``);
-  });
-
-  it('document every environment variable the config accepts', () => {
-    const configuration = page('configuration.md');
-    for (const name of Object.keys(envSchema.shape)) {
-      expect(configuration, name).toContain(`\`${name}\``);
-    }
   });
 });

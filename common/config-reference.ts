@@ -1,0 +1,284 @@
+import type { z } from 'zod';
+import { envSchema } from './config';
+
+// What each setting means, for docs/configuration.md: the table there is generated from this and
+// from the schema's own defaults (`npm run docs:config`), and a test fails when it is stale. A new
+// variable in the schema without an entry here does not compile.
+
+interface VariableDoc {
+  meaning: string;
+  /** Shown instead of the schema's default where that value alone would mislead or is computed. */
+  shownDefault?: string;
+  /** Said after the schema's default, e.g. what `npm start` sets instead. */
+  defaultNote?: string;
+  /** The default is a public development value: shown as such, never printed. */
+  secret?: true;
+}
+
+export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> = {
+  API_PORT: { meaning: 'backend API and webhook ingress' },
+  API_KEYS: {
+    meaning:
+      'comma-separated bootstrap API keys, each with every scope; the API refuses to start without one unless Postgres holds a usable key record',
+    shownDefault: 'none (`npm start` outside production: `dev-api-key`)',
+  },
+  API_KEY_CACHE_MS: {
+    meaning:
+      'how long an API process trusts what it read of a key record (a revocation takes effect within it)',
+  },
+  AUTH_FAILURE_LIMIT: {
+    meaning:
+      'failed authentications an address may make per `AUTH_FAILURE_WINDOW_MS` before 429 with `Retry-After` (API keys, and ingress secrets apart), in each API process',
+  },
+  AUTH_FAILURE_WINDOW_MS: { meaning: 'the window `AUTH_FAILURE_LIMIT` counts over' },
+  API_RATE_LIMIT_PER_MINUTE: {
+    meaning:
+      'requests per minute per API key on `/v1` (429 problem+json with `Retry-After` past it); 0: no limit. Failed authentications have their own limit (`AUTH_FAILURE_LIMIT`), on the ingress too',
+  },
+  HTTP_HOST: { meaning: 'interface the API, worker health and sandbox bind to' },
+  WORKER_HTTP_PORT: { meaning: 'worker `/healthz` and `/metrics`' },
+  WORKER_SDK_METRICS_PORT: {
+    meaning: "where the Temporal SDK's own Prometheus metrics bind (merged into the worker's `/metrics`)",
+  },
+  WORKER_MAX_CACHED_WORKFLOWS: {
+    meaning: 'workflows the worker keeps in memory between tasks (see `bench/README.md`)',
+  },
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: {
+    meaning: 'workflow tasks the worker runs at once',
+    shownDefault: "the SDK's default",
+  },
+  WORKER_MAX_CONCURRENT_ACTIVITIES: {
+    meaning: 'activities the worker runs at once',
+    shownDefault: "the SDK's default",
+  },
+  SANDBOX_PORT: { meaning: 'provider sandbox' },
+  DATABASE_URL: {
+    meaning: 'any Postgres 14+ (`postgres://` or `postgresql://`)',
+    shownDefault: 'embedded Postgres',
+  },
+  EMBEDDED_PG_PORT: { meaning: 'port of the embedded Postgres' },
+  NODE_ENV: {
+    meaning:
+      "`production`: every secret must be set and must be the deployment's own ([security](security.md))",
+  },
+  DATA_DIR: {
+    meaning:
+      'embedded Postgres data, the Temporal SQLite file and the secrets `npm start` made (`secrets.json`)',
+  },
+  TEMPORAL_ADDRESS: {
+    meaning: 'an existing cluster or Temporal Cloud; when set, `npm start` does not start one',
+    shownDefault: 'embedded dev server',
+  },
+  PIXFLOW_TEMPORAL_PORT: { meaning: 'port of the embedded dev server' },
+  TEMPORAL_UI_PORT: { meaning: 'its UI' },
+  TEMPORAL_UI_URL: {
+    meaning: "where the back office's case pages link to the Temporal UI",
+    shownDefault: 'http://127.0.0.1:`TEMPORAL_UI_PORT`',
+  },
+  BACKOFFICE_SESSION_SECRET: {
+    meaning: "signs the back office's session cookie (32+ characters); required in production",
+    secret: true,
+  },
+  BACKOFFICE_SESSION_TTL_MS: { meaning: 'a back-office session ends this long after its last request' },
+  BACKOFFICE_SESSION_MAX_AGE_MS: {
+    meaning: 'a back-office session ends this long after sign-in, however busy',
+  },
+  BACKOFFICE_SECURE_COOKIE: {
+    meaning: 'the session cookie is sent over https only',
+    shownDefault: 'true unless `HTTP_HOST` is loopback',
+  },
+  BACKOFFICE_SIGNIN_ATTEMPTS: { meaning: 'failed sign-ins per address per 15 minutes before 429' },
+  TRUST_PROXY: {
+    meaning:
+      "Express's `trust proxy`: proxies in front (a number) or which (addresses, subnets, `loopback`); behind a proxy that ends TLS, the back office needs it to set its Secure cookie and to limit sign-ins per client, not per proxy",
+  },
+  TEMPORAL_NAMESPACE: { meaning: 'the Temporal namespace of every flow' },
+  TEMPORAL_CALL_TIMEOUT_MS: {
+    meaning:
+      "deadline of a request's Temporal calls; past it the API answers 503 `unavailable` with `Retry-After`",
+  },
+  TEMPORAL_TASK_QUEUE: { meaning: 'the task queue the worker polls and the API starts flows on' },
+  TEMPORAL_TLS: { meaning: 'connect to Temporal over TLS (Temporal Cloud, or mTLS with the pair below)' },
+  TEMPORAL_TLS_CERT_PATH: { meaning: 'client certificate for mTLS', shownDefault: 'none' },
+  TEMPORAL_TLS_KEY_PATH: { meaning: 'client key for mTLS', shownDefault: 'none' },
+  TEMPORAL_API_KEY: { meaning: 'API key for Temporal Cloud', shownDefault: 'none' },
+  PROVIDER_BASE_URL: {
+    meaning: "the real provider's service address; when set, `npm start` does not start the sandbox",
+    shownDefault: 'the sandbox',
+  },
+  PROVIDER_AUTH_URL: { meaning: "the real provider's token endpoint host", shownDefault: 'the sandbox' },
+  PROVIDER_LIVENESS_URL: { meaning: 'where a person starts the liveness flow', shownDefault: 'the sandbox' },
+  PROVIDER_CLIENT_ID: { meaning: 'OAuth client id' },
+  PROVIDER_CLIENT_SECRET: { meaning: 'OAuth client secret' },
+  PROVIDER_API_KEY: { meaning: 'deposit, withdrawal and receipt credential' },
+  PROVIDER_MERCHANT: { meaning: 'merchant the deposits are made for' },
+  PROVIDER_TIMEOUT_MS: { meaning: 'timeout of every provider call' },
+  WEBHOOK_SECRET: { meaning: 'secret path segment of the webhook URLs (16+ characters)', secret: true },
+  WEBHOOK_PARTNER_ID: { meaning: 'the `partner_id` the provider must send back' },
+  CODEC_KEYS: {
+    meaning:
+      'payload encryption keys, `id:base64(32 bytes)` comma-separated; keep old ids while histories need them',
+    secret: true,
+  },
+  CODEC_ACTIVE_KEY_ID: {
+    meaning: 'the key new payloads are encrypted with',
+    defaultNote: "`npm start`: its key's id",
+  },
+  CODEC_TOKENS: {
+    meaning:
+      "Bearer tokens accepted by `/codec/encode` and `/codec/decode` (the Temporal UI's codec endpoint)",
+    defaultNote: '`npm start`: its own',
+  },
+  CODEC_CORS_ORIGINS: {
+    meaning: 'browser origins allowed to call `/codec/*`',
+    shownDefault: 'the local UI on `TEMPORAL_UI_PORT` (http://127.0.0.1:8233, http://localhost:8233)',
+  },
+  CODEC_TRUST_LOOPBACK_UI: {
+    meaning: 'let the local UI decode without a token, from loopback only',
+    defaultNote: '`npm start`: true',
+  },
+  PII_HASH_KEY: {
+    meaning: 'key of the CPF hash kept in Postgres and search attributes (16+ characters)',
+    secret: true,
+  },
+  LIVENESS_LINK_TTL_MS: {
+    meaning:
+      'how long onboarding reuses a liveness link, and how long a biometric identification waits for its outcome',
+    shownDefault: '1800000 (30 min)',
+  },
+  ONBOARDING_DEADLINE_MS: {
+    meaning: 'an abandoned onboarding ends `expired` after this',
+    shownDefault: '604800000 (7 days)',
+  },
+  POLL_SCHEDULE_MS: {
+    meaning:
+      'reconciliation: when a deposit waiting for payment, or a payout for its outcome, is looked up, ms after it started waiting and between looks; the last one repeats',
+    shownDefault: '30000,120000,600000,3600000',
+  },
+  RECONCILE_MAX_PER_SECOND: {
+    meaning:
+      'reconciliation: provider look-ups a second, at most (one sweep runs at a time, whatever the number of workers)',
+  },
+  RECONCILE_INTERVAL_MS: {
+    meaning: 'reconciliation: how often the sweep looks for due flows (at once again while it is behind)',
+  },
+  SANDBOX_DEPOSIT_EXPIRY_MS: { meaning: "the sandbox's QR code lifetime" },
+  SANDBOX_LIVENESS_URL_VALIDITY_MS: { meaning: "the sandbox's liveness link lifetime" },
+  INBOX_RELAY_INTERVAL_MS: { meaning: 'how often the relay looks for undelivered webhook notifications' },
+  INBOX_RETRY_MAX_MS: { meaning: 'longest back-off between delivery attempts of one notification' },
+  INBOX_GIVE_UP_MS: { meaning: 'a notification whose workflow never appears is given up after this' },
+  INBOX_LIVENESS_REQUEST_WAIT_MS: {
+    meaning:
+      "how long a liveness callback that names no known request waits for the request's record before it is kept unmatched",
+  },
+  INBOX_COALESCE_MS: {
+    meaning:
+      "an identical notification within this long of the last one's signal is signalled when the window ends (one signal per window in a storm of copies)",
+  },
+  WITHDRAWAL_DAILY_LIMIT_CENTAVOS: {
+    meaning:
+      "a person's payouts per America/Sao_Paulo day ([Rules](rules.md)); `GET /v1/customers/:cpf` shows today's total against it",
+  },
+  REQUIRE_VERIFIED_FOR_WITHDRAWALS: {
+    meaning: 'payouts only for a person whose onboarding is approved ([Rules](rules.md))',
+  },
+  REQUIRE_VERIFIED_FOR_DEPOSITS: {
+    meaning: 'deposits only for a person whose onboarding is approved ([Rules](rules.md))',
+  },
+  REQUIRE_OWN_PAYEE_ACCOUNT: { meaning: "payouts only to the person's CPF key or a registered account" },
+  BIOMETRIC_STEP_UP_CENTAVOS: {
+    meaning: 'a withdrawal above this waits for a biometric identification; 0: none by amount',
+  },
+  BIOMETRIC_STEP_UP_NEW_ACCOUNT: { meaning: 'the first payout to a registered account waits for one' },
+  HOLD_THIRD_PARTY_DEPOSITS: {
+    meaning: "a paid deposit whose payer CPF is not the person's waits for an operator (`held`)",
+  },
+  KYC_MAX_AGE: {
+    meaning: 'a KYC answer older than this (`30d`, `12h`, `90m`, `45s`) is read again before a payout',
+    shownDefault: '30d',
+  },
+  WEBHOOK_ALLOW_LOOPBACK: {
+    meaning: 'webhook endpoints may be loopback addresses, over http too: development only',
+    defaultNote: '`npm start`: true',
+  },
+  WEBHOOK_ALLOWED_CIDRS: {
+    meaning: 'private ranges webhook endpoints may be in (your own network), comma-separated CIDRs',
+  },
+  WEBHOOK_TIMEOUT_MS: { meaning: 'how long a delivery attempt waits for an answer' },
+  WEBHOOK_RETRY_SCHEDULE_MS: {
+    meaning: "waits between a delivery's attempts (±20%); after the last, it is given up",
+    shownDefault: '5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 20 h, 24 h',
+  },
+  WEBHOOK_DISABLE_AFTER_MS: {
+    meaning: 'an endpoint whose every attempt failed this long is disabled (a 410 disables it at once)',
+  },
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: { meaning: 'deliveries in flight to one endpoint, per API process' },
+  WEBHOOK_SECRET_OVERLAP_MS: {
+    meaning: 'how long a rotated-out signing secret keeps signing beside the new one',
+  },
+  EVENTS_RETENTION_MS: { meaning: 'events older than this are deleted, with their deliveries and attempts' },
+  EVENTS_RELAY_INTERVAL_MS: {
+    meaning: 'how often the events relay positions new events and looks for due deliveries',
+  },
+  EVENTS_RELAY: {
+    meaning: 'whether this API process runs the events relay (several may: they share the work)',
+  },
+  LOG_LEVEL: { meaning: 'pino level' },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    meaning:
+      'OTLP/HTTP collector base URL; when set, the API and worker export OpenTelemetry traces (request → workflow → activity → provider call) to `<url>/v1/traces` as `pixflow-api` and `pixflow-worker`',
+    shownDefault: 'none (tracing off)',
+  },
+};
+
+const DURATIONS: Array<[number, string]> = [
+  [86_400_000, 'day'],
+  [3_600_000, 'h'],
+  [60_000, 'min'],
+  [1_000, 's'],
+];
+
+/** 28800000 → "28800000 (8 h)"; whole units only, as people say them. */
+function withDuration(ms: number): string {
+  for (const [unit, name] of DURATIONS) {
+    if (ms >= unit && ms % unit === 0) {
+      const n = ms / unit;
+      return `${ms} (${n} ${name === 'day' ? (n === 1 ? 'day' : 'days') : name})`;
+    }
+  }
+  return String(ms);
+}
+
+const reais = (centavos: number) =>
+  `R$ ${new Intl.NumberFormat('pt-BR', { minimumFractionDigits: 2 }).format(centavos / 100)}`;
+
+/** The default as the docs show it, from what the schema gives an unset variable. */
+function shownDefault(name: string, field: z.ZodType, doc: VariableDoc): string {
+  if (doc.shownDefault) return doc.shownDefault;
+  const note = doc.defaultNote ? ` (${doc.defaultNote})` : '';
+  if (doc.secret) return 'a public development value (`npm start`: its own; production requires yours)';
+  const parsed = field.safeParse(undefined);
+  const value = parsed.success ? parsed.data : undefined;
+  let shown: string;
+  if (value === undefined) shown = 'none';
+  else if (typeof value === 'number' && name.endsWith('_MS')) shown = withDuration(value);
+  else if (typeof value === 'number' && name.endsWith('_CENTAVOS')) shown = `${value} (${reais(value)})`;
+  else if (Array.isArray(value)) shown = value.length ? value.join(',') : 'none';
+  else shown = String(value);
+  return `${shown}${note}`;
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|');
+
+/** The configuration reference: every variable of the schema, its default and its meaning. */
+export function configReferenceTable(schema: z.ZodObject = envSchema): string {
+  const docs = configReference as Record<string, VariableDoc>;
+  const rows = Object.keys(docs)
+    .filter((name) => name in schema.shape)
+    .map((name) => {
+      const doc = docs[name] as VariableDoc;
+      const field = schema.shape[name] as z.ZodType;
+      return `| \`${name}\` | ${cell(shownDefault(name, field, doc))} | ${cell(doc.meaning)} |`;
+    });
+  return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
+}
