@@ -253,7 +253,7 @@ const reais = (centavos: number) =>
   `R$ ${new Intl.NumberFormat('pt-BR', { minimumFractionDigits: 2 }).format(centavos / 100)}`;
 
 /** The default as the docs show it, from what the schema gives an unset variable. */
-function shownDefault(name: string, field: z.ZodType, doc: VariableDoc): string {
+function shownDefaultOf(name: string, field: z.ZodType, doc: VariableDoc): string {
   if (doc.shownDefault) return doc.shownDefault;
   const note = doc.defaultNote ? ` (${doc.defaultNote})` : '';
   if (doc.secret) return 'a public development value (`npm start`: its own; production requires yours)';
@@ -278,7 +278,11 @@ export function configReferenceTable(schema: z.ZodObject = envSchema): string {
     .map((name) => {
       const doc = docs[name] as VariableDoc;
       const field = schema.shape[name] as z.ZodType;
-      return `| \`${name}\` | ${cell(shownDefault(name, field, doc))} | ${cell(doc.meaning)} |`;
+      return `| \`${name}\` | ${cell(shownDefaultOf(name, field, doc))} | ${cell(doc.meaning)} |`;
     });
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
+
+/** A variable's default as the reference shows it. */
+export const shownDefault = (name: keyof typeof envSchema.shape): string =>
+  shownDefaultOf(name, envSchema.shape[name], configReference[name]);
