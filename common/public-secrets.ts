@@ -18,6 +18,12 @@ export const PUBLIC_SECRET_VALUES: ReadonlySet<string> = new Set([
   'sandbox-secret',
   'sandbox-api-key',
   'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  // .env.example's placeholders: a copy left unchanged must not start
+  'replace-me-api-key',
+  'replace-me-webhook-secret',
+  'replace-me-codec-token',
+  'replace-me-pii-hash-key',
+  'replace-me-backoffice-session-secret-0000',
   // the tests' and the bench's own
   'test-api-key-1',
   'another-key',
@@ -54,6 +60,8 @@ export const PUBLIC_SECRET_VALUES: ReadonlySet<string> = new Set([
 export const PUBLIC_CODEC_KEY_MATERIAL: readonly string[] = [
   // config.ts's development key, id dev1
   'ZGV2LW9ubHkta2V5LWRvLW5vdC11c2UtaW4tcHJvZCE=',
+  // .env.example's placeholder, id k1
+  'cmVwbGFjZS1tZS1jb2RlYy1rZXktMzItYnl0ZXMhISE=',
   // the tests' key (test/helpers/temporal.ts: 32 bytes of 7)
   Buffer.alloc(32, 7).toString('base64'),
 ];

@@ -1,0 +1,78 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PUBLIC_CODEC_KEY_MATERIAL, PUBLIC_SECRET_VALUES } from '../../common/public-secrets';
+import { composeCheckBinary, composeConfig } from '../helpers/compose-check';
+
+// docker-compose.yml loaded as `docker compose config` loads it (the Compose specification's
+// schema, interpolation, required variables), with .env.example as the .env a deployer copies.
+
+const ROOT = path.resolve(__dirname, '../..');
+const COMPOSE = path.join(ROOT, 'docker-compose.yml');
+const ENV_EXAMPLE = path.join(ROOT, '.env.example');
+const composeText = readFileSync(COMPOSE, 'utf8');
+const example = Object.fromEntries(
+  readFileSync(ENV_EXAMPLE, 'utf8')
+    .split('\n')
+    .filter((l) => /^[A-Z_]+=/.test(l))
+    .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+);
+const required = [...new Set([...composeText.matchAll(/\$\{([A-Z_]+):\?/g)].map((m) => m[1]!))];
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'pixflow-compose-'));
+const file = (name: string, text: string) => {
+  const p = path.join(scratch, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+beforeAll(() => {
+  composeCheckBinary();
+}, 300_000);
+
+describe('docker-compose.yml with .env.example', () => {
+  it('loads: valid against the Compose specification, every service there', () => {
+    const r = composeConfig(COMPOSE, ENV_EXAMPLE);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    for (const service of ['postgres', 'temporal', 'temporal-ui', 'sandbox', 'worker', 'api'])
+      expect(r.stdout.split('\n'), service).toContain(service);
+  });
+
+  it('names every variable the compose file requires, and says how to make each secret', () => {
+    expect(required.length).toBeGreaterThan(5);
+    const text = readFileSync(ENV_EXAMPLE, 'utf8');
+    for (const name of required) {
+      expect(example[name], name).toBeTruthy();
+      if (name !== 'CODEC_ACTIVE_KEY_ID')
+        expect(text, name).toMatch(new RegExp(`openssl rand[^\\n]*\\n${name}=`));
+    }
+  });
+
+  it('gives only public placeholders, which production refuses', () => {
+    for (const name of [
+      'API_KEYS',
+      'WEBHOOK_SECRET',
+      'CODEC_TOKENS',
+      'PII_HASH_KEY',
+      'BACKOFFICE_SESSION_SECRET',
+    ])
+      expect(PUBLIC_SECRET_VALUES.has(example[name] as string), name).toBe(true);
+    expect(PUBLIC_CODEC_KEY_MATERIAL).toContain(String(example.CODEC_KEYS).split(':')[1]);
+  });
+
+  it('does not load without the secrets: each missing one is named', () => {
+    const r = composeConfig(COMPOSE, file('empty.env', ''));
+    expect(r.code).toBe(1);
+    for (const name of required) expect(r.stderr, name).toContain(`required variable ${name} is missing`);
+  });
+
+  it('refuses a file the specification does not allow', () => {
+    const broken = composeText.replace('restart: unless-stopped', 'restart: [unless-stopped]');
+    expect(broken).not.toBe(composeText);
+    const r = composeConfig(file('docker-compose.yml', broken), ENV_EXAMPLE);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/restart/);
+  });
+});
