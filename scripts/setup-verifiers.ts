@@ -53,21 +53,24 @@ export function verifierCommand(lang: VerifierLanguage): VerifierCommand {
   }
 }
 
-/** The files a build depends on: Python's pinned requirements (verify.py runs from source), all of Go's and Java's. */
+/**
+ * The files a build depends on, and no build output a reader's own `go build` or `mvn package`
+ * left there: Python's pinned requirements (verify.py runs from source), Go's module and
+ * sources, Java's pom and sources.
+ */
 function inputsOf(lang: VerifierLanguage): string[] {
   const dir = path.join(SOURCES, lang);
   if (lang === 'python') return [path.join(dir, 'requirements.txt')];
-  const files: string[] = [];
-  const walk = (d: string) => {
-    for (const entry of readdirSync(d, { withFileTypes: true })) {
-      if (entry.name === 'target') continue;
-      const p = path.join(d, entry.name);
-      if (entry.isDirectory()) walk(p);
-      else files.push(p);
-    }
-  };
-  walk(dir);
-  return files.sort();
+  if (lang === 'go') {
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum')
+      .sort()
+      .map((f) => path.join(dir, f));
+  }
+  const files = readdirSync(path.join(dir, 'src'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
+  return [path.join(dir, 'pom.xml'), ...files.sort()];
 }
 
 export function sourceHash(lang: VerifierLanguage): string {
