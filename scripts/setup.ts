@@ -1,3 +1,4 @@
+import { setupVerifiers } from './setup-verifiers';
 import {
   ensureSchemathesis,
   ensureTemporalCli,
@@ -21,3 +22,5 @@ process.stderr.write(
 );
 process.stderr.write(`[setup] test server: ${testServer}\n`);
 process.stderr.write(`[setup] API fuzzer: ${fuzzer}\n`);
+// The event verification examples (clients/verify/) the tests run against real deliveries.
+setupVerifiers();
