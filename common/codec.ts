@@ -10,8 +10,8 @@ import { temporal } from '@temporalio/proto';
 // deflates smaller is deflated first (ciphertext does not compress): a flow's JSON shrinks by a
 // third to a half, and every history with it.
 
-export const ENCRYPTED_ENCODING = 'binary/encrypted';
-export const KEY_ID_METADATA = 'encryption-key-id';
+const ENCRYPTED_ENCODING = 'binary/encrypted';
+const KEY_ID_METADATA = 'encryption-key-id';
 /**
  * First byte of a deflated plaintext. A serialized Payload never starts with it (protobuf has no
  * field 0), so payloads sealed before compression read as they always did, and the flag costs

@@ -265,8 +265,6 @@ export const envSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
 });
 
-export type Env = z.infer<typeof envSchema>;
-
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);

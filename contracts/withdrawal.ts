@@ -38,7 +38,7 @@ export const withdrawalFinalStatuses: readonly WithdrawalStatus[] = [
 export type StepUpCause = 'amount_above_step_up' | 'first_payout_to_account';
 
 /** The biometric identification a withdrawal waits for: the person's link, without its QR image. */
-export interface StepUp {
+interface StepUp {
   cause: StepUpCause;
   /** The person's biometrics flow; its link's QR image is served by the API. */
   biometricsWorkflowId: string;

@@ -97,7 +97,7 @@ export async function recordKycFacts(
 }
 
 /** Creates the person's row if there is none (verification `none`). */
-export async function ensureCustomer(db: Queryable, cpfHash: string, cpfMasked: string): Promise<void> {
+async function ensureCustomer(db: Queryable, cpfHash: string, cpfMasked: string): Promise<void> {
   await db.query(
     'INSERT INTO customers (cpf_hash, cpf_masked) VALUES ($1, $2) ON CONFLICT (cpf_hash) DO NOTHING',
     [cpfHash, cpfMasked],

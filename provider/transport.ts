@@ -33,7 +33,7 @@ import { TokenCache } from './token-cache';
 // request that breaks the contract is never sent, a response that breaks it is a ContractError.
 
 /** Anything pino-like. The client logs endpoint, status and duration; never documents, tokens or keys. */
-export interface ProviderLogger {
+interface ProviderLogger {
   debug(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
 }

@@ -12,7 +12,7 @@ import type { WithdrawalRecord } from '../state';
 // never changes, and rendering its text costs tens of milliseconds.
 
 /** Who pays every sandbox payout: the merchant, with a made-up CNPJ (valid check digits). */
-export const SANDBOX_PAYER: ReceiptParty = { name: 'Sandbox Merchant', document: '11222333000181' };
+const SANDBOX_PAYER: ReceiptParty = { name: 'Sandbox Merchant', document: '11222333000181' };
 
 export function receiptRoutes(ctx: SandboxContext): Router {
   const router = Router();
