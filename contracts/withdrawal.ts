@@ -60,10 +60,7 @@ export interface WithdrawalState extends PaymentProgress {
   stepUp?: StepUp;
 }
 
-/**
- * The patch that made the payout's look a local activity first: runs that looked before it
- * replay their checkPayout activity tasks.
- */
+/** Patch id of the payout's look as a local activity: a run whose history lacks it replays activity tasks. */
 export const LOCAL_PAYOUT_CHECK_PATCH = 'withdrawal-check-local-first';
 
 /** Why a second, different request for a transactionId is refused (validator and API alike). */
