@@ -15,7 +15,7 @@ import {
 } from '../db/customers';
 import { inTransaction } from '../db/pool';
 import { parseCompositeAccountKey } from '../provider/pix-key';
-import { askBiometrics, BiometricsUnavailableError } from './biometrics-start';
+import { askBiometrics, BiometricsUnavailableError } from './ask-biometrics';
 import type { ActivityDeps } from './deps';
 import { upsertFlowRow } from './flows';
 import { kycReasonsOf, readKyc } from './kyc';
