@@ -6,6 +6,9 @@ import type { ActivityDeps } from './deps';
 import { requestRecorded } from './liveness-requests';
 import type { IssuedLivenessLink } from './onboarding';
 
+// The biometrics flow's activities: the provider's biometric identification link, and how the
+// identification ended.
+
 interface RunRef {
   workflowId: string;
   runId: string;

@@ -4,7 +4,7 @@ import { isProviderError, RateLimitedError } from '../provider/errors';
 // Provider business errors (4xx) can never succeed on retry: they become non-retryable failures
 // whose type is the provider error code, so workflows can branch on it. 401, 429, 5xx, timeouts
 // and connection errors stay retryable; a 429 waits as long as Retry-After asks.
-export function asActivityFailure(err: unknown): unknown {
+function asActivityFailure(err: unknown): unknown {
   if (err instanceof RateLimitedError && err.retryAfterMs !== undefined) {
     return ApplicationFailure.create({
       message: err.message,

@@ -22,5 +22,3 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconciliationActivities(deps),
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;

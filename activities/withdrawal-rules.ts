@@ -5,17 +5,11 @@ import { payeeOf, pixKeyKey } from '../contracts/customer';
 import type { WithdrawalRefusal } from '../contracts/rules';
 import type { FlowRecord, FlowTimings } from '../contracts/shared';
 import { BIOMETRICS_UNAVAILABLE, type StepUpCause, type WithdrawalInput } from '../contracts/withdrawal';
-import {
-  type CustomerRow,
-  getCustomer,
-  hasAccount,
-  lockCustomer,
-  paidBefore,
-  payoutsToday,
-} from '../db/customers';
+import { type CustomerRow, getCustomer, hasAccount, lockCustomer, payoutsToday } from '../db/customers';
+import { paidBefore } from '../db/payout-destinations';
 import { inTransaction } from '../db/pool';
 import { parseCompositeAccountKey } from '../provider/pix-key';
-import { askBiometrics, BiometricsUnavailableError } from './biometrics-start';
+import { askBiometrics, BiometricsUnavailableError } from './ask-biometrics';
 import type { ActivityDeps } from './deps';
 import { upsertFlowRow } from './flows';
 import { kycReasonsOf, readKyc } from './kyc';

@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { FlowRecord } from '../contracts/shared';
 import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
-import { recordPayoutDestination } from '../db/customers';
+import { recordPayoutDestination } from '../db/payout-destinations';
 import { BadRequestError, DuplicateTransactionError, NotFoundError } from '../provider/errors';
 import type { ReceiptResult } from '../provider/schemas';
 import type { ActivityDeps } from './deps';

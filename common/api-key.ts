@@ -14,9 +14,9 @@ export const scopeResources = [
   'events',
   'webhooks',
 ] as const;
-export type ScopeResource = (typeof scopeResources)[number];
+type ScopeResource = (typeof scopeResources)[number];
 
-export const scopes = scopeResources.flatMap((r) => [`${r}:read`, `${r}:write`] as const);
+const scopes = scopeResources.flatMap((r) => [`${r}:read`, `${r}:write`] as const);
 export type Scope = `${ScopeResource}:${'read' | 'write'}`;
 
 export const scopeSchema = z.enum(scopes as [Scope, ...Scope[]], {

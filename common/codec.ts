@@ -7,15 +7,14 @@ import { temporal } from '@temporalio/proto';
 // updates, memos, user metadata) with AES-256-GCM, so CPFs, names and e-mails never sit in
 // Temporal's database in plain text. Each payload names the key that sealed it: keys can
 // rotate, old histories stay readable while their key is still configured. A payload that
-// deflates smaller is deflated first (ciphertext does not compress): a flow's JSON shrinks by a
-// third to a half, and every history with it.
+// deflates smaller is deflated first (ciphertext does not compress), so histories stay small.
 
-export const ENCRYPTED_ENCODING = 'binary/encrypted';
-export const KEY_ID_METADATA = 'encryption-key-id';
+const ENCRYPTED_ENCODING = 'binary/encrypted';
+const KEY_ID_METADATA = 'encryption-key-id';
 /**
  * First byte of a deflated plaintext. A serialized Payload never starts with it (protobuf has no
- * field 0), so payloads sealed before compression read as they always did, and the flag costs
- * one byte, not a metadata entry in every payload of every history.
+ * field 0), so a payload sealed without deflating reads as it is, and the flag costs one byte,
+ * not a metadata entry in every payload of every history.
  */
 const DEFLATED = 0x00;
 const CIPHER = 'aes-256-gcm';
@@ -110,8 +109,8 @@ export class EncryptionCodec implements PayloadCodec {
 }
 
 /**
- * An empty result (`undefined`) has nothing to hide: sealing it would turn about 20 bytes into
- * about 100 in every history that records one (each void activity's result).
+ * An empty result (`undefined`) has nothing to hide: sealing it would make it several times
+ * larger in every history that records one (each void activity's result).
  */
 function isBareNull(p: Payload): boolean {
   const keys = Object.keys(p.metadata ?? {});

@@ -99,11 +99,10 @@ export const envSchema = z.object({
   WORKER_HTTP_PORT: port.default(3001),
   /** Where the Temporal SDK exposes its own Prometheus metrics (merged into the worker's /metrics). */
   WORKER_SDK_METRICS_PORT: port.default(9464),
-  /** Worker tuning (bench/README.md); unset: the Temporal SDK's defaults, except the cache. */
-  // Enough to keep a deposit until its payer pays (within about two minutes of the QR) at the
-  // peak's rate: an evicted one is replayed from its history when its payment comes. Bounded
-  // rather than the SDK's default (from the heap limit, over 2,000 here), which many open flows
-  // would fill; 1,000 peaked at 600 MiB (bench/README.md).
+  /** Worker tuning; unset: the Temporal SDK's defaults, except the cache. */
+  // Enough to keep a deposit cached until its payer pays (most pay within minutes of the QR) at a
+  // busy rate: an evicted one is replayed from its history when its payment comes. Bounded rather
+  // than the SDK's default (derived from the heap limit), which many open flows would fill.
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(1000),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).optional(),
@@ -264,8 +263,6 @@ export const envSchema = z.object({
   /** OTLP/HTTP collector base URL (spans go to <url>/v1/traces); tracing is off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
 });
-
-export type Env = z.infer<typeof envSchema>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

@@ -1,8 +1,6 @@
 import pino from 'pino';
 import pretty, { type PrettyOptions, prettyFactory } from 'pino-pretty';
 
-export { maskCpf, maskCpfsIn, maskName } from './mask';
-
 const redactPaths = [
   'access_token',
   'client_secret',

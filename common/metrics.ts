@@ -124,5 +124,4 @@ export function createApiMetrics() {
   };
 }
 
-export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
 export type ApiMetrics = ReturnType<typeof createApiMetrics>;

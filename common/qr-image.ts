@@ -5,10 +5,9 @@ import QRCode from 'qrcode';
 // deposit's QR from the payload the flow keeps: the image stays out of workflow history.
 
 // Every deposit draws its QR twice (the sandbox as the provider, the API for its caller), on the
-// path the caller waits on, so drawing is kept cheap (about 2 ms, half of it the library's choice
-// of mask, where its own PNG renderer took 4.4):
+// path the caller waits on, so drawing is kept cheap:
 // - the payload goes in as one byte-mode segment: the library's search for the optimal mix of
-//   segments costs about 0.4 ms and saves at most one QR version for a Pix payload;
+//   segments takes time and saves at most one QR version for a Pix payload;
 // - the modules are painted as whole squares into one byte per pixel, and written as an 8-bit
 //   grey PNG with no row filter and the fastest deflate (a QR's rows are repeats or runs of one
 //   colour): the library's renderer samples every pixel into RGBA, four times the bytes to pack.

@@ -7,7 +7,7 @@ import type { LivenessLink, LivenessLinkAnswer } from './onboarding';
 // `biometric_identification`, then its outcome from the provider's callbacks. What it is started
 // with is checked by the schema in biometrics-input.ts.
 
-export type { BiometricsInput, LivenessLink, LivenessLinkAnswer };
+export type { BiometricsInput, LivenessLinkAnswer };
 
 /**
  * `biometrics-<keyed hash of the CPF>` (never the CPF, as the onboarding's id). One open at a

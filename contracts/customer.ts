@@ -38,8 +38,6 @@ export function verificationOf(status: OnboardingStatus | string): OnboardingVer
 }
 
 export const accountKinds = ['pix_key', 'bank_account'] as const;
-export type AccountKind = (typeof accountKinds)[number];
-export type AccountSource = 'deposit' | 'api';
 
 export interface BankAccount {
   ispb: string;

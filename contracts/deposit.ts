@@ -37,16 +37,10 @@ export const NOT_VERIFIED = 'not_verified';
 export const THIRD_PARTY_PAYER = 'third_party_payer';
 export type DepositHoldReason = typeof THIRD_PARTY_PAYER;
 
-/**
- * The patch that brought the payer check: runs started before it replay as they ran (the
- * inquiry without the client's CPF, credited whoever paid).
- */
+/** Patch id of the payer check: a run whose history lacks it replays without the check. */
 export const PAYER_CHECK_PATCH = 'deposit-payer-checked-against-client';
 
-/**
- * The patch that made the inquiry a local activity first: runs that inquired before it replay
- * their activity tasks.
- */
+/** Patch id of the inquiry as a local activity: a run whose history lacks it replays activity tasks. */
 export const LOCAL_INQUIRY_PATCH = 'deposit-inquiry-local-first';
 
 /** What an operator decides for a held deposit: credit it, or send the money back. */
@@ -67,7 +61,7 @@ export interface DepositQr {
   txid: string;
   /** The Pix copy-and-paste (BR Code); the API draws the QR image from it. */
   payload: string;
-  /** data:image/png;base64,...: only in deposits started before the image left history. */
+  /** data:image/png;base64,... when a history carries it; else the API draws it from `payload`. */
   image?: string;
   expiresAt: string;
   amountCentavos: number;
@@ -101,7 +95,7 @@ export interface DepositState extends PaymentProgress {
     payerName?: string;
     payerCpfMasked?: string;
     paidAt?: string;
-    /** Whether the person paid it themselves (an empty payer CPF counts as theirs); unset in runs from before the check. */
+    /** Whether the person paid it themselves (an empty payer CPF counts as theirs); unset when not checked. */
     payerIsClient?: boolean;
   };
   /** An operator's decision on a held deposit. */

@@ -71,10 +71,9 @@ export const flowStateSchema = z
     updatedAt: iso,
   })
   .meta({ id: 'Flow' });
-export type FlowState = z.infer<typeof flowStateSchema>;
 
 /** A person's verification after a change, and what it was before. */
-export const customerStateSchema = z
+const customerStateSchema = z
   .object({
     cpfHash: z.string(),
     cpfMasked: z.string(),
@@ -87,7 +86,7 @@ export const customerStateSchema = z
   .meta({ id: 'CustomerVerificationState' });
 
 /** An endpoint pixflow stopped delivering to, and why. */
-export const endpointStateSchema = z
+const endpointStateSchema = z
   .object({
     id: z.string(),
     url: z.string(),
@@ -108,16 +107,16 @@ const streamFields = {
   }),
 };
 
-export const flowEventDataSchema = z
+const flowEventDataSchema = z
   .object({ ...streamFields, flowType: flowStateSchema.shape.type, state: flowStateSchema })
   .meta({ id: 'FlowEventData' });
-export const customerEventDataSchema = z
+const customerEventDataSchema = z
   .object({ ...streamFields, flowType: z.literal('customer'), state: customerStateSchema })
   .meta({ id: 'CustomerEventData' });
-export const endpointEventDataSchema = z
+const endpointEventDataSchema = z
   .object({ ...streamFields, flowType: z.literal('webhook_endpoint'), state: endpointStateSchema })
   .meta({ id: 'WebhookEndpointEventData' });
-export const eventDataSchema = z.discriminatedUnion('flowType', [
+const eventDataSchema = z.discriminatedUnion('flowType', [
   flowEventDataSchema.extend({ flowType: z.literal('onboarding') }),
   flowEventDataSchema.extend({ flowType: z.literal('deposit') }),
   flowEventDataSchema.extend({ flowType: z.literal('withdrawal') }),
@@ -125,7 +124,6 @@ export const eventDataSchema = z.discriminatedUnion('flowType', [
   customerEventDataSchema,
   endpointEventDataSchema,
 ]);
-export type EventData = z.infer<typeof eventDataSchema>;
 
 /** What a webhook's body carries (the Standard Webhooks shape); its id is the `webhook-id` header. */
 export const webhookBodySchema = z

@@ -3,7 +3,7 @@
 // imports the reason codes.
 
 /** Reasons a withdrawal ends `refused` (besides the KYC reason codes of onboarding). */
-export const withdrawalRefusals = [
+const withdrawalRefusals = [
   'not_verified',
   'payee_not_owner',
   'limit_exceeded',

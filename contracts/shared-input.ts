@@ -25,7 +25,7 @@ export const cpfSchema = z
   });
 
 /** The earliest birthday the API takes: anything before is a typing error, not a person. */
-export const EARLIEST_BIRTHDAY = '1900-01-01';
+const EARLIEST_BIRTHDAY = '1900-01-01';
 
 /** A birthday: a real calendar date (no 0000-00-00, no 2023-02-29), from 1900 on, not in the future. */
 export const birthdaySchema = z.iso

@@ -2,11 +2,11 @@ import { defineSignal } from '@temporalio/workflow';
 
 // What every flow's contract is built from: the waits a flow may be given, the provider's
 // notification hint, the progress of a payment and the row each state change writes.
-// Workflows, activities, the API, the bench and the tests import from here and from one file
-// per flow beside it. No zod here or in <flow>.ts: a workflow imports these at run time, and
-// every cached workflow evaluates its imports again (the SDK keeps a module cache per workflow),
-// so zod and its schemas would cost each open flow about 1.3 MB. The input schemas, for the
-// API's boundary, are in shared-input.ts and <flow>-input.ts.
+// Workflows, activities, the API and the tests import from here and from one file per flow beside
+// it. No zod here or in <flow>.ts: a workflow imports these at run time, and every cached workflow
+// evaluates its imports again (the SDK keeps a module cache per workflow), so zod and its schemas
+// would weigh on every open flow. The input schemas, for the API's boundary, are in
+// shared-input.ts and <flow>-input.ts.
 
 export type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
 
@@ -29,8 +29,8 @@ export interface FlowTimings {
   /** Onboarding: an abandoned flow ends `expired` after this. */
   onboardingDeadlineMs: number;
   /**
-   * Reconciliation's waits, the last one repeating: the sweep's schedule (POLL_SCHEDULE_MS). In a
-   * flow's input only for runs started when flows polled for themselves; new runs ignore it.
+   * Reconciliation's waits, the last one repeating: the sweep's schedule (POLL_SCHEDULE_MS). The
+   * flows do not read it: the sweep looks for them.
    */
   pollScheduleMs: number[];
   /** Withdrawal: give up waiting for a final outcome after this (then it stays for an operator). */

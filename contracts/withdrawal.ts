@@ -38,7 +38,7 @@ export const withdrawalFinalStatuses: readonly WithdrawalStatus[] = [
 export type StepUpCause = 'amount_above_step_up' | 'first_payout_to_account';
 
 /** The biometric identification a withdrawal waits for: the person's link, without its QR image. */
-export interface StepUp {
+interface StepUp {
   cause: StepUpCause;
   /** The person's biometrics flow; its link's QR image is served by the API. */
   biometricsWorkflowId: string;
@@ -60,10 +60,7 @@ export interface WithdrawalState extends PaymentProgress {
   stepUp?: StepUp;
 }
 
-/**
- * The patch that made the payout's look a local activity first: runs that looked before it
- * replay their checkPayout activity tasks.
- */
+/** Patch id of the payout's look as a local activity: a run whose history lacks it replays activity tasks. */
 export const LOCAL_PAYOUT_CHECK_PATCH = 'withdrawal-check-local-first';
 
 /** Why a second, different request for a transactionId is refused (validator and API alike). */

@@ -2,19 +2,10 @@ import { recordLastBiometric } from './customers';
 import { inTransaction, type Pool } from './pool';
 
 // The biometric identifications table: one row per run of a biometrics flow, written by its
-// activities (the link when issued, then the outcome), read with the person's other facts.
+// activities (the link when issued, then the outcome). The person's last outcome is also kept on
+// their customers row, which is what the API and the back office show.
 
 export type BiometricOutcome = 'passed' | 'failed' | 'expired' | 'unavailable';
-
-export interface BiometricIdentificationRow {
-  workflowId: string;
-  runId: string;
-  cpfHash: string;
-  linkIssuedAt: Date | null;
-  outcome: BiometricOutcome | null;
-  reason: string | null;
-  finishedAt: Date | null;
-}
 
 /** The link of a run was issued; idempotent (a retry keeps the first row). */
 export async function recordBiometricLink(
@@ -58,26 +49,4 @@ export async function recordBiometricOutcome(
       await recordLastBiometric(client, { cpfHash: r.cpfHash, outcome: r.outcome, at: r.finishedAt });
     }
   });
-}
-
-/** A person's identifications, newest first. */
-export async function biometricIdentificationsOf(
-  pool: Pool,
-  cpfHash: string,
-  limit = 20,
-): Promise<BiometricIdentificationRow[]> {
-  const { rows } = await pool.query(
-    `SELECT workflow_id, run_id, cpf_hash, link_issued_at, outcome, reason, finished_at
-       FROM biometric_identifications WHERE cpf_hash = $1 ORDER BY created_at DESC LIMIT $2`,
-    [cpfHash, limit],
-  );
-  return rows.map((r) => ({
-    workflowId: r.workflow_id,
-    runId: r.run_id,
-    cpfHash: r.cpf_hash,
-    linkIssuedAt: r.link_issued_at,
-    outcome: r.outcome,
-    reason: r.reason,
-    finishedAt: r.finished_at,
-  }));
 }

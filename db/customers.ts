@@ -3,7 +3,8 @@ import { CUSTOMER_VERIFICATION_UPDATED, customerStateJsonSql, customerStreamSql 
 import type { Pool } from './pool';
 
 // The customer read model (migration 1732000000007): one row per person by keyed CPF hash, and
-// their registered accounts. Callers pass hashes and masked forms, never a CPF or a key.
+// their registered accounts, with the reads of the person's flows the API and the money rules make
+// (today's payouts, open flows). Callers pass hashes and masked forms, never a CPF or a key.
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
@@ -97,7 +98,7 @@ export async function recordKycFacts(
 }
 
 /** Creates the person's row if there is none (verification `none`). */
-export async function ensureCustomer(db: Queryable, cpfHash: string, cpfMasked: string): Promise<void> {
+async function ensureCustomer(db: Queryable, cpfHash: string, cpfMasked: string): Promise<void> {
   await db.query(
     'INSERT INTO customers (cpf_hash, cpf_masked) VALUES ($1, $2) ON CONFLICT (cpf_hash) DO NOTHING',
     [cpfHash, cpfMasked],
@@ -370,27 +371,6 @@ export async function hasAccount(db: Queryable, cpfHash: string, keyHash: string
     [cpfHash, keyHash],
   );
   return rows.length > 0;
-}
-
-/** Whether a payout to this destination was ever sent for the person. */
-export async function paidBefore(db: Queryable, cpfHash: string, payeeHash: string): Promise<boolean> {
-  const { rows } = await db.query(
-    'SELECT 1 FROM payout_destinations WHERE cpf_hash = $1 AND payee_hash = $2',
-    [cpfHash, payeeHash],
-  );
-  return rows.length > 0;
-}
-
-/** A payout to the destination was sent; idempotent (the first one stays). */
-export async function recordPayoutDestination(
-  db: Queryable,
-  p: { cpfHash: string; payeeHash: string; transactionId: string },
-): Promise<void> {
-  await db.query(
-    `INSERT INTO payout_destinations (cpf_hash, payee_hash, first_transaction_id) VALUES ($1, $2, $3)
-     ON CONFLICT (cpf_hash, payee_hash) DO NOTHING`,
-    [p.cpfHash, p.payeeHash, p.transactionId],
-  );
 }
 
 /** Who the registry says the person is (name and CPF), from their latest KYC answer. */

@@ -3,7 +3,7 @@ import type { Pool } from './pool';
 // Typed reads over the flows table (written by the flows' recordFlow activity) and the stored
 // withdrawal receipts, for the backend API.
 
-export type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
+type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
 
 export interface FlowRow {
   workflowId: string;

@@ -5,8 +5,7 @@ import type pg from 'pg';
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
-export const actionOutcomes = ['done', 'refused', 'conflict', 'failed'] as const;
-export type ActionOutcome = (typeof actionOutcomes)[number];
+type ActionOutcome = 'done' | 'refused' | 'conflict' | 'failed';
 
 export interface NewOperatorAction {
   operatorId: number | null;

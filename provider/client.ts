@@ -33,23 +33,23 @@ import {
 // withdrawals (payouts and their receipts), and the inquiry both kinds of transaction share. Money is
 // integer centavos on this side; the transport (./transport) does auth, timeouts and error mapping.
 
-export type { ProviderCallEvent, ProviderClientOptions, ProviderLogger } from './transport';
+export type { ProviderCallEvent, ProviderClientOptions } from './transport';
 
-export interface StartLivenessInput {
+interface StartLivenessInput {
   correlationId: string;
   plan: Plan;
   event: string;
   redirectUrl?: string;
 }
 
-export interface CreateDepositInput {
+interface CreateDepositInput {
   merchant?: string;
   client: DepositClient;
   amountCentavos: number;
   txid: string;
 }
 
-export interface CreateWithdrawalInput {
+interface CreateWithdrawalInput {
   merchant?: string;
   client: WithdrawClient;
   pixKey: string;
@@ -58,10 +58,10 @@ export interface CreateWithdrawalInput {
   transactionId: string;
 }
 
-export type DepositCreated = DepositCreateResult & { amountCentavos: number };
-export type WithdrawalCreated = WithdrawCreateResult & { amountCentavos: number | undefined };
+type DepositCreated = DepositCreateResult & { amountCentavos: number };
+type WithdrawalCreated = WithdrawCreateResult & { amountCentavos: number | undefined };
 /** Inquiry record plus integer centavos and `paidAt` normalised from payedAt/paidAt ('' when unpaid). */
-export type Transaction = InquiryRecord & { amountCentavos: number; paidAt: string };
+type Transaction = InquiryRecord & { amountCentavos: number; paidAt: string };
 
 /** GET /dataconnector/transaction/{id}/type/{kind}: a record of the other kind breaks the contract. */
 async function inquireTransaction(

@@ -1,4 +1,5 @@
 export * from './client';
+export * from './error-bodies';
 export * from './errors';
 export * from './money';
 export * from './pix-key';

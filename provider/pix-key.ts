@@ -30,7 +30,7 @@ const KEY_PART_TYPES = ['CPF', 'EMAIL', 'PHONE', 'EVP'] as const;
 export interface PixKeyRules {
   /**
    * Whether a composite key's first part must itself be a Pix key (CPF, e-mail, phone or EVP).
-   * Only a workflow started before the rule existed passes false, so its history replays.
+   * False only for a workflow whose history was made without the rule, so that it replays.
    */
   checkCompositeKeyPart?: boolean;
 }

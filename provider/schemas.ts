@@ -10,7 +10,7 @@ export type Plan = z.infer<typeof planSchema>;
 /** Plans from the smallest field set to the largest (field sets are cumulative in this order). */
 export const plansInOrder = planSchema.options;
 
-export const statusVerificationSchema = z.enum([
+const statusVerificationSchema = z.enum([
   'requested',
   'processing',
   'completed',
@@ -24,17 +24,6 @@ export type StatusVerification = z.infer<typeof statusVerificationSchema>;
 export const pixTypeSchema = z.enum(PIX_TYPES);
 export type PixType = z.infer<typeof pixTypeSchema>;
 
-/** KYC status values seen in the contract (lowercase); the record itself accepts any string or null. */
-export const kycStatusSchema = z.enum([
-  'regular',
-  'pendente_regularizacao',
-  'suspenso',
-  'cancelado',
-  'titularfalecido',
-  'consta_lista_restritiva',
-]);
-export type KycStatus = z.infer<typeof kycStatusSchema>;
-
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
 
 // ---------------------------------------------------------------- token
@@ -44,21 +33,18 @@ export const tokenRequestSchema = z.object({
   client_secret: z.string().min(1),
   grant_type: z.literal('client_credentials'),
 });
-export type TokenRequest = z.infer<typeof tokenRequestSchema>;
 
 export const tokenResponseSchema = z.looseObject({
   access_token: z.string().min(1),
   expires_in: z.number().int().positive(),
   token_type: z.string(),
 });
-export type TokenResponse = z.infer<typeof tokenResponseSchema>;
 
 // ---------------------------------------------------------------- KYC
 
 export const kycRequestSchema = z.object({ plan: planSchema });
-export type KycRequest = z.infer<typeof kycRequestSchema>;
 
-export const addressSchema = z.looseObject({
+const addressSchema = z.looseObject({
   street: z.string(),
   number: z.string(),
   neighborhood: z.string(),
@@ -69,14 +55,14 @@ export const addressSchema = z.looseObject({
   complement: z.string(),
 });
 
-export const employmentSchema = z.looseObject({
+const employmentSchema = z.looseObject({
   employer_name: z.string(),
   position: z.string(),
   salary: z.number(),
   start_date: isoDate,
 });
 
-export const bankAccountSchema = z.looseObject({
+const bankAccountSchema = z.looseObject({
   bank: z.string(),
   account_type: z.string(),
   account_number: z.string(),
@@ -84,31 +70,31 @@ export const bankAccountSchema = z.looseObject({
   dict: z.string(),
 });
 
-export const financialInfoSchema = z.looseObject({
+const financialInfoSchema = z.looseObject({
   bank_accounts: z.array(bankAccountSchema),
   credit_score: z.number().int(),
 });
 
-export const contactInfoSchema = z.union([
+const contactInfoSchema = z.union([
   z.looseObject({ phone: z.string() }),
   z.looseObject({ email: z.string() }),
 ]);
 
-export const familyMemberSchema = z.looseObject({
+const familyMemberSchema = z.looseObject({
   relationship: z.string(),
   name: z.string(),
   document: z.string(),
 });
 
-export const documentsSchema = z.looseObject({ rg: z.string(), passport: z.string() });
+const documentsSchema = z.looseObject({ rg: z.string(), passport: z.string() });
 
-export const customRiskAnalysisSchema = z.looseObject({
+const customRiskAnalysisSchema = z.looseObject({
   score: z.number().int(),
   level: z.string(),
   last_updated: z.string(),
 });
 
-export const customInfoComplianceSchema = z.looseObject({ type: z.string(), description: z.string() });
+const customInfoComplianceSchema = z.looseObject({ type: z.string(), description: z.string() });
 
 const basicFields = {
   cpf: z.string(),
@@ -156,7 +142,6 @@ export const kycRecordSchemas = {
 } as const;
 
 export type KycRecordFor<P extends Plan> = z.infer<(typeof kycRecordSchemas)[P]>;
-export type KycRecord = KycRecordFor<'plan_basic'> & Partial<KycRecordFor<'plan_full'>>;
 
 export function kycRecordSchema<P extends Plan>(plan: P): (typeof kycRecordSchemas)[P] {
   return kycRecordSchemas[plan];
@@ -177,10 +162,10 @@ export const livenessRequestSchema = z.object({
 });
 export type LivenessRequest = z.infer<typeof livenessRequestSchema>;
 
-export const actionTypeSchema = z.enum(['onboarding', 'biometric_identification']);
+const actionTypeSchema = z.enum(['onboarding', 'biometric_identification']);
 export type ActionType = z.infer<typeof actionTypeSchema>;
 
-export const livenessKycSchema = z.looseObject({
+const livenessKycSchema = z.looseObject({
   cpf: z.string(),
   name: z.string(),
   is_under_18: z.boolean(),
@@ -238,7 +223,6 @@ export const livenessCallbackSchema = z.looseObject({
   datetime: z.string(),
   partner_id: z.string(),
 });
-export type LivenessCallback = z.infer<typeof livenessCallbackSchema>;
 
 // ---------------------------------------------------------------- deposits and withdrawals
 
@@ -314,8 +298,7 @@ export const withdrawCreateResultSchema = z.looseObject({
 });
 export type WithdrawCreateResult = z.infer<typeof withdrawCreateResultSchema>;
 
-export const transactionTypeSchema = z.enum(['deposit', 'withdraw']);
-export type TransactionType = z.infer<typeof transactionTypeSchema>;
+const transactionTypeSchema = z.enum(['deposit', 'withdraw']);
 
 /** Inquiry record. Accepts both spellings payedAt / paidAt; payer fields and payedAt may be empty. */
 export const inquiryRecordSchema = z.looseObject({
@@ -342,7 +325,6 @@ export const receiptRequestSchema = z.object({
   merchant: z.string().min(1),
   transactionId: z.string().min(1),
 });
-export type ReceiptRequest = z.infer<typeof receiptRequestSchema>;
 
 export const receiptStatusCodes = {
   notFound: 0,
@@ -369,63 +351,6 @@ export const notificationMessageSchema = z.looseObject({
   action: z.enum(['requested', 'updated']),
   partner_id: z.string(),
 });
-export type NotificationMessage = z.infer<typeof notificationMessageSchema>;
-
-// ---------------------------------------------------------------- errors
-// The 400 bodies tell document errors apart; a 404 (inquiry) needs no schema, its status says it all.
-
-/** Deceased holder or under age (KYC and liveness). */
-export const deceasedOrUnderAgeErrorSchema = z.looseObject({
-  statusCode: z.literal(400),
-  message: z.array(z.string()),
-  error: z.literal('Bad Request'),
-});
-
-/** Invalid CPF (KYC). */
-export const kycInvalidDocumentErrorSchema = z.looseObject({
-  statusCode: z.literal(400),
-  message: z.string(),
-  error: z.literal('INVALID_DOCUMENT'),
-  document: z.string(),
-  response_at: z.string(),
-});
-
-/** Invalid CPF or not found (liveness). */
-export const livenessInvalidDocumentErrorSchema = z.looseObject({
-  document: z.string(),
-  message: z.string(),
-  code: z.literal('INVALID_DOCUMENT'),
-  response_at: z.string(),
-  response_token_validation: z.string(),
-});
-
-/** Document not found (KYC). */
-export const documentNotFoundErrorSchema = z.looseObject({
-  statusCode: z.literal(400),
-  message: z.string(),
-  error: z.literal('Bad Request'),
-  document: z.string(),
-  response_at: z.string(),
-});
-
-/** Document on the restrictive list (KYC and liveness). */
-export const restrictDocumentErrorSchema = z.looseObject({
-  document: z.string(),
-  statusCode: z.literal(400),
-  message: z.string(),
-  error: z.literal('RESTRICT_DOCUMENT'),
-});
-
-/**
- * Error body for everything the contract leaves "not shown" (token, deposit, withdrawal, receipt,
- * 401, 409, 429, 5xx): the sandbox's choice, modelled on the contract's own 400 shapes.
- */
-export const genericErrorSchema = z.looseObject({
-  statusCode: z.number().int(),
-  message: z.union([z.string(), z.array(z.string())]),
-  error: z.string(),
-});
-export type GenericError = z.infer<typeof genericErrorSchema>;
 
 /** Names of the provider's endpoints, used in logs, metrics and the sandbox's fault knobs. */
 export const endpointNameSchema = z.enum([

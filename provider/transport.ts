@@ -1,6 +1,13 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { z } from 'zod';
 import {
+  deceasedOrUnderAgeErrorSchema,
+  documentNotFoundErrorSchema,
+  kycInvalidDocumentErrorSchema,
+  livenessInvalidDocumentErrorSchema,
+  restrictDocumentErrorSchema,
+} from './error-bodies';
+import {
   BadRequestError,
   ContractError,
   DeceasedOrUnderAgeError,
@@ -16,15 +23,7 @@ import {
   RestrictedDocumentError,
   UnauthorizedError,
 } from './errors';
-import {
-  deceasedOrUnderAgeErrorSchema,
-  documentNotFoundErrorSchema,
-  type EndpointName,
-  kycInvalidDocumentErrorSchema,
-  livenessInvalidDocumentErrorSchema,
-  restrictDocumentErrorSchema,
-  tokenResponseSchema,
-} from './schemas';
+import { type EndpointName, tokenResponseSchema } from './schemas';
 import { TokenCache } from './token-cache';
 
 // How pixflow talks to the provider, whatever the endpoint: OAuth tokens (cached, one retry after a
@@ -33,7 +32,7 @@ import { TokenCache } from './token-cache';
 // request that breaks the contract is never sent, a response that breaks it is a ContractError.
 
 /** Anything pino-like. The client logs endpoint, status and duration; never documents, tokens or keys. */
-export interface ProviderLogger {
+interface ProviderLogger {
   debug(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
 }

@@ -15,9 +15,7 @@ import { withdrawalRoutes } from './routes/withdrawals';
 import { createState } from './state';
 import { Timers } from './timers';
 
-export type { SandboxOptions } from './context';
-
-export function createSandbox(opts: SandboxOptions = {}) {
+function createSandbox(opts: SandboxOptions = {}) {
   const options = resolveOptions(opts);
   const state = createState();
   const timers = new Timers();

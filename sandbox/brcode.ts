@@ -10,7 +10,7 @@ import { centavosToDecimal } from '../provider/money';
 // A txid of up to 25 characters goes in as is; a longer one is replaced by a 25-character reference
 // (`brCodeReference`) derived from it. The sandbox's own txid stays the deposit's identifier.
 
-export const SANDBOX_PIX_KEY = '7d9f0335-8dcc-4054-9bf9-0dbd61d36906';
+const SANDBOX_PIX_KEY = '7d9f0335-8dcc-4054-9bf9-0dbd61d36906';
 
 export function brCodeReference(txid: string): string {
   if (txid.length <= 25) return txid;

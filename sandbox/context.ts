@@ -2,7 +2,7 @@ import type { Notifier } from './notifier';
 import type { SandboxState } from './state';
 import type { Timers } from './timers';
 
-export interface SandboxLogger {
+interface SandboxLogger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
 }

@@ -6,7 +6,7 @@ import { type EndpointName, endpointNameSchema } from '../provider/schemas';
 const count = z.number().int().min(0);
 const probability = z.number().min(0).max(1);
 
-export const faultsSchema = z.object({
+const faultsSchema = z.object({
   /** Added latency on every provider endpoint: fixed, plus a random spike with a probability. */
   latency: z.object({
     fixedMs: count.default(0),

@@ -91,6 +91,3 @@ export function merchantOk(ctx: SandboxContext, res: Response, merchant: string)
   sendError(res, 403, 'Forbidden', 'unknown merchant');
   return false;
 }
-
-/** Express 5 forwards rejected promises; keep handlers async-friendly. */
-export type Handler = (req: Request, res: Response) => Promise<void> | void;

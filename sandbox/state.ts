@@ -29,7 +29,7 @@ export interface DepositRecord {
   result: DepositCreateResult;
 }
 
-export type WithdrawalStatus = 'processing' | 'completed' | 'failed';
+type WithdrawalStatus = 'processing' | 'completed' | 'failed';
 
 export interface WithdrawalRecord {
   transactionId: string;
@@ -67,7 +67,7 @@ export interface LivenessSession {
 
 export type NotificationPoint = 'deposit' | 'withdraw' | 'liveness';
 
-export interface NotificationTarget {
+interface NotificationTarget {
   url: string;
   partnerId: string;
 }
@@ -81,7 +81,7 @@ export interface NotificationLogEntry {
   attempts: number;
 }
 
-export interface Counters {
+interface Counters {
   requests: Partial<Record<EndpointName, number>>;
   tokenRequests: number;
   tokensIssued: number;
@@ -114,7 +114,7 @@ export interface SandboxState {
   auto: { payDepositsAfterMs: number | null; settleWithdrawalsAfterMs: number | null };
 }
 
-export function emptyCounters(): Counters {
+function emptyCounters(): Counters {
   return {
     requests: {},
     tokenRequests: 0,

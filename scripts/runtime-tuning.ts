@@ -1,8 +1,7 @@
 // Garbage collection settings for the processes `npm start` runs. A busy stack shares its cores
 // between Temporal, the worker, the API, the provider sandbox and Postgres: each collection one of
 // them makes is CPU the others wait for, and the deposit's answer is slowest when the machine is
-// busiest. `npm run bench:tail` measured both settings together against the runtimes' defaults
-// (bench/README.md, "The probe").
+// busiest.
 
 /**
  * Node (worker, API, sandbox): semi-spaces of 32 MB, not 16. Requests and workflow tasks make

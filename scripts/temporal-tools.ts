@@ -45,8 +45,8 @@ function onPath(cmd: string): string | undefined {
  * Dynamic config for the dev server, which has a single history shard. By default its history
  * service loads new transfer tasks (each new workflow task, activity task and signal's workflow
  * task) at most 20 times a second per shard: a bound sized for clusters of hundreds of shards.
- * On one shard it held each new task up to 50 ms before a worker could take it, about 20 ms on
- * average (bench/README.md measures the difference). A cluster keeps its own settings.
+ * On one shard a new task can wait up to 1/20 s before a worker may take it, on every step of
+ * every flow. A cluster keeps its own settings.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG = { 'history.transferProcessorMaxPollRPS': 200 } as const;
 

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { askBiometrics, BiometricsUnavailableError } from '../../activities/biometrics-start';
+import { askBiometrics, BiometricsUnavailableError } from '../../activities/ask-biometrics';
 import { cpfHash } from '../../common/pii';
 import {
   type BiometricsState,

@@ -7,7 +7,7 @@ import { lookupTestDocument, type TestDocument } from '../test-documents';
 
 // The contract's 400 shapes for documents, per endpoint (KYC and liveness differ).
 
-export function isValidDocument(document: string): boolean {
+function isValidDocument(document: string): boolean {
   return /^\d{11}$/.test(document) && isValidCpf(document);
 }
 

@@ -9,10 +9,10 @@ import type { WithdrawalRecord } from '../state';
 // base64 PNG (no data-URL prefix) only for a completed withdrawal, and stays empty for the first
 // `receiptLagCalls` calls after completion (the real provider renders it with a lag). The image is
 // a readable comprovante (sandbox/receipt-image.ts), rendered once per payout: a settled payout
-// never changes, and rendering its text costs tens of milliseconds.
+// never changes, and rendering its text is slow.
 
 /** Who pays every sandbox payout: the merchant, with a made-up CNPJ (valid check digits). */
-export const SANDBOX_PAYER: ReceiptParty = { name: 'Sandbox Merchant', document: '11222333000181' };
+const SANDBOX_PAYER: ReceiptParty = { name: 'Sandbox Merchant', document: '11222333000181' };
 
 export function receiptRoutes(ctx: SandboxContext): Router {
   const router = Router();

@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml } from '../../common/html';
 import { formatBrl } from '../../provider/money';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { clientFor } from '../helpers/sandbox-client';
 
-// The console's pure parts and headers, without a browser.
+// The console's pure parts, headers and escaping, without a browser.
 
 describe('formatBrl', () => {
   it('formats centavos as BRL with integer arithmetic', () => {
@@ -62,5 +63,58 @@ describe('GET /sandbox/console', () => {
     const rows = await fetch(`${sandbox.url}/sandbox/console/rows`);
     expect(rows.status).toBe(200);
     expect(await rows.text()).toContain('data-testid="deposits"');
+  });
+
+  it('shows what callers sent as text on the page and in its rows: no markup, no attribute breakout', async () => {
+    const client = clientFor(sandbox.url);
+    const evil = `<img src=x onerror="a('b')">&\``;
+    const person = { externalId: 'ext-evil', cpf: '63401825771', email: 'ana@example.com', name: evil };
+    const txid = `${Date.now()}1`;
+    await client.createDeposit({ txid, amountCentavos: 100, client: person });
+    const id = `wd"><script>alert(1)</script>\``;
+    await client.createWithdrawal({
+      transactionId: id,
+      amountCentavos: 250,
+      pixKey: 'ana@example.com',
+      pixType: 'EMAIL',
+      client: person,
+    });
+    for (const path of ['/sandbox/console', '/sandbox/console/rows']) {
+      const html = await (await fetch(`${sandbox.url}${path}`)).text();
+      // Every place a value stands: element text, and the quoted attributes of rows and buttons.
+      expect(html).toContain(`<div>${escapeHtml(evil)}</div>`);
+      expect(html).toContain(`data-testid="settle-${escapeHtml(id)}"`);
+      expect(html).toContain(`data-id="${escapeHtml(id)}"`);
+      expect(html).toContain('&#96;'); // the backtick, which Eta's own escaping leaves as it is
+      expect(html).not.toContain('<img src=x');
+      expect(html).not.toContain('<script>alert');
+      expect(html).not.toContain('`');
+    }
+  });
+
+  it('puts only a PNG data URL in an <img> and only an http(s) address in a link', async () => {
+    const client = clientFor(sandbox.url);
+    const txid = `${Date.now()}2`;
+    await client.createDeposit({
+      txid,
+      amountCentavos: 100,
+      client: { externalId: 'ext-img', cpf: '63401825771', email: 'ana@example.com', name: 'Ana' },
+    });
+    await client.startLiveness('39053344705', {
+      correlationId: 'corr-link',
+      plan: 'plan_basic',
+      event: 'onboarding',
+    });
+    const rows = async () => (await fetch(`${sandbox.url}/sandbox/console/rows`)).text();
+    const session = [...sandbox.state.liveness.values()].find((s) => s.document === '39053344705')!;
+    expect(await rows()).toContain(`data-testid="qr-${txid}"`);
+    expect(await rows()).toContain(`<a href="${escapeHtml(session.url)}"`);
+
+    sandbox.state.deposits.get(txid)!.result.pixImage = 'data:image/svg+xml;base64,PHN2Zz4=';
+    session.url = 'javascript:alert(1)';
+    const html = await rows();
+    expect(html).not.toContain(`data-testid="qr-${txid}"`);
+    expect(html).not.toContain('svg+xml');
+    expect(html).not.toContain('javascript:');
   });
 });

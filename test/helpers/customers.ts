@@ -2,7 +2,8 @@ import { payeeHashOf } from '../../activities/withdrawal-rules';
 import { maskCpf } from '../../common/mask';
 import { accountKeyHash, cpfHash } from '../../common/pii';
 import type { WithdrawalInput } from '../../contracts/withdrawal';
-import { recordKycFacts, recordPayoutDestination } from '../../db/customers';
+import { recordKycFacts } from '../../db/customers';
+import { recordPayoutDestination } from '../../db/payout-destinations';
 import type { Pool } from '../../db/pool';
 
 /**
