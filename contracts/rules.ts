@@ -1,9 +1,9 @@
-// The money rules (README "Rules"): what is checked before a payout is sent or a deposit is
+// The money rules (docs/rules.md): what is checked before a payout is sent or a deposit is
 // credited, and the stable reason codes a refusal carries. No zod here: the withdrawal workflow
 // imports the reason codes.
 
 /** Reasons a withdrawal ends `refused` (besides the KYC reason codes of onboarding). */
-const withdrawalRefusals = [
+export const withdrawalRefusals = [
   'not_verified',
   'payee_not_owner',
   'limit_exceeded',
