@@ -5,9 +5,6 @@ import { z } from 'zod';
 import type { Scope } from '../common/api-key';
 import { escapeHtml as esc } from '../common/html';
 import { eventTypes, webhookBodySchema } from '../contracts/events';
-import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS } from '../provider/pix-key';
-import { PIX_TYPES } from '../provider/pix-types';
-import type { PixType } from '../provider/schemas';
 import {
   attemptPageSchema,
   attemptsQuerySchema,
@@ -23,7 +20,10 @@ import {
   eventViewSchema,
   redeliverQuerySchema,
   redeliverySchema,
-} from './event-schemas';
+} from '../events/event-schemas';
+import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS } from '../provider/pix-key';
+import { PIX_TYPES } from '../provider/pix-types';
+import type { PixType } from '../provider/schemas';
 import { scopesOf } from './route-scopes';
 import {
   accountParamsSchema,

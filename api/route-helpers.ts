@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import { canonicalJson } from '../common/canonical-json';
 import { DEPOSIT_FAILED } from '../contracts/deposit';
-import { Problem, validationProblem } from './problem';
+import { Problem, validationProblem } from '../http/problem';
 
 // NUL is refused by Postgres text and jsonb, and a lone surrogate is not Unicode (UTF-8 cannot
 // carry it): no field may hold either, whatever its schema allows.

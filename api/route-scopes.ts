@@ -1,9 +1,9 @@
 import type { RequestHandler, Router } from 'express';
 import { match } from 'path-to-regexp';
+import { principalOf } from '../api-keys/authenticate';
 import { grants, type Scope } from '../common/api-key';
-import { principalOf } from './auth';
-import { routesOf } from './observability';
-import { Problem } from './problem';
+import { routesOf } from '../http/observability';
+import { Problem } from '../http/problem';
 
 // What each /v1 route needs of the API key, in one place: the guard below enforces it, the
 // OpenAPI document shows it per operation, and docs/security.md's table is checked against it

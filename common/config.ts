@@ -33,7 +33,7 @@ const csv = z.string().transform((v) =>
     .filter(Boolean),
 );
 
-/** Webhook inbox defaults, here once for the variables below and for api/ingress/deliver.ts's
+/** Webhook inbox defaults, here once for the variables below and for ingress/deliver.ts's
  * options when a caller (a test, the relay) sets none. */
 export const INBOX_DEFAULTS = {
   relayIntervalMs: 1_000,

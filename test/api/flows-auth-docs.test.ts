@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpfHash } from '../../common/pii';
 import { depositWorkflowId } from '../../contracts/deposit';
-import { launchChromium } from '../console/browser';
+import { launchChromium } from '../helpers/browser';
 import { newPerson, onboard, ownCpfKey, type Person } from '../helpers/people';
 import {
   type ApiEnv,

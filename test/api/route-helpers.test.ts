@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Problem } from '../../api/problem';
 import { formatBrl, newTxid, parse, requestHash } from '../../api/route-helpers';
 import { canonicalJson } from '../../common/canonical-json';
 import { txidSchema } from '../../contracts/shared-input';
+import { Problem } from '../../http/problem';
 
 describe('route helpers', () => {
   it('formats centavos as BRL by integer string arithmetic', () => {

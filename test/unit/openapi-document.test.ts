@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import * as eventSchemas from '../../api/event-schemas';
 import { buildOpenApiDocument } from '../../api/openapi';
 import * as apiSchemas from '../../api/schemas';
 import { eventTypes } from '../../contracts/events';
 import { cpfSchema, emailSchema } from '../../contracts/shared-input';
+import * as eventSchemas from '../../events/event-schemas';
 import { pixKeyProblem } from '../../provider/pix-key';
 
 interface Schema {

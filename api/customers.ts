@@ -1,0 +1,183 @@
+import { Router } from 'express';
+import { maskBankAccount, maskCpf, maskPixKey } from '../common/mask';
+import { accountKeyHash, cpfHash } from '../common/pii';
+import { payeeOf, pixKeyKey } from '../contracts/customer';
+import type { CustomerAccountInput } from '../contracts/customer-input';
+import { depositFinalStatuses } from '../contracts/deposit';
+import { onboardingFinalStatuses } from '../contracts/onboarding';
+import { withdrawalFinalStatuses } from '../contracts/withdrawal';
+import {
+  type AccountRow,
+  addAccount,
+  customerKnown,
+  getCustomer,
+  listAccounts,
+  type NewAccount,
+  openFlows,
+  PAYOUT_DAY_ZONE,
+  payoutsToday,
+  removeAccount,
+} from '../db/customers';
+import type { Pool } from '../db/pool';
+import { Problem } from '../http/problem';
+import { parseCompositeAccountKey } from '../provider/pix-key';
+import type { ApiDeps } from './deps';
+import { parse } from './route-helpers';
+import {
+  accountParamsSchema,
+  type CustomerView,
+  cpfParamsSchema,
+  customerAccountBodySchema,
+} from './schemas';
+
+const unknownCustomer = () =>
+  new Problem(404, 'customer-not-found', 'Customer not found', 'pixflow has never seen this CPF');
+
+/** The Brasília calendar day of an instant, YYYY-MM-DD (en-CA formats dates that way). */
+const dayIn = (zone: string, at: Date) =>
+  new Intl.DateTimeFormat('en-CA', {
+    timeZone: zone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(at);
+
+const accountView = (a: AccountRow) => ({ ...a, id: String(a.id) });
+
+/** A CPF in a key that is not the person's: registering it would make somebody else's account theirs. */
+const notOwner = () =>
+  new Problem(
+    422,
+    'payee-not-owner',
+    "Not the person's own account",
+    "body.pixKey: a CPF key must be the person's own CPF",
+    { invalid_params: [{ name: 'body.pixKey', reason: "a CPF key must be the person's own CPF" }] },
+  );
+
+/** The row to register for a checked key, or a refusal when the key names another CPF. */
+function accountToRegister(
+  cpf: string,
+  { pixKey, pixType }: CustomerAccountInput,
+  hashAccount: (k: string) => string,
+): Omit<NewAccount, 'cpfHash' | 'cpfMasked' | 'source'> {
+  const payee = payeeOf(cpf, pixKey, pixType, parseCompositeAccountKey);
+  switch (payee.kind) {
+    case 'other_cpf':
+      throw notOwner();
+    case 'own_cpf':
+    case 'pix_key':
+      return {
+        kind: 'pix_key',
+        pixType,
+        keyHash: hashAccount(pixKeyKey(pixKey, pixType)),
+        masked: maskPixKey(pixKey, pixType),
+      };
+    case 'bank_account':
+      return {
+        kind: 'bank_account',
+        pixType: null,
+        keyHash: hashAccount(payee.key),
+        masked: maskBankAccount(payee.account.ispb, payee.account.branch, payee.account.account),
+      };
+    default:
+      // The schema checked the form already.
+      throw new Problem(400, 'validation-error', 'Request validation failed');
+  }
+}
+
+/** A person's payouts of today (Brasília day) against the daily limit: what the limit counts. */
+export async function payoutsTodayView(pool: Pool, limitCentavos: number, cpfHash: string, now: Date) {
+  const { totalCentavos, count } = await payoutsToday(pool, cpfHash, now);
+  return {
+    day: dayIn(PAYOUT_DAY_ZONE, now),
+    totalCentavos,
+    count,
+    limitCentavos,
+    remainingCentavos: Math.max(0, limitCentavos - totalCentavos),
+  };
+}
+
+export function customerRoutes({ config, pool }: ApiDeps) {
+  const r = Router();
+  const hashOf = (cpf: string) => cpfHash(cpf, config.PII_HASH_KEY);
+  const hashAccount = (k: string) => accountKeyHash(k, config.PII_HASH_KEY);
+  const known = async (hash: string) => {
+    if (!(await customerKnown(pool, hash))) throw unknownCustomer();
+  };
+
+  r.get('/customers/:cpf', async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const hash = hashOf(cpf);
+    const now = new Date();
+    const customer = await getCustomer(pool, hash);
+    if (!customer) await known(hash);
+    const [accounts, payouts, open] = await Promise.all([
+      listAccounts(pool, hash),
+      payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, now),
+      openFlows(pool, hash, {
+        onboarding: onboardingFinalStatuses,
+        deposit: depositFinalStatuses,
+        withdrawal: withdrawalFinalStatuses,
+      }),
+    ]);
+    const kycReadAt = customer?.kyc.readAt;
+    const view: CustomerView = {
+      cpfMasked: maskCpf(cpf),
+      cpfHash: hash,
+      verification: {
+        status: (customer?.verification ?? 'none') as CustomerView['verification']['status'],
+        at: customer?.verificationAt ?? null,
+        by: customer?.verificationBy ?? null,
+        flow: customer?.verificationFlow ?? null,
+        suspension: customer?.suspension ?? null,
+      },
+      kyc:
+        customer && kycReadAt
+          ? {
+              ...customer.kyc,
+              readAt: kycReadAt,
+              ageSeconds: Math.max(0, Math.floor((now.getTime() - Date.parse(kycReadAt)) / 1000)),
+            }
+          : null,
+      accounts: accounts.map(accountView),
+      payoutsToday: payouts,
+      lastBiometric: customer?.lastBiometric ?? null,
+      openFlows: open.map((f) => ({ ...f, type: f.type as CustomerView['openFlows'][number]['type'] })),
+    };
+    res.json(view);
+  });
+
+  r.get('/customers/:cpf/accounts', async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const hash = hashOf(cpf);
+    await known(hash);
+    res.json({ items: (await listAccounts(pool, hash)).map(accountView) });
+  });
+
+  r.post('/customers/:cpf/accounts', async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const body = parse(customerAccountBodySchema, 'body', req.body);
+    const hash = hashOf(cpf);
+    await known(hash);
+    const { account, created } = await addAccount(pool, {
+      ...accountToRegister(cpf, body, hashAccount),
+      cpfHash: hash,
+      cpfMasked: maskCpf(cpf),
+      source: 'api',
+    });
+    res
+      .status(created ? 201 : 200)
+      .location(`/v1/customers/${cpf}/accounts/${account.id}`)
+      .json(accountView(account));
+  });
+
+  r.delete('/customers/:cpf/accounts/:id', async (req, res) => {
+    const { cpf, id } = parse(accountParamsSchema, 'path', req.params);
+    if (!(await removeAccount(pool, hashOf(cpf), Number(id)))) {
+      throw new Problem(404, 'account-not-found', 'Account not found', 'no active account with this id');
+    }
+    res.status(204).end();
+  });
+
+  return r;
+}

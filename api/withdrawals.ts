@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import { maskCpf } from '../common/mask';
+import { cpfHash } from '../common/pii';
+import { startSearchAttributes } from '../common/search-attributes';
+import { biometricsFinalStatuses, biometricsStateQuery } from '../contracts/biometrics';
+import {
+  WITHDRAWAL_CONFLICT,
+  type WithdrawalInput,
+  type WithdrawalState,
+  type WithdrawalStatus,
+  withdrawalRequestUpdate,
+  withdrawalStateQuery,
+  withdrawalWorkflowId,
+} from '../contracts/withdrawal';
+import { withdrawalInputSchema } from '../contracts/withdrawal-input';
+import { getWithdrawalReceipt } from '../db/flows';
+import { Problem } from '../http/problem';
+import type { biometricsWorkflow } from '../workflows/biometrics';
+import type { withdrawalWorkflow } from '../workflows/withdrawal';
+import type { ApiDeps } from './deps';
+import { formatBrl, isNotFound, notFound, parse, pngBytes, requestHash } from './route-helpers';
+import { type WithdrawalStateView, withdrawalBodySchema, withdrawalParamsSchema } from './schemas';
+import { type FlowStart, startOrAttach } from './start-flow';
+
+/** Finished without a payout, so no receipt will ever be stored (a completed one always has it). */
+const NEVER_A_RECEIPT: readonly WithdrawalStatus[] = ['failed', 'stuck', 'refused'];
+/** Seconds a caller waits before asking again for a receipt that is not stored yet. */
+const RECEIPT_RETRY_AFTER_S = 5;
+
+const receiptUnavailable = (status: WithdrawalStatus, reason: string | undefined) =>
+  new Problem(
+    410,
+    'receipt-unavailable',
+    'The withdrawal will never have a receipt',
+    `the withdrawal is ${status}${reason ? `: ${reason}` : ''}`,
+    { flowStatus: status, reason },
+  );
+
+/** The state as the API answers it: a step-up's link also as a QR code image URL. */
+function withdrawalStateView(state: WithdrawalState): WithdrawalStateView {
+  if (!state.stepUp?.url) return state;
+  return {
+    ...state,
+    stepUp: {
+      ...state.stepUp,
+      qrcodeUrl: `/v1/withdrawals/${encodeURIComponent(state.transactionId)}/biometrics-link/qrcode.png`,
+    },
+  };
+}
+
+/** The open step-up link's QR image, from the person's biometrics flow (410 once it has ended). */
+async function stepUpQrCode(temporal: ApiDeps['temporal'], stepUp: NonNullable<WithdrawalState['stepUp']>) {
+  const gone = () =>
+    new Problem(410, 'link-unavailable', 'The identification has ended', 'its link is no longer valid', {
+      outcome: stepUp.outcome,
+    });
+  if (stepUp.outcome) throw gone();
+  // The withdrawal keeps only the link: the image is the identification's.
+  const biometrics = temporal.workflow.getHandle<typeof biometricsWorkflow>(stepUp.biometricsWorkflowId);
+  const { link, status } = await biometrics.query(biometricsStateQuery);
+  const png = link?.url === stepUp.url ? pngBytes(link?.qrcode) : undefined;
+  if (!png || biometricsFinalStatuses.includes(status)) throw gone();
+  return png;
+}
+
+/** How a withdrawal's flow is started: its id, its tags for the UI, the request's keyed hash. */
+function withdrawalStart(
+  config: ApiDeps['config'],
+  input: WithdrawalInput,
+  request: Omit<WithdrawalInput, 'timings'>,
+): FlowStart<typeof withdrawalWorkflow> {
+  const masked = maskCpf(input.client.cpf);
+  return {
+    workflowType: 'withdrawalWorkflow',
+    options: {
+      workflowId: withdrawalWorkflowId(input.transactionId),
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+      staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
+      typedSearchAttributes: startSearchAttributes({
+        type: 'withdrawal',
+        status: 'validating',
+        cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+        cpfMasked: masked,
+        amountCentavos: input.amountCentavos,
+        merchant: input.merchant,
+      }),
+    },
+    requestHash: { memoKey: 'requestHash', value: requestHash(request, config.PII_HASH_KEY) },
+    conflictReason: WITHDRAWAL_CONFLICT,
+  };
+}
+
+export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
+  const r = Router();
+  const handleOf = (id: string) =>
+    temporal.workflow.getHandle<typeof withdrawalWorkflow>(withdrawalWorkflowId(id));
+
+  /**
+   * One round trip: update-with-start creates the flow (or attaches to the running one) and
+   * answers its state once the first workflow task is done. Idempotent per transactionId: the
+   * update's validator refuses a request that differs from the one that started the flow (409,
+   * nothing is sent). A finished flow is never started again: its memo's keyed hash of the
+   * request tells a repeat (202 with its state) from a conflict (409).
+   */
+  r.post('/withdrawals', async (req, res) => {
+    const body = parse(withdrawalBodySchema, 'body', req.body);
+    const request = parse(withdrawalInputSchema, 'body', {
+      ...body,
+      transactionId: body.transactionId ?? randomUUID(),
+      merchant: body.merchant ?? config.PROVIDER_MERCHANT,
+    });
+    const input: WithdrawalInput = { ...request, ...(timings ? { timings } : {}) };
+    const handle = handleOf(input.transactionId);
+    const outcome = await startOrAttach(
+      temporal,
+      withdrawalRequestUpdate,
+      [request],
+      withdrawalStart(config, input, request),
+    );
+    const state = outcome.answered ? outcome.answer : await outcome.closed.query(withdrawalStateQuery);
+    res
+      .status(202)
+      .location(`/v1/withdrawals/${input.transactionId}`)
+      .json({
+        workflowId: handle.workflowId,
+        transactionId: input.transactionId,
+        state: withdrawalStateView(state),
+      });
+  });
+
+  const stateOf = async (id: string) => {
+    try {
+      return await handleOf(id).query(withdrawalStateQuery);
+    } catch (err) {
+      if (isNotFound(err)) throw notFound('withdrawal with this transactionId');
+      throw err;
+    }
+  };
+
+  r.get('/withdrawals/:id', async (req, res) => {
+    const { id } = parse(withdrawalParamsSchema, 'path', req.params);
+    res.json({
+      workflowId: withdrawalWorkflowId(id),
+      transactionId: id,
+      state: withdrawalStateView(await stateOf(id)),
+    });
+  });
+
+  r.get('/withdrawals/:id/biometrics-link/qrcode.png', async (req, res) => {
+    const { id } = parse(withdrawalParamsSchema, 'path', req.params);
+    const { stepUp } = await stateOf(id);
+    if (!stepUp?.url) throw notFound('biometric identification link for this withdrawal');
+    const png = await stepUpQrCode(temporal, stepUp);
+    res.type('image/png').set('cache-control', 'private, no-cache').send(png);
+  });
+
+  r.get('/withdrawals/:id/receipt.png', async (req, res) => {
+    const { id } = parse(withdrawalParamsSchema, 'path', req.params);
+    const receipt = await getWithdrawalReceipt(pool, id);
+    if (receipt) {
+      res.type(receipt.contentType).set('cache-control', 'private, max-age=3600').send(receipt.image);
+      return;
+    }
+    // Not stored: the flow says whether it is still to come or never will be.
+    const state = await stateOf(id);
+    if (NEVER_A_RECEIPT.includes(state.status)) throw receiptUnavailable(state.status, state.reason);
+    // A run that ended short of a final status (failed for an operator, terminated) stores
+    // nothing more either. A completed run has stored its receipt: only a race gets here.
+    const run = (await handleOf(id).describe()).status.name;
+    if (run !== 'RUNNING' && run !== 'COMPLETED') {
+      throw receiptUnavailable(state.status, state.reason ?? `its run is ${run.toLowerCase()}`);
+    }
+    res.set('retry-after', String(RECEIPT_RETRY_AFTER_S));
+    throw new Problem(
+      404,
+      'receipt-not-found',
+      'No receipt yet',
+      `the withdrawal is ${state.status}: its receipt is stored once the payout completes`,
+      { flowStatus: state.status },
+    );
+  });
+
+  return r;
+}

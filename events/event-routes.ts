@@ -1,0 +1,57 @@
+import { Router } from 'express';
+import type { ApiDeps } from '../api/deps';
+import { parse } from '../api/route-helpers';
+import { callerOf } from '../api-keys/authenticate';
+import { getEvent, listEvents } from '../db/events';
+import { redeliverEvent } from '../db/webhook-deliveries';
+import { Problem } from '../http/problem';
+import { eventParamsSchema, eventsQuerySchema, redeliverQuerySchema } from './event-schemas';
+
+// The pull API: every event kept (30 days by default), oldest first, from a cursor. A backend
+// that was down pages from its last cursor and misses nothing, webhooks or not.
+
+const notFound = (id: string) => new Problem(404, 'event-not-found', 'Event not found', `no event ${id}`);
+
+// The cursor is the last event's position, in the order events committed in.
+const encodeCursor = (position: number) => String(position);
+
+/** The event as the API shows it: the webhook's body with its id. */
+const eventView = ({ position: _position, ...e }: Awaited<ReturnType<typeof listEvents>>[number]) => e;
+
+export function eventRoutes({ pool }: ApiDeps) {
+  const r = Router();
+  r.get('/events', async (req, res) => {
+    const q = parse(eventsQuerySchema, 'query', req.query);
+    const after = q.after === undefined ? 0 : Number(q.after);
+    const rows = await listEvents(pool, {
+      after,
+      types: q.type,
+      flowId: q.flow,
+      owner: callerOf(res),
+      limit: q.limit + 1,
+    });
+    const items = rows.slice(0, q.limit);
+    const last = items[items.length - 1];
+    res.json({
+      items: items.map(eventView),
+      next: encodeCursor(last ? last.position : after),
+      hasMore: rows.length > q.limit,
+    });
+  });
+
+  r.get('/events/:id', async (req, res) => {
+    const { id } = parse(eventParamsSchema, 'path', req.params);
+    const e = await getEvent(pool, id, callerOf(res));
+    if (!e) throw notFound(id);
+    res.json(eventView(e));
+  });
+
+  r.post('/events/:id/redeliver', async (req, res) => {
+    const { id } = parse(eventParamsSchema, 'path', req.params);
+    const { endpoint } = parse(redeliverQuerySchema, 'query', req.query);
+    const endpoints = await redeliverEvent(pool, id, callerOf(res), endpoint);
+    if (!endpoints) throw notFound(id);
+    res.status(202).json({ eventId: id, endpoints });
+  });
+  return r;
+}
