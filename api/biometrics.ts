@@ -10,9 +10,11 @@ import {
 } from '../contracts/biometrics';
 import { biometricsInputSchema } from '../contracts/biometrics-input';
 import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
+import { isNotFound } from '../http/workflow-calls';
 import type { biometricsWorkflow } from '../workflows/biometrics';
 import type { ApiDeps } from './deps';
-import { isNotFound, notFound, parse } from './route-helpers';
+import { flowNotFound } from './flow-answers';
 import { type BiometricsStateView, cpfParamsSchema } from './schemas';
 
 const unavailable = (detail: string) =>
@@ -62,7 +64,7 @@ export function biometricsRoutes({ config, temporal }: ApiDeps) {
       const state = await handle.query(biometricsStateQuery);
       res.json({ workflowId, state: biometricsStateView(state) });
     } catch (err) {
-      if (isNotFound(err)) throw notFound('biometric identification for this CPF');
+      if (isNotFound(err)) throw flowNotFound('biometric identification for this CPF');
       throw err;
     }
   });

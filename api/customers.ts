@@ -6,6 +6,7 @@ import type { CustomerAccountInput } from '../contracts/customer-input';
 import { depositFinalStatuses } from '../contracts/deposit';
 import { onboardingFinalStatuses } from '../contracts/onboarding';
 import { withdrawalFinalStatuses } from '../contracts/withdrawal';
+import { payoutsTodayView } from '../customers/payouts-today';
 import {
   type AccountRow,
   addAccount,
@@ -14,15 +15,12 @@ import {
   listAccounts,
   type NewAccount,
   openFlows,
-  PAYOUT_DAY_ZONE,
-  payoutsToday,
   removeAccount,
 } from '../db/customers';
-import type { Pool } from '../db/pool';
 import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
 import { parseCompositeAccountKey } from '../provider/pix-key';
 import type { ApiDeps } from './deps';
-import { parse } from './route-helpers';
 import {
   accountParamsSchema,
   type CustomerView,
@@ -32,15 +30,6 @@ import {
 
 const unknownCustomer = () =>
   new Problem(404, 'customer-not-found', 'Customer not found', 'pixflow has never seen this CPF');
-
-/** The Brasília calendar day of an instant, YYYY-MM-DD (en-CA formats dates that way). */
-const dayIn = (zone: string, at: Date) =>
-  new Intl.DateTimeFormat('en-CA', {
-    timeZone: zone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).format(at);
 
 const accountView = (a: AccountRow) => ({ ...a, id: String(a.id) });
 
@@ -83,18 +72,6 @@ function accountToRegister(
       // The schema checked the form already.
       throw new Problem(400, 'validation-error', 'Request validation failed');
   }
-}
-
-/** A person's payouts of today (Brasília day) against the daily limit: what the limit counts. */
-export async function payoutsTodayView(pool: Pool, limitCentavos: number, cpfHash: string, now: Date) {
-  const { totalCentavos, count } = await payoutsToday(pool, cpfHash, now);
-  return {
-    day: dayIn(PAYOUT_DAY_ZONE, now),
-    totalCentavos,
-    count,
-    limitCentavos,
-    remainingCentavos: Math.max(0, limitCentavos - totalCentavos),
-  };
 }
 
 export function customerRoutes({ config, pool }: ApiDeps) {

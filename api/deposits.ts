@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { Router } from 'express';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
@@ -8,6 +9,7 @@ import { startSearchAttributes } from '../common/search-attributes';
 import type { CustomerVerification } from '../contracts/customer';
 import {
   DEPOSIT_CONFLICT,
+  DEPOSIT_FAILED,
   type DepositFingerprint,
   type DepositInput,
   type DepositQr,
@@ -21,26 +23,19 @@ import {
 } from '../contracts/deposit';
 import { verificationOfHash } from '../db/customers';
 import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
+import { isNotFound, retryUpdateLostWithTask, workflowExists } from '../http/workflow-calls';
+import { formatBrl } from '../provider/money';
 import type { depositWorkflow } from '../workflows/deposit';
 import type { ApiDeps } from './deps';
-import {
-  depositRefused,
-  exists,
-  formatBrl,
-  isNotFound,
-  newTxid,
-  notFound,
-  parse,
-  pngBytes,
-  requestHash,
-} from './route-helpers';
+import { flowNotFound, pngBytes } from './flow-answers';
 import {
   type DepositStateView,
   depositBodySchema,
   depositResolutionBodySchema,
   txidParamsSchema,
 } from './schemas';
-import { askAgainIfLost, startOrAttach } from './start-flow';
+import { requestHash, startOrAttach } from './start-flow';
 
 /** The state as reads answer it: the QR's payload and a link to its PNG, not the image itself. */
 function depositStateView({ qr, ...state }: DepositState): DepositStateView {
@@ -78,6 +73,21 @@ const notVerified = (verification: Exclude<CustomerVerification, 'approved'>) =>
     { reason: NOT_VERIFIED, verification },
   );
 
+/**
+ * 422: the provider refused to create the deposit (a business error: its txid taken, a merchant
+ * it does not know, data it will not take). Nothing was created and the same request would be
+ * refused again, so it is the caller's to change, not a gateway failure to retry.
+ */
+const depositRefused = (reason: string | undefined) =>
+  new Problem(422, 'deposit-failed', 'The provider refused the deposit', reason);
+
+/** 32 random digits: a valid txid (digits only, at most 33). */
+export function newTxid(): string {
+  let s = '';
+  for (let i = 0; i < 32; i++) s += String(randomInt(10));
+  return s;
+}
+
 /** 409: a resolution for a deposit that is not held, or whose hold is already decided. */
 const notHeld = (state: DepositState) =>
   new Problem(
@@ -106,7 +116,7 @@ async function refuseUnverified(
   const verification = ((await verificationOfHash(pool, cpfHash(cpf, config.PII_HASH_KEY))) ??
     'none') as CustomerVerification;
   if (verification === 'approved') return;
-  if (txid !== undefined && (await exists(handleOf(txid)))) return;
+  if (txid !== undefined && (await workflowExists(handleOf(txid)))) return;
   throw notVerified(verification);
 }
 
@@ -154,6 +164,10 @@ function startRoute(r: Router, deps: ApiDeps, handleOf: DepositHandle) {
       },
       requestHash: { memoKey: 'fingerprintHash', value: requestHash(fingerprint, config.PII_HASH_KEY) },
       conflictReason: DEPOSIT_CONFLICT,
+      refusal: (cause) =>
+        cause instanceof ApplicationFailure && cause.type === DEPOSIT_FAILED
+          ? depositRefused(cause.message)
+          : undefined,
     });
     if (!outcome.answered) {
       // The same deposit again, closed: its QR, if it ever had one.
@@ -184,7 +198,9 @@ function resolutionRoute(
     if (state.status !== 'held' || state.resolution) throw notHeld(state);
     try {
       res.json(
-        await askAgainIfLost(() => handleOf(txid).executeUpdate(resolutionUpdate, { args: [decision] })),
+        await retryUpdateLostWithTask(() =>
+          handleOf(txid).executeUpdate(resolutionUpdate, { args: [decision] }),
+        ),
       );
     } catch (err) {
       // Decided by another request meanwhile: say what it is now.
@@ -204,7 +220,7 @@ export function depositRoutes(deps: ApiDeps) {
     try {
       return await handleOf(txid).query(depositStateQuery);
     } catch (err) {
-      if (isNotFound(err)) throw notFound('deposit with this txid');
+      if (isNotFound(err)) throw flowNotFound('deposit with this txid');
       throw err;
     }
   };

@@ -2,8 +2,8 @@ import { Router } from 'express';
 import { cpfHash } from '../common/pii';
 import { type FlowCursor, listFlows } from '../db/flows';
 import { Problem } from '../http/problem';
+import { illFormedTextPath, parse } from '../http/request-input';
 import type { ApiDeps } from './deps';
-import { illFormedTextPath, parse } from './route-helpers';
 import { flowsQuerySchema } from './schemas';
 
 // The cursor is opaque to callers: base64url of the last row's position in the keyset order.

@@ -13,10 +13,12 @@ import {
   reviewSignal,
 } from '../contracts/onboarding';
 import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
+import { isAlreadyStarted, isNotFound, workflowExists } from '../http/workflow-calls';
 import type { onboardingWorkflow } from '../workflows/onboarding';
 import { biometricLink } from './biometrics';
 import type { ApiDeps } from './deps';
-import { exists, isAlreadyStarted, isNotFound, notFound, parse, pngBytes } from './route-helpers';
+import { flowNotFound, pngBytes } from './flow-answers';
 import { cpfParamsSchema, type OnboardingStateView, onboardingBodySchema, reviewBodySchema } from './schemas';
 
 const finished = (status: string) =>
@@ -113,7 +115,7 @@ export function onboardingRoutes(deps: ApiDeps) {
     try {
       return await handleOf(cpf).query(onboardingStateQuery);
     } catch (err) {
-      if (isNotFound(err)) throw notFound('onboarding for this CPF');
+      if (isNotFound(err)) throw flowNotFound('onboarding for this CPF');
       throw err;
     }
   };
@@ -146,8 +148,9 @@ export function onboardingRoutes(deps: ApiDeps) {
     } catch (err) {
       // The update's only refusal: the onboarding reached approved/rejected/expired. The flow
       // closes right after its final state: an update then finds no running workflow.
-      const ended = err instanceof WorkflowUpdateFailedError || (isNotFound(err) && (await exists(handle)));
-      if (!ended && isNotFound(err)) throw notFound('onboarding for this CPF');
+      const ended =
+        err instanceof WorkflowUpdateFailedError || (isNotFound(err) && (await workflowExists(handle)));
+      if (!ended && isNotFound(err)) throw flowNotFound('onboarding for this CPF');
       if (!ended) throw err;
     }
     // An approved person's later links are biometric identifications, in a flow of their own.

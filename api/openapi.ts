@@ -470,7 +470,7 @@ function registerWebhooks(registry: OpenAPIRegistry) {
 }
 
 /**
- * What the API refuses in every text field (route-helpers' `parse`): NUL, which Postgres cannot
+ * What the API refuses in every text field (http/request-input.ts `parse`): NUL, which Postgres cannot
  * store, as the pattern of every string schema that has no rule of its own, so the document
  * admits no text the API refuses. (Lone surrogates, refused too, are not Unicode text at all;
  * a pattern cannot name them in every regex dialect that validators use.)

@@ -16,12 +16,15 @@ import {
 import { withdrawalInputSchema } from '../contracts/withdrawal-input';
 import { getWithdrawalReceipt } from '../db/flows';
 import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
+import { isNotFound } from '../http/workflow-calls';
+import { formatBrl } from '../provider/money';
 import type { biometricsWorkflow } from '../workflows/biometrics';
 import type { withdrawalWorkflow } from '../workflows/withdrawal';
 import type { ApiDeps } from './deps';
-import { formatBrl, isNotFound, notFound, parse, pngBytes, requestHash } from './route-helpers';
+import { flowNotFound, pngBytes } from './flow-answers';
 import { type WithdrawalStateView, withdrawalBodySchema, withdrawalParamsSchema } from './schemas';
-import { type FlowStart, startOrAttach } from './start-flow';
+import { type FlowStart, requestHash, startOrAttach } from './start-flow';
 
 /** Finished without a payout, so no receipt will ever be stored (a completed one always has it). */
 const NEVER_A_RECEIPT: readonly WithdrawalStatus[] = ['failed', 'stuck', 'refused'];
@@ -134,7 +137,7 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
     try {
       return await handleOf(id).query(withdrawalStateQuery);
     } catch (err) {
-      if (isNotFound(err)) throw notFound('withdrawal with this transactionId');
+      if (isNotFound(err)) throw flowNotFound('withdrawal with this transactionId');
       throw err;
     }
   };
@@ -151,7 +154,7 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
   r.get('/withdrawals/:id/biometrics-link/qrcode.png', async (req, res) => {
     const { id } = parse(withdrawalParamsSchema, 'path', req.params);
     const { stepUp } = await stateOf(id);
-    if (!stepUp?.url) throw notFound('biometric identification link for this withdrawal');
+    if (!stepUp?.url) throw flowNotFound('biometric identification link for this withdrawal');
     const png = await stepUpQrCode(temporal, stepUp);
     res.type('image/png').set('cache-control', 'private, no-cache').send(png);
   });

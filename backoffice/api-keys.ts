@@ -1,10 +1,10 @@
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
-import type { ApiDeps } from '../api/deps';
 import { createKey, type KeyActor, listKeys, revokeKey, rotateKey, statusOf } from '../api-keys/admin';
 import { durationSchema, keyIdSchema, keyNameSchema, type Scope, scopeResources } from '../common/api-key';
 import { recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
+import type { BackofficeDeps } from './deps';
 import { parseForm } from './forms';
 import { BackofficeError, notFoundPage, page, redirectSaved, signedIn } from './render';
 import { roleAtLeast } from './session';
@@ -50,7 +50,7 @@ const actorOf = (o: Operator): KeyActor => ({
 });
 
 /** Only an admin changes keys: anyone else is refused, and the refusal audited. */
-async function adminOnly({ pool }: ApiDeps, operator: Operator, action: string, caseId?: string) {
+async function adminOnly({ pool }: BackofficeDeps, operator: Operator, action: string, caseId?: string) {
   if (roleAtLeast(operator.role, 'admin')) return;
   await recordAction(pool, {
     ...actorOf(operator),
@@ -84,7 +84,7 @@ function showSecret(
   page(req, res, 'api-key-secret', what, status);
 }
 
-export function apiKeyRoutes(deps: ApiDeps) {
+export function apiKeyRoutes(deps: BackofficeDeps) {
   const { pool } = deps;
   const r = Router();
 

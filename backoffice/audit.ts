@@ -1,8 +1,8 @@
 import { stringify } from 'csv-stringify/sync';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { ApiDeps } from '../api/deps';
 import { listActions, recordAction } from '../db/operator-actions';
+import type { BackofficeDeps } from './deps';
 import { parseForm } from './forms';
 import { page, signedIn } from './render';
 
@@ -17,7 +17,7 @@ const exportQuerySchema = z.object({ case: z.string().min(1).max(200).optional()
 /** A cell a spreadsheet would read as a formula is written as text. */
 const inert = (v: string) => (/^[=+\-@\t\r]/.test(v) ? `'${v}` : v);
 
-export function auditRoutes({ pool }: ApiDeps) {
+export function auditRoutes({ pool }: BackofficeDeps) {
   const r = Router();
   r.get('/audit', async (req, res) => {
     page(req, res, 'audit', { actions: await listActions(pool, { order: 'newest', limit: PAGE_ROWS }) });

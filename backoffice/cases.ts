@@ -1,13 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { Router } from 'express';
 import { z } from 'zod';
-import { payoutsTodayView } from '../api/customers';
-import type { ApiDeps } from '../api/deps';
-import { isNotFound } from '../api/route-helpers';
 import { maskName } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import { type DepositState, depositStateQuery } from '../contracts/deposit';
 import { type OnboardingState, onboardingStateQuery } from '../contracts/onboarding';
+import { payoutsTodayView } from '../customers/payouts-today';
 import { flowsOfPerson, getFlowRow, type QueueItem } from '../db/backoffice-queues';
 import { getCustomer, kycIdentity, listAccounts } from '../db/customers';
 import type { EventRow } from '../db/events';
@@ -15,6 +13,8 @@ import { timelineOf } from '../db/events';
 import { listActions } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import type { Pool } from '../db/pool';
+import { isNotFound } from '../http/workflow-calls';
+import type { BackofficeDeps } from './deps';
 import { formatterFor } from './format';
 import { parseForm, typedCpfSchema } from './forms';
 import { isQueueId, queueTitles } from './queues';
@@ -113,14 +113,14 @@ async function liveStateOf(
   }
 }
 
-export function caseRoutes(deps: ApiDeps) {
+export function caseRoutes(deps: BackofficeDeps) {
   const r = Router();
   flowPage(r, deps);
   customerPages(r, deps);
   return r;
 }
 
-function flowPage(r: Router, { pool, temporal, config }: ApiDeps) {
+function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
   r.get('/flows/:id', async (req, res) => {
     const operator = signedIn(res);
     const flow = await getFlowRow(pool, req.params.id ?? '');
@@ -142,7 +142,7 @@ function flowPage(r: Router, { pool, temporal, config }: ApiDeps) {
   });
 }
 
-function customerPages(r: Router, { pool, config }: ApiDeps) {
+function customerPages(r: Router, { pool, config }: BackofficeDeps) {
   r.get('/customers', (req, res) => {
     const { cpf } = parseForm(z.object({ cpf: typedCpfSchema }), req.query, '/backoffice');
     res.redirect(303, `/backoffice/customers/${cpfHash(cpf, config.PII_HASH_KEY)}`);

@@ -1,9 +1,6 @@
 import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
 import type { z } from 'zod';
-import type { ApiDeps } from '../api/deps';
-import { isNotFound } from '../api/route-helpers';
-import { askAgainIfLost } from '../api/start-flow';
 import { type DepositState, depositStateQuery, resolutionUpdate } from '../contracts/deposit';
 import { type OnboardingState, onboardingStateQuery, reviewSignal } from '../contracts/onboarding';
 import { getFlowRow } from '../db/backoffice-queues';
@@ -11,6 +8,8 @@ import { type NewOperatorAction, recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import { inTransaction, type Pool } from '../db/pool';
 import { isTemporalUnavailable } from '../http/problem';
+import { isNotFound, retryUpdateLostWithTask } from '../http/workflow-calls';
+import type { BackofficeDeps } from './deps';
 import { parseForm, resolutionFormSchema, reviewFormSchema } from './forms';
 import { BackofficeError, notFoundPage, redirectSaved, signedIn } from './render';
 import { roleAtLeast } from './session';
@@ -106,7 +105,7 @@ async function flowOf(pool: Pool, id: string, type: string) {
   return flow;
 }
 
-export function decisionRoutes(deps: ApiDeps) {
+export function decisionRoutes(deps: BackofficeDeps) {
   const r = Router();
   decisionRoute(r, deps, review);
   decisionRoute(r, deps, resolution);
@@ -137,7 +136,7 @@ interface DecisionKind<F extends DecisionForm> {
 
 function decisionRoute<F extends DecisionForm>(
   r: Router,
-  { pool, temporal }: ApiDeps,
+  { pool, temporal }: BackofficeDeps,
   kind: DecisionKind<F>,
 ) {
   r.post(`/flows/:id/${kind.path}`, async (req, res) => {
@@ -207,7 +206,7 @@ const resolution: DecisionKind<z.infer<typeof resolutionFormSchema>> = {
     const seen = { status: before.status, resolution: before.resolution };
     if (before.status !== 'held' || before.resolution) throw conflict(before, seen);
     try {
-      await askAgainIfLost(() =>
+      await retryUpdateLostWithTask(() =>
         handle.executeUpdate(resolutionUpdate, {
           args: [{ decision: decision.decision, by: decision.by, reason: decision.reason }],
         }),

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
-import { illFormedTextPath } from '../api/route-helpers';
 import { cpfSchema } from '../contracts/shared-input';
+import { illFormedTextPath } from '../http/request-input';
 import { BackofficeError } from './render';
 
 // The back office's forms and query strings, checked with zod like every other boundary: a field

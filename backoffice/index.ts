@@ -1,12 +1,12 @@
 import path from 'node:path';
 import express, { Router } from 'express';
 import helmet from 'helmet';
-import type { ApiDeps } from '../api/deps';
 import { temporalDeadline } from '../http/temporal-deadline';
 import { apiKeyRoutes } from './api-keys';
 import { auditRoutes } from './audit';
 import { caseRoutes } from './cases';
 import { decisionRoutes } from './decisions';
+import type { BackofficeDeps } from './deps';
 import { wellFormedInput } from './forms';
 import { queueRoutes } from './queues';
 import { errorPages, unavailablePage } from './render';
@@ -22,7 +22,7 @@ const assets: Record<string, string> = {
   'backoffice.css': path.join(__dirname, 'assets', 'backoffice.css'),
 };
 
-export function backofficeRoutes(deps: ApiDeps) {
+export function backofficeRoutes(deps: BackofficeDeps) {
   const r = Router();
   r.use(
     helmet.contentSecurityPolicy({

@@ -1,7 +1,7 @@
 import { Router } from 'express';
-import type { ApiDeps } from '../api/deps';
 import { cpfHash } from '../common/pii';
 import { countQueues, listQueue, type QueueId, type QueueItem, queueIds } from '../db/backoffice-queues';
+import type { BackofficeDeps } from './deps';
 import { parseForm, queueFiltersSchema, startOfDayIn } from './forms';
 import { notFoundPage, page, signedIn } from './render';
 
@@ -56,7 +56,7 @@ function detailOf(f: QueueItem): string {
 
 export const isQueueId = (q: string): q is QueueId => (queueIds as readonly string[]).includes(q);
 
-export function queueRoutes({ pool, config }: ApiDeps) {
+export function queueRoutes({ pool, config }: BackofficeDeps) {
   const r = Router();
   r.get('/', async (req, res) => {
     page(req, res, 'home', { counts: await countQueues(pool), queueTitles });

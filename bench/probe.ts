@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { newTxid } from '../api/route-helpers';
+import { newTxid } from '../api/deposits';
 import { ownCpfKey, type People } from '../test/helpers/people';
 import type { FloorShape } from './floor-workflow';
 import { type Bench, runOnFreshStack } from './harness';

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Router } from 'express';
-import type { ApiDeps } from '../api/deps';
-import { parse } from '../api/route-helpers';
 import { callerOf } from '../api-keys/authenticate';
+import type { Config } from '../common/config';
 import { sealSecret } from '../common/secret-box';
 import { webhookUrlProblem } from '../common/url-safety';
+import type { Pool } from '../db/pool';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -16,6 +16,7 @@ import {
   updateEndpoint,
 } from '../db/webhook-endpoints';
 import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
 import {
   attemptsQuerySchema,
   endpointCreateSchema,
@@ -50,7 +51,7 @@ function endpointView(e: EndpointRow) {
 /** A new signing secret in the Standard Webhooks form: whsec_ and 24 random bytes in base64. */
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
-export function webhookEndpointRoutes({ config, pool }: ApiDeps) {
+export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: Pool }) {
   const r = Router();
   const policy = urlPolicyOf(config);
   /** 400 naming body.url when webhooks may not go there. */

@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import type { ApiDeps } from '../api/deps';
-import { parse } from '../api/route-helpers';
 import { callerOf } from '../api-keys/authenticate';
 import { getEvent, listEvents } from '../db/events';
+import type { Pool } from '../db/pool';
 import { redeliverEvent } from '../db/webhook-deliveries';
 import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
 import { eventParamsSchema, eventsQuerySchema, redeliverQuerySchema } from './event-schemas';
 
 // The pull API: every event kept (30 days by default), oldest first, from a cursor. A backend
@@ -18,7 +18,7 @@ const encodeCursor = (position: number) => String(position);
 /** The event as the API shows it: the webhook's body with its id. */
 const eventView = ({ position: _position, ...e }: Awaited<ReturnType<typeof listEvents>>[number]) => e;
 
-export function eventRoutes({ pool }: ApiDeps) {
+export function eventRoutes({ pool }: { pool: Pool }) {
   const r = Router();
   r.get('/events', async (req, res) => {
     const q = parse(eventsQuerySchema, 'query', req.query);

@@ -1,9 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import type { InboxPoint } from '../db/inbox';
+import type { NotificationPoint } from '../db/inbox';
 import type { FailedAuthLimit } from '../http/failed-auth';
 import { Problem } from '../http/problem';
-import { POINTS } from './notification';
+import { NOTIFICATION_POINTS } from './notification';
 
 // Who may post: the secret in the URL (checked before the body is read) and the body's
 // partner_id (checked before anything else in the body is looked at, so an unauthenticated
@@ -33,7 +33,7 @@ export function ingressAuth(
         return failures.fail(req, res, next, new Problem(401, 'unauthorized', 'Unauthorized'));
       }
       const point = req.params.point;
-      if (point !== undefined && !POINTS.includes(point as InboxPoint)) {
+      if (point !== undefined && !NOTIFICATION_POINTS.includes(point as NotificationPoint)) {
         return next(
           new Problem(404, 'not-found', 'Not found', `no notification point ${JSON.stringify(point)}`),
         );

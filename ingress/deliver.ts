@@ -2,9 +2,10 @@ import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { INBOX_DEFAULTS } from '../common/config';
 import { maskCpfsIn } from '../common/mask';
 import type { ApiMetrics } from '../common/metrics';
+import { isBiometricsWorkflowId } from '../contracts/biometrics';
 import type { LivenessProgress } from '../contracts/onboarding';
 import { type ProviderNotification, providerNotificationSignal } from '../contracts/shared';
-import { suspendVerification, verificationOfHash } from '../db/customers';
+import { suspendIfContradicted } from '../customers/contradicted-onboarding';
 import { type InboxRow, markDelivered, markGaveUp, markRetry, rawBodyOf } from '../db/inbox';
 import { namesLivenessRequest } from '../db/liveness-requests';
 import type { Pool } from '../db/pool';
@@ -78,7 +79,7 @@ export function announcesOwnRequest(row: Pick<InboxRow, 'signalName' | 'signalPa
   );
 }
 
-export const KEPT_NOTE = "not signalled: it announces the flow's own request";
+export const OWN_REQUEST_NOTE = "not signalled: it announces the flow's own request";
 
 export const UNMATCHED_NOTE = 'not signalled: it names no liveness request pixflow made for this person';
 export const UNMATCHED_LOG = 'liveness callback names no request pixflow made; kept, not signalled';
@@ -103,7 +104,7 @@ const describeError = (err: unknown) =>
 export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<Outcome> {
   const { pool, temporal, options } = ctx;
   if (announcesOwnRequest(row)) {
-    await markDelivered(pool, row.id, KEPT_NOTE);
+    await markDelivered(pool, row.id, OWN_REQUEST_NOTE);
     return 'kept';
   }
   if (row.point === 'liveness') {
@@ -183,50 +184,26 @@ async function unmatchedRequest(ctx: DeliveryContext, row: InboxRow): Promise<Ou
     return 'awaiting_request';
   }
   await markDelivered(pool, row.id, UNMATCHED_NOTE);
-  ctx.metrics?.countUnmatchedLiveness(
-    row.workflowId.startsWith(BIOMETRICS_PREFIX) ? 'biometrics' : 'onboarding',
-  );
+  ctx.metrics?.countUnmatchedLiveness(isBiometricsWorkflowId(row.workflowId) ? 'biometrics' : 'onboarding');
   return 'unmatched';
 }
 
-const BIOMETRICS_PREFIX = 'biometrics-';
-const ONBOARDING_PREFIX = 'onboarding-';
-/** Liveness outcomes that contradict a closed onboarding's verification. */
-const CONTRADICTS: Record<string, readonly string[]> = {
-  approved: ['failed', 'manual_refused'],
-  rejected: ['completed', 'manual_approved'],
-};
-
 /**
- * A liveness outcome for an onboarding that has already closed the other way (the provider
- * refused after pixflow approved, or approved after it rejected) cannot reach the flow; the two
- * would disagree for ever. It suspends the person's verification instead, with the evidence,
- * until an operator decides. Returns the note for the inbox row when it did.
+ * A liveness outcome for an onboarding that has closed may contradict the person's verification
+ * (customers/contradicted-onboarding.ts). Returns the note for the inbox row when it suspended them.
  */
 async function suspendOnContradiction(pool: Pool, row: InboxRow): Promise<string | undefined> {
-  if (row.point !== 'liveness' || !row.workflowId.startsWith(ONBOARDING_PREFIX)) return undefined;
-  const progress = row.signalPayload as LivenessProgress;
-  const cpfHash = row.workflowId.slice(ONBOARDING_PREFIX.length);
-  const verification = await verificationOfHash(pool, cpfHash);
-  if (!verification || !CONTRADICTS[verification]?.includes(progress.statusVerification)) return undefined;
-  const reason = `provider_contradicts: ${progress.statusVerification}`;
-  const suspended = await suspendVerification(pool, {
-    cpfHash,
-    expected: verification,
-    reason,
-    at: new Date(),
-    evidence: {
-      onboarding: row.workflowId,
-      verificationBefore: verification,
-      statusVerification: progress.statusVerification,
+  if (row.point !== 'liveness') return undefined;
+  const reason = await suspendIfContradicted(pool, {
+    onboarding: row.workflowId,
+    progress: row.signalPayload as LivenessProgress,
+    source: async () => ({
       statusOnboarding: statusOnboardingOf(await rawBodyOf(pool, row.id)),
-      transactionId: progress.transactionId ?? null,
-      providerAt: progress.at ?? null,
       receivedAt: row.receivedAt.toISOString(),
       inboxId: row.id,
-    },
+    }),
   });
-  return suspended ? `customer suspended (${reason})` : undefined;
+  return reason ? `customer suspended (${reason})` : undefined;
 }
 
 /** The callback's status_onboarding (the body is kept whole in the inbox; only this is copied). */

@@ -12,17 +12,17 @@ import { type ProviderNotification, providerNotificationSignal } from '../contra
 import { cpfSchema, txidSchema } from '../contracts/shared-input';
 import { withdrawalWorkflowId } from '../contracts/withdrawal';
 import { transactionIdSchema } from '../contracts/withdrawal-input';
-import type { InboxPoint } from '../db/inbox';
+import type { NotificationPoint } from '../db/inbox';
 import { Problem, validationProblem } from '../http/problem';
 import { livenessCallbackSchema, notificationMessageSchema } from '../provider/schemas';
 
 // Turns a parsed provider body into what the inbox stores and which signal goes where. Pure,
 // so the router and the tests share one definition of "valid notification" and of its key.
 
-export const POINTS: readonly InboxPoint[] = ['deposit', 'withdraw', 'liveness'];
+export const NOTIFICATION_POINTS: readonly NotificationPoint[] = ['deposit', 'withdraw', 'liveness'];
 
 export interface ParsedNotification {
-  point: InboxPoint;
+  point: NotificationPoint;
   workflowId: string;
   /** The workflow id safe for logs (no whole CPF). */
   logTarget: string;
@@ -36,14 +36,14 @@ export function dedupeKey(parts: string[]): string {
 }
 
 /** One URL for all points: the body tells. */
-function pointOf(body: Record<string, unknown>): InboxPoint | undefined {
+function pointOf(body: Record<string, unknown>): NotificationPoint | undefined {
   if (body.type === 'deposit' || body.type === 'withdraw') return body.type;
   if ('status_verification' in body) return 'liveness';
   return undefined;
 }
 
 export function parseNotification(
-  pathPoint: InboxPoint | undefined,
+  pathPoint: NotificationPoint | undefined,
   body: Record<string, unknown>,
   receivedAt: Date,
   /** Liveness callbacks name a CPF; its onboarding's id is a keyed hash of it. */

@@ -1,6 +1,6 @@
-import { illFormedTextPath } from '../api/route-helpers';
-import type { InboxPoint } from '../db/inbox';
+import type { NotificationPoint } from '../db/inbox';
 import { Problem } from '../http/problem';
+import { illFormedTextPath } from '../http/request-input';
 import { type ParsedNotification, parseNotification } from './notification';
 
 // From the raw text of a request to a notification: first only far enough to read partner_id
@@ -26,7 +26,7 @@ export function parseBody(raw: string): Record<string, unknown> {
 export function parseStorable(
   raw: string,
   fields: Record<string, unknown>,
-  pathPoint: InboxPoint | undefined,
+  pathPoint: NotificationPoint | undefined,
   receivedAt: Date,
   piiHashKey: string,
 ): ParsedNotification {

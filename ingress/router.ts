@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../common/logger';
 import type { ApiMetrics } from '../common/metrics';
-import { claimForDelivery, type InboxPoint, markDelivered } from '../db/inbox';
+import { claimForDelivery, markDelivered, type NotificationPoint } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import { failedAuthLimit } from '../http/failed-auth';
 import { Problem, sendProblem } from '../http/problem';
@@ -13,11 +13,11 @@ import {
   type DeliveryOptions,
   deliverRow,
   deliveryOptionsFrom,
-  KEPT_NOTE,
   leaseMs,
+  OWN_REQUEST_NOTE,
   UNMATCHED_LOG,
 } from './deliver';
-import { type ParsedNotification, POINTS } from './notification';
+import { NOTIFICATION_POINTS, type ParsedNotification } from './notification';
 import { parseBody, parseStorable } from './parse';
 import { headersOfInterest, storeNotification } from './store';
 
@@ -85,7 +85,7 @@ export function ingressRouter(deps: IngressDeps) {
     const fields = parseBody(raw);
     const refusal = auth.checkPartner(fields);
     if (refusal) return failures.fail(req, res, next, refusal);
-    const pathPoint = req.params.point as InboxPoint | undefined;
+    const pathPoint = req.params.point as NotificationPoint | undefined;
     const n = parseStorable(raw, fields, pathPoint, receivedAt, deps.config.PII_HASH_KEY);
     const got = { rawBody: raw, headers: headersOfInterest(req), receivedAt };
     const stored = await storeNotification(deps.pool, n, got, store).catch((err: unknown) => {
@@ -133,7 +133,7 @@ function signal(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotifica
 
 /** Done with at once (should this fail, the relay finds the row and does the same). */
 function keep(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotification) {
-  markDelivered(ctx.pool, id, KEPT_NOTE).catch((err: unknown) =>
+  markDelivered(ctx.pool, id, OWN_REQUEST_NOTE).catch((err: unknown) =>
     log.warn({ err: String(err), target: n.logTarget }, 'notification not marked kept'),
   );
 }
@@ -144,7 +144,7 @@ function ingressErrors(deps: Pick<IngressDeps, 'log' | 'metrics'>) {
     const status = err instanceof Problem ? err.status : ((err as { status?: number }).status ?? 500);
     // Router-level handlers see no route params: the point is the path's last segment, if any.
     const last = req.path.split('/')[4];
-    const point = POINTS.includes(last as InboxPoint) ? (last as string) : 'any';
+    const point = NOTIFICATION_POINTS.includes(last as NotificationPoint) ? (last as string) : 'any';
     deps.metrics?.countNotification(point, 'unknown', `rejected_${status}`);
     if (err instanceof Problem) return sendProblem(res, err, instanceOf(req));
     const e = err as { type?: string; statusCode?: number };

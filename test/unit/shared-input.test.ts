@@ -1,10 +1,10 @@
 import { generate as generateCpf } from '@fnando/cpf';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parse } from '../../api/route-helpers';
 import { depositInputSchema } from '../../contracts/deposit-input';
 import { birthdaySchema, cpfSchema } from '../../contracts/shared-input';
 import { Problem } from '../../http/problem';
+import { parse } from '../../http/request-input';
 
 const issuesOf = (
   schema: { safeParse(v: unknown): { error?: { issues: { message: string }[] } } },

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { formatBrl, newTxid, parse, requestHash } from '../../api/route-helpers';
+import { newTxid } from '../../api/deposits';
+import { requestHash } from '../../api/start-flow';
 import { canonicalJson } from '../../common/canonical-json';
 import { txidSchema } from '../../contracts/shared-input';
 import { Problem } from '../../http/problem';
+import { parse } from '../../http/request-input';
+import { formatBrl } from '../../provider/money';
 
-describe('route helpers', () => {
+describe('what the routes share', () => {
   it('formats centavos as BRL by integer string arithmetic', () => {
     expect(formatBrl(15_000)).toBe('R$ 150,00');
     expect(formatBrl(5)).toBe('R$ 0,05');
