@@ -9,13 +9,15 @@ import {
   type LivenessLinkAnswer,
 } from '../contracts/biometrics';
 import { biometricsInputSchema } from '../contracts/biometrics-input';
+import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
 import { isNotFound } from '../http/workflow-calls';
 import type { biometricsWorkflow } from '../workflows/biometrics';
+import { type BiometricsStateView, biometricsResponseSchema } from './biometrics-schemas';
 import type { ApiDeps } from './deps';
 import { flowNotFound } from './flow-answers';
-import { type BiometricsStateView, cpfParamsSchema } from './schemas';
+import { cpfParamsSchema } from './schema-parts';
 
 const unavailable = (detail: string) =>
   new Problem(409, 'biometrics-unavailable', 'No biometric identification available', detail);
@@ -52,10 +54,27 @@ export async function biometricLink(
   }
 }
 
+/** The biometric identification route as /openapi.json describes them, in its order. */
+export const biometricsOperations = {
+  state: {
+    method: 'get',
+    path: '/biometrics/:cpf',
+    tag: 'Onboarding',
+    summary: "The person's current or last biometric identification",
+    description:
+      "Its status (issuing_link, awaiting_identification, then passed, failed, expired or unavailable) and link (the QR code is in the liveness link's own answer).",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'Current state', schema: biometricsResponseSchema }],
+    errors: [400, 401, 404],
+    // A biometric identification is the identity check of an onboarded person.
+    scopes: ['onboardings:read'],
+  },
+} satisfies Record<string, Operation>;
+
 export function biometricsRoutes({ config, temporal }: ApiDeps) {
   const r = Router();
 
-  r.get('/biometrics/:cpf', async (req, res) => {
+  route(r, biometricsOperations.state, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const workflowId = biometricsWorkflowId(cpfHash(cpf, config.PII_HASH_KEY));
     // The latest run: the open identification, or the last one.

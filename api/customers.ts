@@ -17,16 +17,20 @@ import {
   openFlows,
   removeAccount,
 } from '../db/customers';
+import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
 import { parseCompositeAccountKey } from '../provider/pix-key';
-import type { ApiDeps } from './deps';
 import {
   accountParamsSchema,
   type CustomerView,
-  cpfParamsSchema,
   customerAccountBodySchema,
-} from './schemas';
+  customerAccountListSchema,
+  customerAccountSchema,
+  customerSchema,
+} from './customers-schemas';
+import type { ApiDeps } from './deps';
+import { cpfParamsSchema } from './schema-parts';
 
 const unknownCustomer = () =>
   new Problem(404, 'customer-not-found', 'Customer not found', 'pixflow has never seen this CPF');
@@ -74,6 +78,58 @@ function accountToRegister(
   }
 }
 
+/** The customer routes as /openapi.json describes them, in its order. */
+export const customerOperations = {
+  get: {
+    method: 'get',
+    path: '/customers/:cpf',
+    tag: 'Customers',
+    summary: 'The person: verification, KYC facts, accounts, payouts today, open flows',
+    description:
+      "Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified.",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'The customer', schema: customerSchema }],
+    errors: [400, 401, 404],
+    scopes: ['customers:read'],
+  },
+  accounts: {
+    method: 'get',
+    path: '/customers/:cpf/accounts',
+    tag: 'Customers',
+    summary: "The person's registered accounts, masked",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'Active accounts, oldest first', schema: customerAccountListSchema }],
+    errors: [400, 401, 404],
+    scopes: ['customers:read'],
+  },
+  addAccount: {
+    method: 'post',
+    path: '/customers/:cpf/accounts',
+    tag: 'Customers',
+    summary: "Register an account as the person's own (idempotent per key)",
+    description:
+      "A Pix key with its type, or the composite account form (pixType ACCOUNT). A CPF key, or a composite whose key part is a CPF, must be the person's own CPF (else 422 naming body.pixKey). 201 when registered, 200 for one already registered.",
+    params: cpfParamsSchema,
+    body: customerAccountBodySchema,
+    ok: [
+      { status: 201, description: 'Registered', schema: customerAccountSchema },
+      { status: 200, description: 'Already registered', schema: customerAccountSchema },
+    ],
+    errors: [400, 401, 404, 422],
+    scopes: ['customers:write'],
+  },
+  removeAccount: {
+    method: 'delete',
+    path: '/customers/:cpf/accounts/:id',
+    tag: 'Customers',
+    summary: 'Remove a registered account',
+    params: accountParamsSchema,
+    ok: [{ status: 204, description: 'Removed' }],
+    errors: [400, 401, 404],
+    scopes: ['customers:write'],
+  },
+} satisfies Record<string, Operation>;
+
 export function customerRoutes({ config, pool }: ApiDeps) {
   const r = Router();
   const hashOf = (cpf: string) => cpfHash(cpf, config.PII_HASH_KEY);
@@ -82,7 +138,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
     if (!(await customerKnown(pool, hash))) throw unknownCustomer();
   };
 
-  r.get('/customers/:cpf', async (req, res) => {
+  route(r, customerOperations.get, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const hash = hashOf(cpf);
     const now = new Date();
@@ -124,14 +180,14 @@ export function customerRoutes({ config, pool }: ApiDeps) {
     res.json(view);
   });
 
-  r.get('/customers/:cpf/accounts', async (req, res) => {
+  route(r, customerOperations.accounts, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const hash = hashOf(cpf);
     await known(hash);
     res.json({ items: (await listAccounts(pool, hash)).map(accountView) });
   });
 
-  r.post('/customers/:cpf/accounts', async (req, res) => {
+  route(r, customerOperations.addAccount, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const body = parse(customerAccountBodySchema, 'body', req.body);
     const hash = hashOf(cpf);
@@ -148,7 +204,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
       .json(accountView(account));
   });
 
-  r.delete('/customers/:cpf/accounts/:id', async (req, res) => {
+  route(r, customerOperations.removeAccount, async (req, res) => {
     const { cpf, id } = parse(accountParamsSchema, 'path', req.params);
     if (!(await removeAccount(pool, hashOf(cpf), Number(id)))) {
       throw new Problem(404, 'account-not-found', 'Account not found', 'no active account with this id');

@@ -22,19 +22,23 @@ import {
   resolutionUpdate,
 } from '../contracts/deposit';
 import { verificationOfHash } from '../db/customers';
+import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
 import { isNotFound, retryUpdateLostWithTask, workflowExists } from '../http/workflow-calls';
 import { formatBrl } from '../provider/money';
 import type { depositWorkflow } from '../workflows/deposit';
-import type { ApiDeps } from './deps';
-import { flowNotFound, pngBytes } from './flow-answers';
 import {
   type DepositStateView,
   depositBodySchema,
   depositResolutionBodySchema,
+  depositResolutionResponseSchema,
+  depositResponseSchema,
+  depositStateResponseSchema,
   txidParamsSchema,
-} from './schemas';
+} from './deposits-schemas';
+import type { ApiDeps } from './deps';
+import { flowNotFound, pngBytes } from './flow-answers';
 import { requestHash, startOrAttach } from './start-flow';
 
 /** The state as reads answer it: the QR's payload and a link to its PNG, not the image itself. */
@@ -127,7 +131,7 @@ async function refuseUnverified(
  */
 function startRoute(r: Router, deps: ApiDeps, handleOf: DepositHandle) {
   const { config, temporal, timings } = deps;
-  r.post('/deposits', async (req, res) => {
+  route(r, depositOperations.create, async (req, res) => {
     const body = parse(depositBodySchema, 'body', req.body);
     await refuseUnverified(deps, handleOf, body.client.cpf, body.txid);
     const requestId = randomUUID();
@@ -191,7 +195,7 @@ function resolutionRoute(
   handleOf: DepositHandle,
   stateOf: (txid: string) => Promise<DepositState>,
 ) {
-  r.post('/deposits/:txid/resolution', async (req, res) => {
+  route(r, depositOperations.resolution, async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
     const decision = parse(depositResolutionBodySchema, 'body', req.body);
     const state = await stateOf(txid);
@@ -210,6 +214,66 @@ function resolutionRoute(
   });
 }
 
+/** The deposit routes as /openapi.json describes them, in its order. */
+export const depositOperations = {
+  create: {
+    method: 'post',
+    path: '/deposits',
+    tag: 'Deposits',
+    summary: 'Create a deposit and get its Pix QR code in one call',
+    description:
+      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before.",
+    body: depositBodySchema,
+    ok: [
+      { status: 201, description: 'Created', schema: depositResponseSchema },
+      { status: 200, description: 'The same deposit again', schema: depositResponseSchema },
+    ],
+    errors: [400, 401, 409, 422],
+    scopes: ['deposits:write'],
+  },
+  state: {
+    method: 'get',
+    path: '/deposits/:txid',
+    tag: 'Deposits',
+    summary: 'Deposit state',
+    description:
+      "The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image. A deposit paid by someone else is `held` (reason `third_party_payer`) until an operator's `resolution`, kept in the state once decided.",
+    params: txidParamsSchema,
+    ok: [{ status: 200, description: 'Current state', schema: depositStateResponseSchema }],
+    errors: [400, 401, 404],
+    scopes: ['deposits:read'],
+  },
+  resolution: {
+    method: 'post',
+    path: '/deposits/:txid/resolution',
+    tag: 'Deposits',
+    summary: 'Operator decision on a held deposit (someone other than the person paid it)',
+    description:
+      'Only a `held` deposit takes one, once: `accept` credits it (`completed`), `return` ends it `to_return` (the money is to be sent back by hand). Answered once the new status is recorded. 409 `not-held` with its flowStatus otherwise.',
+    params: txidParamsSchema,
+    body: depositResolutionBodySchema,
+    ok: [
+      {
+        status: 200,
+        description: 'The decision and the status it led to',
+        schema: depositResolutionResponseSchema,
+      },
+    ],
+    errors: [400, 401, 404, 409],
+    scopes: ['deposits:write'],
+  },
+  qrCode: {
+    method: 'get',
+    path: '/deposits/:txid/qrcode.png',
+    tag: 'Deposits',
+    summary: 'The QR code image',
+    params: txidParamsSchema,
+    ok: [{ status: 200, description: 'PNG image', png: true }],
+    errors: [400, 401, 404],
+    scopes: ['deposits:read'],
+  },
+} satisfies Record<string, Operation>;
+
 export function depositRoutes(deps: ApiDeps) {
   const r = Router();
   const handleOf: DepositHandle = (txid) =>
@@ -225,14 +289,14 @@ export function depositRoutes(deps: ApiDeps) {
     }
   };
 
-  r.get('/deposits/:txid', async (req, res) => {
+  route(r, depositOperations.state, async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
     res.json({ workflowId: depositWorkflowId(txid), state: depositStateView(await stateOf(txid)) });
   });
 
   resolutionRoute(r, handleOf, stateOf);
 
-  r.get('/deposits/:txid/qrcode.png', async (req, res) => {
+  route(r, depositOperations.qrCode, async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
     const state = await stateOf(txid);
     const png = state.qr ? (pngBytes(state.qr.image) ?? (await qrPng(state.qr.payload))) : undefined;

@@ -1,10 +1,11 @@
 import { Router } from 'express';
 import { cpfHash } from '../common/pii';
 import { type FlowCursor, listFlows } from '../db/flows';
+import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { illFormedTextPath, parse } from '../http/request-input';
 import type { ApiDeps } from './deps';
-import { flowsQuerySchema } from './schemas';
+import { flowPageSchema, flowsQuerySchema } from './flows-schemas';
 
 // The cursor is opaque to callers: base64url of the last row's position in the keyset order.
 const encodeCursor = (c: FlowCursor) =>
@@ -36,9 +37,26 @@ function decodeCursor(s: string): FlowCursor {
   );
 }
 
+/** The flow list as /openapi.json describes them, in its order. */
+export const flowOperations = {
+  list: {
+    method: 'get',
+    path: '/flows',
+    tag: 'Flows',
+    summary: 'List flows, newest first, with filters and a cursor',
+    description:
+      'A status that the given type (or, without type, no flow type) has is a 400 listing the allowed ones.',
+    query: flowsQuerySchema,
+    ok: [{ status: 200, description: 'One page', schema: flowPageSchema }],
+    errors: [400, 401],
+    // Lists every flow type, whatever its filters: it reads what each of the three reads.
+    scopes: ['onboardings:read', 'deposits:read', 'withdrawals:read'],
+  },
+} satisfies Record<string, Operation>;
+
 export function flowRoutes({ config, pool }: ApiDeps) {
   const r = Router();
-  r.get('/flows', async (req, res) => {
+  route(r, flowOperations.list, async (req, res) => {
     const q = parse(flowsQuerySchema, 'query', req.query);
     const page = await listFlows(pool, {
       type: q.type,

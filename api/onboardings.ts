@@ -12,6 +12,7 @@ import {
   onboardingWorkflowId,
   reviewSignal,
 } from '../contracts/onboarding';
+import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
 import { isAlreadyStarted, isNotFound, workflowExists } from '../http/workflow-calls';
@@ -19,7 +20,15 @@ import type { onboardingWorkflow } from '../workflows/onboarding';
 import { biometricLink } from './biometrics';
 import type { ApiDeps } from './deps';
 import { flowNotFound, pngBytes } from './flow-answers';
-import { cpfParamsSchema, type OnboardingStateView, onboardingBodySchema, reviewBodySchema } from './schemas';
+import {
+  livenessLinkResponseSchema,
+  type OnboardingStateView,
+  onboardingBodySchema,
+  onboardingResponseSchema,
+  reviewAcceptedSchema,
+  reviewBodySchema,
+} from './onboardings-schemas';
+import { cpfParamsSchema } from './schema-parts';
 
 const finished = (status: string) =>
   new Problem(409, 'flow-finished', 'Onboarding already finished', `the onboarding is ${status}`);
@@ -91,6 +100,75 @@ async function startOnboardingOnce(temporal: Client, config: Config, input: Onbo
   }
 }
 
+/** The onboarding routes as /openapi.json describes them, in its order. */
+export const onboardingOperations = {
+  start: {
+    method: 'post',
+    path: '/onboardings',
+    tag: 'Onboarding',
+    summary: 'Start an onboarding (idempotent per CPF)',
+    description:
+      'KYC, then liveness. 201 when started; 200 with the current state when one exists (an expired one starts over).',
+    body: onboardingBodySchema,
+    ok: [
+      { status: 201, description: 'Started', schema: onboardingResponseSchema },
+      { status: 200, description: 'Already exists', schema: onboardingResponseSchema },
+    ],
+    errors: [400, 401],
+    scopes: ['onboardings:write'],
+  },
+  state: {
+    method: 'get',
+    path: '/onboardings/:cpf',
+    tag: 'Onboarding',
+    summary: 'Onboarding state',
+    description: "The liveness link's QR code is a link to its PNG (`link.qrcodeUrl`), not the image.",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'Current state', schema: onboardingResponseSchema }],
+    errors: [400, 401, 404],
+    scopes: ['onboardings:read'],
+  },
+  livenessLink: {
+    method: 'post',
+    path: '/onboardings/:cpf/liveness-link',
+    tag: 'Onboarding',
+    summary: "The user's liveness link: the valid one again, or a new one",
+    description:
+      'While the onboarding runs, its liveness link. Once it is approved, a biometric identification link (`type` biometric_identification) from its own flow (`workflowId` biometrics-...), started or attached to: the same link while that identification runs (until its outcome, or 30 minutes), a new one after. 409 for a rejected or expired onboarding, or when the provider gives no biometric identification link.',
+    params: cpfParamsSchema,
+    ok: [
+      {
+        status: 200,
+        description: 'The link; `reused` says whether an earlier ask was already given it',
+        schema: livenessLinkResponseSchema,
+      },
+    ],
+    errors: [400, 401, 404, 409],
+    scopes: ['onboardings:write'],
+  },
+  livenessLinkQrCode: {
+    method: 'get',
+    path: '/onboardings/:cpf/liveness-link/qrcode.png',
+    tag: 'Onboarding',
+    summary: "The current liveness link's QR code image (404 while there is no link)",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'PNG image', png: true }],
+    errors: [400, 401, 404],
+    scopes: ['onboardings:read'],
+  },
+  review: {
+    method: 'post',
+    path: '/onboardings/:cpf/review',
+    tag: 'Onboarding',
+    summary: 'Operator decision on an onboarding awaiting review',
+    params: cpfParamsSchema,
+    body: reviewBodySchema,
+    ok: [{ status: 202, description: 'Decision delivered to the flow', schema: reviewAcceptedSchema }],
+    errors: [400, 401, 404, 409],
+    scopes: ['onboardings:write'],
+  },
+} satisfies Record<string, Operation>;
+
 export function onboardingRoutes(deps: ApiDeps) {
   const { config, temporal, timings } = deps;
   const r = Router();
@@ -99,7 +177,7 @@ export function onboardingRoutes(deps: ApiDeps) {
       onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)),
     );
 
-  r.post('/onboardings', async (req, res) => {
+  route(r, onboardingOperations.start, async (req, res) => {
     const body = parse(onboardingBodySchema, 'body', req.body);
     const input: OnboardingInput = { ...body, ...(timings ? { timings } : {}) };
     const created = await startOnboardingOnce(temporal, config, input);
@@ -120,7 +198,7 @@ export function onboardingRoutes(deps: ApiDeps) {
     }
   };
 
-  r.get('/onboardings/:cpf', async (req, res) => {
+  route(r, onboardingOperations.state, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const state = await stateOf(cpf);
     res.json({
@@ -129,7 +207,7 @@ export function onboardingRoutes(deps: ApiDeps) {
     });
   });
 
-  r.get('/onboardings/:cpf/liveness-link/qrcode.png', async (req, res) => {
+  route(r, onboardingOperations.livenessLinkQrCode, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const state = await stateOf(cpf);
     const png = pngBytes(state.link?.qrcode);
@@ -138,7 +216,7 @@ export function onboardingRoutes(deps: ApiDeps) {
     res.type('image/png').set('cache-control', 'private, no-cache').send(png);
   });
 
-  r.post('/onboardings/:cpf/liveness-link', async (req, res) => {
+  route(r, onboardingOperations.livenessLink, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const handle = handleOf(cpf);
     try {
@@ -160,7 +238,7 @@ export function onboardingRoutes(deps: ApiDeps) {
     res.json({ ...link, reused, workflowId });
   });
 
-  r.post('/onboardings/:cpf/review', async (req, res) => {
+  route(r, onboardingOperations.review, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const decision = parse(reviewBodySchema, 'body', req.body);
     const handle = handleOf(cpf);

@@ -15,6 +15,7 @@ import {
 } from '../contracts/withdrawal';
 import { withdrawalInputSchema } from '../contracts/withdrawal-input';
 import { getWithdrawalReceipt } from '../db/flows';
+import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
 import { isNotFound } from '../http/workflow-calls';
@@ -23,8 +24,13 @@ import type { biometricsWorkflow } from '../workflows/biometrics';
 import type { withdrawalWorkflow } from '../workflows/withdrawal';
 import type { ApiDeps } from './deps';
 import { flowNotFound, pngBytes } from './flow-answers';
-import { type WithdrawalStateView, withdrawalBodySchema, withdrawalParamsSchema } from './schemas';
 import { type FlowStart, requestHash, startOrAttach } from './start-flow';
+import {
+  type WithdrawalStateView,
+  withdrawalBodySchema,
+  withdrawalParamsSchema,
+  withdrawalResponseSchema,
+} from './withdrawals-schemas';
 
 /** Finished without a payout, so no receipt will ever be stored (a completed one always has it). */
 const NEVER_A_RECEIPT: readonly WithdrawalStatus[] = ['failed', 'stuck', 'refused'];
@@ -95,10 +101,60 @@ function withdrawalStart(
   };
 }
 
+/** The withdrawal routes as /openapi.json describes them, in its order. */
+export const withdrawalOperations = {
+  send: {
+    method: 'post',
+    path: '/withdrawals',
+    tag: 'Withdrawals',
+    summary: 'Send a Pix payout (idempotent per transactionId)',
+    description:
+      'The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (README "Rules"): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, or on its way (`sending`).',
+    body: withdrawalBodySchema,
+    ok: [{ status: 202, description: 'Accepted', schema: withdrawalResponseSchema }],
+    errors: [400, 401, 409],
+    scopes: ['withdrawals:write'],
+  },
+  state: {
+    method: 'get',
+    path: '/withdrawals/:transactionId',
+    tag: 'Withdrawals',
+    summary: 'Withdrawal state',
+    params: withdrawalParamsSchema,
+    ok: [{ status: 200, description: 'Current state', schema: withdrawalResponseSchema }],
+    errors: [400, 401, 404],
+    scopes: ['withdrawals:read'],
+  },
+  stepUpQrCode: {
+    method: 'get',
+    path: '/withdrawals/:transactionId/biometrics-link/qrcode.png',
+    tag: 'Withdrawals',
+    summary: "The step-up's biometric identification link as a QR code",
+    description:
+      'For a withdrawal that waits (or waited) for a biometric identification: 404 when it never needed one, 410 `link-unavailable` once the identification has ended.',
+    params: withdrawalParamsSchema,
+    ok: [{ status: 200, description: 'PNG image', png: true }],
+    errors: [400, 401, 404, 410],
+    scopes: ['withdrawals:read'],
+  },
+  receipt: {
+    method: 'get',
+    path: '/withdrawals/:transactionId/receipt.png',
+    tag: 'Withdrawals',
+    summary: 'The payout receipt image',
+    description:
+      'While the withdrawal runs: 404 `receipt-not-found` with Retry-After (seconds). A withdrawal that ended failed or stuck, or whose run ended short of an outcome (failed, terminated), never has one: 410 `receipt-unavailable` with its flowStatus and reason.',
+    params: withdrawalParamsSchema,
+    ok: [{ status: 200, description: 'PNG image', png: true }],
+    errors: [400, 401, 404, 410],
+    scopes: ['withdrawals:read'],
+  },
+} satisfies Record<string, Operation>;
+
 export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
   const r = Router();
-  const handleOf = (id: string) =>
-    temporal.workflow.getHandle<typeof withdrawalWorkflow>(withdrawalWorkflowId(id));
+  const handleOf = (transactionId: string) =>
+    temporal.workflow.getHandle<typeof withdrawalWorkflow>(withdrawalWorkflowId(transactionId));
 
   /**
    * One round trip: update-with-start creates the flow (or attaches to the running one) and
@@ -107,7 +163,7 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
    * nothing is sent). A finished flow is never started again: its memo's keyed hash of the
    * request tells a repeat (202 with its state) from a conflict (409).
    */
-  r.post('/withdrawals', async (req, res) => {
+  route(r, withdrawalOperations.send, async (req, res) => {
     const body = parse(withdrawalBodySchema, 'body', req.body);
     const request = parse(withdrawalInputSchema, 'body', {
       ...body,
@@ -133,45 +189,45 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
       });
   });
 
-  const stateOf = async (id: string) => {
+  const stateOf = async (transactionId: string) => {
     try {
-      return await handleOf(id).query(withdrawalStateQuery);
+      return await handleOf(transactionId).query(withdrawalStateQuery);
     } catch (err) {
       if (isNotFound(err)) throw flowNotFound('withdrawal with this transactionId');
       throw err;
     }
   };
 
-  r.get('/withdrawals/:id', async (req, res) => {
-    const { id } = parse(withdrawalParamsSchema, 'path', req.params);
+  route(r, withdrawalOperations.state, async (req, res) => {
+    const { transactionId } = parse(withdrawalParamsSchema, 'path', req.params);
     res.json({
-      workflowId: withdrawalWorkflowId(id),
-      transactionId: id,
-      state: withdrawalStateView(await stateOf(id)),
+      workflowId: withdrawalWorkflowId(transactionId),
+      transactionId,
+      state: withdrawalStateView(await stateOf(transactionId)),
     });
   });
 
-  r.get('/withdrawals/:id/biometrics-link/qrcode.png', async (req, res) => {
-    const { id } = parse(withdrawalParamsSchema, 'path', req.params);
-    const { stepUp } = await stateOf(id);
+  route(r, withdrawalOperations.stepUpQrCode, async (req, res) => {
+    const { transactionId } = parse(withdrawalParamsSchema, 'path', req.params);
+    const { stepUp } = await stateOf(transactionId);
     if (!stepUp?.url) throw flowNotFound('biometric identification link for this withdrawal');
     const png = await stepUpQrCode(temporal, stepUp);
     res.type('image/png').set('cache-control', 'private, no-cache').send(png);
   });
 
-  r.get('/withdrawals/:id/receipt.png', async (req, res) => {
-    const { id } = parse(withdrawalParamsSchema, 'path', req.params);
-    const receipt = await getWithdrawalReceipt(pool, id);
+  route(r, withdrawalOperations.receipt, async (req, res) => {
+    const { transactionId } = parse(withdrawalParamsSchema, 'path', req.params);
+    const receipt = await getWithdrawalReceipt(pool, transactionId);
     if (receipt) {
       res.type(receipt.contentType).set('cache-control', 'private, max-age=3600').send(receipt.image);
       return;
     }
     // Not stored: the flow says whether it is still to come or never will be.
-    const state = await stateOf(id);
+    const state = await stateOf(transactionId);
     if (NEVER_A_RECEIPT.includes(state.status)) throw receiptUnavailable(state.status, state.reason);
     // A run that ended short of a final status (failed for an operator, terminated) stores
     // nothing more either. A completed run has stored its receipt: only a race gets here.
-    const run = (await handleOf(id).describe()).status.name;
+    const run = (await handleOf(transactionId).describe()).status.name;
     if (run !== 'RUNNING' && run !== 'COMPLETED') {
       throw receiptUnavailable(state.status, state.reason ?? `its run is ${run.toLowerCase()}`);
     }

@@ -15,13 +15,18 @@ import {
   rotateEndpointSecret,
   updateEndpoint,
 } from '../db/webhook-endpoints';
+import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
 import {
+  attemptPageSchema,
   attemptsQuerySchema,
   endpointCreateSchema,
+  endpointListSchema,
   endpointParamsSchema,
+  endpointSchema,
   endpointUpdateSchema,
+  endpointWithSecretSchema,
 } from './event-schemas';
 import { urlPolicyOf } from './outbox-relay';
 
@@ -51,6 +56,90 @@ function endpointView(e: EndpointRow) {
 /** A new signing secret in the Standard Webhooks form: whsec_ and 24 random bytes in base64. */
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
+/** The webhook endpoint routes as /openapi.json describes them, in its order. */
+export const endpointOperations = {
+  create: {
+    method: 'post',
+    path: '/webhook-endpoints',
+    tag: 'Events',
+    summary: 'Subscribe an endpoint to events; its signing secret is shown this once',
+    description:
+      'Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The URL must be https to a public address (loopback only when WEBHOOK_ALLOW_LOOPBACK; private ranges only in WEBHOOK_ALLOWED_CIDRS).',
+    body: endpointCreateSchema,
+    ok: [{ status: 201, description: 'Created', schema: endpointWithSecretSchema }],
+    errors: [400, 401],
+    // An endpoint receives the events it subscribes to: subscribing reads them.
+    scopes: ['webhooks:write', 'events:read'],
+  },
+  list: {
+    method: 'get',
+    path: '/webhook-endpoints',
+    tag: 'Events',
+    summary: "This API key's endpoints",
+    ok: [{ status: 200, description: 'Endpoints', schema: endpointListSchema }],
+    errors: [401],
+    scopes: ['webhooks:read'],
+  },
+  get: {
+    method: 'get',
+    path: '/webhook-endpoints/:id',
+    tag: 'Events',
+    summary: 'One endpoint (another key’s is 404)',
+    params: endpointParamsSchema,
+    ok: [{ status: 200, description: 'Endpoint', schema: endpointSchema }],
+    errors: [400, 401, 404],
+    scopes: ['webhooks:read'],
+  },
+  update: {
+    method: 'patch',
+    path: '/webhook-endpoints/:id',
+    tag: 'Events',
+    summary: 'Change its URL, events or description; enable or disable it',
+    params: endpointParamsSchema,
+    body: endpointUpdateSchema,
+    ok: [{ status: 200, description: 'Changed', schema: endpointSchema }],
+    errors: [400, 401, 404],
+    scopes: ['webhooks:write', 'events:read'],
+  },
+  remove: {
+    method: 'delete',
+    path: '/webhook-endpoints/:id',
+    tag: 'Events',
+    summary: 'Delete an endpoint and its pending deliveries',
+    params: endpointParamsSchema,
+    ok: [{ status: 204, description: 'Deleted' }],
+    errors: [400, 401, 404],
+    scopes: ['webhooks:write'],
+  },
+  rotateSecret: {
+    method: 'post',
+    path: '/webhook-endpoints/:id/rotate-secret',
+    tag: 'Events',
+    summary: 'A new signing secret; the previous one keeps signing beside it for 24 hours',
+    params: endpointParamsSchema,
+    ok: [
+      {
+        status: 200,
+        description: 'Rotated; the new secret is shown this once',
+        schema: endpointWithSecretSchema,
+      },
+    ],
+    errors: [400, 401, 404],
+    scopes: ['webhooks:write'],
+  },
+  attempts: {
+    method: 'get',
+    path: '/webhook-endpoints/:id/attempts',
+    tag: 'Events',
+    summary: 'Every delivery attempt to the endpoint, newest first',
+    params: endpointParamsSchema,
+    query: attemptsQuerySchema,
+    ok: [{ status: 200, description: 'Attempts', schema: attemptPageSchema }],
+    errors: [400, 401, 404],
+    scopes: ['webhooks:read'],
+  },
+} satisfies Record<string, Operation>;
+
 export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: Pool }) {
   const r = Router();
   const policy = urlPolicyOf(config);
@@ -68,7 +157,7 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
     return e;
   };
 
-  r.post('/webhook-endpoints', async (req, res) => {
+  route(r, endpointOperations.create, async (req, res) => {
     const body = parse(endpointCreateSchema, 'body', req.body);
     checkUrl(body.url);
     const secret = newSecret();
@@ -86,16 +175,16 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
       .json({ ...endpointView(e), secret });
   });
 
-  r.get('/webhook-endpoints', async (_req, res) => {
+  route(r, endpointOperations.list, async (_req, res) => {
     res.json({ items: (await listEndpoints(pool, callerOf(res))).map(endpointView) });
   });
 
-  r.get('/webhook-endpoints/:id', async (req, res) => {
+  route(r, endpointOperations.get, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
     res.json(endpointView(await found(id, callerOf(res))));
   });
 
-  r.patch('/webhook-endpoints/:id', async (req, res) => {
+  route(r, endpointOperations.update, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
     const change = parse(endpointUpdateSchema, 'body', req.body);
     checkUrl(change.url);
@@ -104,13 +193,13 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
     res.json(endpointView(e));
   });
 
-  r.delete('/webhook-endpoints/:id', async (req, res) => {
+  route(r, endpointOperations.remove, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
     if (!(await deleteEndpoint(pool, id, callerOf(res)))) throw notFound(id);
     res.status(204).end();
   });
 
-  r.post('/webhook-endpoints/:id/rotate-secret', async (req, res) => {
+  route(r, endpointOperations.rotateSecret, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
     const secret = newSecret();
     const sealed = sealSecret(config.codecKeys, secret);
@@ -119,7 +208,7 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
     res.json({ ...endpointView(e), secret });
   });
 
-  r.get('/webhook-endpoints/:id/attempts', async (req, res) => {
+  route(r, endpointOperations.attempts, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
     const q = parse(attemptsQuerySchema, 'query', req.query);
     await found(id, callerOf(res));

@@ -3,9 +3,17 @@ import { callerOf } from '../api-keys/authenticate';
 import { getEvent, listEvents } from '../db/events';
 import type { Pool } from '../db/pool';
 import { redeliverEvent } from '../db/webhook-deliveries';
+import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
-import { eventParamsSchema, eventsQuerySchema, redeliverQuerySchema } from './event-schemas';
+import {
+  eventPageSchema,
+  eventParamsSchema,
+  eventsQuerySchema,
+  eventViewSchema,
+  redeliverQuerySchema,
+  redeliverySchema,
+} from './event-schemas';
 
 // The pull API: every event kept (30 days by default), oldest first, from a cursor. A backend
 // that was down pages from its last cursor and misses nothing, webhooks or not.
@@ -18,9 +26,44 @@ const encodeCursor = (position: number) => String(position);
 /** The event as the API shows it: the webhook's body with its id. */
 const eventView = ({ position: _position, ...e }: Awaited<ReturnType<typeof listEvents>>[number]) => e;
 
+/** The events routes as /openapi.json describes them, in its order. */
+export const eventOperations = {
+  list: {
+    method: 'get',
+    path: '/events',
+    tag: 'Events',
+    summary: 'Events, oldest first, from a cursor: catch up without webhooks (kept 30 days)',
+    query: eventsQuerySchema,
+    ok: [{ status: 200, description: 'A page of events', schema: eventPageSchema }],
+    errors: [400, 401],
+    scopes: ['events:read'],
+  },
+  get: {
+    method: 'get',
+    path: '/events/:id',
+    tag: 'Events',
+    summary: 'One event',
+    params: eventParamsSchema,
+    ok: [{ status: 200, description: 'Event', schema: eventViewSchema }],
+    errors: [400, 401, 404],
+    scopes: ['events:read'],
+  },
+  redeliver: {
+    method: 'post',
+    path: '/events/:id/redeliver',
+    tag: 'Events',
+    summary: "Send an event again to this key's subscribed endpoints, with the same webhook-id",
+    params: eventParamsSchema,
+    query: redeliverQuerySchema,
+    ok: [{ status: 202, description: 'Queued', schema: redeliverySchema }],
+    errors: [400, 401, 404],
+    scopes: ['events:write'],
+  },
+} satisfies Record<string, Operation>;
+
 export function eventRoutes({ pool }: { pool: Pool }) {
   const r = Router();
-  r.get('/events', async (req, res) => {
+  route(r, eventOperations.list, async (req, res) => {
     const q = parse(eventsQuerySchema, 'query', req.query);
     const after = q.after === undefined ? 0 : Number(q.after);
     const rows = await listEvents(pool, {
@@ -39,14 +82,14 @@ export function eventRoutes({ pool }: { pool: Pool }) {
     });
   });
 
-  r.get('/events/:id', async (req, res) => {
+  route(r, eventOperations.get, async (req, res) => {
     const { id } = parse(eventParamsSchema, 'path', req.params);
     const e = await getEvent(pool, id, callerOf(res));
     if (!e) throw notFound(id);
     res.json(eventView(e));
   });
 
-  r.post('/events/:id/redeliver', async (req, res) => {
+  route(r, eventOperations.redeliver, async (req, res) => {
     const { id } = parse(eventParamsSchema, 'path', req.params);
     const { endpoint } = parse(redeliverQuerySchema, 'query', req.query);
     const endpoints = await redeliverEvent(pool, id, callerOf(res), endpoint);

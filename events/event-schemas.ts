@@ -1,5 +1,6 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { eventSchema, eventTypes } from '../contracts/events';
+import { eventSchema, eventTypes, webhookBodySchema } from '../contracts/events';
 
 // The API's boundary for outbound events: webhook endpoints (create, list, get, update, delete,
 // rotate their secret, list their attempts) and the pull API (GET /v1/events, redelivery).
@@ -244,3 +245,37 @@ export const redeliverySchema = z
 export const redeliverQuerySchema = z.object({
   endpoint: endpointIdSchema.optional().meta({ description: 'only to this endpoint' }),
 });
+
+/**
+ * The webhooks pixflow sends, one per flow type (the event types of each in its description), in
+ * the document's `webhooks` section: the same schemas the relay's bodies and GET /v1/events use.
+ */
+export function registerWebhooks(registry: OpenAPIRegistry) {
+  const headers = z.object({
+    'webhook-id': z.string().meta({ description: "the event's id: the same on every attempt; dedupe by it" }),
+    'webhook-timestamp': z.string().meta({ description: "this attempt's time, Unix seconds" }),
+    'webhook-signature': z.string().meta({
+      description:
+        'v1,<base64 HMAC-SHA256 of id.timestamp.body>, space-separated: two while a rotated secret overlaps',
+    }),
+  });
+  const families = new Map<string, string[]>();
+  for (const t of eventTypes) {
+    const family = t.slice(0, t.indexOf('.'));
+    families.set(family, [...(families.get(family) ?? []), t]);
+  }
+  for (const [family, types] of families) {
+    registry.registerWebhook({
+      method: 'post',
+      path: family,
+      tags: ['Events'],
+      summary: `${family} events`,
+      description: `Types: ${types.map((t) => `\`${t}\``).join(', ')}. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.`,
+      request: {
+        headers,
+        body: { required: true, content: { 'application/json': { schema: webhookBodySchema } } },
+      },
+      responses: { 200: { description: 'Received (any 2xx)' } },
+    });
+  }
+}

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { buildOpenApiDocument } from '../../api/openapi';
-import * as apiSchemas from '../../api/schemas';
+import * as biometricsSchemas from '../../api/biometrics-schemas';
+import * as customersSchemas from '../../api/customers-schemas';
+import * as depositsSchemas from '../../api/deposits-schemas';
+import * as flowsSchemas from '../../api/flows-schemas';
+import * as onboardingsSchemas from '../../api/onboardings-schemas';
+import { buildOpenApiDocument, problemSchema } from '../../api/openapi';
+import * as withdrawalsSchemas from '../../api/withdrawals-schemas';
 import { eventTypes } from '../../contracts/events';
 import { cpfSchema, emailSchema } from '../../contracts/shared-input';
 import * as eventSchemas from '../../events/event-schemas';
@@ -23,7 +28,16 @@ interface Operation {
   parameters?: { name: string; schema: Schema }[];
 }
 
-const schemas = { ...apiSchemas, ...eventSchemas };
+const schemas = {
+  ...onboardingsSchemas,
+  ...biometricsSchemas,
+  ...depositsSchemas,
+  ...withdrawalsSchemas,
+  ...flowsSchemas,
+  ...customersSchemas,
+  ...eventSchemas,
+  problemSchema,
+};
 const doc = buildOpenApiDocument() as unknown as {
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, Schema> };
