@@ -8,7 +8,7 @@ import {
   biometricsWorkflowId,
   type LivenessLinkAnswer,
 } from '../contracts/biometrics';
-import type { FlowTimings } from '../contracts/shared';
+import type { FlowTimings } from '../contracts/flow';
 
 // A person's biometric identification is asked for by the API (a liveness link for an approved
 // person) and by a withdrawal's step-up: both attach to the open run or start the next one.

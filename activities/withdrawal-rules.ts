@@ -2,8 +2,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { maskCpf } from '../common/mask';
 import { biometricStepUpUpdate } from '../contracts/biometrics';
 import { payeeOf, pixKeyKey } from '../contracts/customer';
+import type { FlowRecord, FlowTimings } from '../contracts/flow';
 import type { WithdrawalRefusal } from '../contracts/rules';
-import type { FlowRecord, FlowTimings } from '../contracts/shared';
 import { BIOMETRICS_UNAVAILABLE, type StepUpCause, type WithdrawalInput } from '../contracts/withdrawal';
 import {
   type CustomerRow,

@@ -1,7 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import { backofficeRoutes } from '../backoffice';
 import { createApiMetrics } from '../common/metrics';
-import type { FlowTimings } from '../contracts/shared';
+import type { FlowTimings } from '../contracts/flow';
 import { countPending } from '../db/inbox';
 import { allowedMethods, requestObservability } from '../http/observability';
 import { V1 } from '../http/operation';

@@ -54,7 +54,7 @@ export async function biometricLink(
   }
 }
 
-/** The biometric identification route as /openapi.json describes them, in its order. */
+/** The biometric identification route, as /openapi.json describes it. */
 export const biometricsOperations = {
   state: {
     method: 'get',

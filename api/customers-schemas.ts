@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { accountKinds, customerVerifications } from '../contracts/customer';
 import { accountIdSchema, customerAccountInputSchema } from '../contracts/customer-input';
 import { flowTypeSchema } from '../contracts/events';
-import { cpfSchema } from '../contracts/shared-input';
+import { cpfSchema } from '../contracts/flow-input';
 import { AT, iso, TXID } from './schema-parts';
 
 // What the customer routes take and answer.

@@ -78,7 +78,7 @@ function accountToRegister(
   }
 }
 
-/** The customer routes as /openapi.json describes them, in its order. */
+/** The customer routes, as /openapi.json describes them and in its order. */
 export const customerOperations = {
   get: {
     method: 'get',

@@ -7,7 +7,7 @@ import {
   depositStatuses,
 } from '../contracts/deposit';
 import { depositInputSchema, depositResolutionInputSchema } from '../contracts/deposit-input';
-import { txidSchema } from '../contracts/shared-input';
+import { txidSchema } from '../contracts/flow-input';
 import { AT, client, iso, LATER, moneyFlowProgress, TXID } from './schema-parts';
 
 // What the deposit routes take and answer.

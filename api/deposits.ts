@@ -49,8 +49,8 @@ function depositStateView({ qr, ...state }: DepositState): DepositStateView {
 }
 
 /**
- * The QR as the caller gets it, with its image: drawn from the payload (deposits started before
- * the image left history still carry the provider's, which is the same code).
+ * The QR as the caller gets it, with its image: drawn from the payload, which is all a flow needs
+ * to keep (an image a flow holds, the provider's, is the same code).
  */
 async function withImage(qr: DepositQr): Promise<DepositQr & { image: string }> {
   return { ...qr, image: qr.image ?? (await qrDataUrl(qr.payload)) };
@@ -214,7 +214,7 @@ function resolutionRoute(
   });
 }
 
-/** The deposit routes as /openapi.json describes them, in its order. */
+/** The deposit routes, as /openapi.json describes them and in its order. */
 export const depositOperations = {
   create: {
     method: 'post',

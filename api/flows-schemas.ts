@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { flowStateSchema, flowStatuses, flowTypeSchema } from '../contracts/events';
-import type { FlowType } from '../contracts/shared';
-import { cpfSchema } from '../contracts/shared-input';
+import type { FlowType } from '../contracts/flow';
+import { cpfSchema } from '../contracts/flow-input';
 import { AT, TXID } from './schema-parts';
 
 // What GET /v1/flows takes and answers.

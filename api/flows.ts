@@ -37,7 +37,7 @@ function decodeCursor(s: string): FlowCursor {
   );
 }
 
-/** The flow list as /openapi.json describes them, in its order. */
+/** The flow list, as /openapi.json describes it. */
 export const flowOperations = {
   list: {
     method: 'get',

@@ -100,7 +100,7 @@ async function startOnboardingOnce(temporal: Client, config: Config, input: Onbo
   }
 }
 
-/** The onboarding routes as /openapi.json describes them, in its order. */
+/** The onboarding routes, as /openapi.json describes them and in its order. */
 export const onboardingOperations = {
   start: {
     method: 'post',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { cpfSchema } from '../contracts/flow-input';
 import type { LivenessLink } from '../contracts/onboarding';
-import { cpfSchema } from '../contracts/shared-input';
 
 // What the flows' request and response schemas (api/<flow>-schemas.ts) are made of. Requests
 // reuse the flows' input schemas (one source of truth for validation and for /openapi.json);

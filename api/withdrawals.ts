@@ -101,7 +101,7 @@ function withdrawalStart(
   };
 }
 
-/** The withdrawal routes as /openapi.json describes them, in its order. */
+/** The withdrawal routes, as /openapi.json describes them and in its order. */
 export const withdrawalOperations = {
   send: {
     method: 'post',

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
-import { cpfSchema } from '../contracts/shared-input';
+import { cpfSchema } from '../contracts/flow-input';
 import { illFormedTextPath } from '../http/request-input';
 import { BackofficeError } from './render';
 

@@ -159,7 +159,7 @@ export const envSchema = z.object({
   CODEC_CORS_ORIGINS: csv.optional(),
   /** Key of the CPF hash kept in Postgres and search attributes (never the CPF itself). */
   PII_HASH_KEY: z.string().min(16, 'must be at least 16 characters').default('dev-pii-hash-key-change-me'),
-  /** The flows' waits; unset: the flows' own defaults (contracts/shared.ts DEFAULT_TIMINGS). */
+  /** The flows' waits; unset: the flows' own defaults (contracts/flow.ts DEFAULT_TIMINGS). */
   LIVENESS_LINK_TTL_MS: durationMs.optional(),
   ONBOARDING_DEADLINE_MS: durationMs.optional(),
   /**

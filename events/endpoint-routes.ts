@@ -56,7 +56,7 @@ function endpointView(e: EndpointRow) {
 /** A new signing secret in the Standard Webhooks form: whsec_ and 24 random bytes in base64. */
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
-/** The webhook endpoint routes as /openapi.json describes them, in its order. */
+/** The webhook endpoint routes, as /openapi.json describes them and in its order. */
 export const endpointOperations = {
   create: {
     method: 'post',

@@ -26,7 +26,7 @@ const encodeCursor = (position: number) => String(position);
 /** The event as the API shows it: the webhook's body with its id. */
 const eventView = ({ position: _position, ...e }: Awaited<ReturnType<typeof listEvents>>[number]) => e;
 
-/** The events routes as /openapi.json describes them, in its order. */
+/** The events routes, as /openapi.json describes them and in its order. */
 export const eventOperations = {
   list: {
     method: 'get',

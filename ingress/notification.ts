@@ -7,9 +7,9 @@ import {
   biometricsWorkflowId,
 } from '../contracts/biometrics';
 import { depositWorkflowId } from '../contracts/deposit';
+import { type ProviderNotification, providerNotificationSignal } from '../contracts/flow';
+import { cpfSchema, txidSchema } from '../contracts/flow-input';
 import { type LivenessProgress, livenessProgressSignal, onboardingWorkflowId } from '../contracts/onboarding';
-import { type ProviderNotification, providerNotificationSignal } from '../contracts/shared';
-import { cpfSchema, txidSchema } from '../contracts/shared-input';
 import { withdrawalWorkflowId } from '../contracts/withdrawal';
 import { transactionIdSchema } from '../contracts/withdrawal-input';
 import type { NotificationPoint } from '../db/inbox';

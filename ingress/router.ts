@@ -100,8 +100,8 @@ export function ingressRouter(deps: IngressDeps) {
     log.info({ point: n.point, target: n.logTarget, duplicate }, 'provider notification stored');
     // A copy that joined a waiting row, or whose window holds it, is the relay's to signal.
     if (duplicate || !stored.deliverNow) return;
-    if (announcesOwnRequest(n)) keep(ctx, log, stored.id, n);
-    else signal(ctx, log, stored.id, n, receivedAt);
+    if (announcesOwnRequest(n)) noteOwnRequest(ctx, log, stored.id, n);
+    else signalNow(ctx, log, stored.id, n, receivedAt);
   };
 
   const router = express.Router();
@@ -114,7 +114,7 @@ export function ingressRouter(deps: IngressDeps) {
 }
 
 /** The fast path, after the answer: the relay picks the row up if this fails or the process dies. */
-function signal(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotification, receivedAt: Date) {
+function signalNow(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotification, receivedAt: Date) {
   const { point, workflowId, signalName, signalPayload, logTarget } = n;
   claimForDelivery(ctx.pool, id)
     .then((mine) =>
@@ -132,7 +132,7 @@ function signal(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotifica
 }
 
 /** Done with at once (should this fail, the relay finds the row and does the same). */
-function keep(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotification) {
+function noteOwnRequest(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotification) {
   markDelivered(ctx.pool, id, OWN_REQUEST_NOTE).catch((err: unknown) =>
     log.warn({ err: String(err), target: n.logTarget }, 'notification not marked kept'),
   );

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { newTxid } from '../../api/deposits';
 import { requestHash } from '../../api/start-flow';
 import { canonicalJson } from '../../common/canonical-json';
-import { txidSchema } from '../../contracts/shared-input';
+import { txidSchema } from '../../contracts/flow-input';
 import { Problem } from '../../http/problem';
 import { parse } from '../../http/request-input';
 import { formatBrl } from '../../provider/money';

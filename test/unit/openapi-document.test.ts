@@ -8,7 +8,7 @@ import * as onboardingsSchemas from '../../api/onboardings-schemas';
 import { buildOpenApiDocument, problemSchema } from '../../api/openapi';
 import * as withdrawalsSchemas from '../../api/withdrawals-schemas';
 import { eventTypes } from '../../contracts/events';
-import { cpfSchema, emailSchema } from '../../contracts/shared-input';
+import { cpfSchema, emailSchema } from '../../contracts/flow-input';
 import * as eventSchemas from '../../events/event-schemas';
 import { pixKeyProblem } from '../../provider/pix-key';
 

@@ -2,7 +2,7 @@ import { generate as generateCpf } from '@fnando/cpf';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { depositInputSchema } from '../../contracts/deposit-input';
-import { birthdaySchema, cpfSchema } from '../../contracts/shared-input';
+import { birthdaySchema, cpfSchema } from '../../contracts/flow-input';
 import { Problem } from '../../http/problem';
 import { parse } from '../../http/request-input';
 

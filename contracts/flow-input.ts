@@ -2,7 +2,7 @@ import { isValid as isValidCpf } from '@fnando/cpf';
 import { z } from 'zod';
 import { txidSchema } from '../provider/schemas';
 
-// The input rules every flow shares, as zod schemas for the API's boundary (see shared.ts for
+// The input rules every flow shares, as zod schemas for the API's boundary (see flow.ts for
 // why they live apart from the contracts workflows import).
 
 /**

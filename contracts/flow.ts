@@ -5,8 +5,8 @@ import { defineSignal } from '@temporalio/workflow';
 // Workflows, activities, the API, the bench and the tests import from here and from one file
 // per flow beside it. No zod here or in <flow>.ts: a workflow imports these at run time, and
 // every cached workflow evaluates its imports again (the SDK keeps a module cache per workflow),
-// so zod and its schemas would cost each open flow about 1.3 MB. The input schemas, for the
-// API's boundary, are in shared-input.ts and <flow>-input.ts.
+// so zod and its schemas would be held again by each open flow. The input schemas, for the
+// API's boundary, are in flow-input.ts and <flow>-input.ts.
 
 export type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
 
