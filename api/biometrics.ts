@@ -19,7 +19,7 @@ import type { ApiDeps } from './deps';
 import { flowNotFound } from './flow-answers';
 import { cpfParamsSchema } from './schema-parts';
 
-const unavailable = (detail: string) =>
+const biometricsUnavailable = (detail: string) =>
   new Problem(409, 'biometrics-unavailable', 'No biometric identification available', detail);
 
 /** The state as the API answers it: the link without its QR image (the link's own answer carries it). */
@@ -49,7 +49,7 @@ export async function biometricLink(
       args: [],
     });
   } catch (err) {
-    if (err instanceof BiometricsUnavailableError) throw unavailable(err.message);
+    if (err instanceof BiometricsUnavailableError) throw biometricsUnavailable(err.message);
     throw err;
   }
 }

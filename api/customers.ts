@@ -134,7 +134,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
   const r = Router();
   const hashOf = (cpf: string) => cpfHash(cpf, config.PII_HASH_KEY);
   const hashAccount = (k: string) => accountKeyHash(k, config.PII_HASH_KEY);
-  const known = async (hash: string) => {
+  const requireKnown = async (hash: string) => {
     if (!(await customerKnown(pool, hash))) throw unknownCustomer();
   };
 
@@ -143,7 +143,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
     const hash = hashOf(cpf);
     const now = new Date();
     const customer = await getCustomer(pool, hash);
-    if (!customer) await known(hash);
+    if (!customer) await requireKnown(hash);
     const [accounts, payouts, open] = await Promise.all([
       listAccounts(pool, hash),
       payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, now),
@@ -183,7 +183,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
   route(r, customerOperations.accounts, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const hash = hashOf(cpf);
-    await known(hash);
+    await requireKnown(hash);
     res.json({ items: (await listAccounts(pool, hash)).map(accountView) });
   });
 
@@ -191,7 +191,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const body = parse(customerAccountBodySchema, 'body', req.body);
     const hash = hashOf(cpf);
-    await known(hash);
+    await requireKnown(hash);
     const { account, created } = await addAccount(pool, {
       ...accountToRegister(cpf, body, hashAccount),
       cpfHash: hash,

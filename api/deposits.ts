@@ -52,7 +52,7 @@ function depositStateView({ qr, ...state }: DepositState): DepositStateView {
  * The QR as the caller gets it, with its image: drawn from the payload, which is all a flow needs
  * to keep (an image a flow holds, the provider's, is the same code).
  */
-async function withImage(qr: DepositQr): Promise<DepositQr & { image: string }> {
+async function withQrImage(qr: DepositQr): Promise<DepositQr & { image: string }> {
   return { ...qr, image: qr.image ?? (await qrDataUrl(qr.payload)) };
 }
 
@@ -177,12 +177,12 @@ function startRoute(r: Router, deps: ApiDeps, handleOf: DepositHandle) {
       // The same deposit again, closed: its QR, if it ever had one.
       const state = await outcome.closed.query(depositStateQuery);
       if (!state.qr) throw depositRefused(state.reason);
-      return res.status(200).json({ workflowId: handle.workflowId, ...(await withImage(state.qr)) });
+      return res.status(200).json({ workflowId: handle.workflowId, ...(await withQrImage(state.qr)) });
     }
     res
       .status(outcome.answer.created ? 201 : 200)
       .location(`/v1/deposits/${input.txid}`)
-      .json({ workflowId: handle.workflowId, ...(await withImage(outcome.answer.qr)) });
+      .json({ workflowId: handle.workflowId, ...(await withQrImage(outcome.answer.qr)) });
   });
 }
 

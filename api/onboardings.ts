@@ -30,7 +30,7 @@ import {
 } from './onboardings-schemas';
 import { cpfParamsSchema } from './schema-parts';
 
-const finished = (status: string) =>
+const onboardingFinished = (status: string) =>
   new Problem(409, 'flow-finished', 'Onboarding already finished', `the onboarding is ${status}`);
 
 /** The state as the API answers it: the liveness link's QR code as a link to its PNG, not the image. */
@@ -233,7 +233,7 @@ export function onboardingRoutes(deps: ApiDeps) {
     }
     // An approved person's later links are biometric identifications, in a flow of their own.
     const { status } = await handle.query(onboardingStateQuery);
-    if (status !== 'approved') throw finished(status);
+    if (status !== 'approved') throw onboardingFinished(status);
     const { link, reused, workflowId } = await biometricLink(deps, cpf);
     res.json({ ...link, reused, workflowId });
   });
@@ -254,7 +254,7 @@ export function onboardingRoutes(deps: ApiDeps) {
     try {
       await handle.signal(reviewSignal, decision);
     } catch (err) {
-      if (isNotFound(err)) throw finished('closed');
+      if (isNotFound(err)) throw onboardingFinished('closed');
       throw err;
     }
     res.status(202).json({ workflowId: handle.workflowId, ...decision });

@@ -34,7 +34,12 @@ const auditOf = (operator: Operator, a: Audit): NewOperatorAction => ({
  * Runs `decide` holding the case's lock; its audit row, a conflict's too, is written before the
  * lock is let go.
  */
-async function oneAtATime(pool: Pool, operator: Operator, caseId: string, decide: () => Promise<Audit>) {
+async function decideUnderCaseLock(
+  pool: Pool,
+  operator: Operator,
+  caseId: string,
+  decide: () => Promise<Audit>,
+) {
   const outcome = await inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`backoffice:${caseId}`]);
     const result = await decide().catch((err) => {
@@ -85,7 +90,7 @@ function refuseRole(operator: Operator, action: string, caseId: string, pool: Po
  * sent by now, so its audit row must be written: should Temporal stop answering (the request's
  * deadline), the last state read stands for the one after.
  */
-async function settled<S>(read: () => Promise<S>, done: (s: S) => boolean, last: S): Promise<S> {
+async function stateOnceSettled<S>(read: () => Promise<S>, done: (s: S) => boolean, last: S): Promise<S> {
   const until = Date.now() + 10_000;
   for (;;) {
     try {
@@ -152,8 +157,8 @@ function decisionRoute<F extends DecisionForm>(
       reason: form.reason,
     };
     const conflict = (now: OnboardingState | DepositState, before: unknown, after?: unknown) =>
-      new Decided({ ...base, outcome: 'conflict', before, after }, describe(now), casePath(id));
-    const audit = await oneAtATime(pool, operator, id, async () => {
+      new Decided({ ...base, outcome: 'conflict', before, after }, describeDecided(now), casePath(id));
+    const audit = await decideUnderCaseLock(pool, operator, id, async () => {
       const seen = await kind.decide(
         temporal.workflow.getHandle(id),
         { ...form, by: operator.email },
@@ -181,7 +186,7 @@ const review: DecisionKind<z.infer<typeof reviewFormSchema>> = {
       by: decision.by,
       reason: decision.reason,
     });
-    const after = await settled(stateOf, (s) => s.status !== 'awaiting_review', before);
+    const after = await stateOnceSettled(stateOf, (s) => s.status !== 'awaiting_review', before);
     const now = { status: after.status, review: after.review };
     const mine =
       after.review?.by === decision.by &&
@@ -216,7 +221,7 @@ const resolution: DecisionKind<z.infer<typeof resolutionFormSchema>> = {
       if (err instanceof WorkflowUpdateFailedError || isNotFound(err)) throw conflict(await stateOf(), seen);
       throw err;
     }
-    const after = await settled(stateOf, (s) => s.status !== 'held', before);
+    const after = await stateOnceSettled(stateOf, (s) => s.status !== 'held', before);
     return { before: seen, after: { status: after.status, resolution: after.resolution } };
   },
   done: (form, status) =>
@@ -225,7 +230,7 @@ const resolution: DecisionKind<z.infer<typeof resolutionFormSchema>> = {
 
 const statusIn = (after: unknown) => String((after as { status?: string } | undefined)?.status ?? 'unknown');
 
-function describe(s: OnboardingState | DepositState): string {
+function describeDecided(s: OnboardingState | DepositState): string {
   const by =
     'review' in s && s.review ? s.review : 'resolution' in s && s.resolution ? s.resolution : undefined;
   return by ? `${s.status} (${by.decision} by ${by.by}: “${by.reason}”)` : s.status;

@@ -46,6 +46,12 @@ export const INBOX_DEFAULTS = {
 /** Failed authentication's budget per address (docs/security.md), also for an ingress a test mounts alone. */
 export const AUTH_FAILURE_DEFAULTS = { limit: 20, windowMs: 5 * 60_000 } as const;
 
+/** The money rules' amounts by default (README "Rules"), also for whoever must stay within them. */
+export const MONEY_RULE_DEFAULTS = {
+  withdrawalDailyLimitCentavos: 5_000_000,
+  biometricStepUpCentavos: 500_000,
+} as const;
+
 /** Outbound events' defaults (README "Events"). */
 export const EVENTS_DEFAULTS = {
   // About three days of retries after the first attempt, with jitter (Standard Webhooks' schedule,
@@ -184,7 +190,7 @@ export const envSchema = z.object({
     .number({ error: 'must be a number of centavos' })
     .int('must be whole centavos')
     .positive('must be at least 1 centavo')
-    .default(5_000_000),
+    .default(MONEY_RULE_DEFAULTS.withdrawalDailyLimitCentavos),
   /** Money rules (README "Rules"): each on by default; a caller satisfies them, never skips them. */
   REQUIRE_VERIFIED_FOR_WITHDRAWALS: bool.default(true),
   REQUIRE_VERIFIED_FOR_DEPOSITS: bool.default(true),
@@ -195,7 +201,7 @@ export const envSchema = z.object({
     .number({ error: 'must be a number of centavos' })
     .int('must be whole centavos')
     .min(0, 'must be 0 (off) or more')
-    .default(500_000),
+    .default(MONEY_RULE_DEFAULTS.biometricStepUpCentavos),
   /** The first payout to a registered account waits for a biometric identification. */
   BIOMETRIC_STEP_UP_NEW_ACCOUNT: bool.default(true),
   /** A KYC answer older than this is read again before money moves: 30d, 12h, 90m, 45s. */

@@ -151,7 +151,7 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
       invalid_params: [{ name: 'body.url', reason: problem }],
     });
   };
-  const found = async (id: string, owner: string) => {
+  const ownedEndpoint = async (id: string, owner: string) => {
     const e = await getEndpoint(pool, id, owner);
     if (!e) throw notFound(id);
     return e;
@@ -181,7 +181,7 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
 
   route(r, endpointOperations.get, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
-    res.json(endpointView(await found(id, callerOf(res))));
+    res.json(endpointView(await ownedEndpoint(id, callerOf(res))));
   });
 
   route(r, endpointOperations.update, async (req, res) => {
@@ -211,7 +211,7 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
   route(r, endpointOperations.attempts, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
     const q = parse(attemptsQuerySchema, 'query', req.query);
-    await found(id, callerOf(res));
+    await ownedEndpoint(id, callerOf(res));
     const rows = await listAttempts(pool, id, {
       before: q.cursor === undefined ? undefined : Number(q.cursor),
       eventId: q.event,

@@ -1,20 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { generate as generateCpf } from '@fnando/cpf';
+import { MONEY_RULE_DEFAULTS } from '../../common/config';
 import { maskCpf } from '../../common/mask';
 import { testDocuments } from '../../sandbox/test-documents';
 
 // People who may move money, made the way a real one is: onboarded through pixflow's API until
 // the onboarding is `approved` and the person's verification says so, with the provider sandbox
 // standing in for the person's phone (the liveness) and the API's operator review deciding the
-// manual review. Money then moves within the rules: a payout goes to the person's own CPF key, at
-// most R$ 5.000,00 at a time (above it the payout needs a biometric step-up) and at most
-// R$ 50.000,00 a day per person (People spreads a load over several).
+// manual review. Money then moves within the rules' defaults: a payout goes to the person's own
+// CPF key, at most the step-up bound at a time (above it the payout needs a biometric step-up)
+// and at most the daily limit a day per person (People spreads a load over several).
 // The tests, the fault suite and the bench share it.
 
 /** A person's payouts per America/Sao_Paulo day (WITHDRAWAL_DAILY_LIMIT_CENTAVOS' default). */
-export const DAILY_PAYOUT_LIMIT_CENTAVOS = 5_000_000;
+export const DAILY_PAYOUT_LIMIT_CENTAVOS = MONEY_RULE_DEFAULTS.withdrawalDailyLimitCentavos;
 /** A payout above this needs the person's biometric step-up, which these people do not do. */
-export const STEP_UP_ABOVE_CENTAVOS = 500_000;
+export const STEP_UP_ABOVE_CENTAVOS = MONEY_RULE_DEFAULTS.biometricStepUpCentavos;
 
 /** Where pixflow answers: its API with a key it accepts, and the provider sandbox. */
 export interface PixflowAt {
