@@ -58,6 +58,18 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('names a path parameter as the body field it stands for: a withdrawal by its transactionId', () => {
+    const withdrawalPaths = Object.keys(doc.paths).filter((p) => p.startsWith('/v1/withdrawals/'));
+    expect(withdrawalPaths).toHaveLength(3);
+    for (const p of withdrawalPaths) {
+      expect(p).toMatch(/^\/v1\/withdrawals\/\{transactionId\}/);
+      expect(
+        doc.paths[p]?.get?.parameters?.map((x) => x.name),
+        p,
+      ).toEqual(['transactionId']);
+    }
+  });
+
   it('publishes the CPF rule as the named format cpf, with a description and examples', () => {
     const cpf = doc.components.schemas.Cpf;
     expect(cpf).toMatchObject({ type: 'string', format: 'cpf', pattern: '^\\d{11}$' });
