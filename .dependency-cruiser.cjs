@@ -1,14 +1,24 @@
 // The import rules of the tree, checked in CI (`npm run lint:deps`). Layers, lowest first:
-//   provider, db  ->  common  ->  contracts  ->  activities, workflows  ->  api, worker, sandbox  ->  scripts, bench
-// A module imports from its own folder and the layers below it, never from a layer above, and no
-// two modules import each other, even through others or for types only.
+//   provider, db  ->  common  ->  contracts  ->  activities, workflows
+//   ->  http  ->  api-keys, customers  ->  ingress, events, backoffice  ->  api
+//   ->  worker, sandbox  ->  scripts, bench
+// The API process is six rooms: `http` (the plumbing every surface shares), `api-keys` and
+// `customers` (what several surfaces read), the three surfaces beside each other (the provider's
+// `ingress`, the outbound `events`, the operators' `backoffice`) and `api`, the backend API, which
+// also assembles the process. A module imports from its own folder and the layers below it, never
+// from a layer above or a sibling, and no two modules import each other, even through others or
+// for types only.
 const layer = (from, notTo, comment) => ({
   name: `layer: ${from}`,
   comment,
   severity: 'error',
   from: { path: `^${from}/` },
-  to: { path: notTo },
+  to: { path: `^(${notTo})/` },
 });
+
+/** The rooms of the API process, lowest first. */
+const API_ROOMS = 'http|api-keys|customers|ingress|events|backoffice|api';
+const SERVICES = 'worker|sandbox|scripts|bench';
 
 module.exports = {
   forbidden: [
@@ -21,47 +31,73 @@ module.exports = {
     },
     layer(
       'common',
-      '^(db|contracts|activities|workflows|api|worker|sandbox|scripts|bench)/',
+      `db|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'common serves every process: it knows no flow and no service.',
     ),
     layer(
       'provider',
-      '^(common|db|contracts|activities|workflows|api|worker|sandbox|scripts|bench)/',
+      `common|db|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'the provider client knows only the provider.',
     ),
     layer(
       'db',
-      '^(common|provider|contracts|activities|workflows|api|worker|sandbox|scripts|bench)/',
+      `common|provider|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'db knows only Postgres.',
     ),
     layer(
       'contracts',
-      '^(db|activities|workflows|api|worker|sandbox|scripts|bench)/',
+      `db|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'contracts say what the flows exchange; they do no I/O, so the workflow bundle can import them.',
     ),
     layer(
       'activities',
-      '^(workflows|api|worker|sandbox|scripts|bench)/',
+      `workflows|${API_ROOMS}|${SERVICES}`,
       'activities do the I/O a workflow asks for; they know no workflow code.',
     ),
     layer(
       'workflows',
-      '^(db|api|worker|sandbox|scripts|bench)/',
+      `db|${API_ROOMS}|${SERVICES}`,
       'workflows are deterministic: no I/O module, no service.',
     ),
     layer(
-      'api',
-      '^(worker|sandbox|scripts|bench)/',
-      'the API is a service; it does not reach into the others.',
+      'http',
+      `provider|db|contracts|activities|workflows|api-keys|customers|ingress|events|backoffice|api|${SERVICES}`,
+      'the HTTP plumbing (problems, hardening, observability, deadlines) serves every surface alike: it knows none of them, no flow and no table.',
     ),
     layer(
+      'api-keys',
+      `contracts|activities|workflows|customers|ingress|events|backoffice|api|${SERVICES}`,
+      'API keys are read by the backend API, the events routes, the back office and the CLI: none of them is known here.',
+    ),
+    layer(
+      'customers',
+      `activities|workflows|http|api-keys|ingress|events|backoffice|api|${SERVICES}`,
+      'what pixflow knows of a person, for every surface that shows or changes it: it knows none of them.',
+    ),
+    layer(
+      'ingress',
+      `activities|workflows|api-keys|events|backoffice|api|${SERVICES}`,
+      "the provider's webhook ingress stands beside the other surfaces: it imports none of them.",
+    ),
+    layer(
+      'events',
+      `activities|workflows|customers|ingress|backoffice|api|${SERVICES}`,
+      'the outbound events stand beside the other surfaces: they import none of them.',
+    ),
+    layer(
+      'backoffice',
+      `activities|workflows|ingress|events|api|${SERVICES}`,
+      'the back office stands beside the other surfaces: it imports none of them, the backend API least.',
+    ),
+    layer('api', SERVICES, 'the API process is a service; it does not reach into the others.'),
+    layer(
       'worker',
-      '^(api|sandbox|scripts|bench)/',
+      `${API_ROOMS}|sandbox|scripts|bench`,
       'the worker is a service; it does not reach into the others.',
     ),
     layer(
       'sandbox',
-      '^(contracts|activities|workflows|api|worker|db|scripts|bench)/',
+      `contracts|activities|workflows|${API_ROOMS}|worker|db|scripts|bench`,
       'the sandbox stands in for the provider: it knows only the provider contract.',
     ),
   ],

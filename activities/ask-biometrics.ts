@@ -8,7 +8,7 @@ import {
   biometricsWorkflowId,
   type LivenessLinkAnswer,
 } from '../contracts/biometrics';
-import type { FlowTimings } from '../contracts/shared';
+import type { FlowTimings } from '../contracts/flow';
 
 // Asking for a person's biometric identification, from outside its flow: the API (a liveness
 // link for an approved person) and a withdrawal's step-up both attach to the open run of the

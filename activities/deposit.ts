@@ -6,7 +6,7 @@ import {
   type DepositQr,
   THIRD_PARTY_PAYER,
 } from '../contracts/deposit';
-import type { FlowRecord } from '../contracts/shared';
+import type { FlowRecord } from '../contracts/flow';
 import { addAccount } from '../db/customers';
 import { NotFoundError } from '../provider/errors';
 import type { ActivityDeps } from './deps';

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type pg from 'pg';
 import { maskCpf } from '../common/mask';
 import { verificationOf } from '../contracts/customer';
-import type { FlowRecord } from '../contracts/shared';
+import type { FlowRecord } from '../contracts/flow';
 import { recordVerification } from '../db/customers';
 import { flowStateJsonSql } from '../db/events';
 import { inTransaction } from '../db/pool';

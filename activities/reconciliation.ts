@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { type ProviderNotification, providerNotificationSignal } from '../contracts/shared';
+import { type ProviderNotification, providerNotificationSignal } from '../contracts/flow';
 import { claimDueChecks, countDueChecks, type DueCheck } from '../db/reconciliation';
 import { NotFoundError } from '../provider/errors';
 import type { ActivityDeps, ReconciliationSettings } from './deps';

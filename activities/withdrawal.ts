@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { FlowRecord } from '../contracts/shared';
+import type { FlowRecord } from '../contracts/flow';
 import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
 import { recordPayoutDestination } from '../db/payout-destinations';
 import { BadRequestError, DuplicateTransactionError, NotFoundError } from '../provider/errors';

@@ -1,30 +1,22 @@
 import express, { type RequestHandler } from 'express';
+import { backofficeRoutes } from '../backoffice';
 import { createApiMetrics } from '../common/metrics';
-import type { FlowTimings } from '../contracts/shared';
+import type { FlowTimings } from '../contracts/flow';
 import { countPending } from '../db/inbox';
-import { apiKeyAuth } from './auth';
-import { backofficeRoutes } from './backoffice';
+import { allowedMethods, requestObservability } from '../http/observability';
+import { V1 } from '../http/operation';
+import { Problem, problemHandler, sendProblem } from '../http/problem';
+import { requestTracing } from '../http/request-tracing';
+import { securityHeaders } from '../http/security-headers';
+import { ingressRouter } from '../ingress/router';
+import { apiReferenceRoutes } from './api-reference';
+import { codecRoutes } from './codec-endpoint';
 import type { ApiDeps } from './deps';
-import { failedAuthLimit } from './failed-auth';
-import { apiRateLimit, securityHeaders } from './hardening';
-import { ingressRouter } from './ingress/router';
-import { keyDirectory } from './key-directory';
-import { allowedMethods, requestObservability } from './observability';
-import { openApiRoutes } from './openapi';
-import { answerUnavailable, Problem, problemHandler, sendProblem } from './problem';
-import { assertEveryRouteScoped, requireScopes } from './route-scopes';
-import { biometricsRoutes } from './routes/biometrics';
-import { codecRoutes } from './routes/codec';
-import { customerRoutes } from './routes/customers';
-import { depositRoutes } from './routes/deposits';
-import { eventRoutes } from './routes/events';
-import { flowRoutes } from './routes/flows';
-import { healthRoutes } from './routes/health';
-import { onboardingRoutes } from './routes/onboardings';
-import { webhookEndpointRoutes } from './routes/webhook-endpoints';
-import { withdrawalRoutes } from './routes/withdrawals';
-import { temporalDeadline } from './temporal-deadline';
-import { requestTracing } from './tracing';
+import { healthRoutes } from './health';
+import { v1Routes } from './v1';
+
+// The API process: the backend API (/v1), the provider's webhook ingress, the operators' back
+// office, health, the API's description and the Temporal UI's codec endpoint, on one Express app.
 
 /**
  * The flows' waits that configuration sets, with the caller's overrides on top; what neither
@@ -68,7 +60,7 @@ export function createApp(input: ApiDeps) {
 
   // Public: health and the API description.
   app.use(healthRoutes(deps));
-  app.use(openApiRoutes());
+  app.use(apiReferenceRoutes());
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
@@ -84,37 +76,7 @@ export function createApp(input: ApiDeps) {
   }
 
   // Backend API: every route behind an API key holding the route's scopes.
-  const v1 = express.Router();
-  const failures = failedAuthLimit({
-    surface: 'api',
-    limit: deps.config.AUTH_FAILURE_LIMIT,
-    windowMs: deps.config.AUTH_FAILURE_WINDOW_MS,
-    metrics,
-  });
-  // An address that failed too often waits before its key is even looked at.
-  v1.use(failures.refuseWhileLimited);
-  v1.use(
-    apiKeyAuth({
-      bootstrapKeys: deps.config.API_KEYS ?? [],
-      directory: keyDirectory(deps.pool, { ttlMs: deps.config.API_KEY_CACHE_MS, log: deps.log }),
-      failures,
-    }),
-  );
-  v1.use(apiRateLimit(deps.config.API_RATE_LIMIT_PER_MINUTE));
-  // Before the body is read: a key without the scope costs nothing more.
-  v1.use(requireScopes());
-  v1.use(express.json({ limit: '64kb' }));
-  v1.use(temporalDeadline(deps.temporal, deps.config.TEMPORAL_CALL_TIMEOUT_MS, answerUnavailable));
-  v1.use(onboardingRoutes(deps));
-  v1.use(biometricsRoutes(deps));
-  v1.use(depositRoutes(deps));
-  v1.use(withdrawalRoutes(deps));
-  v1.use(flowRoutes(deps));
-  v1.use(customerRoutes(deps));
-  v1.use(webhookEndpointRoutes(deps));
-  v1.use(eventRoutes(deps));
-  assertEveryRouteScoped(v1);
-  app.use('/v1', v1);
+  app.use(V1, v1Routes(deps));
   app.use(ingressRouter(deps));
   // Operators: pages behind a sign-in of their own.
   app.use('/backoffice', backofficeRoutes(deps));

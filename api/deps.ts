@@ -3,7 +3,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import type { ApiMetrics } from '../common/metrics';
-import type { FlowTimings } from '../contracts/shared';
+import type { FlowTimings } from '../contracts/flow';
 import type { Pool } from '../db/pool';
 
 /** What the API's routes are built from; tests pass their own. */

@@ -10,11 +10,11 @@ import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingClientInterceptors } from '../common/tracing';
 import { anyUsableApiKey } from '../db/api-keys';
 import { createPool } from '../db/pool';
+import { eventsRelaySettings, startEventsRelay } from '../events/outbox-relay';
+import { answerClientError } from '../http/problem';
+import { deliveryOptionsFrom } from '../ingress/deliver';
+import { startInboxRelay } from '../ingress/inbox-relay';
 import { createApp } from './app';
-import { eventsRelaySettings, startEventsRelay } from './events/relay';
-import { deliveryOptionsFrom } from './ingress/deliver';
-import { startInboxRelay } from './ingress/relay';
-import { answerClientError } from './problem';
 
 async function main() {
   // API_KEYS bootstraps: once a usable key record exists it may be left unset (checked below).

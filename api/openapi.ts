@@ -1,76 +1,17 @@
-import path from 'node:path';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
-import { Router } from 'express';
 import { z } from 'zod';
 import type { Scope } from '../common/api-key';
-import { escapeHtml as esc } from '../common/html';
-import { eventTypes, webhookBodySchema } from '../contracts/events';
+import { customerVerifications } from '../contracts/customer';
+import { registerWebhooks } from '../events/event-schemas';
+import { type Operation, V1 } from '../http/operation';
 import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS } from '../provider/pix-key';
 import { PIX_TYPES } from '../provider/pix-types';
 import type { PixType } from '../provider/schemas';
-import {
-  attemptPageSchema,
-  attemptsQuerySchema,
-  endpointCreateSchema,
-  endpointListSchema,
-  endpointParamsSchema,
-  endpointSchema,
-  endpointUpdateSchema,
-  endpointWithSecretSchema,
-  eventPageSchema,
-  eventParamsSchema,
-  eventsQuerySchema,
-  eventViewSchema,
-  redeliverQuerySchema,
-  redeliverySchema,
-} from './event-schemas';
-import { scopesOf } from './route-scopes';
-import {
-  accountParamsSchema,
-  biometricsResponseSchema,
-  cpfParamsSchema,
-  customerAccountBodySchema,
-  customerAccountListSchema,
-  customerAccountSchema,
-  customerSchema,
-  depositBodySchema,
-  depositResolutionBodySchema,
-  depositResolutionResponseSchema,
-  depositResponseSchema,
-  depositStateResponseSchema,
-  flowPageSchema,
-  flowsQuerySchema,
-  livenessLinkResponseSchema,
-  onboardingBodySchema,
-  onboardingResponseSchema,
-  problemSchema,
-  reviewAcceptedSchema,
-  reviewBodySchema,
-  txidParamsSchema,
-  withdrawalBodySchema,
-  withdrawalParamsSchema,
-  withdrawalResponseSchema,
-} from './schemas';
+import { v1Operations } from './v1';
 
-// /openapi.json is generated from the very zod schemas the routes validate with (their examples
-// included); /docs renders it with Scalar's API reference, whose bundle the API serves itself
-// (no CDN: the machines running this may reach no internet).
-
-type Method = 'get' | 'post' | 'patch' | 'delete';
-
-interface Op {
-  method: Method;
-  path: string;
-  tag: string;
-  summary: string;
-  description?: string;
-  params?: z.ZodObject;
-  query?: z.ZodObject;
-  body?: z.ZodType;
-  ok: { status: number; description: string; schema?: z.ZodType; png?: boolean }[];
-  errors: number[];
-  public?: boolean;
-}
+// /openapi.json, assembled from the operations each route declares beside its handler (their
+// zod schemas are the ones the routes validate with, examples included), the answers every /v1
+// route may give besides its own, and the webhooks pixflow sends.
 
 const errorText: Record<number, string> = {
   400: 'Invalid body, path or query parameter (invalid_params names each field)',
@@ -112,365 +53,42 @@ const problemHeaders: Record<number, Record<string, unknown>> = {
   },
 };
 
-const ops: Op[] = [
-  {
-    method: 'post',
-    path: '/v1/onboardings',
-    tag: 'Onboarding',
-    summary: 'Start an onboarding (idempotent per CPF)',
-    description:
-      'KYC, then liveness. 201 when started; 200 with the current state when one exists (an expired one starts over).',
-    body: onboardingBodySchema,
-    ok: [
-      { status: 201, description: 'Started', schema: onboardingResponseSchema },
-      { status: 200, description: 'Already exists', schema: onboardingResponseSchema },
-    ],
-    errors: [400, 401],
-  },
-  {
-    method: 'get',
-    path: '/v1/onboardings/{cpf}',
-    tag: 'Onboarding',
-    summary: 'Onboarding state',
-    description: "The liveness link's QR code is a link to its PNG (`link.qrcodeUrl`), not the image.",
-    params: cpfParamsSchema,
-    ok: [{ status: 200, description: 'Current state', schema: onboardingResponseSchema }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'post',
-    path: '/v1/onboardings/{cpf}/liveness-link',
-    tag: 'Onboarding',
-    summary: "The user's liveness link: the valid one again, or a new one",
-    description:
-      'While the onboarding runs, its liveness link. Once it is approved, a biometric identification link (`type` biometric_identification) from its own flow (`workflowId` biometrics-...), started or attached to: the same link while that identification runs (until its outcome, or 30 minutes), a new one after. 409 for a rejected or expired onboarding, or when the provider gives no biometric identification link.',
-    params: cpfParamsSchema,
-    ok: [
-      {
-        status: 200,
-        description: 'The link; `reused` says whether an earlier ask was already given it',
-        schema: livenessLinkResponseSchema,
-      },
-    ],
-    errors: [400, 401, 404, 409],
-  },
-  {
-    method: 'get',
-    path: '/v1/onboardings/{cpf}/liveness-link/qrcode.png',
-    tag: 'Onboarding',
-    summary: "The current liveness link's QR code image (404 while there is no link)",
-    params: cpfParamsSchema,
-    ok: [{ status: 200, description: 'PNG image', png: true }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'post',
-    path: '/v1/onboardings/{cpf}/review',
-    tag: 'Onboarding',
-    summary: 'Operator decision on an onboarding awaiting review',
-    params: cpfParamsSchema,
-    body: reviewBodySchema,
-    ok: [{ status: 202, description: 'Decision delivered to the flow', schema: reviewAcceptedSchema }],
-    errors: [400, 401, 404, 409],
-  },
-  {
-    method: 'get',
-    path: '/v1/biometrics/{cpf}',
-    tag: 'Onboarding',
-    summary: "The person's current or last biometric identification",
-    description:
-      "Its status (issuing_link, awaiting_identification, then passed, failed, expired or unavailable) and link (the QR code is in the liveness link's own answer).",
-    params: cpfParamsSchema,
-    ok: [{ status: 200, description: 'Current state', schema: biometricsResponseSchema }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'post',
-    path: '/v1/deposits',
-    tag: 'Deposits',
-    summary: 'Create a deposit and get its Pix QR code in one call',
-    description:
-      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before.",
-    body: depositBodySchema,
-    ok: [
-      { status: 201, description: 'Created', schema: depositResponseSchema },
-      { status: 200, description: 'The same deposit again', schema: depositResponseSchema },
-    ],
-    errors: [400, 401, 409, 422],
-  },
-  {
-    method: 'get',
-    path: '/v1/deposits/{txid}',
-    tag: 'Deposits',
-    summary: 'Deposit state',
-    description:
-      "The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image. A deposit paid by someone else is `held` (reason `third_party_payer`) until an operator's `resolution`, kept in the state once decided.",
-    params: txidParamsSchema,
-    ok: [{ status: 200, description: 'Current state', schema: depositStateResponseSchema }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'post',
-    path: '/v1/deposits/{txid}/resolution',
-    tag: 'Deposits',
-    summary: 'Operator decision on a held deposit (someone other than the person paid it)',
-    description:
-      'Only a `held` deposit takes one, once: `accept` credits it (`completed`), `return` ends it `to_return` (the money is to be sent back by hand). Answered once the new status is recorded. 409 `not-held` with its flowStatus otherwise.',
-    params: txidParamsSchema,
-    body: depositResolutionBodySchema,
-    ok: [
-      {
-        status: 200,
-        description: 'The decision and the status it led to',
-        schema: depositResolutionResponseSchema,
-      },
-    ],
-    errors: [400, 401, 404, 409],
-  },
-  {
-    method: 'get',
-    path: '/v1/deposits/{txid}/qrcode.png',
-    tag: 'Deposits',
-    summary: 'The QR code image',
-    params: txidParamsSchema,
-    ok: [{ status: 200, description: 'PNG image', png: true }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'post',
-    path: '/v1/withdrawals',
-    tag: 'Withdrawals',
-    summary: 'Send a Pix payout (idempotent per transactionId)',
-    description:
-      'The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (README "Rules"): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, or on its way (`sending`).',
-    body: withdrawalBodySchema,
-    ok: [{ status: 202, description: 'Accepted', schema: withdrawalResponseSchema }],
-    errors: [400, 401, 409],
-  },
-  {
-    method: 'get',
-    path: '/v1/withdrawals/{id}',
-    tag: 'Withdrawals',
-    summary: 'Withdrawal state',
-    params: withdrawalParamsSchema,
-    ok: [{ status: 200, description: 'Current state', schema: withdrawalResponseSchema }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'get',
-    path: '/v1/withdrawals/{id}/biometrics-link/qrcode.png',
-    tag: 'Withdrawals',
-    summary: "The step-up's biometric identification link as a QR code",
-    description:
-      'For a withdrawal that waits (or waited) for a biometric identification: 404 when it never needed one, 410 `link-unavailable` once the identification has ended.',
-    params: withdrawalParamsSchema,
-    ok: [{ status: 200, description: 'PNG image', png: true }],
-    errors: [400, 401, 404, 410],
-  },
-  {
-    method: 'get',
-    path: '/v1/withdrawals/{id}/receipt.png',
-    tag: 'Withdrawals',
-    summary: 'The payout receipt image',
-    description:
-      'While the withdrawal runs: 404 `receipt-not-found` with Retry-After (seconds). A withdrawal that ended failed or stuck, or whose run ended short of an outcome (failed, terminated), never has one: 410 `receipt-unavailable` with its flowStatus and reason.',
-    params: withdrawalParamsSchema,
-    ok: [{ status: 200, description: 'PNG image', png: true }],
-    errors: [400, 401, 404, 410],
-  },
-  {
-    method: 'get',
-    path: '/v1/flows',
-    tag: 'Flows',
-    summary: 'List flows, newest first, with filters and a cursor',
-    description:
-      'A status that the given type (or, without type, no flow type) has is a 400 listing the allowed ones.',
-    query: flowsQuerySchema,
-    ok: [{ status: 200, description: 'One page', schema: flowPageSchema }],
-    errors: [400, 401],
-  },
-  {
-    method: 'get',
-    path: '/v1/customers/{cpf}',
-    tag: 'Customers',
-    summary: 'The person: verification, KYC facts, accounts, payouts today, open flows',
-    description:
-      "Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified.",
-    params: cpfParamsSchema,
-    ok: [{ status: 200, description: 'The customer', schema: customerSchema }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'get',
-    path: '/v1/customers/{cpf}/accounts',
-    tag: 'Customers',
-    summary: "The person's registered accounts, masked",
-    params: cpfParamsSchema,
-    ok: [{ status: 200, description: 'Active accounts, oldest first', schema: customerAccountListSchema }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'post',
-    path: '/v1/customers/{cpf}/accounts',
-    tag: 'Customers',
-    summary: "Register an account as the person's own (idempotent per key)",
-    description:
-      "A Pix key with its type, or the composite account form (pixType ACCOUNT). A CPF key, or a composite whose key part is a CPF, must be the person's own CPF (else 422 naming body.pixKey). 201 when registered, 200 for one already registered.",
-    params: cpfParamsSchema,
-    body: customerAccountBodySchema,
-    ok: [
-      { status: 201, description: 'Registered', schema: customerAccountSchema },
-      { status: 200, description: 'Already registered', schema: customerAccountSchema },
-    ],
-    errors: [400, 401, 404, 422],
-  },
-  {
-    method: 'delete',
-    path: '/v1/customers/{cpf}/accounts/{id}',
-    tag: 'Customers',
-    summary: 'Remove a registered account',
-    params: accountParamsSchema,
-    ok: [{ status: 204, description: 'Removed' }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'post',
-    path: '/v1/webhook-endpoints',
-    tag: 'Events',
-    summary: 'Subscribe an endpoint to events; its signing secret is shown this once',
-    description:
-      'Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The URL must be https to a public address (loopback only when WEBHOOK_ALLOW_LOOPBACK; private ranges only in WEBHOOK_ALLOWED_CIDRS).',
-    body: endpointCreateSchema,
-    ok: [{ status: 201, description: 'Created', schema: endpointWithSecretSchema }],
-    errors: [400, 401],
-  },
-  {
-    method: 'get',
-    path: '/v1/webhook-endpoints',
-    tag: 'Events',
-    summary: "This API key's endpoints",
-    ok: [{ status: 200, description: 'Endpoints', schema: endpointListSchema }],
-    errors: [401],
-  },
-  {
-    method: 'get',
-    path: '/v1/webhook-endpoints/{id}',
-    tag: 'Events',
-    summary: 'One endpoint (another key’s is 404)',
-    params: endpointParamsSchema,
-    ok: [{ status: 200, description: 'Endpoint', schema: endpointSchema }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'patch',
-    path: '/v1/webhook-endpoints/{id}',
-    tag: 'Events',
-    summary: 'Change its URL, events or description; enable or disable it',
-    params: endpointParamsSchema,
-    body: endpointUpdateSchema,
-    ok: [{ status: 200, description: 'Changed', schema: endpointSchema }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'delete',
-    path: '/v1/webhook-endpoints/{id}',
-    tag: 'Events',
-    summary: 'Delete an endpoint and its pending deliveries',
-    params: endpointParamsSchema,
-    ok: [{ status: 204, description: 'Deleted' }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'post',
-    path: '/v1/webhook-endpoints/{id}/rotate-secret',
-    tag: 'Events',
-    summary: 'A new signing secret; the previous one keeps signing beside it for 24 hours',
-    params: endpointParamsSchema,
-    ok: [
-      {
-        status: 200,
-        description: 'Rotated; the new secret is shown this once',
-        schema: endpointWithSecretSchema,
-      },
-    ],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'get',
-    path: '/v1/webhook-endpoints/{id}/attempts',
-    tag: 'Events',
-    summary: 'Every delivery attempt to the endpoint, newest first',
-    params: endpointParamsSchema,
-    query: attemptsQuerySchema,
-    ok: [{ status: 200, description: 'Attempts', schema: attemptPageSchema }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'get',
-    path: '/v1/events',
-    tag: 'Events',
-    summary: 'Events, oldest first, from a cursor: catch up without webhooks (kept 30 days)',
-    query: eventsQuerySchema,
-    ok: [{ status: 200, description: 'A page of events', schema: eventPageSchema }],
-    errors: [400, 401],
-  },
-  {
-    method: 'get',
-    path: '/v1/events/{id}',
-    tag: 'Events',
-    summary: 'One event',
-    params: eventParamsSchema,
-    ok: [{ status: 200, description: 'Event', schema: eventViewSchema }],
-    errors: [400, 401, 404],
-  },
-  {
-    method: 'post',
-    path: '/v1/events/{id}/redeliver',
-    tag: 'Events',
-    summary: "Send an event again to this key's subscribed endpoints, with the same webhook-id",
-    params: eventParamsSchema,
-    query: redeliverQuerySchema,
-    ok: [{ status: 202, description: 'Queued', schema: redeliverySchema }],
-    errors: [400, 401, 404],
-  },
-];
-
-/**
- * The webhooks pixflow sends, one per flow type (the event types of each in its description), in
- * the document's `webhooks` section: the same schemas the relay's bodies and GET /v1/events use.
- */
-function registerWebhooks(registry: OpenAPIRegistry) {
-  const headers = z.object({
-    'webhook-id': z.string().meta({ description: "the event's id: the same on every attempt; dedupe by it" }),
-    'webhook-timestamp': z.string().meta({ description: "this attempt's time, Unix seconds" }),
-    'webhook-signature': z.string().meta({
-      description:
-        'v1,<base64 HMAC-SHA256 of id.timestamp.body>, space-separated: two while a rotated secret overlaps',
-    }),
+/** Every error answer: RFC 9457 problem details, with pixflow's own members. */
+export const problemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    instance: z.string().optional(),
+    invalid_params: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
+    flowStatus: z
+      .string()
+      .optional()
+      .meta({ description: "the flow's status, when it is why the request cannot be answered" }),
+    reason: z
+      .string()
+      .optional()
+      .meta({ description: "a reason code: the flow's reason for that status, or the rule that refuses" }),
+    verification: z
+      .enum(customerVerifications)
+      .optional()
+      .meta({ description: "the person's verification, when it is why a flow is not started" }),
+  })
+  .meta({
+    id: 'Problem',
+    example: {
+      type: 'https://pixflow.dev/problems/validation-error',
+      title: 'Request validation failed',
+      status: 400,
+      detail: 'body.client.cpf: has invalid check digits',
+      instance: '/v1/deposits',
+      invalid_params: [{ name: 'body.client.cpf', reason: 'has invalid check digits' }],
+    },
   });
-  const families = new Map<string, string[]>();
-  for (const t of eventTypes) {
-    const family = t.slice(0, t.indexOf('.'));
-    families.set(family, [...(families.get(family) ?? []), t]);
-  }
-  for (const [family, types] of families) {
-    registry.registerWebhook({
-      method: 'post',
-      path: family,
-      tags: ['Events'],
-      summary: `${family} events`,
-      description: `Types: ${types.map((t) => `\`${t}\``).join(', ')}. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.`,
-      request: {
-        headers,
-        body: { required: true, content: { 'application/json': { schema: webhookBodySchema } } },
-      },
-      responses: { 200: { description: 'Received (any 2xx)' } },
-    });
-  }
-}
 
 /**
- * What the API refuses in every text field (route-helpers' `parse`): NUL, which Postgres cannot
+ * What the API refuses in every text field (http/request-input.ts `parse`): NUL, which Postgres cannot
  * store, as the pattern of every string schema that has no rule of its own, so the document
  * admits no text the API refuses. (Lone surrogates, refused too, are not Unicode text at all;
  * a pattern cannot name them in every regex dialect that validators use.)
@@ -542,15 +160,44 @@ function pixKeyVariants(): Record<string, unknown>[] {
   }));
 }
 
-/** The operation's scopes from api/route-scopes.ts, the table the API enforces. */
-function scopesNeeded(op: Op): readonly Scope[] {
-  const scopes = scopesOf(op.method, op.path.replace(/\{(\w+)\}/g, ':$1'));
-  if (!scopes) throw new Error(`api/route-scopes.ts lists no scopes for ${op.method} ${op.path}`);
-  return scopes;
-}
-
 const withScopes = (description: string | undefined, scopes: readonly Scope[]) =>
   `${description ? `${description}\n\n` : ''}API key scope: ${scopes.map((s) => `\`${s}\``).join(' and ')} (a write scope includes its read).`;
+
+/** OpenAPI's form of an operation's path: `/v1/deposits/{txid}`. */
+const documentedPath = (op: Operation) => `${V1}${op.path.replace(/:(\w+)/g, '{$1}')}`;
+
+function registerOperation(registry: OpenAPIRegistry, op: Operation) {
+  const responses: Record<string, unknown> = {};
+  for (const ok of op.ok) {
+    responses[ok.status] = {
+      description: ok.description,
+      ...(ok.schema ? { content: { 'application/json': { schema: ok.schema } } } : {}),
+      ...(ok.png ? { content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } : {}),
+    };
+  }
+  for (const status of new Set([...op.errors, FORBIDDEN, RATE_LIMITED, UNAVAILABLE])) {
+    responses[status] = {
+      description: errorText[status] ?? 'Error',
+      ...(problemHeaders[status] ? { headers: problemHeaders[status] } : {}),
+      content: { 'application/problem+json': { schema: problemSchema } },
+    };
+  }
+  registry.registerPath({
+    method: op.method,
+    path: documentedPath(op),
+    tags: [op.tag],
+    summary: op.summary,
+    description: withScopes(op.description, op.scopes),
+    // OpenAPI 3.1 lets a non-OAuth scheme list the roles an operation needs: the key's scopes.
+    security: [{ apiKey: [...op.scopes] }],
+    request: {
+      params: op.params,
+      query: op.query,
+      body: op.body ? { required: true, content: { 'application/json': { schema: op.body } } } : undefined,
+    },
+    responses: responses as Parameters<typeof registry.registerPath>[0]['responses'],
+  });
+}
 
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
@@ -560,40 +207,7 @@ export function buildOpenApiDocument() {
     description:
       'Authorization: Bearer <api key>. Each operation names the scopes the key needs (a write scope includes its read); a key from API_KEYS holds every scope.',
   });
-  for (const op of ops) {
-    const responses: Record<string, unknown> = {};
-    for (const ok of op.ok) {
-      responses[ok.status] = {
-        description: ok.description,
-        ...(ok.schema ? { content: { 'application/json': { schema: ok.schema } } } : {}),
-        ...(ok.png ? { content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } : {}),
-      };
-    }
-    const errors = op.public ? op.errors : [...new Set([...op.errors, FORBIDDEN, RATE_LIMITED, UNAVAILABLE])];
-    const scopes = op.public ? [] : scopesNeeded(op);
-    for (const status of errors) {
-      responses[status] = {
-        description: errorText[status] ?? 'Error',
-        ...(problemHeaders[status] ? { headers: problemHeaders[status] } : {}),
-        content: { 'application/problem+json': { schema: problemSchema } },
-      };
-    }
-    registry.registerPath({
-      method: op.method,
-      path: op.path,
-      tags: [op.tag],
-      summary: op.summary,
-      description: op.public ? op.description : withScopes(op.description, scopes),
-      // OpenAPI 3.1 lets a non-OAuth scheme list the roles an operation needs: the key's scopes.
-      security: op.public ? [] : [{ apiKey: [...scopes] }],
-      request: {
-        params: op.params,
-        query: op.query,
-        body: op.body ? { required: true, content: { 'application/json': { schema: op.body } } } : undefined,
-      },
-      responses: responses as Parameters<typeof registry.registerPath>[0]['responses'],
-    });
-  }
+  for (const op of v1Operations) registerOperation(registry, op);
   registerWebhooks(registry);
   const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
@@ -612,66 +226,4 @@ export function buildOpenApiDocument() {
     if (request) request.oneOf = pixKeyVariants();
   }
   return doc;
-}
-
-/** The reference's standalone browser bundle, served from node_modules: no CDN at run time. */
-const REFERENCE_BUNDLE = path.join(
-  path.dirname(require.resolve('@scalar/api-reference')),
-  'browser',
-  'standalone.js',
-);
-const REFERENCE_BUNDLE_PATH = '/docs/api-reference.js';
-
-/**
- * The page's own policy: the bundle is a script from here that injects its styles, fetches the
- * document and sends "try it" requests to this origin. Fonts are the browser's own
- * (`withDefaultFonts: false`; the default would fetch them from Scalar's CDN).
- */
-const DOCS_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-/** The page: the bundle mounts the reference where the configuration script stands. */
-export function renderDocsHtml(title: string): string {
-  // Scalar's hosted services (AI agent, MCP, developer tools, telemetry) stay off: this page
-  // reads the document from this API and nothing else.
-  const config = {
-    url: '/openapi.json',
-    withDefaultFonts: false,
-    telemetry: false,
-    agent: { disabled: true },
-    mcp: { disabled: true },
-    showDeveloperTools: 'never',
-    documentDownloadType: 'json',
-    authentication: { preferredSecurityScheme: 'apiKey' },
-  };
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title><link rel="icon" href="data:,"></head>
-<body><script id="api-reference" data-configuration="${esc(JSON.stringify(config))}"></script>
-<script src="${REFERENCE_BUNDLE_PATH}"></script></body></html>`;
-}
-
-export function openApiRoutes() {
-  const doc = buildOpenApiDocument();
-  const html = renderDocsHtml(doc.info.title);
-  const r = Router();
-  r.get('/openapi.json', (_req, res) => {
-    res.json(doc);
-  });
-  r.get('/docs', (_req, res) => {
-    res.set('content-security-policy', DOCS_CSP).type('html').send(html);
-  });
-  r.get(REFERENCE_BUNDLE_PATH, (_req, res, next) => {
-    res.sendFile(REFERENCE_BUNDLE, { maxAge: '1h' }, (err) => err && next(err));
-  });
-  return r;
 }

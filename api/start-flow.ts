@@ -1,11 +1,16 @@
+import { createHmac } from 'node:crypto';
 import {
   type Client,
   WithStartWorkflowOperation,
   type WorkflowHandle,
   type WorkflowStartOptions,
+  WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import type { UpdateDefinition, Workflow } from '@temporalio/common';
-import { conflict, isAlreadyStarted, updateFailure } from './route-helpers';
+import { canonicalJson } from '../common/canonical-json';
+import type { Problem } from '../http/problem';
+import { isAlreadyStarted, retryUpdateLostWithTask } from '../http/workflow-calls';
+import { conflict } from './flow-answers';
 
 /** A flow to start, keyed by its business id, with the keyed hash of the request that starts it. */
 export interface FlowStart<W extends Workflow> {
@@ -15,6 +20,11 @@ export interface FlowStart<W extends Workflow> {
   requestHash: { memoKey: string; value: string };
   /** Why a different request for the same business id is refused. */
   conflictReason: string;
+  /**
+   * The flow's own answer to an update it refused (the failure's cause); undefined leaves it
+   * the caller's conflict (409).
+   */
+  refusal?: (cause: Error | undefined) => Problem | undefined;
 }
 
 export type StartOutcome<Ret, W extends Workflow> =
@@ -22,34 +32,15 @@ export type StartOutcome<Ret, W extends Workflow> =
   /** The same request again, for a flow that is already closed: answer from its state. */
   | { answered: false; closed: WorkflowHandle<W> };
 
-const GRPC_FAILED_PRECONDITION = 9;
-/** How many times an update lost with its workflow task is asked for (the first ask included). */
-const UPDATE_ATTEMPTS = 3;
-
-/**
- * The server dropped an update it had handed to a workflow task that it then failed; the usual
- * cause is a signal (a provider notification) that arrived while that task closed the flow, which
- * the server refuses and hands the worker again. The update was not applied and nothing the
- * caller did caused it: asking again is safe, and finds the flow as the next task leaves it.
- */
-function updateLostWithItsTask(err: unknown): boolean {
-  // Update-with-start throws the gRPC error itself; an update alone wraps it in a ServiceError.
-  const lost = (e: unknown) => {
-    const grpc = e as { code?: unknown; message?: unknown } | undefined;
-    return grpc?.code === GRPC_FAILED_PRECONDITION && /workflow task failure/i.test(String(grpc.message));
-  };
-  return lost(err) || lost((err as { cause?: unknown } | undefined)?.cause);
+/** Keyed hash of a request (it holds a CPF): comparable, kept in the memo, not reversible. */
+export function requestHash(v: unknown, key: string): string {
+  return createHmac('sha256', key).update(canonicalJson(v)).digest('hex');
 }
 
-/** Sends an update (with or without start) again while the server lost it with its task. */
-export async function askAgainIfLost<T>(ask: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await ask();
-    } catch (err) {
-      if (!updateLostWithItsTask(err) || attempt >= UPDATE_ATTEMPTS) throw err;
-    }
-  }
+/** A refused update (a validator's rejection, a finished flow) is the caller's problem, not ours. */
+function refusedUpdate<W extends Workflow>(err: unknown, flow: FlowStart<W>): Problem | undefined {
+  if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
+  return flow.refusal?.(err.cause) ?? conflict(err.cause?.message ?? err.message);
 }
 
 /**
@@ -65,7 +56,7 @@ export async function startOrAttach<W extends Workflow, Ret, Args extends unknow
   flow: FlowStart<W>,
 ): Promise<StartOutcome<Ret, W>> {
   try {
-    const answer = await askAgainIfLost(() =>
+    const answer = await retryUpdateLostWithTask(() =>
       temporal.workflow.executeUpdateWithStart(update, {
         args,
         startWorkflowOperation: new WithStartWorkflowOperation<W>(flow.workflowType, {
@@ -79,7 +70,7 @@ export async function startOrAttach<W extends Workflow, Ret, Args extends unknow
     );
     return { answered: true, answer };
   } catch (err) {
-    const problem = updateFailure(err);
+    const problem = refusedUpdate(err, flow);
     if (problem) throw problem;
     if (!isAlreadyStarted(err)) throw err;
     const closed = temporal.workflow.getHandle<W>(flow.options.workflowId);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { generate as generateCpf } from '@fnando/cpf';
 import { cpfHash } from '../common/pii';
-import { newCpf, ownCpfKey } from '../scripts/people';
+import { newCpf, ownCpfKey } from '../test/helpers/people';
 import type { Bench } from './harness';
 import type { Completions, Launched } from './load';
 import { runTag, settings, sleep } from './settings';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { newTxid } from '../api/route-helpers';
-import { ownCpfKey, type People } from '../scripts/people';
+import { newTxid } from '../api/deposits';
+import { ownCpfKey, type People } from '../test/helpers/people';
 import type { FloorShape } from './floor-workflow';
 import { type Bench, runOnFreshStack } from './harness';
 import { cpuPercentBetween, cpuSnapshot } from './proc';

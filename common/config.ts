@@ -33,7 +33,7 @@ const csv = z.string().transform((v) =>
     .filter(Boolean),
 );
 
-/** Webhook inbox defaults, here once for the variables below and for api/ingress/deliver.ts's
+/** Webhook inbox defaults, here once for the variables below and for ingress/deliver.ts's
  * options when a caller (a test, the relay) sets none. */
 export const INBOX_DEFAULTS = {
   relayIntervalMs: 1_000,
@@ -45,6 +45,12 @@ export const INBOX_DEFAULTS = {
 
 /** Failed authentication's budget per address (docs/security.md), also for an ingress a test mounts alone. */
 export const AUTH_FAILURE_DEFAULTS = { limit: 20, windowMs: 5 * 60_000 } as const;
+
+/** The money rules' amounts by default (README "Rules"), also for whoever must stay within them. */
+export const MONEY_RULE_DEFAULTS = {
+  withdrawalDailyLimitCentavos: 5_000_000,
+  biometricStepUpCentavos: 500_000,
+} as const;
 
 /** Outbound events' defaults (README "Events"). */
 export const EVENTS_DEFAULTS = {
@@ -158,7 +164,7 @@ export const envSchema = z.object({
   CODEC_CORS_ORIGINS: csv.optional(),
   /** Key of the CPF hash kept in Postgres and search attributes (never the CPF itself). */
   PII_HASH_KEY: z.string().min(16, 'must be at least 16 characters').default('dev-pii-hash-key-change-me'),
-  /** The flows' waits; unset: the flows' own defaults (contracts/shared.ts DEFAULT_TIMINGS). */
+  /** The flows' waits; unset: the flows' own defaults (contracts/flow.ts DEFAULT_TIMINGS). */
   LIVENESS_LINK_TTL_MS: durationMs.optional(),
   ONBOARDING_DEADLINE_MS: durationMs.optional(),
   /**
@@ -183,7 +189,7 @@ export const envSchema = z.object({
     .number({ error: 'must be a number of centavos' })
     .int('must be whole centavos')
     .positive('must be at least 1 centavo')
-    .default(5_000_000),
+    .default(MONEY_RULE_DEFAULTS.withdrawalDailyLimitCentavos),
   /** Money rules (README "Rules"): each on by default; a caller satisfies them, never skips them. */
   REQUIRE_VERIFIED_FOR_WITHDRAWALS: bool.default(true),
   REQUIRE_VERIFIED_FOR_DEPOSITS: bool.default(true),
@@ -194,7 +200,7 @@ export const envSchema = z.object({
     .number({ error: 'must be a number of centavos' })
     .int('must be whole centavos')
     .min(0, 'must be 0 (off) or more')
-    .default(500_000),
+    .default(MONEY_RULE_DEFAULTS.biometricStepUpCentavos),
   /** The first payout to a registered account waits for a biometric identification. */
   BIOMETRIC_STEP_UP_NEW_ACCOUNT: bool.default(true),
   /** A KYC answer older than this is read again before money moves: 30d, 12h, 90m, 45s. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { planSchema } from '../provider/schemas';
-import type { FlowTimings } from './shared';
-import { cpfSchema } from './shared-input';
+import type { FlowTimings } from './flow';
+import { cpfSchema } from './flow-input';
 
 // What a biometric identification is started with, as the API checks it.
 

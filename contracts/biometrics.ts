@@ -9,11 +9,16 @@ import type { LivenessLink, LivenessLinkAnswer } from './onboarding';
 
 export type { BiometricsInput, LivenessLinkAnswer };
 
+const BIOMETRICS_ID_PREFIX = 'biometrics-';
+
 /**
  * `biometrics-<keyed hash of the CPF>` (never the CPF, as the onboarding's id). One open at a
  * time per person; a closed one is followed by a new run under the same id.
  */
-export const biometricsWorkflowId = (cpfHash: string) => `biometrics-${cpfHash}`;
+export const biometricsWorkflowId = (cpfHash: string) => `${BIOMETRICS_ID_PREFIX}${cpfHash}`;
+
+/** Whether a workflow id is a biometric identification's. */
+export const isBiometricsWorkflowId = (workflowId: string) => workflowId.startsWith(BIOMETRICS_ID_PREFIX);
 
 /** Every status a biometric identification can be in, in order. */
 export const biometricsStatuses = [

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { depositClientSchema } from '../provider/schemas';
-import type { FlowTimings } from './shared';
-import { amountCentavosSchema, birthdaySchema, cpfSchema, emailSchema, txidSchema } from './shared-input';
+import type { FlowTimings } from './flow';
+import { amountCentavosSchema, birthdaySchema, cpfSchema, emailSchema, txidSchema } from './flow-input';
 
 // What a deposit is started with, as the API checks it.
 

@@ -1,6 +1,6 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { DepositInput, DepositResolutionRequest } from './deposit-input';
-import type { PaymentProgress } from './shared';
+import type { PaymentProgress } from './flow';
 
 // The deposit's contract: a Pix QR code at once, then payment proven by inquiry. What it is
 // started with is checked by the schema in deposit-input.ts.

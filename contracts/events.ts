@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { biometricsStatuses } from './biometrics';
 import { customerVerifications } from './customer';
 import { depositStatuses } from './deposit';
+import type { FlowType } from './flow';
 import { onboardingStatuses } from './onboarding';
-import type { FlowType } from './shared';
 import { withdrawalStatuses } from './withdrawal';
 
 // Outbound events: what pixflow tells a backend happened. Every status change of a flow is one

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { planSchema } from '../provider/schemas';
-import type { FlowTimings } from './shared';
-import { cpfSchema } from './shared-input';
+import type { FlowTimings } from './flow';
+import { cpfSchema } from './flow-input';
 
 // What an onboarding is started with and what an operator decides, as the API checks them.
 

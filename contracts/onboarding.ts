@@ -7,13 +7,19 @@ import type { OnboardingInput, ReviewDecision } from './onboarding-input';
 
 export type { OnboardingInput, ReviewDecision };
 
+const ONBOARDING_ID_PREFIX = 'onboarding-';
+
 /**
  * `onboarding-<keyed hash of the CPF>`, never the CPF: workflow ids are stored and shown in plain
  * text by Temporal, so a bare CPF there would defeat the payload encryption. Still a business id:
  * the same CPF always finds the same flow. The hash is common/pii.ts `cpfHash` with the
  * configured key.
  */
-export const onboardingWorkflowId = (cpfHash: string) => `onboarding-${cpfHash}`;
+export const onboardingWorkflowId = (cpfHash: string) => `${ONBOARDING_ID_PREFIX}${cpfHash}`;
+
+/** The keyed CPF hash an onboarding's workflow id holds; undefined for another flow's id. */
+export const cpfHashOfOnboarding = (workflowId: string): string | undefined =>
+  workflowId.startsWith(ONBOARDING_ID_PREFIX) ? workflowId.slice(ONBOARDING_ID_PREFIX.length) : undefined;
 
 /** Every status an onboarding can be in, in the order it may pass them (GET /v1/flows checks against these). */
 export const onboardingStatuses = [

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { pixKeyProblem } from '../provider/pix-key';
 import { pixTypeSchema, withdrawClientSchema } from '../provider/schemas';
-import type { FlowTimings } from './shared';
-import { amountCentavosSchema, birthdaySchema, cpfSchema, emailSchema } from './shared-input';
+import type { FlowTimings } from './flow';
+import { amountCentavosSchema, birthdaySchema, cpfSchema, emailSchema } from './flow-input';
 
 // What a withdrawal is started with, as the API checks it.
 

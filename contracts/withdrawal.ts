@@ -1,5 +1,5 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { PaymentProgress } from './shared';
+import type { PaymentProgress } from './flow';
 import type { WithdrawalInput } from './withdrawal-input';
 
 export type { WithdrawalInput };

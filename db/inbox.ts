@@ -5,11 +5,11 @@ import type { Pool } from './pool';
 
 const UNIQUE_VIOLATION = '23505';
 
-export type InboxPoint = 'deposit' | 'withdraw' | 'liveness';
+export type NotificationPoint = 'deposit' | 'withdraw' | 'liveness';
 
 export interface NewInboxRow {
   dedupeKey: string;
-  point: InboxPoint;
+  point: NotificationPoint;
   workflowId: string;
   rawBody: string;
   headers: Record<string, string>;
@@ -22,7 +22,7 @@ export interface NewInboxRow {
 
 export interface InboxRow {
   id: number;
-  point: InboxPoint;
+  point: NotificationPoint;
   workflowId: string;
   signalName: string;
   signalPayload: unknown;
@@ -100,7 +100,7 @@ export async function claimForDelivery(pool: Pool, id: number): Promise<boolean>
 export async function claimPending(pool: Pool, limit: number, leaseMs: number): Promise<InboxRow[]> {
   const r = await pool.query<{
     id: number;
-    point: InboxPoint;
+    point: NotificationPoint;
     workflow_id: string;
     signal_name: string;
     signal_payload: unknown;

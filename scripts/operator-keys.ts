@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { createKey, type KeyActor, listKeys, revokeKey, rotateKey, statusOf } from '../api/key-admin';
+import { createKey, type KeyActor, listKeys, revokeKey, rotateKey, statusOf } from '../api-keys/admin';
 import { durationSchema, keyIdSchema, keyNameSchema, scopeSchema } from '../common/api-key';
 import { createPool } from '../db/pool';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { isTimeZone } from '../api/backoffice/format';
+import { isTimeZone } from '../backoffice/format';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../common/passwords';
 import { disableOperator, operatorRoles, saveOperator, setOperatorRole } from '../db/operators';
 import { createPool } from '../db/pool';

@@ -24,7 +24,7 @@ import {
   NOT_BIOMETRIC_IDENTIFICATION,
   type StepUpAsk,
 } from '../contracts/biometrics';
-import { type FlowTimings, resolveTimings } from '../contracts/shared';
+import { type FlowTimings, resolveTimings } from '../contracts/flow';
 import { isoNow, PROVIDER_RETRY, trackFlow } from './flow-lifecycle';
 import { livenessStageOf } from './liveness-progress';
 

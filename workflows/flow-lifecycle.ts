@@ -19,7 +19,7 @@ import {
   FlowTypeKey,
   MerchantKey,
 } from '../common/search-attributes';
-import { type FlowRecord, providerNotificationSignal } from '../contracts/shared';
+import { type FlowRecord, providerNotificationSignal } from '../contracts/flow';
 
 // What every flow does the same way: keep its state record, show each status change where
 // operators look, and wait for an outcome the provider announces by a hint or a poll.

@@ -9,6 +9,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createOnboardingActivities } from '../activities/onboarding';
+import { resolveTimings } from '../contracts/flow';
 import {
   type LivenessLink,
   type LivenessLinkAnswer,
@@ -22,7 +23,6 @@ import {
   onboardingStateQuery,
   reviewSignal,
 } from '../contracts/onboarding';
-import { resolveTimings } from '../contracts/shared';
 import { isoNow, PROVIDER_RETRY, trackFlow } from './flow-lifecycle';
 import { livenessStageOf } from './liveness-progress';
 

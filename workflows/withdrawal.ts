@@ -12,8 +12,8 @@ import type { createWithdrawalActivities, PayoutCheck, PayoutSent } from '../act
 import type { createWithdrawalRuleActivities } from '../activities/withdrawal-rules';
 import { canonicalJson } from '../common/canonical-json';
 import { type BiometricsOutcome, biometricsOutcomeSignal } from '../contracts/biometrics';
+import { resolveTimings } from '../contracts/flow';
 import type { WithdrawalRefusal } from '../contracts/rules';
-import { resolveTimings } from '../contracts/shared';
 import {
   LOCAL_PAYOUT_CHECK_PATCH,
   PAYOUT_REJECTED,

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../../api/key-admin';
-import { routeScopes } from '../../api/route-scopes';
+import { routeScopes } from '../../api/v1';
+import { createKey } from '../../api-keys/admin';
 import { keyDigest } from '../../common/api-key';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { listActions } from '../../db/operator-actions';
@@ -251,7 +251,7 @@ describe('route scopes are declared once', () => {
     return rows;
   }
 
-  it("docs/security.md's table says what api/route-scopes.ts enforces, route for route", () => {
+  it("docs/security.md's table says what the operations' scopes enforce, route for route", () => {
     const documented = documentedScopes();
     expect(Object.keys(documented).length).toBeGreaterThan(0);
     expect(documented).toEqual(Object.fromEntries(Object.entries(routeScopes).map(([r, s]) => [r, [...s]])));

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { biometricsResponseSchema, livenessLinkResponseSchema } from '../../api/schemas';
+import { biometricsResponseSchema } from '../../api/biometrics-schemas';
+import { livenessLinkResponseSchema } from '../../api/onboardings-schemas';
 import { cpfHash } from '../../common/pii';
 import { biometricsWorkflowId } from '../../contracts/biometrics';
 import { type OnboardingState, onboardingWorkflowId } from '../../contracts/onboarding';

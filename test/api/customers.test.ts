@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { customerAccountSchema, customerSchema } from '../../api/schemas';
+import { customerAccountSchema, customerSchema } from '../../api/customers-schemas';
 import { loadConfig } from '../../common/config';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';

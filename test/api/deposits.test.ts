@@ -1,6 +1,6 @@
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { depositResolutionResponseSchema, depositStateResponseSchema } from '../../api/schemas';
+import { depositResolutionResponseSchema, depositStateResponseSchema } from '../../api/deposits-schemas';
 import { loadConfig } from '../../common/config';
 import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';

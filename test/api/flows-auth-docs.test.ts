@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpfHash } from '../../common/pii';
 import { depositWorkflowId } from '../../contracts/deposit';
-import { launchChromium } from '../console/browser';
+import { launchChromium } from '../helpers/browser';
 import { newPerson, onboard, ownCpfKey, type Person } from '../helpers/people';
 import {
   type ApiEnv,
@@ -199,9 +199,9 @@ describe('API description', () => {
         '/v1/webhook-endpoints/{id}/attempts',
         '/v1/webhook-endpoints/{id}/rotate-secret',
         '/v1/withdrawals',
-        '/v1/withdrawals/{id}',
-        '/v1/withdrawals/{id}/biometrics-link/qrcode.png',
-        '/v1/withdrawals/{id}/receipt.png',
+        '/v1/withdrawals/{transactionId}',
+        '/v1/withdrawals/{transactionId}/biometrics-link/qrcode.png',
+        '/v1/withdrawals/{transactionId}/receipt.png',
       ].sort(),
     );
     expect(doc.paths['/v1/deposits']?.post).toMatchObject({

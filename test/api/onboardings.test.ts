@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onboardingResponseSchema } from '../../api/schemas';
+import { onboardingResponseSchema } from '../../api/onboardings-schemas';
 import { cpfHash } from '../../common/pii';
 import { biometricsWorkflowId } from '../../contracts/biometrics';
 import {

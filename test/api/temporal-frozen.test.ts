@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startInboxRelay } from '../../api/ingress/relay';
-import { PROBLEM_BASE } from '../../api/problem';
 import { createLogger } from '../../common/logger';
 import { hashPassword } from '../../common/passwords';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { saveOperator } from '../../db/operators';
+import { PROBLEM_BASE } from '../../http/problem';
+import { startInboxRelay } from '../../ingress/inbox-relay';
 import { expectSdkLog } from '../helpers/sdk-log';
 import { type OwnDevServer, spawnDevServer } from '../helpers/temporal';
 import { API_KEY, type ApiEnv, eventually, freshCpf, startApiEnv } from './support';

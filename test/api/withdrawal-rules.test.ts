@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withdrawalResponseSchema } from '../../api/schemas';
+import { withdrawalResponseSchema } from '../../api/withdrawals-schemas';
 import { cpfHash } from '../../common/pii';
 import { suspendVerification } from '../../db/customers';
 import { recordHistory } from '../helpers/histories';

@@ -3,8 +3,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { launchChromium } from '../helpers/browser';
 import { clientFor } from '../helpers/sandbox-client';
-import { launchChromium } from './browser';
 
 // The sandbox console in a real headless Chromium: rows appear (also by auto-refresh), the QR image
 // loads, and the buttons change what the provider's own inquiry reports.

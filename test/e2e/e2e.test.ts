@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../console/browser';
+import { launchChromium } from '../helpers/browser';
 import { onboard, ownCpfKey, type Person } from '../helpers/people';
 import {
   API_KEY,

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { parseNotification } from '../../api/ingress/notification';
 import { depositFinalStatuses } from '../../contracts/deposit';
 import { onboardingFinalStatuses } from '../../contracts/onboarding';
 import { withdrawalFinalStatuses } from '../../contracts/withdrawal';
+import { parseNotification } from '../../ingress/notification';
 import { newCpf, ownCpfKey, type People } from '../helpers/people';
 import { API_KEY, type Harness, PII_HASH_KEY } from './harness';
 

@@ -257,7 +257,7 @@ describe('hostile input: routes with path parameters', () => {
   );
 
   it(
-    'GET /v1/withdrawals/:id',
+    'GET /v1/withdrawals/:transactionId',
     async () => {
       await run(paramRequests('GET', (s) => `/v1/withdrawals/${s}`, transactionIdShaped));
     },
@@ -265,7 +265,7 @@ describe('hostile input: routes with path parameters', () => {
   );
 
   it(
-    'GET /v1/withdrawals/:id/receipt.png',
+    'GET /v1/withdrawals/:transactionId/receipt.png',
     async () => {
       await run(paramRequests('GET', (s) => `/v1/withdrawals/${s}/receipt.png`, transactionIdShaped));
     },

@@ -3,10 +3,10 @@ import { generate as generateCpf } from '@fnando/cpf';
 import type { Client } from '@temporalio/client';
 import express from 'express';
 import pino from 'pino';
-import { type IngressDeps, ingressRouter } from '../../api/ingress/router';
-import { Problem, problemHandler } from '../../api/problem';
 import { closeServer, listen } from '../../common/http';
 import type { Pool } from '../../db/pool';
+import { Problem, problemHandler } from '../../http/problem';
+import { type IngressDeps, ingressRouter } from '../../ingress/router';
 
 // The ingress router mounted as api/app.ts mounts it, on a port of its own.
 

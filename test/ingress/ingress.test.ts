@@ -3,8 +3,6 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { UNMATCHED_NOTE } from '../../api/ingress/deliver';
-import { startInboxRelay } from '../../api/ingress/relay';
 import { createApiMetrics } from '../../common/metrics';
 import { cpfHash } from '../../common/pii';
 import { biometricsWorkflowId } from '../../contracts/biometrics';
@@ -18,6 +16,8 @@ import {
 } from '../../db/liveness-requests';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
+import { UNMATCHED_NOTE } from '../../ingress/deliver';
+import { startInboxRelay } from '../../ingress/inbox-relay';
 import { finishSignal, type Received, receivedQuery } from '../fixtures/ingress-workflows';
 import { freePort } from '../helpers/ports';
 import { freshDatabase } from '../helpers/postgres';

@@ -3,7 +3,6 @@ import { generate as generateCpf } from '@fnando/cpf';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { startInboxRelay } from '../../api/ingress/relay';
 import { INBOX_DEFAULTS } from '../../common/config';
 import {
   type DepositInput,
@@ -14,6 +13,7 @@ import {
 import type { WithdrawalInput } from '../../contracts/withdrawal';
 import { withdrawalStateQuery, withdrawalWorkflowId } from '../../contracts/withdrawal';
 import type { Pool } from '../../db/pool';
+import { startInboxRelay } from '../../ingress/inbox-relay';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { verifiedWithKnownPayee } from '../helpers/customers';
 import { TEST_PII_KEY } from '../helpers/flow-env';

@@ -3,7 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, expect, it } from 'vitest';
 import { createFlowActivities } from '../../activities/flows';
 import { cpfHash } from '../../common/pii';
-import type { FlowRecord } from '../../contracts/shared';
+import type { FlowRecord } from '../../contracts/flow';
 import { testPool } from '../helpers/postgres';
 
 // The flows row of a workflow id that starts again: the new run counts its sequence from 1.

@@ -2,9 +2,9 @@ import type { AddressInfo } from 'node:net';
 import { type ProxyTracerProvider, trace } from '@opentelemetry/api';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestTracing } from '../../api/tracing';
 import { ConfigError, loadConfig } from '../../common/config';
 import { setupTracing, tracingClientInterceptors, tracingWorkerOptions } from '../../common/tracing';
+import { requestTracing } from '../../http/request-tracing';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { clientFor } from '../helpers/sandbox-client';
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerClientError } from '../../api/problem';
+import { answerClientError } from '../../http/problem';
 
 // Node rejects oversized headers before Express sees the request; the API still answers problem+json.
 const server = http.createServer((_req, res) => res.end('ok'));

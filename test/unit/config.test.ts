@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { defaultDeliveryOptions, deliveryOptionsFrom } from '../../api/ingress/deliver';
 import { ConfigError, loadConfig } from '../../common/config';
 import { SECRET_VARIABLES, SECRETS_READ_BY, type SecretVariable } from '../../common/production-secrets';
 import { PUBLIC_CODEC_KEY_MATERIAL } from '../../common/public-secrets';
+import { defaultDeliveryOptions, deliveryOptionsFrom } from '../../ingress/deliver';
 
 // The codec endpoint's browser origins: the Temporal UI the embedded stack runs, wherever it runs.
 

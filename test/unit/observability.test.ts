@@ -3,8 +3,8 @@ import { Writable } from 'node:stream';
 import express from 'express';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestObservability } from '../../api/observability';
 import { createApiMetrics } from '../../common/metrics';
+import { requestObservability } from '../../http/observability';
 import { observabilityLogLine } from '../helpers/log-capture';
 
 // The API's access log and request metrics, on a tiny app with the same middleware.

@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import * as eventSchemas from '../../api/event-schemas';
-import { buildOpenApiDocument } from '../../api/openapi';
-import * as apiSchemas from '../../api/schemas';
+import * as biometricsSchemas from '../../api/biometrics-schemas';
+import * as customersSchemas from '../../api/customers-schemas';
+import * as depositsSchemas from '../../api/deposits-schemas';
+import * as flowsSchemas from '../../api/flows-schemas';
+import * as onboardingsSchemas from '../../api/onboardings-schemas';
+import { buildOpenApiDocument, problemSchema } from '../../api/openapi';
+import * as withdrawalsSchemas from '../../api/withdrawals-schemas';
 import { eventTypes } from '../../contracts/events';
-import { cpfSchema, emailSchema } from '../../contracts/shared-input';
+import { cpfSchema, emailSchema } from '../../contracts/flow-input';
+import * as eventSchemas from '../../events/event-schemas';
 import { pixKeyProblem } from '../../provider/pix-key';
 
 interface Schema {
@@ -23,7 +28,16 @@ interface Operation {
   parameters?: { name: string; schema: Schema }[];
 }
 
-const schemas = { ...apiSchemas, ...eventSchemas };
+const schemas = {
+  ...onboardingsSchemas,
+  ...biometricsSchemas,
+  ...depositsSchemas,
+  ...withdrawalsSchemas,
+  ...flowsSchemas,
+  ...customersSchemas,
+  ...eventSchemas,
+  problemSchema,
+};
 const doc = buildOpenApiDocument() as unknown as {
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, Schema> };
@@ -41,6 +55,18 @@ describe('/openapi.json', () => {
       expect(op.responses['429'], label).toBeDefined();
       expect(op.responses['429']?.headers?.['Retry-After']?.required, label).toBe(true);
       expect(op.responses['429']?.content?.['application/problem+json'], label).toBeDefined();
+    }
+  });
+
+  it('names a path parameter as the body field it stands for: a withdrawal by its transactionId', () => {
+    const withdrawalPaths = Object.keys(doc.paths).filter((p) => p.startsWith('/v1/withdrawals/'));
+    expect(withdrawalPaths).toHaveLength(3);
+    for (const p of withdrawalPaths) {
+      expect(p).toMatch(/^\/v1\/withdrawals\/\{transactionId\}/);
+      expect(
+        doc.paths[p]?.get?.parameters?.map((x) => x.name),
+        p,
+      ).toEqual(['transactionId']);
     }
   });
 

@@ -16,7 +16,7 @@ import {
   qrCodeUpdate,
   resolutionUpdate,
 } from '../../contracts/deposit';
-import { providerNotificationSignal } from '../../contracts/shared';
+import { providerNotificationSignal } from '../../contracts/flow';
 import { downAtFirst, type FlowEnv, onOwnWorker, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { historyBytes, patchMarkers, recordHistory } from '../helpers/histories';
 import { expectActivityFailure } from '../helpers/sdk-log';

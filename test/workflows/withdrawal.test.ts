@@ -7,7 +7,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpfHash } from '../../common/pii';
 import { biometricsWorkflowId } from '../../contracts/biometrics';
-import { providerNotificationSignal } from '../../contracts/shared';
+import { providerNotificationSignal } from '../../contracts/flow';
 import {
   LOCAL_PAYOUT_CHECK_PATCH,
   type WithdrawalInput,

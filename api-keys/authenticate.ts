@@ -1,0 +1,87 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import { allScopes, isRecordSecret, keyDigest, type Scope } from '../common/api-key';
+import type { KeyBySecret } from '../db/api-keys';
+import type { FailedAuthLimit } from '../http/failed-auth';
+import { Problem } from '../http/problem';
+import type { KeyDirectory } from './directory';
+
+// Who calls /v1: an API key, presented as `Authorization: Bearer <key>`. A key is a record
+// (db/api-keys.ts: name, scopes, expiry, revocation) or one of API_KEYS, the bootstrap keys,
+// which hold every scope. Only SHA-256 digests are kept and compared.
+
+/** The caller, on res.locals of every authenticated request. */
+export interface Principal {
+  /** What owns the caller's webhook endpoints and events: a record's id (kept across rotations), or for an API_KEYS key `key_` and a digest prefix. */
+  id: string;
+  scopes: ReadonlySet<Scope>;
+}
+
+/** A bootstrap key's identity: a digest of the key, never the key. */
+const bootstrapOwner = (digest: Buffer) => `key_${digest.subarray(0, 12).toString('hex')}`;
+
+export function principalOf(res: Response): Principal {
+  const principal = res.locals.principal as Principal | undefined;
+  if (!principal) throw new Error('principalOf used on a route without apiKeyAuth');
+  return principal;
+}
+
+/** Who the caller is, for what an API key owns (its webhook endpoints, its own events). */
+export const callerOf = (res: Response): string => principalOf(res).id;
+
+const unauthorized = (title: string, detail?: string) => new Problem(401, 'unauthorized', title, detail);
+
+const presentedKey = (req: Request) =>
+  /^Bearer\s+(.+)$/i.exec(req.header('authorization') ?? '')?.[1]?.trim();
+
+/** Why a record may not authenticate now, or undefined when it may. */
+function refusalOf(k: KeyBySecret, now: number): Problem | undefined {
+  if (k.revokedAt) return unauthorized('API key revoked', 'this API key was revoked');
+  if (k.expiresAt && Date.parse(k.expiresAt) <= now)
+    return unauthorized('API key expired', 'this API key has expired');
+  if (k.previous && !(k.previousSecretUntil && Date.parse(k.previousSecretUntil) > now)) {
+    return unauthorized('Invalid API key');
+  }
+  return undefined;
+}
+
+export function apiKeyAuth(deps: {
+  bootstrapKeys: string[];
+  directory: KeyDirectory;
+  failures: FailedAuthLimit;
+}): RequestHandler {
+  const bootstrap = deps.bootstrapKeys.map(keyDigest);
+  const everyScope: ReadonlySet<Scope> = new Set(allScopes);
+  return async (req, res, next) => {
+    const presented = presentedKey(req);
+    if (!presented) {
+      return deps.failures.fail(
+        req,
+        res,
+        next,
+        unauthorized('Missing API key', 'send Authorization: Bearer <api key>'),
+      );
+    }
+    const given = keyDigest(presented);
+    // Compare against every bootstrap key so timing does not reveal which one (or whether any) matched.
+    let isBootstrap = false;
+    for (const d of bootstrap) isBootstrap = timingSafeEqual(d, given) || isBootstrap;
+    if (isBootstrap) {
+      res.locals.principal = { id: bootstrapOwner(given), scopes: everyScope } satisfies Principal;
+      return next();
+    }
+    let record: KeyBySecret | undefined;
+    try {
+      record = isRecordSecret(presented) ? await deps.directory.find(given) : undefined;
+    } catch {
+      res.set('retry-after', '5');
+      return next(new Problem(503, 'unavailable', 'Try again shortly', 'the API key cannot be checked now'));
+    }
+    if (!record) return deps.failures.fail(req, res, next, unauthorized('Invalid API key'));
+    const refusal = refusalOf(record, Date.now());
+    if (refusal) return deps.failures.fail(req, res, next, refusal);
+    res.locals.principal = { id: record.id, scopes: new Set(record.scopes as Scope[]) } satisfies Principal;
+    deps.directory.used(record.id);
+    next();
+  };
+}

@@ -1,0 +1,216 @@
+import { Router } from 'express';
+import { maskBankAccount, maskCpf, maskPixKey } from '../common/mask';
+import { accountKeyHash, cpfHash } from '../common/pii';
+import { payeeOf, pixKeyKey } from '../contracts/customer';
+import type { CustomerAccountInput } from '../contracts/customer-input';
+import { depositFinalStatuses } from '../contracts/deposit';
+import { onboardingFinalStatuses } from '../contracts/onboarding';
+import { withdrawalFinalStatuses } from '../contracts/withdrawal';
+import { payoutsTodayView } from '../customers/payouts-today';
+import {
+  type AccountRow,
+  addAccount,
+  customerKnown,
+  getCustomer,
+  listAccounts,
+  type NewAccount,
+  openFlows,
+  removeAccount,
+} from '../db/customers';
+import { type Operation, route } from '../http/operation';
+import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
+import { parseCompositeAccountKey } from '../provider/pix-key';
+import {
+  accountParamsSchema,
+  type CustomerView,
+  customerAccountBodySchema,
+  customerAccountListSchema,
+  customerAccountSchema,
+  customerSchema,
+} from './customers-schemas';
+import type { ApiDeps } from './deps';
+import { cpfParamsSchema } from './schema-parts';
+
+const unknownCustomer = () =>
+  new Problem(404, 'customer-not-found', 'Customer not found', 'pixflow has never seen this CPF');
+
+const accountView = (a: AccountRow) => ({ ...a, id: String(a.id) });
+
+/** A CPF in a key that is not the person's: registering it would make somebody else's account theirs. */
+const notOwner = () =>
+  new Problem(
+    422,
+    'payee-not-owner',
+    "Not the person's own account",
+    "body.pixKey: a CPF key must be the person's own CPF",
+    { invalid_params: [{ name: 'body.pixKey', reason: "a CPF key must be the person's own CPF" }] },
+  );
+
+/** The row to register for a checked key, or a refusal when the key names another CPF. */
+function accountToRegister(
+  cpf: string,
+  { pixKey, pixType }: CustomerAccountInput,
+  hashAccount: (k: string) => string,
+): Omit<NewAccount, 'cpfHash' | 'cpfMasked' | 'source'> {
+  const payee = payeeOf(cpf, pixKey, pixType, parseCompositeAccountKey);
+  switch (payee.kind) {
+    case 'other_cpf':
+      throw notOwner();
+    case 'own_cpf':
+    case 'pix_key':
+      return {
+        kind: 'pix_key',
+        pixType,
+        keyHash: hashAccount(pixKeyKey(pixKey, pixType)),
+        masked: maskPixKey(pixKey, pixType),
+      };
+    case 'bank_account':
+      return {
+        kind: 'bank_account',
+        pixType: null,
+        keyHash: hashAccount(payee.key),
+        masked: maskBankAccount(payee.account.ispb, payee.account.branch, payee.account.account),
+      };
+    default:
+      // The schema checked the form already.
+      throw new Problem(400, 'validation-error', 'Request validation failed');
+  }
+}
+
+/** The customer routes, as /openapi.json describes them and in its order. */
+export const customerOperations = {
+  get: {
+    method: 'get',
+    path: '/customers/:cpf',
+    tag: 'Customers',
+    summary: 'The person: verification, KYC facts, accounts, payouts today, open flows',
+    description:
+      "Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified.",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'The customer', schema: customerSchema }],
+    errors: [400, 401, 404],
+    scopes: ['customers:read'],
+  },
+  accounts: {
+    method: 'get',
+    path: '/customers/:cpf/accounts',
+    tag: 'Customers',
+    summary: "The person's registered accounts, masked",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'Active accounts, oldest first', schema: customerAccountListSchema }],
+    errors: [400, 401, 404],
+    scopes: ['customers:read'],
+  },
+  addAccount: {
+    method: 'post',
+    path: '/customers/:cpf/accounts',
+    tag: 'Customers',
+    summary: "Register an account as the person's own (idempotent per key)",
+    description:
+      "A Pix key with its type, or the composite account form (pixType ACCOUNT). A CPF key, or a composite whose key part is a CPF, must be the person's own CPF (else 422 naming body.pixKey). 201 when registered, 200 for one already registered.",
+    params: cpfParamsSchema,
+    body: customerAccountBodySchema,
+    ok: [
+      { status: 201, description: 'Registered', schema: customerAccountSchema },
+      { status: 200, description: 'Already registered', schema: customerAccountSchema },
+    ],
+    errors: [400, 401, 404, 422],
+    scopes: ['customers:write'],
+  },
+  removeAccount: {
+    method: 'delete',
+    path: '/customers/:cpf/accounts/:id',
+    tag: 'Customers',
+    summary: 'Remove a registered account',
+    params: accountParamsSchema,
+    ok: [{ status: 204, description: 'Removed' }],
+    errors: [400, 401, 404],
+    scopes: ['customers:write'],
+  },
+} satisfies Record<string, Operation>;
+
+export function customerRoutes({ config, pool }: ApiDeps) {
+  const r = Router();
+  const hashOf = (cpf: string) => cpfHash(cpf, config.PII_HASH_KEY);
+  const hashAccount = (k: string) => accountKeyHash(k, config.PII_HASH_KEY);
+  const requireKnown = async (hash: string) => {
+    if (!(await customerKnown(pool, hash))) throw unknownCustomer();
+  };
+
+  route(r, customerOperations.get, async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const hash = hashOf(cpf);
+    const now = new Date();
+    const customer = await getCustomer(pool, hash);
+    if (!customer) await requireKnown(hash);
+    const [accounts, payouts, open] = await Promise.all([
+      listAccounts(pool, hash),
+      payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, now),
+      openFlows(pool, hash, {
+        onboarding: onboardingFinalStatuses,
+        deposit: depositFinalStatuses,
+        withdrawal: withdrawalFinalStatuses,
+      }),
+    ]);
+    const kycReadAt = customer?.kyc.readAt;
+    const view: CustomerView = {
+      cpfMasked: maskCpf(cpf),
+      cpfHash: hash,
+      verification: {
+        status: (customer?.verification ?? 'none') as CustomerView['verification']['status'],
+        at: customer?.verificationAt ?? null,
+        by: customer?.verificationBy ?? null,
+        flow: customer?.verificationFlow ?? null,
+        suspension: customer?.suspension ?? null,
+      },
+      kyc:
+        customer && kycReadAt
+          ? {
+              ...customer.kyc,
+              readAt: kycReadAt,
+              ageSeconds: Math.max(0, Math.floor((now.getTime() - Date.parse(kycReadAt)) / 1000)),
+            }
+          : null,
+      accounts: accounts.map(accountView),
+      payoutsToday: payouts,
+      lastBiometric: customer?.lastBiometric ?? null,
+      openFlows: open.map((f) => ({ ...f, type: f.type as CustomerView['openFlows'][number]['type'] })),
+    };
+    res.json(view);
+  });
+
+  route(r, customerOperations.accounts, async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const hash = hashOf(cpf);
+    await requireKnown(hash);
+    res.json({ items: (await listAccounts(pool, hash)).map(accountView) });
+  });
+
+  route(r, customerOperations.addAccount, async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const body = parse(customerAccountBodySchema, 'body', req.body);
+    const hash = hashOf(cpf);
+    await requireKnown(hash);
+    const { account, created } = await addAccount(pool, {
+      ...accountToRegister(cpf, body, hashAccount),
+      cpfHash: hash,
+      cpfMasked: maskCpf(cpf),
+      source: 'api',
+    });
+    res
+      .status(created ? 201 : 200)
+      .location(`/v1/customers/${cpf}/accounts/${account.id}`)
+      .json(accountView(account));
+  });
+
+  route(r, customerOperations.removeAccount, async (req, res) => {
+    const { cpf, id } = parse(accountParamsSchema, 'path', req.params);
+    if (!(await removeAccount(pool, hashOf(cpf), Number(id)))) {
+      throw new Problem(404, 'account-not-found', 'Account not found', 'no active account with this id');
+    }
+    res.status(204).end();
+  });
+
+  return r;
+}

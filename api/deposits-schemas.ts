@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import {
+  type DepositQr,
+  type DepositResolution,
+  type DepositResolutionAnswer,
+  type DepositState,
+  depositStatuses,
+} from '../contracts/deposit';
+import { depositInputSchema, depositResolutionInputSchema } from '../contracts/deposit-input';
+import { txidSchema } from '../contracts/flow-input';
+import { AT, client, iso, LATER, moneyFlowProgress, TXID } from './schema-parts';
+
+// What the deposit routes take and answer.
+
+/** txid and merchant may be left out: the API generates a txid and uses the configured merchant. */
+export const depositBodySchema = depositInputSchema
+  .extend({
+    txid: txidSchema.optional().meta({ description: 'digits only; generated when absent' }),
+    merchant: depositInputSchema.shape.merchant
+      .optional()
+      .meta({ description: 'default: the configured merchant' }),
+  })
+  .meta({
+    id: 'DepositRequest',
+    example: { txid: TXID, client: { ...client, birthday: '1990-01-02' }, amountCentavos: 15_000 },
+  });
+
+export const depositResolutionBodySchema = depositResolutionInputSchema.meta({
+  id: 'DepositResolutionRequest',
+  description:
+    "An operator's decision on a held deposit: `accept` credits it (completed), `return` leaves it to be paid back by hand (to_return).",
+  example: { decision: 'return', by: 'ops@example.com', reason: 'payer is not the account holder' },
+});
+
+export const txidParamsSchema = z.object({ txid: txidSchema });
+
+export const depositQrSchema = z.object({
+  txid: z.string(),
+  payload: z.string().meta({ description: 'Pix copy-and-paste (BR Code)' }),
+  image: z.string().meta({ description: 'data:image/png;base64,...' }),
+  expiresAt: iso,
+  amountCentavos: z.number().int(),
+}) satisfies z.ZodType<DepositQr>;
+
+const qrExample = {
+  txid: TXID,
+  payload:
+    '00020101021226850014br.gov.bcb.pix2563pix.example.com/qr/v2/4711520400005303986540515000.005802BR6304ABCD',
+  image: 'data:image/png;base64,iVBORw0KGgo=',
+  expiresAt: LATER,
+  amountCentavos: 15_000,
+};
+
+export const depositResponseSchema = depositQrSchema
+  .extend({ workflowId: z.string() })
+  .meta({ id: 'DepositQr', example: { ...qrExample, workflowId: `deposit-${TXID}` } });
+
+const depositQrViewSchema = depositQrSchema.omit({ image: true }).extend({
+  imageUrl: z.string().meta({ description: 'the QR code as PNG: GET /v1/deposits/{txid}/qrcode.png' }),
+});
+
+const depositStateSchema = z.object({
+  status: z.enum(depositStatuses),
+  txid: z.string(),
+  amountCentavos: z.number().int(),
+  qr: depositQrSchema.optional(),
+  payment: z
+    .object({
+      e2eId: z.string(),
+      payerName: z.string().optional(),
+      payerCpfMasked: z.string().optional(),
+      paidAt: z.string().optional(),
+      payerIsClient: z.boolean().optional().meta({
+        description:
+          'whether the person paid it themselves (an empty payer CPF counts as theirs); absent for deposits from before the check',
+      }),
+    })
+    .optional(),
+  resolution: depositResolutionInputSchema
+    .extend({ at: iso })
+    .optional()
+    .meta({ description: "an operator's decision on the held deposit" }) satisfies z.ZodType<
+    DepositResolution | undefined
+  >,
+  ...moneyFlowProgress,
+}) satisfies z.ZodType<DepositState>;
+
+export const depositStateViewSchema = depositStateSchema
+  .extend({ qr: depositQrViewSchema.optional() })
+  .meta({ id: 'DepositState' });
+export type DepositStateView = z.infer<typeof depositStateViewSchema>;
+
+export const depositStateResponseSchema = z
+  .object({ workflowId: z.string(), state: depositStateViewSchema })
+  .meta({
+    id: 'Deposit',
+    example: {
+      workflowId: `deposit-${TXID}`,
+      state: {
+        status: 'awaiting_payment',
+        txid: TXID,
+        amountCentavos: 15_000,
+        qr: {
+          txid: TXID,
+          payload: qrExample.payload,
+          expiresAt: LATER,
+          amountCentavos: 15_000,
+          imageUrl: `/v1/deposits/${TXID}/qrcode.png`,
+        },
+        notifications: 0,
+        inquiries: 1,
+        startedAt: AT,
+        updatedAt: AT,
+      },
+    },
+  });
+
+export const depositResolutionResponseSchema = depositResolutionInputSchema
+  .extend({
+    txid: z.string(),
+    status: z.enum(depositStatuses).meta({ description: 'what the decision led to: completed or to_return' }),
+  })
+  .meta({
+    id: 'DepositResolution',
+    example: {
+      txid: TXID,
+      decision: 'return',
+      by: 'ops@example.com',
+      reason: 'payer is not the account holder',
+      status: 'to_return',
+    },
+  }) satisfies z.ZodType<DepositResolutionAnswer>;

@@ -1,0 +1,315 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { Router } from 'express';
+import { maskCpf } from '../common/mask';
+import { cpfHash } from '../common/pii';
+import { qrDataUrl, qrPng } from '../common/qr-image';
+import { startSearchAttributes } from '../common/search-attributes';
+import type { CustomerVerification } from '../contracts/customer';
+import {
+  DEPOSIT_CONFLICT,
+  DEPOSIT_FAILED,
+  type DepositFingerprint,
+  type DepositInput,
+  type DepositQr,
+  type DepositState,
+  depositNotHeld,
+  depositStateQuery,
+  depositWorkflowId,
+  NOT_VERIFIED,
+  qrCodeUpdate,
+  resolutionUpdate,
+} from '../contracts/deposit';
+import { verificationOfHash } from '../db/customers';
+import { type Operation, route } from '../http/operation';
+import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
+import { isNotFound, retryUpdateLostWithTask, workflowExists } from '../http/workflow-calls';
+import { formatBrl } from '../provider/money';
+import type { depositWorkflow } from '../workflows/deposit';
+import {
+  type DepositStateView,
+  depositBodySchema,
+  depositResolutionBodySchema,
+  depositResolutionResponseSchema,
+  depositResponseSchema,
+  depositStateResponseSchema,
+  txidParamsSchema,
+} from './deposits-schemas';
+import type { ApiDeps } from './deps';
+import { flowNotFound, pngBytes } from './flow-answers';
+import { requestHash, startOrAttach } from './start-flow';
+
+/** The state as reads answer it: the QR's payload and a link to its PNG, not the image itself. */
+function depositStateView({ qr, ...state }: DepositState): DepositStateView {
+  if (!qr) return state;
+  const { image: _image, ...rest } = qr;
+  return { ...state, qr: { ...rest, imageUrl: `/v1/deposits/${state.txid}/qrcode.png` } };
+}
+
+/**
+ * The QR as the caller gets it, with its image: drawn from the payload, which is all a flow needs
+ * to keep (an image a flow holds, the provider's, is the same code).
+ */
+async function withQrImage(qr: DepositQr): Promise<DepositQr & { image: string }> {
+  return { ...qr, image: qr.image ?? (await qrDataUrl(qr.payload)) };
+}
+
+/** How a person whose verification is not `approved` gets there. */
+const toBeVerified: Record<Exclude<CustomerVerification, 'approved'>, string> = {
+  none: 'pixflow has no onboarding of this person: onboard them (POST /v1/onboardings) and have it approved',
+  pending: 'their onboarding is still running: a deposit can be made once it is approved',
+  rejected: 'their onboarding was rejected: deposits need an approved one',
+  expired:
+    'their onboarding expired before it was approved: start it again (POST /v1/onboardings) and have it approved',
+  suspended:
+    "their verification is suspended (the provider contradicted the onboarding's outcome) until an operator decides",
+};
+
+/** 409: the rule that only a verified person deposits (REQUIRE_VERIFIED_FOR_DEPOSITS). */
+const notVerified = (verification: Exclude<CustomerVerification, 'approved'>) =>
+  new Problem(
+    409,
+    'not-verified',
+    'The person is not verified',
+    `the person's verification is ${verification}; ${toBeVerified[verification]}`,
+    { reason: NOT_VERIFIED, verification },
+  );
+
+/**
+ * 422: the provider refused to create the deposit (a business error: its txid taken, a merchant
+ * it does not know, data it will not take). Nothing was created and the same request would be
+ * refused again, so it is the caller's to change, not a gateway failure to retry.
+ */
+const depositRefused = (reason: string | undefined) =>
+  new Problem(422, 'deposit-failed', 'The provider refused the deposit', reason);
+
+/** 32 random digits: a valid txid (digits only, at most 33). */
+export function newTxid(): string {
+  let s = '';
+  for (let i = 0; i < 32; i++) s += String(randomInt(10));
+  return s;
+}
+
+/** 409: a resolution for a deposit that is not held, or whose hold is already decided. */
+const notHeld = (state: DepositState) =>
+  new Problem(
+    409,
+    'not-held',
+    'The deposit is not held',
+    depositNotHeld(state.status, state.status === 'held' ? state.resolution?.decision : undefined),
+    { flowStatus: state.status, reason: state.reason },
+  );
+
+type DepositHandle = (txid: string) => WorkflowHandle<typeof depositWorkflow>;
+
+/**
+ * Only a verified person starts a deposit: read from the customer row before anything is
+ * created at the provider or in Temporal. The rule is about starting one: a deposit that already
+ * exists for the txid is answered as before (the same request gets its QR, another one its
+ * conflict), whatever the person's verification became since.
+ */
+async function refuseUnverified(
+  { config, pool }: ApiDeps,
+  handleOf: DepositHandle,
+  cpf: string,
+  txid: string | undefined,
+) {
+  if (!config.REQUIRE_VERIFIED_FOR_DEPOSITS) return;
+  const verification = ((await verificationOfHash(pool, cpfHash(cpf, config.PII_HASH_KEY))) ??
+    'none') as CustomerVerification;
+  if (verification === 'approved') return;
+  if (txid !== undefined && (await workflowExists(handleOf(txid)))) return;
+  throw notVerified(verification);
+}
+
+/**
+ * One round trip: update-with-start creates the flow (or attaches to the running one) and waits
+ * for its QR. 201 when this request started the flow, 200 for a repeat (same QR): the update
+ * answers which, comparing its request id with the one in the flow's input.
+ */
+function startRoute(r: Router, deps: ApiDeps, handleOf: DepositHandle) {
+  const { config, temporal, timings } = deps;
+  route(r, depositOperations.create, async (req, res) => {
+    const body = parse(depositBodySchema, 'body', req.body);
+    await refuseUnverified(deps, handleOf, body.client.cpf, body.txid);
+    const requestId = randomUUID();
+    const input: DepositInput = {
+      ...body,
+      requestId,
+      txid: body.txid ?? newTxid(),
+      merchant: body.merchant ?? config.PROVIDER_MERCHANT,
+      ...(timings ? { timings } : {}),
+    };
+    const fingerprint: DepositFingerprint = {
+      amountCentavos: input.amountCentavos,
+      payerCpf: input.client.cpf,
+      merchant: input.merchant,
+    };
+    const handle = handleOf(input.txid);
+    const masked = maskCpf(input.client.cpf);
+
+    const outcome = await startOrAttach(temporal, qrCodeUpdate, [{ ...fingerprint, requestId }], {
+      workflowType: 'depositWorkflow',
+      options: {
+        workflowId: handle.workflowId,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        args: [input],
+        staticSummary: `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
+        typedSearchAttributes: startSearchAttributes({
+          type: 'deposit',
+          status: 'creating',
+          cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+          cpfMasked: masked,
+          amountCentavos: input.amountCentavos,
+          merchant: input.merchant,
+        }),
+      },
+      requestHash: { memoKey: 'fingerprintHash', value: requestHash(fingerprint, config.PII_HASH_KEY) },
+      conflictReason: DEPOSIT_CONFLICT,
+      refusal: (cause) =>
+        cause instanceof ApplicationFailure && cause.type === DEPOSIT_FAILED
+          ? depositRefused(cause.message)
+          : undefined,
+    });
+    if (!outcome.answered) {
+      // The same deposit again, closed: its QR, if it ever had one.
+      const state = await outcome.closed.query(depositStateQuery);
+      if (!state.qr) throw depositRefused(state.reason);
+      return res.status(200).json({ workflowId: handle.workflowId, ...(await withQrImage(state.qr)) });
+    }
+    res
+      .status(outcome.answer.created ? 201 : 200)
+      .location(`/v1/deposits/${input.txid}`)
+      .json({ workflowId: handle.workflowId, ...(await withQrImage(outcome.answer.qr)) });
+  });
+}
+
+/**
+ * An operator's decision on a held deposit, through the flow's `resolution` update (its
+ * validator is the guard against a race): answered once the status it leads to is recorded.
+ */
+function resolutionRoute(
+  r: Router,
+  handleOf: DepositHandle,
+  stateOf: (txid: string) => Promise<DepositState>,
+) {
+  route(r, depositOperations.resolution, async (req, res) => {
+    const { txid } = parse(txidParamsSchema, 'path', req.params);
+    const decision = parse(depositResolutionBodySchema, 'body', req.body);
+    const state = await stateOf(txid);
+    if (state.status !== 'held' || state.resolution) throw notHeld(state);
+    try {
+      res.json(
+        await retryUpdateLostWithTask(() =>
+          handleOf(txid).executeUpdate(resolutionUpdate, { args: [decision] }),
+        ),
+      );
+    } catch (err) {
+      // Decided by another request meanwhile: say what it is now.
+      if (err instanceof WorkflowUpdateFailedError || isNotFound(err)) throw notHeld(await stateOf(txid));
+      throw err;
+    }
+  });
+}
+
+/** The deposit routes, as /openapi.json describes them and in its order. */
+export const depositOperations = {
+  create: {
+    method: 'post',
+    path: '/deposits',
+    tag: 'Deposits',
+    summary: 'Create a deposit and get its Pix QR code in one call',
+    description:
+      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before.",
+    body: depositBodySchema,
+    ok: [
+      { status: 201, description: 'Created', schema: depositResponseSchema },
+      { status: 200, description: 'The same deposit again', schema: depositResponseSchema },
+    ],
+    errors: [400, 401, 409, 422],
+    scopes: ['deposits:write'],
+  },
+  state: {
+    method: 'get',
+    path: '/deposits/:txid',
+    tag: 'Deposits',
+    summary: 'Deposit state',
+    description:
+      "The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image. A deposit paid by someone else is `held` (reason `third_party_payer`) until an operator's `resolution`, kept in the state once decided.",
+    params: txidParamsSchema,
+    ok: [{ status: 200, description: 'Current state', schema: depositStateResponseSchema }],
+    errors: [400, 401, 404],
+    scopes: ['deposits:read'],
+  },
+  resolution: {
+    method: 'post',
+    path: '/deposits/:txid/resolution',
+    tag: 'Deposits',
+    summary: 'Operator decision on a held deposit (someone other than the person paid it)',
+    description:
+      'Only a `held` deposit takes one, once: `accept` credits it (`completed`), `return` ends it `to_return` (the money is to be sent back by hand). Answered once the new status is recorded. 409 `not-held` with its flowStatus otherwise.',
+    params: txidParamsSchema,
+    body: depositResolutionBodySchema,
+    ok: [
+      {
+        status: 200,
+        description: 'The decision and the status it led to',
+        schema: depositResolutionResponseSchema,
+      },
+    ],
+    errors: [400, 401, 404, 409],
+    scopes: ['deposits:write'],
+  },
+  qrCode: {
+    method: 'get',
+    path: '/deposits/:txid/qrcode.png',
+    tag: 'Deposits',
+    summary: 'The QR code image',
+    params: txidParamsSchema,
+    ok: [{ status: 200, description: 'PNG image', png: true }],
+    errors: [400, 401, 404],
+    scopes: ['deposits:read'],
+  },
+} satisfies Record<string, Operation>;
+
+export function depositRoutes(deps: ApiDeps) {
+  const r = Router();
+  const handleOf: DepositHandle = (txid) =>
+    deps.temporal.workflow.getHandle<typeof depositWorkflow>(depositWorkflowId(txid));
+  startRoute(r, deps, handleOf);
+
+  const stateOf = async (txid: string) => {
+    try {
+      return await handleOf(txid).query(depositStateQuery);
+    } catch (err) {
+      if (isNotFound(err)) throw flowNotFound('deposit with this txid');
+      throw err;
+    }
+  };
+
+  route(r, depositOperations.state, async (req, res) => {
+    const { txid } = parse(txidParamsSchema, 'path', req.params);
+    res.json({ workflowId: depositWorkflowId(txid), state: depositStateView(await stateOf(txid)) });
+  });
+
+  resolutionRoute(r, handleOf, stateOf);
+
+  route(r, depositOperations.qrCode, async (req, res) => {
+    const { txid } = parse(txidParamsSchema, 'path', req.params);
+    const state = await stateOf(txid);
+    const png = state.qr ? (pngBytes(state.qr.image) ?? (await qrPng(state.qr.payload))) : undefined;
+    if (!png) {
+      throw new Problem(
+        404,
+        'qrcode-not-found',
+        'No QR code',
+        `the deposit is ${state.status} and has no QR code`,
+      );
+    }
+    res.type('image/png').set('cache-control', 'private, max-age=60').send(png);
+  });
+
+  return r;
+}

@@ -1,0 +1,264 @@
+import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Router } from 'express';
+import type { Config } from '../common/config';
+import { maskCpf } from '../common/mask';
+import { cpfHash } from '../common/pii';
+import { startSearchAttributes } from '../common/search-attributes';
+import {
+  livenessLinkUpdate,
+  type OnboardingInput,
+  type OnboardingState,
+  onboardingStateQuery,
+  onboardingWorkflowId,
+  reviewSignal,
+} from '../contracts/onboarding';
+import { type Operation, route } from '../http/operation';
+import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
+import { isAlreadyStarted, isNotFound, workflowExists } from '../http/workflow-calls';
+import type { onboardingWorkflow } from '../workflows/onboarding';
+import { biometricLink } from './biometrics';
+import type { ApiDeps } from './deps';
+import { flowNotFound, pngBytes } from './flow-answers';
+import {
+  livenessLinkResponseSchema,
+  type OnboardingStateView,
+  onboardingBodySchema,
+  onboardingResponseSchema,
+  reviewAcceptedSchema,
+  reviewBodySchema,
+} from './onboardings-schemas';
+import { cpfParamsSchema } from './schema-parts';
+
+const onboardingFinished = (status: string) =>
+  new Problem(409, 'flow-finished', 'Onboarding already finished', `the onboarding is ${status}`);
+
+/** The state as the API answers it: the liveness link's QR code as a link to its PNG, not the image. */
+function onboardingStateView(cpf: string, { link, ...state }: OnboardingState): OnboardingStateView {
+  if (!link) return state;
+  const { qrcode: _qrcode, ...rest } = link;
+  return { ...state, link: { ...rest, qrcodeUrl: `/v1/onboardings/${cpf}/liveness-link/qrcode.png` } };
+}
+
+const noQrCode = (status: string) =>
+  new Problem(
+    404,
+    'qrcode-not-found',
+    'No QR code',
+    `the onboarding is ${status} and has no liveness link QR code`,
+  );
+
+type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
+
+function startOnboarding(temporal: Client, config: Config, input: OnboardingInput, reuse: Reuse) {
+  return temporal.workflow.start<typeof onboardingWorkflow>('onboardingWorkflow', {
+    workflowId: onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)),
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    args: [input],
+    // FAIL (not USE_EXISTING) so we know whether this request started it: 201 vs 200.
+    workflowIdConflictPolicy: 'FAIL',
+    workflowIdReusePolicy: reuse,
+    staticSummary: `Onboarding ${maskCpf(input.cpf)} — ${input.plan}`,
+    staticDetails: [
+      `**event** ${input.event}`,
+      input.userRef ? `**userRef** ${input.userRef}` : undefined,
+      `**plan** ${input.plan}`,
+    ]
+      .filter(Boolean)
+      .join('\n\n'),
+    typedSearchAttributes: startSearchAttributes({
+      type: 'onboarding',
+      status: 'kyc',
+      cpfHash: cpfHash(input.cpf, config.PII_HASH_KEY),
+      cpfMasked: maskCpf(input.cpf),
+    }),
+  });
+}
+
+/**
+ * Idempotent per CPF: an existing onboarding is answered as it is; only an expired one starts
+ * over. True when this request started the flow.
+ */
+async function startOnboardingOnce(temporal: Client, config: Config, input: OnboardingInput) {
+  try {
+    await startOnboarding(temporal, config, input, 'REJECT_DUPLICATE');
+    return true;
+  } catch (err) {
+    if (!isAlreadyStarted(err)) throw err;
+  }
+  const current = await temporal.workflow
+    .getHandle(onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)))
+    .query(onboardingStateQuery);
+  // An abandoned (expired) onboarding is not an answer: the person starts over.
+  if (current.status !== 'expired') return false;
+  try {
+    await startOnboarding(temporal, config, input, 'ALLOW_DUPLICATE');
+    return true;
+  } catch (again) {
+    if (!isAlreadyStarted(again)) throw again;
+    return false;
+  }
+}
+
+/** The onboarding routes, as /openapi.json describes them and in its order. */
+export const onboardingOperations = {
+  start: {
+    method: 'post',
+    path: '/onboardings',
+    tag: 'Onboarding',
+    summary: 'Start an onboarding (idempotent per CPF)',
+    description:
+      'KYC, then liveness. 201 when started; 200 with the current state when one exists (an expired one starts over).',
+    body: onboardingBodySchema,
+    ok: [
+      { status: 201, description: 'Started', schema: onboardingResponseSchema },
+      { status: 200, description: 'Already exists', schema: onboardingResponseSchema },
+    ],
+    errors: [400, 401],
+    scopes: ['onboardings:write'],
+  },
+  state: {
+    method: 'get',
+    path: '/onboardings/:cpf',
+    tag: 'Onboarding',
+    summary: 'Onboarding state',
+    description: "The liveness link's QR code is a link to its PNG (`link.qrcodeUrl`), not the image.",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'Current state', schema: onboardingResponseSchema }],
+    errors: [400, 401, 404],
+    scopes: ['onboardings:read'],
+  },
+  livenessLink: {
+    method: 'post',
+    path: '/onboardings/:cpf/liveness-link',
+    tag: 'Onboarding',
+    summary: "The user's liveness link: the valid one again, or a new one",
+    description:
+      'While the onboarding runs, its liveness link. Once it is approved, a biometric identification link (`type` biometric_identification) from its own flow (`workflowId` biometrics-...), started or attached to: the same link while that identification runs (until its outcome, or 30 minutes), a new one after. 409 for a rejected or expired onboarding, or when the provider gives no biometric identification link.',
+    params: cpfParamsSchema,
+    ok: [
+      {
+        status: 200,
+        description: 'The link; `reused` says whether an earlier ask was already given it',
+        schema: livenessLinkResponseSchema,
+      },
+    ],
+    errors: [400, 401, 404, 409],
+    scopes: ['onboardings:write'],
+  },
+  livenessLinkQrCode: {
+    method: 'get',
+    path: '/onboardings/:cpf/liveness-link/qrcode.png',
+    tag: 'Onboarding',
+    summary: "The current liveness link's QR code image (404 while there is no link)",
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'PNG image', png: true }],
+    errors: [400, 401, 404],
+    scopes: ['onboardings:read'],
+  },
+  review: {
+    method: 'post',
+    path: '/onboardings/:cpf/review',
+    tag: 'Onboarding',
+    summary: 'Operator decision on an onboarding awaiting review',
+    params: cpfParamsSchema,
+    body: reviewBodySchema,
+    ok: [{ status: 202, description: 'Decision delivered to the flow', schema: reviewAcceptedSchema }],
+    errors: [400, 401, 404, 409],
+    scopes: ['onboardings:write'],
+  },
+} satisfies Record<string, Operation>;
+
+export function onboardingRoutes(deps: ApiDeps) {
+  const { config, temporal, timings } = deps;
+  const r = Router();
+  const handleOf = (cpf: string) =>
+    temporal.workflow.getHandle<typeof onboardingWorkflow>(
+      onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)),
+    );
+
+  route(r, onboardingOperations.start, async (req, res) => {
+    const body = parse(onboardingBodySchema, 'body', req.body);
+    const input: OnboardingInput = { ...body, ...(timings ? { timings } : {}) };
+    const created = await startOnboardingOnce(temporal, config, input);
+    const handle = handleOf(input.cpf);
+    const state = await handle.query(onboardingStateQuery);
+    res
+      .status(created ? 201 : 200)
+      .location(`/v1/onboardings/${input.cpf}`)
+      .json({ workflowId: handle.workflowId, state: onboardingStateView(input.cpf, state) });
+  });
+
+  const stateOf = async (cpf: string) => {
+    try {
+      return await handleOf(cpf).query(onboardingStateQuery);
+    } catch (err) {
+      if (isNotFound(err)) throw flowNotFound('onboarding for this CPF');
+      throw err;
+    }
+  };
+
+  route(r, onboardingOperations.state, async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const state = await stateOf(cpf);
+    res.json({
+      workflowId: onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)),
+      state: onboardingStateView(cpf, state),
+    });
+  });
+
+  route(r, onboardingOperations.livenessLinkQrCode, async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const state = await stateOf(cpf);
+    const png = pngBytes(state.link?.qrcode);
+    if (!png) throw noQrCode(state.status);
+    // A renewal replaces the link: the image may change at any time.
+    res.type('image/png').set('cache-control', 'private, no-cache').send(png);
+  });
+
+  route(r, onboardingOperations.livenessLink, async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const handle = handleOf(cpf);
+    try {
+      const { link, reused } = await handle.executeUpdate(livenessLinkUpdate);
+      res.json({ ...link, reused, workflowId: handle.workflowId });
+      return;
+    } catch (err) {
+      // The update's only refusal: the onboarding reached approved/rejected/expired. The flow
+      // closes right after its final state: an update then finds no running workflow.
+      const ended =
+        err instanceof WorkflowUpdateFailedError || (isNotFound(err) && (await workflowExists(handle)));
+      if (!ended && isNotFound(err)) throw flowNotFound('onboarding for this CPF');
+      if (!ended) throw err;
+    }
+    // An approved person's later links are biometric identifications, in a flow of their own.
+    const { status } = await handle.query(onboardingStateQuery);
+    if (status !== 'approved') throw onboardingFinished(status);
+    const { link, reused, workflowId } = await biometricLink(deps, cpf);
+    res.json({ ...link, reused, workflowId });
+  });
+
+  route(r, onboardingOperations.review, async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const decision = parse(reviewBodySchema, 'body', req.body);
+    const handle = handleOf(cpf);
+    const { status } = await stateOf(cpf);
+    if (status !== 'awaiting_review') {
+      throw new Problem(
+        409,
+        'not-awaiting-review',
+        'Onboarding is not awaiting review',
+        `the onboarding is ${status}`,
+      );
+    }
+    try {
+      await handle.signal(reviewSignal, decision);
+    } catch (err) {
+      if (isNotFound(err)) throw onboardingFinished('closed');
+      throw err;
+    }
+    res.status(202).json({ workflowId: handle.workflowId, ...decision });
+  });
+
+  return r;
+}

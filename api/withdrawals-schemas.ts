@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { type WithdrawalState, withdrawalStatuses } from '../contracts/withdrawal';
+import { transactionIdSchema, withdrawalInputSchema } from '../contracts/withdrawal-input';
+import { AT, client, iso, LATER, moneyFlowProgress } from './schema-parts';
+
+// What the withdrawal routes take and answer.
+
+/**
+ * withdrawalInputSchema carries a refinement (pix key vs type), which zod does not let us extend:
+ * this is its shape with the two optional fields; the route then parses the filled-in body with
+ * withdrawalInputSchema itself, so the key check runs and names the same fields.
+ */
+export const withdrawalBodySchema = z
+  .object({
+    ...withdrawalInputSchema.shape,
+    transactionId: transactionIdSchema
+      .optional()
+      .meta({ description: 'idempotency key; generated when absent' }),
+    merchant: withdrawalInputSchema.shape.merchant
+      .optional()
+      .meta({ description: 'default: the configured merchant' }),
+  })
+  .meta({
+    id: 'WithdrawalRequest',
+    example: {
+      transactionId: 'payout-4711',
+      client,
+      pixKey: 'ana@example.com',
+      pixType: 'EMAIL',
+      amountCentavos: 15_000,
+    },
+  });
+
+export const withdrawalParamsSchema = z.object({ transactionId: transactionIdSchema });
+
+/** The biometric identification a withdrawal waits for (step-up), its QR image as a link. */
+const stepUpSchema = z.object({
+  cause: z
+    .enum(['amount_above_step_up', 'first_payout_to_account'])
+    .meta({ description: 'above BIOMETRIC_STEP_UP_CENTAVOS, or the first payout to a registered account' }),
+  biometricsWorkflowId: z.string(),
+  url: z.string().optional().meta({ description: 'the liveness link to hand the person' }),
+  issuedAt: iso.optional(),
+  expiresAt: iso.optional(),
+  outcome: z.string().optional().meta({ description: 'passed, failed, expired or unavailable, once known' }),
+});
+
+const withdrawalStateSchema = z.object({
+  status: z.enum(withdrawalStatuses),
+  transactionId: z.string(),
+  amountCentavos: z.number().int(),
+  e2eId: z.string().optional(),
+  receiptStatus: z.number().int().optional(),
+  receiptStored: z.boolean(),
+  paidAt: z.string().optional(),
+  stepUp: stepUpSchema.optional(),
+  ...moneyFlowProgress,
+}) satisfies z.ZodType<WithdrawalState>;
+
+export const withdrawalStateViewSchema = withdrawalStateSchema
+  .extend({
+    reason: z.string().optional().meta({
+      description:
+        'why it failed or was refused: a refusal reason code (README "Rules"), a KYC reason code, or the provider\'s reason',
+    }),
+    stepUp: stepUpSchema
+      .extend({
+        qrcodeUrl: z.string().optional().meta({
+          description:
+            'the link as a QR code PNG: GET /v1/withdrawals/{transactionId}/biometrics-link/qrcode.png',
+        }),
+      })
+      .optional(),
+  })
+  .meta({ id: 'WithdrawalState' });
+export type WithdrawalStateView = z.infer<typeof withdrawalStateViewSchema>;
+
+export const withdrawalResponseSchema = z
+  .object({ workflowId: z.string(), transactionId: z.string(), state: withdrawalStateViewSchema })
+  .meta({
+    id: 'Withdrawal',
+    example: {
+      workflowId: 'withdrawal-payout-4711',
+      transactionId: 'payout-4711',
+      state: {
+        status: 'completed',
+        transactionId: 'payout-4711',
+        amountCentavos: 15_000,
+        e2eId: 'E1234567820261121140300000004711',
+        receiptStatus: 1,
+        receiptStored: true,
+        paidAt: AT,
+        notifications: 1,
+        inquiries: 1,
+        startedAt: AT,
+        updatedAt: LATER,
+        finishedAt: LATER,
+      },
+    },
+  });

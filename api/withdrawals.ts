@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import { maskCpf } from '../common/mask';
+import { cpfHash } from '../common/pii';
+import { startSearchAttributes } from '../common/search-attributes';
+import { biometricsFinalStatuses, biometricsStateQuery } from '../contracts/biometrics';
+import {
+  WITHDRAWAL_CONFLICT,
+  type WithdrawalInput,
+  type WithdrawalState,
+  type WithdrawalStatus,
+  withdrawalRequestUpdate,
+  withdrawalStateQuery,
+  withdrawalWorkflowId,
+} from '../contracts/withdrawal';
+import { withdrawalInputSchema } from '../contracts/withdrawal-input';
+import { getWithdrawalReceipt } from '../db/flows';
+import { type Operation, route } from '../http/operation';
+import { Problem } from '../http/problem';
+import { parse } from '../http/request-input';
+import { isNotFound } from '../http/workflow-calls';
+import { formatBrl } from '../provider/money';
+import type { biometricsWorkflow } from '../workflows/biometrics';
+import type { withdrawalWorkflow } from '../workflows/withdrawal';
+import type { ApiDeps } from './deps';
+import { flowNotFound, pngBytes } from './flow-answers';
+import { type FlowStart, requestHash, startOrAttach } from './start-flow';
+import {
+  type WithdrawalStateView,
+  withdrawalBodySchema,
+  withdrawalParamsSchema,
+  withdrawalResponseSchema,
+} from './withdrawals-schemas';
+
+/** Finished without a payout, so no receipt will ever be stored (a completed one always has it). */
+const NEVER_A_RECEIPT: readonly WithdrawalStatus[] = ['failed', 'stuck', 'refused'];
+/** Seconds a caller waits before asking again for a receipt that is not stored yet. */
+const RECEIPT_RETRY_AFTER_S = 5;
+
+const receiptUnavailable = (status: WithdrawalStatus, reason: string | undefined) =>
+  new Problem(
+    410,
+    'receipt-unavailable',
+    'The withdrawal will never have a receipt',
+    `the withdrawal is ${status}${reason ? `: ${reason}` : ''}`,
+    { flowStatus: status, reason },
+  );
+
+/** The state as the API answers it: a step-up's link also as a QR code image URL. */
+function withdrawalStateView(state: WithdrawalState): WithdrawalStateView {
+  if (!state.stepUp?.url) return state;
+  return {
+    ...state,
+    stepUp: {
+      ...state.stepUp,
+      qrcodeUrl: `/v1/withdrawals/${encodeURIComponent(state.transactionId)}/biometrics-link/qrcode.png`,
+    },
+  };
+}
+
+/** The open step-up link's QR image, from the person's biometrics flow (410 once it has ended). */
+async function stepUpQrCode(temporal: ApiDeps['temporal'], stepUp: NonNullable<WithdrawalState['stepUp']>) {
+  const gone = () =>
+    new Problem(410, 'link-unavailable', 'The identification has ended', 'its link is no longer valid', {
+      outcome: stepUp.outcome,
+    });
+  if (stepUp.outcome) throw gone();
+  // The withdrawal keeps only the link: the image is the identification's.
+  const biometrics = temporal.workflow.getHandle<typeof biometricsWorkflow>(stepUp.biometricsWorkflowId);
+  const { link, status } = await biometrics.query(biometricsStateQuery);
+  const png = link?.url === stepUp.url ? pngBytes(link?.qrcode) : undefined;
+  if (!png || biometricsFinalStatuses.includes(status)) throw gone();
+  return png;
+}
+
+/** How a withdrawal's flow is started: its id, its tags for the UI, the request's keyed hash. */
+function withdrawalStart(
+  config: ApiDeps['config'],
+  input: WithdrawalInput,
+  request: Omit<WithdrawalInput, 'timings'>,
+): FlowStart<typeof withdrawalWorkflow> {
+  const masked = maskCpf(input.client.cpf);
+  return {
+    workflowType: 'withdrawalWorkflow',
+    options: {
+      workflowId: withdrawalWorkflowId(input.transactionId),
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+      staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
+      typedSearchAttributes: startSearchAttributes({
+        type: 'withdrawal',
+        status: 'validating',
+        cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+        cpfMasked: masked,
+        amountCentavos: input.amountCentavos,
+        merchant: input.merchant,
+      }),
+    },
+    requestHash: { memoKey: 'requestHash', value: requestHash(request, config.PII_HASH_KEY) },
+    conflictReason: WITHDRAWAL_CONFLICT,
+  };
+}
+
+/** The withdrawal routes, as /openapi.json describes them and in its order. */
+export const withdrawalOperations = {
+  send: {
+    method: 'post',
+    path: '/withdrawals',
+    tag: 'Withdrawals',
+    summary: 'Send a Pix payout (idempotent per transactionId)',
+    description:
+      'The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (README "Rules"): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, or on its way (`sending`).',
+    body: withdrawalBodySchema,
+    ok: [{ status: 202, description: 'Accepted', schema: withdrawalResponseSchema }],
+    errors: [400, 401, 409],
+    scopes: ['withdrawals:write'],
+  },
+  state: {
+    method: 'get',
+    path: '/withdrawals/:transactionId',
+    tag: 'Withdrawals',
+    summary: 'Withdrawal state',
+    params: withdrawalParamsSchema,
+    ok: [{ status: 200, description: 'Current state', schema: withdrawalResponseSchema }],
+    errors: [400, 401, 404],
+    scopes: ['withdrawals:read'],
+  },
+  stepUpQrCode: {
+    method: 'get',
+    path: '/withdrawals/:transactionId/biometrics-link/qrcode.png',
+    tag: 'Withdrawals',
+    summary: "The step-up's biometric identification link as a QR code",
+    description:
+      'For a withdrawal that waits (or waited) for a biometric identification: 404 when it never needed one, 410 `link-unavailable` once the identification has ended.',
+    params: withdrawalParamsSchema,
+    ok: [{ status: 200, description: 'PNG image', png: true }],
+    errors: [400, 401, 404, 410],
+    scopes: ['withdrawals:read'],
+  },
+  receipt: {
+    method: 'get',
+    path: '/withdrawals/:transactionId/receipt.png',
+    tag: 'Withdrawals',
+    summary: 'The payout receipt image',
+    description:
+      'While the withdrawal runs: 404 `receipt-not-found` with Retry-After (seconds). A withdrawal that ended failed or stuck, or whose run ended short of an outcome (failed, terminated), never has one: 410 `receipt-unavailable` with its flowStatus and reason.',
+    params: withdrawalParamsSchema,
+    ok: [{ status: 200, description: 'PNG image', png: true }],
+    errors: [400, 401, 404, 410],
+    scopes: ['withdrawals:read'],
+  },
+} satisfies Record<string, Operation>;
+
+export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
+  const r = Router();
+  const handleOf = (transactionId: string) =>
+    temporal.workflow.getHandle<typeof withdrawalWorkflow>(withdrawalWorkflowId(transactionId));
+
+  /**
+   * One round trip: update-with-start creates the flow (or attaches to the running one) and
+   * answers its state once the first workflow task is done. Idempotent per transactionId: the
+   * update's validator refuses a request that differs from the one that started the flow (409,
+   * nothing is sent). A finished flow is never started again: its memo's keyed hash of the
+   * request tells a repeat (202 with its state) from a conflict (409).
+   */
+  route(r, withdrawalOperations.send, async (req, res) => {
+    const body = parse(withdrawalBodySchema, 'body', req.body);
+    const request = parse(withdrawalInputSchema, 'body', {
+      ...body,
+      transactionId: body.transactionId ?? randomUUID(),
+      merchant: body.merchant ?? config.PROVIDER_MERCHANT,
+    });
+    const input: WithdrawalInput = { ...request, ...(timings ? { timings } : {}) };
+    const handle = handleOf(input.transactionId);
+    const outcome = await startOrAttach(
+      temporal,
+      withdrawalRequestUpdate,
+      [request],
+      withdrawalStart(config, input, request),
+    );
+    const state = outcome.answered ? outcome.answer : await outcome.closed.query(withdrawalStateQuery);
+    res
+      .status(202)
+      .location(`/v1/withdrawals/${input.transactionId}`)
+      .json({
+        workflowId: handle.workflowId,
+        transactionId: input.transactionId,
+        state: withdrawalStateView(state),
+      });
+  });
+
+  const stateOf = async (transactionId: string) => {
+    try {
+      return await handleOf(transactionId).query(withdrawalStateQuery);
+    } catch (err) {
+      if (isNotFound(err)) throw flowNotFound('withdrawal with this transactionId');
+      throw err;
+    }
+  };
+
+  route(r, withdrawalOperations.state, async (req, res) => {
+    const { transactionId } = parse(withdrawalParamsSchema, 'path', req.params);
+    res.json({
+      workflowId: withdrawalWorkflowId(transactionId),
+      transactionId,
+      state: withdrawalStateView(await stateOf(transactionId)),
+    });
+  });
+
+  route(r, withdrawalOperations.stepUpQrCode, async (req, res) => {
+    const { transactionId } = parse(withdrawalParamsSchema, 'path', req.params);
+    const { stepUp } = await stateOf(transactionId);
+    if (!stepUp?.url) throw flowNotFound('biometric identification link for this withdrawal');
+    const png = await stepUpQrCode(temporal, stepUp);
+    res.type('image/png').set('cache-control', 'private, no-cache').send(png);
+  });
+
+  route(r, withdrawalOperations.receipt, async (req, res) => {
+    const { transactionId } = parse(withdrawalParamsSchema, 'path', req.params);
+    const receipt = await getWithdrawalReceipt(pool, transactionId);
+    if (receipt) {
+      res.type(receipt.contentType).set('cache-control', 'private, max-age=3600').send(receipt.image);
+      return;
+    }
+    // Not stored: the flow says whether it is still to come or never will be.
+    const state = await stateOf(transactionId);
+    if (NEVER_A_RECEIPT.includes(state.status)) throw receiptUnavailable(state.status, state.reason);
+    // A run that ended short of a final status (failed for an operator, terminated) stores
+    // nothing more either. A completed run has stored its receipt: only a race gets here.
+    const run = (await handleOf(transactionId).describe()).status.name;
+    if (run !== 'RUNNING' && run !== 'COMPLETED') {
+      throw receiptUnavailable(state.status, state.reason ?? `its run is ${run.toLowerCase()}`);
+    }
+    res.set('retry-after', String(RECEIPT_RETRY_AFTER_S));
+    throw new Problem(
+      404,
+      'receipt-not-found',
+      'No receipt yet',
+      `the withdrawal is ${state.status}: its receipt is stored once the payout completes`,
+      { flowStatus: state.status },
+    );
+  });
+
+  return r;
+}

@@ -1,0 +1,237 @@
+import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Router } from 'express';
+import type { z } from 'zod';
+import { type DepositState, depositStateQuery, resolutionUpdate } from '../contracts/deposit';
+import { type OnboardingState, onboardingStateQuery, reviewSignal } from '../contracts/onboarding';
+import { getFlowRow } from '../db/backoffice-queues';
+import { type NewOperatorAction, recordAction } from '../db/operator-actions';
+import type { Operator } from '../db/operators';
+import { inTransaction, type Pool } from '../db/pool';
+import { isTemporalUnavailable } from '../http/problem';
+import { isNotFound, retryUpdateLostWithTask } from '../http/workflow-calls';
+import type { BackofficeDeps } from './deps';
+import { parseForm, resolutionFormSchema, reviewFormSchema } from './forms';
+import { BackofficeError, notFoundPage, redirectSaved, signedIn } from './render';
+import { roleAtLeast } from './session';
+
+// Operators' decisions, through the same signal and update the API uses. One decision per case
+// at a time (an advisory lock per flow, across API processes): the second operator reads the
+// state the first one left and is told it was decided, and nothing is sent. Every attempt, taken
+// or not, is a row of the audit trail.
+
+const casePath = (id: string) => `/backoffice/flows/${encodeURIComponent(id)}`;
+
+type Audit = Omit<NewOperatorAction, 'operatorId' | 'operatorEmail' | 'operatorRole'>;
+
+const auditOf = (operator: Operator, a: Audit): NewOperatorAction => ({
+  ...a,
+  operatorId: operator.id,
+  operatorEmail: operator.email,
+  operatorRole: operator.role,
+});
+
+/**
+ * Runs `decide` holding the case's lock; its audit row, a conflict's too, is written before the
+ * lock is let go.
+ */
+async function decideUnderCaseLock(
+  pool: Pool,
+  operator: Operator,
+  caseId: string,
+  decide: () => Promise<Audit>,
+) {
+  const outcome = await inTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`backoffice:${caseId}`]);
+    const result = await decide().catch((err) => {
+      if (err instanceof Decided) return err;
+      throw err;
+    });
+    await recordAction(client, auditOf(operator, result instanceof Decided ? result.audit : result));
+    return result;
+  });
+  if (outcome instanceof Decided) throw outcome;
+  return outcome;
+}
+
+/** The case was no longer open to this decision: a 409 page, audited as a conflict. */
+class Decided extends BackofficeError {
+  constructor(
+    readonly audit: Audit,
+    now: string,
+    back: string,
+  ) {
+    super(
+      409,
+      'Already decided',
+      `Someone decided this case first: it is ${now}. Your decision was not sent.`,
+      [],
+      back,
+    );
+  }
+}
+
+function refuseRole(operator: Operator, action: string, caseId: string, pool: Pool) {
+  if (roleAtLeast(operator.role, 'reviewer')) return Promise.resolve();
+  return recordAction(pool, auditOf(operator, { action, outcome: 'refused', caseType: 'flow', caseId })).then(
+    () => {
+      throw new BackofficeError(
+        403,
+        'Not allowed',
+        `Your role (${operator.role}) may look at cases but not decide them.`,
+        [],
+        casePath(caseId),
+      );
+    },
+  );
+}
+
+/**
+ * Polls the flow's state until `done` (the decision applied), for at most 10 s. The decision is
+ * sent by now, so its audit row must be written: should Temporal stop answering (the request's
+ * deadline), the last state read stands for the one after.
+ */
+async function stateOnceSettled<S>(read: () => Promise<S>, done: (s: S) => boolean, last: S): Promise<S> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      last = await read();
+    } catch (err) {
+      if (isTemporalUnavailable(err)) return last;
+      throw err;
+    }
+    if (done(last) || Date.now() > until) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function flowOf(pool: Pool, id: string, type: string) {
+  const flow = await getFlowRow(pool, id);
+  if (!flow || flow.type !== type) throw notFoundPage(`${type} with this id`);
+  return flow;
+}
+
+export function decisionRoutes(deps: BackofficeDeps) {
+  const r = Router();
+  decisionRoute(r, deps, review);
+  decisionRoute(r, deps, resolution);
+  return r;
+}
+
+interface DecisionForm {
+  decision: string;
+  reason: string;
+}
+
+/** What one case's decision needs done: the rest (role, form, lock, audit) is the same for all. */
+interface DecisionKind<F extends DecisionForm> {
+  path: string;
+  flowType: 'onboarding' | 'deposit';
+  schema: z.ZodType<F>;
+  /**
+   * Reads the flow, sends the decision and reads it again: the states before and after for the
+   * audit. `conflict` makes the refusal when the case was no longer open to it.
+   */
+  decide(
+    handle: WorkflowHandle,
+    decision: F & { by: string },
+    conflict: (now: OnboardingState | DepositState, seen: unknown, after?: unknown) => Decided,
+  ): Promise<{ before: unknown; after: { status: string } }>;
+  done(form: F, status: string): string;
+}
+
+function decisionRoute<F extends DecisionForm>(
+  r: Router,
+  { pool, temporal }: BackofficeDeps,
+  kind: DecisionKind<F>,
+) {
+  r.post(`/flows/:id/${kind.path}`, async (req, res) => {
+    const operator = signedIn(res);
+    const id = req.params.id ?? '';
+    await refuseRole(operator, `${kind.flowType}.${kind.path}`, id, pool);
+    const form = parseForm(kind.schema, req.body, casePath(id));
+    await flowOf(pool, id, kind.flowType);
+    const base = {
+      action: `${kind.flowType}.${form.decision}`,
+      caseType: 'flow',
+      caseId: id,
+      reason: form.reason,
+    };
+    const conflict = (now: OnboardingState | DepositState, before: unknown, after?: unknown) =>
+      new Decided({ ...base, outcome: 'conflict', before, after }, describeDecided(now), casePath(id));
+    const audit = await decideUnderCaseLock(pool, operator, id, async () => {
+      const seen = await kind.decide(
+        temporal.workflow.getHandle(id),
+        { ...form, by: operator.email },
+        conflict,
+      );
+      return { ...base, outcome: 'done', ...seen };
+    });
+    req.session.flash = { kind: 'ok', text: kind.done(form, statusIn(audit.after)) };
+    await redirectSaved(req, res, casePath(id));
+  });
+}
+
+/** An onboarding awaiting review: the `review` signal, as POST /v1/onboardings/:cpf/review sends it. */
+const review: DecisionKind<z.infer<typeof reviewFormSchema>> = {
+  path: 'review',
+  flowType: 'onboarding',
+  schema: reviewFormSchema,
+  async decide(handle, decision, conflict) {
+    const stateOf = () => handle.query(onboardingStateQuery);
+    const before = await stateOf();
+    const seen = { status: before.status, review: before.review };
+    if (before.status !== 'awaiting_review' || before.review) throw conflict(before, seen);
+    await handle.signal(reviewSignal, {
+      decision: decision.decision,
+      by: decision.by,
+      reason: decision.reason,
+    });
+    const after = await stateOnceSettled(stateOf, (s) => s.status !== 'awaiting_review', before);
+    const now = { status: after.status, review: after.review };
+    const mine =
+      after.review?.by === decision.by &&
+      after.review.reason === decision.reason &&
+      after.review.decision === decision.decision;
+    // An API caller's review that reached the flow first wins; ours was ignored.
+    if (after.review && !mine) throw conflict(after, seen, now);
+    return { before: seen, after: now };
+  },
+  done: (form, status) =>
+    `Recorded: ${form.decision === 'approve' ? 'approved' : 'refused'}. The onboarding is ${status}.`,
+};
+
+/** A held deposit: the `resolution` update, as POST /v1/deposits/:txid/resolution sends it. */
+const resolution: DecisionKind<z.infer<typeof resolutionFormSchema>> = {
+  path: 'resolution',
+  flowType: 'deposit',
+  schema: resolutionFormSchema,
+  async decide(handle, decision, conflict) {
+    const stateOf = () => handle.query(depositStateQuery);
+    const before = await stateOf();
+    const seen = { status: before.status, resolution: before.resolution };
+    if (before.status !== 'held' || before.resolution) throw conflict(before, seen);
+    try {
+      await retryUpdateLostWithTask(() =>
+        handle.executeUpdate(resolutionUpdate, {
+          args: [{ decision: decision.decision, by: decision.by, reason: decision.reason }],
+        }),
+      );
+    } catch (err) {
+      // Decided by an API call between our read and the update: the validator refused ours.
+      if (err instanceof WorkflowUpdateFailedError || isNotFound(err)) throw conflict(await stateOf(), seen);
+      throw err;
+    }
+    const after = await stateOnceSettled(stateOf, (s) => s.status !== 'held', before);
+    return { before: seen, after: { status: after.status, resolution: after.resolution } };
+  },
+  done: (form, status) =>
+    `Recorded: ${form.decision === 'accept' ? 'accepted' : 'to be returned'}. The deposit is ${status}.`,
+};
+
+const statusIn = (after: unknown) => String((after as { status?: string } | undefined)?.status ?? 'unknown');
+
+function describeDecided(s: OnboardingState | DepositState): string {
+  const by =
+    'review' in s && s.review ? s.review : 'resolution' in s && s.resolution ? s.resolution : undefined;
+  return by ? `${s.status} (${by.decision} by ${by.by}: “${by.reason}”)` : s.status;
+}

@@ -1,0 +1,83 @@
+import { defineSignal } from '@temporalio/workflow';
+
+// What every flow's contract is built from: the waits a flow may be given, the provider's
+// notification hint, the progress of a payment and the row each state change writes.
+// Workflows, activities, the API, the bench and the tests import from here and from one file
+// per flow beside it. No zod here or in <flow>.ts: a workflow imports these at run time, and
+// every cached workflow evaluates its imports again (the SDK keeps a module cache per workflow),
+// so zod and its schemas would be held again by each open flow. The input schemas, for the
+// API's boundary, are in flow-input.ts and <flow>-input.ts.
+
+export type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
+
+/** How long the flows wait, in production. Tests and configuration shorten them per flow. */
+export const DEFAULT_TIMINGS = {
+  livenessLinkTtlMs: 30 * 60_000,
+  onboardingDeadlineMs: 7 * 24 * 3600_000,
+  // Reconciliation's schedule (the sweep's, activities/reconciliation.ts; flows keep no timer for
+  // it): the backstop for a lost notification, not the way payments arrive. Look soon after the
+  // flow starts waiting, when most Pix are paid, then rarely (hourly; a 30-minute QR gets its
+  // last look from the flow itself at expiry).
+  pollScheduleMs: [30_000, 120_000, 600_000, 3_600_000],
+  withdrawalDeadlineMs: 3 * 24 * 3600_000,
+} as const;
+
+/** Durations the flows wait, in ms; short values in tests, the defaults in production. */
+export interface FlowTimings {
+  /** Onboarding: how long a liveness link is reused (provider: 30 minutes). */
+  livenessLinkTtlMs: number;
+  /** Onboarding: an abandoned flow ends `expired` after this. */
+  onboardingDeadlineMs: number;
+  /**
+   * Reconciliation's waits, the last one repeating: the sweep's schedule (POLL_SCHEDULE_MS). The
+   * flows do not read it: the sweep looks for them.
+   */
+  pollScheduleMs: number[];
+  /** Withdrawal: give up waiting for a final outcome after this (then it stays for an operator). */
+  withdrawalDeadlineMs: number;
+}
+
+/** The defaults with a flow's overrides on top. */
+export function resolveTimings(overrides: Partial<FlowTimings> | undefined): FlowTimings {
+  return { ...DEFAULT_TIMINGS, pollScheduleMs: [...DEFAULT_TIMINGS.pollScheduleMs], ...overrides };
+}
+
+/**
+ * A provider notification about a deposit or a withdrawal, as the ingress signals it. Only a
+ * hint to look: the flow proves the outcome with an inquiry.
+ */
+export interface ProviderNotification {
+  type: 'deposit' | 'withdraw';
+  action: 'requested' | 'updated';
+  id: string;
+  receivedAt?: string;
+  /** Set when the reconciliation, not the provider, sent it: it found the flow settled. */
+  source?: 'reconciliation';
+}
+export const providerNotificationSignal = defineSignal<[ProviderNotification]>('providerNotification');
+
+/** What a deposit's and a withdrawal's state say of their progress besides their own facts. */
+export interface PaymentProgress {
+  reason?: string;
+  /** Provider notifications received, and inquiries made, so far. */
+  notifications: number;
+  inquiries: number;
+  startedAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+}
+
+/** One state change of a flow, as its row in the Postgres `flows` table (GET /v1/flows). */
+export interface FlowRecord {
+  workflowId: string;
+  type: FlowType;
+  businessId: string;
+  status: string;
+  cpf?: string;
+  merchant?: string;
+  amountCentavos?: number;
+  reason?: string;
+  details?: Record<string, unknown>;
+  /** Increases with every state change of the flow: a late retry of an older write is ignored. */
+  seq: number;
+}

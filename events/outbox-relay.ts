@@ -1,0 +1,208 @@
+import type { CodecKeys } from '../common/codec';
+import { type Config, EVENTS_DEFAULTS } from '../common/config';
+import type { Logger } from '../common/logger';
+import { openSecret } from '../common/secret-box';
+import type { UrlPolicy } from '../common/url-safety';
+import { pruneEvents, sequenceEvents } from '../db/events';
+import type { Pool } from '../db/pool';
+import { type ClaimedDelivery, claimDeliveries, finishAttempt } from '../db/webhook-deliveries';
+import { sendWebhook } from './send-webhook';
+
+// The outbox relay, run by every API process over the same tables: it positions committed events
+// for the pull API, claims due deliveries (FOR UPDATE SKIP LOCKED, leased while an attempt runs,
+// at most `perEndpoint` in flight per endpoint), sends them and records each attempt. A process
+// killed mid-attempt leaves the lease to lapse: the delivery is sent again, with the same
+// webhook-id. Postgres down: the passes fail and are tried again; nothing is lost, since nothing
+// leaves the tables before its attempt is recorded.
+
+export interface EventsRelaySettings {
+  intervalMs: number;
+  timeoutMs: number;
+  retryScheduleMs: readonly number[];
+  disableAfterMs: number;
+  perEndpoint: number;
+  retentionMs: number;
+  policy: UrlPolicy;
+}
+
+export interface EventsRelayDeps {
+  pool: Pool;
+  log: Logger;
+  codecKeys: CodecKeys;
+  settings: EventsRelaySettings;
+}
+
+export interface EventsRelay {
+  /** One pass: positions events, starts the due attempts; answers how many it started. */
+  runOnce(): Promise<number>;
+  /** Stops claiming, and waits for the attempts in flight. */
+  stop(): Promise<void>;
+}
+
+const BATCH = 50;
+const PRUNE_EVERY_MS = 3600_000;
+
+/** When to try a delivery again after its `attempt`-th attempt failed; undefined: give up. */
+export function retryAt(attempt: number, scheduleMs: readonly number[], now = Date.now()): Date | undefined {
+  const wait = scheduleMs[attempt - 1];
+  if (wait === undefined) return undefined;
+  // ±20%: a burst that failed together does not come back together.
+  return new Date(now + Math.round(wait * (0.8 + Math.random() * 0.4)));
+}
+
+export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
+  const { pool, log, settings } = deps;
+  const busy = new Map<string, number>();
+  const inFlight = new Set<Promise<void>>();
+  let lastFailureLog = 0;
+  let lastPrune = 0;
+  let lastSequenced = 0;
+  let kick = () => {};
+
+  const count = (endpoint: string, by: number) => {
+    const n = (busy.get(endpoint) ?? 0) + by;
+    if (n > 0) busy.set(endpoint, n);
+    else busy.delete(endpoint);
+  };
+
+  async function attempt(d: ClaimedDelivery): Promise<void> {
+    const at = new Date();
+    const result = await sendWebhook(
+      {
+        url: d.url,
+        id: d.eventId,
+        body: JSON.stringify(d.body),
+        secrets: d.secrets.map((s) => openSecret(deps.codecKeys, s)),
+      },
+      { timeoutMs: settings.timeoutMs, policy: settings.policy },
+    );
+    const { disabled } = await finishAttempt(pool, {
+      delivery: d,
+      at,
+      ...result,
+      retryAt: result.outcome === 'failed' ? retryAt(d.attempt, settings.retryScheduleMs) : undefined,
+      disableAfterMs: settings.disableAfterMs,
+    });
+    if (disabled) log.warn({ endpoint: d.endpointId, outcome: result.outcome }, 'webhook endpoint disabled');
+  }
+
+  function start(d: ClaimedDelivery) {
+    count(d.endpointId, 1);
+    const p = attempt(d)
+      .catch((err) => {
+        // Its lease lapses and it is tried again: at least once, never lost.
+        log.warn({ err: String(err), delivery: d.id, event: d.eventId }, 'webhook attempt not recorded');
+      })
+      .finally(() => {
+        count(d.endpointId, -1);
+        inFlight.delete(p);
+        kick();
+      });
+    inFlight.add(p);
+  }
+
+  async function runOnce(): Promise<number> {
+    // Positions for the pull API once an interval: the passes an ended attempt calls in between
+    // are for deliveries only.
+    if (Date.now() - lastSequenced >= settings.intervalMs) {
+      lastSequenced = Date.now();
+      await sequenceEvents(pool);
+    }
+    if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
+      lastPrune = Date.now();
+      const pruned = await pruneEvents(pool, settings.retentionMs);
+      if (pruned > 0) log.info({ pruned }, 'events past their retention deleted');
+    }
+    const claimed = await claimDeliveries(pool, {
+      batch: BATCH,
+      leaseMs: settings.timeoutMs + 20_000,
+      perEndpoint: settings.perEndpoint,
+      busy,
+    });
+    for (const d of claimed) start(d);
+    return claimed.length;
+  }
+
+  const passes = passesOf(runOnce, settings.intervalMs, (err) => {
+    if (Date.now() - lastFailureLog > 60_000) {
+      lastFailureLog = Date.now();
+      log.warn({ err: String(err) }, 'events relay pass failed; retrying');
+    }
+  });
+  kick = passes.kick;
+
+  return {
+    runOnce,
+    async stop() {
+      await passes.stop();
+      await Promise.all([...inFlight]);
+    },
+  };
+}
+
+/**
+ * Passes one at a time. A pass that filled its batch, or a kick meanwhile (an attempt ended: its
+ * endpoint has room again, its stream's next event may be due), calls the next at once; otherwise
+ * it comes after the interval.
+ */
+function passesOf(pass: () => Promise<number>, intervalMs: number, onError: (err: unknown) => void) {
+  let stopped = false;
+  let passing = false;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> = Promise.resolve();
+  const next = (ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      current = loop();
+    }, ms);
+  };
+  const loop = async () => {
+    if (stopped) return;
+    passing = true;
+    let claimed = 0;
+    try {
+      claimed = await pass();
+    } catch (err) {
+      onError(err);
+    }
+    passing = false;
+    if (stopped) return;
+    const soon = claimed >= BATCH || again;
+    again = false;
+    next(soon ? 0 : intervalMs);
+  };
+  current = loop();
+  return {
+    kick() {
+      if (stopped) return;
+      if (passing) again = true;
+      else next(0);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await current;
+    },
+  };
+}
+
+/** The relay's settings from the configuration (common/config.ts). */
+export function eventsRelaySettings(config: Config): EventsRelaySettings {
+  return {
+    intervalMs: config.EVENTS_RELAY_INTERVAL_MS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS ?? EVENTS_DEFAULTS.retryScheduleMs,
+    disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS,
+    perEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+    retentionMs: config.EVENTS_RETENTION_MS,
+    policy: urlPolicyOf(config),
+  };
+}
+
+/** Where webhooks may go, from the configuration. */
+export function urlPolicyOf(
+  config: Pick<Config, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_ALLOWED_CIDRS'>,
+): UrlPolicy {
+  return { allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS };
+}

@@ -1,0 +1,128 @@
+import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import type { NextFunction, Request, Response } from 'express';
+import type { z } from 'zod';
+
+// RFC 9457 problem details with a stable `type` per error, so callers can branch on it.
+export const PROBLEM_BASE = 'https://pixflow.dev/problems/';
+
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly slug: string,
+    readonly title: string,
+    readonly detail?: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(detail ?? title);
+  }
+}
+
+export interface InvalidParam {
+  name: string;
+  reason: string;
+}
+
+export function validationProblem(where: 'body' | 'path' | 'query', error: z.ZodError): Problem {
+  const invalid: InvalidParam[] = error.issues.map((i) => ({
+    name: [where, ...i.path.map(String)].join('.'),
+    reason: i.message,
+  }));
+  const first = invalid[0];
+  return new Problem(
+    400,
+    'validation-error',
+    'Request validation failed',
+    first ? `${first.name}: ${first.reason}` : 'invalid request',
+    { invalid_params: invalid },
+  );
+}
+
+export function sendProblem(res: Response, p: Problem, instance?: string) {
+  res
+    .status(p.status)
+    .type('application/problem+json')
+    .json({
+      type: `${PROBLEM_BASE}${p.slug}`,
+      title: p.title,
+      status: p.status,
+      detail: p.detail,
+      instance,
+      ...p.extra,
+    });
+}
+
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
+const UNAVAILABLE_DETAIL =
+  'Temporal, or the worker that runs this flow, cannot answer now (or not in time); what this request started goes on: ask again with the same id';
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_FAILED_PRECONDITION = 9;
+const GRPC_UNAVAILABLE = 14;
+
+/**
+ * Temporal unreachable or past the request's deadline (http/temporal-deadline.ts), or a query no
+ * worker answers (none polls the flow's task queue: the server says so, or holds the query until
+ * its deadline): nothing the caller did, and gone once the server or the worker is back.
+ */
+export function isTemporalUnavailable(err: unknown): boolean {
+  // An update's call that ran out of time: the update itself may still be applied.
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  if (!(err instanceof ServiceError)) return false;
+  const code = (err.cause as { code?: number } | undefined)?.code;
+  if (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED) return true;
+  return code === GRPC_FAILED_PRECONDITION && /no poller/i.test(String((err.cause as Error).message));
+}
+
+/** 503 with Retry-After: Temporal, or the flow's worker, did not answer (in time). */
+export function answerUnavailable(req: Request, res: Response): void {
+  res.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+  sendProblem(res, new Problem(503, 'unavailable', 'Try again shortly', UNAVAILABLE_DETAIL), req.originalUrl);
+}
+
+/** Last error handler: known problems as they are; body-parser errors as 4xx; anything else 500. */
+export function problemHandler(log: { error: (o: object, m: string) => void }) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // Already answered (503 at the request's deadline): what the handler met after it is moot.
+    if (res.headersSent) return;
+    if (err instanceof Problem) return sendProblem(res, err, req.originalUrl);
+    const e = err as { type?: string; status?: number; statusCode?: number; message?: string };
+    const status = e.status ?? e.statusCode;
+    if (e.type === 'entity.parse.failed') {
+      return sendProblem(
+        res,
+        new Problem(400, 'malformed-json', 'Malformed JSON body', e.message),
+        req.originalUrl,
+      );
+    }
+    if (e.type === 'entity.too.large') {
+      return sendProblem(res, new Problem(413, 'body-too-large', 'Request body too large'), req.originalUrl);
+    }
+    if (status && status >= 400 && status < 500) {
+      return sendProblem(res, new Problem(status, 'bad-request', 'Bad request', e.message), req.originalUrl);
+    }
+    if (isTemporalUnavailable(err)) return answerUnavailable(req, res);
+    log.error({ err }, 'unhandled error');
+    sendProblem(res, new Problem(500, 'internal', 'Internal error'), req.originalUrl);
+  };
+}
+
+/**
+ * Errors Node answers before Express runs (headers over 16 KiB, malformed HTTP): a
+ * problem+json answer too, instead of a bare status line.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const title = tooLarge ? 'Request headers too large' : 'Malformed HTTP request';
+  const body = JSON.stringify({
+    type: `${PROBLEM_BASE}${tooLarge ? 'headers-too-large' : 'bad-request'}`,
+    title,
+    status,
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}

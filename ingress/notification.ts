@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import { maskCpf } from '../common/mask';
+import { cpfHash } from '../common/pii';
+import {
+  type BiometricProgress,
+  biometricProgressSignal,
+  biometricsWorkflowId,
+} from '../contracts/biometrics';
+import { depositWorkflowId } from '../contracts/deposit';
+import { type ProviderNotification, providerNotificationSignal } from '../contracts/flow';
+import { cpfSchema, txidSchema } from '../contracts/flow-input';
+import { type LivenessProgress, livenessProgressSignal, onboardingWorkflowId } from '../contracts/onboarding';
+import { withdrawalWorkflowId } from '../contracts/withdrawal';
+import { transactionIdSchema } from '../contracts/withdrawal-input';
+import type { NotificationPoint } from '../db/inbox';
+import { Problem, validationProblem } from '../http/problem';
+import { livenessCallbackSchema, notificationMessageSchema } from '../provider/schemas';
+
+// Turns a parsed provider body into what the inbox stores and which signal goes where. Pure,
+// so the router and the tests share one definition of "valid notification" and of its key.
+
+export const NOTIFICATION_POINTS: readonly NotificationPoint[] = ['deposit', 'withdraw', 'liveness'];
+
+export interface ParsedNotification {
+  point: NotificationPoint;
+  workflowId: string;
+  /** The workflow id safe for logs (no whole CPF). */
+  logTarget: string;
+  signalName: string;
+  signalPayload: ProviderNotification | LivenessProgress | BiometricProgress;
+  dedupeKey: string;
+}
+
+export function dedupeKey(parts: string[]): string {
+  return createHash('sha256').update(parts.join('|'), 'utf8').digest('hex');
+}
+
+/** One URL for all points: the body tells. */
+function pointOf(body: Record<string, unknown>): NotificationPoint | undefined {
+  if (body.type === 'deposit' || body.type === 'withdraw') return body.type;
+  if ('status_verification' in body) return 'liveness';
+  return undefined;
+}
+
+export function parseNotification(
+  pathPoint: NotificationPoint | undefined,
+  body: Record<string, unknown>,
+  receivedAt: Date,
+  /** Liveness callbacks name a CPF; its onboarding's id is a keyed hash of it. */
+  piiHashKey: string,
+): ParsedNotification {
+  const point = pathPoint ?? pointOf(body);
+  if (!point) {
+    throw new Problem(
+      400,
+      'unknown-notification',
+      'Unknown notification',
+      'the body is neither a deposit/withdraw message nor a liveness callback',
+    );
+  }
+  return point === 'liveness'
+    ? parseLivenessCallback(body, piiHashKey)
+    : parseMessage(point, body, receivedAt);
+}
+
+function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string): ParsedNotification {
+  const parsed = livenessCallbackSchema.safeParse(body);
+  if (!parsed.success) throw validationProblem('body', parsed.error);
+  const cb = parsed.data;
+  // Workflow ids carry the bare 11 digits; tolerate a formatted CPF.
+  const cpf = cb.document.replace(/[.-]/g, '');
+  // A CPF with wrong check digits can never name an onboarding: refused now, not kept pending.
+  if (!cpfSchema.safeParse(cpf).success) {
+    throw new Problem(400, 'validation-error', 'Request validation failed', 'body.document: must be a CPF');
+  }
+  // The person and both request ids are part of it: a copy joins only a row that says the same
+  // thing about the same request, never a look-alike naming someone else.
+  const key = (workflowId: string) =>
+    dedupeKey([
+      'liveness',
+      workflowId,
+      cb.transaction_id,
+      cb.correlation_id,
+      cb.status_onboarding,
+      cb.status_verification,
+    ]);
+  // An approved person's later sessions are biometric identifications: their own flow's news.
+  if (cb.action_type === 'biometric_identification' || cb.status_onboarding.startsWith('biometric_')) {
+    const progress: BiometricProgress = {
+      statusVerification: cb.status_verification,
+      statusOnboarding: cb.status_onboarding,
+      actionType: cb.action_type,
+      transactionId: cb.transaction_id,
+      correlationId: cb.correlation_id,
+      at: cb.datetime,
+    };
+    const workflowId = biometricsWorkflowId(cpfHash(cpf, piiHashKey));
+    return {
+      point: 'liveness',
+      workflowId,
+      logTarget: `biometric identification of ${maskCpf(cpf)}`,
+      signalName: biometricProgressSignal.name,
+      signalPayload: progress,
+      dedupeKey: key(workflowId),
+    };
+  }
+  const payload: LivenessProgress = {
+    statusVerification: cb.status_verification,
+    transactionId: cb.transaction_id,
+    correlationId: cb.correlation_id,
+    at: cb.datetime,
+  };
+  const workflowId = onboardingWorkflowId(cpfHash(cpf, piiHashKey));
+  return {
+    point: 'liveness',
+    workflowId,
+    logTarget: `onboarding of ${maskCpf(cpf)}`,
+    signalName: livenessProgressSignal.name,
+    signalPayload: payload,
+    dedupeKey: key(workflowId),
+  };
+}
+
+function parseMessage(
+  point: 'deposit' | 'withdraw',
+  body: Record<string, unknown>,
+  receivedAt: Date,
+): ParsedNotification {
+  const parsed = notificationMessageSchema.safeParse(body);
+  if (!parsed.success) throw validationProblem('body', parsed.error);
+  const msg = parsed.data;
+  if (msg.type !== point) {
+    throw new Problem(
+      400,
+      'point-mismatch',
+      'Notification type does not match its URL',
+      `a ${msg.type} message was posted to the ${point} URL`,
+    );
+  }
+  // Ids that can never name one of our workflows are refused now, not kept pending for a day.
+  const idCheck = (point === 'deposit' ? txidSchema : transactionIdSchema).safeParse(msg.id);
+  if (!idCheck.success) {
+    throw new Problem(
+      400,
+      'validation-error',
+      'Request validation failed',
+      `body.id: not a valid ${point} id`,
+    );
+  }
+  const workflowId = point === 'deposit' ? depositWorkflowId(msg.id) : withdrawalWorkflowId(msg.id);
+  const payload: ProviderNotification = {
+    type: msg.type,
+    action: msg.action,
+    id: msg.id,
+    receivedAt: receivedAt.toISOString(),
+  };
+  return {
+    point,
+    workflowId,
+    logTarget: workflowId,
+    signalName: providerNotificationSignal.name,
+    signalPayload: payload,
+    dedupeKey: dedupeKey([point, msg.type, msg.id, msg.action, '']),
+  };
+}

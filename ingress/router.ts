@@ -1,0 +1,160 @@
+import type { Client } from '@temporalio/client';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from '../common/logger';
+import type { ApiMetrics } from '../common/metrics';
+import { claimForDelivery, markDelivered, type NotificationPoint } from '../db/inbox';
+import type { Pool } from '../db/pool';
+import { failedAuthLimit } from '../http/failed-auth';
+import { Problem, sendProblem } from '../http/problem';
+import { ingressAuth } from './authenticate';
+import {
+  announcesOwnRequest,
+  type DeliveryContext,
+  type DeliveryOptions,
+  deliverRow,
+  deliveryOptionsFrom,
+  leaseMs,
+  OWN_REQUEST_NOTE,
+  UNMATCHED_LOG,
+} from './deliver';
+import { NOTIFICATION_POINTS, type ParsedNotification } from './notification';
+import { parseBody, parseStorable } from './parse';
+import { headersOfInterest, storeNotification } from './store';
+
+// POST /webhooks/provider/:secret[/deposit|/withdraw|/liveness]. Authenticated by the secret in
+// the URL and the body's partner_id; stored in the inbox before the 2xx; then signalled without
+// making the provider wait. The ingress answers its own errors so the secret never appears in
+// a problem's `instance`.
+
+export interface IngressDeps {
+  config: {
+    WEBHOOK_SECRET: string;
+    WEBHOOK_PARTNER_ID: string;
+    PII_HASH_KEY: string;
+    INBOX_RETRY_MAX_MS?: number;
+    INBOX_GIVE_UP_MS?: number;
+    INBOX_COALESCE_MS?: number;
+    INBOX_LIVENESS_REQUEST_WAIT_MS?: number;
+    AUTH_FAILURE_LIMIT?: number;
+    AUTH_FAILURE_WINDOW_MS?: number;
+  };
+  pool: Pool;
+  temporal: Client;
+  log: Logger;
+  delivery?: Partial<DeliveryOptions>;
+  bodyLimit?: string;
+  metrics?: Pick<
+    ApiMetrics,
+    'countNotification' | 'countUnmatchedLiveness' | 'countAuthFailure' | 'countAuthLimited'
+  >;
+  /** Bound on the one INSERT; past it the provider gets a 503 and retries. */
+  storeTimeoutMs?: number;
+}
+
+function instanceOf(req: Request): string {
+  const point = req.params.point;
+  return `/webhooks/provider/***${typeof point === 'string' ? `/${point}` : ''}`;
+}
+
+export function ingressRouter(deps: IngressDeps) {
+  const delivery: DeliveryOptions = { ...deliveryOptionsFrom(deps.config), ...deps.delivery };
+  const ctx: DeliveryContext = {
+    pool: deps.pool,
+    temporal: deps.temporal,
+    options: delivery,
+    metrics: deps.metrics,
+  };
+  const store = {
+    leaseMs: leaseMs(delivery),
+    timeoutMs: deps.storeTimeoutMs ?? 5_000,
+    coalesceMs: delivery.coalesceMs,
+  };
+  // Wrong secrets (and partner ids) are limited per address however many paths they try.
+  const failures = failedAuthLimit({
+    surface: 'ingress',
+    limit: deps.config.AUTH_FAILURE_LIMIT,
+    windowMs: deps.config.AUTH_FAILURE_WINDOW_MS,
+    metrics: deps.metrics,
+  });
+  const auth = ingressAuth(deps.config, failures);
+  const { log } = deps;
+
+  const receive = async (req: Request, res: Response, next: NextFunction) => {
+    const receivedAt = new Date();
+    const raw = typeof req.body === 'string' ? req.body : '';
+    const fields = parseBody(raw);
+    const refusal = auth.checkPartner(fields);
+    if (refusal) return failures.fail(req, res, next, refusal);
+    const pathPoint = req.params.point as NotificationPoint | undefined;
+    const n = parseStorable(raw, fields, pathPoint, receivedAt, deps.config.PII_HASH_KEY);
+    const got = { rawBody: raw, headers: headersOfInterest(req), receivedAt };
+    const stored = await storeNotification(deps.pool, n, got, store).catch((err: unknown) => {
+      log.error({ err: String(err), point: n.point }, 'webhook inbox unavailable; answering 503');
+      res.set('retry-after', '5');
+      throw new Problem(503, 'inbox-unavailable', 'Cannot store the notification now; retry later');
+    });
+    const duplicate = 'joined' in stored;
+    const outcome = duplicate ? 'duplicate' : 'stored';
+    deps.metrics?.countNotification(n.point, String(fields.type ?? n.point), outcome);
+    res.status(200).json({ received: true, duplicate });
+    log.info({ point: n.point, target: n.logTarget, duplicate }, 'provider notification stored');
+    // A copy that joined a waiting row, or whose window holds it, is the relay's to signal.
+    if (duplicate || !stored.deliverNow) return;
+    if (announcesOwnRequest(n)) noteOwnRequest(ctx, log, stored.id, n);
+    else signalNow(ctx, log, stored.id, n, receivedAt);
+  };
+
+  const router = express.Router();
+  // Any content type: the provider's is not documented, and the raw text is what we store.
+  const rawBody = express.text({ type: () => true, limit: deps.bodyLimit ?? '16kb' });
+  const paths = ['/webhooks/provider/:secret', '/webhooks/provider/:secret/:point'];
+  router.post(paths, failures.refuseWhileLimited, auth.checkUrl, rawBody, receive);
+  router.use(ingressErrors(deps));
+  return router;
+}
+
+/** The fast path, after the answer: the relay picks the row up if this fails or the process dies. */
+function signalNow(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotification, receivedAt: Date) {
+  const { point, workflowId, signalName, signalPayload, logTarget } = n;
+  claimForDelivery(ctx.pool, id)
+    .then((mine) =>
+      mine
+        ? deliverRow(ctx, { id, point, workflowId, signalName, signalPayload, receivedAt, attempts: 0 })
+        : 'claimed elsewhere',
+    )
+    .then(
+      (outcome) =>
+        outcome === 'unmatched'
+          ? log.warn({ point, target: logTarget, outcome }, UNMATCHED_LOG)
+          : log.debug({ point, target: logTarget, outcome }, 'notification delivery'),
+      (err) => log.warn({ err: String(err), target: logTarget }, 'notification delivery not recorded'),
+    );
+}
+
+/** Done with at once (should this fail, the relay finds the row and does the same). */
+function noteOwnRequest(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotification) {
+  markDelivered(ctx.pool, id, OWN_REQUEST_NOTE).catch((err: unknown) =>
+    log.warn({ err: String(err), target: n.logTarget }, 'notification not marked kept'),
+  );
+}
+
+/** Every refusal as problem+json without the secret, counted by point and status. */
+function ingressErrors(deps: Pick<IngressDeps, 'log' | 'metrics'>) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const status = err instanceof Problem ? err.status : ((err as { status?: number }).status ?? 500);
+    // Router-level handlers see no route params: the point is the path's last segment, if any.
+    const last = req.path.split('/')[4];
+    const point = NOTIFICATION_POINTS.includes(last as NotificationPoint) ? (last as string) : 'any';
+    deps.metrics?.countNotification(point, 'unknown', `rejected_${status}`);
+    if (err instanceof Problem) return sendProblem(res, err, instanceOf(req));
+    const e = err as { type?: string; statusCode?: number };
+    if (e.type === 'entity.too.large') {
+      return sendProblem(res, new Problem(413, 'body-too-large', 'Request body too large'), instanceOf(req));
+    }
+    if (status >= 400 && status < 500) {
+      return sendProblem(res, new Problem(status, 'bad-request', 'Bad request', e.type), instanceOf(req));
+    }
+    deps.log.error({ err: String(err) }, 'webhook ingress error');
+    sendProblem(res, new Problem(500, 'internal', 'Internal error'), instanceOf(req));
+  };
+}

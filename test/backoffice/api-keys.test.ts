@@ -1,0 +1,250 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../common/passwords';
+import { listActions } from '../../db/operator-actions';
+import { saveOperator } from '../../db/operators';
+import { type ApiEnv, eventually, expectProblem, startApiEnv } from '../api/support';
+import { launchChromium } from '../helpers/browser';
+
+// The back office's API keys page over real HTTP (its session cookie, its form tokens) against
+// the real API: an admin makes and revokes keys that /v1 then accepts and refuses, every step in
+// the audit trail; other roles see the keys and change nothing.
+
+const PASSWORD = 'api keys page password';
+const admin = 'kim.admin@example.com';
+const viewer = 'val.viewer@example.com';
+const reviewer = 'rui.reviewer@example.com';
+const CACHE_MS = 5_000;
+
+let e: ApiEnv;
+beforeAll(async () => {
+  e = await startApiEnv();
+  const passwordHash = await hashPassword(PASSWORD);
+  await saveOperator(e.pool, { email: admin, name: 'Kim', role: 'admin', passwordHash });
+  await saveOperator(e.pool, { email: viewer, name: 'Val', role: 'viewer', passwordHash });
+  await saveOperator(e.pool, { email: reviewer, name: 'Rui', role: 'reviewer', passwordHash });
+}, 120_000);
+afterAll(() => e?.close());
+
+const tokenIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+const cookieOf = (res: Response) => res.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+
+interface Session {
+  cookie: string;
+  get(path: string): Promise<{ status: number; html: string; res: Response }>;
+  post(path: string, form: Record<string, string>, withToken?: boolean): Promise<Response>;
+}
+
+async function signIn(email: string): Promise<Session> {
+  const form = await fetch(`${e.url}/backoffice/sign-in`);
+  const res = await fetch(`${e.url}/backoffice/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: cookieOf(form), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: tokenIn(await form.text()), email, password: PASSWORD }),
+  });
+  expect(res.status).toBe(303);
+  const cookie = cookieOf(res);
+  const s: Session = {
+    cookie,
+    async get(path) {
+      const r = await fetch(`${e.url}${path}`, { headers: { cookie }, redirect: 'manual' });
+      return { status: r.status, html: await r.text(), res: r };
+    },
+    async post(path, fields, withToken = true) {
+      const token = withToken ? tokenIn((await s.get('/backoffice/api-keys')).html) : '';
+      return fetch(`${e.url}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ ...fields, ...(withToken ? { _csrf: token } : {}) }),
+      });
+    },
+  };
+  return s;
+}
+
+const secretIn = (html: string) => /id="new-secret" readonly value="(pxk_[^"]+)"/.exec(html)?.[1];
+const idIn = (html: string) => /(ak_[0-9a-f]{16})/.exec(html)?.[1] ?? '';
+const countKeys = async () =>
+  (await e.pool.query('SELECT count(*)::int AS n FROM api_keys')).rows[0].n as number;
+
+const noScopes = {
+  scope_onboardings: '',
+  scope_deposits: '',
+  scope_withdrawals: '',
+  scope_customers: '',
+  scope_webhooks: '',
+};
+
+describe('API keys in the back office', () => {
+  it('an admin creates a key, sees its secret once, and revokes it; the API follows without a restart; both are audited', async () => {
+    const s = await signIn(admin);
+    const listPage = await s.get('/backoffice/api-keys');
+    expect(listPage.status).toBe(200);
+    expect(listPage.html).toContain('New API key');
+
+    const created = await s.post('/backoffice/api-keys', {
+      name: 'Reporting',
+      ...noScopes,
+      scope_events: 'read',
+      expires: '90d',
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('cache-control')).toBe('no-store');
+    const html = await created.text();
+    const secret = secretIn(html);
+    const id = idIn(html);
+    expect(secret).toBeDefined();
+    expect((await e.call('GET', '/v1/events', { key: secret })).status).toBe(200);
+    await expectProblem(await e.call('GET', '/v1/flows', { key: secret }), 403, 'insufficient-scope');
+
+    // The list shows it, by its prefix, never its secret.
+    const listed = (await s.get('/backoffice/api-keys')).html;
+    expect(listed).toContain('Reporting');
+    expect(listed).toContain(`${String(secret).slice(0, 12)}…`);
+    expect(listed).not.toContain(String(secret));
+    expect(listed).toContain('events:read');
+
+    const revoked = await s.post(`/backoffice/api-keys/${id}/revoke`, {});
+    expect(revoked.status).toBe(303);
+    expect(revoked.headers.get('location')).toBe('/backoffice/api-keys');
+    await eventually(
+      () => e.call('GET', '/v1/events', { key: secret }),
+      (r) => r.status === 401,
+      { timeoutMs: CACHE_MS + 3_000, intervalMs: 200 },
+    );
+    expect((await s.get('/backoffice/api-keys')).html).toMatch(/data-status="revoked"/);
+
+    const audit = await listActions(e.pool, { caseIds: [id], order: 'oldest', limit: 10 });
+    expect(audit.map((a) => [a.action, a.outcome, a.operatorEmail, a.caseType])).toEqual([
+      ['api_key.create', 'done', admin, 'api_key'],
+      ['api_key.revoke', 'done', admin, 'api_key'],
+    ]);
+    expect(audit[0]?.after).toMatchObject({ name: 'Reporting', scopes: ['events:read'], status: 'active' });
+    expect(audit[1]?.after).toMatchObject({ status: 'revoked' });
+    expect(JSON.stringify(audit)).not.toContain(String(secret));
+    expect((await s.get('/backoffice/audit')).html).toContain('api_key.revoke');
+  });
+
+  it('an admin rotates a key: the same key with a new secret, the old one refused', async () => {
+    const s = await signIn(admin);
+    const created = await (
+      await s.post('/backoffice/api-keys', {
+        name: 'Rotating',
+        ...noScopes,
+        scope_events: 'write',
+        expires: '',
+      })
+    ).text();
+    const [id, first] = [idIn(created), secretIn(created)];
+    expect((await e.call('GET', '/v1/events', { key: first })).status).toBe(200);
+    const rotated = await s.post(`/backoffice/api-keys/${id}/rotate`, { overlap: '' });
+    expect(rotated.status).toBe(200);
+    const html = await rotated.text();
+    expect(idIn(html)).toBe(id);
+    const second = secretIn(html);
+    expect(second).not.toBe(first);
+    expect((await e.call('GET', '/v1/events', { key: second })).status).toBe(200);
+    await eventually(
+      () => e.call('GET', '/v1/events', { key: first }),
+      (r) => r.status === 401,
+      { timeoutMs: CACHE_MS + 3_000, intervalMs: 200 },
+    );
+  });
+
+  it('a viewer and a reviewer see the keys but cannot create, rotate or revoke one; each attempt is refused and audited', async () => {
+    const s = await signIn(admin);
+    const target = idIn(
+      await (
+        await s.post('/backoffice/api-keys', { name: 'Kept', ...noScopes, scope_events: 'read' })
+      ).text(),
+    );
+    for (const email of [viewer, reviewer]) {
+      const o = await signIn(email);
+      const listPage = await o.get('/backoffice/api-keys');
+      expect(listPage.status).toBe(200);
+      expect(listPage.html).toContain('Kept');
+      expect(listPage.html).not.toContain('New API key');
+      expect(listPage.html).not.toContain('/revoke"');
+      const before = await countKeys();
+      const create = await o.post('/backoffice/api-keys', {
+        name: 'Sneaky',
+        ...noScopes,
+        scope_events: 'write',
+      });
+      expect(create.status).toBe(403);
+      expect(await create.text()).not.toContain('pxk_');
+      expect((await o.post(`/backoffice/api-keys/${target}/revoke`, {})).status).toBe(403);
+      expect((await o.post(`/backoffice/api-keys/${target}/rotate`, { overlap: '' })).status).toBe(403);
+      expect(await countKeys()).toBe(before);
+      const refused = (await listActions(e.pool, { order: 'newest', limit: 50 })).filter(
+        (a) => a.operatorEmail === email && a.outcome === 'refused',
+      );
+      expect(refused.map((a) => a.action).sort()).toEqual([
+        'api_key.create',
+        'api_key.revoke',
+        'api_key.rotate',
+      ]);
+    }
+    const still = await e.pool.query('SELECT revoked_at, rotated_at FROM api_keys WHERE id = $1', [target]);
+    expect(still.rows[0]).toEqual({ revoked_at: null, rotated_at: null });
+  });
+
+  it('a post without the form token, or with a form that does not parse, changes nothing and names the field', async () => {
+    const s = await signIn(admin);
+    const before = await countKeys();
+    const forged = await s.post(
+      '/backoffice/api-keys',
+      { name: 'No token', ...noScopes, scope_events: 'read' },
+      false,
+    );
+    expect(forged.status).toBe(403);
+    const empty = await s.post('/backoffice/api-keys', { name: 'No scopes', ...noScopes, scope_events: '' });
+    expect(empty.status).toBe(400);
+    expect(await empty.text()).toContain('<strong>scopes</strong>');
+    const unnamed = await s.post('/backoffice/api-keys', { name: '  ', ...noScopes, scope_events: 'admin' });
+    expect(unnamed.status).toBe(400);
+    const text = await unnamed.text();
+    expect(text).toContain('<strong>name</strong>');
+    expect(text).toContain('<strong>scope_events</strong>');
+    expect(await countKeys()).toBe(before);
+  });
+
+  it('in a browser: an admin creates a key with the form, every control labelled, the page narrow enough for a phone', async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
+      const problems: string[] = [];
+      page.on('pageerror', (err) => problems.push(String(err)));
+      await page.goto(`${e.url}/backoffice/api-keys`);
+      await page.getByLabel('Email').fill(admin);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+      await page.getByLabel('Name').fill('Browser-made');
+      await page.getByLabel('deposits').selectOption('write');
+      await page.getByLabel('Expires').selectOption('30d');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const secret = await page.getByLabel(/^API key ak_/).inputValue();
+      expect(secret).toMatch(/^pxk_/);
+      expect((await e.call('GET', '/v1/deposits/1', { key: secret })).status).toBe(404);
+      await page.getByRole('link', { name: 'Back to API keys' }).click();
+      await page
+        .getByRole('cell', { name: /deposits:write/ })
+        .first()
+        .waitFor();
+      expect(await page.content()).not.toContain(secret);
+      const overflow = await page.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      );
+      expect(overflow).toBeLessThanOrEqual(0);
+      const unlabelled = await page.evaluate(
+        `[...document.querySelectorAll('input:not([type=hidden]), textarea, select')].filter((el) => !el.labels || el.labels.length === 0).length`,
+      );
+      expect(unlabelled).toBe(0);
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});
