@@ -12,7 +12,7 @@ export interface ActivityDeps {
   hashCpf: (cpf: string) => string;
   /** Keyed hash of a registered account's normalised key (common/pii.ts accountKeyHash). */
   hashAccount: (normalisedKey: string) => string;
-  /** The money rules as configured (README "Rules"). */
+  /** The money rules as configured (docs/rules.md). */
   rules: MoneyRules;
   /** Where a withdrawal's step-up starts the person's biometric identification. */
   temporal: { client: Client; taskQueue: string };
@@ -20,7 +20,7 @@ export interface ActivityDeps {
   reconciliation: ReconciliationSettings;
 }
 
-/** How the sweep runs (README "Configuration"). */
+/** How the sweep runs (docs/configuration.md). */
 export interface ReconciliationSettings {
   /** Waits between a flow's checks, ms, from when it started waiting; the last one repeats. */
   scheduleMs: readonly number[];

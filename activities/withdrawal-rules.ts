@@ -14,7 +14,7 @@ import type { ActivityDeps } from './deps';
 import { upsertFlowRow } from './flows';
 import { kycReasonsOf, readKyc } from './kyc';
 
-// The money rules a withdrawal passes before anything is sent (README "Rules"), and the
+// The money rules a withdrawal passes before anything is sent (docs/rules.md), and the
 // biometric step-up some withdrawals wait for.
 
 /**
@@ -65,7 +65,7 @@ export function createWithdrawalRuleActivities({
 
   return {
     /**
-     * Checks the money rules (README "Rules") before anything is sent, in order: the person is
+     * Checks the money rules (docs/rules.md) before anything is sent, in order: the person is
      * verified, their KYC answer is recent (read again when older than KYC_MAX_AGE) and passes,
      * the payee is theirs, and the payout fits the daily limit. The limit is checked and the
      * withdrawal's row (`validating`, with its amount) written in one transaction that holds the

@@ -61,7 +61,7 @@ export const withdrawalStateViewSchema = withdrawalStateSchema
   .extend({
     reason: z.string().optional().meta({
       description:
-        'why it failed or was refused: a refusal reason code (README "Rules"), a KYC reason code, or the provider\'s reason',
+        "why it failed or was refused: a refusal reason code (docs/rules.md), a KYC reason code, or the provider's reason",
     }),
     stepUp: stepUpSchema
       .extend({

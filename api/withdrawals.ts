@@ -109,7 +109,7 @@ export const withdrawalOperations = {
     tag: 'Withdrawals',
     summary: 'Send a Pix payout (idempotent per transactionId)',
     description:
-      'The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (README "Rules"): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, or on its way (`sending`).',
+      'The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (docs/rules.md): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, or on its way (`sending`).',
     body: withdrawalBodySchema,
     ok: [{ status: 202, description: 'Accepted', schema: withdrawalResponseSchema }],
     errors: [400, 401, 409],

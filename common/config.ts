@@ -46,13 +46,13 @@ export const INBOX_DEFAULTS = {
 /** Failed authentication's budget per address (docs/security.md), also for an ingress a test mounts alone. */
 export const AUTH_FAILURE_DEFAULTS = { limit: 20, windowMs: 5 * 60_000 } as const;
 
-/** The money rules' amounts by default (README "Rules"), also for whoever must stay within them. */
+/** The money rules' amounts by default (docs/rules.md), also for whoever must stay within them. */
 export const MONEY_RULE_DEFAULTS = {
   withdrawalDailyLimitCentavos: 5_000_000,
   biometricStepUpCentavos: 500_000,
 } as const;
 
-/** Outbound events' defaults (README "Events"). */
+/** Outbound events' defaults (docs/api.md, Events). */
 export const EVENTS_DEFAULTS = {
   // About three days of retries after the first attempt, with jitter (Standard Webhooks' schedule,
   // stretched): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 20 h, 24 h.
@@ -190,7 +190,7 @@ export const envSchema = z.object({
     .int('must be whole centavos')
     .positive('must be at least 1 centavo')
     .default(MONEY_RULE_DEFAULTS.withdrawalDailyLimitCentavos),
-  /** Money rules (README "Rules"): each on by default; a caller satisfies them, never skips them. */
+  /** Money rules (docs/rules.md): each on by default; a caller satisfies them, never skips them. */
   REQUIRE_VERIFIED_FOR_WITHDRAWALS: bool.default(true),
   REQUIRE_VERIFIED_FOR_DEPOSITS: bool.default(true),
   /** Payouts only to the person's own CPF key or to an account registered as theirs. */

@@ -12,7 +12,7 @@ export const PUBLIC_SECRET_VALUES: ReadonlySet<string> = new Set([
   'dev-backoffice-session-secret-change-me',
   // docker-compose.yml's default until it required its own
   'compose-webhook-secret-change-me',
-  // `npm start`'s API key (the README's tour uses it)
+  // `npm start`'s API key (the README's first deposit and the tour use it)
   'dev-api-key',
   // the provider sandbox's credentials, and the docs' example of an endpoint's signing secret
   'sandbox-secret',

@@ -1,7 +1,7 @@
 import type { OnboardingStatus } from './onboarding';
 
 // The customer: one person behind the flows, keyed by the keyed hash of their CPF. A read model
-// in Postgres, kept by the flows' activities (see README "Customers"); no zod here, the API's
+// in Postgres, kept by the flows' activities (see docs/flows.md, Customers); no zod here, the API's
 // schemas are in customer-input.ts.
 
 /** Verification of the person's identity; `suspended` counts as not verified. */

@@ -26,7 +26,7 @@ export const withdrawalStatuses = [
   'refused',
 ] as const;
 export type WithdrawalStatus = (typeof withdrawalStatuses)[number];
-/** `refused`: a money rule refused it before anything was sent (README "Rules"; reason codes in rules.ts). */
+/** `refused`: a money rule refused it before anything was sent (docs/rules.md; reason codes in rules.ts). */
 export const withdrawalFinalStatuses: readonly WithdrawalStatus[] = [
   'completed',
   'failed',

@@ -152,7 +152,7 @@ export function testDocumentFor(kyc: KycOutcome, liveness: LivenessOutcome = 'ma
   return doc;
 }
 
-/** The table as Markdown (for the README). */
+/** The table as Markdown (for docs/sandbox.md). */
 export function testDocumentsMarkdown(): string {
   const rows = testDocuments.map((d) => `| \`${d.cpf}\` | ${d.kyc} | ${d.liveness} | ${d.description} |`);
   return [

@@ -13,7 +13,7 @@ interface Row {
 }
 
 /** The rows of the table in docs/api.md's "The API" section. */
-function readmeRoutes(): Row[] {
+function documentedRoutes(): Row[] {
   const page = readFileSync(path.join(__dirname, '../../docs/api.md'), 'utf8');
   const section = page.split(/^## /m).find((s) => s.startsWith('The API\n'));
   if (!section) throw new Error('docs/api.md has no "The API" section');
@@ -49,9 +49,9 @@ afterAll(async () => {
 
 const key = (r: { method: string; path: string }) => `${r.method.toUpperCase()} ${r.path}`;
 
-describe("README's route table and /openapi.json", () => {
+describe("docs/api.md's route table and /openapi.json", () => {
   it('list the same routes with the same methods', () => {
-    const rows = readmeRoutes();
+    const rows = documentedRoutes();
     for (const row of rows) expect(row.routes.length, row.line).toBeGreaterThan(0);
     const inReadme = rows.flatMap((r) => r.routes.map(key)).sort();
     const inDoc = Object.entries(doc.paths)
@@ -61,8 +61,8 @@ describe("README's route table and /openapi.json", () => {
     expect(inReadme).toEqual(inDoc);
   });
 
-  it('every status code the README names for a route is one the document gives it', () => {
-    const rows = readmeRoutes();
+  it('every status code docs/api.md names for a route is one the document gives it', () => {
+    const rows = documentedRoutes();
     expect(rows.some((r) => r.statuses.length > 0)).toBe(true);
     for (const row of rows) {
       expect(row.statuses.length, `${row.line}: names no status`).toBeGreaterThan(0);
