@@ -72,6 +72,7 @@ const steps: Step[] = [
     check: (a) => {
       expect(a.body.amountCentavos).toBe(15_000);
       expect(a.body.payload).toMatch(/^000201/); // a BR Code
+      expect(a.body.image).toBe('(PNG)');
     },
   },
   {
