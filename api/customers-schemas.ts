@@ -16,6 +16,15 @@ export const customerAccountBodySchema = customerAccountInputSchema.meta({
   example: { pixKey: 'ana@example.com', pixType: 'EMAIL' },
 });
 
+const pixKeyAccountExample = {
+  id: '17',
+  kind: 'pix_key',
+  pixType: 'EMAIL',
+  masked: 'a***@example.com',
+  source: 'api',
+  createdAt: AT,
+};
+
 export const customerAccountSchema = z
   .object({
     id: z.string().meta({ description: 'DELETE /v1/customers/{cpf}/accounts/{id} removes it' }),
@@ -27,14 +36,7 @@ export const customerAccountSchema = z
   })
   .meta({
     id: 'CustomerAccount',
-    example: {
-      id: '17',
-      kind: 'pix_key',
-      pixType: 'EMAIL',
-      masked: 'a***@example.com',
-      source: 'api',
-      createdAt: AT,
-    },
+    example: pixKeyAccountExample,
   });
 
 export const customerAccountListSchema = z.object({ items: z.array(customerAccountSchema) }).meta({
@@ -129,16 +131,7 @@ export const customerSchema = z
         readAt: AT,
         ageSeconds: 3600,
       },
-      accounts: [
-        {
-          id: '17',
-          kind: 'pix_key',
-          pixType: 'EMAIL',
-          masked: 'a***@example.com',
-          source: 'api',
-          createdAt: AT,
-        },
-      ],
+      accounts: [pixKeyAccountExample],
       payoutsToday: {
         day: '2026-11-21',
         totalCentavos: 25_050,
