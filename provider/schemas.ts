@@ -165,14 +165,9 @@ export type LivenessRequest = z.infer<typeof livenessRequestSchema>;
 const actionTypeSchema = z.enum(['onboarding', 'biometric_identification']);
 export type ActionType = z.infer<typeof actionTypeSchema>;
 
+/** The registry data a liveness response carries: plan_basic's fields and more. */
 const livenessKycSchema = z.looseObject({
-  cpf: z.string(),
-  name: z.string(),
-  is_under_18: z.boolean(),
-  status: z.string().nullable(),
-  status_code: z.number().int(),
-  date_death: z.string().nullable(),
-  is_pep: z.boolean(),
+  ...basicFields,
   response_at: z.string(),
   response_token_validation: z.string(),
   mother_name: z.string(),
