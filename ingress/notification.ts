@@ -73,17 +73,28 @@ function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string
   if (!cpfSchema.safeParse(cpf).success) {
     throw new Problem(400, 'validation-error', 'Request validation failed', 'body.document: must be a CPF');
   }
-  // The person and both request ids are part of it: a copy joins only a row that says the same
-  // thing about the same request, never a look-alike naming someone else.
-  const key = (workflowId: string) =>
-    dedupeKey([
+  // The person and both request ids are part of the dedupe key: a copy joins only a row that
+  // says the same thing about the same request, never a look-alike naming someone else.
+  const notificationFor = (
+    workflowId: string,
+    logTarget: string,
+    signalName: string,
+    signalPayload: LivenessProgress | BiometricProgress,
+  ): ParsedNotification => ({
+    point: 'liveness',
+    workflowId,
+    logTarget,
+    signalName,
+    signalPayload,
+    dedupeKey: dedupeKey([
       'liveness',
       workflowId,
       cb.transaction_id,
       cb.correlation_id,
       cb.status_onboarding,
       cb.status_verification,
-    ]);
+    ]),
+  });
   // An approved person's later sessions are biometric identifications: their own flow's news.
   if (cb.action_type === 'biometric_identification' || cb.status_onboarding.startsWith('biometric_')) {
     const progress: BiometricProgress = {
@@ -94,15 +105,12 @@ function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string
       correlationId: cb.correlation_id,
       at: cb.datetime,
     };
-    const workflowId = biometricsWorkflowId(cpfHash(cpf, piiHashKey));
-    return {
-      point: 'liveness',
-      workflowId,
-      logTarget: `biometric identification of ${maskCpf(cpf)}`,
-      signalName: biometricProgressSignal.name,
-      signalPayload: progress,
-      dedupeKey: key(workflowId),
-    };
+    return notificationFor(
+      biometricsWorkflowId(cpfHash(cpf, piiHashKey)),
+      `biometric identification of ${maskCpf(cpf)}`,
+      biometricProgressSignal.name,
+      progress,
+    );
   }
   const payload: LivenessProgress = {
     statusVerification: cb.status_verification,
@@ -110,15 +118,12 @@ function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string
     correlationId: cb.correlation_id,
     at: cb.datetime,
   };
-  const workflowId = onboardingWorkflowId(cpfHash(cpf, piiHashKey));
-  return {
-    point: 'liveness',
-    workflowId,
-    logTarget: `onboarding of ${maskCpf(cpf)}`,
-    signalName: livenessProgressSignal.name,
-    signalPayload: payload,
-    dedupeKey: key(workflowId),
-  };
+  return notificationFor(
+    onboardingWorkflowId(cpfHash(cpf, piiHashKey)),
+    `onboarding of ${maskCpf(cpf)}`,
+    livenessProgressSignal.name,
+    payload,
+  );
 }
 
 function parseMessage(
