@@ -4,7 +4,7 @@ import { type BiometricOutcome, recordBiometricLink, recordBiometricOutcome } fr
 import type { Plan } from '../provider/schemas';
 import type { ActivityDeps } from './deps';
 import { requestRecorded } from './liveness-requests';
-import type { IssuedLivenessLink } from './onboarding';
+import { type IssuedLivenessLink, issuedLinkOf } from './onboarding';
 
 // The biometrics flow's activities: the provider's biometric identification link, and how the
 // identification ended.
@@ -52,12 +52,7 @@ export function createBiometricsActivities({
         cpfHash,
         linkIssuedAt: new Date(input.issuedAt),
       });
-      return {
-        url: res.action.url,
-        qrcode: res.action.qrcode,
-        type: res.action.type,
-        transactionId: res.transaction_id,
-      };
+      return issuedLinkOf(res);
     },
 
     /** How the identification ended, in the person's list of identifications. */

@@ -1,4 +1,4 @@
-import type { Plan } from '../provider/schemas';
+import type { LivenessResponse, Plan } from '../provider/schemas';
 import type { ActivityDeps } from './deps';
 import { type KycDecision, readKyc } from './kyc';
 import { requestRecorded } from './liveness-requests';
@@ -10,6 +10,16 @@ export interface IssuedLivenessLink {
   qrcode: string;
   type: 'onboarding' | 'biometric_identification';
   transactionId: string;
+}
+
+/** The link the provider issued, as the flows keep it. */
+export function issuedLinkOf(res: LivenessResponse): IssuedLivenessLink {
+  return {
+    url: res.action.url,
+    qrcode: res.action.qrcode,
+    type: res.action.type,
+    transactionId: res.transaction_id,
+  };
 }
 
 export function createOnboardingActivities({
@@ -50,12 +60,7 @@ export function createOnboardingActivities({
             redirectUrl: input.redirectUrl,
           }),
       );
-      return {
-        url: res.action.url,
-        qrcode: res.action.qrcode,
-        type: res.action.type,
-        transactionId: res.transaction_id,
-      };
+      return issuedLinkOf(res);
     },
   };
 }
