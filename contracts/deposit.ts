@@ -37,18 +37,6 @@ export const NOT_VERIFIED = 'not_verified';
 export const THIRD_PARTY_PAYER = 'third_party_payer';
 export type DepositHoldReason = typeof THIRD_PARTY_PAYER;
 
-/**
- * The patch that brought the payer check: runs started before it replay as they ran (the
- * inquiry without the client's CPF, credited whoever paid).
- */
-export const PAYER_CHECK_PATCH = 'deposit-payer-checked-against-client';
-
-/**
- * The patch that made the inquiry a local activity first: runs that inquired before it replay
- * their activity tasks.
- */
-export const LOCAL_INQUIRY_PATCH = 'deposit-inquiry-local-first';
-
 /** What an operator decides for a held deposit: credit it, or send the money back. */
 export type DepositDecision = DepositResolutionRequest['decision'];
 

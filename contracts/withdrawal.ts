@@ -60,12 +60,6 @@ export interface WithdrawalState extends PaymentProgress {
   stepUp?: StepUp;
 }
 
-/**
- * The patch that made the payout's look a local activity first: runs that looked before it
- * replay their checkPayout activity tasks.
- */
-export const LOCAL_PAYOUT_CHECK_PATCH = 'withdrawal-check-local-first';
-
 /** Why a second, different request for a transactionId is refused (validator and API alike). */
 export const WITHDRAWAL_CONFLICT = 'transactionId already used for a different withdrawal';
 
