@@ -23,6 +23,7 @@ export function deploymentOptions(version: WorkerVersion): WorkerDeploymentOptio
 }
 
 const GRPC_NOT_FOUND = 5;
+const GRPC_FAILED_PRECONDITION = 9;
 const GRPC_UNIMPLEMENTED = 12;
 
 /** What became of the worker's build in its deployment. */
@@ -31,6 +32,8 @@ export type Promotion =
   | 'current'
   /** A newer build was registered: this one runs its own pinned flows and leaves new ones to it. */
   | 'newer-exists'
+  /** Someone else manages the deployment's versions (its manager identity): promotions are theirs. */
+  | 'managed-elsewhere'
   /** The server has no Worker Deployments (the time-skipping test server): nothing to do. */
   | 'unsupported';
 
@@ -40,8 +43,27 @@ const msOf = (t: { seconds?: unknown; nanos?: number | null } | null | undefined
 
 type Step = { done: Promotion } | { promote: Uint8Array | null | undefined } | { wait: string };
 
+/**
+ * Whether the deployment exists: the server creates it when its first worker polls. Listed
+ * rather than described, which the server logs as an error while it does not exist.
+ */
+async function deploymentExists(client: Client, namespace: string, name: string): Promise<boolean> {
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.listWorkerDeployments({
+      namespace,
+      pageSize: 100,
+      nextPageToken,
+    });
+    if (page.workerDeployments.some((d) => d.name === name)) return true;
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
+  return false;
+}
+
 /** One look at the deployment: whether this build is current, must become it, or must not. */
 async function nextStep(client: Client, namespace: string, v: WorkerVersion): Promise<Step> {
+  const identity = client.options.identity;
   const { workerDeploymentInfo: info, conflictToken } = await client.workflowService.describeWorkerDeployment(
     {
       namespace,
@@ -53,6 +75,7 @@ async function nextStep(client: Client, namespace: string, v: WorkerVersion): Pr
   // The server registers a version when its first worker polls: a moment after the worker starts.
   if (!ours) return { wait: 'this build is not registered yet' };
   if (info?.routingConfig?.currentDeploymentVersion?.buildId === v.buildId) return { done: 'current' };
+  if (info?.managerIdentity && info.managerIdentity !== identity) return { done: 'managed-elsewhere' };
   const newer = versions.some((s) => s !== ours && msOf(s.createTime) > msOf(ours.createTime));
   return newer ? { done: 'newer-exists' } : { promote: conflictToken };
 }
@@ -70,9 +93,11 @@ export async function promoteWhenNewest(
   opts: { log: Logger; retryMs: number; stopped: () => boolean },
 ): Promise<Promotion | undefined> {
   const { log } = opts;
-  while (!opts.stopped()) {
+  let exists = false;
+  for (let attempt = 1; !opts.stopped(); attempt++) {
     try {
-      const step = await nextStep(client, namespace, version);
+      exists ||= await deploymentExists(client, namespace, version.deploymentName);
+      const step = exists ? await nextStep(client, namespace, version) : { wait: 'no deployment yet' };
       if ('done' in step) {
         log.info({ ...version, promotion: step.done }, 'worker deployment version');
         return step.done;
@@ -92,9 +117,14 @@ export async function promoteWhenNewest(
       log.debug({ ...version, why: step.wait }, 'waiting to promote this build');
     } catch (err) {
       if (isGrpcServiceError(err) && err.code === GRPC_UNIMPLEMENTED) return 'unsupported';
-      // No deployment yet: this worker's first poll creates it.
-      if (!(isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND))
-        log.warn({ ...version, err: String(err) }, 'could not promote this build yet; asking again');
+      // No deployment yet (this worker's first poll creates it), or another worker changed it
+      // since the look (two of a new build start together): look again, and say so if it lasts.
+      const expected =
+        isGrpcServiceError(err) && [GRPC_NOT_FOUND, GRPC_FAILED_PRECONDITION].includes(err.code);
+      log[expected && attempt < 20 ? 'debug' : 'warn'](
+        { ...version, err: String(err) },
+        'could not promote this build yet; asking again',
+      );
     }
     await new Promise((r) => setTimeout(r, opts.retryMs));
   }
