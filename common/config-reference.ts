@@ -51,6 +51,17 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning: 'activities the worker runs at once',
     shownDefault: "the SDK's default",
   },
+  WORKER_DEPLOYMENT_NAME: {
+    meaning: 'the Worker Deployment the worker belongs to (Worker Versioning, [versioning](versioning.md))',
+  },
+  WORKER_BUILD_ID: {
+    meaning: "the worker's build: a flow pinned to a build runs only on workers of that build",
+    shownDefault: '`<package version>+<git commit>` (without git: a hash of the workflow code)',
+  },
+  WORKER_PROMOTE_NEWEST: {
+    meaning:
+      "a worker makes its build the deployment's current version when it is the newest registered; false: your rollout promotes builds",
+  },
   SANDBOX_PORT: { meaning: 'provider sandbox' },
   DATABASE_URL: {
     meaning: 'any Postgres 14+ (`postgres://` or `postgresql://`)',

@@ -112,6 +112,12 @@ export const envSchema = z.object({
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(1000),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).optional(),
+  /** The Worker Deployment the worker belongs to (Worker Versioning, docs/versioning.md). */
+  WORKER_DEPLOYMENT_NAME: z.string().min(1).max(200).default('pixflow'),
+  /** The worker's build id; unset: <package version>+<git commit>, or a hash of the workflow code without git. */
+  WORKER_BUILD_ID: z.string().min(1).max(200).optional(),
+  /** Whether a worker makes its build the deployment's current version when it is the newest registered. */
+  WORKER_PROMOTE_NEWEST: bool.default(true),
 
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),

@@ -37,12 +37,6 @@ export const NOT_VERIFIED = 'not_verified';
 export const THIRD_PARTY_PAYER = 'third_party_payer';
 export type DepositHoldReason = typeof THIRD_PARTY_PAYER;
 
-/** Patch id of the payer check: a run whose history lacks it replays without the check. */
-export const PAYER_CHECK_PATCH = 'deposit-payer-checked-against-client';
-
-/** Patch id of the inquiry as a local activity: a run whose history lacks it replays activity tasks. */
-export const LOCAL_INQUIRY_PATCH = 'deposit-inquiry-local-first';
-
 /** What an operator decides for a held deposit: credit it, or send the money back. */
 export type DepositDecision = DepositResolutionRequest['decision'];
 

@@ -14,11 +14,6 @@ export type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
 export const DEFAULT_TIMINGS = {
   livenessLinkTtlMs: 30 * 60_000,
   onboardingDeadlineMs: 7 * 24 * 3600_000,
-  // Reconciliation's schedule (the sweep's, activities/reconciliation.ts; flows keep no timer for
-  // it): the backstop for a lost notification, not the way payments arrive. Look soon after the
-  // flow starts waiting, when most Pix are paid, then rarely (hourly; a 30-minute QR gets its
-  // last look from the flow itself at expiry).
-  pollScheduleMs: [30_000, 120_000, 600_000, 3_600_000],
   withdrawalDeadlineMs: 3 * 24 * 3600_000,
 } as const;
 
@@ -28,18 +23,13 @@ export interface FlowTimings {
   livenessLinkTtlMs: number;
   /** Onboarding: an abandoned flow ends `expired` after this. */
   onboardingDeadlineMs: number;
-  /**
-   * Reconciliation's waits, the last one repeating: the sweep's schedule (POLL_SCHEDULE_MS). The
-   * flows do not read it: the sweep looks for them.
-   */
-  pollScheduleMs: number[];
   /** Withdrawal: give up waiting for a final outcome after this (then it stays for an operator). */
   withdrawalDeadlineMs: number;
 }
 
 /** The defaults with a flow's overrides on top. */
 export function resolveTimings(overrides: Partial<FlowTimings> | undefined): FlowTimings {
-  return { ...DEFAULT_TIMINGS, pollScheduleMs: [...DEFAULT_TIMINGS.pollScheduleMs], ...overrides };
+  return { ...DEFAULT_TIMINGS, ...overrides };
 }
 
 /**

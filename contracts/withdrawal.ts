@@ -60,9 +60,6 @@ export interface WithdrawalState extends PaymentProgress {
   stepUp?: StepUp;
 }
 
-/** Patch id of the payout's look as a local activity: a run whose history lacks it replays activity tasks. */
-export const LOCAL_PAYOUT_CHECK_PATCH = 'withdrawal-check-local-first';
-
 /** Why a second, different request for a transactionId is refused (validator and API alike). */
 export const WITHDRAWAL_CONFLICT = 'transactionId already used for a different withdrawal';
 

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { z } from 'zod';
 import { type Config, loadConfigOrExit } from '../common/config';
 import { onShutdown } from '../common/http';
 import { prettyLogLine } from '../common/logger';
@@ -433,6 +434,21 @@ interface Replica {
   health: string;
   /** Answered its health check once: if it dies after that, it is started again. */
   wasHealthy: boolean;
+  /** A worker's Worker Deployment Version, as its health check tells it. */
+  build?: z.infer<typeof workerBuildSchema>;
+}
+
+/** What a worker's /healthz says of its place in its deployment (worker/main.ts). */
+const workerBuildSchema = z.object({
+  deploymentName: z.string(),
+  buildId: z.string(),
+  promotion: z.string().optional(),
+});
+
+async function workerBuild(health: string) {
+  const res = await fetch(health, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+  const parsed = workerBuildSchema.safeParse(await res?.json().catch(() => undefined));
+  return parsed.success ? parsed.data : undefined;
 }
 
 async function replicasOf(
@@ -472,11 +488,17 @@ function planReplicas(config: Config, options: StartOptions, env: NodeJS.Process
 /**
  * Starts a replica and waits until it is healthy. One of several that dies after it was healthy
  * is started again on the same ports, as a process manager restarts a replica, while the others
- * carry the load; one that dies before (or the only one of its kind) stops the stack.
+ * carry the load; one that dies before (or the only one of its kind) stops the stack. One that
+ * was stopped on purpose (SIGTERM from elsewhere: it exits 0 once its tasks are done) stays
+ * stopped, as the workers of an old build are retired after a roll-out (docs/versioning.md).
  */
 async function startReplica(r: Replica, siblings: number): Promise<void> {
   const part = tsx(r.name, r.file, r.env, siblings > 1);
   part.onExit = (reason) => {
+    if (r.wasHealthy && reason === 'code 0') {
+      say(`${r.name} stopped (code 0): not started again`);
+      return true;
+    }
     if (!r.wasHealthy || siblings < 2) return false;
     say(`${r.name} exited (${reason}); starting it again on port ${r.port}...`);
     r.wasHealthy = false;
@@ -494,6 +516,7 @@ async function startReplica(r: Replica, siblings: number): Promise<void> {
   const what = siblings > 1 ? r.name : r.kind;
   await waitFor(what, part, httpOk(r.health), r.kind === 'worker' ? 120_000 : 60_000);
   r.wasHealthy = true;
+  if (r.kind === 'worker') r.build = await workerBuild(r.health);
 }
 
 async function startReplicas(replicas: Replica[]) {
@@ -578,6 +601,12 @@ function printBanner(config: Config, started: Started) {
   started.workers.forEach((r, i) => {
     say(`${label(started.workers.length > 1 ? `worker ${i + 1} health` : 'worker health')}${r.health}`);
   });
+  const builds = new Set(
+    started.workers.map(
+      (r) => r.build && `${r.build.buildId} (deployment ${r.build.deploymentName}, ${r.build.promotion})`,
+    ),
+  );
+  for (const build of builds) if (build) say(`${label('worker build')}${build}`);
   const temporalDbs =
     typeof started.temporal === 'object'
       ? ` (Temporal: ${PERSISTENCE_DATABASE}, ${VISIBILITY_DATABASE})`

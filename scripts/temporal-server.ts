@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { searchAttributeKeys } from '../common/search-attributes';
 import { freePort } from './net';
-import type { TemporalServerTools } from './temporal-tools';
+import { type TemporalServerTools, VERSIONING_DYNAMIC_CONFIG } from './temporal-tools';
 import { waitUntil } from './wait';
 
 // The Temporal server as production runs it, on this machine: every service (frontend,
@@ -157,15 +157,26 @@ export function serverConfig(pg: PostgresServer, ports: TemporalServerPorts, log
   };
 }
 
+/** Dynamic config in the server's file format: each key's value for every namespace. */
+export function dynamicConfigYaml(values: Record<string, string | number | boolean>): string {
+  return Object.entries(values)
+    .map(([key, value]) => `${key}:\n  - value: ${JSON.stringify(value)}\n`)
+    .join('');
+}
+
 /**
  * Writes <dir>/config/pixflow.yaml (only its owner may read it: it holds the database
- * password) and returns the server's command line: the server reads <root>/<config>/<env>.yaml.
+ * password) and the dynamic config beside it, and returns the server's command line: the server
+ * reads <root>/<config>/<env>.yaml.
  */
 export function writeServerConfig(dir: string, config: ReturnType<typeof serverConfig>): string[] {
   const configDir = path.join(dir, 'config');
   mkdirSync(configDir, { recursive: true });
   const header = '# Written by pixflow scripts/temporal-server.ts at every start; edits are lost.\n';
-  writeFileSync(path.join(configDir, 'pixflow.yaml'), header + toYaml(config), { mode: 0o600 });
+  const dynamicConfig = path.join(configDir, 'dynamicconfig.yaml');
+  writeFileSync(dynamicConfig, header + dynamicConfigYaml(VERSIONING_DYNAMIC_CONFIG));
+  const withDynamic = { ...config, dynamicConfigClient: { filepath: dynamicConfig, pollInterval: '60s' } };
+  writeFileSync(path.join(configDir, 'pixflow.yaml'), header + toYaml(withDynamic), { mode: 0o600 });
   // No authorizer, said outright (the server warns otherwise): every port is on 127.0.0.1.
   return ['--allow-no-auth', '--root', dir, '--config', 'config', '--env', 'pixflow', 'start'];
 }

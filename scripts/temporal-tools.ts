@@ -48,7 +48,25 @@ function onPath(cmd: string): string | undefined {
  * On one shard a new task can wait up to 1/20 s before a worker may take it, on every step of
  * every flow. A cluster keeps its own settings.
  */
-export const DEV_SERVER_DYNAMIC_CONFIG = { 'history.transferProcessorMaxPollRPS': 200 } as const;
+/**
+ * Worker Versioning, which every pixflow worker uses (docs/versioning.md): on by default in
+ * server 1.29, said here because pixflow cannot run without it. A version that no longer takes
+ * new flows is first checked for open pinned flows after the grace period, then every refresh
+ * interval, until it is drained. The server's 3 minutes each allow for Elasticsearch's refresh
+ * lag; these servers keep visibility in SQL, written a moment after each change, so an operator
+ * learns within half a minute that an old build's workers may stop.
+ */
+export const VERSIONING_DYNAMIC_CONFIG = {
+  'system.enableDeploymentVersions': true,
+  'frontend.workerVersioningWorkflowAPIs': true,
+  'matching.wv.VersionDrainageStatusVisibilityGracePeriod': '20s',
+  'matching.wv.VersionDrainageStatusRefreshInterval': '10s',
+} as const;
+
+export const DEV_SERVER_DYNAMIC_CONFIG = {
+  'history.transferProcessorMaxPollRPS': 200,
+  ...VERSIONING_DYNAMIC_CONFIG,
+} as const;
 
 /** `temporal server start-dev --dynamic-config-value KEY=VALUE` arguments for it. */
 export function devServerDynamicConfigArgs(): string[] {

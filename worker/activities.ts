@@ -10,6 +10,14 @@ import { moneyRulesOf } from '../contracts/rules';
 import { createPool } from '../db/pool';
 import { createProviderClient, type ProviderCallEvent } from '../provider/client';
 
+/**
+ * Reconciliation's schedule when POLL_SCHEDULE_MS sets none: the backstop for a lost
+ * notification, not the way payments arrive. Look soon after the flow starts waiting, when most
+ * Pix are paid, then rarely (hourly; a 30-minute QR gets its last look from the flow itself at
+ * expiry).
+ */
+const RECONCILIATION_SCHEDULE_MS = [30_000, 120_000, 600_000, 3_600_000];
+
 // Builds the activities with their real dependencies: the provider client (one per process,
 // so one token cache), a Postgres pool, the wall clock, the money rules and a Temporal client.
 export async function createWorkerActivities(
@@ -42,7 +50,7 @@ export async function createWorkerActivities(
     rules: moneyRulesOf(config),
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     reconciliation: {
-      scheduleMs: config.POLL_SCHEDULE_MS ?? DEFAULT_TIMINGS.pollScheduleMs,
+      scheduleMs: config.POLL_SCHEDULE_MS ?? RECONCILIATION_SCHEDULE_MS,
       maxPerSecond: config.RECONCILE_MAX_PER_SECOND,
       intervalMs: config.RECONCILE_INTERVAL_MS,
     },

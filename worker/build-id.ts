@@ -1,17 +1,54 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { bundleWorkflowCode, Runtime } from '@temporalio/worker';
+import { z } from 'zod';
 
-// The worker's build id is written into every workflow task's completion in history. The SDK's
-// default names the SDK and a full SHA-256 of the bundle (about 90 bytes, in each of a deposit's
-// 5 and a withdrawal's 8 workflow tasks); a short hash of the same bundle still tells one build
-// of the workflow code from another (the Temporal UI shows it; a reset can name it).
-export function buildIdOf(bundleCode: string): string {
-  return `pixflow+${createHash('sha256').update(bundleCode).digest('hex').slice(0, 12)}`;
+// The worker's build id names the workflow code it runs: the Worker Deployment Version is
+// (deployment name, build id), and a pinned flow runs to its end on workers of its build id.
+// Two workers with the same id must run the same workflow code; a new release must get a new id.
+
+const ROOT = path.resolve(__dirname, '..');
+
+/** A short hash of the workflow bundle: the same code, the same hash. */
+export function bundleHash(bundleCode: string): string {
+  return createHash('sha256').update(bundleCode).digest('hex').slice(0, 12);
 }
 
-/** The workflow bundle the worker runs, and its build id. */
-export async function workflowBundleWithBuildId(workflowsPath: string) {
+/** The package's version (package.json): what a release is called. */
+export function packageVersion(root = ROOT): string {
+  const pkg = z
+    .object({ version: z.string().min(1) })
+    .parse(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')));
+  return pkg.version;
+}
+
+/** The checked-out commit, and whether tracked files differ from it; undefined without git. */
+export function gitCommit(root = ROOT): { commit: string; modified: boolean } | undefined {
+  const git = (...args: string[]) =>
+    spawnSync('git', ['-C', root, ...args], { encoding: 'utf8', timeout: 5_000 });
+  const head = git('rev-parse', '--short=12', 'HEAD');
+  if (head.error || head.status !== 0 || !/^[0-9a-f]{7,40}$/.test(head.stdout.trim())) return undefined;
+  const status = git('status', '--porcelain', '--untracked-files=no');
+  return { commit: head.stdout.trim(), modified: status.status !== 0 || status.stdout.trim() !== '' };
+}
+
+/**
+ * `<version>+<commit>` from a clean checkout; `<version>+<commit>.<bundle hash>` from one with
+ * changes (the commit alone would not name the code); `<version>+<bundle hash>` without git
+ * (an image built without .git: set WORKER_BUILD_ID from the build instead).
+ */
+export function buildIdFor(bundleCode: string, root = ROOT): string {
+  const version = packageVersion(root);
+  const git = gitCommit(root);
+  if (!git) return `${version}+${bundleHash(bundleCode)}`;
+  return git.modified ? `${version}+${git.commit}.${bundleHash(bundleCode)}` : `${version}+${git.commit}`;
+}
+
+/** The workflow bundle the worker runs, built once at start. */
+export async function workflowBundle(workflowsPath: string) {
   // The runtime's logger, as when the worker bundles the code itself.
   const { code } = await bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
-  return { workflowBundle: { code }, buildId: buildIdOf(code) };
+  return { code };
 }

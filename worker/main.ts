@@ -2,26 +2,25 @@ import http from 'node:http';
 import path from 'node:path';
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { pixflowDataConverter } from '../common/codec';
-import { loadConfigOrExit } from '../common/config';
+import { type Config, loadConfigOrExit } from '../common/config';
 import { listen, onShutdown } from '../common/http';
-import { createLogger } from '../common/logger';
+import { createLogger, type Logger } from '../common/logger';
 import { createWorkerMetrics } from '../common/metrics';
 import { SECRETS_READ_BY } from '../common/production-secrets';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingWorkerOptions } from '../common/tracing';
 import { workerTuningOptions } from '../common/worker-tuning';
 import { createWorkerActivities } from './activities';
-import { workflowBundleWithBuildId } from './build-id';
+import { buildIdFor, workflowBundle } from './build-id';
 import { ensureReconciler } from './reconciler';
+import { deploymentOptions, type Promotion, promoteWhenNewest } from './versioning';
 
-// The worker process: polls task queue `pixflow`, runs the flows' workflows and activities,
-// and answers /healthz and /metrics (ours plus the Temporal SDK's) on WORKER_HTTP_PORT.
+// The worker process: polls task queue `pixflow` as one version of its Worker Deployment, runs
+// the flows' workflows and activities, and answers /healthz and /metrics (ours plus the Temporal
+// SDK's) on WORKER_HTTP_PORT.
 
-async function main() {
-  const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.worker });
-  const log = createLogger('worker', config.LOG_LEVEL);
-  const sdkMetrics = `127.0.0.1:${config.WORKER_SDK_METRICS_PORT}`;
-  // SDK logs (workflow and activity logs carry workflowId, runId, activityType) go to pino.
+/** SDK logs (workflow and activity logs carry workflowId, runId, activityType) go to pino. */
+function installRuntime(config: Config, log: Logger, sdkMetrics: string) {
   Runtime.install({
     logger: new DefaultLogger(
       config.LOG_LEVEL === 'silent' ? 'ERROR' : 'INFO',
@@ -34,32 +33,19 @@ async function main() {
     ),
     telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics } } },
   });
+}
 
-  // Undefined (no exporter, no interceptors) without OTEL_EXPORTER_OTLP_ENDPOINT.
-  const tracing = setupTracing('pixflow-worker', config);
-  const metrics = createWorkerMetrics();
-  const { activities, provider, client, close } = await createWorkerActivities(
-    config,
-    log,
-    metrics.onProviderCall,
-  );
-  metrics.countTokenRequests(() => provider.tokenRequests);
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
-  const worker = await Worker.create({
-    connection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    ...(await workflowBundleWithBuildId(path.join(__dirname, '..', 'workflows', 'index.ts'))),
-    activities,
-    // Payloads are encrypted before they reach Temporal (common/codec.ts).
-    dataConverter: pixflowDataConverter(config.codecKeys),
-    // Workflow, activity and provider-call spans, joined to the API's trace through headers.
-    ...tracingWorkerOptions(tracing),
-    // Concurrency and cache (WORKER_MAX_*; bench/README.md says why the defaults are what they are).
-    ...workerTuningOptions(config),
-  });
-
-  const server = http.createServer((req, res) => {
+/**
+ * /metrics (ours and the SDK's) and /healthz: healthy once the worker runs and knows its place in
+ * the deployment, so a new build takes new flows from then on.
+ */
+function healthAndMetrics(
+  worker: Worker,
+  metrics: ReturnType<typeof createWorkerMetrics>,
+  sdkMetrics: string,
+  deployment: () => Record<string, string | undefined> & { promotion?: string },
+) {
+  return http.createServer((req, res) => {
     if (req.url === '/metrics') {
       void (async () => {
         const ours = await metrics.registry.metrics();
@@ -71,18 +57,67 @@ async function main() {
       })();
       return;
     }
-    const ok = worker.getState() === 'RUNNING';
+    const state = worker.getState();
+    const place = deployment();
+    const ok = state === 'RUNNING' && place.promotion !== undefined;
+    const status = ok ? 'ok' : state === 'RUNNING' ? 'joining its deployment' : state;
     res.writeHead(req.url === '/healthz' ? (ok ? 200 : 503) : 404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ status: ok ? 'ok' : worker.getState() }));
+    res.end(JSON.stringify({ status, ...place }));
   });
+}
+
+async function main() {
+  const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.worker });
+  const log = createLogger('worker', config.LOG_LEVEL);
+  const sdkMetrics = `127.0.0.1:${config.WORKER_SDK_METRICS_PORT}`;
+  installRuntime(config, log, sdkMetrics);
+
+  // Undefined (no exporter, no interceptors) without OTEL_EXPORTER_OTLP_ENDPOINT.
+  const tracing = setupTracing('pixflow-worker', config);
+  const metrics = createWorkerMetrics();
+  const { activities, provider, client, close } = await createWorkerActivities(
+    config,
+    log,
+    metrics.onProviderCall,
+  );
+  metrics.countTokenRequests(() => provider.tokenRequests);
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
+  const bundle = await workflowBundle(path.join(__dirname, '..', 'workflows', 'index.ts'));
+  const version = {
+    deploymentName: config.WORKER_DEPLOYMENT_NAME,
+    buildId: config.WORKER_BUILD_ID ?? buildIdFor(bundle.code),
+  };
+  const worker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflowBundle: bundle,
+    workerDeploymentOptions: deploymentOptions(version),
+    activities,
+    // Payloads are encrypted before they reach Temporal (common/codec.ts).
+    dataConverter: pixflowDataConverter(config.codecKeys),
+    // Workflow, activity and provider-call spans, joined to the API's trace through headers.
+    ...tracingWorkerOptions(tracing),
+    // Concurrency and cache (WORKER_MAX_*).
+    ...workerTuningOptions(config),
+  });
+
+  let promotion: Promotion | 'not asked' | undefined;
+  const server = healthAndMetrics(worker, metrics, sdkMetrics, () => ({ ...version, promotion }));
   await listen(server, config.WORKER_HTTP_PORT, config.HTTP_HOST);
   log.info(
-    { taskQueue: config.TEMPORAL_TASK_QUEUE, port: config.WORKER_HTTP_PORT, tracing: Boolean(tracing) },
+    {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      port: config.WORKER_HTTP_PORT,
+      tracing: Boolean(tracing),
+      ...version,
+    },
     'worker started',
   );
+  const running = () => ['INITIALIZED', 'RUNNING'].includes(worker.getState());
   void ensureReconciler(client, config.TEMPORAL_TASK_QUEUE, log, {
     retryMs: 10_000,
-    stopped: () => !['INITIALIZED', 'RUNNING'].includes(worker.getState()),
+    stopped: () => !running(),
   });
 
   // Stopping lets the tasks in hand finish (up to the SDK's grace time), then lets go of
@@ -94,6 +129,16 @@ async function main() {
     await tracing?.shutdown();
     log.info('worker stopped');
   });
+  // Once it polls: the server registers a build when its first worker polls.
+  if (config.WORKER_PROMOTE_NEWEST) {
+    void promoteWhenNewest(client, config.TEMPORAL_NAMESPACE, version, {
+      log,
+      retryMs: 500,
+      stopped: () => !running(),
+    }).then((p) => {
+      promotion = p;
+    });
+  } else promotion = 'not asked';
   onShutdown(async (reason) => {
     log.info({ reason }, 'worker stopping');
     // The SDK's runtime starts the same shutdown on SIGINT and SIGTERM by itself.

@@ -5,6 +5,7 @@ import {
   getExternalWorkflowHandle,
   proxyActivities,
   setHandler,
+  setWorkflowOptions,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -127,6 +128,8 @@ export async function biometricsWorkflow(input: BiometricsInput): Promise<Biomet
     state.livenessStatus = undefined;
   }
 }
+// Its link lives 30 minutes: an identification ends on the build it started on.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, biometricsWorkflow);
 
 /** One link from the provider, valid `livenessLinkTtlMs`; or why the provider gave none. */
 async function issueLink(

@@ -2,10 +2,11 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
-  patched,
+  makeContinueAsNewFunc,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  setWorkflowOptions,
 } from '@temporalio/workflow';
 import type { createDepositActivities } from '../activities/deposit';
 import {
@@ -19,17 +20,15 @@ import {
   depositFinalStatuses,
   depositNotHeld,
   depositStateQuery,
-  LOCAL_INQUIRY_PATCH,
-  PAYER_CHECK_PATCH,
   qrCodeUpdate,
   resolutionUpdate,
 } from '../contracts/deposit';
 import {
   isLocalActivityFailure,
   isoNow,
-  LOOK_HERE_OPTIONS,
+  LOCAL_LOOK_OPTIONS,
   listenForProviderHints,
-  lookHereFirst,
+  lookAsLocalActivityFirst,
   PROVIDER_RETRY,
   paymentRecord,
   trackFlow,
@@ -40,10 +39,9 @@ type DepositActivities = ReturnType<typeof createDepositActivities>;
 
 // A local activity: the API's caller waits for the QR, and a local activity runs inside the
 // workflow task that accepted the update, so the answer needs no activity task round trip
-// through the server (bench/README.md measures the difference). Safe to re-run if the task is
-// retried: the provider answers the same QR for the same txid and body. Every deposit runs both
-// activities, so they go by their names, without a summary: one is kept, encrypted, in each
-// event that schedules the activity (about 160 bytes each).
+// through the server. Safe to re-run if the task is retried: the provider answers the same QR
+// for the same txid and body. Every deposit runs both activities, so they go by their names,
+// without a summary: one is kept, encrypted, in each event that schedules the activity.
 const { createDepositQr } = proxyLocalActivities<DepositActivities>({
   startToCloseTimeout: '30s',
   // The caller waits for the QR: give up after a few minutes rather than hang.
@@ -54,16 +52,25 @@ const { inquireDeposit } = proxyActivities<DepositActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
 });
-// The inquiry a hint wakes: here first (flow-lifecycle.ts says why), else through the server.
-const { inquireDeposit: inquireDepositHere } = proxyLocalActivities<DepositActivities>(LOOK_HERE_OPTIONS);
+// The inquiry a hint wakes runs as a local activity first (flow-lifecycle.ts says why).
+const { inquireDeposit: inquireDepositLocally } = proxyLocalActivities<DepositActivities>(LOCAL_LOOK_OPTIONS);
+
+/** What a held deposit's run starts from: the deposit so far, and the hold's reason. */
+export interface HeldDepositInput {
+  deposit: DepositInput;
+  state: DepositState;
+  hold: DepositHoldReason;
+  /** The flows rows the deposit's run wrote. */
+  rowsWritten: number;
+}
 
 /**
  * Deposit: create the Pix QR (handed to the API through the `qrCode` update as soon as it
  * exists), then wait for payment. A notification is only a hint to look: payment is proven by
  * the deposit inquiry. A lost notification is made up for by reconciliation, which looks the
- * deposit up on its schedule and sends the hint; one last look after expiry, then `expired`. A payment the rules
- * hold (someone else paid it) is `held` until an operator's `resolution`: `completed` when
- * accepted, `to_return` when the money is to go back.
+ * deposit up on its schedule and sends the hint; one last look after expiry, then `expired`. A
+ * payment the rules hold (someone else paid it) continues as a held deposit's run
+ * (held-deposit.ts), which waits for an operator's `resolution`.
  */
 export async function depositWorkflow(input: DepositInput): Promise<DepositState> {
   // The result leaves out the QR: its history keeps it already (the local activity's marker and
@@ -71,6 +78,8 @@ export async function depositWorkflow(input: DepositInput): Promise<DepositState
   const { qr: _qr, ...result } = await runDeposit(input);
   return result;
 }
+// Minutes from the QR to its payment: a deposit ends on the build it started on.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, depositWorkflow);
 
 async function runDeposit(input: DepositInput): Promise<DepositState> {
   const state: DepositState = {
@@ -82,33 +91,23 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
     startedAt: isoNow(),
     updatedAt: isoNow(),
   };
-  const flow = trackFlow({
-    record: paymentRecord('deposit', input.txid, input),
-    state,
-    finalStatuses: depositFinalStatuses,
-    details: () => ({
-      e2eId: state.payment?.e2eId,
-      paidAt: state.payment?.paidAt,
-      payerIsClient: state.payment?.payerIsClient,
-      resolution: state.resolution,
-    }),
-  });
+  const flow = trackDeposit(input, state);
   setHandler(depositStateQuery, () => state);
   answerQrRequests(input, state);
-  const resolved = answerResolutions(input, state);
+  // Refused here: a deposit is held only in the run it continues as.
+  answerResolutions(input, state);
   const hint = listenForProviderHints(state);
   let hold: DepositHoldReason | undefined;
 
-  /** Asks the provider whether the deposit is paid; keeps the payment, and the rules' hold, when it is. */
+  /** Asks the provider whether the person paid the deposit; keeps the payment, and the rules' hold, when it is paid. */
   const lookForPayment = async (): Promise<true | undefined> => {
     state.inquiries += 1;
-    // Since the payer check, the inquiry gets the client's CPF (already in this input) to tell
-    // whether the person paid; older runs replay the inquiry they made.
-    const check = !patched(PAYER_CHECK_PATCH)
-      ? await inquireDeposit(input.txid)
-      : patched(LOCAL_INQUIRY_PATCH)
-        ? await lookHereFirst(inquireDepositHere, inquireDeposit, input.txid, input.client.cpf)
-        : await inquireDeposit(input.txid, input.client.cpf);
+    const check = await lookAsLocalActivityFirst(
+      inquireDepositLocally,
+      inquireDeposit,
+      input.txid,
+      input.client.cpf,
+    );
     if (!check.paid) return undefined;
     state.payment = {
       e2eId: check.e2eId ?? '',
@@ -124,17 +123,15 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
   // The QR first: the caller is waiting on it. The same local activity writes the deposit's
   // flows row as awaiting payment once the QR exists, so the answer waits for one activity.
   try {
-    state.qr = await createDepositQr(input, flow.rowForActivity('awaiting_payment'));
+    state.qr = await createDepositQr(input, flow.nextRow('awaiting_payment'));
   } catch (err) {
     const reason = qrFailureReason(err);
     if (reason === undefined) throw err;
     return flow.finish('failed', reason);
   }
-  flow.moveToRecordedByActivity('awaiting_payment');
+  flow.showStatus('awaiting_payment');
 
-  // No reconciliation timer of its own: the sweep sends the hint when it finds the deposit paid
-  // (runs started with polls keep their timers' commands: only the durations differ, which
-  // replay does not compare, and every saved history still replays).
+  // No reconciliation timer of its own: the sweep sends the hint when it finds the deposit paid.
   await waitForOutcome({
     hint,
     deadline: new Date(state.qr.expiresAt).getTime(),
@@ -143,21 +140,36 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
   if (!(state.payment || (await lookForPayment()))) return flow.finish('expired', 'qr_expired_unpaid');
   if (!hold) return flow.finish('completed');
 
-  // Not credited: an operator decides. No deadline: the money is here, and only a person may
-  // say whether it stays.
-  await flow.moveTo('held', hold);
-  await condition(() => state.resolution !== undefined);
-  const accepted = state.resolution?.decision === 'accept';
-  await flow.moveTo(accepted ? 'completed' : 'to_return', accepted ? undefined : hold);
-  resolved.done = true;
-  return flow.settle();
+  // Held, it may wait days for an operator: a run of its own (held-deposit.ts), under the same
+  // workflow id, which moves to newer builds.
+  await flow.settle();
+  const continueAsHeld = makeContinueAsNewFunc<(input: HeldDepositInput) => Promise<DepositState>>({
+    workflowType: 'heldDepositWorkflow',
+  });
+  return continueAsHeld({ deposit: input, state, hold, rowsWritten: flow.rowsWritten() });
+}
+
+/** A deposit's status changes, in either of its runs. */
+export function trackDeposit(input: DepositInput, state: DepositState, rowsBefore?: number) {
+  return trackFlow({
+    record: paymentRecord('deposit', input.txid, input),
+    state,
+    finalStatuses: depositFinalStatuses,
+    details: () => ({
+      e2eId: state.payment?.e2eId,
+      paidAt: state.payment?.paidAt,
+      payerIsClient: state.payment?.payerIsClient,
+      resolution: state.resolution,
+    }),
+    ...(rowsBefore === undefined ? {} : { rowsBefore }),
+  });
 }
 
 /**
  * The `resolution` update: an operator's decision on a held deposit, refused unless the deposit
- * is held and not decided yet. It answers once the status it leads to is recorded.
+ * is held and not decided yet. It answers once the status it leads to is recorded (`done`).
  */
-function answerResolutions(input: DepositInput, state: DepositState): { done: boolean } {
+export function answerResolutions(input: DepositInput, state: DepositState): { done: boolean } {
   const resolved = { done: false };
   setHandler(
     resolutionUpdate,
@@ -184,7 +196,7 @@ function answerResolutions(input: DepositInput, state: DepositState): { done: bo
  * The `qrCode` update: the same txid must mean the same deposit (another amount, payer or
  * merchant is a conflict); the answer waits for the QR, or fails with the deposit.
  */
-function answerQrRequests(input: DepositInput, state: DepositState) {
+export function answerQrRequests(input: DepositInput, state: DepositState) {
   setHandler(
     qrCodeUpdate,
     async (asked) => {

@@ -3,7 +3,6 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
-  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -22,7 +21,7 @@ import {
 import { type FlowRecord, providerNotificationSignal } from '../contracts/flow';
 
 // What every flow does the same way: keep its state record, show each status change where
-// operators look, and wait for an outcome the provider announces by a hint or a poll.
+// operators look, and wait for an outcome a hint announces (the provider's or reconciliation's).
 
 /**
  * Retries of provider calls: 1 s doubling to at most 15 s, forever (business 4xx errors are
@@ -36,10 +35,10 @@ export const PROVIDER_RETRY = {
 } as const;
 
 // A local activity: one idempotent upsert in our own Postgres, run inside the workflow task that
-// changed the state instead of an activity task round trip through the server (bench/README.md
-// measures the difference). The seq guard keeps a re-run after a retried workflow task harmless.
-// No summary: its name says it, and an encrypted summary costs about 160 bytes of history in each
-// of the two to four state changes of every flow.
+// changed the state instead of an activity task round trip through the server. The seq guard
+// keeps a re-run after a retried workflow task harmless.
+// No summary: its name says it, and an encrypted summary would be kept in every state change's
+// history event.
 const { recordFlow } = proxyLocalActivities<{ recordFlow(r: FlowRecord): Promise<void> }>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '500ms', maximumInterval: '10s' },
@@ -51,19 +50,19 @@ const { recordFlow } = proxyLocalActivities<{ recordFlow(r: FlowRecord): Promise
  * outcome is seen sooner and costs the server less. A provider that does not answer in these few
  * tries hands over to the activity through the server, whose long retries add nothing to history.
  */
-export const LOOK_HERE_OPTIONS = {
+export const LOCAL_LOOK_OPTIONS = {
   startToCloseTimeout: '10s',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
 } as const;
 
-/** The look here (a local activity with LOOK_HERE_OPTIONS), then through the server if it failed. */
-export async function lookHereFirst<A extends unknown[], R>(
-  here: (...args: A) => Promise<R>,
+/** The look as a local activity (LOCAL_LOOK_OPTIONS), then as an activity through the server if it failed. */
+export async function lookAsLocalActivityFirst<A extends unknown[], R>(
+  local: (...args: A) => Promise<R>,
   throughServer: (...args: A) => Promise<R>,
   ...args: A
 ): Promise<R> {
   try {
-    return await here(...args);
+    return await local(...args);
   } catch (err) {
     if (isLocalActivityFailure(err)) return throughServer(...args);
     throw err;
@@ -98,6 +97,8 @@ export interface FlowTracking<Status extends string, State extends TrackedState<
   keepReason?: (reason: string | undefined) => void;
   /** What the flows row says of the state, besides its status and reason. */
   details: () => Record<string, unknown>;
+  /** The flows rows the run this one continues wrote already: its rows come after them. */
+  rowsBefore?: number;
 }
 
 /**
@@ -109,12 +110,13 @@ export function trackFlow<Status extends string, State extends TrackedState<Stat
   f: FlowTracking<Status, State>,
 ) {
   tagForFilters(f.record);
-  let seq = 0;
+  let seq = f.rowsBefore ?? 0;
   const rowOf = (status: Status, reason?: string, details?: Record<string, unknown>): FlowRecord => {
     seq += 1;
     return { ...f.record, workflowId: workflowInfo().workflowId, status, seq, reason, details };
   };
-  const changeStatus = (status: Status, reason?: string) => {
+  /** The status in the state, the search attribute and the UI's details: everywhere but Postgres. */
+  const showStatus = (status: Status, reason?: string) => {
     f.state.status = status;
     if (f.keepReason) f.keepReason(reason);
     else Object.assign(f.state, { reason });
@@ -125,7 +127,7 @@ export function trackFlow<Status extends string, State extends TrackedState<Stat
   };
 
   const moveTo = async (status: Status, reason?: string) => {
-    changeStatus(status, reason);
+    showStatus(status, reason);
     await recordFlow(rowOf(status, reason, f.details()));
   };
 
@@ -148,9 +150,11 @@ export function trackFlow<Status extends string, State extends TrackedState<Stat
      * The flows row of the next status change, for an activity that writes it along with its own
      * work, so the change costs no activity of its own (the deposit's QR, the payout).
      */
-    rowForActivity: (status: Status) => rowOf(status),
-    /** The status change whose row an activity writes (rowForActivity). */
-    moveToRecordedByActivity: (status: Status) => changeStatus(status),
+    nextRow: (status: Status) => rowOf(status),
+    /** A status change whose flows row an activity writes (nextRow): shown everywhere else. */
+    showStatus: (status: Status) => showStatus(status),
+    /** How many flows rows this run and the runs before it wrote: where a continued run starts. */
+    rowsWritten: () => seq,
   };
 }
 
@@ -200,8 +204,6 @@ export function listenForProviderHints(state: { notifications: number }): Provid
   return hint;
 }
 
-const OUTCOME_WAIT_ENDS_AT_DEADLINE_PATCH = 'outcome-wait-ends-at-deadline';
-
 /**
  * Looks for the outcome on each provider hint (from the ingress, or from reconciliation when the
  * provider's was lost) until `look` finds one or the deadline (epoch ms) passes: then undefined.
@@ -217,10 +219,8 @@ export async function waitForOutcome<T>(w: {
     // No summary on the deadline timer: every payment starts and cancels one, and both events
     // would keep it.
     const woke = await condition(() => w.hint.pending, left);
-    // At the deadline the caller decides (a deposit looks once more): no look here too. Runs
-    // from before looked here first, and replay as they ran; only runs that reach the deadline
-    // record the patch.
-    if (!woke && w.deadline <= Date.now() && patched(OUTCOME_WAIT_ENDS_AT_DEADLINE_PATCH)) return undefined;
+    // At the deadline the caller decides (a deposit looks once more): no look here too.
+    if (!woke && w.deadline <= Date.now()) return undefined;
     w.hint.pending = false;
     const outcome = await w.look();
     if (outcome !== undefined) return outcome;

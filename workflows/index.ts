@@ -1,6 +1,7 @@
 // Every workflow the worker registers on task queue `pixflow`.
 export { biometricsWorkflow } from './biometrics';
 export { depositWorkflow } from './deposit';
+export { heldDepositWorkflow } from './held-deposit';
 export { onboardingWorkflow } from './onboarding';
 export { reconcilerWorkflow } from './reconciler';
 export { withdrawalWorkflow } from './withdrawal';

@@ -5,6 +5,7 @@ import {
   condition,
   proxyActivities,
   setHandler,
+  setWorkflowOptions,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -89,6 +90,9 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
   if (!finished && !flow.isFinal()) return flow.finish('expired', 'deadline_passed');
   return flow.settle();
 }
+// It may wait a week for the person and the reviewer: each workflow task runs on the current
+// build, so a change to it is made with `patched` (docs/versioning.md).
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, onboardingWorkflow);
 
 function trackOnboarding(input: OnboardingInput, state: OnboardingState) {
   return trackFlow({

@@ -3,6 +3,7 @@ import {
   continueAsNew,
   log,
   proxyActivities,
+  setWorkflowOptions,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -38,3 +39,5 @@ export async function reconcilerWorkflow(): Promise<never> {
   }
   return continueAsNew<typeof reconcilerWorkflow>();
 }
+// It runs for ever: each sweep runs on the current build.
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, reconcilerWorkflow);

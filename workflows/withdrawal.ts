@@ -2,10 +2,10 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createWithdrawalActivities, PayoutCheck, PayoutSent } from '../activities/withdrawal';
@@ -15,7 +15,6 @@ import { type BiometricsOutcome, biometricsOutcomeSignal } from '../contracts/bi
 import { resolveTimings } from '../contracts/flow';
 import type { WithdrawalRefusal } from '../contracts/rules';
 import {
-  LOCAL_PAYOUT_CHECK_PATCH,
   PAYOUT_REJECTED,
   type StepUpCause,
   WITHDRAWAL_CONFLICT,
@@ -29,9 +28,9 @@ import {
 import { pixKeyProblem } from '../provider/pix-key';
 import {
   isoNow,
-  LOOK_HERE_OPTIONS,
+  LOCAL_LOOK_OPTIONS,
   listenForProviderHints,
-  lookHereFirst,
+  lookAsLocalActivityFirst,
   PROVIDER_RETRY,
   paymentRecord,
   trackFlow,
@@ -44,7 +43,7 @@ type RuleActivities = ReturnType<typeof createWithdrawalRuleActivities>;
 // The rules read and write our own Postgres (a provider call only for a stale KYC answer): a
 // local activity, inside the first workflow task, which the caller's answer waits for.
 // Every payout runs the activities below, so they go by their names, without a summary: one is
-// kept, encrypted, in each event that schedules the activity (about 160 bytes each).
+// kept, encrypted, in each event that schedules the activity.
 const { checkPayoutRules } = proxyLocalActivities<RuleActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
@@ -65,8 +64,8 @@ const { checkPayout } = proxyActivities<WithdrawalActivities>({
   startToCloseTimeout: '30s',
   retry: PROVIDER_RETRY,
 });
-// The look a hint wakes: here first (flow-lifecycle.ts says why), else through the server.
-const { checkPayout: checkPayoutHere } = proxyLocalActivities<WithdrawalActivities>(LOOK_HERE_OPTIONS);
+// The look a hint wakes runs as a local activity first (flow-lifecycle.ts says why).
+const { checkPayout: checkPayoutLocally } = proxyLocalActivities<WithdrawalActivities>(LOCAL_LOOK_OPTIONS);
 // Only when checkPayout found the receipt not rendered yet: the provider renders it with a lag,
 // and an empty invoice is retried for up to a day.
 const { storeReceipt } = proxyActivities<WithdrawalActivities>({
@@ -79,7 +78,7 @@ const { storeReceipt } = proxyActivities<WithdrawalActivities>({
 /**
  * Withdrawal: validate the payee key, pass the money rules (refused, or a biometric step-up
  * first), send the payout exactly once, learn the outcome (webhook hint, then inquiry + receipt
- * status; polling when webhooks are lost), and on success store the receipt image.
+ * status; reconciliation's hint when webhooks are lost), and on success store the receipt image.
  */
 export async function withdrawalWorkflow(input: WithdrawalInput): Promise<WithdrawalState> {
   const timings = resolveTimings(input.timings);
@@ -100,34 +99,27 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     details: () => ({ e2eId: state.e2eId, receiptStatus: state.receiptStatus, stepUp: state.stepUp }),
   });
   setHandler(withdrawalStateQuery, () => state);
-  // The money rules apply to runs started since they exist: older histories replay without them.
-  const rulesApply = patched('payout-rules-checked');
-  // With the rules, the caller's answer says what they decided (refused, a step-up link, or on
-  // its way): it waits until the withdrawal has left `validating`.
-  answerRepeatedRequests(input, state, rulesApply ? () => state.status !== 'validating' : undefined);
+  // The caller's answer says what the rules decided (refused, a step-up link, or on its way): it
+  // waits until the withdrawal has left `validating`.
+  answerRepeatedRequests(input, state, () => state.status !== 'validating');
   const hint = listenForProviderHints(state);
 
-  // A composite key's first part is checked only in runs started since that rule: older
-  // histories replay with the rule they ran under.
-  const checkCompositeKeyPart = patched('composite-key-part-checked');
-  const keyProblem = pixKeyProblem(input.pixKey, input.pixType, { checkCompositeKeyPart });
+  const keyProblem = pixKeyProblem(input.pixKey, input.pixType);
   if (keyProblem) return flow.finish('failed', `invalid_pix_key: ${keyProblem}`);
 
-  if (rulesApply) {
-    const verdict = await checkPayoutRules(input, flow.rowForActivity('validating'));
-    if (verdict.verdict === 'refused') return flow.finish('refused', verdict.reason);
-    if (verdict.verdict === 'step_up') {
-      const refusal = await stepUp(input, state, verdict.cause, (s, r) => flow.moveTo(s, r));
-      if (refusal) return flow.finish('refused', refusal);
-    }
+  const verdict = await checkPayoutRules(input, flow.nextRow('validating'));
+  if (verdict.verdict === 'refused') return flow.finish('refused', verdict.reason);
+  if (verdict.verdict === 'step_up') {
+    const refusal = await stepUp(input, state, verdict.cause, (s, r) => flow.moveTo(s, r));
+    if (refusal) return flow.finish('refused', refusal);
   }
 
   // sendPayout writes the `sending` row itself before it sends: this first workflow task, which
   // the caller's answer waits for, then runs no activity.
-  flow.moveToRecordedByActivity('sending');
+  flow.showStatus('sending');
   let sent: PayoutSent;
   try {
-    sent = await sendPayout(input, flow.rowForActivity('sending'));
+    sent = await sendPayout(input, flow.nextRow('sending'));
   } catch (err) {
     // The provider refused the payout on create: nothing was sent, so the withdrawal fails.
     // Any other failure (a response pixflow cannot read) leaves the outcome unknown: the run
@@ -146,10 +138,7 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     deadline: Date.now() + timings.withdrawalDeadlineMs,
     look: async (): Promise<PayoutCheck | undefined> => {
       state.inquiries += 1;
-      // Runs that looked through the server before the look moved here replay as they ran.
-      const check = patched(LOCAL_PAYOUT_CHECK_PATCH)
-        ? await lookHereFirst(checkPayoutHere, checkPayout, input.transactionId)
-        : await checkPayout(input.transactionId);
+      const check = await lookAsLocalActivityFirst(checkPayoutLocally, checkPayout, input.transactionId);
       state.receiptStatus = check.receiptStatus;
       state.e2eId = check.e2eId ?? state.e2eId;
       return check.outcome === 'processing' ? undefined : check;
@@ -166,21 +155,19 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   }
   return flow.finish('completed');
 }
+// A payout's outcome comes within seconds: a withdrawal ends on the build it started on.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, withdrawalWorkflow);
 
 /**
  * Money moves once per transactionId: a different request for it is refused, nothing is sent.
- * The answer is the state once `answerable` holds (at once without it).
+ * The answer is the state once `answerable` holds.
  */
-function answerRepeatedRequests(input: WithdrawalInput, state: WithdrawalState, answerable?: () => boolean) {
+function answerRepeatedRequests(input: WithdrawalInput, state: WithdrawalState, answerable: () => boolean) {
   const { timings: _timings, ...asked } = input;
   const request = canonicalJson(asked satisfies WithdrawalRequest);
   const validator = (again: WithdrawalRequest) => {
     if (canonicalJson(again) !== request) throw new Error(WITHDRAWAL_CONFLICT);
   };
-  if (!answerable) {
-    setHandler(withdrawalRequestUpdate, () => state, { validator });
-    return;
-  }
   setHandler(
     withdrawalRequestUpdate,
     async () => {

@@ -73,7 +73,7 @@ export interface ApiEnvOptions {
 }
 
 export async function startApiEnv(
-  { pollScheduleMs, ...timings }: Partial<FlowTimings> = {},
+  { pollScheduleMs, ...timings }: Partial<FlowTimings> & { pollScheduleMs?: number[] } = {},
   options: ApiEnvOptions = {},
 ): Promise<ApiEnv> {
   const address = options.temporalAddress ?? inject('temporalAddress');

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { inject } from 'vitest';
 import type { MoneyRules } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { testPool } from './postgres';
 import { clientFor, sandboxControl } from './sandbox-client';
-import { startTimeSkippingServer } from './temporal';
+import { startTimeSkippingServer, testDataConverter } from './temporal';
 import { createTestWorker } from './worker';
 
 export const TEST_PII_KEY = 'test-pii-hash-key-0123456789';
@@ -25,13 +26,25 @@ export interface FlowEnv {
 
 /**
  * The time-skipping server running the real workflows, with the real activities talking HTTP
- * to a real sandbox and writing to the run's Postgres.
+ * to a real sandbox and writing to the run's Postgres. `temporal: 'dev'`: the run's dev server
+ * instead, in real time, for what the time-skipping server does not do as Temporal does (an
+ * update to a flow that continued as new reaches the first run there).
  */
 export async function startFlowEnv(
-  opts: { sandbox?: StartSandboxOptions; providerTimeoutMs?: number } = {},
+  opts: {
+    sandbox?: StartSandboxOptions;
+    providerTimeoutMs?: number;
+    temporal?: 'time-skipping' | 'dev';
+  } = {},
 ): Promise<FlowEnv> {
   let offset = 0;
-  const env = await startTimeSkippingServer();
+  const env =
+    opts.temporal === 'dev'
+      ? await TestWorkflowEnvironment.createFromExistingServer({
+          address: inject('temporalAddress'),
+          client: { dataConverter: testDataConverter },
+        })
+      : await startTimeSkippingServer();
   const sandbox = await startSandbox({ now: () => Date.now() + offset, ...opts.sandbox });
   const pool = testPool();
   const provider = clientFor(sandbox.url, {

@@ -1,5 +1,5 @@
-import type { Client } from '@temporalio/client';
-import { type NativeConnection, Worker } from '@temporalio/worker';
+import { type Client, isGrpcServiceError } from '@temporalio/client';
+import { type NativeConnection, Worker, type WorkerDeploymentOptions } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
 import type { ReconciliationSettings } from '../../activities/reconciliation';
@@ -8,14 +8,47 @@ import { accountKeyHash, cpfHash } from '../../common/pii';
 import { type MoneyRules, moneyRulesOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
-import { buildIdOf } from '../../worker/build-id';
+import { bundleHash } from '../../worker/build-id';
+import { deploymentOptions, type WorkerVersion } from '../../worker/versioning';
 import { testDataConverter } from './temporal';
+
+/** The run's workers, every one of the run's workflow bundle: one version of one deployment. */
+export const testVersion = (): WorkerVersion => ({
+  deploymentName: 'pixflow',
+  buildId: `test+${bundleHash(inject('workflowBundle'))}`,
+});
+
+const GRPC_UNIMPLEMENTED = 12;
+
+/**
+ * Worker Versioning as production has it, with the run's version made current on the server
+ * `client` talks to before the worker polls (allowed with no poller yet): a test's flows start
+ * on it at once. The time-skipping server has no deployments, and runs any worker's tasks.
+ */
+export async function testDeploymentOptions(client: Client): Promise<WorkerDeploymentOptions> {
+  const version = testVersion();
+  const { namespace } = client.options;
+  try {
+    // Already current: a success that changes nothing.
+    await client.workflowService.setWorkerDeploymentCurrentVersion({
+      namespace,
+      ...version,
+      allowNoPollers: true,
+      // Its task queues come as each test file's worker polls.
+      ignoreMissingTaskQueues: true,
+      identity: 'pixflow tests',
+    });
+  } catch (err) {
+    if (!(isGrpcServiceError(err) && err.code === GRPC_UNIMPLEMENTED)) throw err;
+  }
+  return deploymentOptions(version);
+}
 
 /**
  * pixflow's real worker for a test: the run's workflow bundle, the real activities (provider
  * client against a sandbox, the run's Postgres), encrypted payloads as in production.
  */
-export function createTestWorker(opts: {
+export async function createTestWorker(opts: {
   connection: NativeConnection;
   taskQueue: string;
   provider: ProviderClient;
@@ -32,7 +65,7 @@ export function createTestWorker(opts: {
     connection: opts.connection,
     taskQueue: opts.taskQueue,
     workflowBundle: { code: inject('workflowBundle') },
-    buildId: buildIdOf(inject('workflowBundle')),
+    workerDeploymentOptions: await testDeploymentOptions(opts.client),
     dataConverter: testDataConverter,
     activities: createActivities({
       provider: opts.provider,

@@ -83,8 +83,6 @@ it('sandbox pay -> ingress -> inbox row -> signal -> the deposit workflow comple
     merchant: 'sandbox-merchant',
     client: { externalId: 'user-e2e', cpf: '63401825771', email: 'ana@example.com', name: 'Ana Souza' },
     amountCentavos: 12_345,
-    // The first inquiry is a minute away: completion within seconds can only come from the webhook.
-    timings: { pollScheduleMs: [60_000, 120_000] },
   };
   const wf = depositWorkflowId(input.txid);
   const { qr } = await startDeposit(input);
@@ -160,8 +158,6 @@ it('200 early copies of `updated`, then the real one after payment: completed by
     merchant: 'sandbox-merchant',
     client: { externalId: 'user-storm', cpf: '63401825771', email: 'ana@example.com', name: 'Ana Souza' },
     amountCentavos: 4_200,
-    // The first reconciliation poll is a minute away: anything sooner comes from a notification.
-    timings: { pollScheduleMs: [60_000, 120_000] },
   };
   const { handle } = await startDeposit(input);
   const stormStarted = Date.now();
@@ -212,7 +208,6 @@ it('a withdrawal whose two status changes send identical notifications reaches f
     pixKey: 'ana@example.com',
     pixType: 'EMAIL',
     amountCentavos: 1_500,
-    timings: { pollScheduleMs: [60_000, 120_000] },
   };
   await verifiedWithKnownPayee(pool, TEST_PII_KEY, input);
   const handle = await temporal.workflow.start('withdrawalWorkflow', {

@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -11,13 +19,16 @@ import {
   serverConfig,
   temporalServerPorts,
   toYaml,
+  writeServerConfig,
 } from '../../scripts/temporal-server';
 import {
   cachedServerIsCurrent,
+  devServerDynamicConfigArgs,
   ensureTemporalCli,
   ensureTemporalServer,
   reportedServerToolVersion,
   TEMPORAL_SERVER_REPORTED_VERSION,
+  VERSIONING_DYNAMIC_CONFIG,
 } from '../../scripts/temporal-tools';
 
 // What `npm start -- --temporal postgres` is made of, checked without starting it: the pinned
@@ -99,6 +110,27 @@ describe('the server configuration', () => {
       expect(service.rpc.bindOnIP).toBe('127.0.0.1');
     }
     expect(yaml.services.frontend.rpc.grpcPort).toBe(45_000);
+  });
+
+  it('turns Worker Versioning on and checks drainage within seconds, in a dynamic config file beside it', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-server-config-'));
+    try {
+      const args = writeServerConfig(dir, serverConfig(pg, await temporalServerPorts(45_000), 'warn'));
+      expect(args).toEqual(expect.arrayContaining(['--root', dir, '--env', 'pixflow', 'start']));
+      const main = parse(readFileSync(path.join(dir, 'config', 'pixflow.yaml'), 'utf8'));
+      const dynamic = parse(readFileSync(main.dynamicConfigClient.filepath, 'utf8'));
+      expect(dynamic).toEqual(
+        Object.fromEntries(Object.entries(VERSIONING_DYNAMIC_CONFIG).map(([k, v]) => [k, [{ value: v }]])),
+      );
+      expect(dynamic['system.enableDeploymentVersions']).toEqual([{ value: true }]);
+      expect(dynamic['frontend.workerVersioningWorkflowAPIs']).toEqual([{ value: true }]);
+      expect(dynamic['matching.wv.VersionDrainageStatusRefreshInterval']).toEqual([{ value: '10s' }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // The dev server npm start runs by default gets the same.
+    for (const [key, value] of Object.entries(VERSIONING_DYNAMIC_CONFIG))
+      expect(devServerDynamicConfigArgs()).toContain(`${key}=${JSON.stringify(value)}`);
   });
 
   it('keeps every other port below 32768, all different: membership ports go to a SMALLINT column', async () => {

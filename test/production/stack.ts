@@ -19,17 +19,20 @@ export interface ProductionStack extends EmbeddedStack {
   workerHealth: string[];
 }
 
-/** `  API 2             http://127.0.0.1:41234` and the like, from the banner. */
+/** `  API 2             http://127.0.0.1:41234` and the like (no number when there is one), from the banner. */
 export function bannerUrls(output: string, label: 'API' | 'worker'): string[] {
   const pattern =
-    label === 'API' ? /^ {2}API \d+ +(http:\/\/\S+)/gm : /^ {2}worker \d+ health +(http:\/\/\S+)/gm;
+    label === 'API' ? /^ {2}API(?: \d+)? +(http:\/\/\S+)/gm : /^ {2}worker(?: \d+)? health +(http:\/\/\S+)/gm;
   return [...output.matchAll(pattern)].map((m) => m[1] as string);
 }
 
-export async function startProductionStack(): Promise<ProductionStack> {
+/** `npm start` with `args` (default START_ARGS); `env` over the test's settings. */
+export async function startProductionStack(
+  opts: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<ProductionStack> {
   const stack = await startEmbeddedStack({
     label: 'production',
-    args: START_ARGS,
+    args: opts.args ?? START_ARGS,
     timeoutMs: 300_000,
     env: {
       API_KEYS: API_KEY,
@@ -42,6 +45,7 @@ export async function startProductionStack(): Promise<ProductionStack> {
       INBOX_RETRY_MAX_MS: '2000',
       // Plenty: every deposit of the test is paid within seconds.
       SANDBOX_DEPOSIT_EXPIRY_MS: '600000',
+      ...opts.env,
     },
   });
   return {

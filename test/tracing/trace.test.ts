@@ -25,7 +25,7 @@ import { testPool } from '../helpers/postgres';
 import { clientFor, sandboxControl } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
-import { testReconciliation } from '../helpers/worker';
+import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './otlp-receiver';
 
 // Tracing on: the real API app and a real worker (OTel interceptors and workflow sink) on the
@@ -94,6 +94,7 @@ beforeAll(async () => {
     connection: nativeConnection,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowBundle: { code },
+    workerDeploymentOptions: await testDeploymentOptions(temporal),
     dataConverter: testDataConverter,
     activities: createActivities({
       provider,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { envSchema } from '../../common/config';
 import { SECRET_VARIABLES, SECRETS_READ_BY } from '../../common/production-secrets';
 import { searchAttributeKeys } from '../../common/search-attributes';
 import { NODE_RUNTIME_FLAGS, temporalRuntimeEnv } from '../../scripts/runtime-tuning';
@@ -94,6 +95,20 @@ describe('docker-compose.yml', () => {
     expect(services.worker?.deploy?.replicas).toBe(2);
     for (const name of ['worker', 'api', 'temporal'])
       expect(services[name]?.restart, name).toBe('unless-stopped');
+  });
+
+  it('runs the workers as one build of the pixflow Worker Deployment, named by the image unless set', () => {
+    const env = services.worker?.environment ?? {};
+    expect(env.WORKER_DEPLOYMENT_NAME).toBe('pixflow');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's ${NAME:-default}, unset by default
+    expect(env.WORKER_BUILD_ID).toBe('${PIXFLOW_BUILD_ID:-}');
+    // Settings the worker reads; the API starts no workflow task and needs neither.
+    for (const name of ['WORKER_DEPLOYMENT_NAME', 'WORKER_BUILD_ID']) {
+      expect(envSchema.shape, name).toHaveProperty(name);
+      expect(services.api?.environment ?? {}, name).not.toHaveProperty(name);
+    }
+    // The image has no git: the worker names its build by its workflow code.
+    expect(readFileSync(path.join(__dirname, '../../.dockerignore'), 'utf8')).toMatch(/^\.git$/m);
   });
 
   it('publishes the documented ports', () => {

@@ -9,7 +9,6 @@ import { cpfHash } from '../../common/pii';
 import { biometricsWorkflowId } from '../../contracts/biometrics';
 import { providerNotificationSignal } from '../../contracts/flow';
 import {
-  LOCAL_PAYOUT_CHECK_PATCH,
   type WithdrawalInput,
   withdrawalRequestUpdate,
   withdrawalStateQuery,
@@ -51,7 +50,6 @@ function withdrawalInput(over: Partial<WithdrawalInput> = {}): WithdrawalInput {
     pixKey: 'ana@example.com',
     pixType: 'EMAIL',
     amountCentavos: 25_050,
-    timings: { pollScheduleMs: [60_000, 120_000] },
     ...over,
   };
 }
@@ -180,9 +178,8 @@ describe('withdrawal flow', () => {
     );
     // The money rules (which write `validating`), `processing`, the look, and `completed`.
     expect(markers).toHaveLength(4);
-    // New runs carry the local look's patch marker (older histories replay their activity task).
-    const patches = await patchMarkers(handle);
-    expect(patches.filter((p) => p.includes(LOCAL_PAYOUT_CHECK_PATCH))).toHaveLength(1);
+    // The 1.0 baseline: no patch marker.
+    expect(await patchMarkers(handle)).toEqual([]);
     await recordHistory(handle, 'withdrawal-reconciliation-hint');
   });
 

@@ -1,0 +1,339 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../common/logger';
+import { depositWorkflowId } from '../../contracts/deposit';
+import { reconcilerWorkflowId } from '../../contracts/reconciler';
+import { ROOT } from '../../scripts/temporal-tools';
+import { promoteWhenNewest } from '../../worker/versioning';
+import { newPerson } from '../helpers/people';
+import { freePort } from '../helpers/ports';
+import { waitUntil } from '../helpers/wait';
+import { alive, call, type ProductionStack, startProductionStack, workerProcess } from './stack';
+
+// A rolling upgrade on the Temporal server as production runs it (on Postgres): npm start's
+// worker runs build A; a worker of build B (the same code under another build id) joins and,
+// being the newest, becomes the deployment's current version. Deposits started on A finish on A
+// (pinned) while new ones start on B; a held deposit and the reconciler move to B at their next
+// workflow task; A drains, its worker is stopped, and nothing is lost.
+
+const { EventType, VersionDrainageStatus, VersioningBehavior, WorkflowExecutionStatus } =
+  temporal.api.enums.v1;
+const NAMESPACE = 'default';
+const DEPLOYMENT = 'pixflow';
+const ON_EACH_BUILD = 3;
+/** Someone who is not the depositor: their payment is held for an operator. */
+const OTHER_PAYER = '52998224725';
+
+let stack: ProductionStack;
+let client: Client;
+let connection: Connection;
+let workerB: ChildProcess | undefined;
+let workerBOutput = '';
+const startedAt = Date.now();
+const timings: Record<string, number> = {};
+
+interface WorkerHealth {
+  status: string;
+  deploymentName: string;
+  buildId: string;
+  promotion?: string;
+}
+const health = async (url: string): Promise<WorkerHealth | undefined> =>
+  fetch(url, { signal: AbortSignal.timeout(2_000) })
+    .then((r) => r.json() as Promise<WorkerHealth>)
+    .catch(() => undefined);
+
+const sandbox = async (path: string, body: unknown) => {
+  const r = await fetch(`${stack.sandbox}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  expect(r.ok, `sandbox ${path}: ${r.status}`).toBe(true);
+};
+
+/** A deposit through the API: its txid once the QR is there. */
+async function deposit(): Promise<{ txid: string; cpf: string }> {
+  const person = newPerson();
+  const txid = `${Date.now()}${randomInt(1e6)}`;
+  const r = await call(`${stack.api}/v1/deposits`, {
+    txid,
+    amountCentavos: 100 + randomInt(10_000),
+    client: person,
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return { txid, cpf: person.cpf };
+}
+
+const pay = (d: { txid: string }, payerCpf: string) =>
+  sandbox(`/sandbox/deposits/${d.txid}/pay`, { payerName: 'Payer', payerCpf });
+
+const depositStatus = async (txid: string) =>
+  (await call(`${stack.api}/v1/deposits/${txid}`)).body?.state?.status;
+
+async function describeDeployment() {
+  const { workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({
+    namespace: NAMESPACE,
+    deploymentName: DEPLOYMENT,
+  });
+  return workerDeploymentInfo;
+}
+
+/** A run's versioning info as the server keeps it: its behavior and the build it is on. */
+async function versioningOf(workflowId: string) {
+  const d = await client.workflowService.describeWorkflowExecution({
+    namespace: NAMESPACE,
+    execution: { workflowId },
+  });
+  const info = d.workflowExecutionInfo?.versioningInfo;
+  return {
+    type: d.workflowExecutionInfo?.type?.name,
+    behavior: VersioningBehavior[info?.behavior ?? 0],
+    buildId: info?.deploymentVersion?.buildId,
+  };
+}
+
+/** The build of every workflow task a run completed, in order. */
+async function taskBuilds(workflowId: string, runId?: string): Promise<string[]> {
+  const { history } = await client.workflowService.getWorkflowExecutionHistory({
+    namespace: NAMESPACE,
+    execution: { workflowId, ...(runId ? { runId } : {}) },
+  });
+  return (history?.events ?? [])
+    .filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
+    .map((e) => e.workflowTaskCompletedEventAttributes?.deploymentVersion?.buildId ?? '(none)');
+}
+
+function startWorkerB(buildId: string, ports: { http: number; sdk: number }) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker/main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...stack.env,
+      DATABASE_URL: stack.databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      WORKER_HTTP_PORT: String(ports.http),
+      WORKER_SDK_METRICS_PORT: String(ports.sdk),
+      WORKER_BUILD_ID: buildId,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const collect = (b: Buffer) => {
+    workerBOutput = (workerBOutput + b.toString('utf8')).slice(-20_000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  return child;
+}
+
+describe.sequential('a rolling upgrade of the workers on the Temporal server on Postgres', () => {
+  let healthA: string;
+  let buildA: string;
+  let buildB: string;
+  let healthB: string;
+  const onA: { txid: string; cpf: string }[] = [];
+  const onB: { txid: string; cpf: string }[] = [];
+  let held: { txid: string; cpf: string };
+
+  beforeAll(async () => {
+    stack = await startProductionStack({
+      args: ['--temporal', 'postgres', '--workers', '1'],
+      // Anyone may deposit here: the people's onboarding is not what this test is about.
+      env: { REQUIRE_VERIFIED_FOR_DEPOSITS: 'false' },
+    });
+    timings.startMs = Date.now() - startedAt;
+    connection = await Connection.connect({ address: stack.temporalAddress });
+    client = new Client({ connection, namespace: NAMESPACE });
+    healthA = stack.workerHealth[0] as string;
+  }, 360_000);
+
+  afterAll(async () => {
+    process.stderr.write(`[rolling-upgrade] ${JSON.stringify({ timings, buildA, buildB })}\n`);
+    if (workerB && workerB.exitCode === null) {
+      const gone = new Promise((r) => workerB?.once('exit', r));
+      workerB.kill('SIGTERM');
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 15_000))]);
+      if (workerB.exitCode === null) workerB.kill('SIGKILL');
+    }
+    await connection?.close();
+    if (stack && stack.child.exitCode === null) await stack.stop();
+  }, 60_000);
+
+  it("starts npm start's worker as build A, the deployment's current version", async () => {
+    const a = await health(healthA);
+    expect(a).toMatchObject({ status: 'ok', deploymentName: DEPLOYMENT, promotion: 'current' });
+    buildA = a?.buildId as string;
+    expect(buildA).toMatch(/^\d+\.\d+\.\d+\+/);
+    expect(stack.output()).toContain(`worker build      ${buildA} (deployment ${DEPLOYMENT}, current)`);
+    const info = await describeDeployment();
+    expect(info?.routingConfig?.currentDeploymentVersion?.buildId).toBe(buildA);
+  });
+
+  it('pins deposits started on A to A; a held one continues on its own, auto-upgrading', async () => {
+    for (let i = 0; i < ON_EACH_BUILD; i++) onA.push(await deposit());
+    held = await deposit();
+    await pay(held, OTHER_PAYER);
+    await waitUntil(
+      () => depositStatus(held.txid),
+      (s) => s === 'held',
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    for (const d of onA) {
+      expect(await versioningOf(depositWorkflowId(d.txid))).toEqual({
+        type: 'depositWorkflow',
+        behavior: 'VERSIONING_BEHAVIOR_PINNED',
+        buildId: buildA,
+      });
+    }
+    expect(await versioningOf(depositWorkflowId(held.txid))).toEqual({
+      type: 'heldDepositWorkflow',
+      behavior: 'VERSIONING_BEHAVIOR_AUTO_UPGRADE',
+      buildId: buildA,
+    });
+    timings.onAMs = Date.now() - startedAt;
+  }, 60_000);
+
+  it('makes build B, which joins later, the current version: new deposits start on B', async () => {
+    buildB = `${buildA}-b`;
+    const ports = { http: await freePort(), sdk: await freePort() };
+    healthB = `http://127.0.0.1:${ports.http}/healthz`;
+    workerB = startWorkerB(buildB, ports);
+    const b = await waitUntil(
+      () => health(healthB),
+      (h) => h?.status === 'ok',
+      {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+        onTimeout: () => new Error(`worker B never became healthy:\n${workerBOutput}`),
+      },
+    );
+    expect(b).toMatchObject({ deploymentName: DEPLOYMENT, buildId: buildB, promotion: 'current' });
+    timings.bCurrentMs = Date.now() - startedAt;
+    const info = await describeDeployment();
+    expect(info?.routingConfig?.currentDeploymentVersion?.buildId).toBe(buildB);
+    // A worker of A started again now (as a crash restarts one) finds B newer and leaves it current.
+    const restartedA = await promoteWhenNewest(
+      client,
+      NAMESPACE,
+      { deploymentName: DEPLOYMENT, buildId: buildA },
+      { log: createLogger('rolling-upgrade', 'silent'), retryMs: 500, stopped: () => false },
+    );
+    expect(restartedA).toBe('newer-exists');
+    expect((await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId).toBe(buildB);
+
+    for (let i = 0; i < ON_EACH_BUILD; i++) onB.push(await deposit());
+    for (const d of onB) {
+      expect(await versioningOf(depositWorkflowId(d.txid))).toMatchObject({
+        behavior: 'VERSIONING_BEHAVIOR_PINNED',
+        buildId: buildB,
+      });
+    }
+  }, 180_000);
+
+  it('finishes the deposits of A on A and those of B on B; the held deposit and the reconciler move to B', async () => {
+    for (const d of [...onA, ...onB]) await pay(d, d.cpf);
+    const resolved = await call(`${stack.api}/v1/deposits/${held.txid}/resolution`, {
+      decision: 'accept',
+      by: 'ops@example.com',
+      reason: 'paid by a relative, documented',
+    });
+    expect(resolved.status, JSON.stringify(resolved.body)).toBe(200);
+    expect(resolved.body.status).toBe('completed');
+    await waitUntil(
+      async () => Promise.all([...onA, ...onB].map((d) => depositStatus(d.txid))),
+      (all) => all.every((s) => s === 'completed'),
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    for (const [deposits, build] of [
+      [onA, buildA],
+      [onB, buildB],
+    ] as const) {
+      for (const d of deposits) {
+        const builds = await taskBuilds(depositWorkflowId(d.txid));
+        expect(builds.length, d.txid).toBeGreaterThan(1);
+        expect(new Set(builds), d.txid).toEqual(new Set([build]));
+      }
+    }
+    // The held deposit's run: its first task on A (where its deposit run continued it), the
+    // resolution's on B.
+    const heldBuilds = await taskBuilds(depositWorkflowId(held.txid));
+    expect(heldBuilds[0]).toBe(buildA);
+    expect(heldBuilds.at(-1)).toBe(buildB);
+    expect((await versioningOf(depositWorkflowId(held.txid))).buildId).toBe(buildB);
+    // The reconciler sweeps every half second: its next task after the switch ran on B.
+    await waitUntil(
+      () => versioningOf(reconcilerWorkflowId('pixflow')),
+      (v) => v.buildId === buildB,
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    timings.settledMs = Date.now() - startedAt;
+  }, 120_000);
+
+  it('drains A once its last pinned deposit has ended; its worker then stops, and B carries on', async () => {
+    const drained = await waitUntil(
+      async () =>
+        (await describeDeployment())?.versionSummaries?.find((v) => v.deploymentVersion?.buildId === buildA),
+      (a) => a?.drainageInfo?.status === VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED,
+      { timeoutMs: 90_000, intervalMs: 1_000 },
+    );
+    expect(drained?.drainageInfo?.status).toBe(VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED);
+    timings.drainedMs = Date.now() - startedAt;
+
+    const a = workerProcess(stack, healthA);
+    expect(a, "build A's worker among npm start's processes").toBeDefined();
+    process.kill(a?.pid as number, 'SIGTERM');
+    await waitUntil(
+      () => alive(a?.pid as number),
+      (up) => !up,
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    // npm start sees it exit a moment after it is gone.
+    await waitUntil(
+      () => stack.output().includes('worker stopped (code 0): not started again'),
+      (said) => said,
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
+    expect(stack.child.exitCode).toBeNull();
+
+    const after = await deposit();
+    expect(await versioningOf(depositWorkflowId(after.txid))).toMatchObject({ buildId: buildB });
+    await pay(after, after.cpf);
+    await waitUntil(
+      () => depositStatus(after.txid),
+      (s) => s === 'completed',
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    // None lost: every deposit of either build ended, and the provider was paid for each. Read
+    // from Temporal's records and the flows table: a query of a closed run pinned to A would
+    // need a worker of A, which is why production keeps one for the namespace's retention
+    // (docs/versioning.md).
+    const all = [...onA, ...onB, held, after];
+    for (const d of all) {
+      const { workflowExecutionInfo } = await client.workflowService.describeWorkflowExecution({
+        namespace: NAMESPACE,
+        execution: { workflowId: depositWorkflowId(d.txid) },
+      });
+      expect(WorkflowExecutionStatus[workflowExecutionInfo?.status ?? 0], d.txid).toBe(
+        'WORKFLOW_EXECUTION_STATUS_COMPLETED',
+      );
+    }
+    const db = new pg.Client({ connectionString: stack.databaseUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query('SELECT business_id, status FROM flows WHERE business_id = ANY($1)', [
+        all.map((d) => d.txid),
+      ]);
+      expect(Object.fromEntries(rows.map((r) => [r.business_id, r.status]))).toEqual(
+        Object.fromEntries(all.map((d) => [d.txid, 'completed'])),
+      );
+    } finally {
+      await db.end();
+    }
+    timings.totalMs = Date.now() - startedAt;
+  }, 150_000);
+});
