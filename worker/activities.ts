@@ -5,7 +5,6 @@ import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { accountKeyHash, cpfHash } from '../common/pii';
 import { temporalConnectionOptions } from '../common/temporal-connection';
-import { DEFAULT_TIMINGS } from '../contracts/flow';
 import { moneyRulesOf } from '../contracts/rules';
 import { createPool } from '../db/pool';
 import { createProviderClient, type ProviderCallEvent } from '../provider/client';
