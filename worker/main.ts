@@ -13,7 +13,7 @@ import { workerTuningOptions } from '../common/worker-tuning';
 import { createWorkerActivities } from './activities';
 import { buildIdFor, workflowBundle } from './build-id';
 import { ensureReconciler } from './reconciler';
-import { deploymentOptions, type Promotion, promoteWhenNewest } from './versioning';
+import { deploymentOptions, type Promotion, promoteWhenNewest, type WorkerVersion } from './versioning';
 
 // The worker process: polls task queue `pixflow` as one version of its Worker Deployment, runs
 // the flows' workflows and activities, and answers /healthz and /metrics (ours plus the Temporal
@@ -43,7 +43,7 @@ function healthAndMetrics(
   worker: Worker,
   metrics: ReturnType<typeof createWorkerMetrics>,
   sdkMetrics: string,
-  deployment: () => Record<string, string | undefined> & { promotion?: string },
+  deployment: () => WorkerVersion & { promotion?: Promotion | 'not asked' },
 ) {
   return http.createServer((req, res) => {
     if (req.url === '/metrics') {

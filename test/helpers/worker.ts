@@ -12,9 +12,13 @@ import { bundleHash } from '../../worker/build-id';
 import { deploymentOptions, type WorkerVersion } from '../../worker/versioning';
 import { testDataConverter } from './temporal';
 
-/** The run's workers, every one of the run's workflow bundle: one version of one deployment. */
+/**
+ * The run's in-process workers, every one of the run's workflow bundle: one version of a
+ * deployment of their own, which a worker process started on the same server (worker/main.ts,
+ * deployment `pixflow`) never takes new flows from.
+ */
 export const testVersion = (): WorkerVersion => ({
-  deploymentName: 'pixflow',
+  deploymentName: 'pixflow-tests',
   buildId: `test+${bundleHash(inject('workflowBundle'))}`,
 });
 
