@@ -84,11 +84,10 @@ interface Run {
   ms: number;
 }
 
-/** Runs the part until it exits (or `deadlineMs`), watching its port all along. */
-async function runPart(part: Part, secrets: Record<string, string | undefined>, deadlineMs = 15_000) {
+/** The part as its own process in production, its stderr kept; killed after each test. */
+async function spawnPart(part: Part, secrets: Record<string, string | undefined>) {
   const { env, ports } = await productionEnv(secrets);
   const port = part === 'api' ? ports.API_PORT : ports.WORKER_HTTP_PORT;
-  const started = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, ENTRY[part])], {
     cwd: ROOT,
     env,
@@ -100,6 +99,13 @@ async function runPart(part: Part, secrets: Record<string, string | undefined>, 
     stderr += b.toString('utf8');
   });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, port, exited, stderr: () => stderr };
+}
+
+/** Runs the part until it exits (or `deadlineMs`), watching its port all along. */
+async function runPart(part: Part, secrets: Record<string, string | undefined>, deadlineMs = 15_000) {
+  const started = Date.now();
+  const { child, port, exited, stderr: errors } = await spawnPart(part, secrets);
   let listened = false;
   let done = false;
   void exited.then(() => {
@@ -112,7 +118,7 @@ async function runPart(part: Part, secrets: Record<string, string | undefined>, 
   const ms = Date.now() - started;
   if (!done) child.kill('SIGKILL');
   const code = await exited;
-  return { code: done ? code : null, stderr, listened, ms } satisfies Run;
+  return { code: done ? code : null, stderr: errors(), listened, ms } satisfies Run;
 }
 
 /** The refusal: exit 1 within the deadline, one line (this variable's), how to make one, never its port. */
@@ -159,29 +165,17 @@ describe('NODE_ENV=production refuses to start on a missing or public secret', (
 
 describe('NODE_ENV=production with every secret its own', () => {
   async function startsAndStops(part: Part, health: string, timeoutMs: number) {
-    const { env, ports } = await productionEnv(freshSecrets());
-    const port = part === 'api' ? ports.API_PORT : ports.WORKER_HTTP_PORT;
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, ENTRY[part])], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    children.push(() => child.kill('SIGKILL'));
-    let stderr = '';
-    child.stderr.on('data', (b: Buffer) => {
-      stderr += b.toString('utf8');
-    });
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const { child, port, exited, stderr: errors } = await spawnPart(part, freshSecrets());
     const ok = async () => {
       if (child.exitCode !== null) return true;
       return (await fetch(`http://127.0.0.1:${port}${health}`).catch(() => undefined))?.ok === true;
     };
     await waitUntil(ok, Boolean, { timeoutMs, intervalMs: 250 }).catch(() => {});
-    expect(child.exitCode, stderr).toBeNull();
-    expect((await fetch(`http://127.0.0.1:${port}${health}`)).status, stderr).toBe(200);
+    expect(child.exitCode, errors()).toBeNull();
+    expect((await fetch(`http://127.0.0.1:${port}${health}`)).status, errors()).toBe(200);
     child.kill('SIGTERM');
-    expect(await exited, stderr).toBe(0);
-    expect(stderr).not.toContain('invalid configuration');
+    expect(await exited, errors()).toBe(0);
+    expect(errors()).not.toContain('invalid configuration');
   }
 
   it('the api starts and is ready', () => startsAndStops('api', '/readyz', 30_000), 60_000);
