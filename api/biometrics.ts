@@ -12,7 +12,7 @@ import { biometricsInputSchema } from '../contracts/biometrics-input';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
-import { isNotFound } from '../http/workflow-calls';
+import { flowState, isNotFound } from '../http/workflow-calls';
 import type { biometricsWorkflow } from '../workflows/biometrics';
 import { type BiometricsStateView, biometricsResponseSchema } from './biometrics-schemas';
 import type { ApiDeps } from './deps';
@@ -80,7 +80,7 @@ export function biometricsRoutes({ config, temporal }: ApiDeps) {
     // The latest run: the open identification, or the last one.
     const handle = temporal.workflow.getHandle<typeof biometricsWorkflow>(workflowId);
     try {
-      const state = await handle.query(biometricsStateQuery);
+      const state = await flowState(handle, biometricsStateQuery);
       res.json({ workflowId, state: biometricsStateView(state) });
     } catch (err) {
       if (isNotFound(err)) throw flowNotFound('biometric identification for this CPF');

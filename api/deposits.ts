@@ -13,6 +13,7 @@ import {
   type DepositFingerprint,
   type DepositInput,
   type DepositQr,
+  type DepositQrAnswer,
   type DepositState,
   depositNotHeld,
   depositStateQuery,
@@ -25,9 +26,15 @@ import { verificationOfHash } from '../db/customers';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
-import { isNotFound, retryUpdateLostWithTask, workflowExists } from '../http/workflow-calls';
+import {
+  flowState,
+  isNotFound,
+  retryUpdateLostWithTask,
+  runRecord,
+  workflowExists,
+} from '../http/workflow-calls';
 import { formatBrl } from '../provider/money';
-import type { depositWorkflow } from '../workflows/deposit';
+import type { depositWorkflow, HeldDepositInput } from '../workflows/deposit';
 import {
   type DepositStateView,
   depositBodySchema,
@@ -40,6 +47,22 @@ import {
 import type { ApiDeps } from './deps';
 import { flowNotFound, pngBytes } from './flow-answers';
 import { requestHash, startOrAttach } from './start-flow';
+
+/**
+ * A completed deposit's state with its QR, which the run's result leaves out and its history
+ * keeps: a held deposit's run was continued with the deposit's state, a deposit's run answered it
+ * to the `qrCode` update.
+ */
+async function withQrOfRun(state: DepositState, run: WorkflowHandle): Promise<DepositState> {
+  const { input, updateAnswers } = await runRecord(run, qrCodeUpdate.name);
+  const qr =
+    (input as Partial<HeldDepositInput> | undefined)?.state?.qr ??
+    (updateAnswers[0] as DepositQrAnswer | undefined)?.qr;
+  return qr ? { ...state, qr } : state;
+}
+
+/** A deposit's state, running or finished (http/workflow-calls.ts). */
+const depositState = (handle: WorkflowHandle) => flowState(handle, depositStateQuery, withQrOfRun);
 
 /** The state as reads answer it: the QR's payload and a link to its PNG, not the image itself. */
 function depositStateView({ qr, ...state }: DepositState): DepositStateView {
@@ -175,7 +198,7 @@ function startRoute(r: Router, deps: ApiDeps, handleOf: DepositHandle) {
     });
     if (!outcome.answered) {
       // The same deposit again, closed: its QR, if it ever had one.
-      const state = await outcome.closed.query(depositStateQuery);
+      const state = await depositState(outcome.closed);
       if (!state.qr) throw depositRefused(state.reason);
       return res.status(200).json({ workflowId: handle.workflowId, ...(await withQrImage(state.qr)) });
     }
@@ -282,7 +305,7 @@ export function depositRoutes(deps: ApiDeps) {
 
   const stateOf = async (txid: string) => {
     try {
-      return await handleOf(txid).query(depositStateQuery);
+      return await depositState(handleOf(txid));
     } catch (err) {
       if (isNotFound(err)) throw flowNotFound('deposit with this txid');
       throw err;

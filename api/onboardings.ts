@@ -15,7 +15,7 @@ import {
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
-import { isAlreadyStarted, isNotFound, workflowExists } from '../http/workflow-calls';
+import { flowState, isAlreadyStarted, isNotFound, workflowExists } from '../http/workflow-calls';
 import type { onboardingWorkflow } from '../workflows/onboarding';
 import { biometricLink } from './biometrics';
 import type { ApiDeps } from './deps';
@@ -86,9 +86,10 @@ async function startOnboardingOnce(temporal: Client, config: Config, input: Onbo
   } catch (err) {
     if (!isAlreadyStarted(err)) throw err;
   }
-  const current = await temporal.workflow
-    .getHandle(onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)))
-    .query(onboardingStateQuery);
+  const current = await flowState(
+    temporal.workflow.getHandle(onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY))),
+    onboardingStateQuery,
+  );
   // An abandoned (expired) onboarding is not an answer: the person starts over.
   if (current.status !== 'expired') return false;
   try {
@@ -182,7 +183,7 @@ export function onboardingRoutes(deps: ApiDeps) {
     const input: OnboardingInput = { ...body, ...(timings ? { timings } : {}) };
     const created = await startOnboardingOnce(temporal, config, input);
     const handle = handleOf(input.cpf);
-    const state = await handle.query(onboardingStateQuery);
+    const state = await flowState(handle, onboardingStateQuery);
     res
       .status(created ? 201 : 200)
       .location(`/v1/onboardings/${input.cpf}`)
@@ -191,7 +192,7 @@ export function onboardingRoutes(deps: ApiDeps) {
 
   const stateOf = async (cpf: string) => {
     try {
-      return await handleOf(cpf).query(onboardingStateQuery);
+      return await flowState(handleOf(cpf), onboardingStateQuery);
     } catch (err) {
       if (isNotFound(err)) throw flowNotFound('onboarding for this CPF');
       throw err;
@@ -232,7 +233,7 @@ export function onboardingRoutes(deps: ApiDeps) {
       if (!ended) throw err;
     }
     // An approved person's later links are biometric identifications, in a flow of their own.
-    const { status } = await handle.query(onboardingStateQuery);
+    const { status } = await flowState(handle, onboardingStateQuery);
     if (status !== 'approved') throw onboardingFinished(status);
     const { link, reused, workflowId } = await biometricLink(deps, cpf);
     res.json({ ...link, reused, workflowId });

@@ -18,7 +18,7 @@ import { getWithdrawalReceipt } from '../db/flows';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
-import { isNotFound } from '../http/workflow-calls';
+import { flowState, isNotFound } from '../http/workflow-calls';
 import { formatBrl } from '../provider/money';
 import type { biometricsWorkflow } from '../workflows/biometrics';
 import type { withdrawalWorkflow } from '../workflows/withdrawal';
@@ -67,7 +67,7 @@ async function stepUpQrCode(temporal: ApiDeps['temporal'], stepUp: NonNullable<W
   if (stepUp.outcome) throw gone();
   // The withdrawal keeps only the link: the image is the identification's.
   const biometrics = temporal.workflow.getHandle<typeof biometricsWorkflow>(stepUp.biometricsWorkflowId);
-  const { link, status } = await biometrics.query(biometricsStateQuery);
+  const { link, status } = await flowState(biometrics, biometricsStateQuery);
   const png = link?.url === stepUp.url ? pngBytes(link?.qrcode) : undefined;
   if (!png || biometricsFinalStatuses.includes(status)) throw gone();
   return png;
@@ -178,7 +178,7 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
       [request],
       withdrawalStart(config, input, request),
     );
-    const state = outcome.answered ? outcome.answer : await outcome.closed.query(withdrawalStateQuery);
+    const state = outcome.answered ? outcome.answer : await flowState(outcome.closed, withdrawalStateQuery);
     res
       .status(202)
       .location(`/v1/withdrawals/${input.transactionId}`)
@@ -191,7 +191,7 @@ export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
 
   const stateOf = async (transactionId: string) => {
     try {
-      return await handleOf(transactionId).query(withdrawalStateQuery);
+      return await flowState(handleOf(transactionId), withdrawalStateQuery);
     } catch (err) {
       if (isNotFound(err)) throw flowNotFound('withdrawal with this transactionId');
       throw err;

@@ -13,7 +13,7 @@ import { timelineOf } from '../db/events';
 import { listActions } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import type { Pool } from '../db/pool';
-import { isNotFound } from '../http/workflow-calls';
+import { flowState, isNotFound } from '../http/workflow-calls';
 import type { BackofficeDeps } from './deps';
 import { formatterFor } from './format';
 import { parseForm, typedCpfSchema } from './forms';
@@ -97,15 +97,15 @@ async function cpfFor(pool: Pool, operator: Operator, hash: string, masked: stri
   return (await kycIdentity(pool, hash))?.cpf ?? masked ?? 'unknown';
 }
 
-/** The flow's own state, asked of its workflow: what the flows row does not keep. */
+/** The flow's own state, from its workflow (running or finished): what the flows row does not keep. */
 async function liveStateOf(
   temporal: Client,
   flow: QueueItem,
 ): Promise<OnboardingState | DepositState | undefined> {
   const handle = temporal.workflow.getHandle(flow.workflowId);
   try {
-    if (flow.type === 'onboarding') return await handle.query(onboardingStateQuery);
-    if (flow.type === 'deposit') return await handle.query(depositStateQuery);
+    if (flow.type === 'onboarding') return await flowState(handle, onboardingStateQuery);
+    if (flow.type === 'deposit') return await flowState(handle, depositStateQuery);
     return undefined;
   } catch (err) {
     if (isNotFound(err)) return undefined;

@@ -8,7 +8,7 @@ import { type NewOperatorAction, recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import { inTransaction, type Pool } from '../db/pool';
 import { isTemporalUnavailable } from '../http/problem';
-import { isNotFound, retryUpdateLostWithTask } from '../http/workflow-calls';
+import { flowState, isNotFound, retryUpdateLostWithTask } from '../http/workflow-calls';
 import type { BackofficeDeps } from './deps';
 import { parseForm, resolutionFormSchema, reviewFormSchema } from './forms';
 import { BackofficeError, notFoundPage, redirectSaved, signedIn } from './render';
@@ -177,7 +177,7 @@ const review: DecisionKind<z.infer<typeof reviewFormSchema>> = {
   flowType: 'onboarding',
   schema: reviewFormSchema,
   async decide(handle, decision, conflict) {
-    const stateOf = () => handle.query(onboardingStateQuery);
+    const stateOf = () => flowState(handle, onboardingStateQuery);
     const before = await stateOf();
     const seen = { status: before.status, review: before.review };
     if (before.status !== 'awaiting_review' || before.review) throw conflict(before, seen);
@@ -206,7 +206,7 @@ const resolution: DecisionKind<z.infer<typeof resolutionFormSchema>> = {
   flowType: 'deposit',
   schema: resolutionFormSchema,
   async decide(handle, decision, conflict) {
-    const stateOf = () => handle.query(depositStateQuery);
+    const stateOf = () => flowState(handle, depositStateQuery);
     const before = await stateOf();
     const seen = { status: before.status, resolution: before.resolution };
     if (before.status !== 'held' || before.resolution) throw conflict(before, seen);

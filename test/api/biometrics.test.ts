@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { biometricsResponseSchema } from '../../api/biometrics-schemas';
 import { livenessLinkResponseSchema } from '../../api/onboardings-schemas';
 import { cpfHash } from '../../common/pii';
-import { biometricsWorkflowId } from '../../contracts/biometrics';
+import { biometricsStateQuery, biometricsWorkflowId } from '../../contracts/biometrics';
 import { type OnboardingState, onboardingWorkflowId } from '../../contracts/onboarding';
 import { expectActivityFailure } from '../helpers/sdk-log';
 import {
@@ -115,6 +115,13 @@ describe('biometric identification', () => {
       workflowId,
       state: { livenessStatus: 'completed', link: { url: link.url } },
     });
+    // Once its run has closed, it is read from what the run returned, asking no worker: the
+    // state its query gives (the link without its QR image).
+    const handle = e.temporal.workflow.getHandle(workflowId);
+    await handle.result();
+    const { link: queriedLink, ...queried } = await handle.query(biometricsStateQuery);
+    const { qrcode: _qrcode, ...linkView } = queriedLink ?? { qrcode: undefined };
+    expect(await biometricsOf(PASSES)).toEqual({ workflowId, state: { ...queried, link: linkView } });
     const rows = await rowsOf(PASSES);
     expect(rows).toHaveLength(before + 1);
     expect(rows.at(-1)).toMatchObject({ outcome: 'passed', link_issued_at: new Date(link.issuedAt) });

@@ -12,7 +12,7 @@ import {
   FlowTypeKey,
   MerchantKey,
 } from '../../common/search-attributes';
-import { depositWorkflowId } from '../../contracts/deposit';
+import { depositStateQuery, depositWorkflowId } from '../../contracts/deposit';
 import { suspendVerification } from '../../db/customers';
 import { historyBytes } from '../helpers/histories';
 import { onboard } from '../helpers/people';
@@ -121,6 +121,24 @@ describe('deposits', () => {
     // attributes, memo, the payment's notification, all encrypted) is within the 6 KB goal.
     // bench/ reports it under load.
     expect(await historyBytes(handle)).toBeLessThanOrEqual(6 * 1024);
+  });
+
+  it('a finished deposit answers from what its run returned: its state, its QR, the same QR again', async () => {
+    const body = depositBody();
+    const created = await json<{ txid: string; image: string }>(
+      await e.call('POST', '/v1/deposits', { body }),
+    );
+    const { txid } = created;
+    await e.sandboxControl(`/sandbox/deposits/${txid}/pay`, { payerName: 'Someone' });
+    expect((await readAsQueried(txid)).state.status).toBe('completed');
+    const again = await e.call('POST', '/v1/deposits', { body: { ...body, txid } });
+    expect(again.status).toBe(200);
+    expect(await json(again)).toEqual(created);
+    const png = await e.call('GET', `/v1/deposits/${txid}/qrcode.png`);
+    expect(png.status).toBe(200);
+    expect(`data:image/png;base64,${Buffer.from(await png.arrayBuffer()).toString('base64')}`).toBe(
+      created.image,
+    );
   });
 
   it('the same txid with another amount, payer or merchant is a 409', async () => {
@@ -299,6 +317,22 @@ const readDeposit = async (txid: string) => {
   expect(res.status).toBe(200);
   return depositStateResponseSchema.strict().parse(await res.json());
 };
+/**
+ * Once its run has closed, a deposit is read from what the run returned and its history, asking
+ * no worker: the state its query gives, QR included.
+ */
+async function readAsQueried(txid: string): Promise<DepositRead> {
+  const handle = e.temporal.workflow.getHandle(depositWorkflowId(txid));
+  await handle.result();
+  const { qr, ...state } = await handle.query(depositStateQuery);
+  expect(qr).toBeDefined();
+  const read = await readDeposit(txid);
+  expect(read).toEqual({
+    workflowId: handle.workflowId,
+    state: { ...state, qr: { ...qr, imageUrl: `/v1/deposits/${txid}/qrcode.png` } },
+  });
+  return read;
+}
 const untilStatus = (txid: string, status: string) =>
   eventually(
     () => readDeposit(txid),
@@ -375,6 +409,8 @@ describe('a deposit paid by someone else is held (HOLD_THIRD_PARTY_DEPOSITS, on 
     );
     expect(p).toMatchObject({ flowStatus: 'completed' });
     expect((await readDeposit(txid)).state.resolution).toMatchObject(decision);
+    // Its last run, the held one, read once closed: the QR is in the state it was continued with.
+    expect((await readAsQueried(txid)).state).toMatchObject({ status: 'completed', resolution: decision });
   });
 
   it('paid by another CPF and returned: to_return (final), with the reason and the decision', async () => {

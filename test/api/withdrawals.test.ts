@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withdrawalWorkflowId } from '../../contracts/withdrawal';
+import { withdrawalStateQuery, withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { historyBytes } from '../helpers/histories';
 import { expectSdkLog } from '../helpers/sdk-log';
 import {
@@ -90,6 +90,16 @@ describe('withdrawals', () => {
     expect(png.status).toBe(200);
     expect(png.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await png.arrayBuffer()).subarray(0, 8)).toEqual(PNG_SIGNATURE);
+
+    // Once its run has closed, it is read from what the run returned, asking no worker: the
+    // state its query gives.
+    const handle = e.temporal.workflow.getHandle(first.workflowId);
+    await handle.result();
+    expect(await json(await e.call('GET', `/v1/withdrawals/${body.transactionId}`))).toEqual({
+      workflowId: first.workflowId,
+      transactionId: body.transactionId,
+      state: await handle.query(withdrawalStateQuery),
+    });
 
     // Finished: the same request still answers the same flow, another one is still a conflict.
     const after = await e.call('POST', '/v1/withdrawals', { body });

@@ -8,18 +8,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../common/logger';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { reconcilerWorkflowId } from '../../contracts/reconciler';
+import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { ROOT } from '../../scripts/temporal-tools';
 import { promoteWhenNewest } from '../../worker/versioning';
-import { newPerson } from '../helpers/people';
+import { newPerson, ownCpfKey } from '../helpers/people';
 import { freePort } from '../helpers/ports';
 import { waitUntil } from '../helpers/wait';
-import { alive, call, type ProductionStack, startProductionStack, workerProcess } from './stack';
+import { API_KEY, alive, call, type ProductionStack, startProductionStack, workerProcess } from './stack';
 
 // A rolling upgrade on the Temporal server as production runs it (on Postgres): npm start's
 // worker runs build A; a worker of build B (the same code under another build id) joins and,
 // being the newest, becomes the deployment's current version. Deposits started on A finish on A
 // (pinned) while new ones start on B; a held deposit and the reconciler move to B at their next
-// workflow task; A drains, its worker is stopped, and nothing is lost.
+// workflow task; A drains, its worker is stopped, and nothing is lost: every flow that finished on
+// A (deposits, a withdrawal, a biometric identification) still reads through the API.
 
 const { EventType, VersionDrainageStatus, VersioningBehavior, WorkflowExecutionStatus } =
   temporal.api.enums.v1;
@@ -28,6 +30,8 @@ const DEPLOYMENT = 'pixflow';
 const ON_EACH_BUILD = 3;
 /** Someone who is not the depositor: their payment is held for an operator. */
 const OTHER_PAYER = '52998224725';
+/** A sandbox test document whose onboarding and every biometric identification complete on their own. */
+const IDENTIFIED = '73628883504';
 
 let stack: ProductionStack;
 let client: Client;
@@ -58,17 +62,26 @@ const sandbox = async (path: string, body: unknown) => {
   expect(r.ok, `sandbox ${path}: ${r.status}`).toBe(true);
 };
 
-/** A deposit through the API: its txid once the QR is there. */
-async function deposit(): Promise<{ txid: string; cpf: string }> {
+interface Deposit {
+  txid: string;
+  cpf: string;
+  /** What it was asked with: the same request again is a repeat. */
+  request: { txid: string; amountCentavos: number; client: ReturnType<typeof newPerson> };
+  /** The QR it was answered. */
+  payload: string;
+}
+
+/** A deposit through the API, once the QR is there. */
+async function deposit(): Promise<Deposit> {
   const person = newPerson();
-  const txid = `${Date.now()}${randomInt(1e6)}`;
-  const r = await call(`${stack.api}/v1/deposits`, {
-    txid,
+  const request = {
+    txid: `${Date.now()}${randomInt(1e6)}`,
     amountCentavos: 100 + randomInt(10_000),
     client: person,
-  });
+  };
+  const r = await call(`${stack.api}/v1/deposits`, request);
   expect(r.status, JSON.stringify(r.body)).toBe(201);
-  return { txid, cpf: person.cpf };
+  return { txid: request.txid, cpf: person.cpf, request, payload: r.body.payload };
 }
 
 const pay = (d: { txid: string }, payerCpf: string) =>
@@ -76,6 +89,49 @@ const pay = (d: { txid: string }, payerCpf: string) =>
 
 const depositStatus = async (txid: string) =>
   (await call(`${stack.api}/v1/deposits/${txid}`)).body?.state?.status;
+
+const stateAt = async (path: string) => (await call(`${stack.api}${path}`)).body?.state;
+
+/** A payout to the person's own CPF key, under the step-up bound. */
+function withdrawalBody() {
+  const person = newPerson();
+  return {
+    transactionId: `rolling-${Date.now()}${randomInt(1e6)}`,
+    amountCentavos: 100 + randomInt(10_000),
+    ...ownCpfKey(person),
+    client: person,
+  };
+}
+
+/**
+ * A biometric identification of an approved person: the onboarding (its liveness completed in
+ * the sandbox approves it), then the identification's link, completed in the sandbox too.
+ */
+async function biometricIdentification(cpf: string) {
+  const started = await call(`${stack.api}/v1/onboardings`, { cpf, plan: 'plan_basic', event: 'signup' });
+  expect([200, 201], JSON.stringify(started.body)).toContain(started.status);
+  await waitUntil(
+    () => stateAt(`/v1/onboardings/${cpf}`),
+    (s) => s?.status === 'awaiting_liveness',
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  await sandbox('/sandbox/liveness/complete', { document: cpf });
+  await waitUntil(
+    () => stateAt(`/v1/onboardings/${cpf}`),
+    (s) => s?.status === 'approved',
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  const link = await call(`${stack.api}/v1/onboardings/${cpf}/liveness-link`, {});
+  expect(link.status, JSON.stringify(link.body)).toBe(200);
+  expect(link.body.type).toBe('biometric_identification');
+  await sandbox('/sandbox/liveness/complete', { document: cpf });
+  await waitUntil(
+    () => stateAt(`/v1/biometrics/${cpf}`),
+    (s) => s?.status === 'passed',
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  return link.body.workflowId as string;
+}
 
 async function describeDeployment() {
   const { workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({
@@ -136,15 +192,18 @@ describe.sequential('a rolling upgrade of the workers on the Temporal server on 
   let buildA: string;
   let buildB: string;
   let healthB: string;
-  const onA: { txid: string; cpf: string }[] = [];
-  const onB: { txid: string; cpf: string }[] = [];
-  let held: { txid: string; cpf: string };
+  const onA: Deposit[] = [];
+  const onB: Deposit[] = [];
+  let held: Deposit;
+  let withdrawalOnA: ReturnType<typeof withdrawalBody>;
+  /** What the API answered for each flow that finished on A, while A's worker still ran. */
+  const readOnA: { path: string; status: string; body: unknown }[] = [];
 
   beforeAll(async () => {
     stack = await startProductionStack({
       args: ['--temporal', 'postgres', '--workers', '1'],
-      // Anyone may deposit here: the people's onboarding is not what this test is about.
-      env: { REQUIRE_VERIFIED_FOR_DEPOSITS: 'false' },
+      // Anyone may deposit and be paid here: the people's onboarding is not what this test is about.
+      env: { REQUIRE_VERIFIED_FOR_DEPOSITS: 'false', REQUIRE_VERIFIED_FOR_WITHDRAWALS: 'false' },
     });
     timings.startMs = Date.now() - startedAt;
     connection = await Connection.connect({ address: stack.temporalAddress });
@@ -197,6 +256,37 @@ describe.sequential('a rolling upgrade of the workers on the Temporal server on 
     });
     timings.onAMs = Date.now() - startedAt;
   }, 60_000);
+
+  it('runs a withdrawal and a biometric identification on A, to their end', async () => {
+    withdrawalOnA = withdrawalBody();
+    const sent = await call(`${stack.api}/v1/withdrawals`, withdrawalOnA);
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    const identification = await biometricIdentification(IDENTIFIED);
+    expect(identification).toMatch(/^biometrics-/);
+    const payout = `/v1/withdrawals/${withdrawalOnA.transactionId}`;
+    await waitUntil(
+      () => stateAt(payout),
+      (s) => s?.status === 'processing',
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    await sandbox(`/sandbox/withdrawals/${withdrawalOnA.transactionId}/settle`, {});
+    await waitUntil(
+      () => stateAt(payout),
+      (s) => s?.status === 'completed',
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    for (const [workflowId, type] of [
+      [withdrawalWorkflowId(withdrawalOnA.transactionId), 'withdrawalWorkflow'],
+      [identification, 'biometricsWorkflow'],
+    ]) {
+      expect(await versioningOf(workflowId as string)).toEqual({
+        type,
+        behavior: 'VERSIONING_BEHAVIOR_PINNED',
+        buildId: buildA,
+      });
+    }
+    timings.otherFlowsOnAMs = Date.now() - startedAt;
+  }, 90_000);
 
   it('makes build B, which joins later, the current version: new deposits start on B', async () => {
     buildB = `${buildA}-b`;
@@ -259,6 +349,19 @@ describe.sequential('a rolling upgrade of the workers on the Temporal server on 
         expect(new Set(builds), d.txid).toEqual(new Set([build]));
       }
     }
+    // What a caller reads of every flow that finished on A, while A's worker still runs.
+    for (const [path, status] of [
+      // The held deposit started on A too; its last run, continued from it, ended on B.
+      ...[...onA, held].map((d) => [`/v1/deposits/${d.txid}`, 'completed']),
+      [`/v1/withdrawals/${withdrawalOnA.transactionId}`, 'completed'],
+      [`/v1/biometrics/${IDENTIFIED}`, 'passed'],
+      [`/v1/onboardings/${IDENTIFIED}`, 'approved'],
+    ] as const) {
+      const r = await call(`${stack.api}${path}`);
+      expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(200);
+      expect(r.body.state.status, path).toBe(status);
+      readOnA.push({ path, status, body: r.body });
+    }
     // The held deposit's run: its first task on A (where its deposit run continued it), the
     // resolution's on B.
     const heldBuilds = await taskBuilds(depositWorkflowId(held.txid));
@@ -308,10 +411,8 @@ describe.sequential('a rolling upgrade of the workers on the Temporal server on 
       (s) => s === 'completed',
       { timeoutMs: 30_000, intervalMs: 250 },
     );
-    // None lost: every deposit of either build ended, and the provider was paid for each. Read
-    // from Temporal's records and the flows table: a query of a closed run pinned to A would
-    // need a worker of A, which is why production keeps one for the namespace's retention
-    // (docs/versioning.md).
+    // None lost: every deposit of either build ended, and the provider was paid for each, as
+    // Temporal's records and the flows table say.
     const all = [...onA, ...onB, held, after];
     for (const d of all) {
       const { workflowExecutionInfo } = await client.workflowService.describeWorkflowExecution({
@@ -334,6 +435,38 @@ describe.sequential('a rolling upgrade of the workers on the Temporal server on 
     } finally {
       await db.end();
     }
-    timings.totalMs = Date.now() - startedAt;
+    timings.stoppedMs = Date.now() - startedAt;
   }, 150_000);
+
+  it("reads every flow that finished on A through the API once A's workers are gone", async () => {
+    // A query of a closed pinned run goes to its build's workers, and there are none: the API
+    // reads a closed flow from what its run returned.
+    for (const { path, body } of readOnA) {
+      const r = await call(`${stack.api}${path}`);
+      expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(200);
+      expect(r.body, path).toEqual(body);
+    }
+    // The deposits' QR, as the PNG route and a repeated request answer it.
+    for (const d of [...onA, held]) {
+      const png = await fetch(`${stack.api}/v1/deposits/${d.txid}/qrcode.png`, {
+        headers: { authorization: `Bearer ${API_KEY}` },
+        signal: AbortSignal.timeout(30_000),
+      });
+      expect(png.status, d.txid).toBe(200);
+      expect(png.headers.get('content-type')).toBe('image/png');
+      const again = await call(`${stack.api}/v1/deposits`, d.request);
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(again.body).toMatchObject({ workflowId: depositWorkflowId(d.txid), payload: d.payload });
+    }
+    // A withdrawal asked for again answers its outcome (202).
+    const again = await call(`${stack.api}/v1/withdrawals`, withdrawalOnA);
+    expect(again.status, JSON.stringify(again.body)).toBe(202);
+    expect(again.body.state.status).toBe('completed');
+    const receipt = await fetch(`${stack.api}/v1/withdrawals/${withdrawalOnA.transactionId}/receipt.png`, {
+      headers: { authorization: `Bearer ${API_KEY}` },
+      signal: AbortSignal.timeout(30_000),
+    });
+    expect(receipt.status).toBe(200);
+    timings.totalMs = Date.now() - startedAt;
+  }, 120_000);
 });
