@@ -26,18 +26,16 @@ import {
   type StepUpAsk,
 } from '../contracts/biometrics';
 import { type FlowTimings, resolveTimings } from '../contracts/flow';
-import { isoNow, PROVIDER_RETRY, trackFlow } from './flow-lifecycle';
+import { isoNow, POSTGRES_WRITE_OPTIONS, PROVIDER_CALL_OPTIONS, trackFlow } from './flow-lifecycle';
 import { livenessStageOf } from './liveness-progress';
 
 type BiometricsActivities = ReturnType<typeof createBiometricsActivities>;
 const { requestBiometricLink } = proxyActivities<BiometricsActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
+  ...PROVIDER_CALL_OPTIONS,
   summary: 'Ask the provider for a biometric identification link',
 });
 const { recordBiometricOutcome } = proxyActivities<BiometricsActivities>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '500ms', maximumInterval: '10s' },
+  ...POSTGRES_WRITE_OPTIONS,
   summary: 'Record the identification in Postgres',
 });
 

@@ -24,18 +24,16 @@ import {
   onboardingStateQuery,
   reviewSignal,
 } from '../contracts/onboarding';
-import { isoNow, PROVIDER_RETRY, trackFlow } from './flow-lifecycle';
+import { isoNow, PROVIDER_CALL_OPTIONS, trackFlow } from './flow-lifecycle';
 import { livenessStageOf } from './liveness-progress';
 
 type OnboardingActivities = ReturnType<typeof createOnboardingActivities>;
 const { checkKyc } = proxyActivities<OnboardingActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
+  ...PROVIDER_CALL_OPTIONS,
   summary: 'Ask the CPF registry (KYC); keep the record in Postgres',
 });
 const { requestLivenessLink } = proxyActivities<OnboardingActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
+  ...PROVIDER_CALL_OPTIONS,
   summary: 'Ask the provider for a liveness link',
 });
 
