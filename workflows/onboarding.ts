@@ -25,6 +25,7 @@ import {
   reviewSignal,
 } from '../contracts/onboarding';
 import { isoNow, PROVIDER_CALL_OPTIONS, trackFlow } from './flow-lifecycle';
+import { keptLink } from './liveness-link';
 import { livenessStageOf } from './liveness-progress';
 
 type OnboardingActivities = ReturnType<typeof createOnboardingActivities>;
@@ -174,13 +175,7 @@ function serveLiveness(
       transactionId = issued.transactionId;
       linkSpent = false;
       linkHandedOut = false;
-      state.link = {
-        url: issued.url,
-        qrcode: issued.qrcode,
-        type: issued.type,
-        issuedAt: new Date(issuedAt).toISOString(),
-        expiresAt: new Date(issuedAt + ttlMs).toISOString(),
-      };
+      state.link = keptLink(issued, issuedAt, ttlMs);
       return state.link;
     } finally {
       for (const p of requests.answered(transactionId)) onProgress(p);
