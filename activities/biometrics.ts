@@ -2,8 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { NOT_BIOMETRIC_IDENTIFICATION } from '../contracts/biometrics';
 import { type BiometricOutcome, recordBiometricLink, recordBiometricOutcome } from '../db/biometrics';
 import type { Plan } from '../provider/schemas';
-import type { ActivityDeps } from './deps';
-import { requestRecorded } from './liveness-requests';
+import { type LivenessRequestDeps, requestLivenessRecorded } from './liveness-requests';
 import { type IssuedLivenessLink, issuedLinkOf } from './onboarding';
 
 // The biometrics flow's activities: the provider's biometric identification link, and how the
@@ -15,12 +14,8 @@ interface RunRef {
   cpf: string;
 }
 
-export function createBiometricsActivities({
-  provider,
-  pool,
-  hashCpf,
-  clock,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'clock'>) {
+export function createBiometricsActivities(deps: LivenessRequestDeps) {
+  const { pool, hashCpf } = deps;
   return {
     /**
      * Asks the provider's liveness endpoint for a link, which for an onboarded person is a
@@ -31,15 +26,7 @@ export function createBiometricsActivities({
     async requestBiometricLink(
       input: RunRef & { plan: Plan; event: string; correlationId: string; issuedAt: string },
     ): Promise<IssuedLivenessLink> {
-      const cpfHash = hashCpf(input.cpf);
-      const request = { ...input, flow: 'biometrics' as const, cpfHash };
-      const res = await requestRecorded({ pool, clock }, request, () =>
-        provider.startLiveness(input.cpf, {
-          correlationId: input.correlationId,
-          plan: input.plan,
-          event: input.event,
-        }),
-      );
+      const res = await requestLivenessRecorded(deps, { ...input, flow: 'biometrics' });
       if (res.action.type !== 'biometric_identification') {
         throw ApplicationFailure.nonRetryable(
           `the provider answered a link of type ${res.action.type}`,
@@ -49,7 +36,7 @@ export function createBiometricsActivities({
       await recordBiometricLink(pool, {
         workflowId: input.workflowId,
         runId: input.runId,
-        cpfHash,
+        cpfHash: hashCpf(input.cpf),
         linkIssuedAt: new Date(input.issuedAt),
       });
       return issuedLinkOf(res);

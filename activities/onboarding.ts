@@ -1,7 +1,6 @@
 import type { LivenessResponse, Plan } from '../provider/schemas';
-import type { ActivityDeps } from './deps';
 import { type KycDecision, readKyc } from './kyc';
-import { requestRecorded } from './liveness-requests';
+import { type LivenessRequestDeps, requestLivenessRecorded } from './liveness-requests';
 
 export type { KycDecision };
 
@@ -22,19 +21,14 @@ export function issuedLinkOf(res: LivenessResponse): IssuedLivenessLink {
   };
 }
 
-export function createOnboardingActivities({
-  provider,
-  pool,
-  hashCpf,
-  clock,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'clock'>) {
+export function createOnboardingActivities(deps: LivenessRequestDeps) {
   return {
     /**
      * Asks the registry about the CPF, keeps the full record in Postgres (never in workflow
      * history) and returns only the decision. Idempotent: a retry overwrites the same row.
      */
     checkKyc: (input: { workflowId: string; cpf: string; plan: Plan }): Promise<KycDecision> =>
-      readKyc({ provider, pool, hashCpf, clock }, input),
+      readKyc(deps, input),
 
     /**
      * Asks the provider for a liveness link, recording the request (db/liveness-requests.ts) so
@@ -49,18 +43,7 @@ export function createOnboardingActivities({
       redirectUrl?: string;
       correlationId: string;
     }): Promise<IssuedLivenessLink> {
-      const res = await requestRecorded(
-        { pool, clock },
-        { ...input, flow: 'onboarding', cpfHash: hashCpf(input.cpf) },
-        () =>
-          provider.startLiveness(input.cpf, {
-            correlationId: input.correlationId,
-            plan: input.plan,
-            event: input.event,
-            redirectUrl: input.redirectUrl,
-          }),
-      );
-      return issuedLinkOf(res);
+      return issuedLinkOf(await requestLivenessRecorded(deps, { ...input, flow: 'onboarding' }));
     },
   };
 }

@@ -17,17 +17,26 @@ import { onboardingOperations, onboardingRoutes } from './onboardings';
 import { assertEveryRouteDescribed, requireScopes, scopesByRoute } from './route-scopes';
 import { withdrawalOperations, withdrawalRoutes } from './withdrawals';
 
-/** Every /v1 operation, in the order /openapi.json lists them. */
-export const v1Operations: readonly Operation[] = [
-  ...Object.values(onboardingOperations),
-  ...Object.values(biometricsOperations),
-  ...Object.values(depositOperations),
-  ...Object.values(withdrawalOperations),
-  ...Object.values(flowOperations),
-  ...Object.values(customerOperations),
-  ...Object.values(endpointOperations),
-  ...Object.values(eventOperations),
+/**
+ * Each /v1 surface: its operations and the router that serves them, in the order /openapi.json
+ * lists them and the API mounts them. One list for both, so what is described and what is served
+ * cannot drift apart.
+ */
+const surfaces: readonly { operations: Record<string, Operation>; routes: (deps: ApiDeps) => Router }[] = [
+  { operations: onboardingOperations, routes: onboardingRoutes },
+  { operations: biometricsOperations, routes: biometricsRoutes },
+  { operations: depositOperations, routes: depositRoutes },
+  { operations: withdrawalOperations, routes: withdrawalRoutes },
+  { operations: flowOperations, routes: flowRoutes },
+  { operations: customerOperations, routes: customerRoutes },
+  { operations: endpointOperations, routes: webhookEndpointRoutes },
+  { operations: eventOperations, routes: eventRoutes },
 ];
+
+/** Every /v1 operation, in the order /openapi.json lists them. */
+export const v1Operations: readonly Operation[] = surfaces.flatMap(({ operations }) =>
+  Object.values(operations),
+);
 
 /** What each /v1 route needs of the API key. */
 export const routeScopes = scopesByRoute(v1Operations);
@@ -55,14 +64,7 @@ export function v1Routes(deps: ApiDeps): Router {
   v1.use(requireScopes(v1Operations));
   v1.use(express.json({ limit: '64kb' }));
   v1.use(temporalDeadline(deps.temporal, deps.config.TEMPORAL_CALL_TIMEOUT_MS, answerUnavailable));
-  v1.use(onboardingRoutes(deps));
-  v1.use(biometricsRoutes(deps));
-  v1.use(depositRoutes(deps));
-  v1.use(withdrawalRoutes(deps));
-  v1.use(flowRoutes(deps));
-  v1.use(customerRoutes(deps));
-  v1.use(webhookEndpointRoutes(deps));
-  v1.use(eventRoutes(deps));
+  for (const { routes } of surfaces) v1.use(routes(deps));
   assertEveryRouteDescribed(v1, v1Operations);
   return v1;
 }

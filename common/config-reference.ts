@@ -15,6 +15,9 @@ interface VariableDoc {
   secret?: true;
 }
 
+/** A rule's switch or limit: the Rules page says what it refuses, with which reason, and what to do. */
+const rule = (doc: VariableDoc): VariableDoc => ({ ...doc, meaning: `${doc.meaning} ([Rules](rules.md))` });
+
 export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> = {
   API_PORT: { meaning: 'backend API and webhook ingress' },
   API_KEYS: {
@@ -186,28 +189,28 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning:
       "an identical notification within this long of the last one's signal is signalled when the window ends (one signal per window in a storm of copies)",
   },
-  WITHDRAWAL_DAILY_LIMIT_CENTAVOS: {
+  WITHDRAWAL_DAILY_LIMIT_CENTAVOS: rule({
     meaning:
-      "a person's payouts per America/Sao_Paulo day ([Rules](rules.md)); `GET /v1/customers/:cpf` shows today's total against it",
-  },
-  REQUIRE_VERIFIED_FOR_WITHDRAWALS: {
-    meaning: 'payouts only for a person whose onboarding is approved ([Rules](rules.md))',
-  },
-  REQUIRE_VERIFIED_FOR_DEPOSITS: {
-    meaning: 'deposits only for a person whose onboarding is approved ([Rules](rules.md))',
-  },
-  REQUIRE_OWN_PAYEE_ACCOUNT: { meaning: "payouts only to the person's CPF key or a registered account" },
-  BIOMETRIC_STEP_UP_CENTAVOS: {
+      "a person's payouts per America/Sao_Paulo day; `GET /v1/customers/:cpf` shows today's total against it",
+  }),
+  REQUIRE_VERIFIED_FOR_WITHDRAWALS: rule({
+    meaning: 'payouts only for a person whose onboarding is approved',
+  }),
+  REQUIRE_VERIFIED_FOR_DEPOSITS: rule({ meaning: 'deposits only for a person whose onboarding is approved' }),
+  REQUIRE_OWN_PAYEE_ACCOUNT: rule({
+    meaning: "payouts only to the person's CPF key or a registered account",
+  }),
+  BIOMETRIC_STEP_UP_CENTAVOS: rule({
     meaning: 'a withdrawal above this waits for a biometric identification; 0: none by amount',
-  },
-  BIOMETRIC_STEP_UP_NEW_ACCOUNT: { meaning: 'the first payout to a registered account waits for one' },
-  HOLD_THIRD_PARTY_DEPOSITS: {
+  }),
+  BIOMETRIC_STEP_UP_NEW_ACCOUNT: rule({ meaning: 'the first payout to a registered account waits for one' }),
+  HOLD_THIRD_PARTY_DEPOSITS: rule({
     meaning: "a paid deposit whose payer CPF is not the person's waits for an operator (`held`)",
-  },
-  KYC_MAX_AGE: {
+  }),
+  KYC_MAX_AGE: rule({
     meaning: 'a KYC answer older than this (`30d`, `12h`, `90m`, `45s`) is read again before a payout',
     shownDefault: '30d',
-  },
+  }),
   WEBHOOK_ALLOW_LOOPBACK: {
     meaning: 'webhook endpoints may be loopback addresses, over http too: development only',
     defaultNote: '`npm start`: true',

@@ -95,34 +95,33 @@ function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string
       cb.status_verification,
     ]),
   });
-  // An approved person's later sessions are biometric identifications: their own flow's news.
-  if (cb.action_type === 'biometric_identification' || cb.status_onboarding.startsWith('biometric_')) {
-    const progress: BiometricProgress = {
-      statusVerification: cb.status_verification,
-      statusOnboarding: cb.status_onboarding,
-      actionType: cb.action_type,
-      transactionId: cb.transaction_id,
-      correlationId: cb.correlation_id,
-      at: cb.datetime,
-    };
-    return notificationFor(
-      biometricsWorkflowId(cpfHash(cpf, piiHashKey)),
-      `biometric identification of ${maskCpf(cpf)}`,
-      biometricProgressSignal.name,
-      progress,
-    );
-  }
-  const payload: LivenessProgress = {
+  // What both flows hear of a session; the biometrics flow also hears what kind of session it was.
+  const progress = {
     statusVerification: cb.status_verification,
     transactionId: cb.transaction_id,
     correlationId: cb.correlation_id,
     at: cb.datetime,
-  };
+  } satisfies LivenessProgress;
+  const hashedCpf = cpfHash(cpf, piiHashKey);
+  // An approved person's later sessions are biometric identifications: their own flow's news.
+  if (cb.action_type === 'biometric_identification' || cb.status_onboarding.startsWith('biometric_')) {
+    const biometric: BiometricProgress = {
+      ...progress,
+      statusOnboarding: cb.status_onboarding,
+      actionType: cb.action_type,
+    };
+    return notificationFor(
+      biometricsWorkflowId(hashedCpf),
+      `biometric identification of ${maskCpf(cpf)}`,
+      biometricProgressSignal.name,
+      biometric,
+    );
+  }
   return notificationFor(
-    onboardingWorkflowId(cpfHash(cpf, piiHashKey)),
+    onboardingWorkflowId(hashedCpf),
     `onboarding of ${maskCpf(cpf)}`,
     livenessProgressSignal.name,
-    payload,
+    progress,
   );
 }
 

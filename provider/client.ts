@@ -35,7 +35,7 @@ import {
 
 export type { ProviderCallEvent, ProviderClientOptions } from './transport';
 
-interface StartLivenessInput {
+export interface StartLivenessInput {
   correlationId: string;
   plan: Plan;
   event: string;

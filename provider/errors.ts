@@ -37,33 +37,24 @@ export abstract class ProviderError extends Error {
   }
 }
 
-export class InvalidDocumentError extends ProviderError {
-  readonly code = 'INVALID_DOCUMENT';
-  readonly retryable = false;
+/**
+ * The base of one kind of provider error: its code and whether trying again can help. Each kind
+ * stays its own class, so callers tell them apart with `instanceof`.
+ */
+function providerErrorKind<C extends ProviderErrorCode>(code: C, retryable: boolean) {
+  return class extends ProviderError {
+    readonly code = code;
+    readonly retryable = retryable;
+  };
 }
-export class RestrictedDocumentError extends ProviderError {
-  readonly code = 'RESTRICT_DOCUMENT';
-  readonly retryable = false;
-}
-export class DocumentNotFoundError extends ProviderError {
-  readonly code = 'DOCUMENT_NOT_FOUND';
-  readonly retryable = false;
-}
-export class DeceasedOrUnderAgeError extends ProviderError {
-  readonly code = 'DECEASED_OR_UNDER_AGE';
-  readonly retryable = false;
-}
-export class NotFoundError extends ProviderError {
-  readonly code = 'NOT_FOUND';
-  readonly retryable = false;
-}
-export class UnauthorizedError extends ProviderError {
-  readonly code = 'UNAUTHORIZED';
-  readonly retryable = true;
-}
-export class RateLimitedError extends ProviderError {
-  readonly code = 'RATE_LIMITED';
-  readonly retryable = true;
+
+export class InvalidDocumentError extends providerErrorKind('INVALID_DOCUMENT', false) {}
+export class RestrictedDocumentError extends providerErrorKind('RESTRICT_DOCUMENT', false) {}
+export class DocumentNotFoundError extends providerErrorKind('DOCUMENT_NOT_FOUND', false) {}
+export class DeceasedOrUnderAgeError extends providerErrorKind('DECEASED_OR_UNDER_AGE', false) {}
+export class NotFoundError extends providerErrorKind('NOT_FOUND', false) {}
+export class UnauthorizedError extends providerErrorKind('UNAUTHORIZED', true) {}
+export class RateLimitedError extends providerErrorKind('RATE_LIMITED', true) {
   readonly retryAfterMs: number | undefined;
   constructor(message: string, details: ProviderErrorDetails & { retryAfterMs?: number } = {}) {
     super(message, details);
@@ -71,29 +62,18 @@ export class RateLimitedError extends ProviderError {
   }
 }
 /** 5xx, timeouts and connection errors. The request may or may not have acted. */
-export class ProviderUnavailableError extends ProviderError {
-  readonly code = 'PROVIDER_UNAVAILABLE';
-  readonly retryable = true;
-}
+export class ProviderUnavailableError extends providerErrorKind('PROVIDER_UNAVAILABLE', true) {}
 /** A repeated withdrawal transactionId, or a deposit txid reused with a different body (HTTP 409). */
-export class DuplicateTransactionError extends ProviderError {
-  readonly code = 'DUPLICATE_TRANSACTION';
-  readonly retryable = false;
-}
+export class DuplicateTransactionError extends providerErrorKind('DUPLICATE_TRANSACTION', false) {}
 /** A response that does not have what we need; `path` names the field. */
-export class ContractError extends ProviderError {
-  readonly code = 'CONTRACT_VIOLATION';
-  readonly retryable = false;
+export class ContractError extends providerErrorKind('CONTRACT_VIOLATION', false) {
   readonly path: string;
   constructor(message: string, details: ProviderErrorDetails & { path: string }) {
     super(message, details);
     this.path = details.path;
   }
 }
-export class BadRequestError extends ProviderError {
-  readonly code = 'BAD_REQUEST';
-  readonly retryable = false;
-}
+export class BadRequestError extends providerErrorKind('BAD_REQUEST', false) {}
 
 export function isProviderError(err: unknown): err is ProviderError {
   return err instanceof ProviderError;

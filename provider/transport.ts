@@ -132,44 +132,32 @@ function mapHttpError(endpoint: EndpointName, res: RawResponse, now: number): Pr
   return new BadRequestError(msg(`HTTP ${status}`), details);
 }
 
-/** Parses `value`, or throws what `refuse` makes of the first zod issue (its dotted path and text). */
-function parseOrThrow<S extends z.ZodType>(
-  schema: S,
-  value: unknown,
-  refuse: (issue: { path: string; text: string }) => ProviderError,
-): z.infer<S> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const path = issue?.path.map(String).join('.') || '(body)';
-  throw refuse({ path, text: `${path}: ${issue?.message ?? 'invalid'}` });
+/**
+ * A parser of what crosses the contract at `endpoint`: it returns the parsed value, or throws
+ * what `refuse` makes of the first zod issue (its dotted path and text).
+ */
+function contractParser(
+  refuse: (endpoint: EndpointName, issue: { path: string; text: string }, value: unknown) => ProviderError,
+) {
+  return <S extends z.ZodType>(schema: S, value: unknown, endpoint: EndpointName): z.infer<S> => {
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.map(String).join('.') || '(body)';
+    throw refuse(endpoint, { path, text: `${path}: ${issue?.message ?? 'invalid'}` }, value);
+  };
 }
 
 /** A response that breaks the contract is a ContractError naming the field. */
-export function parseResponse<S extends z.ZodType>(
-  schema: S,
-  body: unknown,
-  endpoint: EndpointName,
-): z.infer<S> {
-  return parseOrThrow(
-    schema,
-    body,
-    ({ path, text }) => new ContractError(`provider ${endpoint} response: ${text}`, { path, endpoint, body }),
-  );
-}
+export const parseResponse = contractParser(
+  (endpoint, { path, text }, body) =>
+    new ContractError(`provider ${endpoint} response: ${text}`, { path, endpoint, body }),
+);
 
 /** A request that breaks the contract is refused here (BadRequestError) and never sent. */
-export function checkRequest<S extends z.ZodType>(
-  schema: S,
-  value: unknown,
-  endpoint: EndpointName,
-): z.infer<S> {
-  return parseOrThrow(
-    schema,
-    value,
-    ({ text }) => new BadRequestError(`provider ${endpoint} request not sent: ${text}`, { endpoint }),
-  );
-}
+export const checkRequest = contractParser(
+  (endpoint, { text }) => new BadRequestError(`provider ${endpoint} request not sent: ${text}`, { endpoint }),
+);
 
 async function readBody(res: Response): Promise<unknown> {
   const text = await res.text();

@@ -26,18 +26,17 @@ import {
   type StepUpAsk,
 } from '../contracts/biometrics';
 import { type FlowTimings, resolveTimings } from '../contracts/flow';
-import { isoNow, PROVIDER_RETRY, trackFlow } from './flow-lifecycle';
+import { isoNow, POSTGRES_WRITE_OPTIONS, PROVIDER_CALL_OPTIONS, trackFlow } from './flow-lifecycle';
+import { keptLink } from './liveness-link';
 import { livenessStageOf } from './liveness-progress';
 
 type BiometricsActivities = ReturnType<typeof createBiometricsActivities>;
 const { requestBiometricLink } = proxyActivities<BiometricsActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
+  ...PROVIDER_CALL_OPTIONS,
   summary: 'Ask the provider for a biometric identification link',
 });
 const { recordBiometricOutcome } = proxyActivities<BiometricsActivities>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '500ms', maximumInterval: '10s' },
+  ...POSTGRES_WRITE_OPTIONS,
   summary: 'Record the identification in Postgres',
 });
 
@@ -147,14 +146,10 @@ async function issueLink(
       event: input.event,
       issuedAt: new Date(issuedAt).toISOString(),
     });
-    const link = {
-      url: issued.url,
-      qrcode: issued.qrcode,
-      type: issued.type,
-      issuedAt: new Date(issuedAt).toISOString(),
-      expiresAt: new Date(issuedAt + timings.livenessLinkTtlMs).toISOString(),
+    return {
+      link: keptLink(issued, issuedAt, timings.livenessLinkTtlMs),
+      transactionId: issued.transactionId,
     };
-    return { link, transactionId: issued.transactionId };
   } catch (err) {
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
       const type = err.cause.type ?? 'refused';

@@ -29,7 +29,7 @@ import {
   LOCAL_LOOK_OPTIONS,
   listenForProviderHints,
   lookAsLocalActivityFirst,
-  PROVIDER_RETRY,
+  PROVIDER_CALL_OPTIONS,
   paymentRecord,
   trackFlow,
   waitForOutcome,
@@ -48,10 +48,7 @@ const { createDepositQr } = proxyLocalActivities<DepositActivities>({
   scheduleToCloseTimeout: '5m',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
 });
-const { inquireDeposit } = proxyActivities<DepositActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
-});
+const { inquireDeposit } = proxyActivities<DepositActivities>(PROVIDER_CALL_OPTIONS);
 // The inquiry a hint wakes runs as a local activity first (flow-lifecycle.ts says why).
 const { inquireDeposit: inquireDepositLocally } = proxyLocalActivities<DepositActivities>(LOCAL_LOOK_OPTIONS);
 

@@ -28,10 +28,19 @@ import { type FlowRecord, providerNotificationSignal } from '../contracts/flow';
  * non-retryable and stop at once). A short cap means flows resume within seconds once a
  * provider outage or a burst of faults ends, instead of waiting out a long back-off.
  */
-export const PROVIDER_RETRY = {
+const PROVIDER_RETRY = {
   initialInterval: '1s',
   backoffCoefficient: 2,
   maximumInterval: '15s',
+} as const;
+
+/** An activity that calls the provider: 30 s an attempt, retried as PROVIDER_RETRY. */
+export const PROVIDER_CALL_OPTIONS = { startToCloseTimeout: '30s', retry: PROVIDER_RETRY } as const;
+
+/** An idempotent write in our own Postgres: short attempts, retried soon, at most 10 s apart. */
+export const POSTGRES_WRITE_OPTIONS = {
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '500ms', maximumInterval: '10s' },
 } as const;
 
 // A local activity: one idempotent upsert in our own Postgres, run inside the workflow task that
@@ -39,10 +48,9 @@ export const PROVIDER_RETRY = {
 // keeps a re-run after a retried workflow task harmless.
 // No summary: its name says it, and an encrypted summary would be kept in every state change's
 // history event.
-const { recordFlow } = proxyLocalActivities<{ recordFlow(r: FlowRecord): Promise<void> }>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '500ms', maximumInterval: '10s' },
-});
+const { recordFlow } = proxyLocalActivities<{ recordFlow(r: FlowRecord): Promise<void> }>(
+  POSTGRES_WRITE_OPTIONS,
+);
 
 /**
  * A look at the provider that a hint wakes runs first as a local activity, inside the workflow

@@ -24,18 +24,17 @@ import {
   onboardingStateQuery,
   reviewSignal,
 } from '../contracts/onboarding';
-import { isoNow, PROVIDER_RETRY, trackFlow } from './flow-lifecycle';
+import { isoNow, PROVIDER_CALL_OPTIONS, trackFlow } from './flow-lifecycle';
+import { keptLink } from './liveness-link';
 import { livenessStageOf } from './liveness-progress';
 
 type OnboardingActivities = ReturnType<typeof createOnboardingActivities>;
 const { checkKyc } = proxyActivities<OnboardingActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
+  ...PROVIDER_CALL_OPTIONS,
   summary: 'Ask the CPF registry (KYC); keep the record in Postgres',
 });
 const { requestLivenessLink } = proxyActivities<OnboardingActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
+  ...PROVIDER_CALL_OPTIONS,
   summary: 'Ask the provider for a liveness link',
 });
 
@@ -176,13 +175,7 @@ function serveLiveness(
       transactionId = issued.transactionId;
       linkSpent = false;
       linkHandedOut = false;
-      state.link = {
-        url: issued.url,
-        qrcode: issued.qrcode,
-        type: issued.type,
-        issuedAt: new Date(issuedAt).toISOString(),
-        expiresAt: new Date(issuedAt + ttlMs).toISOString(),
-      };
+      state.link = keptLink(issued, issuedAt, ttlMs);
       return state.link;
     } finally {
       for (const p of requests.answered(transactionId)) onProgress(p);

@@ -31,7 +31,7 @@ import {
   LOCAL_LOOK_OPTIONS,
   listenForProviderHints,
   lookAsLocalActivityFirst,
-  PROVIDER_RETRY,
+  PROVIDER_CALL_OPTIONS,
   paymentRecord,
   trackFlow,
   waitForOutcome,
@@ -44,26 +44,15 @@ type RuleActivities = ReturnType<typeof createWithdrawalRuleActivities>;
 // local activity, inside the first workflow task, which the caller's answer waits for.
 // Every payout runs the activities below, so they go by their names, without a summary: one is
 // kept, encrypted, in each event that schedules the activity.
-const { checkPayoutRules } = proxyLocalActivities<RuleActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
-});
+const { checkPayoutRules } = proxyLocalActivities<RuleActivities>(PROVIDER_CALL_OPTIONS);
 const { requestStepUp } = proxyActivities<RuleActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
+  ...PROVIDER_CALL_OPTIONS,
   summary: "Ask for the person's biometric identification (step-up)",
 });
 
 // Sending money: retried forever on unknown outcomes, which is safe because sendPayout looks
 // the transaction up before any second attempt. Business rejections are non-retryable.
-const { sendPayout } = proxyActivities<WithdrawalActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
-});
-const { checkPayout } = proxyActivities<WithdrawalActivities>({
-  startToCloseTimeout: '30s',
-  retry: PROVIDER_RETRY,
-});
+const { sendPayout, checkPayout } = proxyActivities<WithdrawalActivities>(PROVIDER_CALL_OPTIONS);
 // The look a hint wakes runs as a local activity first (flow-lifecycle.ts says why).
 const { checkPayout: checkPayoutLocally } = proxyLocalActivities<WithdrawalActivities>(LOCAL_LOOK_OPTIONS);
 // Only when checkPayout found the receipt not rendered yet: the provider renders it with a lag,
