@@ -1,13 +1,14 @@
 // The import rules of the tree, checked in CI (`npm run lint:deps`). Layers, lowest first:
 //   provider, db  ->  common  ->  contracts  ->  activities, workflows
-//   ->  http  ->  api-keys, customers  ->  ingress, events, backoffice  ->  api
+//   ->  http  ->  api-keys, customers  ->  ingress, events, backoffice  ->  api  ->  nexus
 //   ->  worker, sandbox  ->  scripts, bench
 // The API process is six rooms: `http` (the plumbing every surface shares), `api-keys` and
 // `customers` (what several surfaces read), the three surfaces beside each other (the provider's
 // `ingress`, the outbound `events`, the operators' `backoffice`) and `api`, the backend API, which
 // also assembles the process. A module imports from its own folder and the layers below it, never
 // from a layer above or a sibling, and no two modules import each other, even through others or
-// for types only.
+// for types only. `nexus`, pixflow's Nexus service, starts flows through the API's own start
+// paths and rules, and the worker serves it.
 const layer = (from, notTo, comment) => ({
   name: `layer: ${from}`,
   comment,
@@ -18,7 +19,8 @@ const layer = (from, notTo, comment) => ({
 
 /** The rooms of the API process, lowest first. */
 const API_ROOMS = 'http|api-keys|customers|ingress|events|backoffice|api';
-const SERVICES = 'worker|sandbox|scripts|bench';
+/** Above the API's rooms: the Nexus service (the worker serves it), then the services. */
+const SERVICES = 'nexus|worker|sandbox|scripts|bench';
 
 module.exports = {
   forbidden: [
@@ -91,13 +93,18 @@ module.exports = {
     ),
     layer('api', SERVICES, 'the API process is a service; it does not reach into the others.'),
     layer(
+      'nexus',
+      `activities|workflows|ingress|events|backoffice|worker|sandbox|scripts|bench`,
+      'the Nexus service starts flows as the backend API does (its start paths, its rules); it knows no other surface, no workflow code, and no service.',
+    ),
+    layer(
       'worker',
       `${API_ROOMS}|sandbox|scripts|bench`,
       'the worker is a service; it does not reach into the others.',
     ),
     layer(
       'sandbox',
-      `contracts|activities|workflows|${API_ROOMS}|worker|db|scripts|bench`,
+      `contracts|activities|workflows|${API_ROOMS}|nexus|worker|db|scripts|bench`,
       'the sandbox stands in for the provider: it knows only the provider contract.',
     ),
   ],

@@ -1,7 +1,6 @@
 import express, { type RequestHandler } from 'express';
 import { backofficeRoutes } from '../backoffice';
 import { createApiMetrics } from '../common/metrics';
-import type { FlowTimings } from '../contracts/flow';
 import { countPending } from '../db/inbox';
 import { allowedMethods, requestObservability } from '../http/observability';
 import { V1 } from '../http/operation';
@@ -11,25 +10,12 @@ import { securityHeaders } from '../http/security-headers';
 import { ingressRouter } from '../ingress/router';
 import { apiReferenceRoutes } from './api-reference';
 import { codecRoutes } from './codec-endpoint';
-import type { ApiDeps } from './deps';
+import { type ApiDeps, configuredTimings } from './deps';
 import { healthRoutes } from './health';
 import { v1Routes } from './v1';
 
 // The API process: the backend API (/v1), the provider's webhook ingress, the operators' back
 // office, health, the API's description and the Temporal UI's codec endpoint, on one Express app.
-
-/**
- * The flows' waits that configuration sets, with the caller's overrides on top; what neither
- * sets, the flow takes from its defaults. Undefined when nothing is set.
- */
-function configuredTimings({ config, timings }: ApiDeps): Partial<FlowTimings> | undefined {
-  const configured: Partial<FlowTimings> = {
-    ...(config.LIVENESS_LINK_TTL_MS ? { livenessLinkTtlMs: config.LIVENESS_LINK_TTL_MS } : {}),
-    ...(config.ONBOARDING_DEADLINE_MS ? { onboardingDeadlineMs: config.ONBOARDING_DEADLINE_MS } : {}),
-    ...timings,
-  };
-  return Object.keys(configured).length > 0 ? configured : undefined;
-}
 
 /**
  * A path some route serves, asked with another method: 405 with the methods it takes (RFC 9110),
@@ -50,7 +36,7 @@ const methodNotAllowed: RequestHandler = (req, res, next) => {
 export function createApp(input: ApiDeps) {
   const metrics = input.metrics ?? createApiMetrics();
   metrics.measureBacklog(() => countPending(input.pool));
-  const deps = { ...input, metrics, timings: configuredTimings(input) };
+  const deps = { ...input, metrics, timings: configuredTimings(input.config, input.timings) };
   const app = express();
   app.disable('x-powered-by');
   if (deps.config.TRUST_PROXY !== undefined) app.set('trust proxy', deps.config.TRUST_PROXY);

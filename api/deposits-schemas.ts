@@ -24,6 +24,7 @@ export const depositBodySchema = depositInputSchema
     id: 'DepositRequest',
     example: { txid: TXID, client: { ...client, birthday: '1990-01-02' }, amountCentavos: 15_000 },
   });
+export type DepositBody = z.output<typeof depositBodySchema>;
 
 export const depositResolutionBodySchema = depositResolutionInputSchema.meta({
   id: 'DepositResolutionRequest',

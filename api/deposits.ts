@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import { type Client, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { Router } from 'express';
 import { maskCpf } from '../common/mask';
@@ -36,6 +36,7 @@ import {
 import { formatBrl } from '../provider/money';
 import type { depositWorkflow, HeldDepositInput } from '../workflows/deposit';
 import {
+  type DepositBody,
   type DepositStateView,
   depositBodySchema,
   depositResolutionBodySchema,
@@ -44,7 +45,7 @@ import {
   depositStateResponseSchema,
   txidParamsSchema,
 } from './deposits-schemas';
-import type { ApiDeps } from './deps';
+import type { ApiDeps, FlowStarter } from './deps';
 import { flowNotFound, pngBytes } from './flow-answers';
 import { requestHash, startOrAttach } from './start-flow';
 
@@ -126,6 +127,10 @@ const notHeld = (state: DepositState) =>
   );
 
 type DepositHandle = (txid: string) => WorkflowHandle<typeof depositWorkflow>;
+const depositHandles =
+  (temporal: Client): DepositHandle =>
+  (txid) =>
+    temporal.workflow.getHandle<typeof depositWorkflow>(depositWorkflowId(txid));
 
 /**
  * Only a verified person starts a deposit: read from the customer row before anything is
@@ -134,7 +139,7 @@ type DepositHandle = (txid: string) => WorkflowHandle<typeof depositWorkflow>;
  * conflict), whatever the person's verification became since.
  */
 async function refuseUnverified(
-  { config, pool }: ApiDeps,
+  { config, pool }: FlowStarter,
   handleOf: DepositHandle,
   cpf: string,
   txid: string | undefined,
@@ -147,65 +152,90 @@ async function refuseUnverified(
   throw notVerified(verification);
 }
 
+/** A deposit as its start answers it. */
+export interface DepositStart {
+  workflowId: string;
+  txid: string;
+  qr: DepositQr & { image: string };
+  /** This request started the flow (the API's 201); false for a repeat (200). */
+  created: boolean;
+  /** The flow was closed already: the same request again, answered from its state. */
+  closed: boolean;
+}
+
 /**
  * One round trip: update-with-start creates the flow (or attaches to the running one) and waits
- * for its QR. 201 when this request started the flow, 200 for a repeat (same QR): the update
- * answers which, comparing its request id with the one in the flow's input.
+ * for its QR. Whether this request started the flow the update answers, comparing `requestId`
+ * with the one in the flow's input. Refusals are Problems: not verified, a conflict, the
+ * provider's refusal.
  */
-function startRoute(r: Router, deps: ApiDeps, handleOf: DepositHandle) {
+export async function startDeposit(
+  deps: FlowStarter,
+  body: DepositBody,
+  requestId: string = randomUUID(),
+): Promise<DepositStart> {
   const { config, temporal, timings } = deps;
+  const handleOf = depositHandles(temporal);
+  await refuseUnverified(deps, handleOf, body.client.cpf, body.txid);
+  const input: DepositInput = {
+    ...body,
+    requestId,
+    txid: body.txid ?? newTxid(),
+    merchant: body.merchant ?? config.PROVIDER_MERCHANT,
+    ...(timings ? { timings } : {}),
+  };
+  const fingerprint: DepositFingerprint = {
+    amountCentavos: input.amountCentavos,
+    payerCpf: input.client.cpf,
+    merchant: input.merchant,
+  };
+  const handle = handleOf(input.txid);
+  const masked = maskCpf(input.client.cpf);
+
+  const outcome = await startOrAttach(temporal, qrCodeUpdate, [{ ...fingerprint, requestId }], {
+    workflowType: 'depositWorkflow',
+    options: {
+      workflowId: handle.workflowId,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+      staticSummary: `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
+      typedSearchAttributes: startSearchAttributes({
+        type: 'deposit',
+        status: 'creating',
+        cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+        cpfMasked: masked,
+        amountCentavos: input.amountCentavos,
+        merchant: input.merchant,
+      }),
+    },
+    requestHash: { memoKey: 'fingerprintHash', value: requestHash(fingerprint, config.PII_HASH_KEY) },
+    conflictReason: DEPOSIT_CONFLICT,
+    refusal: (cause) =>
+      cause instanceof ApplicationFailure && cause.type === DEPOSIT_FAILED
+        ? depositRefused(cause.message)
+        : undefined,
+  });
+  const started = { workflowId: handle.workflowId, txid: input.txid };
+  if (!outcome.answered) {
+    // The same deposit again, closed: its QR, if it ever had one.
+    const state = await depositState(outcome.closed);
+    if (!state.qr) throw depositRefused(state.reason);
+    return { ...started, qr: await withQrImage(state.qr), created: false, closed: true };
+  }
+  const { qr, created } = outcome.answer;
+  return { ...started, qr: await withQrImage(qr), created, closed: false };
+}
+
+/** 201 when this request started the flow, 200 for a repeat (same QR). */
+function startRoute(r: Router, deps: ApiDeps) {
   route(r, depositOperations.create, async (req, res) => {
     const body = parse(depositBodySchema, 'body', req.body);
-    await refuseUnverified(deps, handleOf, body.client.cpf, body.txid);
-    const requestId = randomUUID();
-    const input: DepositInput = {
-      ...body,
-      requestId,
-      txid: body.txid ?? newTxid(),
-      merchant: body.merchant ?? config.PROVIDER_MERCHANT,
-      ...(timings ? { timings } : {}),
-    };
-    const fingerprint: DepositFingerprint = {
-      amountCentavos: input.amountCentavos,
-      payerCpf: input.client.cpf,
-      merchant: input.merchant,
-    };
-    const handle = handleOf(input.txid);
-    const masked = maskCpf(input.client.cpf);
-
-    const outcome = await startOrAttach(temporal, qrCodeUpdate, [{ ...fingerprint, requestId }], {
-      workflowType: 'depositWorkflow',
-      options: {
-        workflowId: handle.workflowId,
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        args: [input],
-        staticSummary: `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
-        typedSearchAttributes: startSearchAttributes({
-          type: 'deposit',
-          status: 'creating',
-          cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
-          cpfMasked: masked,
-          amountCentavos: input.amountCentavos,
-          merchant: input.merchant,
-        }),
-      },
-      requestHash: { memoKey: 'fingerprintHash', value: requestHash(fingerprint, config.PII_HASH_KEY) },
-      conflictReason: DEPOSIT_CONFLICT,
-      refusal: (cause) =>
-        cause instanceof ApplicationFailure && cause.type === DEPOSIT_FAILED
-          ? depositRefused(cause.message)
-          : undefined,
-    });
-    if (!outcome.answered) {
-      // The same deposit again, closed: its QR, if it ever had one.
-      const state = await depositState(outcome.closed);
-      if (!state.qr) throw depositRefused(state.reason);
-      return res.status(200).json({ workflowId: handle.workflowId, ...(await withQrImage(state.qr)) });
-    }
+    const { workflowId, txid, qr, created, closed } = await startDeposit(deps, body);
+    if (closed) return res.status(200).json({ workflowId, ...qr });
     res
-      .status(outcome.answer.created ? 201 : 200)
-      .location(`/v1/deposits/${input.txid}`)
-      .json({ workflowId: handle.workflowId, ...(await withQrImage(outcome.answer.qr)) });
+      .status(created ? 201 : 200)
+      .location(`/v1/deposits/${txid}`)
+      .json({ workflowId, ...qr });
   });
 }
 
@@ -299,9 +329,8 @@ export const depositOperations = {
 
 export function depositRoutes(deps: ApiDeps) {
   const r = Router();
-  const handleOf: DepositHandle = (txid) =>
-    deps.temporal.workflow.getHandle<typeof depositWorkflow>(depositWorkflowId(txid));
-  startRoute(r, deps, handleOf);
+  const handleOf = depositHandles(deps.temporal);
+  startRoute(r, deps);
 
   const stateOf = async (txid: string) => {
     try {

@@ -48,16 +48,14 @@ const noQrCode = (status: string) =>
     `the onboarding is ${status} and has no liveness link QR code`,
   );
 
-type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
+export type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
 
-function startOnboarding(temporal: Client, config: Config, input: OnboardingInput, reuse: Reuse) {
-  return temporal.workflow.start<typeof onboardingWorkflow>('onboardingWorkflow', {
+/** How an onboarding's flow is started: its id (the keyed hash of the CPF), its tags for the UI. */
+export function onboardingStart(config: Config, input: OnboardingInput) {
+  return {
     workflowId: onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)),
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    args: [input],
-    // FAIL (not USE_EXISTING) so we know whether this request started it: 201 vs 200.
-    workflowIdConflictPolicy: 'FAIL',
-    workflowIdReusePolicy: reuse,
+    args: [input] as [OnboardingInput],
     staticSummary: `Onboarding ${maskCpf(input.cpf)} — ${input.plan}`,
     staticDetails: [
       `**event** ${input.event}`,
@@ -72,17 +70,23 @@ function startOnboarding(temporal: Client, config: Config, input: OnboardingInpu
       cpfHash: cpfHash(input.cpf, config.PII_HASH_KEY),
       cpfMasked: maskCpf(input.cpf),
     }),
-  });
+  };
 }
 
 /**
  * Idempotent per CPF: an existing onboarding is answered as it is; only an expired one starts
- * over. True when this request started the flow.
+ * over. `start` starts the flow (onboardingStart) with the given reuse policy, or throws that it
+ * exists already; its conflict policy says whether a running one is an error or is joined.
+ * Answers what `start` answered, or the state of the onboarding that exists.
  */
-async function startOnboardingOnce(temporal: Client, config: Config, input: OnboardingInput) {
+export async function startOnboardingOnce<T>(
+  temporal: Client,
+  config: Config,
+  input: OnboardingInput,
+  start: (reuse: Reuse) => Promise<T>,
+): Promise<{ started: T } | { existing: OnboardingState }> {
   try {
-    await startOnboarding(temporal, config, input, 'REJECT_DUPLICATE');
-    return true;
+    return { started: await start('REJECT_DUPLICATE') };
   } catch (err) {
     if (!isAlreadyStarted(err)) throw err;
   }
@@ -91,13 +95,12 @@ async function startOnboardingOnce(temporal: Client, config: Config, input: Onbo
     onboardingStateQuery,
   );
   // An abandoned (expired) onboarding is not an answer: the person starts over.
-  if (current.status !== 'expired') return false;
+  if (current.status !== 'expired') return { existing: current };
   try {
-    await startOnboarding(temporal, config, input, 'ALLOW_DUPLICATE');
-    return true;
+    return { started: await start('ALLOW_DUPLICATE') };
   } catch (again) {
     if (!isAlreadyStarted(again)) throw again;
-    return false;
+    return { existing: current };
   }
 }
 
@@ -170,25 +173,37 @@ export const onboardingOperations = {
   },
 } satisfies Record<string, Operation>;
 
+/** 201 when this request started the onboarding, 200 with the state of the one that exists. */
+function startRoute(r: Router, { config, temporal, timings }: ApiDeps) {
+  route(r, onboardingOperations.start, async (req, res) => {
+    const body = parse(onboardingBodySchema, 'body', req.body);
+    const input: OnboardingInput = { ...body, ...(timings ? { timings } : {}) };
+    const outcome = await startOnboardingOnce(temporal, config, input, (reuse) =>
+      temporal.workflow.start<typeof onboardingWorkflow>('onboardingWorkflow', {
+        ...onboardingStart(config, input),
+        // FAIL (not USE_EXISTING) so we know whether this request started it: 201 vs 200.
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: reuse,
+      }),
+    );
+    const handle = temporal.workflow.getHandle(onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)));
+    const state = await flowState(handle, onboardingStateQuery);
+    res
+      .status('started' in outcome ? 201 : 200)
+      .location(`/v1/onboardings/${input.cpf}`)
+      .json({ workflowId: handle.workflowId, state: onboardingStateView(input.cpf, state) });
+  });
+}
+
 export function onboardingRoutes(deps: ApiDeps) {
-  const { config, temporal, timings } = deps;
+  const { config, temporal } = deps;
   const r = Router();
   const handleOf = (cpf: string) =>
     temporal.workflow.getHandle<typeof onboardingWorkflow>(
       onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)),
     );
 
-  route(r, onboardingOperations.start, async (req, res) => {
-    const body = parse(onboardingBodySchema, 'body', req.body);
-    const input: OnboardingInput = { ...body, ...(timings ? { timings } : {}) };
-    const created = await startOnboardingOnce(temporal, config, input);
-    const handle = handleOf(input.cpf);
-    const state = await flowState(handle, onboardingStateQuery);
-    res
-      .status(created ? 201 : 200)
-      .location(`/v1/onboardings/${input.cpf}`)
-      .json({ workflowId: handle.workflowId, state: onboardingStateView(input.cpf, state) });
-  });
+  startRoute(r, deps);
 
   const stateOf = async (cpf: string) => {
     try {

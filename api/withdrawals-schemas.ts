@@ -31,6 +31,8 @@ export const withdrawalBodySchema = z
     },
   });
 
+export type WithdrawalBody = z.output<typeof withdrawalBodySchema>;
+
 export const withdrawalParamsSchema = z.object({ transactionId: transactionIdSchema });
 
 /** The biometric identification a withdrawal waits for (step-up), its QR image as a link. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
+import type { Config } from '../common/config';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import { startSearchAttributes } from '../common/search-attributes';
@@ -7,6 +8,7 @@ import { biometricsFinalStatuses, biometricsStateQuery } from '../contracts/biom
 import {
   WITHDRAWAL_CONFLICT,
   type WithdrawalInput,
+  type WithdrawalRequest,
   type WithdrawalState,
   type WithdrawalStatus,
   withdrawalRequestUpdate,
@@ -17,15 +19,16 @@ import { withdrawalInputSchema } from '../contracts/withdrawal-input';
 import { getWithdrawalReceipt } from '../db/flows';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
-import { parse } from '../http/request-input';
+import { parse, type RequestPart } from '../http/request-input';
 import { flowState, isNotFound } from '../http/workflow-calls';
 import { formatBrl } from '../provider/money';
 import type { biometricsWorkflow } from '../workflows/biometrics';
 import type { withdrawalWorkflow } from '../workflows/withdrawal';
-import type { ApiDeps } from './deps';
+import type { ApiDeps, FlowStarter } from './deps';
 import { flowNotFound, pngBytes } from './flow-answers';
 import { type FlowStart, requestHash, startOrAttach } from './start-flow';
 import {
+  type WithdrawalBody,
   type WithdrawalStateView,
   withdrawalBodySchema,
   withdrawalParamsSchema,
@@ -74,7 +77,7 @@ async function stepUpQrCode(temporal: ApiDeps['temporal'], stepUp: NonNullable<W
 }
 
 /** How a withdrawal's flow is started: its id, its tags for the UI, the request's keyed hash. */
-function withdrawalStart(
+export function withdrawalStart(
   config: ApiDeps['config'],
   input: WithdrawalInput,
   request: Omit<WithdrawalInput, 'timings'>,
@@ -151,42 +154,71 @@ export const withdrawalOperations = {
   },
 } satisfies Record<string, Operation>;
 
-export function withdrawalRoutes({ config, temporal, pool, timings }: ApiDeps) {
+/**
+ * The request a withdrawal is started with: the body with its transactionId and merchant filled
+ * in, checked whole (the Pix key against its type) and named as `where` says.
+ */
+export function withdrawalRequest(
+  config: Config,
+  body: WithdrawalBody,
+  where: RequestPart,
+  transactionId: string,
+): WithdrawalRequest {
+  return parse(withdrawalInputSchema, where, {
+    ...body,
+    transactionId: body.transactionId ?? transactionId,
+    merchant: body.merchant ?? config.PROVIDER_MERCHANT,
+  });
+}
+
+/** A withdrawal as its start answers it: its state once the money rules have decided. */
+export interface WithdrawalStart {
+  workflowId: string;
+  transactionId: string;
+  state: WithdrawalState;
+  /** The flow was closed already: the same request again, answered from its state. */
+  closed: boolean;
+}
+
+/**
+ * One round trip: update-with-start creates the flow (or attaches to the running one) and
+ * answers its state once the first workflow task is done. Idempotent per transactionId: the
+ * update's validator refuses a request that differs from the one that started the flow (a
+ * conflict, nothing is sent). A finished flow is never started again: its memo's keyed hash of
+ * the request tells a repeat (its state) from a conflict.
+ */
+export async function startWithdrawal(
+  { config, temporal, timings }: FlowStarter,
+  request: WithdrawalRequest,
+): Promise<WithdrawalStart> {
+  const input: WithdrawalInput = { ...request, ...(timings ? { timings } : {}) };
+  const start = withdrawalStart(config, input, request);
+  const outcome = await startOrAttach(temporal, withdrawalRequestUpdate, [request], start);
+  const state = outcome.answered ? outcome.answer : await flowState(outcome.closed, withdrawalStateQuery);
+  return {
+    workflowId: start.options.workflowId,
+    transactionId: input.transactionId,
+    state,
+    closed: !outcome.answered,
+  };
+}
+
+export function withdrawalRoutes(deps: ApiDeps) {
+  const { config, temporal, pool } = deps;
   const r = Router();
   const handleOf = (transactionId: string) =>
     temporal.workflow.getHandle<typeof withdrawalWorkflow>(withdrawalWorkflowId(transactionId));
 
-  /**
-   * One round trip: update-with-start creates the flow (or attaches to the running one) and
-   * answers its state once the first workflow task is done. Idempotent per transactionId: the
-   * update's validator refuses a request that differs from the one that started the flow (409,
-   * nothing is sent). A finished flow is never started again: its memo's keyed hash of the
-   * request tells a repeat (202 with its state) from a conflict (409).
-   */
   route(r, withdrawalOperations.send, async (req, res) => {
     const body = parse(withdrawalBodySchema, 'body', req.body);
-    const request = parse(withdrawalInputSchema, 'body', {
-      ...body,
-      transactionId: body.transactionId ?? randomUUID(),
-      merchant: body.merchant ?? config.PROVIDER_MERCHANT,
-    });
-    const input: WithdrawalInput = { ...request, ...(timings ? { timings } : {}) };
-    const handle = handleOf(input.transactionId);
-    const outcome = await startOrAttach(
-      temporal,
-      withdrawalRequestUpdate,
-      [request],
-      withdrawalStart(config, input, request),
+    const { workflowId, transactionId, state } = await startWithdrawal(
+      deps,
+      withdrawalRequest(config, body, 'body', randomUUID()),
     );
-    const state = outcome.answered ? outcome.answer : await flowState(outcome.closed, withdrawalStateQuery);
     res
       .status(202)
-      .location(`/v1/withdrawals/${input.transactionId}`)
-      .json({
-        workflowId: handle.workflowId,
-        transactionId: input.transactionId,
-        state: withdrawalStateView(state),
-      });
+      .location(`/v1/withdrawals/${transactionId}`)
+      .json({ workflowId, transactionId, state: withdrawalStateView(state) });
   });
 
   const stateOf = async (transactionId: string) => {

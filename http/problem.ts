@@ -22,7 +22,10 @@ export interface InvalidParam {
   reason: string;
 }
 
-export function validationProblem(where: 'body' | 'path' | 'query', error: z.ZodError): Problem {
+/** Where a value came from, as an invalid field's name starts: `body.client.cpf`, `input.txid`. */
+export type RequestPart = 'body' | 'path' | 'query' | 'input';
+
+export function validationProblem(where: RequestPart, error: z.ZodError): Problem {
   const invalid: InvalidParam[] = error.issues.map((i) => ({
     name: [where, ...i.path.map(String)].join('.'),
     reason: i.message,

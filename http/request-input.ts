@@ -1,5 +1,7 @@
 import type { z } from 'zod';
-import { Problem, validationProblem } from './problem';
+import { Problem, type RequestPart, validationProblem } from './problem';
+
+export type { RequestPart };
 
 // NUL is refused by Postgres text and jsonb, and a lone surrogate is not Unicode (UTF-8 cannot
 // carry it): no field may hold either, whatever its schema allows.
@@ -24,15 +26,12 @@ export function illFormedTextPath(value: unknown): string[] | undefined {
 }
 
 /**
- * Parses one part of the request or throws a 400 problem naming each bad field (body.client.cpf).
+ * Parses one part of the request or throws a 400 problem naming each bad field (body.client.cpf;
+ * `input.client.cpf` for a Nexus operation's input).
  * The text check reads what the schema kept: properties it does not know are dropped unread, as
  * the API's document says (it allows them), whatever they hold.
  */
-export function parse<S extends z.ZodType>(
-  schema: S,
-  where: 'body' | 'path' | 'query',
-  value: unknown,
-): z.output<S> {
+export function parse<S extends z.ZodType>(schema: S, where: RequestPart, value: unknown): z.output<S> {
   const r = schema.safeParse(value);
   if (!r.success) throw validationProblem(where, r.error);
   const bad = illFormedTextPath(r.data);

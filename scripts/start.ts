@@ -10,8 +10,10 @@ import { SECRETS_READ_BY } from '../common/production-secrets';
 import { searchAttributeCliArgs } from '../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
+import { PIXFLOW_NEXUS_ENDPOINT, pixflowService } from '../nexus/service';
 import { type DataDirSecrets, dataDirSecrets, SecretsFileError } from './embedded-secrets';
 import { freePort, tcpOpen } from './net';
+import { ensureNexusEndpoint } from './nexus-endpoint';
 import { upsertOperator } from './operator';
 import { NODE_RUNTIME_FLAGS, temporalRuntimeEnv } from './runtime-tuning';
 import { parseStartOptions, type StartOptions, StartOptionsError } from './start-options';
@@ -377,6 +379,19 @@ async function startServerTemporal(
 }
 
 /**
+ * The Nexus endpoint other namespaces' workflows call pixflow through (docs/nexus.md), on the
+ * Temporal started here: to pixflow's namespace and task queue, where the worker serves it.
+ */
+async function prepareNexusEndpoint(config: Config, cli: string): Promise<string> {
+  const target = { namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE };
+  await ensureNexusEndpoint(cli, config.TEMPORAL_ADDRESS, target).catch((err: Error) => {
+    if (stopping) throw new Stopping();
+    throw new StartError(`the Nexus endpoint could not be made: ${err.message}`);
+  });
+  return `${PIXFLOW_NEXUS_ENDPOINT} (service ${pixflowService.name}, to namespace ${target.namespace}, task queue ${target.taskQueue})`;
+}
+
+/**
  * The caller's environment with this data folder's secrets where it sets none, and the embedded
  * stack's API key outside production; checked as the API reads it (every secret) before anything
  * starts. Under NODE_ENV=production that refuses the dev key and any other public value.
@@ -558,6 +573,8 @@ interface Started {
   secretsFile: string | undefined;
   /** The Temporal started here: the dev server (with its UI), the server on Postgres, or none. */
   temporal: 'dev' | TemporalServerPorts | undefined;
+  /** The Nexus endpoint made on the Temporal started here. */
+  nexusEndpoint: string | undefined;
   sandbox: boolean;
   apis: Replica[];
   workers: Replica[];
@@ -600,6 +617,7 @@ function printBanner(config: Config, started: Started) {
     say(`${label('provider sandbox')}http://127.0.0.1:${config.SANDBOX_PORT}${to}`);
   }
   temporalLines(config, started.temporal);
+  if (started.nexusEndpoint) say(`${label('Nexus endpoint')}${started.nexusEndpoint}`);
   started.workers.forEach((r, i) => {
     say(`${label(started.workers.length > 1 ? `worker ${i + 1} health` : 'worker health')}${r.health}`);
   });
@@ -659,6 +677,7 @@ async function main() {
     await startTemporal(config, cli, dataDir);
     temporal = 'dev';
   }
+  const nexusEndpoint = temporal ? await prepareNexusEndpoint(config, cli) : undefined;
   const env = childEnvFor(stackEnv, config, databaseUrl);
   if (embeddedSandbox) await startSandbox(config, env);
   const [workers, apis] = await planReplicas(config, options, env);
@@ -671,6 +690,7 @@ async function main() {
     apiKeys: env.API_KEYS,
     secretsFile: secrets.older ? undefined : secrets.file,
     temporal,
+    nexusEndpoint,
     sandbox: embeddedSandbox,
     apis,
     workers,

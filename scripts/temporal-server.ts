@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { searchAttributeKeys } from '../common/search-attributes';
 import { freePort } from './net';
-import { type TemporalServerTools, VERSIONING_DYNAMIC_CONFIG } from './temporal-tools';
+import { NEXUS_DYNAMIC_CONFIG, type TemporalServerTools, VERSIONING_DYNAMIC_CONFIG } from './temporal-tools';
 import { waitUntil } from './wait';
 
 // The Temporal server as production runs it, on this machine: every service (frontend,
@@ -157,8 +157,21 @@ export function serverConfig(pg: PostgresServer, ports: TemporalServerPorts, log
   };
 }
 
-/** Dynamic config in the server's file format: each key's value for every namespace. */
-export function dynamicConfigYaml(values: Record<string, string | number | boolean>): string {
+/**
+ * Nexus as the dev server has it: when a flow behind an asynchronous operation ends, the server
+ * calls the caller back at its frontend's HTTP address, the one address callbacks may go to
+ * (server 1.29 needs both said; the dev server says them itself, for its own HTTP port).
+ */
+export function nexusDynamicConfig(frontendHttp: string) {
+  return {
+    ...NEXUS_DYNAMIC_CONFIG,
+    'component.nexusoperations.callback.endpoint.template': `http://${frontendHttp}/namespaces/{{.NamespaceName}}/nexus/callback`,
+    'component.callbacks.allowedAddresses': [{ Pattern: frontendHttp, AllowInsecure: true }],
+  };
+}
+
+/** Dynamic config in the server's file format: each key's value (JSON, which YAML reads) for every namespace. */
+export function dynamicConfigYaml(values: Record<string, unknown>): string {
   return Object.entries(values)
     .map(([key, value]) => `${key}:\n  - value: ${JSON.stringify(value)}\n`)
     .join('');
@@ -174,7 +187,11 @@ export function writeServerConfig(dir: string, config: ReturnType<typeof serverC
   mkdirSync(configDir, { recursive: true });
   const header = '# Written by pixflow scripts/temporal-server.ts at every start; edits are lost.\n';
   const dynamicConfig = path.join(configDir, 'dynamicconfig.yaml');
-  writeFileSync(dynamicConfig, header + dynamicConfigYaml(VERSIONING_DYNAMIC_CONFIG));
+  const { httpAddress } = config.clusterMetadata.clusterInformation.active;
+  writeFileSync(
+    dynamicConfig,
+    header + dynamicConfigYaml({ ...VERSIONING_DYNAMIC_CONFIG, ...nexusDynamicConfig(httpAddress) }),
+  );
   const withDynamic = { ...config, dynamicConfigClient: { filepath: dynamicConfig, pollInterval: '60s' } };
   writeFileSync(path.join(configDir, 'pixflow.yaml'), header + toYaml(withDynamic), { mode: 0o600 });
   // No authorizer, said outright (the server warns otherwise): every port is on 127.0.0.1.
@@ -182,7 +199,7 @@ export function writeServerConfig(dir: string, config: ReturnType<typeof serverC
 }
 
 /** Runs a tool to its end; its output comes back in the error when it fails. */
-function runTool(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export function runTool(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { env, timeout: 120_000, maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
       if (err) {

@@ -63,9 +63,18 @@ export const VERSIONING_DYNAMIC_CONFIG = {
   'matching.wv.VersionDrainageStatusRefreshInterval': '10s',
 } as const;
 
+/**
+ * Nexus, which pixflow's Nexus service needs (docs/nexus.md): on by default in server 1.29, said
+ * here as Worker Versioning is. The dev server also sends the callbacks of asynchronous operations
+ * to its own HTTP port and allows that address; the server on Postgres is told so
+ * (temporal-server.ts).
+ */
+export const NEXUS_DYNAMIC_CONFIG = { 'system.enableNexus': true } as const;
+
 export const DEV_SERVER_DYNAMIC_CONFIG = {
   'history.transferProcessorMaxPollRPS': 200,
   ...VERSIONING_DYNAMIC_CONFIG,
+  ...NEXUS_DYNAMIC_CONFIG,
 } as const;
 
 /** `temporal server start-dev --dynamic-config-value KEY=VALUE` arguments for it. */

@@ -58,5 +58,5 @@ export async function createWorkerActivities(
     await pool.end();
     await connection.close();
   };
-  return { activities, provider, client, close };
+  return { activities, provider, client, pool, close };
 }

@@ -10,14 +10,15 @@ import { SECRETS_READ_BY } from '../common/production-secrets';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingWorkerOptions } from '../common/tracing';
 import { workerTuningOptions } from '../common/worker-tuning';
+import { pixflowNexusService } from '../nexus/handlers';
 import { createWorkerActivities } from './activities';
 import { buildIdFor, workflowBundle } from './build-id';
 import { ensureReconciler } from './reconciler';
 import { deploymentOptions, type Promotion, promoteWhenNewest, type WorkerVersion } from './versioning';
 
 // The worker process: polls task queue `pixflow` as one version of its Worker Deployment, runs
-// the flows' workflows and activities, and answers /healthz and /metrics (ours plus the Temporal
-// SDK's) on WORKER_HTTP_PORT.
+// the flows' workflows and activities and serves pixflow's Nexus service (nexus/), and answers
+// /healthz and /metrics (ours plus the Temporal SDK's) on WORKER_HTTP_PORT.
 
 /** SDK logs (workflow and activity logs carry workflowId, runId, activityType) go to pino. */
 function installRuntime(config: Config, log: Logger, sdkMetrics: string) {
@@ -75,7 +76,7 @@ async function main() {
   // Undefined (no exporter, no interceptors) without OTEL_EXPORTER_OTLP_ENDPOINT.
   const tracing = setupTracing('pixflow-worker', config);
   const metrics = createWorkerMetrics();
-  const { activities, provider, client, close } = await createWorkerActivities(
+  const { activities, provider, client, pool, close } = await createWorkerActivities(
     config,
     log,
     metrics.onProviderCall,
@@ -94,6 +95,10 @@ async function main() {
     workflowBundle: bundle,
     workerDeploymentOptions: deploymentOptions(version),
     activities,
+    // Other Temporal applications' workflows call pixflow through it (docs/nexus.md). Its tasks go,
+    // like new flows, to the deployment's current version; the flows it starts are pinned or
+    // moving as their own workflows say.
+    nexusServices: [pixflowNexusService({ config, pool })],
     // Payloads are encrypted before they reach Temporal (common/codec.ts).
     dataConverter: pixflowDataConverter(config.codecKeys),
     // Workflow, activity and provider-call spans, joined to the API's trace through headers.

@@ -15,6 +15,7 @@ import { parse } from 'yaml';
 import { parseStartOptions, StartOptionsError } from '../../scripts/start-options';
 import {
   HISTORY_SHARDS,
+  nexusDynamicConfig,
   postgresServerOf,
   serverConfig,
   temporalServerPorts,
@@ -26,6 +27,7 @@ import {
   devServerDynamicConfigArgs,
   ensureTemporalCli,
   ensureTemporalServer,
+  NEXUS_DYNAMIC_CONFIG,
   reportedServerToolVersion,
   TEMPORAL_SERVER_REPORTED_VERSION,
   VERSIONING_DYNAMIC_CONFIG,
@@ -112,24 +114,39 @@ describe('the server configuration', () => {
     expect(yaml.services.frontend.rpc.grpcPort).toBe(45_000);
   });
 
-  it('turns Worker Versioning on and checks drainage within seconds, in a dynamic config file beside it', async () => {
+  it('turns Worker Versioning and Nexus on, with callbacks to its HTTP port, in a dynamic config file beside it', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-server-config-'));
     try {
-      const args = writeServerConfig(dir, serverConfig(pg, await temporalServerPorts(45_000), 'warn'));
+      const ports = await temporalServerPorts(45_000);
+      const args = writeServerConfig(dir, serverConfig(pg, ports, 'warn'));
       expect(args).toEqual(expect.arrayContaining(['--root', dir, '--env', 'pixflow', 'start']));
       const main = parse(readFileSync(path.join(dir, 'config', 'pixflow.yaml'), 'utf8'));
       const dynamic = parse(readFileSync(main.dynamicConfigClient.filepath, 'utf8'));
+      const http = `127.0.0.1:${ports.frontendHttp}`;
       expect(dynamic).toEqual(
-        Object.fromEntries(Object.entries(VERSIONING_DYNAMIC_CONFIG).map(([k, v]) => [k, [{ value: v }]])),
+        Object.fromEntries(
+          Object.entries({ ...VERSIONING_DYNAMIC_CONFIG, ...nexusDynamicConfig(http) }).map(([k, v]) => [
+            k,
+            [{ value: v }],
+          ]),
+        ),
       );
       expect(dynamic['system.enableDeploymentVersions']).toEqual([{ value: true }]);
       expect(dynamic['frontend.workerVersioningWorkflowAPIs']).toEqual([{ value: true }]);
       expect(dynamic['matching.wv.VersionDrainageStatusRefreshInterval']).toEqual([{ value: '10s' }]);
+      expect(dynamic['system.enableNexus']).toEqual([{ value: true }]);
+      expect(dynamic['component.nexusoperations.callback.endpoint.template']).toEqual([
+        { value: `http://${http}/namespaces/{{.NamespaceName}}/nexus/callback` },
+      ]);
+      expect(dynamic['component.callbacks.allowedAddresses']).toEqual([
+        { value: [{ Pattern: http, AllowInsecure: true }] },
+      ]);
+      expect(main.clusterMetadata.clusterInformation.active.httpAddress).toBe(http);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    // The dev server npm start runs by default gets the same.
-    for (const [key, value] of Object.entries(VERSIONING_DYNAMIC_CONFIG))
+    // The dev server npm start runs by default gets the same (it sets its callbacks itself).
+    for (const [key, value] of Object.entries({ ...VERSIONING_DYNAMIC_CONFIG, ...NEXUS_DYNAMIC_CONFIG }))
       expect(devServerDynamicConfigArgs()).toContain(`${key}=${JSON.stringify(value)}`);
   });
 

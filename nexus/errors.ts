@@ -1,0 +1,56 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { HandlerError, OperationError } from 'nexus-rpc';
+import { isTemporalUnavailable, Problem } from '../http/problem';
+
+// How the Nexus operations say no, from the same Problems the API answers with. Bad input is a
+// handler error the caller's server does not retry (BAD_REQUEST, naming the field); a refusal (a
+// rule, a conflict, the provider's refusal, no such flow) fails the operation, once and for good;
+// Temporal not answering in time is retried by the caller's server, as anything unexpected is.
+// Each refusal's cause carries the Problem's `type` slug and its extra fields as details, so a
+// caller's workflow can branch on them as an API client does.
+
+const message = (p: Problem) => (p.detail ? `${p.title}: ${p.detail}` : p.title);
+
+const causeOf = (p: Problem) =>
+  ApplicationFailure.create({ type: p.slug, message: message(p), nonRetryable: true, details: [p.extra] });
+
+/** A refusal as a failed operation: `type` names it, `details` say more (a state, a reason). */
+export function refused(type: string, why: string, details: unknown): OperationError {
+  return new OperationError('failed', why, {
+    cause: ApplicationFailure.create({ type, message: why, nonRetryable: true, details: [details] }),
+  });
+}
+
+/** The Nexus error for what a start path threw; anything else as it is (a retried INTERNAL). */
+export function nexusError(err: unknown): unknown {
+  if (err instanceof HandlerError || err instanceof OperationError) return err;
+  if (err instanceof Problem) {
+    if (err.status === 400) return new HandlerError('BAD_REQUEST', message(err), { cause: causeOf(err) });
+    if (err.status < 500) return new OperationError('failed', message(err), { cause: causeOf(err) });
+    return new HandlerError('UNAVAILABLE', message(err), { cause: causeOf(err) });
+  }
+  if (isTemporalUnavailable(err)) {
+    return new HandlerError(
+      'UNAVAILABLE',
+      'Temporal, or the worker that runs this flow, did not answer in time: the operation is asked again',
+      { cause: err },
+    );
+  }
+  // A flow's run that ended without an outcome (failed for an operator, terminated) never gives one.
+  if (err instanceof WorkflowFailedError) {
+    return refused('flow-ended-without-outcome', `the flow's run ended without an outcome: ${err.message}`, {
+      retryState: err.retryState,
+    });
+  }
+  return err;
+}
+
+/** Runs a handler's work; what it throws comes out as the Nexus error for it. */
+export async function answering<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw nexusError(err);
+  }
+}

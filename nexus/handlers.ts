@@ -1,0 +1,207 @@
+import { createHash } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import * as temporalNexus from '@temporalio/nexus';
+import * as nexus from 'nexus-rpc';
+import { startDeposit } from '../api/deposits';
+import { depositBodySchema } from '../api/deposits-schemas';
+import { configuredTimings, type FlowStarter } from '../api/deps';
+import { flowNotFound } from '../api/flow-answers';
+import { onboardingStart, startOnboardingOnce } from '../api/onboardings';
+import { onboardingBodySchema } from '../api/onboardings-schemas';
+import { startWithdrawal, withdrawalRequest } from '../api/withdrawals';
+import { withdrawalBodySchema } from '../api/withdrawals-schemas';
+import type { Config } from '../common/config';
+import { cpfHash } from '../common/pii';
+import { depositWorkflowId } from '../contracts/deposit';
+import type { OnboardingInput, OnboardingState } from '../contracts/onboarding';
+import { onboardingWorkflowId } from '../contracts/onboarding';
+import { type WithdrawalState, withdrawalWorkflowId } from '../contracts/withdrawal';
+import type { Pool } from '../db/pool';
+import { parse } from '../http/request-input';
+import { isAlreadyStarted, isNotFound } from '../http/workflow-calls';
+import { answering, refused } from './errors';
+import { type FlowRefInput, flowRefSchema } from './inputs';
+import {
+  type FlowOutcome,
+  type FlowRef,
+  type OnboardingRequest,
+  pixflowService,
+  type WithdrawalRequest,
+} from './service';
+
+// The Nexus service's handlers, run by pixflow's worker. Each starts its flow through the API's
+// own start path (api/*.ts), with its rules: what the API refuses, the operation refuses. The
+// asynchronous operations are backed by the flows' own runs: the Temporal server calls the
+// caller back when the run ends, with its final state.
+
+/** A flow's workflow, as Nexus starts it: its input, its final state. */
+type FlowWorkflow<I, O> = (input: I) => Promise<O>;
+/** A running flow's workflow, as Nexus joins it: its final state (it is never started here). */
+type JoinedWorkflow<O> = () => Promise<O>;
+
+/** What an asynchronous operation answers: the flow's final state now, or its run to wait for. */
+type Outcome<O> = { ended: O } | { run: temporalNexus.WorkflowHandle<O> };
+
+/**
+ * An operation backed by a flow's run: the server calls the caller back when it ends. A flow
+ * that had ended answers at once. A caller never cancels a flow: money may be on its way.
+ */
+function flowRunOperation<I, O>(
+  begin: (ctx: nexus.StartOperationContext, input: I) => Promise<Outcome<O>>,
+): nexus.OperationHandler<I, O> {
+  return {
+    async start(ctx, input) {
+      const outcome = await answering(() => begin(ctx, input));
+      if ('ended' in outcome) return nexus.HandlerStartOperationResult.sync(outcome.ended);
+      return new temporalNexus.WorkflowRunOperationHandler<I, O>(async () => outcome.run).start(ctx, input);
+    },
+    async cancel() {
+      throw new nexus.HandlerError(
+        'NOT_IMPLEMENTED',
+        "pixflow's flows are not canceled by a caller (money may be on its way): stop waiting with cancellationType ABANDON",
+      );
+    },
+  };
+}
+
+/** The final state of a flow whose run has ended (following its continue-as-new). */
+async function endedOutcome<O>(client: Client, workflowId: string): Promise<O> {
+  return client.workflow.getHandle<JoinedWorkflow<O>>(workflowId).result();
+}
+
+/**
+ * Joins a running flow: the server attaches this operation's callback to its run. Never starts
+ * one (USE_EXISTING joins the running run; REJECT_DUPLICATE refuses a closed id): a flow that
+ * ended meanwhile answers its final state.
+ */
+async function join<O>(
+  ctx: nexus.StartOperationContext,
+  client: Client,
+  workflowType: string,
+  workflowId: string,
+): Promise<Outcome<O>> {
+  try {
+    const run = await temporalNexus.startWorkflow<JoinedWorkflow<O>>(ctx, workflowType, {
+      workflowId,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+    return { run };
+  } catch (err) {
+    if (!isAlreadyStarted(err)) throw err;
+    return { ended: await endedOutcome<O>(client, workflowId) };
+  }
+}
+
+/**
+ * 32 digits from the operation's request id, which the caller's server keeps across retries: a
+ * deposit asked without a txid is the same deposit when the operation is asked again.
+ */
+export const txidOfRequest = (requestId: string) =>
+  BigInt(`0x${createHash('sha256').update(requestId).digest('hex')}`)
+    .toString()
+    .slice(0, 32);
+
+/** A payout asked without a transactionId: the same payout when the operation is asked again. */
+export const transactionIdOfRequest = (requestId: string) => `nexus-${requestId}`;
+
+function workflowIdOf(config: Config, ref: FlowRefInput): { workflowId: string; what: string } {
+  switch (ref.flow) {
+    case 'onboarding':
+      return {
+        workflowId: onboardingWorkflowId(cpfHash(ref.cpf, config.PII_HASH_KEY)),
+        what: 'onboarding for this CPF',
+      };
+    case 'deposit':
+      return { workflowId: depositWorkflowId(ref.txid), what: 'deposit with this txid' };
+    case 'withdrawal':
+      return {
+        workflowId: withdrawalWorkflowId(ref.transactionId),
+        what: 'withdrawal with this transactionId',
+      };
+  }
+}
+
+/** A flow's final state: now if its run has ended, else its run to join. */
+async function outcomeOf(
+  ctx: nexus.StartOperationContext,
+  temporal: Client,
+  workflowId: string,
+  what: string,
+): Promise<Outcome<FlowOutcome>> {
+  let running: { type: string } | undefined;
+  try {
+    const { type, status } = await temporal.workflow.getHandle(workflowId).describe();
+    running = status.name === 'RUNNING' ? { type } : undefined;
+  } catch (err) {
+    if (isNotFound(err)) throw flowNotFound(what);
+    throw err;
+  }
+  if (!running) return { ended: await endedOutcome<FlowOutcome>(temporal, workflowId) };
+  return join<FlowOutcome>(ctx, temporal, running.type, workflowId);
+}
+
+export interface NexusDeps {
+  config: Config;
+  pool: Pool;
+}
+
+/** pixflow's Nexus service as the worker serves it (Worker.create's `nexusServices`). */
+export function pixflowNexusService({ config, pool }: NexusDeps) {
+  const timings = configuredTimings(config, undefined);
+  // The worker's own client for this operation: its connection, namespace and payload codec.
+  const starter = (): FlowStarter => ({ config, pool, temporal: temporalNexus.getClient(), timings });
+
+  return nexus.serviceHandler(pixflowService, {
+    startOnboarding: flowRunOperation<OnboardingRequest, OnboardingState>(async (ctx, raw) => {
+      const { temporal } = starter();
+      const input: OnboardingInput = {
+        ...parse(onboardingBodySchema, 'input', raw),
+        ...(timings ? { timings } : {}),
+      };
+      // A running onboarding is joined (USE_EXISTING) where the API answers its state: either way
+      // the caller has its end.
+      const outcome = await startOnboardingOnce(temporal, config, input, (reuse) =>
+        temporalNexus.startWorkflow<FlowWorkflow<OnboardingInput, OnboardingState>>(
+          ctx,
+          'onboardingWorkflow',
+          {
+            ...onboardingStart(config, input),
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            workflowIdReusePolicy: reuse,
+          },
+        ),
+      );
+      return 'started' in outcome ? { run: outcome.started } : { ended: outcome.existing };
+    }),
+
+    createDeposit: async (ctx, raw) =>
+      answering(async () => {
+        const body = parse(depositBodySchema, 'input', raw);
+        const started = await startDeposit(
+          starter(),
+          { ...body, txid: body.txid ?? txidOfRequest(ctx.requestId) },
+          ctx.requestId,
+        );
+        const { workflowId, txid, qr, created } = started;
+        return { workflowId, txid, qr, created };
+      }),
+
+    requestWithdrawal: flowRunOperation<WithdrawalRequest, WithdrawalState>(async (ctx, raw) => {
+      const deps = starter();
+      const body = parse(withdrawalBodySchema, 'input', raw);
+      const request = withdrawalRequest(config, body, 'input', transactionIdOfRequest(ctx.requestId));
+      const { workflowId, state, closed } = await startWithdrawal(deps, request);
+      if (state.status === 'refused') {
+        throw refused('withdrawal-refused', `the money rules refused the withdrawal: ${state.reason}`, state);
+      }
+      if (closed) return { ended: await endedOutcome(deps.temporal, workflowId) };
+      return join(ctx, deps.temporal, 'withdrawalWorkflow', workflowId);
+    }),
+
+    waitForOutcome: flowRunOperation<FlowRef, FlowOutcome>(async (ctx, raw) => {
+      const { workflowId, what } = workflowIdOf(config, parse(flowRefSchema, 'input', raw));
+      return outcomeOf(ctx, starter().temporal, workflowId, what);
+    }),
+  });
+}

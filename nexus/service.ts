@@ -1,0 +1,65 @@
+import * as nexus from 'nexus-rpc';
+import type { z } from 'zod';
+import type { depositBodySchema } from '../api/deposits-schemas';
+import type { onboardingBodySchema } from '../api/onboardings-schemas';
+import type { withdrawalBodySchema } from '../api/withdrawals-schemas';
+import type { DepositQr, DepositState } from '../contracts/deposit';
+import type { OnboardingState } from '../contracts/onboarding';
+import type { WithdrawalState } from '../contracts/withdrawal';
+import type { flowRefSchema } from './inputs';
+
+// pixflow's Nexus service: what a backend that runs on Temporal imports to call pixflow from its
+// own workflows, durably (docs/nexus.md). The worker serves it (nexus/handlers.ts) on pixflow's
+// namespace and task queue, behind the Nexus endpoint `npm start` creates. Inputs are the API's
+// bodies, checked with the same schemas; only types are imported here, so a caller's workflow
+// bundle holds nexus-rpc and nothing else of pixflow.
+
+/** The endpoint `npm start` creates for this service; elsewhere, the one its operator made. */
+export const PIXFLOW_NEXUS_ENDPOINT = 'pixflow';
+
+/** An onboarding, as POST /v1/onboardings takes it. */
+export type OnboardingRequest = z.input<typeof onboardingBodySchema>;
+/**
+ * A deposit, as POST /v1/deposits takes it. Without `txid`, one is derived from the operation's
+ * request id, so a retried operation is the same deposit.
+ */
+export type DepositRequest = z.input<typeof depositBodySchema>;
+/**
+ * A withdrawal, as POST /v1/withdrawals takes it. Without `transactionId`, one is derived from
+ * the operation's request id (`nexus-<request id>`), so a retried operation is the same payout.
+ */
+export type WithdrawalRequest = z.input<typeof withdrawalBodySchema>;
+/** Which flow to wait for: an onboarding by CPF, a deposit by txid, a withdrawal by transactionId. */
+export type FlowRef = z.input<typeof flowRefSchema>;
+
+/** A deposit's QR, at once: POST /v1/deposits' answer, and whether this operation created it. */
+export interface DepositCreated {
+  workflowId: string;
+  txid: string;
+  /** The Pix copy-and-paste, its image (a PNG data URL), expiry and amount. */
+  qr: DepositQr & { image: string };
+  created: boolean;
+}
+
+/** A flow's final state: what the flow's run ended with. */
+export type FlowOutcome = OnboardingState | DepositState | WithdrawalState;
+
+export const pixflowService = nexus.service('pixflow', {
+  /**
+   * Starts the person's onboarding (idempotent per CPF; an expired one starts over) and ends with
+   * its final state: `approved`, `rejected` or `expired`. One that ended already answers at once.
+   */
+  startOnboarding: nexus.operation<OnboardingRequest, OnboardingState>(),
+  /**
+   * Creates a deposit and answers its QR code in one round trip, as POST /v1/deposits does. Its
+   * outcome (paid and `completed`, `expired`, `held`...) comes from waitForOutcome.
+   */
+  createDeposit: nexus.operation<DepositRequest, DepositCreated>(),
+  /**
+   * Sends a Pix payout once the money rules allow it, and ends with the withdrawal's final state
+   * (`completed`, `failed`, `stuck`). A refusal by the rules fails the operation at once.
+   */
+  requestWithdrawal: nexus.operation<WithdrawalRequest, WithdrawalState>(),
+  /** Ends with a flow's final state, whoever started it; one that ended already answers at once. */
+  waitForOutcome: nexus.operation<FlowRef, FlowOutcome>(),
+});

@@ -1,0 +1,277 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCodecKeys, pixflowDataConverter } from '../../common/codec';
+import { PIXFLOW_NEXUS_ENDPOINT, pixflowService } from '../../nexus/service';
+import { type EmbeddedStack, startEmbeddedStack } from '../../scripts/embedded-stack';
+import { runTool } from '../../scripts/temporal-server';
+import { ensureTemporalCli } from '../../scripts/temporal-tools';
+import { newPerson, onboard, type Person } from '../helpers/people';
+import { waitUntil } from '../helpers/wait';
+import type { backendMovesMoney, backendRefusals } from './caller-workflows';
+
+// A backend that runs on Temporal calls pixflow from its own workflows, in a namespace of its
+// own, through the Nexus endpoint `npm start` makes: the whole stack as `npm start` runs it
+// (every part a real process), a caller namespace on its Temporal, and the caller's worker in a
+// process of its own, killed (SIGKILL) while its workflow waits on pixflow and started again.
+// The flows' outcomes reach the caller through the server's completion callbacks.
+
+const { PendingNexusOperationState, CallbackState } = temporal.api.enums.v1;
+
+const API_KEY = 'nexus-key';
+const WEBHOOK_SECRET = 'nexus-webhook-secret-0123456789';
+const CALLER_NAMESPACE = 'backend';
+const CALLER_TASK_QUEUE = 'backend';
+
+let stack: EmbeddedStack;
+let connection: Connection;
+/** The backend's client, in its own namespace, with pixflow's codec (docs/nexus.md). */
+let caller: Client;
+/** pixflow's own namespace, to look at its flows. */
+let pixflowNs: Client;
+let bundleDir: string;
+const workers: ChildProcess[] = [];
+
+const api = async (p: string, body?: unknown) => {
+  const res = await fetch(`${stack.api}${p}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: {
+      authorization: `Bearer ${API_KEY}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: parsed JSON answers, read field by field
+  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
+};
+const sandbox = async (p: string, body: unknown = {}) => {
+  const res = await fetch(`${stack.sandbox}${p}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  expect(res.status, `${p}: ${await res.text()}`).toBe(200);
+};
+
+/** Waits until `probe` is true, polling every 250 ms. */
+const until = (what: string, probe: () => Promise<boolean>, timeoutMs = 30_000) =>
+  waitUntil(
+    () => probe().catch(() => false),
+    (ok) => ok,
+    {
+      timeoutMs,
+      intervalMs: 250,
+      onTimeout: () => new Error(`${what}: not within ${timeoutMs / 1000} s`),
+    },
+  );
+
+/** The caller's worker as a process of its own, once it polls. */
+async function startCallerWorker(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'caller-worker.ts')], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      CALLER_NAMESPACE,
+      CALLER_TASK_QUEUE,
+      CALLER_BUNDLE: path.join(bundleDir, 'caller-workflows.js'),
+      CODEC_KEYS: stack.env.CODEC_KEYS,
+      CODEC_ACTIVE_KEY_ID: stack.env.CODEC_ACTIVE_KEY_ID,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  workers.push(child);
+  let out = '';
+  child.stdout?.on('data', (b: Buffer) => {
+    out += b.toString('utf8');
+  });
+  child.stderr?.on('data', (b: Buffer) => {
+    out += b.toString('utf8');
+  });
+  await until('the caller worker polls', async () => {
+    if (child.exitCode !== null) throw new Error(`the caller worker exited:\n${out}`);
+    return out.includes('caller worker polling');
+  });
+  return child;
+}
+
+async function kill(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await gone;
+}
+
+beforeAll(async () => {
+  stack = await startEmbeddedStack({
+    label: 'nexus',
+    env: {
+      API_KEYS: API_KEY,
+      WEBHOOK_SECRET,
+      WEBHOOK_PARTNER_ID: 'nexus-partner',
+      POLL_SCHEDULE_MS: '1000,2000',
+      RECONCILE_INTERVAL_MS: '500',
+    },
+  });
+  connection = await Connection.connect({ address: stack.temporalAddress });
+  // The backend's namespace, on the same server, as its operator would make it.
+  await runTool(ensureTemporalCli(), [
+    'operator',
+    'namespace',
+    'create',
+    '--namespace',
+    CALLER_NAMESPACE,
+    '--address',
+    stack.temporalAddress,
+  ]);
+  const dataConverter = pixflowDataConverter(
+    parseCodecKeys(stack.env.CODEC_KEYS ?? '', stack.env.CODEC_ACTIVE_KEY_ID ?? ''),
+  );
+  caller = new Client({ connection, namespace: CALLER_NAMESPACE, dataConverter });
+  pixflowNs = new Client({ connection, namespace: stack.env.TEMPORAL_NAMESPACE ?? 'default', dataConverter });
+  // Bundled once: each caller worker process starts from it at once.
+  bundleDir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-nexus-caller-'));
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(__dirname, 'caller-workflows.ts'),
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
+  });
+  writeFileSync(path.join(bundleDir, 'caller-workflows.js'), code);
+}, 180_000);
+
+afterAll(async () => {
+  for (const w of workers) await kill(w);
+  await connection?.close();
+  if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
+  if (!stack) return;
+  const code = await stack.stop();
+  expect(code, stack.output().slice(-5000)).toBe(0);
+}, 60_000);
+
+/** Starts a caller workflow; at first the new namespace may not be known to every service yet. */
+async function startCaller<W extends typeof backendMovesMoney | typeof backendRefusals>(
+  workflow: string,
+  args: Parameters<W>,
+) {
+  const workflowId = `${workflow}-${randomBytes(4).toString('hex')}`;
+  await until(`the ${CALLER_NAMESPACE} namespace takes a workflow`, () =>
+    caller.workflow.start<W>(workflow, { workflowId, taskQueue: CALLER_TASK_QUEUE, args }).then(() => true),
+  );
+  return caller.workflow.getHandle<W>(workflowId);
+}
+
+describe('a backend calls pixflow through Nexus from another namespace', () => {
+  let ana: Person;
+  let payout: string;
+
+  it('onboards, takes a deposit and pays out; its worker is killed while it waits and the workflow completes', async () => {
+    const started = Date.now();
+    // The endpoint npm start made routes to pixflow's namespace and task queue.
+    const endpoint = await connection.operatorService.listNexusEndpoints({ name: PIXFLOW_NEXUS_ENDPOINT });
+    expect(endpoint.endpoints[0]?.spec?.target?.worker).toMatchObject({
+      namespace: stack.env.TEMPORAL_NAMESPACE ?? 'default',
+      taskQueue: 'pixflow',
+    });
+
+    ana = newPerson();
+    const txid = `${Date.now()}${randomBytes(3).readUIntBE(0, 3)}`;
+    payout = `payout-${randomBytes(6).toString('hex')}`;
+    const first = await startCallerWorker();
+    const handle = await startCaller<typeof backendMovesMoney>('backendMovesMoney', [
+      { person: ana, txid, transactionId: payout, depositCentavos: 15_000, payoutCentavos: 4_990 },
+    ]);
+
+    // Its onboarding is pixflow's own: the person does the liveness, an operator the review.
+    await until(
+      'the onboarding the caller started',
+      async () => (await api(`/v1/onboardings/${ana.cpf}`)).status === 200,
+    );
+    await onboard({ api: stack.api, apiKey: API_KEY, sandbox: stack.sandbox }, ana);
+
+    // The deposit exists, and the caller waits for its outcome: then its worker dies.
+    await until('the caller waits for the deposit', async () => {
+      const { raw } = await handle.describe();
+      return (raw.pendingNexusOperations ?? []).some(
+        (op) =>
+          op.operation === 'waitForOutcome' &&
+          op.state === PendingNexusOperationState.PENDING_NEXUS_OPERATION_STATE_STARTED,
+      );
+    });
+    expect((await api(`/v1/deposits/${txid}`)).body.state.status).toBe('awaiting_payment');
+    await kill(first);
+
+    // Paid while the caller has no worker: the server calls the caller back all the same.
+    await sandbox(`/sandbox/deposits/${txid}/pay`, { payerName: ana.name });
+    await until(
+      'the deposit completes',
+      async () => (await api(`/v1/deposits/${txid}`)).body.state.status === 'completed',
+    );
+    await until('the caller has the deposit outcome', async () => {
+      const { raw } = await handle.describe();
+      return (raw.pendingNexusOperations ?? []).length === 0;
+    });
+
+    await startCallerWorker();
+    await until(
+      'the payout is on its way',
+      async () => (await api(`/v1/withdrawals/${payout}`)).body?.state.status === 'processing',
+    );
+    await sandbox(`/sandbox/withdrawals/${payout}/settle`);
+    const moved = await handle.result();
+
+    expect(moved.onboarding.status).toBe('approved');
+    expect(moved.deposit).toMatchObject({ workflowId: `deposit-${txid}`, txid, created: true });
+    expect(moved.deposit.qr.payload).toMatch(/^000201/);
+    expect(moved.deposit.qr.image).toMatch(/^data:image\/png;base64,/);
+    expect(moved.depositOutcome).toMatchObject({ status: 'completed', txid, amountCentavos: 15_000 });
+    expect(moved.withdrawal).toMatchObject({
+      status: 'completed',
+      transactionId: payout,
+      amountCentavos: 4_990,
+      receiptStored: true,
+    });
+    // Each outcome came from the flow's own run: the server's callback to the caller succeeded.
+    for (const workflowId of [`deposit-${txid}`, `withdrawal-${payout}`]) {
+      const { raw } = await pixflowNs.workflow.getHandle(workflowId).describe();
+      expect(raw.callbacks?.length, workflowId).toBeGreaterThan(0);
+      for (const cb of raw.callbacks ?? []) {
+        expect(cb.state, workflowId).toBe(CallbackState.CALLBACK_STATE_SUCCEEDED);
+      }
+    }
+    process.stdout.write(
+      `[nexus] the backend's workflow completed in ${Math.round((Date.now() - started) / 1000)} s\n`,
+    );
+  }, 180_000);
+
+  it('refusals: bad input is a handler error naming the field, a rule or a conflict fails the operation', async () => {
+    const stranger = newPerson();
+    const handle = await startCaller<typeof backendRefusals>('backendRefusals', [
+      { stranger, approved: ana, conflictingTransactionId: payout },
+    ]);
+    const [badCpf, unverifiedDeposit, unverifiedPayout, conflict, noSuchFlow] = await handle.result();
+    expect(badCpf).toMatchObject({ kind: 'handler-error', type: 'BAD_REQUEST' });
+    expect(badCpf?.message).toContain('input.client.cpf: has invalid check digits');
+    expect(unverifiedDeposit).toMatchObject({
+      kind: 'operation-failed',
+      type: 'not-verified',
+      details: { reason: 'not_verified', verification: 'none' },
+    });
+    expect(unverifiedPayout).toMatchObject({
+      kind: 'operation-failed',
+      type: 'withdrawal-refused',
+      details: { status: 'refused', reason: 'not_verified' },
+    });
+    expect(conflict).toMatchObject({ kind: 'operation-failed', type: 'conflict' });
+    expect(noSuchFlow).toMatchObject({ kind: 'operation-failed', type: 'flow-not-found' });
+    // Refused before anything started: no deposit, no payout for the stranger.
+    const flows = await api(`/v1/flows?cpf=${stranger.cpf}`);
+    expect(flows.body.items.filter((f: { type: string }) => f.type === 'deposit')).toEqual([]);
+    expect(pixflowService.name).toBe('pixflow');
+  }, 60_000);
+});
