@@ -1,5 +1,6 @@
 import { type Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
 import { startSearchAttributes } from '../common/search-attributes';
 import {
@@ -56,7 +57,7 @@ export async function askBiometrics<Args extends unknown[]>(
           workflowIdConflictPolicy: 'USE_EXISTING',
           // Each identification is a run of its own: a closed one is followed by a new one.
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-          staticSummary: `Biometric identification ${maskCpf(opts.cpf)}`,
+          staticSummary: escapeMarkdown(`Biometric identification ${maskCpf(opts.cpf)}`),
           typedSearchAttributes: startSearchAttributes({
             type: 'biometrics',
             status: 'issuing_link',

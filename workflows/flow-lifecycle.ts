@@ -10,6 +10,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
 import {
   AmountKey,
@@ -123,7 +124,7 @@ export function trackFlow<Status extends string, State extends TrackedState<Stat
     f.state.updatedAt = isoNow();
     if (f.finalStatuses.includes(status)) f.state.finishedAt = f.state.updatedAt;
     upsertSearchAttributes([{ key: FlowStatusKey, value: status }]);
-    setCurrentDetails(`**${status}**${reason ? ` — ${reason}` : ''}`);
+    setCurrentDetails(`**${escapeMarkdown(status)}**${reason ? ` — ${escapeMarkdown(reason)}` : ''}`);
   };
 
   const moveTo = async (status: Status, reason?: string) => {
