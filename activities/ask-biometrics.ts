@@ -1,5 +1,6 @@
 import { type Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
 import { startSearchAttributes } from '../common/search-attributes';
 import {
@@ -22,6 +23,29 @@ const BIOMETRICS_EVENT = 'biometric_identification';
 export class BiometricsUnavailableError extends Error {
   override name = 'BiometricsUnavailableError';
 }
+
+/**
+ * Why the person gets no identification and what would give them one, as the API's 409 and a
+ * step-up's refusal say it: the run's reason code alone (not_onboarded_at_provider) leaves a
+ * caller, whose own records say the person is approved, with nothing to act on.
+ */
+function unavailableDetail(cpf: string, reason: string | undefined): string {
+  const who = maskCpf(cpf);
+  if (reason === 'not_onboarded_at_provider')
+    return (
+      `The provider does not count ${who} as onboarded, so it gives no biometric identification ` +
+      '(it answered a new onboarding link): its own liveness review of their onboarding has not ' +
+      "approved them, it is still manual_approve_pending whatever pixflow's review decided. Ask " +
+      "again once the provider's reviewer has approved it (against the sandbox: POST " +
+      '/sandbox/liveness/review {"document": "<cpf>", "decision": "approve"}). Reason: not_onboarded_at_provider.'
+    );
+  if (reason?.startsWith('liveness_'))
+    return `The provider refused a biometric identification for ${who}. Reason: ${reason}.`;
+  return `No biometric identification for ${who}${reason ? `. Reason: ${reason}` : ''}.`;
+}
+
+/** The reason code in an ended run's refusal: "biometric identification is unavailable: <reason>". */
+const reasonOf = (message: string) => /^biometric identification is \w+: (\S+)$/.exec(message)?.[1];
 
 /**
  * Update-with-start on `biometrics-<hash>`: attaches to the open identification or starts a new
@@ -56,7 +80,7 @@ export async function askBiometrics<Args extends unknown[]>(
           workflowIdConflictPolicy: 'USE_EXISTING',
           // Each identification is a run of its own: a closed one is followed by a new one.
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-          staticSummary: `Biometric identification ${maskCpf(opts.cpf)}`,
+          staticSummary: escapeMarkdown(`Biometric identification ${maskCpf(opts.cpf)}`),
           typedSearchAttributes: startSearchAttributes({
             type: 'biometrics',
             status: 'issuing_link',
@@ -70,7 +94,8 @@ export async function askBiometrics<Args extends unknown[]>(
       if (!(err instanceof WorkflowUpdateFailedError)) throw err;
       const cause = err.cause;
       const ended = cause instanceof ApplicationFailure && cause.type === BIOMETRICS_FINISHED;
-      if (ended && cause.details?.[0] === 'unavailable') throw new BiometricsUnavailableError(cause.message);
+      if (ended && cause.details?.[0] === 'unavailable')
+        throw new BiometricsUnavailableError(unavailableDetail(opts.cpf, reasonOf(cause.message)));
       if (attempt >= 20) throw new BiometricsUnavailableError(cause?.message ?? err.message);
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -2,6 +2,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { type Client, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { Router } from 'express';
+import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import { qrDataUrl, qrPng } from '../common/qr-image';
@@ -198,7 +199,9 @@ export async function startDeposit(
       workflowId: handle.workflowId,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],
-      staticSummary: `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
+      staticSummary: escapeMarkdown(
+        `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
+      ),
       typedSearchAttributes: startSearchAttributes({
         type: 'deposit',
         status: 'creating',

@@ -1,6 +1,7 @@
 import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
 import type { Config } from '../common/config';
+import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import { startSearchAttributes } from '../common/search-attributes';
@@ -56,11 +57,12 @@ export function onboardingStart(config: Config, input: OnboardingInput) {
     workflowId: onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)),
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     args: [input] as [OnboardingInput],
-    staticSummary: `Onboarding ${maskCpf(input.cpf)} — ${input.plan}`,
+    staticSummary: escapeMarkdown(`Onboarding ${maskCpf(input.cpf)} — ${input.plan}`),
+    // The labels bold, the caller's values as they are.
     staticDetails: [
-      `**event** ${input.event}`,
-      input.userRef ? `**userRef** ${input.userRef}` : undefined,
-      `**plan** ${input.plan}`,
+      `**event** ${escapeMarkdown(input.event)}`,
+      input.userRef ? `**userRef** ${escapeMarkdown(input.userRef)}` : undefined,
+      `**plan** ${escapeMarkdown(input.plan)}`,
     ]
       .filter(Boolean)
       .join('\n\n'),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import type { Config } from '../common/config';
+import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import { startSearchAttributes } from '../common/search-attributes';
@@ -89,7 +90,9 @@ export function withdrawalStart(
       workflowId: withdrawalWorkflowId(input.transactionId),
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],
-      staticSummary: `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
+      staticSummary: escapeMarkdown(
+        `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
+      ),
       typedSearchAttributes: startSearchAttributes({
         type: 'withdrawal',
         status: 'validating',

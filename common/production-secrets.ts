@@ -24,6 +24,8 @@ export const SECRETS_READ_BY = {
   worker: ['CODEC_KEYS', 'PII_HASH_KEY'],
   // The provider's stand-in holds none of pixflow's secrets.
   sandbox: [],
+  // Only DATABASE_URL: applying migrations needs no key.
+  migrate: [],
 } as const satisfies Record<string, readonly SecretVariable[]>;
 
 const HEX = 'make one with `openssl rand -hex 32`';

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Eta } from 'eta';
 import { Router } from 'express';
 import { escapeHtml } from '../common/html';
+import { PEOPLE_TIME_ZONE, peopleClock, peopleDateTime } from '../common/people-time';
 import { formatBrl } from '../provider/money';
 import type { SandboxContext } from './context';
 import { depositStatus } from './routes/deposits';
@@ -24,10 +25,6 @@ const eta = new Eta({
 });
 
 const RECENT_LIMIT = 10;
-
-function clock(ms: number): string {
-  return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
-}
 
 /** Minute granularity on purpose: the rows only change (and get swapped) when something happened. */
 function until(ms: number, now: number): string {
@@ -111,7 +108,10 @@ function rowsData(ctx: SandboxContext) {
     ...waiting(ctx, now),
     recent: recentlyFinished(ctx, now),
     brl: formatBrl,
-    clock,
+    // São Paulo's clock for people; the <time> element's datetime keeps the instant in UTC.
+    clock: peopleClock,
+    dateTime: peopleDateTime,
+    iso: (ms: number) => new Date(ms).toISOString(),
     until: (ms: number) => until(ms, now),
     isOpen: (s: LivenessSession) => isLivenessOpen(s, now),
     // The sandbox makes the QR a PNG data URL; anything else is not put in an <img src>.
@@ -135,7 +135,7 @@ export function consoleRoutes(ctx: SandboxContext): Router {
         'X-Content-Type-Options': 'nosniff',
       })
       .type('html')
-      .send(eta.render('./console', { ...rowsData(ctx), nonce }));
+      .send(eta.render('./console', { ...rowsData(ctx), nonce, zone: PEOPLE_TIME_ZONE }));
   });
   // The live part of the page alone, for its 2 s refresh.
   router.get('/sandbox/console/rows', (_req, res) => {

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, Runtime } from '@temporalio/worker';
 import { z } from 'zod';
@@ -9,7 +9,15 @@ import { z } from 'zod';
 // (deployment name, build id), and a pinned flow runs to its end on workers of its build id.
 // Two workers with the same id must run the same workflow code; a new release must get a new id.
 
-const ROOT = path.resolve(__dirname, '..');
+/** The package's folder: the checkout, or the image's /app above the compiled dist/. */
+function packageRoot(from = __dirname): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
+
+const ROOT = packageRoot();
 
 /** A short hash of the workflow bundle: the same code, the same hash. */
 export function bundleHash(bundleCode: string): string {

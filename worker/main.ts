@@ -83,7 +83,10 @@ async function main() {
   );
   metrics.countTokenRequests(() => provider.tokenRequests);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
-  const bundle = await workflowBundle(path.join(__dirname, '..', 'workflows', 'index.ts'));
+  // workflows/index.ts under tsx, index.js in the compiled image: the extension of this file.
+  const bundle = await workflowBundle(
+    path.join(__dirname, '..', 'workflows', `index${path.extname(__filename)}`),
+  );
   const version = {
     deploymentName: config.WORKER_DEPLOYMENT_NAME,
     buildId: config.WORKER_BUILD_ID ?? buildIdFor(bundle.code),

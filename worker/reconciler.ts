@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from '../common/logger';
+import { escapeMarkdown } from '../common/markdown';
 import { reconcilerWorkflowId } from '../contracts/reconciler';
 
 /**
@@ -20,7 +21,9 @@ export async function ensureReconciler(
         workflowId,
         taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
-        staticSummary: 'Reconciliation: looks up deposits and payouts waiting for the provider',
+        staticSummary: escapeMarkdown(
+          'Reconciliation: looks up deposits and payouts waiting for the provider',
+        ),
       });
       log.info({ workflowId }, 'reconciler running');
       return;

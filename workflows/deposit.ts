@@ -133,6 +133,7 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
     hint,
     deadline: new Date(state.qr.expiresAt).getTime(),
     look: lookForPayment,
+    summary: 'Payment, until the QR code expires',
   });
   if (!(state.payment || (await lookForPayment()))) return flow.finish('expired', 'qr_expired_unpaid');
   if (!hold) return flow.finish('completed');

@@ -10,6 +10,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
 import {
   AmountKey,
@@ -131,7 +132,7 @@ export function trackFlow<Status extends string, State extends TrackedState<Stat
     f.state.updatedAt = isoNow();
     if (f.finalStatuses.includes(status)) f.state.finishedAt = f.state.updatedAt;
     upsertSearchAttributes([{ key: FlowStatusKey, value: status }]);
-    setCurrentDetails(`**${status}**${reason ? ` — ${reason}` : ''}`);
+    setCurrentDetails(`**${escapeMarkdown(status)}**${reason ? ` — ${escapeMarkdown(reason)}` : ''}`);
   };
 
   const moveTo = async (status: Status, reason?: string) => {
@@ -220,13 +221,15 @@ export async function waitForOutcome<T>(w: {
   hint: ProviderHint;
   deadline: number;
   look: () => Promise<T | undefined>;
+  /** The deadline timer's name in the Temporal UI. */
+  summary: string;
 }): Promise<T | undefined> {
   for (;;) {
     const left = w.deadline - Date.now();
     if (left <= 0) return undefined;
-    // No summary on the deadline timer: every payment starts and cancels one, and both events
-    // would keep it.
-    const woke = await condition(() => w.hint.pending, left);
+    // The summary costs each payment's TIMER_STARTED event one sealed payload; an operator
+    // reading the timeline sees what the timer waits for instead of a bare duration.
+    const woke = await condition(() => w.hint.pending, left, { summary: w.summary });
     // At the deadline the caller decides (a deposit looks once more): no look here too.
     if (!woke && w.deadline <= Date.now()) return undefined;
     w.hint.pending = false;

@@ -35,7 +35,7 @@ export async function reconcilerWorkflow(): Promise<never> {
       log.warn('reconciliation sweep failed; the next one takes its rows', { error: String(err.cause) });
     }
     // Never a busy loop: a sweep behind its schedule still yields a second.
-    await sleep(Math.max(1_000, nextInMs));
+    await sleep(Math.max(1_000, nextInMs), { summary: 'Next reconciliation sweep' });
   }
   return continueAsNew<typeof reconcilerWorkflow>();
 }

@@ -125,6 +125,7 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   const outcome = await waitForOutcome({
     hint,
     deadline: Date.now() + timings.withdrawalDeadlineMs,
+    summary: 'Payout outcome, until the withdrawal deadline',
     look: async (): Promise<PayoutCheck | undefined> => {
       state.inquiries += 1;
       const check = await lookAsLocalActivityFirst(checkPayoutLocally, checkPayout, input.transactionId);

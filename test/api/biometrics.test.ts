@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { biometricsResponseSchema } from '../../api/biometrics-schemas';
 import { livenessLinkResponseSchema } from '../../api/onboardings-schemas';
+import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
 import { biometricsStateQuery, biometricsWorkflowId } from '../../contracts/biometrics';
 import { type OnboardingState, onboardingWorkflowId } from '../../contracts/onboarding';
@@ -247,7 +248,12 @@ describe('biometric identification', () => {
       409,
       'biometrics-unavailable',
     );
-    expect(p.detail).toMatch(/unavailable: not_onboarded_at_provider/);
+    // The detail says what is missing, for whom, and what settles it; the CPF only masked.
+    expect(p.detail).toContain(`The provider does not count ${maskCpf(cpf)} as onboarded`);
+    expect(p.detail).toMatch(/liveness review .* still manual_approve_pending/);
+    expect(p.detail).toContain('POST /sandbox/liveness/review');
+    expect(p.detail).toContain('Reason: not_onboarded_at_provider.');
+    expect(p.detail).not.toContain(cpf);
     expect((await biometricsOf(cpf)).state).toMatchObject({ status: 'unavailable' });
     expect(refused()).toHaveLength(1);
   });

@@ -109,7 +109,13 @@ describe('sandbox console in Chromium', () => {
       await qr.elementHandle(),
     );
     expect(await qr.evaluate((el) => (el as unknown as Img).naturalWidth)).toBeGreaterThan(0);
-    await expect(row.textContent()).resolves.toMatch(/UTC/); // the expiry
+    // The expiry on São Paulo's clock, as the refresh time above the rows.
+    await expect(row.textContent()).resolves.toMatch(/\b\d\d:\d\d:\d\d GMT-3\b/);
+    expect(await row.textContent()).not.toMatch(/UTC/);
+    await page
+      .locator(testId('status'))
+      .filter({ hasText: /^updated \d\d:\d\d:\d\d GMT-3$/ })
+      .waitFor();
 
     await page.locator(testId(`pay-${id}`)).click();
     await page

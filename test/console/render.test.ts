@@ -118,3 +118,44 @@ describe('GET /sandbox/console', () => {
     expect(html).not.toContain('javascript:');
   });
 });
+
+describe('times on the console', () => {
+  // 15:00 in UTC: 12:00 in São Paulo (UTC-3 all year since 2019).
+  const NOW = Date.parse('2026-11-25T15:00:00.000Z');
+  let sandbox: RunningSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, host: '127.0.0.1', now: () => NOW });
+  });
+  afterAll(() => sandbox.close());
+
+  /** The instant as the rows must show it: São Paulo's clock for people, UTC for machines. */
+  const shown = (ms: number) => {
+    const local = new Date(ms - 3 * 3_600_000).toISOString();
+    const clock = `${local.slice(11, 19)} GMT-3`;
+    const date = `${local.slice(8, 10)}/${local.slice(5, 7)}/${local.slice(0, 4)}`;
+    return `<time datetime="${new Date(ms).toISOString()}" title="${date}, ${clock}">${clock}</time>`;
+  };
+
+  it("writes every time on São Paulo's clock with its offset, the UTC instant only in datetime", async () => {
+    const client = clientFor(sandbox.url);
+    const person = { externalId: 'ext-tz', cpf: '63401825771', email: 'ana@example.com', name: 'Ana' };
+    const txid = `${NOW}3`;
+    await client.createDeposit({ txid, amountCentavos: 100, client: person });
+    await client.createWithdrawal({
+      transactionId: 'wd-tz',
+      amountCentavos: 250,
+      pixKey: 'ana@example.com',
+      pixType: 'EMAIL',
+      client: person,
+    });
+    const rows = await (await fetch(`${sandbox.url}/sandbox/console/rows`)).text();
+    expect(rows).toContain(shown(sandbox.state.deposits.get(txid)!.expiresAtMs));
+    expect(rows).toContain(shown(NOW)); // the withdrawal's creation
+    expect(rows).toContain('12:00:00 GMT-3');
+
+    const page = await (await fetch(`${sandbox.url}/sandbox/console`)).text();
+    // The refresh time the page writes in the browser follows the same rule.
+    expect(page).toContain("var zone = 'America/Sao_Paulo';");
+    for (const html of [rows, page]) expect(html).not.toMatch(/UTC/);
+  });
+});

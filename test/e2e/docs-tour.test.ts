@@ -67,6 +67,11 @@ const steps: Step[] = [
   { request: '/v1/onboardings/63401825771/review', status: 202 },
   { request: '"$API/v1/onboardings/63401825771" ', status: 200, check: state('approved'), repeat: true },
   {
+    request: '$SANDBOX/sandbox/liveness/review',
+    status: 200,
+    check: (a) => expect(a.body.statusVerification).toBe('manual_approved'),
+  },
+  {
     request: '"$API/v1/deposits" ',
     status: 201,
     check: (a) => {
@@ -107,6 +112,35 @@ const steps: Step[] = [
         'deposit.awaiting_payment',
         'deposit.completed',
       ]),
+  },
+  // The step-up: possible only because the provider's own review was settled above.
+  {
+    request: '"amountCentavos": 600000',
+    status: 202,
+    check: (a) =>
+      expect(a.body.state).toMatchObject({
+        status: 'awaiting_biometrics',
+        stepUp: { cause: 'amount_above_step_up', url: expect.stringMatching(/^https?:\/\//) },
+      }),
+  },
+  {
+    request: '$SANDBOX/sandbox/liveness/complete',
+    status: 200,
+    check: (a) => {
+      expect(a.body.actionType).toBe('biometric_identification');
+      expect(a.body.statusVerification).toBe('completed');
+    },
+  },
+  {
+    request: '"$API/v1/withdrawals/$WID" ',
+    status: 200,
+    check: (a) => expect(a.body.state).toMatchObject({ status: 'processing', stepUp: { outcome: 'passed' } }),
+    repeat: true,
+  },
+  {
+    request: '$SANDBOX/sandbox/withdrawals/$WID/settle',
+    status: 200,
+    check: (a) => expect(a.body.status).toBe('completed'),
   },
 ];
 

@@ -111,6 +111,17 @@ describe('docker-compose.yml', () => {
     expect(readFileSync(path.join(__dirname, '../../.dockerignore'), 'utf8')).toMatch(/^\.git$/m);
   });
 
+  it("applies pixflow's migrations, to the database they use, before the API and the workers start", () => {
+    expect(services.migrate?.build).toBe('.');
+    expect(services.migrate?.depends_on?.postgres?.condition).toBe('service_healthy');
+    for (const name of ['worker', 'api']) {
+      expect(services[name]?.depends_on?.migrate?.condition, name).toBe('service_completed_successfully');
+      expect(services.migrate?.environment?.DATABASE_URL, name).toBe(
+        services[name]?.environment?.DATABASE_URL,
+      );
+    }
+  });
+
   it('publishes the documented ports', () => {
     // The host port: `[address:]host:container`.
     const published = (name: string) => (services[name]?.ports ?? []).map((p) => p.split(':').at(-2));
