@@ -12,7 +12,12 @@ if (!PIXFLOW_URL || !PIXFLOW_API_KEY || !PUBLIC_URL) {
   process.exit(2);
 }
 const backend = createExampleBackend({ pixflowUrl: PIXFLOW_URL, apiKey: PIXFLOW_API_KEY });
-backend.app.listen(Number(PORT), async () => {
-  const id = await backend.subscribe(`${PUBLIC_URL}/webhooks/pixflow`, ['*']);
-  process.stdout.write(`listening on ${PORT}; pixflow pushes events to webhook endpoint ${id}\n`);
+backend.app.listen(Number(PORT), () => {
+  backend.subscribe(`${PUBLIC_URL}/webhooks/pixflow`, ['*']).then(
+    (id) => process.stdout.write(`listening on ${PORT}; pixflow pushes events to webhook endpoint ${id}\n`),
+    (err: unknown) => {
+      process.stderr.write(`could not register the webhook endpoint: ${String(err)}\n`);
+      process.exit(1);
+    },
+  );
 });
