@@ -107,6 +107,14 @@ module.exports = {
       `contracts|activities|workflows|${API_ROOMS}|nexus|worker|db|scripts|bench`,
       'the sandbox stands in for the provider: it knows only the provider contract.',
     ),
+    {
+      name: 'clients: their own package',
+      comment:
+        "a client is a package of its own, built from the API's document: it imports nothing of pixflow's code.",
+      severity: 'error',
+      from: { path: '^clients/' },
+      to: { path: `^(common|provider|db|contracts|activities|workflows|${API_ROOMS}|${SERVICES})/` },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

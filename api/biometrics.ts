@@ -57,6 +57,7 @@ export async function biometricLink(
 /** The biometric identification route, as /openapi.json describes it. */
 export const biometricsOperations = {
   state: {
+    operationId: 'getBiometrics',
     method: 'get',
     path: '/biometrics/:cpf',
     tag: 'Onboarding',
@@ -65,7 +66,6 @@ export const biometricsOperations = {
       "Its status (issuing_link, awaiting_identification, then passed, failed, expired or unavailable) and link (the QR code is in the liveness link's own answer).",
     params: cpfParamsSchema,
     ok: [{ status: 200, description: 'Current state', schema: biometricsResponseSchema }],
-    errors: [400, 401, 404],
     // A biometric identification is the identity check of an onboarded person.
     scopes: ['onboardings:read'],
   },

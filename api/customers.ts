@@ -81,6 +81,7 @@ function accountToRegister(
 /** The customer routes, as /openapi.json describes them and in its order. */
 export const customerOperations = {
   get: {
+    operationId: 'getCustomer',
     method: 'get',
     path: '/customers/:cpf',
     tag: 'Customers',
@@ -89,20 +90,20 @@ export const customerOperations = {
       "Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified.",
     params: cpfParamsSchema,
     ok: [{ status: 200, description: 'The customer', schema: customerSchema }],
-    errors: [400, 401, 404],
     scopes: ['customers:read'],
   },
   accounts: {
+    operationId: 'listCustomerAccounts',
     method: 'get',
     path: '/customers/:cpf/accounts',
     tag: 'Customers',
     summary: "The person's registered accounts, masked",
     params: cpfParamsSchema,
     ok: [{ status: 200, description: 'Active accounts, oldest first', schema: customerAccountListSchema }],
-    errors: [400, 401, 404],
     scopes: ['customers:read'],
   },
   addAccount: {
+    operationId: 'createCustomerAccount',
     method: 'post',
     path: '/customers/:cpf/accounts',
     tag: 'Customers',
@@ -115,17 +116,17 @@ export const customerOperations = {
       { status: 201, description: 'Registered', schema: customerAccountSchema },
       { status: 200, description: 'Already registered', schema: customerAccountSchema },
     ],
-    errors: [400, 401, 404, 422],
+    errors: [422],
     scopes: ['customers:write'],
   },
   removeAccount: {
+    operationId: 'deleteCustomerAccount',
     method: 'delete',
     path: '/customers/:cpf/accounts/:id',
     tag: 'Customers',
     summary: 'Remove a registered account',
     params: accountParamsSchema,
     ok: [{ status: 204, description: 'Removed' }],
-    errors: [400, 401, 404],
     scopes: ['customers:write'],
   },
 } satisfies Record<string, Operation>;

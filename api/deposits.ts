@@ -273,6 +273,7 @@ function resolutionRoute(
 /** The deposit routes, as /openapi.json describes them and in its order. */
 export const depositOperations = {
   create: {
+    operationId: 'createDeposit',
     method: 'post',
     path: '/deposits',
     tag: 'Deposits',
@@ -284,10 +285,11 @@ export const depositOperations = {
       { status: 201, description: 'Created', schema: depositResponseSchema },
       { status: 200, description: 'The same deposit again', schema: depositResponseSchema },
     ],
-    errors: [400, 401, 409, 422],
+    errors: [409, 422],
     scopes: ['deposits:write'],
   },
   state: {
+    operationId: 'getDeposit',
     method: 'get',
     path: '/deposits/:txid',
     tag: 'Deposits',
@@ -296,10 +298,10 @@ export const depositOperations = {
       "The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image. A deposit paid by someone else is `held` (reason `third_party_payer`) until an operator's `resolution`, kept in the state once decided.",
     params: txidParamsSchema,
     ok: [{ status: 200, description: 'Current state', schema: depositStateResponseSchema }],
-    errors: [400, 401, 404],
     scopes: ['deposits:read'],
   },
   resolution: {
+    operationId: 'resolveDeposit',
     method: 'post',
     path: '/deposits/:txid/resolution',
     tag: 'Deposits',
@@ -315,17 +317,17 @@ export const depositOperations = {
         schema: depositResolutionResponseSchema,
       },
     ],
-    errors: [400, 401, 404, 409],
+    errors: [409],
     scopes: ['deposits:write'],
   },
   qrCode: {
+    operationId: 'getDepositQrCode',
     method: 'get',
     path: '/deposits/:txid/qrcode.png',
     tag: 'Deposits',
     summary: 'The QR code image',
     params: txidParamsSchema,
     ok: [{ status: 200, description: 'PNG image', png: true }],
-    errors: [400, 401, 404],
     scopes: ['deposits:read'],
   },
 } satisfies Record<string, Operation>;

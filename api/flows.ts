@@ -40,6 +40,7 @@ function decodeCursor(s: string): FlowCursor {
 /** The flow list, as /openapi.json describes it. */
 export const flowOperations = {
   list: {
+    operationId: 'listFlows',
     method: 'get',
     path: '/flows',
     tag: 'Flows',
@@ -48,7 +49,6 @@ export const flowOperations = {
       'A status that the given type (or, without type, no flow type) has is a 400 listing the allowed ones.',
     query: flowsQuerySchema,
     ok: [{ status: 200, description: 'One page', schema: flowPageSchema }],
-    errors: [400, 401],
     // Lists every flow type, whatever its filters: it reads what each of the three reads.
     scopes: ['onboardings:read', 'deposits:read', 'withdrawals:read'],
   },

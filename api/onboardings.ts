@@ -109,6 +109,7 @@ export async function startOnboardingOnce<T>(
 /** The onboarding routes, as /openapi.json describes them and in its order. */
 export const onboardingOperations = {
   start: {
+    operationId: 'createOnboarding',
     method: 'post',
     path: '/onboardings',
     tag: 'Onboarding',
@@ -120,10 +121,10 @@ export const onboardingOperations = {
       { status: 201, description: 'Started', schema: onboardingResponseSchema },
       { status: 200, description: 'Already exists', schema: onboardingResponseSchema },
     ],
-    errors: [400, 401],
     scopes: ['onboardings:write'],
   },
   state: {
+    operationId: 'getOnboarding',
     method: 'get',
     path: '/onboardings/:cpf',
     tag: 'Onboarding',
@@ -131,10 +132,10 @@ export const onboardingOperations = {
     description: "The liveness link's QR code is a link to its PNG (`link.qrcodeUrl`), not the image.",
     params: cpfParamsSchema,
     ok: [{ status: 200, description: 'Current state', schema: onboardingResponseSchema }],
-    errors: [400, 401, 404],
     scopes: ['onboardings:read'],
   },
   livenessLink: {
+    operationId: 'createLivenessLink',
     method: 'post',
     path: '/onboardings/:cpf/liveness-link',
     tag: 'Onboarding',
@@ -149,20 +150,21 @@ export const onboardingOperations = {
         schema: livenessLinkResponseSchema,
       },
     ],
-    errors: [400, 401, 404, 409],
+    errors: [409],
     scopes: ['onboardings:write'],
   },
   livenessLinkQrCode: {
+    operationId: 'getLivenessLinkQrCode',
     method: 'get',
     path: '/onboardings/:cpf/liveness-link/qrcode.png',
     tag: 'Onboarding',
     summary: "The current liveness link's QR code image (404 while there is no link)",
     params: cpfParamsSchema,
     ok: [{ status: 200, description: 'PNG image', png: true }],
-    errors: [400, 401, 404],
     scopes: ['onboardings:read'],
   },
   review: {
+    operationId: 'reviewOnboarding',
     method: 'post',
     path: '/onboardings/:cpf/review',
     tag: 'Onboarding',
@@ -170,7 +172,7 @@ export const onboardingOperations = {
     params: cpfParamsSchema,
     body: reviewBodySchema,
     ok: [{ status: 202, description: 'Decision delivered to the flow', schema: reviewAcceptedSchema }],
-    errors: [400, 401, 404, 409],
+    errors: [409],
     scopes: ['onboardings:write'],
   },
 } satisfies Record<string, Operation>;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Scope } from '../common/api-key';
 import { customerVerifications } from '../contracts/customer';
 import { registerWebhooks } from '../events/event-schemas';
-import { type Operation, V1 } from '../http/operation';
+import { errorStatuses, type Operation, V1 } from '../http/operation';
 import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS } from '../provider/pix-key';
 import { PIX_TYPES } from '../provider/pix-types';
 import type { PixType } from '../provider/schemas';
@@ -24,14 +24,6 @@ const errorText: Record<number, string> = {
   429: 'Too many requests with this API key, or too many failed authentications from this address: retry after the Retry-After seconds',
   503: "Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer",
 };
-
-/**
- * Every /v1 route checks the key's scopes and its rate limit, and any of them may find Temporal or
- * its worker down.
- */
-const FORBIDDEN = 403;
-const RATE_LIMITED = 429;
-const UNAVAILABLE = 503;
 
 const retryAfter = (description: string) => ({
   description,
@@ -155,7 +147,9 @@ function pixKeyVariants(): Record<string, unknown>[] {
       example: '63401825771;60701190;1234;987654321;CACC',
     },
   };
+  // Each variant requires the type itself, so that exactly one matches.
   return PIX_TYPES.map((type) => ({
+    required: ['pixType', 'pixKey'],
     properties: { pixType: { const: type }, pixKey: variants[type] },
   }));
 }
@@ -175,7 +169,7 @@ function registerOperation(registry: OpenAPIRegistry, op: Operation) {
       ...(ok.png ? { content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } : {}),
     };
   }
-  for (const status of new Set([...op.errors, FORBIDDEN, RATE_LIMITED, UNAVAILABLE])) {
+  for (const status of errorStatuses(op)) {
     responses[status] = {
       description: errorText[status] ?? 'Error',
       ...(problemHeaders[status] ? { headers: problemHeaders[status] } : {}),
@@ -183,6 +177,7 @@ function registerOperation(registry: OpenAPIRegistry, op: Operation) {
     };
   }
   registry.registerPath({
+    operationId: op.operationId,
     method: op.method,
     path: documentedPath(op),
     tags: [op.tag],
@@ -199,6 +194,19 @@ function registerOperation(registry: OpenAPIRegistry, op: Operation) {
   });
 }
 
+/** The operations' groups, in the order the reference shows them. */
+const tags = [
+  {
+    name: 'Onboarding',
+    description: "A person's KYC and liveness check, and their biometric identifications",
+  },
+  { name: 'Deposits', description: 'Pix in: a QR code to pay, then its payment' },
+  { name: 'Withdrawals', description: "Pix out: a payout to the person's own key, within the money rules" },
+  { name: 'Flows', description: 'Every flow, listed and filtered' },
+  { name: 'Customers', description: 'The person: verification, facts and registered accounts' },
+  { name: 'Events', description: 'What happened, pushed to webhook endpoints or pulled from /v1/events' },
+];
+
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'apiKey', {
@@ -214,10 +222,12 @@ export function buildOpenApiDocument() {
     info: {
       title: 'pixflow API',
       version: '1.0.0',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       description:
         'Onboarding (KYC + liveness), Pix deposits and withdrawals as durable workflows. Amounts are integer centavos. Errors are application/problem+json (RFC 9457).',
     },
     servers: [{ url: '/' }],
+    tags,
   });
   withTextRule(doc);
   // Both take a key with its type by the same rules.

@@ -107,9 +107,22 @@ export function withdrawalStart(
   };
 }
 
+/** An image of a withdrawal's: 410 once the withdrawal will never have it. */
+const withdrawalImage = (op: Pick<Operation, 'operationId' | 'path' | 'summary' | 'description'>) =>
+  ({
+    ...op,
+    method: 'get',
+    tag: 'Withdrawals',
+    params: withdrawalParamsSchema,
+    ok: [{ status: 200, description: 'PNG image', png: true }],
+    errors: [410],
+    scopes: ['withdrawals:read'],
+  }) satisfies Operation;
+
 /** The withdrawal routes, as /openapi.json describes them and in its order. */
 export const withdrawalOperations = {
   send: {
+    operationId: 'createWithdrawal',
     method: 'post',
     path: '/withdrawals',
     tag: 'Withdrawals',
@@ -118,43 +131,33 @@ export const withdrawalOperations = {
       'The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (docs/rules.md): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, or on its way (`sending`).',
     body: withdrawalBodySchema,
     ok: [{ status: 202, description: 'Accepted', schema: withdrawalResponseSchema }],
-    errors: [400, 401, 409],
+    errors: [409],
     scopes: ['withdrawals:write'],
   },
   state: {
+    operationId: 'getWithdrawal',
     method: 'get',
     path: '/withdrawals/:transactionId',
     tag: 'Withdrawals',
     summary: 'Withdrawal state',
     params: withdrawalParamsSchema,
     ok: [{ status: 200, description: 'Current state', schema: withdrawalResponseSchema }],
-    errors: [400, 401, 404],
     scopes: ['withdrawals:read'],
   },
-  stepUpQrCode: {
-    method: 'get',
+  stepUpQrCode: withdrawalImage({
+    operationId: 'getWithdrawalStepUpQrCode',
     path: '/withdrawals/:transactionId/biometrics-link/qrcode.png',
-    tag: 'Withdrawals',
     summary: "The step-up's biometric identification link as a QR code",
     description:
       'For a withdrawal that waits (or waited) for a biometric identification: 404 when it never needed one, 410 `link-unavailable` once the identification has ended.',
-    params: withdrawalParamsSchema,
-    ok: [{ status: 200, description: 'PNG image', png: true }],
-    errors: [400, 401, 404, 410],
-    scopes: ['withdrawals:read'],
-  },
-  receipt: {
-    method: 'get',
+  }),
+  receipt: withdrawalImage({
+    operationId: 'getWithdrawalReceipt',
     path: '/withdrawals/:transactionId/receipt.png',
-    tag: 'Withdrawals',
     summary: 'The payout receipt image',
     description:
       'While the withdrawal runs: 404 `receipt-not-found` with Retry-After (seconds). A withdrawal that ended failed or stuck, or whose run ended short of an outcome (failed, terminated), never has one: 410 `receipt-unavailable` with its flowStatus and reason.',
-    params: withdrawalParamsSchema,
-    ok: [{ status: 200, description: 'PNG image', png: true }],
-    errors: [400, 401, 404, 410],
-    scopes: ['withdrawals:read'],
-  },
+  }),
 } satisfies Record<string, Operation>;
 
 /**

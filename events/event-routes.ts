@@ -29,26 +29,27 @@ const eventView = ({ position: _position, ...e }: Awaited<ReturnType<typeof list
 /** The events routes, as /openapi.json describes them and in its order. */
 export const eventOperations = {
   list: {
+    operationId: 'listEvents',
     method: 'get',
     path: '/events',
     tag: 'Events',
     summary: 'Events, oldest first, from a cursor: catch up without webhooks (kept 30 days)',
     query: eventsQuerySchema,
     ok: [{ status: 200, description: 'A page of events', schema: eventPageSchema }],
-    errors: [400, 401],
     scopes: ['events:read'],
   },
   get: {
+    operationId: 'getEvent',
     method: 'get',
     path: '/events/:id',
     tag: 'Events',
     summary: 'One event',
     params: eventParamsSchema,
     ok: [{ status: 200, description: 'Event', schema: eventViewSchema }],
-    errors: [400, 401, 404],
     scopes: ['events:read'],
   },
   redeliver: {
+    operationId: 'redeliverEvent',
     method: 'post',
     path: '/events/:id/redeliver',
     tag: 'Events',
@@ -56,7 +57,6 @@ export const eventOperations = {
     params: eventParamsSchema,
     query: redeliverQuerySchema,
     ok: [{ status: 202, description: 'Queued', schema: redeliverySchema }],
-    errors: [400, 401, 404],
     scopes: ['events:write'],
   },
 } satisfies Record<string, Operation>;

@@ -246,6 +246,9 @@ export const redeliverQuerySchema = z.object({
   endpoint: endpointIdSchema.optional().meta({ description: 'only to this endpoint' }),
 });
 
+/** `webhook_endpoint` as `WebhookEndpoint`. */
+const pascalCase = (name: string) => name.replace(/(?:^|_)(\w)/g, (_, c: string) => c.toUpperCase());
+
 /**
  * The webhooks pixflow sends, one per flow type (the event types of each in its description), in
  * the document's `webhooks` section: the same schemas the relay's bodies and GET /v1/events use.
@@ -266,9 +269,12 @@ export function registerWebhooks(registry: OpenAPIRegistry) {
   }
   for (const [family, types] of families) {
     registry.registerWebhook({
+      operationId: `receive${pascalCase(family)}Event`,
       method: 'post',
       path: family,
       tags: ['Events'],
+      // No HTTP authentication: the receiver verifies the webhook-signature header instead.
+      security: [],
       summary: `${family} events`,
       description: `Types: ${types.map((t) => `\`${t}\``).join(', ')}. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.`,
       request: {

@@ -10,6 +10,8 @@ import type { Scope } from '../common/api-key';
 export const V1 = '/v1';
 
 export interface Operation {
+  /** Its stable name in /openapi.json, and so in generated clients: `createDeposit`. */
+  operationId: string;
   method: 'get' | 'post' | 'patch' | 'delete';
   /** Below /v1, as Express matches it: `/deposits/:txid`. */
   path: string;
@@ -20,10 +22,20 @@ export interface Operation {
   query?: z.ZodObject;
   body?: z.ZodType;
   ok: { status: number; description: string; schema?: z.ZodType; png?: boolean }[];
-  /** The error statuses of its own; every operation also answers 403, 429 and 503. */
-  errors: number[];
+  /**
+   * The error statuses of its own. Every operation also answers 401, 403, 429 and 503, one that
+   * takes input 400, and one whose path names something 404 (`errorStatuses`).
+   */
+  errors?: number[];
   /** What the API key must hold (a write scope includes its read). */
   scopes: readonly Scope[];
+}
+
+/** Every error status an operation may answer. */
+export function errorStatuses(op: Operation): number[] {
+  const takesInput = op.params || op.query || op.body;
+  const derived = [...(takesInput ? [400] : []), 401, ...(op.params ? [404] : []), 403, 429, 503];
+  return [...new Set([...derived, ...(op.errors ?? [])])].sort((a, b) => a - b);
 }
 
 /** Serves the operation on a router mounted at /v1. */

@@ -1,0 +1,159 @@
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createExampleBackend } from '../../clients/typescript/example/backend';
+import type { PixflowEvent } from '../../clients/typescript/src';
+import { loadConfig } from '../../common/config';
+import { API_KEY, type ApiEnv, eventually, startApiEnv } from '../api/support';
+
+// The TypeScript client's example backend (clients/typescript/example), a game, run as its
+// integrator would run it against the real API, worker, Temporal, Postgres, sandbox and events
+// relay: it registers its webhook endpoint, onboards a player, takes a deposit and pays a prize,
+// all through the client, and believes only the events verifyEvent() verified. The sandbox stands
+// in for the player's phone and bank.
+
+const PLAYER = { cpf: '73628883504', name: 'Bia Lima', email: 'bia@example.com' };
+const { WEBHOOK_SECRET, WEBHOOK_PARTNER_ID } = loadConfig({});
+
+let e: ApiEnv;
+let server: http.Server;
+let game: string;
+
+/** The example backend's own API, as its front end would call it. */
+async function ask<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${game}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+interface Inbox {
+  events: PixflowEvent[];
+  refused: number;
+}
+const inbox = async () => (await ask<Inbox>('GET', '/events')).body;
+/** Waits until the example backend holds a verified event of this type, and of this flow's when given. */
+const eventOf = (type: string, match: (e: PixflowEvent) => boolean = () => true) =>
+  eventually(
+    async () => (await inbox()).events.find((x) => x.type === type && match(x)),
+    (x) => x !== undefined,
+    { timeoutMs: 60_000 },
+  );
+
+beforeAll(async () => {
+  e = await startApiEnv(
+    { pollScheduleMs: [1_000] },
+    {
+      env: { WEBHOOK_ALLOW_LOOPBACK: 'true' },
+      eventsRelay: { retryScheduleMs: [200, 300, 300], timeoutMs: 2_000 },
+    },
+  );
+  // The provider's notifications (liveness, deposits, payouts) reach pixflow's ingress.
+  await e.sandboxControl('/sandbox/notifications', {
+    url: `${e.url}/webhooks/provider/${WEBHOOK_SECRET}`,
+    partnerId: WEBHOOK_PARTNER_ID,
+  });
+  const backend = createExampleBackend({ pixflowUrl: e.url, apiKey: API_KEY });
+  server = await new Promise<http.Server>((resolve) => {
+    const s = backend.app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  game = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await backend.subscribe(`${game}/webhooks/pixflow`, [
+    'onboarding.approved',
+    'customer.verification_updated',
+    'deposit.completed',
+    'withdrawal.completed',
+  ]);
+}, 120_000);
+afterAll(async () => {
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await e?.close();
+});
+
+it('onboards a player, takes a deposit and pays a prize, told of each by verified events', async () => {
+  // Sign-up: the player opens the liveness link and passes (the sandbox's test document).
+  const signUp = await ask<{ status: string; livenessUrl: string }>('POST', '/players', PLAYER);
+  expect(signUp.status).toBe(201);
+  expect(signUp.body.livenessUrl).toMatch(/^https?:\/\//);
+  await e.sandboxControl('/sandbox/liveness/complete', { document: PLAYER.cpf });
+  await eventOf('onboarding.approved');
+  expect((await ask<{ status: string }>('GET', `/players/${PLAYER.cpf}`)).body.status).toBe('approved');
+  // Money moves once the person's verification says approved: the event tells when.
+  await eventOf(
+    'customer.verification_updated',
+    (x) => x.data.flowType === 'customer' && x.data.state.verification === 'approved',
+  );
+
+  // A deposit: the client gave it a txid; the player's bank pays the Pix code.
+  const deposit = await ask<{ txid: string; pixCode: string }>('POST', `/players/${PLAYER.cpf}/deposits`, {
+    amountCentavos: 15_000,
+  });
+  expect(deposit.status).toBe(201);
+  expect(deposit.body.txid).toMatch(/^\d{32}$/);
+  expect(deposit.body.pixCode).toMatch(/^000201/);
+  await e.sandboxControl(`/sandbox/deposits/${deposit.body.txid}/pay`, {});
+  const paid = await eventOf('deposit.completed', (x) => x.data.businessId === deposit.body.txid);
+
+  // A prize, paid to the player's own key; the receiving bank settles it.
+  const prize = await ask<{ transactionId: string; status: string }>(
+    'POST',
+    `/players/${PLAYER.cpf}/prizes`,
+    {
+      amountCentavos: 5_000,
+    },
+  );
+  expect(prize.status).toBe(201);
+  expect(prize.body.transactionId).toMatch(/^[0-9a-f-]{36}$/);
+  await eventually(
+    async () => {
+      const res = await e.call('GET', `/v1/withdrawals/${prize.body.transactionId}`);
+      return ((await res.json()) as { state: { status: string } }).state.status;
+    },
+    (s) => s === 'processing',
+    { timeoutMs: 60_000 },
+  );
+  await e.sandboxControl(`/sandbox/withdrawals/${prize.body.transactionId}/settle`);
+  const settled = await eventOf(
+    'withdrawal.completed',
+    (x) => x.data.businessId === prize.body.transactionId,
+  );
+
+  expect(paid?.data.state).toMatchObject({ status: 'completed', amountCentavos: 15_000 });
+  expect(settled?.data.state).toMatchObject({ status: 'completed', amountCentavos: 5_000 });
+  const { events, refused } = await inbox();
+  expect(new Set(events.map((x) => x.type))).toEqual(
+    new Set([
+      'onboarding.approved',
+      'customer.verification_updated',
+      'deposit.completed',
+      'withdrawal.completed',
+    ]),
+  );
+  expect(events.every((x) => x.id.startsWith('evt_'))).toBe(true);
+  // Every delivery pixflow made verified.
+  expect(refused).toBe(0);
+});
+
+it('refuses an event signed with a secret that is not its endpoint’s, and keeps nothing of it', async () => {
+  const before = await inbox();
+  const body = JSON.stringify({ type: 'deposit.completed', timestamp: new Date().toISOString(), data: {} });
+  const forger = new Webhook(`whsec_${Buffer.from('not-the-endpoint-secret!').toString('base64')}`);
+  const at = new Date();
+  const res = await fetch(`${game}/webhooks/pixflow`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': 'evt_forged',
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': forger.sign('evt_forged', at, body),
+    },
+    body,
+  });
+  expect(res.status).toBe(400);
+  const after = await inbox();
+  expect(after.events).toEqual(before.events);
+  expect(after.refused).toBe(before.refused + 1);
+});
