@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { listActions, recordAction } from '../db/operator-actions';
 import type { BackofficeDeps } from './deps';
 import { parseForm } from './forms';
-import { page, signedIn } from './render';
+import { page, signedIn, wordsOf } from './render';
 
 // The audit trail: every operator action, newest first on the page; oldest first in the CSV, which
 // a spreadsheet opens without running anything in it.
@@ -24,7 +24,9 @@ export function auditRoutes({ pool }: BackofficeDeps) {
   });
   r.get('/audit.csv', async (req, res) => {
     const operator = signedIn(res);
-    const q = parseForm(exportQuerySchema, req.query, '/backoffice/audit');
+    const q = parseForm(exportQuerySchema, req.query, '/backoffice/audit', wordsOf(req, res), {
+      kind: 'filter',
+    });
     const actions = await listActions(pool, {
       caseIds: q.case ? [q.case] : undefined,
       order: 'oldest',
