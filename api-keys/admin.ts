@@ -17,7 +17,8 @@ import { inTransaction, type Pool } from '../db/pool';
 /** Who acts, as the audit trail names them. */
 export type KeyActor = Pick<NewOperatorAction, 'operatorId' | 'operatorEmail' | 'operatorRole'>;
 
-export type KeyStatus = 'active' | 'expired' | 'revoked';
+export const keyStatuses = ['active', 'expired', 'revoked'] as const;
+export type KeyStatus = (typeof keyStatuses)[number];
 
 export function statusOf(k: Pick<ApiKeyRow, 'revokedAt' | 'expiresAt'>, now = Date.now()): KeyStatus {
   if (k.revokedAt) return 'revoked';

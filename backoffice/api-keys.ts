@@ -2,11 +2,12 @@ import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import { createKey, type KeyActor, listKeys, revokeKey, rotateKey, statusOf } from '../api-keys/admin';
 import { durationSchema, keyIdSchema, keyNameSchema, type Scope, scopeResources } from '../common/api-key';
-import { recordAction } from '../db/operator-actions';
+import { type OperatorActionName, recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import type { BackofficeDeps } from './deps';
-import { parseForm } from './forms';
-import { BackofficeError, notFoundPage, page, redirectSaved, signedIn } from './render';
+import { parseForm, say } from './forms';
+import { labelsFor } from './i18n';
+import { BackofficeError, notFoundPage, page, redirectSaved, signedIn, wordsOf } from './render';
 import { roleAtLeast } from './session';
 
 // API keys: every operator sees them (name, prefix, scopes, use, never a secret); an admin
@@ -16,14 +17,20 @@ import { roleAtLeast } from './session';
 
 const PAGE = '/backoffice/api-keys';
 
-const level = z.enum(['', 'read', 'write'], { error: 'must be none, read or write' }).default('');
+const level = z.enum(['', 'read', 'write'], { error: say('scopeLevel') }).default('');
 const expiryChoices = ['', '30d', '90d', '365d'] as const;
 const overlapChoices = ['', '1h', '24h'] as const;
 
 const createFormSchema = z
   .object({
-    name: keyNameSchema,
-    expires: z.enum(expiryChoices, { error: 'must be never, 30, 90 or 365 days' }).default(''),
+    // The rule is the API's (keyNameSchema); the words of its refusals are the page's.
+    name: z
+      .string({ error: say('required') })
+      .trim()
+      .min(1, say('required'))
+      .max(200, say('atMost', 200))
+      .refine((v) => keyNameSchema.safeParse(v).success, say('invalid')),
+    expires: z.enum(expiryChoices, { error: say('expiry') }).default(''),
     ...Object.fromEntries(scopeResources.map((r) => [`scope_${r}`, level])),
   })
   .transform((form, ctx) => {
@@ -32,7 +39,7 @@ const createFormSchema = z
       fields[`scope_${r}`] ? [`${r}:${fields[`scope_${r}`]}` as Scope] : [],
     );
     if (scopes.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['scopes'], message: 'give the key at least one scope' });
+      ctx.addIssue({ code: 'custom', path: ['scopes'], message: say('oneScope') });
       return z.NEVER;
     }
     const expires = form.expires ? durationSchema.parse(form.expires) : undefined;
@@ -40,7 +47,7 @@ const createFormSchema = z
   });
 
 const rotateFormSchema = z.object({
-  overlap: z.enum(overlapChoices, { error: 'must be none, 1 hour or 24 hours' }).default(''),
+  overlap: z.enum(overlapChoices, { error: say('overlap') }).default(''),
 });
 
 const actorOf = (o: Operator): KeyActor => ({
@@ -50,7 +57,12 @@ const actorOf = (o: Operator): KeyActor => ({
 });
 
 /** Only an admin changes keys: anyone else is refused, and the refusal audited. */
-async function adminOnly({ pool }: BackofficeDeps, operator: Operator, action: string, caseId?: string) {
+async function adminOnly(
+  { pool }: BackofficeDeps,
+  operator: Operator,
+  action: OperatorActionName,
+  caseId?: string,
+) {
   if (roleAtLeast(operator.role, 'admin')) return;
   await recordAction(pool, {
     ...actorOf(operator),
@@ -61,8 +73,10 @@ async function adminOnly({ pool }: BackofficeDeps, operator: Operator, action: s
   });
   throw new BackofficeError(
     403,
-    'Not allowed',
-    `Your role (${operator.role}) may look at API keys but not change them.`,
+    (t) => ({
+      heading: t.errors.notAllowed,
+      message: t.errors.mayNotChangeKeys(labelsFor(t.lang).role(operator.role)),
+    }),
     [],
     PAGE,
   );
@@ -70,7 +84,7 @@ async function adminOnly({ pool }: BackofficeDeps, operator: Operator, action: s
 
 function keyIdOf(req: Request): string {
   const id = keyIdSchema.safeParse(req.params.id);
-  if (!id.success) throw notFoundPage('API key with this id');
+  if (!id.success) throw notFoundPage((t) => t.errors.what.apiKey);
   return id.data;
 }
 
@@ -104,25 +118,29 @@ export function apiKeyRoutes(deps: BackofficeDeps) {
   r.post('/api-keys', async (req, res) => {
     const operator = signedIn(res);
     await adminOnly(deps, operator, 'api_key.create');
-    const form = parseForm(createFormSchema, req.body, PAGE);
+    const t = wordsOf(req, res);
+    const form = parseForm(createFormSchema, req.body, PAGE, t, {
+      fieldName: (name) => (name.startsWith('scope_') ? `${t.keys.scopes}: ${name.slice(6)}` : undefined),
+    });
     const { key, secret } = await createKey(pool, actorOf(operator), form);
-    showSecret(req, res, { heading: `API key “${key.name}” created`, id: key.id, secret }, 201);
+    showSecret(req, res, { heading: t.keys.created_(key.name), id: key.id, secret }, 201);
   });
 
   r.post('/api-keys/:id/rotate', async (req, res) => {
     const operator = signedIn(res);
     const id = keyIdOf(req);
     await adminOnly(deps, operator, 'api_key.rotate', id);
-    const { overlap } = parseForm(rotateFormSchema, req.body, PAGE);
+    const t = wordsOf(req, res);
+    const { overlap } = parseForm(rotateFormSchema, req.body, PAGE, t);
     const rotated = await rotateKey(pool, actorOf(operator), id, overlap ? durationSchema.parse(overlap) : 0);
     if (!rotated)
-      throw new BackofficeError(409, 'Not rotated', 'There is no live API key with this id.', [], PAGE);
-    showSecret(
-      req,
-      res,
-      { heading: `API key “${rotated.key.name}” rotated`, id, secret: rotated.secret },
-      200,
-    );
+      throw new BackofficeError(
+        409,
+        (w) => ({ heading: w.errors.notRotated, message: w.errors.notRotatedText }),
+        [],
+        PAGE,
+      );
+    showSecret(req, res, { heading: t.keys.rotated(rotated.key.name), id, secret: rotated.secret }, 200);
   });
 
   r.post('/api-keys/:id/revoke', async (req, res) => {
@@ -131,11 +149,13 @@ export function apiKeyRoutes(deps: BackofficeDeps) {
     await adminOnly(deps, operator, 'api_key.revoke', id);
     const revoked = await revokeKey(pool, actorOf(operator), id);
     if (!revoked)
-      throw new BackofficeError(409, 'Not revoked', 'This API key was revoked already.', [], PAGE);
-    req.session.flash = {
-      kind: 'ok',
-      text: `Revoked “${revoked.name}” (${id}); the API refuses it within seconds.`,
-    };
+      throw new BackofficeError(
+        409,
+        (w) => ({ heading: w.errors.notRevoked, message: w.errors.notRevokedText }),
+        [],
+        PAGE,
+      );
+    req.session.flash = { kind: 'ok', text: wordsOf(req, res).keys.revokedFlash(revoked.name, id) };
     await redirectSaved(req, res, PAGE);
   });
 

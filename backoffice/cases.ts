@@ -17,18 +17,16 @@ import { flowState, isNotFound } from '../http/workflow-calls';
 import type { BackofficeDeps } from './deps';
 import { formatterFor } from './format';
 import { parseForm, typedCpfSchema } from './forms';
-import { isQueueId, queueTitles } from './queues';
-import { notFoundPage, page, signedIn } from './render';
+import { type Catalog, type Label, labelsFor } from './i18n';
+import { isQueueId } from './queues';
+import { notFoundPage, page, signedIn, wordsOf } from './render';
 import { roleAtLeast } from './session';
 
 // Case pages: one flow, or one person, with what an operator needs to decide and what already
 // happened. Decisions are posted from here (decisions.ts).
 
-const yesNo = (v: boolean | null | undefined) =>
-  v === null || v === undefined ? 'unknown' : v ? 'yes' : 'no';
-
 /** Which decision a flow in this state waits for, if any. */
-function openDecision(flow: QueueItem, live: OnboardingState | DepositState | undefined) {
+function openDecision(flow: QueueItem, live: OnboardingState | DepositState | undefined, t: Catalog) {
   if (
     flow.type === 'onboarding' &&
     flow.status === 'awaiting_review' &&
@@ -36,65 +34,77 @@ function openDecision(flow: QueueItem, live: OnboardingState | DepositState | un
   )
     return {
       action: 'review',
-      question: 'Approve this person?',
+      question: t.flow.reviewQuestion,
       choices: [
-        ['approve', 'Approve: they may move money'],
-        ['refuse', 'Refuse: the onboarding is rejected'],
+        ['approve', t.flow.approveChoice],
+        ['refuse', t.flow.refuseChoice],
       ],
     };
   if (flow.type === 'deposit' && flow.status === 'held' && !(live as DepositState | undefined)?.resolution)
     return {
       action: 'resolution',
-      question: 'Credit this deposit?',
+      question: t.flow.resolutionQuestion,
       choices: [
-        ['accept', 'Accept: credit the customer'],
-        ['return', 'Return: send the money back to the payer'],
+        ['accept', t.flow.acceptChoice],
+        ['return', t.flow.returnChoice],
       ],
     };
   return undefined;
 }
 
 /** The facts a flow's page lists beyond its amount and dates. */
-function factsOf(flow: QueueItem, live: OnboardingState | DepositState | undefined): Array<[string, string]> {
-  const facts: Array<[string, string]> = [['Business id', flow.businessId]];
+function factsOf(
+  flow: QueueItem,
+  live: OnboardingState | DepositState | undefined,
+  t: Catalog,
+  label: Label,
+): Array<[string, string]> {
+  const f = t.flow;
+  const decided = (d: { decision: string; by: string; reason: string }) =>
+    f.decidedBy(label.decision(d.decision), d.by, d.reason);
+  const facts: Array<[string, string]> = [[f.id[flow.type], flow.businessId]];
   if (flow.type === 'onboarding') {
     const o = live as OnboardingState | undefined;
-    facts.push(['KYC status', flow.kycStatus ?? 'unknown'], ['PEP', yesNo(flow.pep ?? o?.flags.pep)]);
-    facts.push(['Liveness', o?.livenessStatus ?? String(flow.details.livenessStatus ?? 'no answer yet')]);
-    if (o?.reasons.length) facts.push(['Reasons', o.reasons.join(', ')]);
-    if (o?.review) facts.push(['Review', `${o.review.decision} by ${o.review.by}: ${o.review.reason}`]);
+    facts.push([f.kyc, label.registryStatus(flow.kycStatus)], [f.pep, label.yesNo(flow.pep ?? o?.flags.pep)]);
+    const liveness = o?.livenessStatus ?? flow.details.livenessStatus;
+    facts.push([f.liveness, typeof liveness === 'string' ? label.liveness(liveness) : f.noLivenessYet]);
+    if (o?.reasons.length) facts.push([f.reasons, o.reasons.map(label.reason).join('; ')]);
+    if (o?.review) facts.push([f.review, decided(o.review)]);
   } else if (flow.type === 'deposit') {
     const d = live as DepositState | undefined;
-    if (flow.merchant) facts.push(['Merchant', flow.merchant]);
+    if (flow.merchant) facts.push([f.merchant, flow.merchant]);
     if (d?.payment) {
       facts.push([
-        'Paid by',
+        f.paidBy,
         [d.payment.payerName ? maskName(d.payment.payerName) : undefined, d.payment.payerCpfMasked]
           .filter(Boolean)
-          .join(', ') || 'unknown',
+          .join(', ') || t.unknown,
       ]);
-      facts.push(
-        ['Payer is the customer', yesNo(d.payment.payerIsClient)],
-        ['End-to-end id', d.payment.e2eId],
-      );
+      facts.push([f.payerIsCustomer, label.yesNo(d.payment.payerIsClient)]);
     }
-    if (d?.resolution)
-      facts.push(['Resolution', `${d.resolution.decision} by ${d.resolution.by}: ${d.resolution.reason}`]);
+    if (d?.resolution) facts.push([f.resolution, decided(d.resolution)]);
   }
-  if (flow.reason) facts.push(['Reason', flow.reason]);
+  const e2eId = flow.details.e2eId;
+  if (typeof e2eId === 'string' && e2eId) facts.push([f.e2eId, e2eId]);
+  if (flow.reason) facts.push([f.reason, label.reason(flow.reason)]);
   return facts;
 }
 
-const timelineEntries = (events: EventRow[]) =>
+const timelineEntries = (events: EventRow[], label: Label) =>
   events.map((e) => {
     const state = (e.data as { state?: { reason?: string | null; verification?: string } }).state;
-    return { at: e.timestamp, what: e.type, note: state?.reason ?? state?.verification ?? undefined };
+    const note = state?.reason
+      ? label.reason(state.reason)
+      : state?.verification
+        ? label.verification(state.verification)
+        : undefined;
+    return { at: e.timestamp, type: e.type, what: label.event(e.type), note };
   });
 
 /** The CPF as this operator may see it: whole for an admin, when pixflow read it from the registry. */
-async function cpfFor(pool: Pool, operator: Operator, hash: string, masked: string | null) {
-  if (!roleAtLeast(operator.role, 'admin')) return masked ?? 'unknown';
-  return (await kycIdentity(pool, hash))?.cpf ?? masked ?? 'unknown';
+async function cpfFor(pool: Pool, operator: Operator, hash: string, masked: string | null, t: Catalog) {
+  if (!roleAtLeast(operator.role, 'admin')) return masked ?? t.unknown;
+  return (await kycIdentity(pool, hash))?.cpf ?? masked ?? t.unknown;
 }
 
 /** The flow's own state, from its workflow (running or finished): what the flows row does not keep. */
@@ -123,20 +133,22 @@ export function caseRoutes(deps: BackofficeDeps) {
 function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
   r.get('/flows/:id', async (req, res) => {
     const operator = signedIn(res);
+    const t = wordsOf(req, res);
+    const label = labelsFor(t.lang);
     const flow = await getFlowRow(pool, req.params.id ?? '');
-    if (!flow) throw notFoundPage('flow with this id');
+    if (!flow) throw notFoundPage((w) => w.errors.what.flow);
     const live = await liveStateOf(temporal, flow);
     const from = typeof req.query.from === 'string' && isQueueId(req.query.from) ? req.query.from : undefined;
     page(req, res, 'flow', {
-      heading: `${flow.type[0]?.toUpperCase()}${flow.type.slice(1)} ${flow.businessId}`,
+      heading: `${label.flowType(flow.type)} ${flow.businessId}`,
       flow,
-      queue: from ? { id: from, title: queueTitles[from] } : undefined,
-      cpfShown: flow.cpfHash ? await cpfFor(pool, operator, flow.cpfHash, flow.cpfMasked) : '—',
-      facts: factsOf(flow, live),
-      decision: openDecision(flow, live),
+      queue: from,
+      cpfShown: flow.cpfHash ? await cpfFor(pool, operator, flow.cpfHash, flow.cpfMasked, t) : '—',
+      facts: factsOf(flow, live, t, label),
+      decision: openDecision(flow, live, t),
       mayDecide: roleAtLeast(operator.role, 'reviewer'),
       temporalUrl: `${config.TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(flow.workflowId)}`,
-      timeline: timelineEntries(await timelineOf(pool, [flow.workflowId])),
+      timeline: timelineEntries(await timelineOf(pool, [flow.workflowId]), label),
       actions: await listActions(pool, { caseIds: [flow.workflowId], order: 'newest', limit: 200 }),
     });
   });
@@ -144,7 +156,7 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
 
 function customerPages(r: Router, { pool, config }: BackofficeDeps) {
   r.get('/customers', (req, res) => {
-    const { cpf } = parseForm(z.object({ cpf: typedCpfSchema }), req.query, '/backoffice');
+    const { cpf } = parseForm(z.object({ cpf: typedCpfSchema }), req.query, '/backoffice', wordsOf(req, res));
     res.redirect(303, `/backoffice/customers/${cpfHash(cpf, config.PII_HASH_KEY)}`);
   });
 
@@ -152,7 +164,7 @@ function customerPages(r: Router, { pool, config }: BackofficeDeps) {
     const operator = signedIn(res);
     const hash = req.params.hash ?? '';
     const [customer, flows] = await Promise.all([getCustomer(pool, hash), flowsOfPerson(pool, hash)]);
-    if (!customer && flows.length === 0) throw notFoundPage('customer with this CPF');
+    if (!customer && flows.length === 0) throw notFoundPage((t) => t.errors.what.customer);
     const cases = [`customer-${hash}`, ...flows.map((f) => f.workflowId)];
     const [identity, limits, accounts, timeline, actions] = await Promise.all([
       kycIdentity(pool, hash),
@@ -161,29 +173,37 @@ function customerPages(r: Router, { pool, config }: BackofficeDeps) {
       timelineOf(pool, cases),
       listActions(pool, { caseIds: cases, order: 'newest', limit: 200 }),
     ]);
+    const t = wordsOf(req, res);
+    const label = labelsFor(t.lang);
+    const c = t.customer;
     const admin = roleAtLeast(operator.role, 'admin');
-    const masked = customer?.cpfMasked ?? flows[0]?.cpfMasked ?? 'unknown';
+    const masked = customer?.cpfMasked ?? flows[0]?.cpfMasked ?? t.unknown;
     const kyc = customer?.kyc;
-    const fmt = formatterFor(operator.timeZone);
+    const fmt = formatterFor(operator.timeZone, t.lang);
     page(req, res, 'customer', {
       cpfShown: (admin && identity?.cpf) || masked,
       customer: customer ?? { verification: 'none', verificationAt: null, lastBiometric: null },
       kycFacts: [
-        ['Name', identity?.name ? (admin ? identity.name : maskName(identity.name)) : 'unknown'],
-        ['Registry status', kyc?.status ?? 'not read'],
-        ['PEP', yesNo(kyc?.pep)],
-        ['Under 18', yesNo(kyc?.under18)],
-        ['Deceased', yesNo(kyc?.deceased)],
-        ['On a restricted list', yesNo(kyc?.restricted)],
-        ['Read', kyc?.readAt ? fmt.time(kyc.readAt) : 'never'],
+        [c.name, identity?.name ? (admin ? identity.name : maskName(identity.name)) : t.unknown],
+        [c.registry, kyc?.readAt ? label.registryStatus(kyc.status) : c.notRead],
+        [c.pep, label.yesNo(kyc?.pep)],
+        [c.under18, label.yesNo(kyc?.under18)],
+        [c.deceased, label.yesNo(kyc?.deceased)],
+        [c.restricted, label.yesNo(kyc?.restricted)],
+        [c.read, kyc?.readAt ? fmt.time(kyc.readAt) : t.never],
         ...(customer?.suspension
-          ? [['Suspended', `${customer.suspension.reason}, ${fmt.time(customer.suspension.at)}`]]
+          ? [
+              [
+                c.suspended,
+                `${label.reason(customer.suspension.reason)}, ${fmt.time(customer.suspension.at)}`,
+              ],
+            ]
           : []),
       ],
       limits,
       accounts,
       flows,
-      timeline: timelineEntries(timeline),
+      timeline: timelineEntries(timeline, label),
       actions,
     });
   });

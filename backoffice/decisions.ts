@@ -4,14 +4,15 @@ import type { z } from 'zod';
 import { type DepositState, depositStateQuery, resolutionUpdate } from '../contracts/deposit';
 import { type OnboardingState, onboardingStateQuery, reviewSignal } from '../contracts/onboarding';
 import { getFlowRow } from '../db/backoffice-queues';
-import { type NewOperatorAction, recordAction } from '../db/operator-actions';
+import { type NewOperatorAction, type OperatorActionName, recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import { inTransaction, type Pool } from '../db/pool';
 import { isTemporalUnavailable } from '../http/problem';
 import { flowState, isNotFound, retryUpdateLostWithTask } from '../http/workflow-calls';
 import type { BackofficeDeps } from './deps';
 import { parseForm, resolutionFormSchema, reviewFormSchema } from './forms';
-import { BackofficeError, notFoundPage, redirectSaved, signedIn } from './render';
+import { type Catalog, labelsFor } from './i18n';
+import { BackofficeError, notFoundPage, redirectSaved, signedIn, wordsOf } from './render';
 import { roleAtLeast } from './session';
 
 // Operators' decisions, through the same signal and update the API uses. One decision per case
@@ -57,27 +58,28 @@ async function decideUnderCaseLock(
 class Decided extends BackofficeError {
   constructor(
     readonly audit: Audit,
-    now: string,
+    now: (t: Catalog) => string,
     back: string,
   ) {
     super(
       409,
-      'Already decided',
-      `Someone decided this case first: it is ${now}. Your decision was not sent.`,
+      (t) => ({ heading: t.errors.alreadyDecided, message: t.errors.alreadyDecidedText(now(t)) }),
       [],
       back,
     );
   }
 }
 
-function refuseRole(operator: Operator, action: string, caseId: string, pool: Pool) {
+function refuseRole(operator: Operator, action: OperatorActionName, caseId: string, pool: Pool) {
   if (roleAtLeast(operator.role, 'reviewer')) return Promise.resolve();
   return recordAction(pool, auditOf(operator, { action, outcome: 'refused', caseType: 'flow', caseId })).then(
     () => {
       throw new BackofficeError(
         403,
-        'Not allowed',
-        `Your role (${operator.role}) may look at cases but not decide them.`,
+        (t) => ({
+          heading: t.errors.notAllowed,
+          message: t.errors.mayNotDecide(labelsFor(t.lang).role(operator.role)),
+        }),
         [],
         casePath(caseId),
       );
@@ -104,9 +106,10 @@ async function stateOnceSettled<S>(read: () => Promise<S>, done: (s: S) => boole
   }
 }
 
-async function flowOf(pool: Pool, id: string, type: string) {
+async function flowOf(pool: Pool, id: string, type: 'onboarding' | 'deposit') {
   const flow = await getFlowRow(pool, id);
-  if (!flow || flow.type !== type) throw notFoundPage(`${type} with this id`);
+  if (!flow || flow.type !== type)
+    throw notFoundPage((t) => t.errors.what.flowOfType(labelsFor(t.lang).flowType(type).toLowerCase()));
   return flow;
 }
 
@@ -126,6 +129,9 @@ interface DecisionForm {
 interface DecisionKind<F extends DecisionForm> {
   path: string;
   flowType: 'onboarding' | 'deposit';
+  /** The audit's action for an attempt the role may not make, and for each decision. */
+  attempt: OperatorActionName;
+  actionOf(form: F): OperatorActionName;
   schema: z.ZodType<F>;
   /**
    * Reads the flow, sends the decision and reads it again: the states before and after for the
@@ -136,7 +142,7 @@ interface DecisionKind<F extends DecisionForm> {
     decision: F & { by: string },
     conflict: (now: OnboardingState | DepositState, seen: unknown, after?: unknown) => Decided,
   ): Promise<{ before: unknown; after: { status: string } }>;
-  done(form: F, status: string): string;
+  done(form: F, status: string, t: Catalog): string;
 }
 
 function decisionRoute<F extends DecisionForm>(
@@ -147,17 +153,22 @@ function decisionRoute<F extends DecisionForm>(
   r.post(`/flows/:id/${kind.path}`, async (req, res) => {
     const operator = signedIn(res);
     const id = req.params.id ?? '';
-    await refuseRole(operator, `${kind.flowType}.${kind.path}`, id, pool);
-    const form = parseForm(kind.schema, req.body, casePath(id));
+    const t = wordsOf(req, res);
+    await refuseRole(operator, kind.attempt, id, pool);
+    const form = parseForm(kind.schema, req.body, casePath(id), t);
     await flowOf(pool, id, kind.flowType);
     const base = {
-      action: `${kind.flowType}.${form.decision}`,
+      action: kind.actionOf(form),
       caseType: 'flow',
       caseId: id,
       reason: form.reason,
     };
     const conflict = (now: OnboardingState | DepositState, before: unknown, after?: unknown) =>
-      new Decided({ ...base, outcome: 'conflict', before, after }, describeDecided(now), casePath(id));
+      new Decided(
+        { ...base, outcome: 'conflict', before, after },
+        describeDecided(kind.flowType, now),
+        casePath(id),
+      );
     const audit = await decideUnderCaseLock(pool, operator, id, async () => {
       const seen = await kind.decide(
         temporal.workflow.getHandle(id),
@@ -166,7 +177,8 @@ function decisionRoute<F extends DecisionForm>(
       );
       return { ...base, outcome: 'done', ...seen };
     });
-    req.session.flash = { kind: 'ok', text: kind.done(form, statusIn(audit.after)) };
+    const status = labelsFor(t.lang).status(kind.flowType, statusIn(audit.after)).toLowerCase();
+    req.session.flash = { kind: 'ok', text: kind.done(form, status, t) };
     await redirectSaved(req, res, casePath(id));
   });
 }
@@ -175,6 +187,8 @@ function decisionRoute<F extends DecisionForm>(
 const review: DecisionKind<z.infer<typeof reviewFormSchema>> = {
   path: 'review',
   flowType: 'onboarding',
+  attempt: 'onboarding.review',
+  actionOf: (form) => (form.decision === 'approve' ? 'onboarding.approve' : 'onboarding.refuse'),
   schema: reviewFormSchema,
   async decide(handle, decision, conflict) {
     const stateOf = () => flowState(handle, onboardingStateQuery);
@@ -196,14 +210,15 @@ const review: DecisionKind<z.infer<typeof reviewFormSchema>> = {
     if (after.review && !mine) throw conflict(after, seen, now);
     return { before: seen, after: now };
   },
-  done: (form, status) =>
-    `Recorded: ${form.decision === 'approve' ? 'approved' : 'refused'}. The onboarding is ${status}.`,
+  done: (form, status, t) => t.flow.recorded[form.decision](status),
 };
 
 /** A held deposit: the `resolution` update, as POST /v1/deposits/:txid/resolution sends it. */
 const resolution: DecisionKind<z.infer<typeof resolutionFormSchema>> = {
   path: 'resolution',
   flowType: 'deposit',
+  attempt: 'deposit.resolution',
+  actionOf: (form) => (form.decision === 'accept' ? 'deposit.accept' : 'deposit.return'),
   schema: resolutionFormSchema,
   async decide(handle, decision, conflict) {
     const stateOf = () => flowState(handle, depositStateQuery);
@@ -224,14 +239,20 @@ const resolution: DecisionKind<z.infer<typeof resolutionFormSchema>> = {
     const after = await stateOnceSettled(stateOf, (s) => s.status !== 'held', before);
     return { before: seen, after: { status: after.status, resolution: after.resolution } };
   },
-  done: (form, status) =>
-    `Recorded: ${form.decision === 'accept' ? 'accepted' : 'to be returned'}. The deposit is ${status}.`,
+  done: (form, status, t) => t.flow.recorded[form.decision](status),
 };
 
 const statusIn = (after: unknown) => String((after as { status?: string } | undefined)?.status ?? 'unknown');
 
-function describeDecided(s: OnboardingState | DepositState): string {
-  const by =
-    'review' in s && s.review ? s.review : 'resolution' in s && s.resolution ? s.resolution : undefined;
-  return by ? `${s.status} (${by.decision} by ${by.by}: “${by.reason}”)` : s.status;
-}
+/** The state a case was found in, in words: its status, and who decided what and why. */
+const describeDecided =
+  (type: 'onboarding' | 'deposit', s: OnboardingState | DepositState) =>
+  (t: Catalog): string => {
+    const label = labelsFor(t.lang);
+    const status = label.status(type, s.status).toLowerCase();
+    const by =
+      'review' in s && s.review ? s.review : 'resolution' in s && s.resolution ? s.resolution : undefined;
+    return by
+      ? `${status} (${t.flow.decidedBy(label.decision(by.decision), by.by, `“${by.reason}”`)})`
+      : status;
+  };

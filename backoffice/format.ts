@@ -1,61 +1,50 @@
-// How the back office shows money, times and ids to an operator: reais as pt-BR writes them,
-// times in the operator's own zone with the zone named.
+import { type Catalog, catalogFor, type Language } from './i18n';
 
-const brlFormat = new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' });
-
-export const brl = (centavos: number) => brlFormat.format(centavos / 100);
+// How the back office shows money, times and ids to an operator: in their language's way of
+// writing them (pt-BR: R$ 1.234,56 and 26/11/2026; English: en-GB, day first too), times in the
+// operator's own zone with the zone named. Machine fields (datetime and data- attributes) keep
+// ISO 8601 in UTC.
 
 /** A long id cut for a table cell; the link keeps the whole. */
 export const shortId = (id: string) => (id.length > 14 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id);
 
 /** How long ago, in the largest two units: "4 min", "2 h 5 min", "3 d 1 h". */
-export function ageOf(iso: string, now: Date): string {
+export function ageOf(iso: string, now: Date, say: Catalog['age'] = catalogFor('pt-BR').age): string {
   const s = Math.max(0, Math.floor((now.getTime() - Date.parse(iso)) / 1000));
-  if (s < 60) return `${s} s`;
+  if (s < 60) return say.s(s);
   const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min`;
+  if (m < 60) return say.min(m);
   const h = Math.floor(m / 60);
-  if (h < 24) return `${h} h ${m % 60} min`;
-  return `${Math.floor(h / 24)} d ${h % 24} h`;
-}
-
-/** A status change as the audit shows it: "awaiting_review → approved". */
-export function changeOf(before: unknown, after: unknown): string {
-  const statusOf = (v: unknown) =>
-    v && typeof v === 'object' && 'status' in v ? String((v as { status: unknown }).status) : undefined;
-  const b = statusOf(before);
-  const a = statusOf(after);
-  if (!b && !a) return '';
-  return `${b ?? '—'} → ${a ?? '—'}`;
+  if (h < 24) return say.h(h, m % 60);
+  return say.d(Math.floor(h / 24), h % 24);
 }
 
 export interface Formatter {
-  brl: typeof brl;
+  brl: (centavos: number) => string;
   shortId: typeof shortId;
+  /** An instant, to the second, in the operator's zone, named. */
   time: (iso: string) => string;
+  /** A calendar day given as YYYY-MM-DD. */
+  day: (isoDay: string) => string;
   age: (iso: string) => string;
-  change: typeof changeOf;
 }
 
-export function formatterFor(timeZone: string, now = new Date()): Formatter {
-  const timeFormat = new Intl.DateTimeFormat('pt-BR', {
-    timeZone,
-    dateStyle: 'short',
-    timeStyle: 'medium',
-  });
-  const zoneName = (d: Date) =>
-    new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'short' })
-      .formatToParts(d)
-      .find((p) => p.type === 'timeZoneName')?.value ?? timeZone;
+export function formatterFor(timeZone: string, lang: Language, now = new Date()): Formatter {
+  const t = catalogFor(lang);
+  const brlFormat = new Intl.NumberFormat(t.intl, { style: 'currency', currency: 'BRL' });
+  const timeFormat = new Intl.DateTimeFormat(t.intl, { timeZone, dateStyle: 'short', timeStyle: 'medium' });
+  const zoneFormat = new Intl.DateTimeFormat(t.intl, { timeZone, timeZoneName: 'short' });
+  const dayFormat = new Intl.DateTimeFormat(t.intl, { timeZone: 'UTC', dateStyle: 'short' });
   return {
-    brl,
+    brl: (centavos) => brlFormat.format(centavos / 100),
     shortId,
     time: (iso) => {
       const d = new Date(iso);
-      return `${timeFormat.format(d)} ${zoneName(d)}`;
+      const zone = zoneFormat.formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? timeZone;
+      return `${timeFormat.format(d)} ${zone}`;
     },
-    age: (iso) => ageOf(iso, now),
-    change: changeOf,
+    day: (isoDay) => dayFormat.format(new Date(`${isoDay}T12:00:00Z`)),
+    age: (iso) => ageOf(iso, now, t.age),
   };
 }
 

@@ -8,8 +8,10 @@ import { caseRoutes } from './cases';
 import { decisionRoutes } from './decisions';
 import type { BackofficeDeps } from './deps';
 import { wellFormedInput } from './forms';
+import { languageRoutes } from './language';
 import { queueRoutes } from './queues';
 import { errorPages, unavailablePage } from './render';
+import { searchRoutes } from './search';
 import { backofficeSession, csrfProtection, formToken, loadOperator, requireOperator } from './session';
 import { signInRoutes } from './sign-in';
 
@@ -56,10 +58,12 @@ export function backofficeRoutes(deps: BackofficeDeps) {
   r.use(formToken);
   r.use((req, res, next) => (req.method === 'POST' ? csrfProtection(req, res, next) : next()));
   r.use(signInRoutes(deps.config, deps.pool));
+  r.use(languageRoutes(deps.pool));
   r.use(requireOperator);
   r.use(temporalDeadline(deps.temporal, deps.config.TEMPORAL_CALL_TIMEOUT_MS, unavailablePage));
   r.use(queueRoutes(deps));
   r.use(caseRoutes(deps));
+  r.use(searchRoutes(deps));
   r.use(decisionRoutes(deps));
   r.use(auditRoutes(deps));
   r.use(apiKeyRoutes(deps));

@@ -3,54 +3,37 @@ import { cpfHash } from '../common/pii';
 import { countQueues, listQueue, type QueueId, type QueueItem, queueIds } from '../db/backoffice-queues';
 import type { BackofficeDeps } from './deps';
 import { parseForm, queueFiltersSchema, startOfDayIn } from './forms';
-import { notFoundPage, page, signedIn } from './render';
+import type { Catalog, Label } from './i18n';
+import { notFoundPage, page, signedIn, wordsOf } from './render';
 
 // The queues: what waits for a person, each with its count, the age of its oldest case and
-// filters by person and by when the case started waiting.
-
-export const queueTitles: Record<QueueId, string> = {
-  'onboardings-awaiting-review': 'Onboardings awaiting review',
-  'deposits-held': 'Deposits held for a third-party payer',
-  'withdrawals-awaiting-biometrics': 'Withdrawals awaiting biometrics',
-  failed: 'Failed deposits and withdrawals',
-  'reconciliation-gave-up': 'Reconciliation gave up',
-};
-
-const queueHelp: Record<QueueId, string> = {
-  'onboardings-awaiting-review':
-    'KYC passed and the liveness check asks for a person: approve or refuse each one.',
-  'deposits-held': 'Paid by someone other than the customer: accept to credit it, or return it to the payer.',
-  'withdrawals-awaiting-biometrics':
-    'Large or first payouts wait for the customer to pass a biometric check; nothing to decide here, but old ones may need a call.',
-  failed: 'The provider refused or failed these. No money moved; the customer may need to be told.',
-  'reconciliation-gave-up':
-    'Payouts whose outcome the provider never told and no inquiry found before the deadline. Check with the provider before paying again.',
-};
+// filters by person and by when the case started waiting. Their titles and help are in i18n.ts.
 
 const PAGE_SIZE = 100;
 
 /** The one line a queue's table says about a case beyond its amount and age. */
-function detailOf(f: QueueItem): string {
+export function detailOf(f: QueueItem, t: Catalog, label: Label): string {
   const d = f.details;
+  const say = t.queue.detail;
   switch (f.type) {
     case 'onboarding':
       return [
-        `KYC ${f.kycStatus ?? 'unknown'}`,
-        f.pep ? 'PEP' : undefined,
-        d.livenessStatus ? `liveness ${d.livenessStatus}` : undefined,
+        say.kyc(label.registryStatus(f.kycStatus)),
+        f.pep ? say.pep : undefined,
+        typeof d.livenessStatus === 'string' ? say.liveness(label.liveness(d.livenessStatus)) : undefined,
       ]
         .filter(Boolean)
         .join(' · ');
     case 'deposit':
       return [
-        d.payerName ? `payer ${d.payerName}` : undefined,
-        d.payerCpfMasked ? `CPF ${d.payerCpfMasked}` : undefined,
-        f.reason ?? undefined,
+        typeof d.payerName === 'string' && d.payerName ? say.payer(d.payerName) : undefined,
+        typeof d.payerCpfMasked === 'string' && d.payerCpfMasked ? say.payerCpf(d.payerCpfMasked) : undefined,
+        f.reason ? label.reason(f.reason) : undefined,
       ]
         .filter(Boolean)
         .join(' · ');
     default:
-      return f.reason ?? '';
+      return label.reason(f.reason);
   }
 }
 
@@ -59,16 +42,22 @@ export const isQueueId = (q: string): q is QueueId => (queueIds as readonly stri
 export function queueRoutes({ pool, config }: BackofficeDeps) {
   const r = Router();
   r.get('/', async (req, res) => {
-    page(req, res, 'home', { counts: await countQueues(pool), queueTitles });
+    page(req, res, 'home', { counts: await countQueues(pool) });
   });
   r.get('/queues/counts', async (req, res) => {
-    page(req, res, 'queue-counts', { counts: await countQueues(pool), queueTitles });
+    page(req, res, 'queue-counts', { counts: await countQueues(pool) });
   });
   r.get('/queues/:queue', async (req, res) => {
     const queue = req.params.queue ?? '';
-    if (!isQueueId(queue)) throw notFoundPage(`queue named “${queue}”`);
+    if (!isQueueId(queue)) throw notFoundPage((t) => t.errors.what.queue(queue));
     const zone = signedIn(res).timeZone;
-    const filters = parseForm(queueFiltersSchema, req.query, `/backoffice/queues/${queue}`);
+    const filters = parseForm(
+      queueFiltersSchema,
+      req.query,
+      `/backoffice/queues/${queue}`,
+      wordsOf(req, res),
+      { kind: 'filter' },
+    );
     const { items, total } = await listQueue(pool, queue, {
       cpfHash: filters.cpf ? cpfHash(filters.cpf, config.PII_HASH_KEY) : undefined,
       since: filters.since ? startOfDayIn(zone, filters.since) : undefined,
@@ -78,10 +67,14 @@ export function queueRoutes({ pool, config }: BackofficeDeps) {
     });
     page(req, res, 'queue', {
       queue,
-      queueTitle: queueTitles[queue],
-      queueHelp: queueHelp[queue],
       mixed: queue === 'failed',
-      filters: { ...filters, cpf: typeof req.query.cpf === 'string' ? req.query.cpf : '' },
+      // As typed: the form shows back what the operator wrote.
+      filters: {
+        cpf: typeof req.query.cpf === 'string' ? req.query.cpf : '',
+        since: filters.since,
+        until: filters.until,
+        type: filters.type ?? '',
+      },
       items,
       total,
       detailOf,

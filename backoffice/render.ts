@@ -5,9 +5,11 @@ import type { Logger } from '../common/logger';
 import type { Operator } from '../db/operators';
 import { isTemporalUnavailable, UNAVAILABLE_RETRY_AFTER_S } from '../http/problem';
 import { formatterFor } from './format';
+import { type Catalog, catalogFor, DEFAULT_LANGUAGE, isLanguage, type Language, labelsFor } from './i18n';
 
 // Server-rendered pages: Eta templates (every value escaped unless a template says otherwise),
-// each given who is signed in, the form token and the formatter for their zone.
+// each given who is signed in, the form token, the words of the operator's language and the
+// formatter for their language and zone.
 
 declare module 'express-session' {
   interface SessionData {
@@ -17,6 +19,8 @@ declare module 'express-session' {
     /** When they signed in (epoch ms): the session's absolute lifetime counts from here. */
     signedInAt?: number;
     flash?: { kind: 'ok' | 'error'; text: string };
+    /** The language chosen before signing in; once signed in, the operator's own is used. */
+    language?: Language;
   }
 }
 
@@ -33,50 +37,77 @@ export function signedIn(res: Response): Operator {
   return operator;
 }
 
+/**
+ * The language of this request's pages: the signed-in operator's; before signing in, the one
+ * chosen on the page, else the browser's (Accept-Language), else Brazilian Portuguese.
+ */
+export function languageOf(req: Request, res: Response): Language {
+  const operator = operatorOf(res);
+  if (operator) return operator.language;
+  const chosen = req.session?.language;
+  if (isLanguage(chosen)) return chosen;
+  // No header at all reads as "any": the first offered, pt-BR.
+  const accepted = req.acceptsLanguages(DEFAULT_LANGUAGE, 'en');
+  return isLanguage(accepted) ? accepted : DEFAULT_LANGUAGE;
+}
+
+/** The words of this request's language. */
+export const wordsOf = (req: Request, res: Response): Catalog => catalogFor(languageOf(req, res));
+
 /** Renders `view` with what every page shows; a flash message left by a redirect shows once. */
 export function page(req: Request, res: Response, view: string, data: Record<string, unknown>, status = 200) {
   const operator = operatorOf(res);
   const flash = req.session?.flash;
   if (flash && req.session) delete req.session.flash;
+  const lang = languageOf(req, res);
   const html = eta.render(`./${view}`, {
     operator,
     csrf: res.locals.csrf,
-    fmt: formatterFor(operator?.timeZone ?? DEFAULT_ZONE),
+    t: catalogFor(lang),
+    label: labelsFor(lang),
+    fmt: formatterFor(operator?.timeZone ?? DEFAULT_ZONE, lang),
+    zone: operator?.timeZone ?? DEFAULT_ZONE,
+    // Where the language switch comes back to: this page, when asking for it again is harmless.
+    here: req.method === 'GET' ? req.originalUrl : '/backoffice',
     flash,
     ...data,
   });
-  res.status(status).type('html').set('cache-control', 'no-store').send(html);
+  res
+    .status(status)
+    .type('html')
+    .set('cache-control', 'no-store')
+    .set('content-language', lang)
+    .vary('accept-language')
+    .send(html);
 }
+
+/** What a refusal says, in the words of the page it is shown on. */
+type Say = (t: Catalog) => { heading: string; message: string };
 
 /** A refusal the operator reads: what went wrong, which fields, and that nothing changed. */
 export class BackofficeError extends Error {
   constructor(
     readonly status: number,
-    readonly heading: string,
-    message: string,
-    readonly fields: Array<{ name: string; reason: string }> = [],
+    readonly say: Say,
+    readonly fields: Array<{ name: string; label: string; reason: string }> = [],
     readonly back?: string,
   ) {
-    super(message);
+    super(say(catalogFor('en')).message);
   }
 }
 
-export const notFoundPage = (what: string) =>
-  new BackofficeError(404, 'Not found', `There is no ${what}. It may have been mistyped.`);
+export const notFoundPage = (what: (t: Catalog) => string) =>
+  new BackofficeError(404, (t) => ({ heading: t.errors.notFound, message: t.errors.notFoundText(what(t)) }));
 
 /** 503: Temporal, or the flow's worker, did not answer in time; a decision sent may have landed. */
 export function unavailablePage(req: Request, res: Response): void {
   res.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+  const t = wordsOf(req, res);
   page(
     req,
     res,
     'error',
-    {
-      heading: 'Temporal is not answering',
-      message:
-        'pixflow could not reach the flow in time. Reload the case in a moment: a decision you sent may have been recorded.',
-      maybeChanged: true,
-    },
+    { heading: t.errors.unavailable, message: t.errors.unavailableText, maybeChanged: true },
     503,
   );
 }
@@ -86,31 +117,22 @@ export function errorPages(log: Logger): ErrorRequestHandler {
     // Already answered (503 at the request's deadline): what the handler met after it is moot.
     if (res.headersSent) return;
     if (isTemporalUnavailable(err)) return unavailablePage(req, res);
+    const t = wordsOf(req, res);
     if (err instanceof BackofficeError) {
-      page(
-        req,
-        res,
-        'error',
-        { heading: err.heading, message: err.message, fields: err.fields, back: err.back },
-        err.status,
-      );
+      page(req, res, 'error', { ...err.say(t), fields: err.fields, back: err.back }, err.status);
       return;
     }
     // Body parsing: a malformed or oversized form is the sender's doing.
     const status =
       typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) log.error({ err, path: req.path }, 'back office request failed');
-    page(
-      req,
-      res,
-      'error',
-      {
-        heading: status === 500 ? 'Something went wrong' : 'Request refused',
-        message:
-          status === 500 ? 'pixflow could not answer; try again in a moment.' : String(err?.message ?? err),
-      },
-      status,
-    );
+    const text =
+      status === 500
+        ? { heading: t.errors.failed, message: t.errors.failedText }
+        : status === 404
+          ? { heading: t.errors.notFound, message: t.errors.notFoundText(t.errors.what.page(req.path)) }
+          : { heading: t.errors.refused, message: status === 413 ? t.errors.tooLarge : t.errors.refusedText };
+    page(req, res, 'error', text, status);
   };
 }
 

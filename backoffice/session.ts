@@ -50,11 +50,7 @@ export const csrfProtection: RequestHandler = (req, res, next) => {
   csrf.csrfSynchronisedProtection(req, res, (err?: unknown) => {
     if (!err) return next();
     next(
-      new BackofficeError(
-        403,
-        'Form expired',
-        'This form was not sent from a page of this back office, or your session changed since it was shown. Reload the page and try again.',
-      ),
+      new BackofficeError(403, (t) => ({ heading: t.errors.formExpired, message: t.errors.formExpiredText })),
     );
   });
 };
@@ -108,7 +104,7 @@ export const requireOperator: RequestHandler = (req, res, next) => {
   if (res.locals.operator) return next();
   if (req.method === 'GET' || req.method === 'HEAD')
     return res.redirect(303, `/backoffice/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
-  next(new BackofficeError(401, 'Signed out', 'Your session ended. Sign in again; nothing was changed.'));
+  next(new BackofficeError(401, (t) => ({ heading: t.errors.signedOut, message: t.errors.signedOutText })));
 };
 
 const rank: Record<OperatorRole, number> = { viewer: 0, reviewer: 1, admin: 2 };

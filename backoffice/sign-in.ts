@@ -3,10 +3,10 @@ import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
 import type { Config } from '../common/config';
 import { passwordMatches } from '../common/passwords';
-import { recordAction } from '../db/operator-actions';
+import { type AuditReason, recordAction } from '../db/operator-actions';
 import { operatorForSignIn } from '../db/operators';
 import type { Pool } from '../db/pool';
-import { operatorOf, page, redirectSaved } from './render';
+import { operatorOf, page, redirectSaved, wordsOf } from './render';
 import { newFormToken, startOperatorSession } from './session';
 
 const signInSchema = z.object({
@@ -16,7 +16,7 @@ const signInSchema = z.object({
 });
 
 /** Only a page of the back office: never another site, never `//host`. */
-const safeNext = (next: unknown) =>
+export const safeNext = (next: unknown) =>
   typeof next === 'string' && /^\/backoffice(\/[^/\\]|$|\?)/.test(next) && !next.includes('//')
     ? next
     : '/backoffice';
@@ -47,14 +47,14 @@ export function signInRoutes(config: Config, pool: Pool) {
         operatorRole: null,
         action: 'sign_in',
         outcome: 'refused',
-        reason: 'too many sign-in attempts from this address',
+        reason: 'sign_in_rate_limited' satisfies AuditReason,
       });
       page(
         req,
         res,
         'sign-in',
         {
-          error: 'Too many sign-in attempts from here. Wait 15 minutes and try again.',
+          error: wordsOf(req, res).signIn.tooMany,
           next: safeNext(req.body?.next),
         },
         429,
@@ -86,7 +86,7 @@ export function signInRoutes(config: Config, pool: Pool) {
         req,
         res,
         'sign-in',
-        { error: 'Wrong email or password.', email, next: safeNext(req.body?.next) },
+        { error: wordsOf(req, res).signIn.wrong, email, next: safeNext(req.body?.next) },
         401,
       );
     }

@@ -1,5 +1,6 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { PaymentProgress } from './flow';
+import type { StepUpCause } from './reasons';
 import type { WithdrawalInput } from './withdrawal-input';
 
 export type { WithdrawalInput };
@@ -35,7 +36,7 @@ export const withdrawalFinalStatuses: readonly WithdrawalStatus[] = [
 ];
 
 /** Why a withdrawal waits for a biometric identification before it is sent. */
-export type StepUpCause = 'amount_above_step_up' | 'first_payout_to_account';
+export type { StepUpCause } from './reasons';
 
 /** The biometric identification a withdrawal waits for: the person's link, without its QR image. */
 interface StepUp {

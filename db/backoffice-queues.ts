@@ -122,3 +122,23 @@ export async function flowsOfPerson(db: Queryable, cpfHash: string, limit = 100)
   );
   return rows.map(itemOf);
 }
+
+/**
+ * The flows with one of these workflow ids, or whose payment has this end-to-end id (E2E, kept in
+ * flows.details once the provider gave one), newest first.
+ */
+export async function findFlows(
+  db: Queryable,
+  q: { workflowIds: string[]; e2eId: string },
+  limit = 20,
+): Promise<QueueItem[]> {
+  const { rows } = await db.query(
+    `SELECT f.*, c.pep, c.kyc_status, c.verification
+       FROM flows f LEFT JOIN customers c ON c.cpf_hash = f.cpf_hash
+      WHERE f.workflow_id = ANY($1::text[])
+         OR (f.details->>'e2eId' = $2 AND f.details->>'e2eId' <> '')
+      ORDER BY f.created_at DESC, f.workflow_id LIMIT $3`,
+    [q.workflowIds, q.e2eId, limit],
+  );
+  return rows.map(itemOf);
+}

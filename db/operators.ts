@@ -10,12 +10,17 @@ type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 export const operatorRoles = ['viewer', 'reviewer', 'admin'] as const;
 export type OperatorRole = (typeof operatorRoles)[number];
 
+/** The languages the back office speaks; Brazilian Portuguese unless the operator chose English. */
+export const operatorLanguages = ['pt-BR', 'en'] as const;
+export type OperatorLanguage = (typeof operatorLanguages)[number];
+
 export interface Operator {
   id: number;
   email: string;
   name: string;
   role: OperatorRole;
   timeZone: string;
+  language: OperatorLanguage;
   disabled: boolean;
   /** A session signed in under another generation is over. */
   sessionGeneration: number;
@@ -30,6 +35,8 @@ export interface NewOperator {
   passwordHash: string;
   /** Unset: America/Sao_Paulo for a new one, unchanged for one reset. */
   timeZone?: string;
+  /** Unset: pt-BR for a new one, unchanged for one reset. */
+  language?: OperatorLanguage;
 }
 
 /**
@@ -38,16 +45,17 @@ export interface NewOperator {
  */
 export async function saveOperator(db: Queryable, o: NewOperator, replace = false): Promise<boolean> {
   const { rowCount } = await db.query(
-    `INSERT INTO operators (email, name, role, password_hash, time_zone)
-     VALUES (lower($1), COALESCE($2, lower($1)), COALESCE($3, 'viewer'), $4, COALESCE($5, 'America/Sao_Paulo'))
+    `INSERT INTO operators (email, name, role, password_hash, time_zone, language)
+     VALUES (lower($1), COALESCE($2, lower($1)), COALESCE($3, 'viewer'), $4, COALESCE($5, 'America/Sao_Paulo'),
+             COALESCE($6, 'pt-BR'))
      ON CONFLICT (email) DO ${
        replace
          ? `UPDATE SET name = COALESCE($2, operators.name), role = COALESCE($3, operators.role),
                        password_hash = EXCLUDED.password_hash, time_zone = COALESCE($5, operators.time_zone),
-                       disabled_at = NULL, updated_at = now()`
+                       language = COALESCE($6, operators.language), disabled_at = NULL, updated_at = now()`
          : 'NOTHING'
      }`,
-    [o.email, o.name ?? null, o.role ?? null, o.passwordHash, o.timeZone ?? null],
+    [o.email, o.name ?? null, o.role ?? null, o.passwordHash, o.timeZone ?? null, o.language ?? null],
   );
   return (rowCount ?? 0) > 0;
 }
@@ -58,6 +66,7 @@ interface OperatorDbRow {
   name: string;
   role: OperatorRole;
   time_zone: string;
+  language: OperatorLanguage;
   disabled_at: Date | null;
   password_hash: string;
   session_generation: number;
@@ -69,6 +78,7 @@ const operatorOf = (r: OperatorDbRow): Operator => ({
   name: r.name,
   role: r.role,
   timeZone: r.time_zone,
+  language: r.language,
   disabled: r.disabled_at !== null,
   sessionGeneration: r.session_generation,
 });
@@ -103,4 +113,13 @@ export async function setOperatorRole(db: Queryable, email: string, role: Operat
     [email, role],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/** Sets the language an operator's pages are in; a preference, so their sessions go on. */
+export async function setOperatorLanguage(
+  db: Queryable,
+  id: number,
+  language: OperatorLanguage,
+): Promise<void> {
+  await db.query('UPDATE operators SET language = $2, updated_at = now() WHERE id = $1', [id, language]);
 }

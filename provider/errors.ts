@@ -1,18 +1,20 @@
 // Typed provider errors. `retryable` tells activities whether trying again can help:
 // business 4xx never, 401/429/5xx/timeouts/connection errors yes.
 
-export type ProviderErrorCode =
-  | 'INVALID_DOCUMENT'
-  | 'RESTRICT_DOCUMENT'
-  | 'DOCUMENT_NOT_FOUND'
-  | 'DECEASED_OR_UNDER_AGE'
-  | 'NOT_FOUND'
-  | 'UNAUTHORIZED'
-  | 'RATE_LIMITED'
-  | 'PROVIDER_UNAVAILABLE'
-  | 'DUPLICATE_TRANSACTION'
-  | 'CONTRACT_VIOLATION'
-  | 'BAD_REQUEST';
+export const providerErrorCodes = [
+  'INVALID_DOCUMENT',
+  'RESTRICT_DOCUMENT',
+  'DOCUMENT_NOT_FOUND',
+  'DECEASED_OR_UNDER_AGE',
+  'NOT_FOUND',
+  'UNAUTHORIZED',
+  'RATE_LIMITED',
+  'PROVIDER_UNAVAILABLE',
+  'DUPLICATE_TRANSACTION',
+  'CONTRACT_VIOLATION',
+  'BAD_REQUEST',
+] as const;
+export type ProviderErrorCode = (typeof providerErrorCodes)[number];
 
 export interface ProviderErrorDetails {
   status?: number;

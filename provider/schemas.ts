@@ -20,6 +20,8 @@ const statusVerificationSchema = z.enum([
   'manual_refused',
 ]);
 export type StatusVerification = z.infer<typeof statusVerificationSchema>;
+/** Every liveness status the provider documents, in order. */
+export const statusVerifications = statusVerificationSchema.options;
 
 export const pixTypeSchema = z.enum(PIX_TYPES);
 export type PixType = z.infer<typeof pixTypeSchema>;

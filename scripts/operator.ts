@@ -3,12 +3,18 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { isTimeZone } from '../backoffice/format';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../common/passwords';
-import { disableOperator, operatorRoles, saveOperator, setOperatorRole } from '../db/operators';
+import {
+  disableOperator,
+  operatorLanguages,
+  operatorRoles,
+  saveOperator,
+  setOperatorRole,
+} from '../db/operators';
 import { createPool } from '../db/pool';
 import { runKeyCommand } from './operator-keys';
 
 // Back-office operators for a real deployment:
-//   DATABASE_URL=... npm run operator -- create --email ana@example.com --name "Ana" --role reviewer
+//   DATABASE_URL=... npm run operator -- create --email ana@example.com --name "Ana" --role reviewer [--language en]
 //   DATABASE_URL=... npm run operator -- reset --email ana@example.com
 //   DATABASE_URL=... npm run operator -- role --email ana@example.com --role admin
 //   DATABASE_URL=... npm run operator -- disable --email ana@example.com
@@ -17,7 +23,7 @@ import { runKeyCommand } from './operator-keys';
 // generated and printed once.
 
 const USAGE = `usage: npm run operator -- <create|reset|role|disable> --email ADDRESS [--name NAME]
-       [--role viewer|reviewer|admin] [--zone IANA_ZONE] [--password-stdin]`;
+       [--role viewer|reviewer|admin] [--zone IANA_ZONE] [--language pt-BR|en] [--password-stdin]`;
 
 const argsSchema = z
   .object({
@@ -26,6 +32,7 @@ const argsSchema = z
     name: z.string().min(1).max(200).optional(),
     role: z.enum(operatorRoles).optional(),
     zone: z.string().refine(isTimeZone, 'is not an IANA time zone').optional(),
+    language: z.enum(operatorLanguages).optional(),
     passwordStdin: z.boolean().default(false),
   })
   .refine((a) => a.command !== 'role' || a.role !== undefined, {
@@ -51,6 +58,7 @@ export async function upsertOperator(
     name?: string;
     role?: (typeof operatorRoles)[number];
     zone?: string;
+    language?: (typeof operatorLanguages)[number];
     password?: string;
   },
   replace: boolean,
@@ -67,6 +75,7 @@ export async function upsertOperator(
         name: o.name,
         role: o.role,
         timeZone: o.zone,
+        language: o.language,
         passwordHash: await hashPassword(password),
       },
       replace,
@@ -86,6 +95,7 @@ async function main() {
       name: { type: 'string' },
       role: { type: 'string' },
       zone: { type: 'string' },
+      language: { type: 'string' },
       'password-stdin': { type: 'boolean' },
     },
   });
@@ -95,6 +105,7 @@ async function main() {
     name: values.name,
     role: values.role,
     zone: values.zone,
+    language: values.language,
     passwordStdin: values['password-stdin'],
   });
   if (!parsed.success) {
@@ -122,7 +133,7 @@ async function main() {
   const given = a.passwordStdin ? await readStdin() : undefined;
   const { saved, password } = await upsertOperator(
     databaseUrl,
-    { email: a.email, name: a.name, role: a.role, zone: a.zone, password: given },
+    { email: a.email, name: a.name, role: a.role, zone: a.zone, language: a.language, password: given },
     a.command === 'reset',
   );
   if (!saved) {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogs } from '../../backoffice/i18n';
 import { createLogger } from '../../common/logger';
 import { hashPassword } from '../../common/passwords';
 import { depositWorkflowId } from '../../contracts/deposit';
@@ -239,7 +240,7 @@ describe('Temporal frozen under load', () => {
     for (const a of [casePage!, decision!]) {
       expect(a.status, String(a.body).slice(0, 300)).toBe(503);
       expect(a.contentType).toMatch(/^text\/html/);
-      expect(a.body).toContain('Temporal is not answering');
+      expect(a.body).toContain(catalogs['pt-BR'].errors.unavailable);
       expect(Number(a.retryAfter)).toBeGreaterThan(0);
       expect(a.ms).toBeLessThanOrEqual(DEADLINE_MS + MARGIN_MS);
     }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogs } from '../../backoffice/i18n';
 import { hashPassword } from '../../common/passwords';
 import { listActions } from '../../db/operator-actions';
 import { saveOperator } from '../../db/operators';
@@ -10,6 +11,7 @@ import { launchChromium } from '../helpers/browser';
 // the audit trail; other roles see the keys and change nothing.
 
 const PASSWORD = 'api keys page password';
+const t = catalogs['pt-BR'];
 const admin = 'kim.admin@example.com';
 const viewer = 'val.viewer@example.com';
 const reviewer = 'rui.reviewer@example.com';
@@ -81,7 +83,7 @@ describe('API keys in the back office', () => {
     const s = await signIn(admin);
     const listPage = await s.get('/backoffice/api-keys');
     expect(listPage.status).toBe(200);
-    expect(listPage.html).toContain('New API key');
+    expect(listPage.html).toContain(t.keys.new);
 
     const created = await s.post('/backoffice/api-keys', {
       name: 'Reporting',
@@ -164,7 +166,7 @@ describe('API keys in the back office', () => {
       const listPage = await o.get('/backoffice/api-keys');
       expect(listPage.status).toBe(200);
       expect(listPage.html).toContain('Kept');
-      expect(listPage.html).not.toContain('New API key');
+      expect(listPage.html).not.toContain(t.keys.new);
       expect(listPage.html).not.toContain('/revoke"');
       const before = await countKeys();
       const create = await o.post('/backoffice/api-keys', {
@@ -201,34 +203,38 @@ describe('API keys in the back office', () => {
     expect(forged.status).toBe(403);
     const empty = await s.post('/backoffice/api-keys', { name: 'No scopes', ...noScopes, scope_events: '' });
     expect(empty.status).toBe(400);
-    expect(await empty.text()).toContain('<strong>scopes</strong>');
+    expect(await empty.text()).toContain(
+      `data-field="scopes"><strong>${t.fields.scopes}</strong>: ${t.formErrors.oneScope}`,
+    );
     const unnamed = await s.post('/backoffice/api-keys', { name: '  ', ...noScopes, scope_events: 'admin' });
     expect(unnamed.status).toBe(400);
     const text = await unnamed.text();
-    expect(text).toContain('<strong>name</strong>');
-    expect(text).toContain('<strong>scope_events</strong>');
+    expect(text).toContain(`data-field="name"><strong>${t.fields.name}</strong>: ${t.formErrors.required}`);
+    expect(text).toContain(
+      `data-field="scope_events"><strong>${t.keys.scopes}: events</strong>: ${t.formErrors.scopeLevel}`,
+    );
     expect(await countKeys()).toBe(before);
   });
 
   it('in a browser: an admin creates a key with the form, every control labelled, the page narrow enough for a phone', async () => {
     const browser = await launchChromium();
     try {
-      const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
+      const page = await browser.newPage({ viewport: { width: 390, height: 900 }, locale: 'pt-BR' });
       const problems: string[] = [];
       page.on('pageerror', (err) => problems.push(String(err)));
       await page.goto(`${e.url}/backoffice/api-keys`);
-      await page.getByLabel('Email').fill(admin);
-      await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
-      await page.getByLabel('Name').fill('Browser-made');
+      await page.getByLabel(t.signIn.email).fill(admin);
+      await page.getByLabel(t.signIn.password).fill(PASSWORD);
+      await page.getByRole('button', { name: t.signIn.submit }).click();
+      await page.getByRole('heading', { name: t.keys.title, level: 1 }).waitFor();
+      await page.getByLabel(t.keys.name, { exact: true }).fill('Browser-made');
       await page.getByLabel('deposits').selectOption('write');
-      await page.getByLabel('Expires').selectOption('30d');
-      await page.getByRole('button', { name: 'Create key' }).click();
-      const secret = await page.getByLabel(/^API key ak_/).inputValue();
+      await page.getByLabel(t.keys.expiresLabel, { exact: true }).selectOption('30d');
+      await page.getByRole('button', { name: t.keys.create }).click();
+      const secret = await page.getByLabel(/^Chave de API ak_/).inputValue();
       expect(secret).toMatch(/^pxk_/);
       expect((await e.call('GET', '/v1/deposits/1', { key: secret })).status).toBe(404);
-      await page.getByRole('link', { name: 'Back to API keys' }).click();
+      await page.getByRole('link', { name: t.keys.backToKeys }).click();
       await page
         .getByRole('cell', { name: /deposits:write/ })
         .first()

@@ -1,13 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queueTitles as queueTitleOf } from '../../backoffice/queues';
+import { keyStatuses } from '../../api-keys/admin';
+import { catalogs, labelsFor } from '../../backoffice/i18n';
 import { hashPassword } from '../../common/passwords';
-import { depositWorkflowId } from '../../contracts/deposit';
-import { livenessProgressSignal } from '../../contracts/onboarding';
+import { biometricsStatuses } from '../../contracts/biometrics';
+import { customerVerifications } from '../../contracts/customer';
+import { depositStatuses, depositWorkflowId } from '../../contracts/deposit';
+import { livenessProgressSignal, onboardingStatuses } from '../../contracts/onboarding';
+import { withdrawalStatuses, withdrawalWorkflowId } from '../../contracts/withdrawal';
+import { type QueueId, queueIds } from '../../db/backoffice-queues';
+import { actionOutcomes, operatorActionNames } from '../../db/operator-actions';
 import { saveOperator } from '../../db/operators';
 import { type ApiEnv, eventually, freshCpf, json, onboardApproved, startApiEnv } from '../api/support';
 import { launchChromium } from '../helpers/browser';
@@ -15,8 +21,11 @@ import { newCpf, STEP_UP_ABOVE_CENTAVOS } from '../helpers/people';
 
 // The back office in Debian's Chromium against the real stack (Temporal, Postgres, the sandbox
 // over HTTP, a worker): operators sign in, work the queues, decide cases through the flows' own
-// signal and update, and every action lands in the audit trail. Screenshots go to
-// BACKOFFICE_SCREENSHOTS (docs/backoffice with `npm run screenshots`).
+// signal and update, find cases by their ids, read the audit trail through its filters and
+// pages, and every action lands in it. Pages are in Brazilian Portuguese unless an operator
+// chooses English; every page is drawn at 1280 and 390 px wide with nothing pushed sideways or
+// cut, and no raw code, ISO date or month-first date input in sight. Screenshots of both widths
+// go to BACKOFFICE_SCREENSHOTS (docs/backoffice with `npm run screenshots`).
 
 const SHOTS = process.env.BACKOFFICE_SCREENSHOTS ?? path.join(os.tmpdir(), 'pixflow-backoffice-shots');
 const PASSWORD = 'correct horse battery staple';
@@ -25,17 +34,26 @@ const people = {
   second: 'sam.reviewer@example.com',
   viewer: 'vera.viewer@example.com',
   admin: 'ada.admin@example.com',
+  speaker: 'lia.language@example.com',
 } as const;
+
+const t = catalogs['pt-BR'];
+const pt = labelsFor('pt-BR');
+const WIDTHS = [1280, 390] as const;
 
 let e: ApiEnv;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
 const pageProblems: string[] = [];
+/** Cases the tests made, for the pages drawn at the end. */
+const made: { heldTxid?: string; customer?: string; failedWithdrawal?: string; stuckWithdrawal?: string } =
+  {};
 
-async function signedInPage(email: string, width = 1280): Promise<Page> {
+async function newPage(width = 1280, locale = 'pt-BR'): Promise<Page> {
   const context = await browser.newContext({
     viewport: { width, height: 900 },
     timezoneId: 'America/Sao_Paulo',
+    locale,
   });
   contexts.push(context);
   const page = await context.newPage();
@@ -43,13 +61,20 @@ async function signedInPage(email: string, width = 1280): Promise<Page> {
   page.on('console', (m) => {
     if (m.type() === 'error') pageProblems.push(m.text());
   });
+  return page;
+}
+
+async function signedInPage(email: string, width = 1280, locale = 'pt-BR'): Promise<Page> {
+  const page = await newPage(width, locale);
   await page.goto(`${e.url}/backoffice`);
   await expect.poll(() => page.url()).toContain('/backoffice/sign-in');
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  const words = page.url() && (await page.locator('html').getAttribute('lang')) === 'en' ? catalogs.en : t;
+  await page.getByLabel(words.signIn.email).fill(email);
+  await page.getByLabel(words.signIn.password).fill(PASSWORD);
+  await page.getByRole('button', { name: words.signIn.submit }).click();
   await page
-    .getByRole('heading', { name: 'Queues', level: 1 })
+    .getByRole('heading', { level: 1 })
+    .filter({ hasText: new RegExp(`^(${t.home.title}|${catalogs.en.home.title})$`) })
     .waitFor({ timeout: 10_000 })
     .catch(async (err) => {
       throw new Error(`${email} did not reach the queues: ${await page.locator('main').textContent()}`, {
@@ -59,8 +84,71 @@ async function signedInPage(email: string, width = 1280): Promise<Page> {
   return page;
 }
 
-const shot = (page: Page, name: string) =>
-  page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+/** Codes that are plain words: on a page in Portuguese, one of them is a code shown raw. */
+const rawWords = new Set<string>(
+  [
+    ...onboardingStatuses,
+    ...depositStatuses,
+    ...withdrawalStatuses,
+    ...biometricsStatuses,
+    ...customerVerifications,
+    ...actionOutcomes,
+    ...keyStatuses,
+  ].filter((c) => /^[a-z]+$/.test(c) && c !== 'kyc'),
+);
+
+/**
+ * What is wrong with the page as drawn now: anything wider than the window or cut off in its
+ * box, a table cell whose content does not fit it, a code shown raw, a date in ISO form, a date
+ * input (the browser writes those in its own locale's order, month first in en-US).
+ */
+async function problemsOf(page: Page): Promise<string[]> {
+  const drawn = (await page.evaluate(`(() => {
+    const vw = document.documentElement.clientWidth;
+    const out = [];
+    const sw = document.documentElement.scrollWidth;
+    if (sw > vw) out.push('the page is ' + sw + ' px wide in a ' + vw + ' px window');
+    const hidden = (el) => {
+      if (el.closest('.sr-only, .skip, caption, head, script, template')) return true;
+      const thead = el.closest('thead');
+      return !!thead && getComputedStyle(thead).position === 'absolute';
+    };
+    const what = (el) => el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ').join('.') : '') + ' "' + (el.textContent || '').trim().slice(0, 40) + '"';
+    for (const el of document.body.querySelectorAll('*')) {
+      if (hidden(el)) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (r.right > vw + 0.5) out.push(what(el) + ' reaches ' + Math.round(r.right) + ' px');
+      const control = ['INPUT', 'SELECT', 'TEXTAREA', 'OPTION'].includes(el.tagName);
+      const cell = el.tagName === 'TD' || el.tagName === 'TH';
+      const clips = ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX);
+      if (!control && (cell || clips) && el.scrollWidth > el.clientWidth + 1)
+        out.push(what(el) + ' is cut: ' + el.scrollWidth + ' px of content in ' + el.clientWidth + ' px');
+    }
+    if (document.querySelector('input[type=date], input[type=datetime-local]')) out.push('a date input drawn in the browser locale');
+    return { out, lang: document.documentElement.lang, text: document.body.innerText };
+  })()`)) as { out: string[]; lang: string; text: string };
+  const problems = [...drawn.out];
+  if (drawn.lang !== 'pt-BR') problems.push(`lang="${drawn.lang}"`);
+  // Addresses, API key ids and prefixes are not codes.
+  const text = drawn.text.replace(/\S+@\S+/g, '').replace(/\b(?:ak|pxk)_\w+/g, '');
+  for (const m of text.match(/\b[a-z0-9]+(?:_[a-z0-9]+)+\b/g) ?? []) problems.push(`a raw code: ${m}`);
+  for (const a of operatorActionNames) if (text.includes(a)) problems.push(`a raw action: ${a}`);
+  for (const w of text.match(/\b[a-z]+\b/g) ?? []) if (rawWords.has(w)) problems.push(`a raw status: ${w}`);
+  for (const m of text.match(/\b\d{4}-\d{2}-\d{2}\b/g) ?? []) problems.push(`an ISO date: ${m}`);
+  return problems;
+}
+
+/** The page at each width: nothing sideways, nothing cut, in words; drawn to `name`-<width>.png. */
+async function drawnAtBothWidths(page: Page, name?: string) {
+  const before = page.viewportSize();
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: 900 });
+    expect(await problemsOf(page), `${name ?? page.url()} at ${width} px`).toEqual([]);
+    if (name) await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+  }
+  if (before) await page.setViewportSize(before);
+}
 
 /** An onboarding the liveness check sent to a person. */
 async function awaitingReview(): Promise<{ cpf: string; workflowId: string }> {
@@ -131,12 +219,18 @@ const onboardingStatus = async (cpf: string) =>
 async function decide(page: Page, workflowId: string, choice: RegExp, reason: string) {
   await page.goto(`${e.url}/backoffice/flows/${encodeURIComponent(workflowId)}`);
   await page.getByRole('radio', { name: choice }).check();
-  await page.getByLabel('Reason').fill(reason);
-  await page.getByRole('button', { name: 'Record decision' }).click();
+  await page.getByLabel(t.flow.reasonLabel).fill(reason);
+  await page.getByRole('button', { name: t.flow.record }).click();
 }
 
 /** The form token of a signed-in page: what a same-origin form would send. */
 const formTokenOf = (page: Page) => page.locator('input[name="_csrf"]').first().inputValue();
+
+/** The audit rows on the page: id, action and outcome (their machine fields). */
+const auditRows = (page: Page) =>
+  page.evaluate(
+    `[...document.querySelectorAll('table.audit tbody tr')].map((r) => ({ id: Number(r.dataset.id), action: r.dataset.action, outcome: r.dataset.outcome }))`,
+  ) as Promise<Array<{ id: number; action: string; outcome: string }>>;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -147,6 +241,7 @@ beforeAll(async () => {
   await saveOperator(e.pool, { email: people.reviewer, name: 'Rita', role: 'reviewer', passwordHash: hash });
   await saveOperator(e.pool, { email: people.second, name: 'Sam', role: 'reviewer', passwordHash: hash });
   await saveOperator(e.pool, { email: people.viewer, name: 'Vera', role: 'viewer', passwordHash: hash });
+  await saveOperator(e.pool, { email: people.speaker, name: 'Lia', role: 'viewer', passwordHash: hash });
   await saveOperator(e.pool, {
     email: people.admin,
     name: 'Ada',
@@ -165,36 +260,33 @@ afterAll(async () => {
 
 describe('the back office', () => {
   it('signs in: a wrong password is refused with the same words as an unknown address; the cookie is HttpOnly and SameSite', async () => {
-    const context = await browser.newContext();
-    contexts.push(context);
-    const page = await context.newPage();
+    const page = await newPage();
     await page.goto(`${e.url}/backoffice/sign-in`);
-    await shot(page, 'sign-in');
-    await page.getByLabel('Email').fill(people.reviewer);
-    await page.getByLabel('Password').fill('not the password at all');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('Wrong email or password.');
-    await page.getByLabel('Email').fill('nobody@example.com');
-    await page.getByLabel('Password').fill('not the password at all');
+    expect(await page.locator('html').getAttribute('lang')).toBe('pt-BR');
+    await drawnAtBothWidths(page, 'sign-in');
+    await page.getByLabel(t.signIn.email).fill(people.reviewer);
+    await page.getByLabel(t.signIn.password).fill('not the password at all');
+    await page.getByRole('button', { name: t.signIn.submit }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain(t.signIn.wrong);
+    await page.getByLabel(t.signIn.email).fill('nobody@example.com');
+    await page.getByLabel(t.signIn.password).fill('not the password at all');
     const answer = page.waitForResponse(
       (r) => r.url().endsWith('/backoffice/sign-in') && r.request().method() === 'POST',
     );
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: t.signIn.submit }).click();
     expect((await answer).status()).toBe(401);
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('Wrong email or password.');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain(t.signIn.wrong);
 
     // A page asked for while signed out is where the sign-in leads; another site never is.
     await page.goto(`${e.url}/backoffice/audit`);
     await expect.poll(() => page.url()).toContain('/backoffice/sign-in?next=%2Fbackoffice%2Faudit');
-    await page.getByLabel('Email').fill(people.viewer);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Audit trail', level: 1 }).waitFor();
-    const signedOut = await browser.newContext();
-    contexts.push(signedOut);
-    const elsewhere = await signedOut.newPage();
+    await page.getByLabel(t.signIn.email).fill(people.viewer);
+    await page.getByLabel(t.signIn.password).fill(PASSWORD);
+    await page.getByRole('button', { name: t.signIn.submit }).click();
+    await page.getByRole('heading', { name: t.audit.title, level: 1 }).waitFor();
+    const elsewhere = await newPage();
     await elsewhere.goto(`${e.url}/backoffice/sign-in?next=${encodeURIComponent('//evil.example/x')}`);
-    expect(await elsewhere.locator('input[name="next"]').inputValue()).toBe('/backoffice');
+    expect(await elsewhere.locator('main input[name="next"]').inputValue()).toBe('/backoffice');
 
     const ok = await signedInPage(people.reviewer);
     const cookie = (await ok.context().cookies()).find((c) => c.name === 'pixflow_bo');
@@ -203,70 +295,123 @@ describe('the back office', () => {
     expect(cookie?.secure).toBe(false);
 
     // Signing out ends the session: its pages ask to sign in again.
-    await ok.getByRole('button', { name: /Sign out/ }).click();
-    await ok.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+    await ok.getByRole('button', { name: new RegExp(t.signOut) }).click();
+    await ok.getByRole('heading', { name: t.signIn.title, level: 1 }).waitFor();
     await ok.goto(`${e.url}/backoffice/audit`);
     await expect.poll(() => ok.url()).toContain('/backoffice/sign-in');
+  }, 60_000);
+
+  it('speaks Portuguese by default and English to an operator who chooses it, wherever they sign in', async () => {
+    // Before signing in the browser's language chooses; English asked for, English answered.
+    const english = await newPage(1280, 'en-US');
+    await english.goto(`${e.url}/backoffice/sign-in`);
+    expect(await english.locator('html').getAttribute('lang')).toBe('en');
+    await english.getByRole('heading', { name: catalogs.en.signIn.title, level: 1 }).waitFor();
+    // Once signed in, the operator's own language: Brazilian Portuguese until they choose.
+    const page = await signedInPage(people.speaker, 1280, 'en-US');
+    expect(await page.locator('html').getAttribute('lang')).toBe('pt-BR');
+    await page.getByRole('heading', { name: t.home.title, level: 1 }).waitFor();
+    await page.goto(`${e.url}/backoffice/audit`);
+    await page.getByRole('button', { name: 'English' }).click();
+    // The switch comes back to the same page, in English, still signed in.
+    await page.getByRole('heading', { name: catalogs.en.audit.title, level: 1 }).waitFor();
+    expect(page.url()).toMatch(/\/backoffice\/audit$/);
+    expect(await page.locator('html').getAttribute('lang')).toBe('en');
+    const { rows } = await e.pool.query('SELECT language FROM operators WHERE email = $1', [people.speaker]);
+    expect(rows[0]?.language).toBe('en');
+    // Kept with the operator: another browser, asking for Portuguese, gets English once they sign in.
+    const elsewhere = await signedInPage(people.speaker, 1280, 'pt-BR');
+    expect(await elsewhere.locator('html').getAttribute('lang')).toBe('en');
+    expect(await elsewhere.locator('main').textContent()).toContain(catalogs.en.labels.queue.failed.title);
+    await elsewhere.getByRole('button', { name: 'Português' }).click();
+    await elsewhere.getByRole('heading', { name: t.home.title, level: 1 }).waitFor();
+    // A language that is not one is refused, named, and changes nothing.
+    const bad = await elsewhere.request.post(`${e.url}/backoffice/language`, {
+      form: { _csrf: await formTokenOf(elsewhere), language: 'fr', next: '/backoffice' },
+    });
+    expect(bad.status()).toBe(400);
+    expect(await bad.text()).toContain('data-field="language"');
+    const after = await e.pool.query('SELECT language FROM operators WHERE email = $1', [people.speaker]);
+    expect(after.rows[0]?.language).toBe('pt-BR');
   }, 60_000);
 
   it('a reviewer approves an onboarding awaiting review, found through its queue, and the API reports it approved', async () => {
     const { cpf, workflowId } = await awaitingReview();
     const page = await signedInPage(people.reviewer);
-    const row = page.getByRole('row', { name: /Onboardings awaiting review/ });
+    const row = page.locator('tr[data-queue="onboardings-awaiting-review"]');
     expect(Number(await row.getByRole('cell').first().textContent())).toBeGreaterThanOrEqual(1);
-    await shot(page, 'queues');
-    await page.getByRole('link', { name: 'Onboardings awaiting review' }).click();
+    await drawnAtBothWidths(page, 'queues');
+    await page.getByRole('link', { name: pt.queueTitle('onboardings-awaiting-review') }).click();
     // The CPF filter narrows the table in place (htmx) and keeps the URL.
-    await page.getByLabel('CPF').fill(cpf);
-    await page.getByLabel('CPF').press('Enter');
+    await page.getByLabel(t.queue.cpf).fill(cpf);
+    await page.getByLabel(t.queue.cpf).press('Enter');
     await expect.poll(() => page.url()).toContain(`cpf=${cpf}`);
     await expect.poll(() => page.locator('#queue-items tbody tr').count()).toBe(1);
-    await shot(page, 'queue-onboardings');
+    // Days are typed day first, whatever the browser's locale.
+    expect(await page.getByLabel(t.queue.since).getAttribute('placeholder')).toBe('dd/mm/aaaa');
+    await drawnAtBothWidths(page, 'queue-onboardings');
     await page.locator('#queue-items tbody tr a').first().click();
-    await page.getByRole('heading', { name: 'Decision' }).waitFor();
-    expect(await page.locator('dl.facts').textContent()).toContain('PEP');
-    expect(await page.getByRole('link', { name: /in the Temporal UI/ }).getAttribute('href')).toMatch(
+    await page.getByRole('heading', { name: t.flow.decision }).waitFor();
+    const facts = (await page.locator('dl.facts').textContent()) ?? '';
+    expect(facts).toContain(t.flow.pep);
+    expect(facts).toContain(pt.liveness('manual_approve_pending'));
+    expect(await page.locator('.status').textContent()).toBe(pt.status('onboarding', 'awaiting_review'));
+    expect(await page.getByRole('link', { name: /na Temporal UI/ }).getAttribute('href')).toMatch(
       new RegExp(`/namespaces/default/workflows/${workflowId}$`),
     );
-    await shot(page, 'case-onboarding');
-    await decide(page, workflowId, /^Approve/, 'documents checked against the registry photo');
-    await expect.poll(() => page.getByRole('status').textContent()).toContain('Recorded: approved');
+    await drawnAtBothWidths(page, 'case-onboarding');
+    await decide(page, workflowId, /^Aprovar/, 'documents checked against the registry photo');
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Registrado: aprovado');
     expect(await onboardingStatus(cpf)).toMatchObject({
       status: 'approved',
       review: { by: people.reviewer, reason: 'documents checked against the registry photo' },
     });
-    // Its timeline shows what happened, its audit trail who decided.
-    expect(await page.locator('ol.timeline').textContent()).toContain('onboarding.approved');
-    expect(await page.locator('table.audit').textContent()).toContain('onboarding.approve');
+    // Its timeline shows what happened, its audit trail who decided: in words, codes kept as data.
+    const approved = page.locator('ol.timeline li[data-event="onboarding.approved"]');
+    expect(await approved.textContent()).toContain(pt.event('onboarding.approved'));
+    const audited = page.locator('table.audit tr[data-action="onboarding.approve"]');
+    expect(await audited.textContent()).toContain(pt.action('onboarding.approve'));
+    expect(await audited.textContent()).toContain(
+      `${pt.status('onboarding', 'awaiting_review')} → ${pt.status('onboarding', 'approved')}`,
+    );
+    expect(await problemsOf(page)).toEqual([]);
   }, 120_000);
 
   it('refuses another with a reason', async () => {
     const { cpf, workflowId } = await awaitingReview();
     const page = await signedInPage(people.reviewer);
-    await decide(page, workflowId, /^Refuse/, 'selfie does not match the document');
-    await expect.poll(() => page.getByRole('status').textContent()).toContain('Recorded: refused');
+    await decide(page, workflowId, /^Recusar/, 'selfie does not match the document');
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Registrado: recusado');
     expect(await onboardingStatus(cpf)).toMatchObject({
       status: 'rejected',
       review: { decision: 'refuse', reason: 'selfie does not match the document' },
     });
+    // Its reasons in words: the review's.
+    expect(await page.locator('dl.facts').textContent()).toContain(pt.reason('review_refused'));
   }, 120_000);
 
   it('accepts a held deposit: credited, in R$; the customer page shows the person, their flows and limits', async () => {
     const { txid, cpf } = await heldDeposit();
+    made.heldTxid = txid;
     const page = await signedInPage(people.reviewer);
-    await page.getByRole('link', { name: 'Deposits held for a third-party payer' }).click();
-    expect(await page.locator('#queue-items').textContent()).toContain('R$');
-    await shot(page, 'queue-held-deposits');
+    await page.getByRole('link', { name: pt.queueTitle('deposits-held') }).click();
+    const items = (await page.locator('#queue-items').textContent()) ?? '';
+    expect(items).toContain('R$');
+    expect(items).toContain(pt.reason('third_party_payer'));
+    await drawnAtBothWidths(page, 'queue-held-deposits');
     await page.goto(`${e.url}/backoffice/flows/${depositWorkflowId(txid)}`);
-    expect(await page.locator('dl.facts').textContent()).toMatch(/R\$\s1\.234,56/);
-    await shot(page, 'case-deposit');
+    const facts = (await page.locator('dl.facts').textContent()) ?? '';
+    expect(facts).toMatch(/R\$\s1\.234,56/);
+    expect(facts).toContain(pt.reason('third_party_payer'));
+    expect(await page.locator('.status').textContent()).toBe('Retido');
+    await drawnAtBothWidths(page, 'case-deposit');
     await decide(
       page,
       depositWorkflowId(txid),
-      /^Accept/,
+      /^Aceitar/,
       'payer is the customer’s spouse, confirmed by phone',
     );
-    await expect.poll(() => page.getByRole('status').textContent()).toContain('The deposit is completed');
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('O depósito está concluído');
     const state = (
       await json<{ state: { status: string; resolution?: { by: string } } }>(
         await e.call('GET', `/v1/deposits/${txid}`),
@@ -278,14 +423,17 @@ describe('the back office', () => {
       .getByRole('link', { name: /\*\*\*\./ })
       .first()
       .click();
-    await page.getByRole('heading', { name: 'Registered accounts' }).waitFor();
+    await page.getByRole('heading', { name: t.customer.accounts }).waitFor();
+    made.customer = page.url();
     const text = (await page.locator('main').textContent()) ?? '';
-    expect(text).toContain('approved');
-    expect(text).toContain('Daily limit');
+    expect(text).toContain(pt.verification('approved'));
+    expect(text).toContain(t.customer.dailyLimit);
     expect(text).toContain(txid.slice(-6));
+    // Today as pt-BR writes it, as every other date on the page.
+    expect(text).toMatch(/Saques de hoje, \d{2}\/\d{2}\/\d{4}/);
     // A reviewer sees the CPF masked; an admin sees it whole.
     expect(text).not.toContain(cpf);
-    await shot(page, 'customer');
+    await drawnAtBothWidths(page, 'customer');
     const admin = await signedInPage(people.admin);
     await admin.goto(page.url());
     expect(await admin.locator('h1').textContent()).toContain(cpf);
@@ -307,13 +455,15 @@ describe('the back office', () => {
           .status,
       (s) => s === 'failed',
     );
+    made.failedWithdrawal = failing;
+    made.stuckWithdrawal = stuck;
     const page = await signedInPage(people.viewer);
     for (const [queue, id, text] of [
       ['withdrawals-awaiting-biometrics', big, 'R$ 5.000,01'],
       ['failed', failing, 'R$ 100,00'],
       ['reconciliation-gave-up', stuck, 'R$ 200,00'],
     ] as const) {
-      const row = page.getByRole('row', { name: new RegExp(queueTitleOf[queue]) });
+      const row = page.locator(`tr[data-queue="${queue}"]`);
       expect(Number(await row.getByRole('cell').first().textContent()), queue).toBeGreaterThanOrEqual(1);
       await page.goto(`${e.url}/backoffice/queues/${queue}?cpf=${cpf}`);
       const items = (await page.locator('#queue-items').textContent()) ?? '';
@@ -323,24 +473,29 @@ describe('the back office', () => {
     }
     // The failed queue mixes deposits and withdrawals: choosing a type narrows it in place.
     await page.goto(`${e.url}/backoffice/queues/failed?cpf=${cpf}`);
-    await page.getByLabel('Type').selectOption('deposit');
+    await page.getByLabel(t.queue.type).selectOption('deposit');
     await expect.poll(() => page.url()).toContain('type=deposit');
-    await expect.poll(() => page.locator('#queue-items').textContent()).toContain('Nothing waits here.');
-    await page.getByLabel('Type').selectOption('withdrawal');
+    await expect.poll(() => page.locator('#queue-items').textContent()).toContain(t.queue.empty);
+    await page.getByLabel(t.queue.type).selectOption('withdrawal');
     await expect.poll(() => page.locator(`#queue-items a[href*="${failing}"]`).count()).toBe(1);
+    // The stuck payout's page says why in words.
+    await page.goto(`${e.url}/backoffice/flows/${withdrawalWorkflowId(stuck)}`);
+    expect(await page.locator('dl.facts').textContent()).toContain(
+      pt.reason('no_final_outcome_before_deadline'),
+    );
   }, 120_000);
 
   it("a viewer's approve is refused (403) and changes nothing", async () => {
     const { cpf, workflowId } = await awaitingReview();
     const page = await signedInPage(people.viewer);
     await page.goto(`${e.url}/backoffice/flows/${workflowId}`);
-    expect(await page.getByRole('button', { name: 'Record decision' }).count()).toBe(0);
-    expect(await page.locator('main').textContent()).toContain('may look at this case but not decide it');
+    expect(await page.getByRole('button', { name: t.flow.record }).count()).toBe(0);
+    expect(await page.locator('main').textContent()).toContain(t.flow.mayNotDecide(pt.role('viewer')));
     const res = await page.request.post(`${e.url}/backoffice/flows/${workflowId}/review`, {
       form: { _csrf: await formTokenOf(page), decision: 'approve', reason: 'I should not be able to' },
     });
     expect(res.status()).toBe(403);
-    expect(await res.text()).toContain('may look at cases but not decide them');
+    expect(await res.text()).toContain(t.errors.mayNotDecide(pt.role('viewer')));
     expect((await onboardingStatus(cpf)).status).toBe('awaiting_review');
   }, 120_000);
 
@@ -351,7 +506,7 @@ describe('the back office', () => {
     const url = `${e.url}/backoffice/flows/${workflowId}/review`;
     const none = await page.request.post(url, { form: { decision: 'approve', reason: 'no token' } });
     expect(none.status()).toBe(403);
-    expect(await none.text()).toContain('Reload the page and try again');
+    expect(await none.text()).toContain('Recarregue a página e tente de novo');
     const foreign = await page.request.post(url, {
       form: { _csrf: await formTokenOf(other), decision: 'approve', reason: 'token of someone else' },
     });
@@ -365,17 +520,19 @@ describe('the back office', () => {
     const second = await signedInPage(people.second);
     // Both have the case open; the second one decides last.
     await second.goto(`${e.url}/backoffice/flows/${workflowId}`);
-    await decide(first, workflowId, /^Approve/, 'all good');
-    await second.getByRole('radio', { name: /^Refuse/ }).check();
-    await second.getByLabel('Reason').fill('too late');
-    await second.getByRole('button', { name: 'Record decision' }).click();
-    await second.getByRole('heading', { name: 'Already decided' }).waitFor();
-    expect(await second.locator('main').textContent()).toContain(`approve by ${people.reviewer}`);
+    await decide(first, workflowId, /^Aprovar/, 'all good');
+    await second.getByRole('radio', { name: /^Recusar/ }).check();
+    await second.getByLabel(t.flow.reasonLabel).fill('too late');
+    await second.getByRole('button', { name: t.flow.record }).click();
+    await second.getByRole('heading', { name: t.errors.alreadyDecided }).waitFor();
+    expect(await second.locator('main').textContent()).toContain(
+      `aprovado (aprovação por ${people.reviewer}`,
+    );
     expect(await onboardingStatus(cpf)).toMatchObject({
       status: 'approved',
       review: { by: people.reviewer },
     });
-    await shot(second, 'already-decided');
+    await drawnAtBothWidths(second, 'already-decided');
 
     const token = await formTokenOf(first);
     const bad = await first.request.post(`${e.url}/backoffice/flows/${workflowId}/review`, {
@@ -383,8 +540,12 @@ describe('the back office', () => {
     });
     expect(bad.status()).toBe(400);
     const badText = await bad.text();
-    expect(badText).toContain('decision');
-    expect(badText).toContain('reason');
+    expect(badText).toContain(
+      `data-field="decision"><strong>${t.fields.decision}</strong>: ${t.formErrors.decisionReview}`,
+    );
+    expect(badText).toContain(
+      `data-field="reason"><strong>${t.fields.reason}</strong>: ${t.formErrors.mustSayWhy}`,
+    );
     const unknown = await first.request.post(`${e.url}/backoffice/flows/onboarding-nope/review`, {
       form: { _csrf: token, decision: 'approve', reason: 'x' },
     });
@@ -392,12 +553,68 @@ describe('the back office', () => {
     expect((await first.goto(`${e.url}/backoffice/flows/no-such-flow`))?.status()).toBe(404);
     expect((await first.goto(`${e.url}/backoffice/queues/no-such-queue`))?.status()).toBe(404);
     expect((await first.goto(`${e.url}/backoffice/queues/failed?since=2026-02-31`))?.status()).toBe(400);
-    expect(await first.locator('main').textContent()).toContain('is not a calendar day');
+    expect(await first.locator('main').textContent()).toContain(t.formErrors.calendarDay);
+    // Month 13 is no day either: a refusal, never a failure.
+    expect((await first.goto(`${e.url}/backoffice/queues/failed?since=2026-13-01`))?.status()).toBe(400);
+    expect((await first.goto(`${e.url}/backoffice/queues/failed?since=31/02/2026`))?.status()).toBe(400);
+    await drawnAtBothWidths(first, 'refused-filter');
+    // A day as the page asks for it is taken, and shown back the same way.
+    expect((await first.goto(`${e.url}/backoffice/queues/failed?since=1/2/2026`))?.status()).toBe(200);
+    expect(await first.getByLabel(t.queue.since).inputValue()).toBe('01/02/2026');
   }, 120_000);
 
-  it('the audit trail lists each action, who, before and after, and exports as CSV', async () => {
+  it('finds a case by txid, transactionId or E2E id and opens it; an unknown id says so; a bad one is named', async () => {
+    const page = await signedInPage(people.viewer);
+    const txid = made.heldTxid as string;
+    const failed = made.failedWithdrawal as string;
+    const e2eOf = async (workflowId: string) =>
+      (await e.pool.query("SELECT details->>'e2eId' AS e2e FROM flows WHERE workflow_id = $1", [workflowId]))
+        .rows[0]?.e2e as string;
+    const depositE2e = await e2eOf(depositWorkflowId(txid));
+    const payoutE2e = await e2eOf(withdrawalWorkflowId(failed));
+    expect(depositE2e).toMatch(/^E/);
+    expect(payoutE2e).toMatch(/^E/);
+    for (const [q, workflowId] of [
+      [txid, depositWorkflowId(txid)],
+      [failed, withdrawalWorkflowId(failed)],
+      [depositE2e, depositWorkflowId(txid)],
+      [payoutE2e, withdrawalWorkflowId(failed)],
+      [` ${depositWorkflowId(txid)} `, depositWorkflowId(txid)],
+    ]) {
+      await page.goto(`${e.url}/backoffice`);
+      await page.getByLabel(t.home.findCase).fill(q as string);
+      await page.getByRole('button', { name: t.home.findCaseButton }).click();
+      await expect
+        .poll(() => page.url(), { message: q })
+        .toMatch(new RegExp(`/backoffice/flows/${workflowId}$`));
+      expect(await page.locator('dl.facts').textContent()).toContain(
+        workflowId?.startsWith('deposit') ? depositE2e : payoutE2e,
+      );
+    }
+    await page.goto(`${e.url}/backoffice/search`);
+    await drawnAtBothWidths(page, 'search');
+    const none = await page.goto(`${e.url}/backoffice/search?q=E00000000202611261200nothinghere`);
+    expect(none?.status()).toBe(404);
+    expect(await page.getByRole('status').textContent()).toContain('Nenhum caso encontrado');
+    for (const q of ['two words', 'x'.repeat(201)]) {
+      const bad = await page.goto(`${e.url}/backoffice/search?q=${encodeURIComponent(q)}`);
+      expect(bad?.status(), q).toBe(400);
+      expect(await page.locator('[data-field="q"]').textContent()).toContain(t.fields.q);
+    }
+  }, 60_000);
+
+  it('the audit trail lists each action in words, who, before and after, and exports as CSV', async () => {
     const page = await signedInPage(people.admin);
-    await page.getByRole('link', { name: 'Audit trail' }).click();
+    await page.getByRole('link', { name: t.nav.audit }).click();
+    await page.getByRole('heading', { name: t.audit.title, level: 1 }).waitFor();
+    // The latest 50 at most, newest first, each a row with its codes as data and its words as text.
+    const rows = await auditRows(page);
+    expect(rows.map((r) => r.id)).toEqual([...rows.map((r) => r.id)].sort((a, b) => b - a));
+    const all = await page.goto(`${e.url}/backoffice/audit?size=200`);
+    expect(all?.status()).toBe(200);
+    const everything = await auditRows(page);
+    expect(everything.length).toBeLessThan(200);
+    expect(rows).toEqual(everything.slice(0, 50));
     const table = (await page.locator('table.audit').textContent()) ?? '';
     for (const action of [
       'onboarding.approve',
@@ -406,17 +623,23 @@ describe('the back office', () => {
       'onboarding.review',
       'sign_in',
       'sign_out',
-    ])
-      expect(table, action).toContain(action);
-    expect(table).toContain('awaiting_review → approved');
-    expect(table).toContain('held → completed');
-    expect(table).toContain('refused'); // the viewer's try
-    expect(table).toContain('conflict'); // the late decision
-    await shot(page, 'audit');
+    ] as const) {
+      expect(
+        everything.map((r) => r.action),
+        action,
+      ).toContain(action);
+      expect(table, action).toContain(pt.action(action));
+    }
+    expect(table).toContain(
+      `${pt.status('onboarding', 'awaiting_review')} → ${pt.status('onboarding', 'approved')}`,
+    );
+    expect(table).toContain(`${pt.status('deposit', 'held')} → ${pt.status('deposit', 'completed')}`);
+    expect(everything.map((r) => r.outcome)).toContain('refused'); // the viewer's try
+    expect(everything.map((r) => r.outcome)).toContain('conflict'); // the late decision
+    expect(table).toContain(pt.outcome('conflict'));
     const download = page.waitForEvent('download');
-    await page.getByRole('link', { name: 'Export all as CSV' }).click();
-    const file = await (await download).path();
-    const csv = (await import('node:fs')).readFileSync(file, 'utf8');
+    await page.getByRole('link', { name: t.audit.exportAll }).click();
+    const csv = readFileSync(await (await download).path(), 'utf8');
     expect(csv.split('\n')[0]).toBe(
       'id,at,operator,role,action,outcome,case_type,case_id,before,after,reason',
     );
@@ -429,46 +652,154 @@ describe('the back office', () => {
     );
   }, 60_000);
 
-  it('reads at 390 px without sideways scrolling, and is reachable by keyboard', async () => {
+  it('the audit trail filters by who, action, outcome, case and days, a page at a time; a bad filter is named, never a failure', async () => {
+    const page = await signedInPage(people.admin);
+    const only = async (query: string) => {
+      const res = await page.goto(`${e.url}/backoffice/audit?${query}&size=200`);
+      expect(res?.status(), query).toBe(200);
+      return auditRows(page);
+    };
+    const accepted = await only('action=deposit.accept');
+    expect(accepted.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(accepted.map((r) => r.action))).toEqual(new Set(['deposit.accept']));
+    const refused = await only('outcome=refused');
+    expect(new Set(refused.map((r) => r.outcome))).toEqual(new Set(['refused']));
+    // Who: part of the address.
+    await only('who=vera.viewer');
+    const emails = await page.locator('table.audit tbody .email').allTextContents();
+    expect(emails.length).toBeGreaterThan(0);
+    expect(new Set(emails)).toEqual(new Set([people.viewer]));
+    // A case by its txid: the deposit's decision.
+    const ofCase = await only(`case=${made.heldTxid}`);
+    expect(ofCase.map((r) => r.action)).toEqual(['deposit.accept']);
+    // Days as the page writes them: today has rows, tomorrow has none.
+    const today = new Intl.DateTimeFormat('pt-BR', { timeZone: 'Europe/Lisbon', dateStyle: 'short' }).format(
+      new Date(),
+    );
+    const tomorrow = new Intl.DateTimeFormat('pt-BR', {
+      timeZone: 'Europe/Lisbon',
+      dateStyle: 'short',
+    }).format(new Date(Date.now() + 86_400_000));
+    expect((await only(`from=${today}&to=${today}`)).length).toBeGreaterThan(0);
+    expect(await page.getByLabel(t.audit.from).inputValue()).toBe(today);
+    expect(await only(`from=${tomorrow}`)).toEqual([]);
+    expect(await page.locator('main').textContent()).toContain(t.audit.emptyFiltered);
+
+    // The form: choosing filters makes the same query.
+    await page.goto(`${e.url}/backoffice/audit`);
+    await page.getByLabel(t.audit.action).selectOption('onboarding.approve');
+    await page.getByLabel(t.audit.size).selectOption('20');
+    await page.getByRole('button', { name: t.audit.filter }).click();
+    await expect.poll(() => page.url()).toContain('action=onboarding.approve');
+    await drawnAtBothWidths(page);
+
+    // Pages of 20, keyset by row id: older, then newer again, no row twice, none left out.
+    const everything = (await only('')).map((r) => r.id);
+    expect(everything.length).toBeGreaterThan(20);
+    await page.goto(`${e.url}/backoffice/audit?size=20`);
+    const first = await auditRows(page);
+    expect(first.length).toBe(20);
+    await drawnAtBothWidths(page, 'audit');
+    await page.getByRole('link', { name: t.audit.older }).click();
+    await expect.poll(() => page.url()).toContain(`before=${first[19]?.id}`);
+    const second = await auditRows(page);
+    expect(second.length).toBeGreaterThan(0);
+    expect(Math.max(...second.map((r) => r.id))).toBeLessThan(Math.min(...first.map((r) => r.id)));
+    expect([...first, ...second].map((r) => r.id)).toEqual(everything.slice(0, first.length + second.length));
+    await page.getByRole('link', { name: t.audit.newer }).click();
+    expect((await auditRows(page)).map((r) => r.id)).toEqual(first.map((r) => r.id));
+
+    // Bad filters: 400, the field named in words, nothing else.
+    for (const [query, field, words] of [
+      ['size=7', 'size', t.formErrors.pageSize],
+      ['from=31/02/2026', 'from', t.formErrors.calendarDay],
+      ['from=2026-13-01', 'from', t.formErrors.calendarDay],
+      ['from=01/01/0001', 'from', t.formErrors.calendarDay],
+      ['to=amanhã', 'to', t.formErrors.day],
+      ['from=02/01/2026&to=01/01/2026', 'to', t.formErrors.untilBeforeFrom],
+      ['action=delete.everything', 'action', t.formErrors.invalid],
+      ['outcome=maybe', 'outcome', t.formErrors.invalid],
+      ['before=abc', 'before', t.formErrors.cursor],
+      ['before=99999999999999999999', 'before', t.formErrors.cursor],
+      ['before=5&after=3', 'after', t.formErrors.oneCursor],
+      [`who=${'x'.repeat(201)}`, 'who', t.formErrors.atMost('200')],
+      ['case=a&case=b', 'case', t.formErrors.text],
+    ] as const) {
+      const res = await page.goto(`${e.url}/backoffice/audit?${query}`);
+      expect(res?.status(), query).toBe(400);
+      expect(await page.locator(`[data-field="${field}"]`).textContent(), query).toContain(words);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(t.errors.filterRefused);
+    }
+    const csv = await page.request.get(`${e.url}/backoffice/audit.csv?from=31/02/2026`);
+    expect(csv.status()).toBe(400);
+  }, 120_000);
+
+  it('every page reads at 1280 and 390 px: nothing sideways, no cell cut, no raw code, and it is reachable by keyboard', async () => {
     const { workflowId } = await awaitingReview();
     // Earlier cases load refusals (400, 403, 409) on purpose; these pages must load clean.
     pageProblems.length = 0;
-    const page = await signedInPage(people.reviewer, 390);
-    for (const where of [
-      '/backoffice',
-      '/backoffice/queues/onboardings-awaiting-review',
-      `/backoffice/flows/${workflowId}`,
-    ]) {
-      await page.goto(`${e.url}${where}`);
-      const overflow = await page.evaluate(
-        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
-      );
-      expect(overflow, where).toBeLessThanOrEqual(0);
+    const admin = await signedInPage(people.admin);
+    // An API key of each state, made and revoked through the page.
+    await admin.goto(`${e.url}/backoffice/api-keys`);
+    for (const name of ['Checkout backend', 'Relatórios mensais do financeiro']) {
+      await admin.getByLabel(t.keys.name, { exact: true }).fill(name);
+      await admin.getByLabel('deposits').selectOption('write');
+      await admin.getByRole('button', { name: t.keys.create }).click();
+      await admin.getByRole('link', { name: t.keys.backToKeys }).waitFor();
+      await drawnAtBothWidths(admin, name === 'Checkout backend' ? 'api-key-secret' : undefined);
+      await admin.getByRole('link', { name: t.keys.backToKeys }).click();
     }
-    await shot(page, 'case-onboarding-390');
+    await admin.getByRole('button', { name: t.keys.revokeLabel('Checkout backend') }).click();
+    await admin.getByRole('status').waitFor();
+    await drawnAtBothWidths(admin, 'api-keys');
+    const pages: Array<[string, string | undefined]> = [
+      ['/backoffice', undefined],
+      ...queueIds.map((q: QueueId): [string, string | undefined] => [`/backoffice/queues/${q}`, undefined]),
+      [`/backoffice/flows/${workflowId}`, undefined],
+      [`/backoffice/flows/${depositWorkflowId(made.heldTxid as string)}`, undefined],
+      [`/backoffice/flows/${withdrawalWorkflowId(made.failedWithdrawal as string)}`, 'case-withdrawal'],
+      [`/backoffice/flows/${withdrawalWorkflowId(made.stuckWithdrawal as string)}`, undefined],
+      [made.customer as string, undefined],
+      ['/backoffice/audit', undefined],
+      ['/backoffice/search', undefined],
+    ];
+    for (const [where, name] of pages) {
+      await admin.goto(where.startsWith('http') ? where : `${e.url}${where}`);
+      await drawnAtBothWidths(admin, name);
+    }
+
+    const page = await signedInPage(people.reviewer, 390);
+    await page.goto(`${e.url}/backoffice/flows/${workflowId}`);
+    await drawnAtBothWidths(page);
+    await page.setViewportSize({ width: 390, height: 900 });
     // From the top: the skip link first, then on through the decision form by Tab alone.
     await page.keyboard.press('Tab');
-    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe(t.skip);
     const reached = new Set<string>();
-    for (let i = 0; i < 25; i++) {
+    for (let i = 0; i < 30; i++) {
       await page.keyboard.press('Tab');
       reached.add(
         String(await page.evaluate('document.activeElement.name || document.activeElement.textContent')),
       );
     }
-    for (const name of ['decision', 'reason', 'Record decision']) expect([...reached]).toContain(name);
+    for (const name of ['decision', 'reason', t.flow.record]) expect([...reached]).toContain(name);
     // Every control has a label.
-    const unlabelled = await page.evaluate(
-      `[...document.querySelectorAll('input:not([type=hidden]), textarea, select')].filter((el) => !el.labels || el.labels.length === 0).length`,
-    );
-    expect(unlabelled).toBe(0);
+    for (const where of [
+      `/backoffice/flows/${workflowId}`,
+      '/backoffice/audit',
+      '/backoffice/queues/failed',
+    ]) {
+      await page.goto(`${e.url}${where}`);
+      const unlabelled = await page.evaluate(
+        `[...document.querySelectorAll('input:not([type=hidden]), textarea, select')].filter((el) => !el.labels || el.labels.length === 0).length`,
+      );
+      expect(unlabelled, where).toBe(0);
+    }
     expect(pageProblems, pageProblems.join('\n')).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 
   it('sign-in attempts are rate-limited per address: past the limit even the right password waits', async () => {
-    const context = await browser.newContext();
-    contexts.push(context);
-    const page = await context.newPage();
+    const page = await newPage();
     await page.goto(`${e.url}/backoffice/sign-in`);
     let status = 0;
     for (let i = 0; i < 8 && status !== 429; i++) {
@@ -484,6 +815,6 @@ describe('the back office', () => {
       form: { _csrf: await formTokenOf(page), email: people.reviewer, password: PASSWORD },
     });
     expect(res.status()).toBe(429);
-    expect(await res.text()).toContain('Too many sign-in attempts');
+    expect(await res.text()).toContain(t.signIn.tooMany);
   }, 60_000);
 });

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApp } from '../../api/app';
+import { labelsFor } from '../../backoffice/i18n';
 import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { hashPassword } from '../../common/passwords';
@@ -192,7 +193,7 @@ describe('back-office sessions end', () => {
     expect(await signedInAs(e.url, cookie)).toBeUndefined();
     const again = await signIn(e.url, email);
     const home = await fetch(`${e.url}/backoffice`, { headers: { cookie: again } });
-    expect(await home.text()).toContain(`${email} (viewer)`);
+    expect(await home.text()).toContain(`${email} (${labelsFor('pt-BR').role('viewer')})`);
   });
 
   it('at the absolute lifetime, although the session is used all the time', async () => {
@@ -239,9 +240,9 @@ describe('sign-ins the rate limit refuses', () => {
       ['refused', null],
       ['refused', null],
       ['refused', null],
-      ['refused', 'too many sign-in attempts from this address'],
-      ['refused', 'too many sign-in attempts from this address'],
-      ['refused', 'too many sign-in attempts from this address'],
+      ['refused', 'sign_in_rate_limited'],
+      ['refused', 'sign_in_rate_limited'],
+      ['refused', 'sign_in_rate_limited'],
     ]);
     for (const r of rows) {
       expect(r.whole).not.toContain(guess);
@@ -252,6 +253,6 @@ describe('sign-ins the rate limit refuses', () => {
     const audit = await (
       await fetch(`${second.url}/backoffice/audit`, { headers: { cookie: admin } })
     ).text();
-    expect(audit).toContain('too many sign-in attempts from this address');
+    expect(audit).toContain(labelsFor('pt-BR').auditReason('sign_in_rate_limited'));
   });
 });
