@@ -274,6 +274,10 @@ describe('the back office', () => {
     ).state;
     expect(state).toMatchObject({ status: 'completed', resolution: { by: people.reviewer } });
 
+    // The deposit limits the person set show beside the payout limit.
+    expect(
+      (await e.call('PUT', `/v1/customers/${cpf}/deposit-limits`, { body: { daily: 500_000 } })).status,
+    ).toBe(200);
     await page
       .getByRole('link', { name: /\*\*\*\./ })
       .first()
@@ -282,6 +286,9 @@ describe('the back office', () => {
     const text = (await page.locator('main').textContent()) ?? '';
     expect(text).toContain('approved');
     expect(text).toContain('Daily limit');
+    expect(text).toMatch(
+      /Deposit limits the person set\s*daily\s*R\$\s5\.000,00, R\$\s[\d.,]+ left\s*weekly\s*none/,
+    );
     expect(text).toContain(txid.slice(-6));
     // A reviewer sees the CPF masked; an admin sees it whole.
     expect(text).not.toContain(cpf);
