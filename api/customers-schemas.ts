@@ -1,9 +1,13 @@
 import { z } from 'zod';
 import { accountKinds, customerVerifications } from '../contracts/customer';
-import { accountIdSchema, customerAccountInputSchema } from '../contracts/customer-input';
+import {
+  accountIdSchema,
+  customerAccountInputSchema,
+  depositLimitsInputSchema,
+} from '../contracts/customer-input';
 import { flowTypeSchema } from '../contracts/events';
 import { cpfSchema } from '../contracts/flow-input';
-import { AT, iso, TXID } from './schema-parts';
+import { AT, iso, LATER, TXID } from './schema-parts';
 
 // What the customer routes take and answer.
 
@@ -152,3 +156,77 @@ export const customerSchema = z
     },
   });
 export type CustomerView = z.infer<typeof customerSchema>;
+
+export const depositLimitsBodySchema = depositLimitsInputSchema.meta({
+  id: 'DepositLimitsRequest',
+  description:
+    'The limits the person sets on their own deposits, in integer centavos per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month; null removes one, a period left out stays as it is. A lower limit applies at once; a higher one, or removing one, after the cooling-off (DEPOSIT_LIMIT_COOLING_OFF_MS).',
+  example: { daily: 50_000, weekly: 200_000, monthly: null },
+});
+
+const depositLimitSchema = z
+  .object({
+    limitCentavos: z.number().int().nullable().meta({ description: 'the limit in force; null: none' }),
+    pending: z
+      .object({
+        limitCentavos: z
+          .number()
+          .int()
+          .nullable()
+          .meta({ description: 'the limit it sets; null: removes it' }),
+        appliesAt: iso.meta({ description: 'when the cooling-off ends and it applies' }),
+      })
+      .nullable()
+      .meta({ description: 'a raised or removed limit waiting for the cooling-off' }),
+    start: iso.meta({ description: 'the period counted: from' }),
+    end: iso.meta({ description: 'the period counted: until (excluded)' }),
+    countedCentavos: z.number().int().meta({
+      description:
+        "the period's deposits that are completed, held, or waiting for payment (expired, failed and returned ones do not count)",
+    }),
+    remainingCentavos: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'what is left; null without a limit' }),
+  })
+  .meta({ id: 'DepositLimit', description: "one period's limit and what it counted" });
+
+export const depositLimitsSchema = z
+  .object({
+    timeZone: z.string().meta({ description: 'the calendar the periods are counted in' }),
+    daily: depositLimitSchema,
+    weekly: depositLimitSchema,
+    monthly: depositLimitSchema,
+  })
+  .meta({
+    id: 'DepositLimits',
+    example: {
+      timeZone: 'America/Sao_Paulo',
+      daily: {
+        limitCentavos: 50_000,
+        pending: null,
+        start: '2026-11-21T03:00:00.000Z',
+        end: '2026-11-22T03:00:00.000Z',
+        countedCentavos: 15_000,
+        remainingCentavos: 35_000,
+      },
+      weekly: {
+        limitCentavos: 200_000,
+        pending: { limitCentavos: 300_000, appliesAt: LATER },
+        start: '2026-11-16T03:00:00.000Z',
+        end: '2026-11-23T03:00:00.000Z',
+        countedCentavos: 15_000,
+        remainingCentavos: 185_000,
+      },
+      monthly: {
+        limitCentavos: null,
+        pending: null,
+        start: '2026-11-01T03:00:00.000Z',
+        end: '2026-12-01T03:00:00.000Z',
+        countedCentavos: 15_000,
+        remainingCentavos: null,
+      },
+    },
+  });
+export type DepositLimitsView = z.infer<typeof depositLimitsSchema>;

@@ -6,6 +6,7 @@ import type { CustomerAccountInput } from '../contracts/customer-input';
 import { depositFinalStatuses } from '../contracts/deposit';
 import { onboardingFinalStatuses } from '../contracts/onboarding';
 import { withdrawalFinalStatuses } from '../contracts/withdrawal';
+import { changeDepositLimits, depositLimitsView } from '../customers/deposit-limits';
 import { payoutsTodayView } from '../customers/payouts-today';
 import {
   type AccountRow,
@@ -28,6 +29,9 @@ import {
   customerAccountListSchema,
   customerAccountSchema,
   customerSchema,
+  type DepositLimitsView,
+  depositLimitsBodySchema,
+  depositLimitsSchema,
 } from './customers-schemas';
 import type { ApiDeps } from './deps';
 import { cpfParamsSchema } from './schema-parts';
@@ -129,7 +133,63 @@ export const customerOperations = {
     ok: [{ status: 204, description: 'Removed' }],
     scopes: ['customers:write'],
   },
+  depositLimits: {
+    operationId: 'getCustomerDepositLimits',
+    method: 'get',
+    path: '/customers/:cpf/deposit-limits',
+    tag: 'Customers',
+    summary: "The person's own deposit limits, what each period counted and has left",
+    description:
+      'Per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month: the limit in force, a raised or removed one waiting for the cooling-off (`pending`, with `appliesAt`), and the deposits counted (completed, held, or waiting for payment). 404 for a CPF pixflow has never seen.',
+    params: cpfParamsSchema,
+    ok: [{ status: 200, description: 'The limits', schema: depositLimitsSchema }],
+    scopes: ['customers:read'],
+  },
+  setDepositLimits: {
+    operationId: 'setCustomerDepositLimits',
+    method: 'put',
+    path: '/customers/:cpf/deposit-limits',
+    tag: 'Customers',
+    summary: 'Set the limits the person puts on their own deposits (responsible gaming)',
+    description:
+      'Integer centavos per period, null to remove one; a period left out stays as it is. A lower limit (or a first one) applies at once; a higher one, or removing one, waits for the cooling-off (DEPOSIT_LIMIT_COOLING_OFF_MS) and is answered as `pending` with `appliesAt`. A new deposit that would pass a limit is refused (409 `deposit-limit-exceeded`, reason `deposit_limit_exceeded`).',
+    params: cpfParamsSchema,
+    body: depositLimitsBodySchema,
+    ok: [{ status: 200, description: 'The limits now', schema: depositLimitsSchema }],
+    scopes: ['customers:write'],
+  },
 } satisfies Record<string, Operation>;
+
+/** The limits a person sets on their own deposits (customers/deposit-limits.ts). */
+function depositLimitRoutes(
+  r: Router,
+  { config, pool }: Pick<ApiDeps, 'config' | 'pool'>,
+  hashOf: (cpf: string) => string,
+  requireKnown: (hash: string) => Promise<void>,
+) {
+  route(r, customerOperations.depositLimits, async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const hash = hashOf(cpf);
+    await requireKnown(hash);
+    const view: DepositLimitsView = await depositLimitsView(pool, hash, new Date());
+    res.json(view);
+  });
+
+  route(r, customerOperations.setDepositLimits, async (req, res) => {
+    const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    const change = parse(depositLimitsBodySchema, 'body', req.body);
+    const hash = hashOf(cpf);
+    await requireKnown(hash);
+    const view: DepositLimitsView = await changeDepositLimits(
+      pool,
+      { cpfHash: hash, cpfMasked: maskCpf(cpf) },
+      change,
+      new Date(),
+      config.DEPOSIT_LIMIT_COOLING_OFF_MS,
+    );
+    res.json(view);
+  });
+}
 
 export function customerRoutes({ config, pool }: ApiDeps) {
   const r = Router();
@@ -212,6 +272,8 @@ export function customerRoutes({ config, pool }: ApiDeps) {
     }
     res.status(204).end();
   });
+
+  depositLimitRoutes(r, { config, pool }, hashOf, requireKnown);
 
   return r;
 }

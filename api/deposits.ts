@@ -23,6 +23,8 @@ import {
   qrCodeUpdate,
   resolutionUpdate,
 } from '../contracts/deposit';
+import { DEPOSIT_LIMIT_EXCEEDED } from '../contracts/rules';
+import { reserveWithinDepositLimits } from '../customers/deposit-limits';
 import { verificationOfHash } from '../db/customers';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
@@ -153,6 +155,36 @@ async function refuseUnverified(
   throw notVerified(verification);
 }
 
+/**
+ * A new deposit within the limits the person set on their own deposits, its amount reserved
+ * against them (customers/deposit-limits.ts); refused with what is left per period, and nothing
+ * created, when it would pass one.
+ */
+async function refuseOverDepositLimits({ config, pool }: FlowStarter, input: DepositInput) {
+  const verdict = await reserveWithinDepositLimits(pool, {
+    cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
+    cpfMasked: maskCpf(input.client.cpf),
+    workflowId: depositWorkflowId(input.txid),
+    amountCentavos: input.amountCentavos,
+    now: new Date(),
+  });
+  if (verdict.fits) return;
+  const left = Object.entries(verdict.remainingCentavos)
+    .map(([period, centavos]) => `${period} ${formatBrl(centavos)}`)
+    .join(', ');
+  throw new Problem(
+    409,
+    'deposit-limit-exceeded',
+    "Over the person's deposit limit",
+    `a deposit of ${formatBrl(input.amountCentavos)} would pass the person's own ${verdict.exceeded.join(', ')} deposit limit; left: ${left}`,
+    {
+      reason: DEPOSIT_LIMIT_EXCEEDED,
+      exceeded: verdict.exceeded,
+      remainingCentavos: verdict.remainingCentavos,
+    },
+  );
+}
+
 /** A deposit as its start answers it. */
 export interface DepositStart {
   workflowId: string;
@@ -190,6 +222,7 @@ export async function startDeposit(
     payerCpf: input.client.cpf,
     merchant: input.merchant,
   };
+  await refuseOverDepositLimits(deps, input);
   const handle = handleOf(input.txid);
   const masked = maskCpf(input.client.cpf);
 
@@ -279,7 +312,7 @@ export const depositOperations = {
     tag: 'Deposits',
     summary: 'Create a deposit and get its Pix QR code in one call',
     description:
-      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before.",
+      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created.",
     body: depositBodySchema,
     ok: [
       { status: 201, description: 'Created', schema: depositResponseSchema },

@@ -5,6 +5,7 @@ import { maskName } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import { type DepositState, depositStateQuery } from '../contracts/deposit';
 import { type OnboardingState, onboardingStateQuery } from '../contracts/onboarding';
+import { depositLimitsView } from '../customers/deposit-limits';
 import { payoutsTodayView } from '../customers/payouts-today';
 import { flowsOfPerson, getFlowRow, type QueueItem } from '../db/backoffice-queues';
 import { getCustomer, kycIdentity, listAccounts } from '../db/customers';
@@ -166,9 +167,10 @@ function customerPages(r: Router, { pool, config }: BackofficeDeps) {
     const [customer, flows] = await Promise.all([getCustomer(pool, hash), flowsOfPerson(pool, hash)]);
     if (!customer && flows.length === 0) throw notFoundPage((t) => t.errors.what.customer);
     const cases = [`customer-${hash}`, ...flows.map((f) => f.workflowId)];
-    const [identity, limits, accounts, timeline, actions] = await Promise.all([
+    const [identity, limits, depositLimits, accounts, timeline, actions] = await Promise.all([
       kycIdentity(pool, hash),
       payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, new Date()),
+      depositLimitsView(pool, hash, new Date()),
       listAccounts(pool, hash),
       timelineOf(pool, cases),
       listActions(pool, { caseIds: cases, order: 'newest', limit: 200 }),
@@ -201,6 +203,7 @@ function customerPages(r: Router, { pool, config }: BackofficeDeps) {
           : []),
       ],
       limits,
+      depositLimits,
       accounts,
       flows,
       timeline: timelineEntries(timeline, label),

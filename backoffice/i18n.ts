@@ -225,6 +225,11 @@ const ptBR = {
     dailyLimit: 'Limite diário',
     left: 'Disponível hoje',
     lastBiometric: 'Última biometria',
+    depositLimits: 'Limites de depósito definidos pela pessoa',
+    depositPeriod: { daily: 'Diário', weekly: 'Semanal', monthly: 'Mensal' },
+    noLimit: 'sem limite',
+    depositLeft: (limit: string, left: string) => `${limit}, ${left} disponível`,
+    pendingLimit: (limit: string, at: string) => ` (${limit} a partir de ${at})`,
     accounts: 'Contas cadastradas',
     pixKey: (type: string) => `chave Pix ${type}`,
     account: (masked: string, kind: string, source: string, at: string) =>
@@ -738,6 +743,11 @@ const en: Catalog = {
     dailyLimit: 'Daily limit',
     left: 'Left today',
     lastBiometric: 'Last biometric check',
+    depositLimits: 'Deposit limits the person set',
+    depositPeriod: { daily: 'Daily', weekly: 'Weekly', monthly: 'Monthly' },
+    noLimit: 'none',
+    depositLeft: (limit: string, left: string) => `${limit}, ${left} left`,
+    pendingLimit: (limit: string, at: string) => ` (${limit} from ${at})`,
     accounts: 'Registered accounts',
     pixKey: (type: string) => `Pix key ${type}`,
     account: (masked: string, kind: string, source: string, at: string) =>

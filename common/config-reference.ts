@@ -211,6 +211,11 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning: 'a KYC answer older than this (`30d`, `12h`, `90m`, `45s`) is read again before a payout',
     shownDefault: '30d',
   }),
+  DEPOSIT_LIMIT_COOLING_OFF_MS: rule({
+    meaning:
+      "how long a person's raised or removed deposit limit (`PUT /v1/customers/:cpf/deposit-limits`) waits before it applies; a lower one applies at once",
+    shownDefault: '86400000 (24 h)',
+  }),
   WEBHOOK_ALLOW_LOOPBACK: {
     meaning: 'webhook endpoints may be loopback addresses, over http too: development only',
     defaultNote: '`npm start`: true',

@@ -220,6 +220,8 @@ export const envSchema = z.object({
     ),
   /** A paid deposit whose payer CPF is not the person's waits for an operator (`held`). */
   HOLD_THIRD_PARTY_DEPOSITS: bool.default(true),
+  /** How long a person's raised or removed deposit limit waits before it applies (a lower one applies at once). */
+  DEPOSIT_LIMIT_COOLING_OFF_MS: durationMs.default(24 * 3_600_000),
   /** Webhook endpoints may be loopback (http too): for development, never in production. */
   WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
   /** Private ranges webhook endpoints may be in (the operator's own network), comma-separated CIDRs. */

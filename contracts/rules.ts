@@ -13,6 +13,16 @@ export const withdrawalRefusals = [
 ] as const;
 export type WithdrawalRefusal = (typeof withdrawalRefusals)[number];
 
+/**
+ * Why the API refuses to start a deposit: it would pass one of the limits the person set on their
+ * own deposits (responsible gaming).
+ */
+export const DEPOSIT_LIMIT_EXCEEDED = 'deposit_limit_exceeded';
+
+/** The periods a person's deposit limits count over: the São Paulo day, ISO week and month. */
+export const depositLimitPeriods = ['daily', 'weekly', 'monthly'] as const;
+export type DepositLimitPeriod = (typeof depositLimitPeriods)[number];
+
 /** The rules as configured (common/config.ts); activities and the API decide with them. */
 export interface MoneyRules {
   requireVerifiedForWithdrawals: boolean;

@@ -12,7 +12,7 @@ export const V1 = '/v1';
 export interface Operation {
   /** Its stable name in /openapi.json, and so in generated clients: `createDeposit`. */
   operationId: string;
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** Below /v1, as Express matches it: `/deposits/:txid`. */
   path: string;
   tag: string;

@@ -244,7 +244,7 @@ describe('route scopes are declared once', () => {
     const section = doc.split(/^## /m).find((s) => s.startsWith('API keys\n')) ?? '';
     const rows: Record<string, string[]> = {};
     for (const line of section.split('\n')) {
-      const m = /^\| `((?:GET|POST|PATCH|DELETE) \/v1\/[^`]*)` \| (.+) \|$/.exec(line);
+      const m = /^\| `((?:GET|POST|PUT|PATCH|DELETE) \/v1\/[^`]*)` \| (.+) \|$/.exec(line);
       if (m?.[1] && m[2])
         rows[m[1]] = [...m[2].matchAll(/`([a-z]+:(?:read|write))`/g)].map((x) => String(x[1]));
     }

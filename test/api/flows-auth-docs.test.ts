@@ -180,6 +180,7 @@ describe('API description', () => {
         '/v1/customers/{cpf}',
         '/v1/customers/{cpf}/accounts',
         '/v1/customers/{cpf}/accounts/{id}',
+        '/v1/customers/{cpf}/deposit-limits',
         '/v1/biometrics/{cpf}',
         '/v1/deposits',
         '/v1/deposits/{txid}',

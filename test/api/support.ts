@@ -17,7 +17,7 @@ import { type EventsRelaySettings, eventsRelaySettings, startEventsRelay } from 
 import { deliveryOptionsFrom } from '../../ingress/deliver';
 import { startInboxRelay } from '../../ingress/inbox-relay';
 import type { ProviderClient } from '../../provider/client';
-import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { onboard, type PixflowAt, sendLivenessCallbacksTo } from '../helpers/people';
 
 export { waitUntil as eventually } from '../helpers/wait';
@@ -70,6 +70,8 @@ export interface ApiEnvOptions {
   temporalAddress?: string;
   /** Runs the webhook inbox relay beside the API, as api/main.ts does (every 100 ms). */
   inboxRelay?: boolean;
+  /** The sandbox's own options (e.g. a short QR lifetime). */
+  sandbox?: StartSandboxOptions;
 }
 
 export async function startApiEnv(
@@ -78,7 +80,7 @@ export async function startApiEnv(
 ): Promise<ApiEnv> {
   const address = options.temporalAddress ?? inject('temporalAddress');
   const taskQueue = `api-${randomBytes(4).toString('hex')}`;
-  const sandbox = await startSandbox();
+  const sandbox = await startSandbox(options.sandbox);
   // A database of its own: the env's reconciliation sweeps every waiting row it finds.
   const databaseUrl = await freshDatabase();
   await migrate(databaseUrl);

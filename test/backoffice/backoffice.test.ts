@@ -419,6 +419,10 @@ describe('the back office', () => {
     ).state;
     expect(state).toMatchObject({ status: 'completed', resolution: { by: people.reviewer } });
 
+    // The deposit limits the person set show beside the payout limit.
+    expect(
+      (await e.call('PUT', `/v1/customers/${cpf}/deposit-limits`, { body: { daily: 500_000 } })).status,
+    ).toBe(200);
     await page
       .getByRole('link', { name: /\*\*\*\./ })
       .first()
@@ -428,6 +432,9 @@ describe('the back office', () => {
     const text = (await page.locator('main').textContent()) ?? '';
     expect(text).toContain(pt.verification('approved'));
     expect(text).toContain(t.customer.dailyLimit);
+    expect(text).toMatch(
+      /Limites de depósito definidos pela pessoa\s*Diário\s*R\$\s5\.000,00, R\$\s[\d.,]+ disponível\s*Semanal\s*sem limite/,
+    );
     expect(text).toContain(txid.slice(-6));
     // Today as pt-BR writes it, as every other date on the page.
     expect(text).toMatch(/Saques de hoje, \d{2}\/\d{2}\/\d{4}/);

@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Create a deposit and get its Pix QR code in one call
-         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before.
+         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created.
          *
          *     API key scope: `deposits:write` (a write scope includes its read).
          */
@@ -389,6 +389,34 @@ export interface paths {
          * @description API key scope: `customers:write` (a write scope includes its read).
          */
         delete: operations["deleteCustomerAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{cpf}/deposit-limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The person's own deposit limits, what each period counted and has left
+         * @description Per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month: the limit in force, a raised or removed one waiting for the cooling-off (`pending`, with `appliesAt`), and the deposits counted (completed, held, or waiting for payment). 404 for a CPF pixflow has never seen.
+         *
+         *     API key scope: `customers:read` (a write scope includes its read).
+         */
+        get: operations["getCustomerDepositLimits"];
+        /**
+         * Set the limits the person puts on their own deposits (responsible gaming)
+         * @description Integer centavos per period, null to remove one; a period left out stays as it is. A lower limit (or a first one) applies at once; a higher one, or removing one, waits for the cooling-off (DEPOSIT_LIMIT_COOLING_OFF_MS) and is answered as `pending` with `appliesAt`. A new deposit that would pass a limit is refused (409 `deposit-limit-exceeded`, reason `deposit_limit_exceeded`).
+         *
+         *     API key scope: `customers:write` (a write scope includes its read).
+         */
+        put: operations["setCustomerDepositLimits"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1514,6 +1542,78 @@ export interface components {
              */
             pixKey: string;
         });
+        /**
+         * @example {
+         *       "timeZone": "America/Sao_Paulo",
+         *       "daily": {
+         *         "limitCentavos": 50000,
+         *         "pending": null,
+         *         "start": "2026-11-21T03:00:00.000Z",
+         *         "end": "2026-11-22T03:00:00.000Z",
+         *         "countedCentavos": 15000,
+         *         "remainingCentavos": 35000
+         *       },
+         *       "weekly": {
+         *         "limitCentavos": 200000,
+         *         "pending": {
+         *           "limitCentavos": 300000,
+         *           "appliesAt": "2026-11-21T14:33:00.000Z"
+         *         },
+         *         "start": "2026-11-16T03:00:00.000Z",
+         *         "end": "2026-11-23T03:00:00.000Z",
+         *         "countedCentavos": 15000,
+         *         "remainingCentavos": 185000
+         *       },
+         *       "monthly": {
+         *         "limitCentavos": null,
+         *         "pending": null,
+         *         "start": "2026-11-01T03:00:00.000Z",
+         *         "end": "2026-12-01T03:00:00.000Z",
+         *         "countedCentavos": 15000,
+         *         "remainingCentavos": null
+         *       }
+         *     }
+         */
+        DepositLimits: {
+            /** @description the calendar the periods are counted in */
+            timeZone: string;
+            daily: components["schemas"]["DepositLimit"];
+            weekly: components["schemas"]["DepositLimit"];
+            monthly: components["schemas"]["DepositLimit"];
+        };
+        /** @description one period's limit and what it counted */
+        DepositLimit: {
+            /** @description the limit in force; null: none */
+            limitCentavos: number | null;
+            /** @description a raised or removed limit waiting for the cooling-off */
+            pending: {
+                /** @description the limit it sets; null: removes it */
+                limitCentavos: number | null;
+                /** @description when the cooling-off ends and it applies */
+                appliesAt: string;
+            } | null;
+            /** @description the period counted: from */
+            start: string;
+            /** @description the period counted: until (excluded) */
+            end: string;
+            /** @description the period's deposits that are completed, held, or waiting for payment (expired, failed and returned ones do not count) */
+            countedCentavos: number;
+            /** @description what is left; null without a limit */
+            remainingCentavos: number | null;
+        };
+        /**
+         * @description The limits the person sets on their own deposits, in integer centavos per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month; null removes one, a period left out stays as it is. A lower limit applies at once; a higher one, or removing one, after the cooling-off (DEPOSIT_LIMIT_COOLING_OFF_MS).
+         * @example {
+         *       "daily": 50000,
+         *       "weekly": 200000,
+         *       "monthly": null
+         *     }
+         */
+        DepositLimitsRequest: {
+            daily?: number | null;
+            weekly?: number | null;
+            monthly?: number | null;
+        };
         /**
          * @example {
          *       "id": "we_3f9a1c0b7e2d4a5b6c7d8e9f",
@@ -3497,6 +3597,180 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, wrong, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such flow, customer, account, webhook endpoint or event (or nothing to serve yet) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this API key, or too many failed authentications from this address: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds until this API key (or, after failed authentications, this address) may call again */
+                    "Retry-After": number;
+                    /** @description the remaining quota of this key (IETF RateLimit header fields, draft 8) */
+                    RateLimit?: string;
+                    /** @description the quota of this key per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            503: {
+                headers: {
+                    /** @description seconds after which to ask again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCustomerDepositLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
+                cpf: components["schemas"]["Cpf"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The limits */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositLimits"];
+                };
+            };
+            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, wrong, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such flow, customer, account, webhook endpoint or event (or nothing to serve yet) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests with this API key, or too many failed authentications from this address: retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description seconds until this API key (or, after failed authentications, this address) may call again */
+                    "Retry-After": number;
+                    /** @description the remaining quota of this key (IETF RateLimit header fields, draft 8) */
+                    RateLimit?: string;
+                    /** @description the quota of this key per window */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            503: {
+                headers: {
+                    /** @description seconds after which to ask again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setCustomerDepositLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
+                cpf: components["schemas"]["Cpf"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DepositLimitsRequest"];
+            };
+        };
+        responses: {
+            /** @description The limits now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositLimits"];
+                };
             };
             /** @description Invalid body, path or query parameter (invalid_params names each field) */
             400: {
