@@ -13,6 +13,12 @@ export const withdrawalRefusals = [
 ] as const;
 export type WithdrawalRefusal = (typeof withdrawalRefusals)[number];
 
+/**
+ * A new deposit's refusal for a person the registry of impeded people names (docs/rules.md, Eligibility):
+ * checked in the API before anything is created.
+ */
+export const IMPEDED = 'impeded';
+
 /** The rules as configured (common/config.ts); activities and the API decide with them. */
 export interface MoneyRules {
   requireVerifiedForWithdrawals: boolean;

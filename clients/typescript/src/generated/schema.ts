@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Create a deposit and get its Pix QR code in one call
-         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before.
+         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a person the registry of impeded people names is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); the registry unreachable is 503 `eligibility-unavailable` with Retry-After (unless ELIGIBILITY_FAIL_CLOSED is false). A repeat of a deposit that exists is answered as before.
          *
          *     API key scope: `deposits:write` (a write scope includes its read).
          */
@@ -641,7 +641,7 @@ export interface webhooks {
         put?: never;
         /**
          * customer events
-         * @description Types: `customer.verification_updated`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
+         * @description Types: `customer.verification_updated`, `customer.impeded`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
          */
         post: operations["receiveCustomerEvent"];
         delete?: never;
@@ -744,7 +744,7 @@ export interface components {
             sequence: number;
             /** @enum {string} */
             flowType: "customer";
-            state: components["schemas"]["CustomerVerificationState"];
+            state: components["schemas"]["CustomerVerificationState"] | components["schemas"]["CustomerImpededState"];
         };
         CustomerVerificationState: {
             cpfHash: string;
@@ -758,6 +758,20 @@ export interface components {
             /** @description the onboarding that decided it, if one did */
             by: string | null;
             reason: string | null;
+        };
+        CustomerImpededState: {
+            cpfHash: string;
+            cpfMasked: string;
+            /** @enum {boolean} */
+            impeded: true;
+            /** @enum {string} */
+            reason: "social_benefit" | "self_excluded" | "court_order" | "other";
+            /** @description ISO 8601 time, UTC */
+            since: string;
+            /** @description until when the bar holds, when the registry says */
+            until: string | null;
+            /** @description the check that found it: registry:deposit, registry:onboarding */
+            source: string;
         };
         WebhookEndpointEventData: {
             /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
@@ -871,6 +885,12 @@ export interface components {
              * @enum {string}
              */
             verification?: "none" | "pending" | "approved" | "rejected" | "expired" | "suspended";
+            /** @description why and since when the registry of impeded people bars the person (type `impeded`) */
+            impeded?: {
+                reason: string;
+                since: string;
+                until: string | null;
+            };
         };
         /**
          * @example {
@@ -1574,7 +1594,7 @@ export interface components {
              */
             url: string;
             /** @description event types to receive; ["*"] for every type */
-            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "webhook_endpoint.disabled")[];
+            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "webhook_endpoint.disabled")[];
             /** @default  */
             description?: string;
         };
@@ -1658,7 +1678,7 @@ export interface components {
              */
             url?: string;
             /** @description event types to receive; ["*"] for every type */
-            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "webhook_endpoint.disabled")[];
+            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "webhook_endpoint.disabled")[];
             description?: string;
             /** @description true also forgets why it was disabled */
             enabled?: boolean;
@@ -1929,7 +1949,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2014,7 +2034,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2108,7 +2128,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2193,7 +2213,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2291,7 +2311,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2376,7 +2396,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2480,7 +2500,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2564,7 +2584,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2661,7 +2681,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2745,7 +2765,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2831,7 +2851,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2915,7 +2935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3008,7 +3028,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3101,7 +3121,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3187,7 +3207,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3272,7 +3292,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3357,7 +3377,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3464,7 +3484,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3549,7 +3569,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3613,7 +3633,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3690,7 +3710,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3774,7 +3794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3856,7 +3876,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3944,7 +3964,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4028,7 +4048,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4118,7 +4138,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4199,7 +4219,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4283,7 +4303,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4370,7 +4390,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
