@@ -70,6 +70,8 @@ export interface ApiEnvOptions {
   temporalAddress?: string;
   /** Runs the webhook inbox relay beside the API, as api/main.ts does (every 100 ms). */
   inboxRelay?: boolean;
+  /** Screens deposits against the sandbox's eligibility emulation (ELIGIBILITY_URL). */
+  eligibility?: boolean;
 }
 
 export async function startApiEnv(
@@ -94,6 +96,7 @@ export async function startApiEnv(
     PROVIDER_MERCHANT: 'sandbox-merchant',
     LOG_LEVEL: 'silent',
     CODEC_TOKENS: CODEC_TOKEN,
+    ...(options.eligibility ? { ELIGIBILITY_URL: `${sandbox.url}/eligibility/check` } : {}),
     ...options.env,
   });
   const connection = await Connection.connect({ address });
