@@ -213,7 +213,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   }),
   ELIGIBILITY_URL: rule({
     meaning:
-      "the operator's eligibility service, which asks the registry of impeded people ([eligibility](rules.md#eligibility)); unset: deposits are not screened",
+      "the operator's eligibility service, which asks the registry of impeded people ([eligibility](rules.md#eligibility)), before a deposit and at onboarding; unset: no one is screened",
     shownDefault: 'none',
     defaultNote: "`npm start` with its sandbox: the sandbox's emulation",
   }),

@@ -224,7 +224,7 @@ export const envSchema = z.object({
     ),
   /** A paid deposit whose payer CPF is not the person's waits for an operator (`held`). */
   HOLD_THIRD_PARTY_DEPOSITS: bool.default(true),
-  /** The operator's eligibility service (docs/rules.md, Eligibility); unset: deposits are not screened. */
+  /** The operator's eligibility service (docs/rules.md, Eligibility); unset: no one is screened. */
   ELIGIBILITY_URL: httpUrl.optional(),
   /** Signs pixflow's requests to the eligibility service (Standard Webhooks, `whsec_<base64>`). */
   ELIGIBILITY_SECRET: z

@@ -4,6 +4,7 @@ import { loadConfig } from '../../common/config';
 import { cpfHash } from '../../common/pii';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { CUSTOMER_IMPEDED, eventSchema } from '../../contracts/events';
+import { patchMarkers, recordHistory } from '../helpers/histories';
 import {
   type ApiEnv,
   eventually,
@@ -66,6 +67,8 @@ let eligibleDeposit: ReturnType<typeof depositBody>;
 
 describe('eligibility before a deposit', () => {
   it('takes an eligible person’s deposit, and reuses the fresh answer for the next', async () => {
+    // Past the answer the person's onboarding got.
+    await stale();
     const before = await checksAsked();
     eligibleDeposit = depositBody();
     expect((await e.call('POST', '/v1/deposits', { body: eligibleDeposit })).status).toBe(201);
@@ -155,5 +158,66 @@ describe('eligibility before a deposit', () => {
       [cpfHash(ANA, PII_KEY)],
     );
     expect(rows[0]).toEqual({ eligibility: 'eligible', impeded_reason: null });
+  });
+});
+
+describe('eligibility at onboarding', () => {
+  it('rejects a person the registry names, with the reason, before any liveness link; records and tells it', async () => {
+    const cpf = '74436147134'; // the emulation's social_benefit test CPF
+    const res = await e.call('POST', '/v1/onboardings', {
+      body: { cpf, plan: 'plan_basic', event: 'signup', userRef: 'u-impeded' },
+    });
+    expect(res.status).toBe(201);
+    const { workflowId } = (await res.json()) as { workflowId: string };
+    const state = await eventually(
+      async () => (await json(await e.call('GET', `/v1/onboardings/${cpf}`))).state,
+      (s) => s.status === 'rejected',
+    );
+    expect(state).toMatchObject({ status: 'rejected', reasons: ['impeded_social_benefit'] });
+    expect(state.link).toBeUndefined();
+    // The check is behind its patch (the onboarding auto-upgrades); the run is a replay fixture.
+    const handle = e.temporal.workflow.getHandle(workflowId);
+    await handle.result();
+    expect((await patchMarkers(handle)).join()).toContain('eligibility-check');
+    await recordHistory(handle, 'onboarding-impeded-rejected');
+    const hash = cpfHash(cpf, PII_KEY);
+    const { rows } = await e.pool.query(
+      'SELECT eligibility, impeded_reason, impeded_source, verification FROM customers WHERE cpf_hash = $1',
+      [hash],
+    );
+    expect(rows[0]).toMatchObject({
+      eligibility: 'impeded',
+      impeded_reason: 'social_benefit',
+      impeded_source: 'registry:onboarding',
+      verification: 'rejected',
+    });
+    const flow = `customer-${hash}`;
+    await eventually(
+      async () =>
+        z
+          .object({ items: z.array(eventSchema) })
+          .parse(await (await e.call('GET', `/v1/events?type=${CUSTOMER_IMPEDED}&flow=${flow}`)).json())
+          .items,
+      (items) =>
+        items.length === 1 &&
+        (items[0]?.data.state as { reason?: string } | undefined)?.reason === 'social_benefit',
+    );
+  });
+
+  it('onboards an eligible person as before (the check asked, then the liveness link)', async () => {
+    const before = await checksAsked();
+    const cpf = freshCpf();
+    expect(
+      (
+        await e.call('POST', '/v1/onboardings', {
+          body: { cpf, plan: 'plan_basic', event: 'signup', userRef: 'u-2' },
+        })
+      ).status,
+    ).toBe(201);
+    await eventually(
+      async () => (await json(await e.call('GET', `/v1/onboardings/${cpf}`))).state.status,
+      (s) => s === 'awaiting_liveness',
+    );
+    expect(await checksAsked()).toBe(before + 1);
   });
 });

@@ -13,6 +13,7 @@ import type { FlowTimings } from '../../contracts/flow';
 import { moneyRulesOf } from '../../contracts/rules';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
+import { httpEligibilityRegistry } from '../../eligibility/registry';
 import { type EventsRelaySettings, eventsRelaySettings, startEventsRelay } from '../../events/outbox-relay';
 import { deliveryOptionsFrom } from '../../ingress/deliver';
 import { startInboxRelay } from '../../ingress/inbox-relay';
@@ -113,6 +114,16 @@ export async function startApiEnv(
     rules: moneyRulesOf(config),
     // Reconciliation on the flows' schedule, for flows whose notification never comes.
     reconciliation: { ...testReconciliation, scheduleMs: pollScheduleMs ?? testReconciliation.scheduleMs },
+    // The same registry the API screens deposits with, as one deployment has.
+    ...(config.ELIGIBILITY_URL
+      ? {
+          eligibility: httpEligibilityRegistry({
+            url: config.ELIGIBILITY_URL,
+            secret: config.ELIGIBILITY_SECRET,
+            timeoutMs: config.ELIGIBILITY_TIMEOUT_MS,
+          }),
+        }
+      : {}),
   });
   const running = worker.run();
   await ensureReconciler(temporal, taskQueue, createLogger('api-test', 'silent'), {
