@@ -221,3 +221,30 @@ describe('eligibility at onboarding', () => {
     expect(await checksAsked()).toBe(before + 1);
   });
 });
+
+describe('eligibility failing open (ELIGIBILITY_FAIL_CLOSED=false)', () => {
+  let open: ApiEnv;
+  beforeAll(async () => {
+    // Verification off: only the registry could refuse this deposit.
+    open = await startApiEnv(
+      {},
+      {
+        eligibility: true,
+        env: { ELIGIBILITY_FAIL_CLOSED: 'false', REQUIRE_VERIFIED_FOR_DEPOSITS: 'false' },
+      },
+    );
+  });
+  afterAll(async () => {
+    await open?.close();
+  });
+
+  it('takes a deposit unscreened while the registry is down, and still refuses an impeded person', async () => {
+    await open.sandboxControl('/sandbox/eligibility/outage', { mode: 'error' });
+    const cpf = freshCpf();
+    const body = { ...depositBody(), client: { ...depositBody().client, cpf } };
+    expect((await open.call('POST', '/v1/deposits', { body })).status).toBe(201);
+    await open.sandboxControl('/sandbox/eligibility/outage', { mode: 'none' });
+    const impededBody = { ...depositBody(), client: { ...depositBody().client, cpf: '12684627304' } };
+    await expectProblem(await open.call('POST', '/v1/deposits', { body: impededBody }), 409, 'impeded');
+  });
+});
