@@ -179,19 +179,22 @@ const eligibilityUnavailable = () =>
 /**
  * Only a person the registry of impeded people does not name starts a deposit: asked (or its
  * fresh answer reused) before anything is created. As with verification, a deposit that exists
- * for the txid is answered as before, without asking.
+ * for the txid is answered as before, whatever the registry says.
  */
 async function refuseImpeded(deps: FlowStarter, cpf: string, isRepeat: () => Promise<boolean>) {
   const { config, pool } = deps;
   const registry = eligibilityRegistryOf(config);
-  if (!registry || (await isRepeat())) return;
+  if (!registry) return;
   const screening = await screenPerson(
     { registry, pool, piiKey: config.PII_HASH_KEY, freshMs: config.ELIGIBILITY_FRESH_MS },
     cpf,
     'deposit',
   );
-  if (screening.status === 'impeded') throw impeded(screening);
-  if (screening.status === 'unavailable' && config.ELIGIBILITY_FAIL_CLOSED) throw eligibilityUnavailable();
+  if (screening.status === 'eligible') return;
+  if (screening.status === 'unavailable' && !config.ELIGIBILITY_FAIL_CLOSED) return;
+  // Looked up only for a refusal: most deposits pass, and cost Temporal no extra call.
+  if (await isRepeat()) return;
+  throw screening.status === 'impeded' ? impeded(screening) : eligibilityUnavailable();
 }
 
 /** A deposit as its start answers it. */
