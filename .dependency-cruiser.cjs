@@ -1,5 +1,5 @@
 // The import rules of the tree, checked in CI (`npm run lint:deps`). Layers, lowest first:
-//   provider, db  ->  common  ->  contracts  ->  activities, workflows
+//   provider, eligibility, db  ->  common  ->  contracts  ->  activities, workflows
 //   ->  http  ->  api-keys, customers  ->  ingress, events, backoffice  ->  api  ->  nexus
 //   ->  worker, sandbox  ->  scripts, bench
 // The API process is six rooms: `http` (the plumbing every surface shares), `api-keys` and
@@ -40,6 +40,11 @@ module.exports = {
       'provider',
       `common|db|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'the provider client knows only the provider.',
+    ),
+    layer(
+      'eligibility',
+      `common|db|provider|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      'the eligibility registry client knows only its contract, which the sandbox emulates.',
     ),
     layer(
       'db',

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { MoneyRules } from '../contracts/rules';
 import type { Pool } from '../db/pool';
+import type { EligibilityRegistry } from '../eligibility/registry';
 import type { ProviderClient } from '../provider/client';
 
 /** What every activity factory receives; tests pass their own. */
@@ -18,6 +19,8 @@ export interface ActivityDeps {
   temporal: { client: Client; taskQueue: string };
   /** The sweep that looks up flows waiting for the provider. */
   reconciliation: ReconciliationSettings;
+  /** The registry of impeded people an onboarding asks (ELIGIBILITY_URL); none: not screened. */
+  eligibility?: EligibilityRegistry;
 }
 
 /** How the sweep runs (docs/configuration.md). */

@@ -1,6 +1,7 @@
 import { createBiometricsActivities } from './biometrics';
 import { createDepositActivities } from './deposit';
 import type { ActivityDeps } from './deps';
+import { createEligibilityActivities } from './eligibility';
 import { createFlowActivities } from './flows';
 import { createOnboardingActivities } from './onboarding';
 import { createReconciliationActivities } from './reconciliation';
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...flows,
     ...createOnboardingActivities(deps),
+    ...createEligibilityActivities(deps),
     ...createBiometricsActivities(deps),
     ...createDepositActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalActivities({ ...deps, recordFlow: flows.recordFlow }),

@@ -23,8 +23,9 @@ import {
   qrCodeUpdate,
   resolutionUpdate,
 } from '../contracts/deposit';
-import { DEPOSIT_LIMIT_EXCEEDED } from '../contracts/rules';
+import { DEPOSIT_LIMIT_EXCEEDED, IMPEDED } from '../contracts/rules';
 import { reserveWithinDepositLimits } from '../customers/deposit-limits';
+import { eligibilityRegistryOf, type Screening, screenPerson } from '../customers/eligibility';
 import { verificationOfHash } from '../db/customers';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
@@ -143,15 +144,14 @@ const depositHandles =
  */
 async function refuseUnverified(
   { config, pool }: FlowStarter,
-  handleOf: DepositHandle,
   cpf: string,
-  txid: string | undefined,
+  isRepeat: () => Promise<boolean>,
 ) {
   if (!config.REQUIRE_VERIFIED_FOR_DEPOSITS) return;
   const verification = ((await verificationOfHash(pool, cpfHash(cpf, config.PII_HASH_KEY))) ??
     'none') as CustomerVerification;
   if (verification === 'approved') return;
-  if (txid !== undefined && (await workflowExists(handleOf(txid)))) return;
+  if (await isRepeat()) return;
   throw notVerified(verification);
 }
 
@@ -185,6 +185,49 @@ async function refuseOverDepositLimits({ config, pool }: FlowStarter, input: Dep
   );
 }
 
+/** 409: the registry of impeded people bars the person from betting (docs/rules.md, Eligibility). */
+const impeded = (s: Extract<Screening, { status: 'impeded' }>) =>
+  new Problem(
+    409,
+    'impeded',
+    'The person is impeded from betting',
+    `the registry of impeded people names this person (${s.reason}${s.until ? ` until ${s.until}` : ''}): no deposit can be taken; withdrawals of their balance to their own account go on`,
+    { reason: IMPEDED, impeded: { reason: s.reason, since: s.since, until: s.until } },
+  );
+
+/** 503: the registry gave no answer, and a deposit is not taken unscreened (ELIGIBILITY_FAIL_CLOSED). */
+const ELIGIBILITY_RETRY_AFTER_S = 30;
+const eligibilityUnavailable = () =>
+  new Problem(
+    503,
+    'eligibility-unavailable',
+    'The registry of impeded people cannot be reached',
+    'the eligibility registry did not answer, and no deposit is taken without its check: nothing was created; ask again after Retry-After',
+    {},
+    ELIGIBILITY_RETRY_AFTER_S,
+  );
+
+/**
+ * Only a person the registry of impeded people does not name starts a deposit: asked (or its
+ * fresh answer reused) before anything is created. As with verification, a deposit that exists
+ * for the txid is answered as before, whatever the registry says.
+ */
+async function refuseImpeded(deps: FlowStarter, cpf: string, isRepeat: () => Promise<boolean>) {
+  const { config, pool } = deps;
+  const registry = eligibilityRegistryOf(config);
+  if (!registry) return;
+  const screening = await screenPerson(
+    { registry, pool, piiKey: config.PII_HASH_KEY, freshMs: config.ELIGIBILITY_FRESH_MS },
+    cpf,
+    'deposit',
+  );
+  if (screening.status === 'eligible') return;
+  if (screening.status === 'unavailable' && !config.ELIGIBILITY_FAIL_CLOSED) return;
+  // Looked up only for a refusal: most deposits pass, and cost Temporal no extra call.
+  if (await isRepeat()) return;
+  throw screening.status === 'impeded' ? impeded(screening) : eligibilityUnavailable();
+}
+
 /** A deposit as its start answers it. */
 export interface DepositStart {
   workflowId: string;
@@ -209,7 +252,15 @@ export async function startDeposit(
 ): Promise<DepositStart> {
   const { config, temporal, timings } = deps;
   const handleOf = depositHandles(temporal);
-  await refuseUnverified(deps, handleOf, body.client.cpf, body.txid);
+  // Whether a deposit exists for the txid, asked once and only when a rule would refuse.
+  let repeat: Promise<boolean> | undefined;
+  const isRepeat = () => {
+    const { txid } = body;
+    repeat ??= txid === undefined ? Promise.resolve(false) : workflowExists(handleOf(txid));
+    return repeat;
+  };
+  await refuseUnverified(deps, body.client.cpf, isRepeat);
+  await refuseImpeded(deps, body.client.cpf, isRepeat);
   const input: DepositInput = {
     ...body,
     requestId,
@@ -312,7 +363,7 @@ export const depositOperations = {
     tag: 'Deposits',
     summary: 'Create a deposit and get its Pix QR code in one call',
     description:
-      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created.",
+      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created. A person the registry of impeded people names is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); the registry unreachable is 503 `eligibility-unavailable` with Retry-After (unless ELIGIBILITY_FAIL_CLOSED is false).",
     body: depositBodySchema,
     ok: [
       { status: 201, description: 'Created', schema: depositResponseSchema },

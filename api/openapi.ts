@@ -22,7 +22,7 @@ const errorText: Record<number, string> = {
   410: 'The flow has finished without it, for good (flowStatus and reason say why)',
   422: "Refused (detail says why: the provider refused it, or the key is not the person's own); the same request would be refused again",
   429: 'Too many requests with this API key, or too many failed authentications from this address: retry after the Retry-After seconds',
-  503: "Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer",
+  503: "Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created)",
 };
 
 const retryAfter = (description: string) => ({
@@ -66,6 +66,12 @@ export const problemSchema = z
       .enum(customerVerifications)
       .optional()
       .meta({ description: "the person's verification, when it is why a flow is not started" }),
+    impeded: z
+      .object({ reason: z.string(), since: z.string(), until: z.string().nullable() })
+      .optional()
+      .meta({
+        description: 'why and since when the registry of impeded people bars the person (type `impeded`)',
+      }),
   })
   .meta({
     id: 'Problem',

@@ -216,6 +216,27 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
       "how long a person's raised or removed deposit limit (`PUT /v1/customers/:cpf/deposit-limits`) waits before it applies; a lower one applies at once",
     shownDefault: '86400000 (24 h)',
   }),
+  ELIGIBILITY_URL: rule({
+    meaning:
+      "the operator's eligibility service, which asks the registry of impeded people ([eligibility](rules.md#eligibility)), before a deposit and at onboarding; unset: no one is screened",
+    shownDefault: 'none',
+    defaultNote: "`npm start` with its sandbox: the sandbox's emulation",
+  }),
+  ELIGIBILITY_SECRET: {
+    meaning:
+      "signs pixflow's requests to the eligibility service (`whsec_<base64>`, Standard Webhooks); required in production when `ELIGIBILITY_URL` is set",
+    secret: true,
+  },
+  ELIGIBILITY_TIMEOUT_MS: {
+    meaning: "one attempt's bound on the eligibility service's answer (three attempts at most)",
+  },
+  ELIGIBILITY_FRESH_MS: {
+    meaning: "a person's eligibility answer younger than this is reused instead of asking again",
+  },
+  ELIGIBILITY_FAIL_CLOSED: rule({
+    meaning:
+      'the eligibility service unreachable: true refuses a new deposit (503 `eligibility-unavailable`, `Retry-After`), false lets it through unscreened',
+  }),
   WEBHOOK_ALLOW_LOOPBACK: {
     meaning: 'webhook endpoints may be loopback addresses, over http too: development only',
     defaultNote: '`npm start`: true',

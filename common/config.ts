@@ -2,6 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { CodecKeyError, parseCodecKeys } from './codec';
 import { productionSecretProblems, SECRET_VARIABLES, type SecretVariable } from './production-secrets';
+import { PUBLIC_SECRET_VALUES } from './public-secrets';
 
 // One place parses process.env. Every process (api, worker, sandbox, start) calls loadConfig()
 // and fails fast with one line per wrong variable instead of failing later somewhere deep.
@@ -66,6 +67,9 @@ export const EVENTS_DEFAULTS = {
   retentionMs: 30 * 24 * 3600_000,
   relayIntervalMs: 200,
 } as const;
+
+/** The eligibility service's signing secret in development: public, like the other defaults. */
+export const ELIGIBILITY_DEV_SECRET = 'whsec_ZGV2LWVsaWdpYmlsaXR5LXNlY3JldC1jaGFuZ2UtbWU=';
 
 const cidr = z
   .string()
@@ -222,6 +226,19 @@ export const envSchema = z.object({
   HOLD_THIRD_PARTY_DEPOSITS: bool.default(true),
   /** How long a person's raised or removed deposit limit waits before it applies (a lower one applies at once). */
   DEPOSIT_LIMIT_COOLING_OFF_MS: durationMs.default(24 * 3_600_000),
+  /** The operator's eligibility service (docs/rules.md, Eligibility); unset: no one is screened. */
+  ELIGIBILITY_URL: httpUrl.optional(),
+  /** Signs pixflow's requests to the eligibility service (Standard Webhooks, `whsec_<base64>`). */
+  ELIGIBILITY_SECRET: z
+    .string()
+    .regex(/^(whsec_)?[A-Za-z0-9+/]{22,}={0,2}$/, 'must be whsec_ and at least 16 bytes in base64')
+    .default(ELIGIBILITY_DEV_SECRET),
+  /** One attempt's bound on the eligibility service's answer (three attempts at most). */
+  ELIGIBILITY_TIMEOUT_MS: durationMs.default(3_000),
+  /** A person's answer younger than this is reused instead of asking again. */
+  ELIGIBILITY_FRESH_MS: durationMs.default(24 * 3_600_000),
+  /** The eligibility service unreachable: true refuses new deposits (503), false lets them through. */
+  ELIGIBILITY_FAIL_CLOSED: bool.default(true),
   /** Webhook endpoints may be loopback (http too): for development, never in production. */
   WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
   /** Private ranges webhook endpoints may be in (the operator's own network), comma-separated CIDRs. */
@@ -326,6 +343,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       if (!secretProblems.has('CODEC_KEYS'))
         problems.push(`CODEC_KEYS / CODEC_ACTIVE_KEY_ID: ${err.message}`);
     }
+  }
+  // Read only where a registry is named: production then needs its own, as the other secrets.
+  if (cleaned.NODE_ENV === 'production' && cleaned.ELIGIBILITY_URL) {
+    const secret = cleaned.ELIGIBILITY_SECRET;
+    if (secret === undefined)
+      problems.push(
+        'ELIGIBILITY_SECRET: not set (production needs its own with ELIGIBILITY_URL); make one as whsec_$(openssl rand -base64 32)',
+      );
+    else if (PUBLIC_SECRET_VALUES.has(secret))
+      problems.push(
+        'ELIGIBILITY_SECRET: is public (it is in the pixflow repository, for anyone to read); make one as whsec_$(openssl rand -base64 32)',
+      );
   }
   problems.push(...secretProblems.values());
   if (!parsed.success || !codecKeys || problems.length) throw new ConfigError(problems);

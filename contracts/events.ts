@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { impededReasons } from '../eligibility/contract';
 import { biometricsStatuses } from './biometrics';
 import { customerVerifications } from './customer';
 import { depositStatuses } from './deposit';
@@ -8,7 +9,8 @@ import { withdrawalStatuses } from './withdrawal';
 
 // Outbound events: what pixflow tells a backend happened. Every status change of a flow is one
 // event `<flow type>.<status>`; a change of a person's verification is `customer.verification_updated`;
-// an endpoint pixflow stops delivering to is `webhook_endpoint.disabled`. The same schemas
+// a person the registry of impeded people names is `customer.impeded`; an endpoint pixflow stops
+// delivering to is `webhook_endpoint.disabled`. The same schemas
 // validate the pull API's answers, describe the webhooks in the OpenAPI document and type the
 // relay's bodies. No workflow imports this file, so zod is welcome here.
 
@@ -29,6 +31,7 @@ export const flowStatuses: Record<FlowType, readonly string[]> = {
 };
 
 export const CUSTOMER_VERIFICATION_UPDATED = 'customer.verification_updated';
+export const CUSTOMER_IMPEDED = 'customer.impeded';
 export const WEBHOOK_ENDPOINT_DISABLED = 'webhook_endpoint.disabled';
 
 /**
@@ -43,6 +46,7 @@ export const eventTypes: readonly string[] = [
     .flatMap(([type, statuses]) => statuses.map((s) => `${type}.${s}`))
     .filter((t) => !startingStatuses.has(t)),
   CUSTOMER_VERIFICATION_UPDATED,
+  CUSTOMER_IMPEDED,
   WEBHOOK_ENDPOINT_DISABLED,
 ];
 const eventTypeSet = new Set(eventTypes);
@@ -85,6 +89,21 @@ const customerStateSchema = z
   })
   .meta({ id: 'CustomerVerificationState' });
 
+/** A person the registry of impeded people names (docs/rules.md, Eligibility): no new deposit is taken. */
+const customerImpededStateSchema = z
+  .object({
+    cpfHash: z.string(),
+    cpfMasked: z.string(),
+    impeded: z.literal(true),
+    reason: z.enum(impededReasons),
+    since: iso,
+    until: iso.nullable().meta({ description: 'until when the bar holds, when the registry says' }),
+    source: z
+      .string()
+      .meta({ description: 'the check that found it: registry:deposit, registry:onboarding' }),
+  })
+  .meta({ id: 'CustomerImpededState' });
+
 /** An endpoint pixflow stopped delivering to, and why. */
 const endpointStateSchema = z
   .object({
@@ -111,7 +130,11 @@ const flowEventDataSchema = z
   .object({ ...streamFields, flowType: flowStateSchema.shape.type, state: flowStateSchema })
   .meta({ id: 'FlowEventData' });
 const customerEventDataSchema = z
-  .object({ ...streamFields, flowType: z.literal('customer'), state: customerStateSchema })
+  .object({
+    ...streamFields,
+    flowType: z.literal('customer'),
+    state: z.union([customerStateSchema, customerImpededStateSchema]),
+  })
   .meta({ id: 'CustomerEventData' });
 const endpointEventDataSchema = z
   .object({ ...streamFields, flowType: z.literal('webhook_endpoint'), state: endpointStateSchema })

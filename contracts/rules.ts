@@ -23,6 +23,12 @@ export const DEPOSIT_LIMIT_EXCEEDED = 'deposit_limit_exceeded';
 export const depositLimitPeriods = ['daily', 'weekly', 'monthly'] as const;
 export type DepositLimitPeriod = (typeof depositLimitPeriods)[number];
 
+/**
+ * A new deposit's refusal for a person the registry of impeded people names (docs/rules.md, Eligibility):
+ * checked in the API before anything is created.
+ */
+export const IMPEDED = 'impeded';
+
 /** The rules as configured (common/config.ts); activities and the API decide with them. */
 export interface MoneyRules {
   requireVerifiedForWithdrawals: boolean;

@@ -11,6 +11,7 @@ type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 /** The event types the database writes itself (contracts/events.ts lists them with the rest). */
 export const CUSTOMER_VERIFICATION_UPDATED = 'customer.verification_updated';
 export const WEBHOOK_ENDPOINT_DISABLED = 'webhook_endpoint.disabled';
+export const CUSTOMER_IMPEDED = 'customer.impeded';
 
 /** A timestamptz as the API writes times: ISO 8601 in UTC with milliseconds. */
 export const isoSql = (expr: string) =>

@@ -12,6 +12,8 @@ export class Problem extends Error {
     readonly title: string,
     readonly detail?: string,
     readonly extra: Record<string, unknown> = {},
+    /** Seconds a caller waits before asking again (`Retry-After`), for what passes by itself. */
+    readonly retryAfterS?: number,
   ) {
     super(detail ?? title);
   }
@@ -41,6 +43,7 @@ export function validationProblem(where: RequestPart, error: z.ZodError): Proble
 }
 
 export function sendProblem(res: Response, p: Problem, instance?: string) {
+  if (p.retryAfterS !== undefined) res.set('retry-after', String(p.retryAfterS));
   res
     .status(p.status)
     .type('application/problem+json')

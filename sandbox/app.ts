@@ -6,6 +6,7 @@ import { sendError } from './http';
 import { Notifier } from './notifier';
 import { controlRoutes } from './routes/control';
 import { depositRoutes } from './routes/deposits';
+import { eligibilityRoutes } from './routes/eligibility';
 import { inquiryRoutes } from './routes/inquiries';
 import { kycRoutes } from './routes/kyc';
 import { livenessRoutes } from './routes/liveness';
@@ -30,6 +31,8 @@ function createSandbox(opts: SandboxOptions = {}) {
 
   const app = express();
   app.disable('x-powered-by');
+  // Before the JSON parser: the eligibility service verifies its body's bytes.
+  app.use(eligibilityRoutes(ctx));
   app.use(express.json({ limit: '1mb' }));
   app.use(express.urlencoded({ extended: false, limit: '1mb' }));
   app.get('/healthz', (_req, res) => {

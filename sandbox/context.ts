@@ -1,3 +1,4 @@
+import { ELIGIBILITY_DEV_SECRET } from '../common/config';
 import type { Notifier } from './notifier';
 import type { SandboxState } from './state';
 import type { Timers } from './timers';
@@ -24,6 +25,8 @@ export interface SandboxOptions {
   notificationMaxAttempts?: number;
   notificationBackoffMs?: number;
   notificationTimeoutMs?: number;
+  /** Verifies the emulated eligibility service's requests (ELIGIBILITY_SECRET). */
+  eligibilitySecret?: string;
   now?: () => number;
   random?: () => number;
   logger?: SandboxLogger;
@@ -47,6 +50,7 @@ export function resolveOptions(o: SandboxOptions = {}): ResolvedOptions {
     notificationMaxAttempts: o.notificationMaxAttempts ?? 6,
     notificationBackoffMs: o.notificationBackoffMs ?? 250,
     notificationTimeoutMs: o.notificationTimeoutMs ?? 5000,
+    eligibilitySecret: o.eligibilitySecret ?? ELIGIBILITY_DEV_SECRET,
     now: o.now ?? Date.now,
     random: o.random ?? Math.random,
     logger: o.logger ?? { info() {}, warn() {} },

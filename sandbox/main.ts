@@ -17,6 +17,7 @@ async function main() {
     livenessUrl: config.PROVIDER_LIVENESS_URL,
     depositExpiryMs: config.SANDBOX_DEPOSIT_EXPIRY_MS,
     livenessUrlValidityMs: config.SANDBOX_LIVENESS_URL_VALIDITY_MS,
+    eligibilitySecret: config.ELIGIBILITY_SECRET,
     logger,
   });
   logger.info({ url: sandbox.url }, 'provider sandbox listening');

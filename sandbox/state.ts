@@ -8,6 +8,7 @@ import type {
   StatusVerification,
   WithdrawClient,
 } from '../provider/schemas';
+import { type EligibilityEmulation, emptyEligibility } from './eligibility';
 import { defaultFaults, type Faults } from './faults';
 import type { KycOutcome, LivenessOutcome } from './test-documents';
 
@@ -112,6 +113,8 @@ export interface SandboxState {
   counters: Counters;
   faults: Faults;
   auto: { payDepositsAfterMs: number | null; settleWithdrawalsAfterMs: number | null };
+  /** The operator's eligibility service, emulated (./eligibility.ts). */
+  eligibility: EligibilityEmulation;
 }
 
 function emptyCounters(): Counters {
@@ -144,6 +147,7 @@ export function createState(): SandboxState {
     counters: emptyCounters(),
     faults: defaultFaults(),
     auto: { payDepositsAfterMs: null, settleWithdrawalsAfterMs: null },
+    eligibility: emptyEligibility(),
   };
 }
 

@@ -679,6 +679,8 @@ async function main() {
   }
   const nexusEndpoint = temporal ? await prepareNexusEndpoint(config, cli) : undefined;
   const env = childEnvFor(stackEnv, config, databaseUrl);
+  // With its sandbox, the stack screens deposits against the sandbox's eligibility emulation.
+  if (embeddedSandbox) env.ELIGIBILITY_URL ??= `http://127.0.0.1:${config.SANDBOX_PORT}/eligibility/check`;
   if (embeddedSandbox) await startSandbox(config, env);
   const [workers, apis] = await planReplicas(config, options, env);
   await startReplicas(workers);

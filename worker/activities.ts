@@ -7,6 +7,7 @@ import { accountKeyHash, cpfHash } from '../common/pii';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { moneyRulesOf } from '../contracts/rules';
 import { createPool } from '../db/pool';
+import { httpEligibilityRegistry } from '../eligibility/registry';
 import { createProviderClient, type ProviderCallEvent } from '../provider/client';
 
 /**
@@ -53,6 +54,15 @@ export async function createWorkerActivities(
       maxPerSecond: config.RECONCILE_MAX_PER_SECOND,
       intervalMs: config.RECONCILE_INTERVAL_MS,
     },
+    ...(config.ELIGIBILITY_URL
+      ? {
+          eligibility: httpEligibilityRegistry({
+            url: config.ELIGIBILITY_URL,
+            secret: config.ELIGIBILITY_SECRET,
+            timeoutMs: config.ELIGIBILITY_TIMEOUT_MS,
+          }),
+        }
+      : {}),
   });
   const close = async () => {
     await pool.end();

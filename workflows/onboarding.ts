@@ -3,12 +3,14 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
+  patched,
   proxyActivities,
   setHandler,
   setWorkflowOptions,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { createEligibilityActivities } from '../activities/eligibility';
 import type { createOnboardingActivities } from '../activities/onboarding';
 import { resolveTimings } from '../contracts/flow';
 import {
@@ -38,13 +40,18 @@ const { requestLivenessLink } = proxyActivities<OnboardingActivities>({
   summary: 'Ask the provider for a liveness link',
 });
 
+const { checkEligibility } = proxyActivities<ReturnType<typeof createEligibilityActivities>>({
+  ...PROVIDER_CALL_OPTIONS,
+  summary: 'Ask the registry of impeded people about the person; keep the answer in Postgres',
+});
+
 /** Liveness states after which the user has finished the process: the link is spent. */
 const PROCESS_DONE = ['completed', 'failed', 'manual_approve_pending', 'manual_approved', 'manual_refused'];
 
 type Flow = ReturnType<typeof trackOnboarding>;
 
 /**
- * Onboarding: KYC, then liveness. The flow holds the user's current liveness link and hands it
+ * Onboarding: KYC, the registry of impeded people, then liveness. The flow holds the user's current liveness link and hands it
  * out again while it is valid (30 minutes, until the process completes), asking the provider for
  * a new one only after. Liveness progress arrives as signals from the webhook ingress; a pending
  * manual review waits for an operator's decision.
@@ -74,6 +81,11 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
     if (!kyc.pass) {
       state.reasons.push(...kyc.reasons);
       return flow.moveTo('rejected');
+    }
+    // Onboardings that passed this point before the check existed replay without it.
+    if (patched('eligibility-check')) {
+      const eligibility = await checkEligibility({ cpf: input.cpf });
+      if (eligibility.status === 'impeded') return flow.moveTo('rejected', `impeded_${eligibility.reason}`);
     }
     const refused = await firstLinkRefusal(liveness.issueLink);
     if (refused) return flow.moveTo('rejected', refused);

@@ -13,6 +13,7 @@ import type { FlowTimings } from '../../contracts/flow';
 import { moneyRulesOf } from '../../contracts/rules';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
+import { httpEligibilityRegistry } from '../../eligibility/registry';
 import { type EventsRelaySettings, eventsRelaySettings, startEventsRelay } from '../../events/outbox-relay';
 import { deliveryOptionsFrom } from '../../ingress/deliver';
 import { startInboxRelay } from '../../ingress/inbox-relay';
@@ -72,6 +73,8 @@ export interface ApiEnvOptions {
   inboxRelay?: boolean;
   /** The sandbox's own options (e.g. a short QR lifetime). */
   sandbox?: StartSandboxOptions;
+  /** Screens deposits against the sandbox's eligibility emulation (ELIGIBILITY_URL). */
+  eligibility?: boolean;
 }
 
 export async function startApiEnv(
@@ -96,6 +99,7 @@ export async function startApiEnv(
     PROVIDER_MERCHANT: 'sandbox-merchant',
     LOG_LEVEL: 'silent',
     CODEC_TOKENS: CODEC_TOKEN,
+    ...(options.eligibility ? { ELIGIBILITY_URL: `${sandbox.url}/eligibility/check` } : {}),
     ...options.env,
   });
   const connection = await Connection.connect({ address });
@@ -112,6 +116,16 @@ export async function startApiEnv(
     rules: moneyRulesOf(config),
     // Reconciliation on the flows' schedule, for flows whose notification never comes.
     reconciliation: { ...testReconciliation, scheduleMs: pollScheduleMs ?? testReconciliation.scheduleMs },
+    // The same registry the API screens deposits with, as one deployment has.
+    ...(config.ELIGIBILITY_URL
+      ? {
+          eligibility: httpEligibilityRegistry({
+            url: config.ELIGIBILITY_URL,
+            secret: config.ELIGIBILITY_SECRET,
+            timeoutMs: config.ELIGIBILITY_TIMEOUT_MS,
+          }),
+        }
+      : {}),
   });
   const running = worker.run();
   await ensureReconciler(temporal, taskQueue, createLogger('api-test', 'silent'), {

@@ -84,7 +84,10 @@ it('onboards a player, takes a deposit and pays a prize, told of each by verifie
   // Money moves once the person's verification says approved: the event tells when.
   await eventOf(
     'customer.verification_updated',
-    (x) => x.data.flowType === 'customer' && x.data.state.verification === 'approved',
+    (x) =>
+      x.data.flowType === 'customer' &&
+      'verification' in x.data.state &&
+      x.data.state.verification === 'approved',
   );
 
   // A deposit: the client gave it a txid; the player's bank pays the Pix code.

@@ -7,6 +7,7 @@ import { envSchema } from '../../common/config';
 import { accountKeyHash, cpfHash } from '../../common/pii';
 import { type MoneyRules, moneyRulesOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
+import type { EligibilityRegistry } from '../../eligibility/registry';
 import type { ProviderClient } from '../../provider/client';
 import { bundleHash } from '../../worker/build-id';
 import { deploymentOptions, type WorkerVersion } from '../../worker/versioning';
@@ -64,6 +65,8 @@ export async function createTestWorker(opts: {
   rules?: MoneyRules;
   /** The reconciliation sweep's settings; unset: quick ones (the sweep runs only where a test starts it). */
   reconciliation?: ReconciliationSettings;
+  /** The registry of impeded people onboardings ask; unset: none (not screened). */
+  eligibility?: EligibilityRegistry;
 }) {
   return Worker.create({
     connection: opts.connection,
@@ -80,6 +83,7 @@ export async function createTestWorker(opts: {
       rules: opts.rules ?? defaultRules(),
       temporal: { client: opts.client, taskQueue: opts.taskQueue },
       reconciliation: opts.reconciliation ?? testReconciliation,
+      ...(opts.eligibility ? { eligibility: opts.eligibility } : {}),
     }),
   });
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ELIGIBILITY_DEV_SECRET } from '../../common/config';
 import { SECRET_VARIABLES, SECRETS_READ_BY, type SecretVariable } from '../../common/production-secrets';
 import { PUBLIC_CODEC_KEY_MATERIAL, PUBLIC_SECRET_VALUES } from '../../common/public-secrets';
 import { migrate } from '../../db/migrate';
@@ -160,6 +161,21 @@ describe('NODE_ENV=production refuses to start on a missing or public secret', (
   it('api: one of several API keys public is refused too', async () => {
     const run = await runPart('api', { ...freshSecrets(), API_KEYS: `${fresh()},dev-api-key` });
     expectRefused(run, 'API_KEYS', 'dev-api-key');
+  });
+});
+
+describe('NODE_ENV=production with an eligibility registry (ELIGIBILITY_URL)', () => {
+  const withRegistry = { ...freshSecrets(), ELIGIBILITY_URL: 'https://eligibility.example/check' };
+  // Not one of SECRET_VARIABLES: only read, so only required, where a registry is named.
+  const name = 'ELIGIBILITY_SECRET' as SecretVariable;
+
+  it('api: ELIGIBILITY_SECRET missing', async () => {
+    expectRefused(await runPart('api', withRegistry), name);
+  });
+
+  it('api: ELIGIBILITY_SECRET set to a public value', async () => {
+    const run = await runPart('api', { ...withRegistry, ELIGIBILITY_SECRET: ELIGIBILITY_DEV_SECRET });
+    expectRefused(run, name, ELIGIBILITY_DEV_SECRET);
   });
 });
 

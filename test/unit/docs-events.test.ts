@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../api/openapi';
 import { eventTypes } from '../../contracts/events';
-import { CUSTOMER_VERIFICATION_UPDATED, WEBHOOK_ENDPOINT_DISABLED } from '../../db/events';
+import { CUSTOMER_IMPEDED, CUSTOMER_VERIFICATION_UPDATED, WEBHOOK_ENDPOINT_DISABLED } from '../../db/events';
 
 // docs/api.md's events catalog (the `| type | when |` table under "## Events") is what a backend
 // subscribes by: it must name every event type pixflow can send, and no other. What pixflow sends
@@ -61,7 +61,7 @@ describe("docs/api.md's events catalog", () => {
   });
 
   it('counts the types the database writes itself among those sent', () => {
-    for (const t of [CUSTOMER_VERIFICATION_UPDATED, WEBHOOK_ENDPOINT_DISABLED])
+    for (const t of [CUSTOMER_VERIFICATION_UPDATED, CUSTOMER_IMPEDED, WEBHOOK_ENDPOINT_DISABLED])
       expect(eventTypes).toContain(t);
   });
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventTypes } from '../../contracts/events';
+import { eligibilityTestCpfsMarkdown } from '../../sandbox/eligibility';
 import { testDocumentsMarkdown } from '../../sandbox/test-documents';
 
 const page = (name: string) => readFileSync(path.resolve(__dirname, '../../docs', name), 'utf8');
@@ -9,6 +10,7 @@ const page = (name: string) => readFileSync(path.resolve(__dirname, '../../docs'
 describe('the docs', () => {
   it('show the sandbox test documents exactly as the sandbox defines them', () => {
     expect(page('sandbox.md')).toContain(testDocumentsMarkdown().trim());
+    expect(page('sandbox.md')).toContain(eligibilityTestCpfsMarkdown().trim());
   });
 
   it('list every event type pixflow sends in its catalog', () => {

@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Create a deposit and get its Pix QR code in one call
-         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created.
+         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created. A person the registry of impeded people names is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); the registry unreachable is 503 `eligibility-unavailable` with Retry-After (unless ELIGIBILITY_FAIL_CLOSED is false).
          *
          *     API key scope: `deposits:write` (a write scope includes its read).
          */
@@ -669,7 +669,7 @@ export interface webhooks {
         put?: never;
         /**
          * customer events
-         * @description Types: `customer.verification_updated`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
+         * @description Types: `customer.verification_updated`, `customer.impeded`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
          */
         post: operations["receiveCustomerEvent"];
         delete?: never;
@@ -772,7 +772,7 @@ export interface components {
             sequence: number;
             /** @enum {string} */
             flowType: "customer";
-            state: components["schemas"]["CustomerVerificationState"];
+            state: components["schemas"]["CustomerVerificationState"] | components["schemas"]["CustomerImpededState"];
         };
         CustomerVerificationState: {
             cpfHash: string;
@@ -786,6 +786,20 @@ export interface components {
             /** @description the onboarding that decided it, if one did */
             by: string | null;
             reason: string | null;
+        };
+        CustomerImpededState: {
+            cpfHash: string;
+            cpfMasked: string;
+            /** @enum {boolean} */
+            impeded: true;
+            /** @enum {string} */
+            reason: "social_benefit" | "self_excluded" | "court_order" | "other";
+            /** @description ISO 8601 time, UTC */
+            since: string;
+            /** @description until when the bar holds, when the registry says */
+            until: string | null;
+            /** @description the check that found it: registry:deposit, registry:onboarding */
+            source: string;
         };
         WebhookEndpointEventData: {
             /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
@@ -899,6 +913,12 @@ export interface components {
              * @enum {string}
              */
             verification?: "none" | "pending" | "approved" | "rejected" | "expired" | "suspended";
+            /** @description why and since when the registry of impeded people bars the person (type `impeded`) */
+            impeded?: {
+                reason: string;
+                since: string;
+                until: string | null;
+            };
         };
         /**
          * @example {
@@ -1674,7 +1694,7 @@ export interface components {
              */
             url: string;
             /** @description event types to receive; ["*"] for every type */
-            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "webhook_endpoint.disabled")[];
+            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "webhook_endpoint.disabled")[];
             /** @default  */
             description?: string;
         };
@@ -1758,7 +1778,7 @@ export interface components {
              */
             url?: string;
             /** @description event types to receive; ["*"] for every type */
-            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "webhook_endpoint.disabled")[];
+            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "webhook_endpoint.disabled")[];
             description?: string;
             /** @description true also forgets why it was disabled */
             enabled?: boolean;
@@ -2029,7 +2049,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2114,7 +2134,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2208,7 +2228,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2293,7 +2313,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2391,7 +2411,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2476,7 +2496,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2580,7 +2600,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2664,7 +2684,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2761,7 +2781,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2845,7 +2865,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2931,7 +2951,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3015,7 +3035,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3108,7 +3128,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3201,7 +3221,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3287,7 +3307,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3372,7 +3392,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3457,7 +3477,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3564,7 +3584,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3649,7 +3669,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3734,7 +3754,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3823,7 +3843,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3887,7 +3907,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3964,7 +3984,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4048,7 +4068,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4130,7 +4150,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4218,7 +4238,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4302,7 +4322,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4392,7 +4412,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4473,7 +4493,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4557,7 +4577,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4644,7 +4664,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */

@@ -1,0 +1,93 @@
+import type { Config } from '../common/config';
+import { maskCpf } from '../common/mask';
+import { cpfHash } from '../common/pii';
+import { eligibilityOfHash, recordEligibility } from '../db/eligibility';
+import type { Pool } from '../db/pool';
+import type { EligibilityPurpose, ImpededReason } from '../eligibility/contract';
+import {
+  type EligibilityRegistry,
+  EligibilityUnavailableError,
+  httpEligibilityRegistry,
+} from '../eligibility/registry';
+
+// Whether the registry of impeded people bars a person (docs/rules.md, Eligibility): its last answer
+// while fresh, else the registry asked again, and every answer recorded on the person's row (an
+// impeded one with a `customer.impeded` event). Only the keyed hash and the masked CPF are kept.
+
+export type Screening =
+  | { status: 'eligible' }
+  | {
+      status: 'impeded';
+      reason: ImpededReason;
+      since: string;
+      until: string | null;
+      source: string;
+    }
+  | { status: 'unavailable'; error: string };
+
+export interface Screener {
+  registry: EligibilityRegistry;
+  pool: Pool;
+  piiKey: string;
+  freshMs: number;
+}
+
+const registries = new WeakMap<Config, EligibilityRegistry>();
+
+/** The registry the configuration names (one per configuration), or none when it names none. */
+export function eligibilityRegistryOf(config: Config): EligibilityRegistry | undefined {
+  if (!config.ELIGIBILITY_URL) return undefined;
+  let registry = registries.get(config);
+  if (!registry) {
+    registry = httpEligibilityRegistry({
+      url: config.ELIGIBILITY_URL,
+      secret: config.ELIGIBILITY_SECRET,
+      timeoutMs: config.ELIGIBILITY_TIMEOUT_MS,
+    });
+    registries.set(config, registry);
+  }
+  return registry;
+}
+
+/** Asks about the person, or reuses a fresh answer; a registry that gives none is `unavailable`. */
+export async function screenPerson(
+  s: Screener,
+  cpf: string,
+  purpose: EligibilityPurpose,
+  now = new Date(),
+): Promise<Screening> {
+  const hash = cpfHash(cpf, s.piiKey);
+  const last = await eligibilityOfHash(s.pool, hash);
+  // A bar whose end has passed is asked about again, however fresh.
+  const lapsed = last?.impeded?.until ? Date.parse(last.impeded.until) <= now.getTime() : false;
+  if (last && !lapsed && now.getTime() - last.checkedAt.getTime() < s.freshMs) {
+    if (!last.impeded) return { status: 'eligible' };
+    return { status: 'impeded', ...last.impeded, reason: last.impeded.reason as ImpededReason };
+  }
+  let answer: Awaited<ReturnType<EligibilityRegistry['check']>>;
+  try {
+    answer = await s.registry.check(cpf, purpose);
+  } catch (err) {
+    if (err instanceof EligibilityUnavailableError) return { status: 'unavailable', error: err.message };
+    throw err;
+  }
+  const at = new Date();
+  await recordEligibility(s.pool, {
+    cpfHash: hash,
+    cpfMasked: maskCpf(cpf),
+    status: answer.status,
+    reason: answer.status === 'impeded' ? answer.reason : null,
+    until: answer.status === 'impeded' ? (answer.until ?? null) : null,
+    source: `registry:${purpose}`,
+    at,
+  });
+  if (answer.status === 'eligible') return answer;
+  const recorded = (await eligibilityOfHash(s.pool, hash))?.impeded;
+  return {
+    status: 'impeded',
+    reason: answer.reason,
+    since: recorded?.since ?? at.toISOString(),
+    until: answer.until ?? null,
+    source: recorded?.source ?? `registry:${purpose}`,
+  };
+}
