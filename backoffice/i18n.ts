@@ -7,6 +7,7 @@ import type { OnboardingStatus } from '../contracts/onboarding';
 import {
   biometricsReasons,
   depositReasons,
+  IMPEDED_PREFIX,
   INVALID_PIX_KEY,
   KYC_STATUS_PREFIX,
   kycReasons,
@@ -21,6 +22,7 @@ import type { WithdrawalStatus } from '../contracts/withdrawal';
 import type { QueueId } from '../db/backoffice-queues';
 import type { ActionOutcome, AuditReason, OperatorActionName } from '../db/operator-actions';
 import { type OperatorLanguage, type OperatorRole, operatorLanguages } from '../db/operators';
+import type { ImpededReason } from '../eligibility/contract';
 import { type ProviderErrorCode, providerErrorCodes } from '../provider/errors';
 import type { StatusVerification } from '../provider/schemas';
 
@@ -203,6 +205,7 @@ const ptBR = {
   timeline: {
     empty: 'Nada registrado ainda.',
     verificationUpdated: 'Cliente: verificação alterada',
+    impeded: 'Cliente: impedido de apostar',
     endpointDisabled: 'Endpoint de webhook desativado',
   },
   customer: {
@@ -582,7 +585,14 @@ const ptBR = {
     payoutRejected: (detail: string) => `Pagamento recusado pelo provedor (${detail})`,
     providerContradicts: (status: string) => `O provedor contradiz a verificação: ${status}`,
     providerError: (label: string) => `Erro do provedor: ${label}`,
+    impeded: (why: string) => `Impedido de apostar: ${why}`,
   },
+  impededReason: {
+    social_benefit: 'recebe benefício social (Bolsa Família ou BPC)',
+    self_excluded: 'autoexcluído',
+    court_order: 'ordem judicial',
+    other: 'outro motivo do cadastro',
+  } satisfies Record<ImpededReason, string>,
   age: {
     s: (n: number) => `${n} s`,
     min: (n: number) => `${n} min`,
@@ -721,6 +731,7 @@ const en: Catalog = {
   timeline: {
     empty: 'Nothing recorded yet.',
     verificationUpdated: 'Customer: verification changed',
+    impeded: 'Customer: impeded from betting',
     endpointDisabled: 'Webhook endpoint disabled',
   },
   customer: {
@@ -1102,7 +1113,14 @@ const en: Catalog = {
     payoutRejected: (detail: string) => `Payout refused by the provider (${detail})`,
     providerContradicts: (status: string) => `The provider contradicts the verification: ${status}`,
     providerError: (label: string) => `Provider error: ${label}`,
+    impeded: (why: string) => `Impeded from betting: ${why}`,
   },
+  impededReason: {
+    social_benefit: 'receives a social benefit (Bolsa Família or BPC)',
+    self_excluded: 'self-excluded',
+    court_order: 'court order',
+    other: 'another reason in the registry',
+  } satisfies Record<ImpededReason, string>,
   age: {
     s: (n: number) => `${n} s`,
     min: (n: number) => `${n} min`,
@@ -1141,6 +1159,8 @@ export function labelsFor(lang: Language) {
         return t.reasonFamily.livenessRefused(l.providerError[providerCode]);
     }
     if (isProviderErrorCode(code)) return t.reasonFamily.providerError(l.providerError[code]);
+    if (code.startsWith(IMPEDED_PREFIX))
+      return t.reasonFamily.impeded(labelIn(t.impededReason, code.slice(IMPEDED_PREFIX.length)));
     const [family = '', detail = ''] = code.split(/:\s*(.*)/s);
     if (family === INVALID_PIX_KEY) return t.reasonFamily.invalidPixKey(detail);
     if (family === PAYOUT_REJECTED_REASON) return t.reasonFamily.payoutRejected(detail);
@@ -1162,6 +1182,7 @@ export function labelsFor(lang: Language) {
   /** An event type as the timeline shows it: `deposit.held` as the deposit's status. */
   const event = (type: string): string => {
     if (type === 'customer.verification_updated') return t.timeline.verificationUpdated;
+    if (type === 'customer.impeded') return t.timeline.impeded;
     if (type === 'webhook_endpoint.disabled') return t.timeline.endpointDisabled;
     const [flow = '', code = ''] = type.split('.');
     if (!Object.hasOwn(l.flowType, flow)) return type;

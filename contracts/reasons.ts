@@ -20,6 +20,9 @@ export const kycRegistryStatuses = [
 /** `kyc_status_<registry status>` (`kyc_status_null` when it has none): the registry status rejects. */
 export const KYC_STATUS_PREFIX = 'kyc_status_';
 
+/** `impeded_<reason>`: the registry of impeded people names the person (eligibility/contract.ts's reasons). */
+export const IMPEDED_PREFIX = 'impeded_';
+
 /** Why a KYC answer does not pass, besides the `kyc_status_` family. */
 export const kycReasons = [
   'invalid_document',

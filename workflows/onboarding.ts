@@ -26,6 +26,7 @@ import {
   onboardingStateQuery,
   reviewSignal,
 } from '../contracts/onboarding';
+import { IMPEDED_PREFIX } from '../contracts/reasons';
 import { isoNow, PROVIDER_CALL_OPTIONS, trackFlow } from './flow-lifecycle';
 import { keptLink } from './liveness-link';
 import { livenessStageOf } from './liveness-progress';
@@ -85,7 +86,8 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
     // Onboardings that passed this point before the check existed replay without it.
     if (patched('eligibility-check')) {
       const eligibility = await checkEligibility({ cpf: input.cpf });
-      if (eligibility.status === 'impeded') return flow.moveTo('rejected', `impeded_${eligibility.reason}`);
+      if (eligibility.status === 'impeded')
+        return flow.moveTo('rejected', `${IMPEDED_PREFIX}${eligibility.reason}`);
     }
     const refused = await firstLinkRefusal(liveness.issueLink);
     if (refused) return flow.moveTo('rejected', refused);

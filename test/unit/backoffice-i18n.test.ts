@@ -12,6 +12,7 @@ import { onboardingStatuses } from '../../contracts/onboarding';
 import {
   biometricsReasons,
   depositReasons,
+  IMPEDED_PREFIX,
   INVALID_PIX_KEY,
   KYC_STATUS_PREFIX,
   kycReasons,
@@ -28,6 +29,7 @@ import { withdrawalStatuses } from '../../contracts/withdrawal';
 import { queueIds } from '../../db/backoffice-queues';
 import { actionOutcomes, auditReasons, operatorActionNames } from '../../db/operator-actions';
 import { operatorRoles } from '../../db/operators';
+import { impededReasons } from '../../eligibility/contract';
 import { providerErrorCodes } from '../../provider/errors';
 import { statusVerifications } from '../../provider/schemas';
 
@@ -52,6 +54,7 @@ const everyReason = [
   ...kycRegistryStatuses.filter((s) => s !== 'regular').map((s) => `${KYC_STATUS_PREFIX}${s}`),
   `${KYC_STATUS_PREFIX}null`,
   ...onboardingReasons,
+  ...impededReasons.map((r) => `${IMPEDED_PREFIX}${r}`),
   ...providerErrorCodes.map((c) => `${LIVENESS_REFUSED_PREFIX}${c.toLowerCase()}`),
   ...depositReasons,
   ...providerErrorCodes,
