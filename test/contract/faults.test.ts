@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProviderUnavailableError, RateLimitedError } from '../../provider';
+import { waitUntil } from '../helpers/wait';
 import {
   clientFor,
   control,
@@ -168,8 +169,12 @@ describe('fault knobs', () => {
     receiver.failNext(3);
     await deposit(c);
     await waitFor(() => receiver.attempts >= 6);
-    await new Promise((r) => setTimeout(r, 150));
-    state = await sandboxState(sb.url);
+    // The give-up is counted once the last attempt's answer is in.
+    state = await waitUntil(
+      () => sandboxState(sb.url),
+      (s) => s.counters.notificationsGaveUp > 0,
+      { timeoutMs: 5000, intervalMs: 20 },
+    );
     expect(state.counters.notificationsGaveUp).toBe(1);
     expect(receiver.received).toHaveLength(1);
   });
