@@ -1,5 +1,4 @@
 import { defineQuery } from '@temporalio/workflow';
-import { z } from 'zod';
 
 // The rescreening's contract: a Temporal Schedule starts one pass at a time over the customers
 // active in the last ELIGIBILITY_RESCREEN_ACTIVE_DAYS days, each asked about again in the
@@ -14,33 +13,33 @@ export const RESCREEN_BATCH_SIZE = 100;
 /** Batches in one run before it continues as new, keeping its history short. */
 export const BATCHES_PER_RUN = 20;
 
-export const rescreeningCountsSchema = z.object({
+// Plain types: the workflow bundle loads this file and carries no zod (test/workflows/bundle.test.ts);
+// the pass's input comes from its own Schedule and its own continue-as-new, never from a caller.
+
+export interface RescreeningCounts {
   /** People handled: asked, or answered from a fresh answer. */
-  screened: z.number().int().min(0),
+  screened: number;
   /** Found impeded (recorded with a `customer.impeded` event when new). */
-  impeded: z.number().int().min(0),
+  impeded: number;
   /** The registry gave no answer: asked again on the next pass. */
-  unavailable: z.number().int().min(0),
-  /** No sealed CPF on file (screened before CPFs were kept): asked at their next deposit. */
-  noCpf: z.number().int().min(0),
-});
-export type RescreeningCounts = z.infer<typeof rescreeningCountsSchema>;
+  unavailable: number;
+  /** No sealed CPF on file (screened before CPFs were kept): asked at their next onboarding or deposit. */
+  noCpf: number;
+}
 
-export const rescreeningProgressSchema = rescreeningCountsSchema.extend({
+export interface RescreeningProgress extends RescreeningCounts {
   /** The last cpf_hash handled: the next batch starts after it. */
-  cursor: z.string().nullable(),
-  done: z.boolean(),
-});
-export type RescreeningProgress = z.infer<typeof rescreeningProgressSchema>;
+  cursor: string | null;
+  done: boolean;
+}
 
-export const rescreeningInputSchema = z.object({
+export interface RescreeningInput {
   /** When the pass began (ISO): "active" is measured back from it on every run of the pass. */
-  startedAt: z.iso.datetime().optional(),
-  progress: rescreeningProgressSchema.optional(),
+  startedAt?: string;
+  progress?: RescreeningProgress;
   /** People a batch; unset: RESCREEN_BATCH_SIZE. */
-  batchSize: z.number().int().positive().optional(),
-});
-export type RescreeningInput = z.infer<typeof rescreeningInputSchema>;
+  batchSize?: number;
+}
 
 export const zeroRescreeningProgress = (): RescreeningProgress => ({
   screened: 0,
