@@ -100,7 +100,7 @@ const customerImpededStateSchema = z
     until: iso.nullable().meta({ description: 'until when the bar holds, when the registry says' }),
     source: z
       .string()
-      .meta({ description: 'the check that found it: registry:deposit, registry:onboarding' }),
+      .meta({ description: 'the check that found it: registry:deposit, registry:onboarding, registry:rescreening' }),
   })
   .meta({ id: 'CustomerImpededState' });
 
