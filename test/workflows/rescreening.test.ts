@@ -3,9 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { maskCpf } from '../../common/mask';
 import { cpfHash } from '../../common/pii';
-import { sealSecret } from '../../common/secret-box';
 import {
   BATCHES_PER_RUN,
   type RescreeningProgress,
@@ -14,7 +12,7 @@ import {
 } from '../../contracts/rescreening';
 import { CUSTOMER_IMPEDED } from '../../db/events';
 import { migrate } from '../../db/migrate';
-import { createPool, type Pool } from '../../db/pool';
+import { createPool } from '../../db/pool';
 import { httpEligibilityRegistry } from '../../eligibility/registry';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { eligibilityTestCpfs } from '../../sandbox/eligibility';
@@ -25,7 +23,7 @@ import { newCpf } from '../helpers/people';
 import { freshDatabase } from '../helpers/postgres';
 import { checksAsked, seedCustomers } from '../helpers/rescreening';
 import { clientFor } from '../helpers/sandbox-client';
-import { testCodecKeys, testDataConverter } from '../helpers/temporal';
+import { testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
 import { createTestWorker } from '../helpers/worker';
 
