@@ -21,6 +21,24 @@ export interface ActivityDeps {
   reconciliation: ReconciliationSettings;
   /** The registry of impeded people an onboarding asks (ELIGIBILITY_URL); none: not screened. */
   eligibility?: EligibilityRegistry;
+  /** Seals and opens the CPF kept for the rescreening (common/secret-box.ts with the codec keys). */
+  sealCpf?: (cpf: string) => string;
+  openCpf?: (sealed: string) => string;
+  /** The periodic rescreening of active customers (docs/rules.md, Eligibility). */
+  rescreening?: RescreeningSettings;
+}
+
+/** How a rescreening pass runs (docs/configuration.md). */
+export interface RescreeningSettings {
+  /** Customers with a flow or verification change within this many days are screened. */
+  activeDays: number;
+  /** People screened a second, at most. */
+  perSecond: number;
+  /**
+   * Screens one person with purpose `rescreening` (activities/screen-person.ts, given
+   * by the worker): a fresh answer reused, else the registry asked and the answer recorded.
+   */
+  screen: (cpf: string) => Promise<{ status: 'eligible' | 'impeded' | 'unavailable'; reason?: string }>;
 }
 
 /** How the sweep runs (docs/configuration.md). */

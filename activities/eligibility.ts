@@ -12,7 +12,9 @@ export type EligibilityDecision =
   /** No registry is configured (ELIGIBILITY_URL unset): the person is not screened. */
   | { status: 'unscreened' };
 
-export function createEligibilityActivities(deps: Pick<ActivityDeps, 'pool' | 'hashCpf' | 'eligibility'>) {
+export function createEligibilityActivities(
+  deps: Pick<ActivityDeps, 'pool' | 'hashCpf' | 'eligibility' | 'sealCpf'>,
+) {
   return {
     /**
      * Asks the registry of impeded people about the person at sign-up and records the answer on
@@ -34,6 +36,7 @@ export function createEligibilityActivities(deps: Pick<ActivityDeps, 'pool' | 'h
       await recordEligibility(deps.pool, {
         cpfHash: deps.hashCpf(input.cpf),
         cpfMasked: maskCpf(input.cpf),
+        ...(deps.sealCpf ? { cpfSealed: deps.sealCpf(input.cpf) } : {}),
         status: answer.status,
         reason: answer.status === 'impeded' ? answer.reason : null,
         until: answer.status === 'impeded' ? (answer.until ?? null) : null,

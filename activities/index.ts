@@ -5,6 +5,7 @@ import { createEligibilityActivities } from './eligibility';
 import { createFlowActivities } from './flows';
 import { createOnboardingActivities } from './onboarding';
 import { createReconciliationActivities } from './reconciliation';
+import { createRescreeningActivities } from './rescreening';
 import { createWithdrawalActivities } from './withdrawal';
 import { createWithdrawalRuleActivities } from './withdrawal-rules';
 
@@ -22,5 +23,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createWithdrawalActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalRuleActivities(deps),
     ...createReconciliationActivities(deps),
+    ...createRescreeningActivities(deps),
   };
 }

@@ -2,11 +2,13 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { type Client, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { Router } from 'express';
+import { eligibilityRegistryOf, type Screening, screenPerson } from '../activities/screen-person';
 import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import { qrDataUrl, qrPng } from '../common/qr-image';
 import { startSearchAttributes } from '../common/search-attributes';
+import { sealSecret } from '../common/secret-box';
 import type { CustomerVerification } from '../contracts/customer';
 import {
   DEPOSIT_CONFLICT,
@@ -25,7 +27,6 @@ import {
 } from '../contracts/deposit';
 import { DEPOSIT_LIMIT_EXCEEDED, IMPEDED } from '../contracts/rules';
 import { reserveWithinDepositLimits } from '../customers/deposit-limits';
-import { eligibilityRegistryOf, type Screening, screenPerson } from '../customers/eligibility';
 import { verificationOfHash } from '../db/customers';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
@@ -217,7 +218,13 @@ async function refuseImpeded(deps: FlowStarter, cpf: string, isRepeat: () => Pro
   const registry = eligibilityRegistryOf(config);
   if (!registry) return;
   const screening = await screenPerson(
-    { registry, pool, piiKey: config.PII_HASH_KEY, freshMs: config.ELIGIBILITY_FRESH_MS },
+    {
+      registry,
+      pool,
+      piiKey: config.PII_HASH_KEY,
+      freshMs: config.ELIGIBILITY_FRESH_MS,
+      sealCpf: (c) => sealSecret(config.codecKeys, c),
+    },
     cpf,
     'deposit',
   );

@@ -237,6 +237,17 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning:
       'the eligibility service unreachable: true refuses a new deposit (503 `eligibility-unavailable`, `Retry-After`), false lets it through unscreened',
   }),
+  ELIGIBILITY_RESCREEN_ACTIVE_DAYS: rule({
+    meaning:
+      'rescreening: customers with a flow or a verification change within this many days are asked about again on every pass (the rules ask for every 15 days at least)',
+  }),
+  ELIGIBILITY_RESCREEN_EVERY_MS: rule({
+    meaning:
+      'rescreening: how often the Temporal Schedule starts a pass over the active customers (a pass still running makes the next one skip)',
+  }),
+  ELIGIBILITY_RESCREEN_PER_SECOND: {
+    meaning: 'rescreening: people screened a second, at most (one pass runs at a time, whatever the workers)',
+  },
   WEBHOOK_ALLOW_LOOPBACK: {
     meaning: 'webhook endpoints may be loopback addresses, over http too: development only',
     defaultNote: '`npm start`: true',

@@ -239,6 +239,19 @@ export const envSchema = z.object({
   ELIGIBILITY_FRESH_MS: durationMs.default(24 * 3_600_000),
   /** The eligibility service unreachable: true refuses new deposits (503), false lets them through. */
   ELIGIBILITY_FAIL_CLOSED: bool.default(true),
+  /** Rescreening: customers active (a flow or verification change) within this many days are asked again. */
+  ELIGIBILITY_RESCREEN_ACTIVE_DAYS: z.coerce
+    .number({ error: 'must be a number of days' })
+    .int()
+    .min(1)
+    .default(15),
+  /** Rescreening: how often the schedule starts a pass over the active customers. */
+  ELIGIBILITY_RESCREEN_EVERY_MS: durationMs.default(24 * 3_600_000),
+  /** Rescreening: people screened a second, at most (one pass runs at a time, whatever the workers). */
+  ELIGIBILITY_RESCREEN_PER_SECOND: z.coerce
+    .number({ error: 'must be a number' })
+    .positive('must be above 0')
+    .default(10),
   /** Webhook endpoints may be loopback (http too): for development, never in production. */
   WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
   /** Private ranges webhook endpoints may be in (the operator's own network), comma-separated CIDRs. */

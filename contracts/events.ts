@@ -98,9 +98,9 @@ const customerImpededStateSchema = z
     reason: z.enum(impededReasons),
     since: iso,
     until: iso.nullable().meta({ description: 'until when the bar holds, when the registry says' }),
-    source: z
-      .string()
-      .meta({ description: 'the check that found it: registry:deposit, registry:onboarding' }),
+    source: z.string().meta({
+      description: 'the check that found it: registry:deposit, registry:onboarding, registry:rescreening',
+    }),
   })
   .meta({ id: 'CustomerImpededState' });
 

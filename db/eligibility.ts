@@ -42,6 +42,8 @@ export async function eligibilityOfHash(
 export interface EligibilityWrite {
   cpfHash: string;
   cpfMasked: string;
+  /** The CPF sealed (common/secret-box.ts), so the rescreening can ask about the person again. */
+  cpfSealed?: string;
   status: 'eligible' | 'impeded';
   reason: string | null;
   until: string | null;
@@ -61,10 +63,11 @@ export async function recordEligibility(db: Queryable, w: EligibilityWrite): Pro
     `WITH prev AS (SELECT eligibility, impeded_reason FROM customers WHERE cpf_hash = $1),
           up AS (
      INSERT INTO customers (cpf_hash, cpf_masked, eligibility, eligibility_checked_at, impeded_reason,
-                            impeded_until, impeded_since, impeded_source, created_at, updated_at)
+                            impeded_until, impeded_since, impeded_source, cpf_sealed, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $3 = 'impeded' THEN $4::timestamptz END,
-             CASE WHEN $3 = 'impeded' THEN $7 END, $4, $4)
+             CASE WHEN $3 = 'impeded' THEN $7 END, $8, $4, $4)
      ON CONFLICT (cpf_hash) DO UPDATE SET
+       cpf_sealed = COALESCE(EXCLUDED.cpf_sealed, customers.cpf_sealed),
        eligibility = EXCLUDED.eligibility,
        eligibility_checked_at = EXCLUDED.eligibility_checked_at,
        impeded_reason = EXCLUDED.impeded_reason,
@@ -88,7 +91,33 @@ export async function recordEligibility(db: Queryable, w: EligibilityWrite): Pro
       WHERE up.eligibility = 'impeded'
         AND (prev.eligibility IS DISTINCT FROM 'impeded' OR prev.impeded_reason IS DISTINCT FROM up.impeded_reason))
      SELECT (SELECT count(*) FROM ev)::int AS events`,
-    [w.cpfHash, w.cpfMasked, w.status, w.at, w.reason, w.until, w.source],
+    [w.cpfHash, w.cpfMasked, w.status, w.at, w.reason, w.until, w.source, w.cpfSealed ?? null],
   );
   return (rows[0]?.events ?? 0) > 0;
+}
+
+export interface ActiveCustomer {
+  cpfHash: string;
+  /** Null for a person screened before CPFs were kept sealed: the pass cannot ask about them. */
+  cpfSealed: string | null;
+}
+
+/**
+ * Customers active since `since` (a flow of theirs changed, or their verification did), after
+ * `after` in cpf_hash order: the rescreening's keyset page. Eligibility answers do not count as
+ * activity, or the rescreening would keep everyone active for ever.
+ */
+export async function activeCustomersPage(
+  db: Queryable,
+  p: { since: Date; after: string | null; limit: number },
+): Promise<ActiveCustomer[]> {
+  const { rows } = await db.query(
+    `SELECT c.cpf_hash, c.cpf_sealed FROM customers c
+      WHERE ($2::text IS NULL OR c.cpf_hash > $2)
+        AND (c.verification_at >= $1
+             OR EXISTS (SELECT 1 FROM flows f WHERE f.cpf_hash = c.cpf_hash AND f.updated_at >= $1))
+      ORDER BY c.cpf_hash LIMIT $3`,
+    [p.since, p.after, p.limit],
+  );
+  return rows.map((r) => ({ cpfHash: r.cpf_hash, cpfSealed: r.cpf_sealed }));
 }

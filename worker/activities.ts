@@ -1,13 +1,14 @@
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities';
+import { eligibilityRegistryOf, screenPerson } from '../activities/screen-person';
 import { pixflowDataConverter } from '../common/codec';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { accountKeyHash, cpfHash } from '../common/pii';
+import { openSecret, sealSecret } from '../common/secret-box';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { moneyRulesOf } from '../contracts/rules';
 import { createPool } from '../db/pool';
-import { httpEligibilityRegistry } from '../eligibility/registry';
 import { createProviderClient, type ProviderCallEvent } from '../provider/client';
 
 /**
@@ -41,6 +42,7 @@ export async function createWorkerActivities(
     namespace: config.TEMPORAL_NAMESPACE,
     dataConverter: pixflowDataConverter(config.codecKeys),
   });
+  const registry = eligibilityRegistryOf(config);
   const activities = createActivities({
     provider,
     pool,
@@ -54,15 +56,29 @@ export async function createWorkerActivities(
       maxPerSecond: config.RECONCILE_MAX_PER_SECOND,
       intervalMs: config.RECONCILE_INTERVAL_MS,
     },
-    ...(config.ELIGIBILITY_URL
+    sealCpf: (cpf) => sealSecret(config.codecKeys, cpf),
+    openCpf: (sealed) => openSecret(config.codecKeys, sealed),
+    ...(registry
       ? {
-          eligibility: httpEligibilityRegistry({
-            url: config.ELIGIBILITY_URL,
-            secret: config.ELIGIBILITY_SECRET,
-            timeoutMs: config.ELIGIBILITY_TIMEOUT_MS,
-          }),
+          rescreening: {
+            activeDays: config.ELIGIBILITY_RESCREEN_ACTIVE_DAYS,
+            perSecond: config.ELIGIBILITY_RESCREEN_PER_SECOND,
+            screen: (cpf: string) =>
+              screenPerson(
+                {
+                  registry,
+                  pool,
+                  piiKey: config.PII_HASH_KEY,
+                  freshMs: config.ELIGIBILITY_FRESH_MS,
+                  sealCpf: (c) => sealSecret(config.codecKeys, c),
+                },
+                cpf,
+                'rescreening',
+              ),
+          },
         }
       : {}),
+    ...(registry ? { eligibility: registry } : {}),
   });
   const close = async () => {
     await pool.end();

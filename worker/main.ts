@@ -1,5 +1,6 @@
 import http from 'node:http';
 import path from 'node:path';
+import type { Client } from '@temporalio/client';
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { pixflowDataConverter } from '../common/codec';
 import { type Config, loadConfigOrExit } from '../common/config';
@@ -14,6 +15,7 @@ import { pixflowNexusService } from '../nexus/handlers';
 import { createWorkerActivities } from './activities';
 import { buildIdFor, workflowBundle } from './build-id';
 import { ensureReconciler } from './reconciler';
+import { ensureRescreeningSchedule } from './rescreening';
 import { deploymentOptions, type Promotion, promoteWhenNewest, type WorkerVersion } from './versioning';
 
 // The worker process: polls task queue `pixflow` as one version of its Worker Deployment, runs
@@ -65,6 +67,25 @@ function healthAndMetrics(
     res.writeHead(req.url === '/healthz' ? (ok ? 200 : 503) : 404, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ status, ...place }));
   });
+}
+
+/**
+ * The task queue's own long-lived work, started (or found running) by every worker at boot: the
+ * reconciler, and the rescreening's Schedule when a registry is configured to ask.
+ */
+function startBackgroundWork(client: Client, config: Config, log: Logger, stopped: () => boolean) {
+  void ensureReconciler(client, config.TEMPORAL_TASK_QUEUE, log, { retryMs: 10_000, stopped });
+  if (config.ELIGIBILITY_URL)
+    void ensureRescreeningSchedule(
+      client,
+      config.TEMPORAL_TASK_QUEUE,
+      config.ELIGIBILITY_RESCREEN_EVERY_MS,
+      log,
+      {
+        retryMs: 10_000,
+        stopped,
+      },
+    );
 }
 
 async function main() {
@@ -123,10 +144,7 @@ async function main() {
     'worker started',
   );
   const running = () => ['INITIALIZED', 'RUNNING'].includes(worker.getState());
-  void ensureReconciler(client, config.TEMPORAL_TASK_QUEUE, log, {
-    retryMs: 10_000,
-    stopped: () => !running(),
-  });
+  startBackgroundWork(client, config, log, () => !running());
 
   // Stopping lets the tasks in hand finish (up to the SDK's grace time), then lets go of
   // everything the worker holds.

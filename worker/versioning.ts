@@ -5,7 +5,7 @@ import type { Logger } from '../common/logger';
 // Worker Versioning: every worker belongs to a Worker Deployment and says which build of the
 // workflow code it runs. Pinned flows (deposits, withdrawals, biometric identifications) run to
 // their end on their build's workers; the long-lived ones (onboarding, a held deposit, the
-// reconciler) move to the deployment's current build at their next workflow task
+// reconciler, the rescreening) move to the deployment's current build at their next workflow task
 // (docs/versioning.md).
 
 /** A Worker Deployment Version: the deployment, and the build of the code. */

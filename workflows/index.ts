@@ -4,4 +4,5 @@ export { depositWorkflow } from './deposit';
 export { heldDepositWorkflow } from './held-deposit';
 export { onboardingWorkflow } from './onboarding';
 export { reconcilerWorkflow } from './reconciler';
+export { rescreeningWorkflow } from './rescreening';
 export { withdrawalWorkflow } from './withdrawal';

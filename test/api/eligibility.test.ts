@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../../common/config';
 import { cpfHash } from '../../common/pii';
+import { openSecret } from '../../common/secret-box';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { CUSTOMER_IMPEDED, eventSchema } from '../../contracts/events';
 import { patchMarkers, recordHistory } from '../helpers/histories';
@@ -95,6 +96,8 @@ describe('eligibility before a deposit', () => {
       impeded_source: 'registry:deposit',
     });
     expect(JSON.stringify(rows[0])).not.toContain(ANA);
+    // Sealed with the codec keys, for the rescreening to ask about the person again.
+    expect(openSecret(loadConfig({}).codecKeys, rows[0].cpf_sealed)).toBe(ANA);
 
     // Asked again (stale), still impeded: refused again, and no second event.
     await stale();

@@ -2,16 +2,19 @@ import { type Client, isGrpcServiceError } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkerDeploymentOptions } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
+import type { RescreeningSettings } from '../../activities/deps';
 import type { ReconciliationSettings } from '../../activities/reconciliation';
+import { screenPerson } from '../../activities/screen-person';
 import { envSchema } from '../../common/config';
 import { accountKeyHash, cpfHash } from '../../common/pii';
+import { openSecret, sealSecret } from '../../common/secret-box';
 import { type MoneyRules, moneyRulesOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { EligibilityRegistry } from '../../eligibility/registry';
 import type { ProviderClient } from '../../provider/client';
 import { bundleHash } from '../../worker/build-id';
 import { deploymentOptions, type WorkerVersion } from '../../worker/versioning';
-import { testDataConverter } from './temporal';
+import { testCodecKeys, testDataConverter } from './temporal';
 
 /**
  * The run's in-process workers, every one of the run's workflow bundle: one version of a
@@ -67,6 +70,8 @@ export async function createTestWorker(opts: {
   reconciliation?: ReconciliationSettings;
   /** The registry of impeded people onboardings ask; unset: none (not screened). */
   eligibility?: EligibilityRegistry;
+  /** How the rescreening's batches run, asking `eligibility`; unset: a pass screens no one. */
+  rescreening?: { activeDays: number; perSecond: number; freshMs: number };
 }) {
   return Worker.create({
     connection: opts.connection,
@@ -84,8 +89,29 @@ export async function createTestWorker(opts: {
       temporal: { client: opts.client, taskQueue: opts.taskQueue },
       reconciliation: opts.reconciliation ?? testReconciliation,
       ...(opts.eligibility ? { eligibility: opts.eligibility } : {}),
+      ...(opts.rescreening && opts.eligibility
+        ? { rescreening: testRescreening(opts.rescreening, opts.eligibility, opts.pool, opts.piiKey) }
+        : {}),
+      sealCpf: (cpf) => sealSecret(testCodecKeys, cpf),
+      openCpf: (sealed) => openSecret(testCodecKeys, sealed),
     }),
   });
+}
+
+/** The rescreening as the worker builds it (worker/activities.ts), on the test's codec keys. */
+function testRescreening(
+  r: { activeDays: number; perSecond: number; freshMs: number },
+  registry: EligibilityRegistry,
+  pool: Pool,
+  piiKey: string,
+): RescreeningSettings {
+  const sealCpf = (cpf: string) => sealSecret(testCodecKeys, cpf);
+  return {
+    activeDays: r.activeDays,
+    perSecond: r.perSecond,
+    screen: (cpf) =>
+      screenPerson({ registry, pool, piiKey, freshMs: r.freshMs, sealCpf }, cpf, 'rescreening'),
+  };
 }
 
 /** A quick sweep: a flow is due a second after it started waiting, then every second. */

@@ -798,7 +798,7 @@ export interface components {
             since: string;
             /** @description until when the bar holds, when the registry says */
             until: string | null;
-            /** @description the check that found it: registry:deposit, registry:onboarding */
+            /** @description the check that found it: registry:deposit, registry:onboarding, registry:rescreening */
             source: string;
         };
         WebhookEndpointEventData: {

@@ -12,7 +12,9 @@ import {
 
 // Whether the registry of impeded people bars a person (docs/rules.md, Eligibility): its last answer
 // while fresh, else the registry asked again, and every answer recorded on the person's row (an
-// impeded one with a `customer.impeded` event). Only the keyed hash and the masked CPF are kept.
+// impeded one with a `customer.impeded` event). Only the keyed hash, the masked CPF and the CPF
+// sealed with the codec keys (for the rescreening to ask again) are kept. Shared by a deposit's
+// start (api/deposits.ts) and the rescreening's batches (activities/rescreening.ts).
 
 export type Screening =
   | { status: 'eligible' }
@@ -30,6 +32,8 @@ export interface Screener {
   pool: Pool;
   piiKey: string;
   freshMs: number;
+  /** Seals the CPF kept on the person's row for the rescreening (common/secret-box.ts). */
+  sealCpf?: (cpf: string) => string;
 }
 
 const registries = new WeakMap<Config, EligibilityRegistry>();
@@ -75,6 +79,7 @@ export async function screenPerson(
   await recordEligibility(s.pool, {
     cpfHash: hash,
     cpfMasked: maskCpf(cpf),
+    ...(s.sealCpf ? { cpfSealed: s.sealCpf(cpf) } : {}),
     status: answer.status,
     reason: answer.status === 'impeded' ? answer.reason : null,
     until: answer.status === 'impeded' ? (answer.until ?? null) : null,
