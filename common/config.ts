@@ -239,6 +239,8 @@ export const envSchema = z.object({
   ELIGIBILITY_FRESH_MS: durationMs.default(24 * 3_600_000),
   /** The eligibility service unreachable: true refuses new deposits (503), false lets them through. */
   ELIGIBILITY_FAIL_CLOSED: bool.default(true),
+  /** How long an operator has to close an impeded person's account: the back office's deadline. */
+  IMPEDED_CLOSE_WITHIN_MS: durationMs.default(30 * 86_400_000),
   /** Webhook endpoints may be loopback (http too): for development, never in production. */
   WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
   /** Private ranges webhook endpoints may be in (the operator's own network), comma-separated CIDRs. */
