@@ -12,9 +12,10 @@ import {
 
 // Whether the registry of impeded people bars a person (docs/rules.md, Eligibility): its last answer
 // while fresh, else the registry asked again, and every answer recorded on the person's row (an
-// impeded one with a `customer.impeded` event). Only the keyed hash, the masked CPF and the CPF
-// sealed with the codec keys (for the rescreening to ask again) are kept. Shared by a deposit's
-// start (api/deposits.ts) and the rescreening's batches (activities/rescreening.ts).
+// impeded one with a `customer.impeded` event). A recorded impediment stays, whatever the registry
+// answers later, until an operator reinstates the person. Only the keyed hash, the masked CPF and
+// the CPF sealed with the codec keys (for the rescreening to ask again) are kept. Shared by a
+// deposit's start (api/deposits.ts) and the rescreening's batches (activities/rescreening.ts).
 
 export type Screening =
   | { status: 'eligible' }
@@ -63,7 +64,10 @@ export async function screenPerson(
   const hash = cpfHash(cpf, s.piiKey);
   const last = await eligibilityOfHash(s.pool, hash);
   // A bar whose end has passed is asked about again, however fresh.
-  const lapsed = last?.impeded?.until ? Date.parse(last.impeded.until) <= now.getTime() : false;
+  const lapsed =
+    last?.registryAnswer === 'impeded' && last.impeded?.until
+      ? Date.parse(last.impeded.until) <= now.getTime()
+      : false;
   if (last && !lapsed && now.getTime() - last.checkedAt.getTime() < s.freshMs) {
     if (!last.impeded) return { status: 'eligible' };
     return { status: 'impeded', ...last.impeded, reason: last.impeded.reason as ImpededReason };
@@ -86,13 +90,14 @@ export async function screenPerson(
     source: `registry:${purpose}`,
     at,
   });
-  if (answer.status === 'eligible') return answer;
   const recorded = (await eligibilityOfHash(s.pool, hash))?.impeded;
+  // Eligible again, the recorded impediment still holds until an operator reinstates the person.
+  if (answer.status === 'eligible' && !recorded) return answer;
   return {
     status: 'impeded',
-    reason: answer.reason,
+    reason: (answer.status === 'impeded' ? answer.reason : recorded?.reason) as ImpededReason,
     since: recorded?.since ?? at.toISOString(),
-    until: answer.until ?? null,
+    until: answer.status === 'impeded' ? (answer.until ?? null) : (recorded?.until ?? null),
     source: recorded?.source ?? `registry:${purpose}`,
   };
 }

@@ -7,6 +7,7 @@ import {
 } from '../contracts/customer-input';
 import { flowTypeSchema } from '../contracts/events';
 import { cpfSchema } from '../contracts/flow-input';
+import { impededReasons } from '../eligibility/contract';
 import { AT, iso, LATER, TXID } from './schema-parts';
 
 // What the customer routes take and answer.
@@ -104,6 +105,27 @@ export const customerSchema = z
       remainingCentavos: z.number().int(),
     }),
     lastBiometric: z.object({ at: iso, outcome: z.string() }).nullable(),
+    eligibility: z.enum(['eligible', 'impeded', 'unknown']).meta({
+      description:
+        'what the registry of impeded people says of the person (docs/rules.md, Eligibility): `impeded` from its bar until an operator reinstates the person, even once it answers eligible again; `unknown` before any answer',
+    }),
+    impeded: z
+      .object({
+        reason: z.enum(impededReasons),
+        since: iso,
+        until: iso.nullable().meta({ description: 'until when the bar holds, when the registry says' }),
+        source: z
+          .string()
+          .meta({ description: 'the check that found it: registry:deposit, registry:onboarding' }),
+        registryAnswer: z.enum(['eligible', 'impeded']).meta({
+          description: "the registry's latest answer: `eligible` lets an operator reinstate the person",
+        }),
+      })
+      .nullable()
+      .meta({ description: 'why and since when the person is impeded; null unless `impeded`' }),
+    closedAt: iso.nullable().meta({
+      description: 'when an operator closed the account of the impeded person; no deposit is taken',
+    }),
     openFlows: z.array(
       z.object({
         workflowId: z.string(),
@@ -144,6 +166,9 @@ export const customerSchema = z
         remainingCentavos: 4_974_950,
       },
       lastBiometric: null,
+      eligibility: 'eligible',
+      impeded: null,
+      closedAt: null,
       openFlows: [
         {
           workflowId: `deposit-${TXID}`,

@@ -18,6 +18,7 @@ import {
   openFlows,
   removeAccount,
 } from '../db/customers';
+import { type EligibilityRecord, eligibilityOfHash } from '../db/eligibility';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
@@ -91,7 +92,7 @@ export const customerOperations = {
     tag: 'Customers',
     summary: 'The person: verification, KYC facts, accounts, payouts today, open flows',
     description:
-      "Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified.",
+      "Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified. `eligibility` is the registry of impeded people's word on the person: while `impeded` (with `impeded` saying why and since when, and `closedAt` once an operator closed the account) no deposit is taken, and withdrawals to the person's own account go on.",
     params: cpfParamsSchema,
     ok: [{ status: 200, description: 'The customer', schema: customerSchema }],
     scopes: ['customers:read'],
@@ -191,6 +192,21 @@ function depositLimitRoutes(
   });
 }
 
+/** What the registry of impeded people says of the person, as the customer view shows it. */
+const eligibilityView = (
+  e: EligibilityRecord | undefined,
+): Pick<CustomerView, 'eligibility' | 'impeded' | 'closedAt'> => ({
+  eligibility: e?.status ?? 'unknown',
+  impeded: e?.impeded
+    ? {
+        ...e.impeded,
+        reason: e.impeded.reason as NonNullable<CustomerView['impeded']>['reason'],
+        registryAnswer: e.registryAnswer,
+      }
+    : null,
+  closedAt: e?.closed?.at ?? null,
+});
+
 export function customerRoutes({ config, pool }: ApiDeps) {
   const r = Router();
   const hashOf = (cpf: string) => cpfHash(cpf, config.PII_HASH_KEY);
@@ -205,7 +221,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
     const now = new Date();
     const customer = await getCustomer(pool, hash);
     if (!customer) await requireKnown(hash);
-    const [accounts, payouts, open] = await Promise.all([
+    const [accounts, payouts, open, eligibility] = await Promise.all([
       listAccounts(pool, hash),
       payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, now),
       openFlows(pool, hash, {
@@ -213,6 +229,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
         deposit: depositFinalStatuses,
         withdrawal: withdrawalFinalStatuses,
       }),
+      eligibilityOfHash(pool, hash),
     ]);
     const kycReadAt = customer?.kyc.readAt;
     const view: CustomerView = {
@@ -236,6 +253,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
       accounts: accounts.map(accountView),
       payoutsToday: payouts,
       lastBiometric: customer?.lastBiometric ?? null,
+      ...eligibilityView(eligibility),
       openFlows: open.map((f) => ({ ...f, type: f.type as CustomerView['openFlows'][number]['type'] })),
     };
     res.json(view);

@@ -25,9 +25,10 @@ import {
   qrCodeUpdate,
   resolutionUpdate,
 } from '../contracts/deposit';
-import { DEPOSIT_LIMIT_EXCEEDED, IMPEDED } from '../contracts/rules';
+import { CLOSED, DEPOSIT_LIMIT_EXCEEDED, IMPEDED } from '../contracts/rules';
 import { reserveWithinDepositLimits } from '../customers/deposit-limits';
 import { verificationOfHash } from '../db/customers';
+import { isClosed } from '../db/eligibility';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
@@ -208,30 +209,45 @@ const eligibilityUnavailable = () =>
     ELIGIBILITY_RETRY_AFTER_S,
   );
 
+/** 409: an operator closed the account of this impeded person (docs/rules.md, Eligibility). */
+const closed = () =>
+  new Problem(
+    409,
+    'customer-closed',
+    "The person's account is closed",
+    'an operator closed this account because the registry of impeded people named the person: no deposit can be taken until an operator reinstates them; withdrawals of their balance to their own account go on',
+    { reason: CLOSED },
+  );
+
 /**
  * Only a person the registry of impeded people does not name starts a deposit: asked (or its
- * fresh answer reused) before anything is created. As with verification, a deposit that exists
- * for the txid is answered as before, whatever the registry says.
+ * fresh answer reused) before anything is created. A person an operator closed is refused as
+ * closed, whatever the registry says; it is still asked, so its latest answer is there when an
+ * operator comes to reinstate them. As with verification, a deposit that exists for the txid is
+ * answered as before, whatever the registry says.
  */
 async function refuseImpeded(deps: FlowStarter, cpf: string, isRepeat: () => Promise<boolean>) {
   const { config, pool } = deps;
   const registry = eligibilityRegistryOf(config);
-  if (!registry) return;
-  const screening = await screenPerson(
-    {
-      registry,
-      pool,
-      piiKey: config.PII_HASH_KEY,
-      freshMs: config.ELIGIBILITY_FRESH_MS,
-      sealCpf: (c) => sealSecret(config.codecKeys, c),
-    },
-    cpf,
-    'deposit',
-  );
-  if (screening.status === 'eligible') return;
-  if (screening.status === 'unavailable' && !config.ELIGIBILITY_FAIL_CLOSED) return;
+  const screening: Screening = registry
+    ? await screenPerson(
+        {
+          registry,
+          pool,
+          piiKey: config.PII_HASH_KEY,
+          freshMs: config.ELIGIBILITY_FRESH_MS,
+          sealCpf: (c) => sealSecret(config.codecKeys, c),
+        },
+        cpf,
+        'deposit',
+      )
+    : { status: 'eligible' };
+  const isShut = await isClosed(pool, cpfHash(cpf, config.PII_HASH_KEY));
+  if (!isShut && screening.status === 'eligible') return;
+  if (!isShut && screening.status === 'unavailable' && !config.ELIGIBILITY_FAIL_CLOSED) return;
   // Looked up only for a refusal: most deposits pass, and cost Temporal no extra call.
   if (await isRepeat()) return;
+  if (isShut) throw closed();
   throw screening.status === 'impeded' ? impeded(screening) : eligibilityUnavailable();
 }
 
@@ -370,7 +386,7 @@ export const depositOperations = {
     tag: 'Deposits',
     summary: 'Create a deposit and get its Pix QR code in one call',
     description:
-      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created. A person the registry of impeded people names is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); the registry unreachable is 503 `eligibility-unavailable` with Retry-After (unless ELIGIBILITY_FAIL_CLOSED is false).",
+      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created. A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`); the registry unreachable is 503 `eligibility-unavailable` with Retry-After (unless ELIGIBILITY_FAIL_CLOSED is false).",
     body: depositBodySchema,
     ok: [
       { status: 201, description: 'Created', schema: depositResponseSchema },

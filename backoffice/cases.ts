@@ -5,15 +5,19 @@ import { maskName } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import { type DepositState, depositStateQuery } from '../contracts/deposit';
 import { type OnboardingState, onboardingStateQuery } from '../contracts/onboarding';
+import { IMPEDED_PREFIX } from '../contracts/reasons';
 import { depositLimitsView } from '../customers/deposit-limits';
 import { payoutsTodayView } from '../customers/payouts-today';
 import { flowsOfPerson, getFlowRow, type QueueItem } from '../db/backoffice-queues';
 import { getCustomer, kycIdentity, listAccounts } from '../db/customers';
+import type { EligibilityRecord } from '../db/eligibility';
+import { eligibilityOfHash } from '../db/eligibility';
 import type { EventRow } from '../db/events';
-import { timelineOf } from '../db/events';
+import { CUSTOMER_CLOSED, CUSTOMER_IMPEDED, timelineOf } from '../db/events';
 import { listActions } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import type { Pool } from '../db/pool';
+import type { ImpededReason } from '../eligibility/contract';
 import { flowState, isNotFound } from '../http/workflow-calls';
 import type { BackofficeDeps } from './deps';
 import { formatterFor } from './format';
@@ -94,8 +98,10 @@ function factsOf(
 const timelineEntries = (events: EventRow[], label: Label) =>
   events.map((e) => {
     const state = (e.data as { state?: { reason?: string | null; verification?: string } }).state;
+    // The registry's reasons are the family `impeded_<reason>` as a flow writes them.
+    const impeded = e.type === CUSTOMER_IMPEDED || e.type === CUSTOMER_CLOSED;
     const note = state?.reason
-      ? label.reason(state.reason)
+      ? label.reason(impeded ? `${IMPEDED_PREFIX}${state.reason}` : state.reason)
       : state?.verification
         ? label.verification(state.verification)
         : undefined;
@@ -167,13 +173,14 @@ function customerPages(r: Router, { pool, config }: BackofficeDeps) {
     const [customer, flows] = await Promise.all([getCustomer(pool, hash), flowsOfPerson(pool, hash)]);
     if (!customer && flows.length === 0) throw notFoundPage((t) => t.errors.what.customer);
     const cases = [`customer-${hash}`, ...flows.map((f) => f.workflowId)];
-    const [identity, limits, depositLimits, accounts, timeline, actions] = await Promise.all([
+    const [identity, limits, depositLimits, accounts, timeline, actions, eligibility] = await Promise.all([
       kycIdentity(pool, hash),
       payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, new Date()),
       depositLimitsView(pool, hash, new Date()),
       listAccounts(pool, hash),
       timelineOf(pool, cases),
       listActions(pool, { caseIds: cases, order: 'newest', limit: 200 }),
+      eligibilityOfHash(pool, hash),
     ]);
     const t = wordsOf(req, res);
     const label = labelsFor(t.lang);
@@ -208,6 +215,37 @@ function customerPages(r: Router, { pool, config }: BackofficeDeps) {
       flows,
       timeline: timelineEntries(timeline, label),
       actions,
+      hash,
+      impeded: impededOf(eligibility, config.IMPEDED_CLOSE_WITHIN_MS, t, fmt),
+      mayDecide: roleAtLeast(operator.role, 'reviewer'),
     });
   });
+}
+
+/** What the customer page says of a recorded impediment, and which decision it waits for. */
+function impededOf(
+  e: EligibilityRecord | undefined,
+  closeWithinMs: number,
+  t: Catalog,
+  fmt: ReturnType<typeof formatterFor>,
+) {
+  if (!e?.impeded) return undefined;
+  const w = t.impeded;
+  const closeBy = new Date(Date.parse(e.impeded.since) + closeWithinMs).toISOString();
+  const late = Date.parse(closeBy) <= Date.now();
+  const facts: Array<[string, string]> = [
+    [w.reason, t.impededReason[e.impeded.reason as ImpededReason] ?? e.impeded.reason],
+    [w.since, fmt.time(e.impeded.since)],
+    [w.until, e.impeded.until ? fmt.time(e.impeded.until) : w.noEnd],
+    [w.source, w.source_[e.impeded.source] ?? e.impeded.source],
+    [w.registryNow, w.registryAnswer[e.registryAnswer] ?? e.registryAnswer],
+  ];
+  if (e.closed) facts.push([w.closed, w.closedBy(fmt.time(e.closed.at), e.closed.by, e.closed.reason)]);
+  else
+    facts.push([
+      w.closeBy,
+      `${fmt.time(closeBy)} (${late ? w.overdue(fmt.age(closeBy)) : w.left(fmt.left(closeBy))})`,
+    ]);
+  // Closing while open; reinstating is offered throughout and refused while the registry still bars.
+  return { facts, closed: Boolean(e.closed) };
 }

@@ -27,6 +27,8 @@ export interface Formatter {
   /** A calendar day given as YYYY-MM-DD. */
   day: (isoDay: string) => string;
   age: (iso: string) => string;
+  /** How long until an instant, as `age` says it; 0 s once it has passed. */
+  left: (iso: string) => string;
 }
 
 export function formatterFor(timeZone: string, lang: Language, now = new Date()): Formatter {
@@ -45,6 +47,7 @@ export function formatterFor(timeZone: string, lang: Language, now = new Date())
     },
     day: (isoDay) => dayFormat.format(new Date(`${isoDay}T12:00:00Z`)),
     age: (iso) => ageOf(iso, now, t.age),
+    left: (iso) => ageOf(now.toISOString(), new Date(iso), t.age),
   };
 }
 

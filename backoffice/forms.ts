@@ -76,6 +76,9 @@ export const resolutionFormSchema = z.object({
   expected: z.string().max(40).optional(),
 });
 
+/** An operator's decision on an impeded person (close, reinstate): only their reason. */
+export const customerDecisionFormSchema = z.object({ reason });
+
 /** An issue's words in the page's language: ours from the catalog, zod's from its own locale. */
 function reasonOf(issue: z.core.$ZodIssue, t: Catalog): string {
   if (issue.message.startsWith(SAY)) {

@@ -206,6 +206,7 @@ const ptBR = {
     empty: 'Nada registrado ainda.',
     verificationUpdated: 'Cliente: verificação alterada',
     impeded: 'Cliente: impedido de apostar',
+    closed: 'Cliente: conta encerrada',
     endpointDisabled: 'Endpoint de webhook desativado',
   },
   customer: {
@@ -246,6 +247,50 @@ const ptBR = {
     started: 'Início',
     timeline: 'Linha do tempo',
     audit: 'Ações de operadores nos casos deste cliente',
+  },
+  impeded: {
+    heading: 'Impedimento (cadastro de impedidos)',
+    reason: 'Motivo',
+    since: 'Desde',
+    until: 'Até',
+    noEnd: 'sem data de fim',
+    source: 'Encontrado por',
+    source_: {
+      'registry:deposit': 'consulta antes de um depósito',
+      'registry:onboarding': 'consulta no cadastro',
+      'registry:rescreening': 'reconsulta periódica',
+    } as Record<string, string>,
+    registryNow: 'Última resposta do cadastro',
+    registryAnswer: { eligible: 'apto', impeded: 'impedido' } as Record<string, string>,
+    /** An audit row's before and after. */
+    state: { impeded: 'Impedido', closed: 'Conta encerrada', eligible: 'Apto' } as Record<string, string>,
+    closeBy: 'Encerrar até',
+    left: (left: string) => `faltam ${left}`,
+    overdue: (late: string) => `prazo vencido há ${late}`,
+    closed: 'Conta encerrada',
+    closedBy: (at: string, by: string, reason: string) => `${at}, por ${by}: ${reason}`,
+    none: 'O cadastro de impedidos não nomeia esta pessoa.',
+    closeQuestion: 'Encerrar a conta desta pessoa?',
+    closeHelp:
+      'Nenhum depósito é aceito; o saldo continua podendo ser sacado para a conta da própria pessoa.',
+    close: 'Encerrar conta',
+    reinstateQuestion: 'Retirar o impedimento?',
+    reinstateHelp:
+      'Só quando a última resposta do cadastro diz que a pessoa está apta: ela volta a poder depositar.',
+    reinstate: 'Retirar impedimento',
+    mayNotDecide: (role: string) =>
+      `Seu papel (${role}) pode ver este cliente, mas não encerrar a conta nem retirar o impedimento.`,
+    closedDone: 'Registrado: a conta está encerrada.',
+    reinstatedDone: 'Registrado: o impedimento foi retirado; a pessoa pode voltar a depositar.',
+    notOpen: 'Nada a encerrar',
+    notOpenText: 'Esta pessoa não está impedida, ou a conta já foi encerrada. Nada foi alterado.',
+    stillImpeded: 'Ainda impedido',
+    stillImpededText:
+      'A última resposta do cadastro de impedidos ainda nomeia esta pessoa (ou esta pessoa não está impedida). O impedimento fica; nada foi alterado.',
+    caption: 'Clientes impedidos, os de menos tempo para encerrar primeiro',
+    customer: 'Cliente',
+    count: (total: number, shown: number) =>
+      `${total} ${total === 1 ? 'pessoa' : 'pessoas'}${total > shown ? `, as ${shown} de menos tempo mostradas` : ''}.`,
   },
   audit: {
     title: 'Trilha de auditoria',
@@ -546,6 +591,8 @@ const ptBR = {
       'api_key.create': 'Chave de API criada',
       'api_key.rotate': 'Chave de API rotacionada',
       'api_key.revoke': 'Chave de API revogada',
+      'customer.close': 'Conta de impedido encerrada',
+      'customer.reinstate': 'Impedimento retirado',
     },
     outcome: { done: 'Feito', refused: 'Recusado', conflict: 'Conflito', failed: 'Falhou' },
     auditReason: { sign_in_rate_limited: 'Muitas tentativas de entrada deste endereço' },
@@ -570,6 +617,10 @@ const ptBR = {
       failed: {
         title: 'Depósitos e saques que falharam',
         help: 'O provedor recusou ou falhou estes. Nenhum dinheiro se moveu; o cliente pode precisar ser avisado.',
+      },
+      'customers-impeded': {
+        title: 'Clientes impedidos',
+        help: 'O cadastro de impedidos (SIGAP) nomeia estas pessoas: nenhum depósito é aceito, o saldo pode ser sacado para a conta da própria pessoa. Encerre cada conta até o prazo; os de menos tempo restante primeiro.',
       },
       'reconciliation-gave-up': {
         title: 'Conciliação desistiu',
@@ -732,6 +783,7 @@ const en: Catalog = {
     empty: 'Nothing recorded yet.',
     verificationUpdated: 'Customer: verification changed',
     impeded: 'Customer: impeded from betting',
+    closed: 'Customer: account closed',
     endpointDisabled: 'Webhook endpoint disabled',
   },
   customer: {
@@ -772,6 +824,49 @@ const en: Catalog = {
     started: 'Started',
     timeline: 'Timeline',
     audit: "Operator actions on this customer's cases",
+  },
+  impeded: {
+    heading: 'Impediment (registry of impeded people)',
+    reason: 'Reason',
+    since: 'Since',
+    until: 'Until',
+    noEnd: 'no end date',
+    source: 'Found by',
+    source_: {
+      'registry:deposit': 'the check before a deposit',
+      'registry:onboarding': 'the check at sign-up',
+      'registry:rescreening': 'a periodic check',
+    } as Record<string, string>,
+    registryNow: "The registry's latest answer",
+    registryAnswer: { eligible: 'eligible', impeded: 'impeded' } as Record<string, string>,
+    /** An audit row's before and after. */
+    state: { impeded: 'Impeded', closed: 'Account closed', eligible: 'Eligible' } as Record<string, string>,
+    closeBy: 'Close by',
+    left: (left: string) => `${left} left`,
+    overdue: (late: string) => `overdue by ${late}`,
+    closed: 'Account closed',
+    closedBy: (at: string, by: string, reason: string) => `${at}, by ${by}: ${reason}`,
+    none: 'The registry of impeded people does not name this person.',
+    closeQuestion: "Close this person's account?",
+    closeHelp: 'No deposit is taken; their balance can still be withdrawn to their own account.',
+    close: 'Close account',
+    reinstateQuestion: 'Lift the impediment?',
+    reinstateHelp:
+      "Only once the registry's latest answer says the person is eligible: they may deposit again.",
+    reinstate: 'Lift impediment',
+    mayNotDecide: (role: string) =>
+      `Your role (${role}) may see this customer, but not close the account or lift the impediment.`,
+    closedDone: 'Recorded: the account is closed.',
+    reinstatedDone: 'Recorded: the impediment is lifted; the person may deposit again.',
+    notOpen: 'Nothing to close',
+    notOpenText: 'This person is not impeded, or the account is closed already. Nothing was changed.',
+    stillImpeded: 'Still impeded',
+    stillImpededText:
+      "The registry's latest answer still names this person (or this person is not impeded). The impediment stays; nothing was changed.",
+    caption: 'Impeded customers, the least time left to close first',
+    customer: 'Customer',
+    count: (total: number, shown: number) =>
+      `${total} ${total === 1 ? 'person' : 'people'}${total > shown ? `, the ${shown} with the least time left shown` : ''}.`,
   },
   audit: {
     title: 'Audit trail',
@@ -1074,6 +1169,8 @@ const en: Catalog = {
       'api_key.create': 'API key created',
       'api_key.rotate': 'API key rotated',
       'api_key.revoke': 'API key revoked',
+      'customer.close': 'Impeded account closed',
+      'customer.reinstate': 'Impediment lifted',
     },
     outcome: { done: 'Done', refused: 'Refused', conflict: 'Conflict', failed: 'Failed' },
     auditReason: { sign_in_rate_limited: 'Too many sign-in attempts from this address' },
@@ -1098,6 +1195,10 @@ const en: Catalog = {
       failed: {
         title: 'Failed deposits and withdrawals',
         help: 'The provider refused or failed these. No money moved; the customer may need to be told.',
+      },
+      'customers-impeded': {
+        title: 'Impeded customers',
+        help: 'The registry of impeded people (SIGAP) names these people: no deposit is taken, and their balance can be withdrawn to their own account. Close each account by its deadline; the least time left first.',
       },
       'reconciliation-gave-up': {
         title: 'Reconciliation gave up',
@@ -1139,6 +1240,31 @@ const labelIn = (labels: Record<string, string>, code: string): string =>
 
 const isProviderErrorCode = (v: string): v is ProviderErrorCode =>
   (providerErrorCodes as readonly string[]).includes(v);
+
+/** Whose statuses an audit row's before and after are, by its action. */
+function auditChange(
+  t: Catalog,
+  status: (type: string, code: string) => string,
+  action: string,
+  before: unknown,
+  after: unknown,
+): string {
+  const l = t.labels;
+  const statusIn = (v: unknown) =>
+    v && typeof v === 'object' && 'status' in v ? String((v as { status: unknown }).status) : undefined;
+  const [b, a] = [statusIn(before), statusIn(after)];
+  if (!b && !a) return '';
+  const [kind] = action.split('.');
+  const word = (s: string | undefined) =>
+    s === undefined
+      ? t.dash
+      : kind === 'api_key'
+        ? labelIn(l.keyStatus, s)
+        : kind === 'customer'
+          ? labelIn(t.impeded.state, s)
+          : status(kind ?? '', s);
+  return `${word(b)} → ${word(a)}`;
+}
 
 /** The words for codes and the things made of them, in one language. */
 export function labelsFor(lang: Language) {
@@ -1183,23 +1309,15 @@ export function labelsFor(lang: Language) {
   const event = (type: string): string => {
     if (type === 'customer.verification_updated') return t.timeline.verificationUpdated;
     if (type === 'customer.impeded') return t.timeline.impeded;
+    if (type === 'customer.closed') return t.timeline.closed;
     if (type === 'webhook_endpoint.disabled') return t.timeline.endpointDisabled;
     const [flow = '', code = ''] = type.split('.');
     if (!Object.hasOwn(l.flowType, flow)) return type;
     return `${l.flowType[flow as FlowType]}: ${status(flow, code)}`;
   };
 
-  /** Whose statuses an audit row's before and after are, by its action. */
-  const changeOf = (action: string, before: unknown, after: unknown): string => {
-    const statusIn = (v: unknown) =>
-      v && typeof v === 'object' && 'status' in v ? String((v as { status: unknown }).status) : undefined;
-    const [b, a] = [statusIn(before), statusIn(after)];
-    if (!b && !a) return '';
-    const [kind] = action.split('.');
-    const word = (s: string | undefined) =>
-      s === undefined ? t.dash : kind === 'api_key' ? labelIn(l.keyStatus, s) : status(kind ?? '', s);
-    return `${word(b)} → ${word(a)}`;
-  };
+  const changeOf = (action: string, before: unknown, after: unknown) =>
+    auditChange(t, status, action, before, after);
 
   return {
     flowType: (type: string) => labelIn(l.flowType, type),

@@ -5,6 +5,7 @@ import { temporalDeadline } from '../http/temporal-deadline';
 import { apiKeyRoutes } from './api-keys';
 import { auditRoutes } from './audit';
 import { caseRoutes } from './cases';
+import { customerDecisionRoutes } from './customer-decisions';
 import { decisionRoutes } from './decisions';
 import type { BackofficeDeps } from './deps';
 import { wellFormedInput } from './forms';
@@ -65,6 +66,7 @@ export function backofficeRoutes(deps: BackofficeDeps) {
   r.use(caseRoutes(deps));
   r.use(searchRoutes(deps));
   r.use(decisionRoutes(deps));
+  r.use(customerDecisionRoutes(deps));
   r.use(auditRoutes(deps));
   r.use(apiKeyRoutes(deps));
   r.use((req, _res, next) => next(Object.assign(new Error(`no page at ${req.path}`), { status: 404 })));

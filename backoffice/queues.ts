@@ -1,6 +1,14 @@
 import { Router } from 'express';
 import { cpfHash } from '../common/pii';
-import { countQueues, listQueue, type QueueId, type QueueItem, queueIds } from '../db/backoffice-queues';
+import {
+  countQueues,
+  IMPEDED_QUEUE,
+  listImpeded,
+  listQueue,
+  type QueueId,
+  type QueueItem,
+  queueIds,
+} from '../db/backoffice-queues';
 import type { BackofficeDeps } from './deps';
 import { parseForm, queueFiltersSchema, startOfDayIn } from './forms';
 import type { Catalog, Label } from './i18n';
@@ -47,9 +55,31 @@ export function queueRoutes({ pool, config }: BackofficeDeps) {
   r.get('/queues/counts', async (req, res) => {
     page(req, res, 'queue-counts', { counts: await countQueues(pool) });
   });
+  // People, not flows: filtered by person only, the least time left to close first.
+  r.get(`/queues/${IMPEDED_QUEUE}`, async (req, res) => {
+    const filters = parseForm(
+      queueFiltersSchema.pick({ cpf: true }),
+      req.query,
+      `/backoffice/queues/${IMPEDED_QUEUE}`,
+      wordsOf(req, res),
+      { kind: 'filter' },
+    );
+    const { items, total } = await listImpeded(pool, {
+      cpfHash: filters.cpf ? cpfHash(filters.cpf, config.PII_HASH_KEY) : undefined,
+      closeWithinMs: config.IMPEDED_CLOSE_WITHIN_MS,
+      limit: PAGE_SIZE,
+    });
+    page(req, res, 'impeded-queue', {
+      queue: IMPEDED_QUEUE,
+      filters: { cpf: typeof req.query.cpf === 'string' ? req.query.cpf : '' },
+      items,
+      total,
+      now: new Date().toISOString(),
+    });
+  });
   r.get('/queues/:queue', async (req, res) => {
     const queue = req.params.queue ?? '';
-    if (!isQueueId(queue)) throw notFoundPage((t) => t.errors.what.queue(queue));
+    if (!isQueueId(queue) || queue === IMPEDED_QUEUE) throw notFoundPage((t) => t.errors.what.queue(queue));
     const zone = signedIn(res).timeZone;
     const filters = parseForm(
       queueFiltersSchema,

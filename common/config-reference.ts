@@ -233,6 +233,10 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   ELIGIBILITY_FRESH_MS: {
     meaning: "a person's eligibility answer younger than this is reused instead of asking again",
   },
+  IMPEDED_CLOSE_WITHIN_MS: {
+    meaning:
+      "the time an operator has, from the registry's bar, to close an impeded person's account: the back office's impeded queue counts down to it. Set the period your regulation gives; the default is a placeholder",
+  },
   ELIGIBILITY_FAIL_CLOSED: rule({
     meaning:
       'the eligibility service unreachable: true refuses a new deposit (503 `eligibility-unavailable`, `Retry-After`), false lets it through unscreened',

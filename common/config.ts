@@ -252,6 +252,8 @@ export const envSchema = z.object({
     .number({ error: 'must be a number' })
     .positive('must be above 0')
     .default(10),
+  /** How long an operator has to close an impeded person's account: the back office's deadline. */
+  IMPEDED_CLOSE_WITHIN_MS: durationMs.default(30 * 86_400_000),
   /** Webhook endpoints may be loopback (http too): for development, never in production. */
   WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
   /** Private ranges webhook endpoints may be in (the operator's own network), comma-separated CIDRs. */

@@ -9,7 +9,8 @@ import { withdrawalStatuses } from './withdrawal';
 
 // Outbound events: what pixflow tells a backend happened. Every status change of a flow is one
 // event `<flow type>.<status>`; a change of a person's verification is `customer.verification_updated`;
-// a person the registry of impeded people names is `customer.impeded`; an endpoint pixflow stops
+// a person the registry of impeded people names is `customer.impeded`, and one an operator closes
+// for it `customer.closed`; an endpoint pixflow stops
 // delivering to is `webhook_endpoint.disabled`. The same schemas
 // validate the pull API's answers, describe the webhooks in the OpenAPI document and type the
 // relay's bodies. No workflow imports this file, so zod is welcome here.
@@ -32,6 +33,7 @@ export const flowStatuses: Record<FlowType, readonly string[]> = {
 
 export const CUSTOMER_VERIFICATION_UPDATED = 'customer.verification_updated';
 export const CUSTOMER_IMPEDED = 'customer.impeded';
+export const CUSTOMER_CLOSED = 'customer.closed';
 export const WEBHOOK_ENDPOINT_DISABLED = 'webhook_endpoint.disabled';
 
 /**
@@ -47,6 +49,7 @@ export const eventTypes: readonly string[] = [
     .filter((t) => !startingStatuses.has(t)),
   CUSTOMER_VERIFICATION_UPDATED,
   CUSTOMER_IMPEDED,
+  CUSTOMER_CLOSED,
   WEBHOOK_ENDPOINT_DISABLED,
 ];
 const eventTypeSet = new Set(eventTypes);
@@ -104,6 +107,17 @@ const customerImpededStateSchema = z
   })
   .meta({ id: 'CustomerImpededState' });
 
+/** An impeded person an operator closed (docs/rules.md, Eligibility): no deposit until reinstated. */
+const customerClosedStateSchema = z
+  .object({
+    cpfHash: z.string(),
+    cpfMasked: z.string(),
+    closed: z.literal(true),
+    at: iso,
+    reason: z.enum(impededReasons).meta({ description: "the registry's reason the person was impeded" }),
+  })
+  .meta({ id: 'CustomerClosedState' });
+
 /** An endpoint pixflow stopped delivering to, and why. */
 const endpointStateSchema = z
   .object({
@@ -133,7 +147,7 @@ const customerEventDataSchema = z
   .object({
     ...streamFields,
     flowType: z.literal('customer'),
-    state: z.union([customerStateSchema, customerImpededStateSchema]),
+    state: z.union([customerStateSchema, customerImpededStateSchema, customerClosedStateSchema]),
   })
   .meta({ id: 'CustomerEventData' });
 const endpointEventDataSchema = z

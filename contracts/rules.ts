@@ -29,6 +29,12 @@ export type DepositLimitPeriod = (typeof depositLimitPeriods)[number];
  */
 export const IMPEDED = 'impeded';
 
+/**
+ * A new deposit's refusal for a person an operator closed because the registry named them: kept
+ * until an operator reinstates the person, whatever the registry answers later.
+ */
+export const CLOSED = 'closed';
+
 /** The rules as configured (common/config.ts); activities and the API decide with them. */
 export interface MoneyRules {
   requireVerifiedForWithdrawals: boolean;

@@ -6,16 +6,21 @@ import { type FlowRow, flowRowOf } from './flows';
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
-export const queueIds = [
+export const flowQueueIds = [
   'onboardings-awaiting-review',
   'deposits-held',
   'withdrawals-awaiting-biometrics',
   'failed',
   'reconciliation-gave-up',
 ] as const;
+export type FlowQueueId = (typeof flowQueueIds)[number];
+
+/** The queue of people, not flows: the impeded whose account is not closed yet (listImpeded). */
+export const IMPEDED_QUEUE = 'customers-impeded';
+export const queueIds = [...flowQueueIds, IMPEDED_QUEUE] as const;
 export type QueueId = (typeof queueIds)[number];
 
-const QUEUE_WHERE: Record<QueueId, string> = {
+const QUEUE_WHERE: Record<FlowQueueId, string> = {
   'onboardings-awaiting-review': `f.type = 'onboarding' AND f.status = 'awaiting_review'`,
   'deposits-held': `f.type = 'deposit' AND f.status = 'held'`,
   'withdrawals-awaiting-biometrics': `f.type = 'withdrawal' AND f.status = 'awaiting_biometrics'`,
@@ -32,19 +37,76 @@ export interface QueueCount {
 }
 
 export async function countQueues(db: Queryable): Promise<QueueCount[]> {
-  const columns = queueIds.map(
+  const columns = flowQueueIds.map(
     (q, i) =>
       `count(*) FILTER (WHERE ${QUEUE_WHERE[q]}) AS n${i}, min(f.updated_at) FILTER (WHERE ${QUEUE_WHERE[q]}) AS o${i}`,
   );
   const { rows } = await db.query(
-    `SELECT ${columns.join(', ')} FROM flows f WHERE ${queueIds.map((q) => `(${QUEUE_WHERE[q]})`).join(' OR ')}`,
+    `SELECT ${columns.join(', ')} FROM flows f WHERE ${flowQueueIds.map((q) => `(${QUEUE_WHERE[q]})`).join(' OR ')}`,
   );
   const r = rows[0] ?? {};
-  return queueIds.map((queue, i) => ({
-    queue,
-    count: Number(r[`n${i}`] ?? 0),
-    oldestSince: r[`o${i}`] instanceof Date ? (r[`o${i}`] as Date).toISOString() : null,
-  }));
+  const impeded = await db.query(
+    `SELECT count(*) AS n, min(impeded_since) AS o FROM customers WHERE ${IMPEDED_WHERE}`,
+  );
+  const i = impeded.rows[0] ?? {};
+  return [
+    ...flowQueueIds.map((queue, i) => ({
+      queue,
+      count: Number(r[`n${i}`] ?? 0),
+      oldestSince: r[`o${i}`] instanceof Date ? (r[`o${i}`] as Date).toISOString() : null,
+    })),
+    {
+      queue: IMPEDED_QUEUE,
+      count: Number(i.n ?? 0),
+      oldestSince: i.o instanceof Date ? (i.o as Date).toISOString() : null,
+    },
+  ];
+}
+
+// A person stays impeded until an operator reinstates them; the queue holds those still open.
+const IMPEDED_WHERE = `eligibility = 'impeded' AND closed_at IS NULL`;
+
+/** An impeded person whose account is not closed yet, with the deadline to close it. */
+export interface ImpededItem {
+  cpfHash: string;
+  cpfMasked: string;
+  reason: string;
+  since: string;
+  until: string | null;
+  source: string;
+  registryAnswer: 'eligible' | 'impeded';
+  /** `since` plus the period to close (IMPEDED_CLOSE_WITHIN_MS). */
+  closeBy: string;
+}
+
+/** The impeded queue, the least time left to close first (the oldest impediment). */
+export async function listImpeded(
+  db: Queryable,
+  f: { cpfHash?: string; closeWithinMs: number; limit: number },
+): Promise<{ items: ImpededItem[]; total: number }> {
+  const { rows } = await db.query(
+    `SELECT cpf_hash, cpf_masked, impeded_reason, impeded_since, impeded_until, impeded_source,
+            coalesce(registry_answer, eligibility) AS registry_answer, count(*) OVER () AS total
+       FROM customers WHERE ${IMPEDED_WHERE} AND ($1::text IS NULL OR cpf_hash = $1)
+      ORDER BY impeded_since, cpf_hash LIMIT $2`,
+    [f.cpfHash ?? null, f.limit],
+  );
+  return {
+    total: Number(rows[0]?.total ?? 0),
+    items: rows.map((r) => {
+      const since = r.impeded_since as Date;
+      return {
+        cpfHash: r.cpf_hash,
+        cpfMasked: r.cpf_masked,
+        reason: r.impeded_reason,
+        since: since.toISOString(),
+        until: r.impeded_until ? (r.impeded_until as Date).toISOString() : null,
+        source: r.impeded_source,
+        registryAnswer: r.registry_answer,
+        closeBy: new Date(since.getTime() + f.closeWithinMs).toISOString(),
+      };
+    }),
+  };
 }
 
 export interface QueueFilter {
@@ -74,7 +136,7 @@ function itemOf(r: any): QueueItem {
 
 export async function listQueue(
   db: Queryable,
-  queue: QueueId,
+  queue: FlowQueueId,
   f: QueueFilter,
 ): Promise<{ items: QueueItem[]; total: number }> {
   const where = [QUEUE_WHERE[queue]];

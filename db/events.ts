@@ -12,6 +12,7 @@ type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 export const CUSTOMER_VERIFICATION_UPDATED = 'customer.verification_updated';
 export const WEBHOOK_ENDPOINT_DISABLED = 'webhook_endpoint.disabled';
 export const CUSTOMER_IMPEDED = 'customer.impeded';
+export const CUSTOMER_CLOSED = 'customer.closed';
 
 /** A timestamptz as the API writes times: ISO 8601 in UTC with milliseconds. */
 export const isoSql = (expr: string) =>

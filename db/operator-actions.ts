@@ -19,6 +19,8 @@ export const operatorActionNames = [
   'api_key.create',
   'api_key.rotate',
   'api_key.revoke',
+  'customer.close',
+  'customer.reinstate',
 ] as const;
 export type OperatorActionName = (typeof operatorActionNames)[number];
 

@@ -119,6 +119,10 @@ describe('customers', () => {
       accounts: [],
       payoutsToday: { totalCentavos: 0, count: 0, limitCentavos: 5_000_000, remainingCentavos: 5_000_000 },
       lastBiometric: null,
+      // No registry of impeded people in this stack: never asked.
+      eligibility: 'unknown',
+      impeded: null,
+      closedAt: null,
     });
     expect(c.kyc?.ageSeconds).toBeGreaterThanOrEqual(0);
     expect(Date.parse(c.kyc?.readAt ?? '')).toBeLessThanOrEqual(Date.now());

@@ -117,6 +117,15 @@ describe('eligibility before a deposit', () => {
 
     // A repeat of a deposit that exists is answered as before.
     expect((await e.call('POST', '/v1/deposits', { body: eligibleDeposit })).status).toBe(200);
+
+    // The person's view says so.
+    const view = await json<{ impeded: { since: string } }>(await e.call('GET', `/v1/customers/${ANA}`));
+    expect(view).toMatchObject({
+      eligibility: 'impeded',
+      impeded: { reason: 'court_order', until: null, source: 'registry:deposit', registryAnswer: 'impeded' },
+      closedAt: null,
+    });
+    expect(Date.parse(view.impeded.since)).not.toBeNaN();
   });
 
   it('still pays an impeded person’s withdrawal to their own account', async () => {
@@ -142,7 +151,7 @@ describe('eligibility before a deposit', () => {
     await expectProblem(await e.call('POST', '/v1/deposits', { body: depositBody() }), 409, 'impeded');
   });
 
-  it('answers 503 with Retry-After while the registry is down (fail closed), creating nothing; takes deposits once it is back', async () => {
+  it('answers 503 with Retry-After while the registry is down (fail closed), creating nothing; once it is back, an eligible answer does not lift the impediment', async () => {
     await setStatus('eligible');
     await e.sandboxControl('/sandbox/eligibility/outage', { mode: 'error' });
     await stale();
@@ -154,13 +163,28 @@ describe('eligibility before a deposit', () => {
     expect(await e.workflowExists(depositWorkflowId(body.txid))).toBe(false);
 
     await e.sandboxControl('/sandbox/eligibility/outage', { mode: 'none' });
-    expect((await e.call('POST', '/v1/deposits', { body })).status).toBe(201);
-    // Eligible again: the impeded record is cleared.
+    // Eligible again at the registry: recorded as its latest answer, but the impediment stays
+    // until an operator reinstates the person (the back office's test does).
+    const before = await checksAsked();
+    await expectProblem(await e.call('POST', '/v1/deposits', { body }), 409, 'impeded');
+    expect(await checksAsked()).toBe(before + 1);
+    expect(await e.workflowExists(depositWorkflowId(body.txid))).toBe(false);
     const { rows } = await e.pool.query(
-      'SELECT eligibility, impeded_reason FROM customers WHERE cpf_hash = $1',
+      'SELECT eligibility, registry_answer, impeded_reason FROM customers WHERE cpf_hash = $1',
       [cpfHash(ANA, PII_KEY)],
     );
-    expect(rows[0]).toEqual({ eligibility: 'eligible', impeded_reason: null });
+    expect(rows[0]).toEqual({
+      eligibility: 'impeded',
+      registry_answer: 'eligible',
+      impeded_reason: 'court_order',
+    });
+    expect(await json(await e.call('GET', `/v1/customers/${ANA}`))).toMatchObject({
+      eligibility: 'impeded',
+      impeded: { reason: 'court_order', registryAnswer: 'eligible' },
+    });
+    // Reused while fresh, still impeded; no second `customer.impeded`.
+    await expectProblem(await e.call('POST', '/v1/deposits', { body: depositBody() }), 409, 'impeded');
+    expect(await impededEvents()).toHaveLength(1);
   });
 });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyStatuses } from '../../api-keys/admin';
 import { catalogs, labelsFor } from '../../backoffice/i18n';
 import { hashPassword } from '../../common/passwords';
+import { cpfHash } from '../../common/pii';
 import { biometricsStatuses } from '../../contracts/biometrics';
 import { customerVerifications } from '../../contracts/customer';
 import { depositStatuses, depositWorkflowId } from '../../contracts/deposit';
@@ -15,7 +16,16 @@ import { withdrawalStatuses, withdrawalWorkflowId } from '../../contracts/withdr
 import { type QueueId, queueIds } from '../../db/backoffice-queues';
 import { actionOutcomes, operatorActionNames } from '../../db/operator-actions';
 import { saveOperator } from '../../db/operators';
-import { type ApiEnv, eventually, freshCpf, json, onboardApproved, startApiEnv } from '../api/support';
+import {
+  type ApiEnv,
+  eventually,
+  expectProblem,
+  freshCpf,
+  json,
+  onboardApproved,
+  PII_KEY,
+  startApiEnv,
+} from '../api/support';
 import { launchChromium } from '../helpers/browser';
 import { newCpf, STEP_UP_ABOVE_CENTAVOS } from '../helpers/people';
 
@@ -37,6 +47,7 @@ const people = {
   speaker: 'lia.language@example.com',
 } as const;
 
+const ELIGIBILITY_FRESH_MS = 500;
 const t = catalogs['pt-BR'];
 const pt = labelsFor('pt-BR');
 const WIDTHS = [1280, 390] as const;
@@ -235,7 +246,14 @@ const auditRows = (page: Page) =>
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   // A short payout deadline: a payout never settled is `stuck` within seconds.
-  e = await startApiEnv({ withdrawalDeadlineMs: 6_000 }, { env: { BACKOFFICE_SIGNIN_ATTEMPTS: '6' } });
+  // The sandbox's registry of impeded people screens deposits; its answers are reused briefly.
+  e = await startApiEnv(
+    { withdrawalDeadlineMs: 6_000 },
+    {
+      eligibility: true,
+      env: { BACKOFFICE_SIGNIN_ATTEMPTS: '6', ELIGIBILITY_FRESH_MS: String(ELIGIBILITY_FRESH_MS) },
+    },
+  );
   await e.sandboxControl('/sandbox/notifications', { url: e.ingress, partnerId: e.partnerId });
   const hash = await hashPassword(PASSWORD);
   await saveOperator(e.pool, { email: people.reviewer, name: 'Rita', role: 'reviewer', passwordHash: hash });
@@ -740,6 +758,108 @@ describe('the back office', () => {
     const csv = await page.request.get(`${e.url}/backoffice/audit.csv?from=31/02/2026`);
     expect(csv.status()).toBe(400);
   }, 120_000);
+
+  it('an impeded person: in the queue with the deadline to close; reinstating refused while the registry bars; closed, their deposit refused and their withdrawal paid; reinstated once eligible', async () => {
+    const cpf = freshCpf();
+    const hash = cpfHash(cpf, PII_KEY);
+    await onboardApproved(e, cpf);
+    const setRegistry = (status: string) =>
+      e.sandboxControl('/sandbox/eligibility/status', {
+        cpf,
+        status,
+        ...(status === 'impeded' ? { reason: 'self_excluded' } : {}),
+      });
+    const pastFresh = () => new Promise((r) => setTimeout(r, ELIGIBILITY_FRESH_MS + 100));
+    const deposit = () =>
+      e.call('POST', '/v1/deposits', {
+        body: {
+          client: { externalId: `bo-${cpf}`, cpf, email: 'ana@example.com', name: 'Ana Souza' },
+          amountCentavos: 10_000,
+        },
+      });
+    const view = async () =>
+      json<{ eligibility: string; impeded: { registryAnswer: string } | null; closedAt: string | null }>(
+        await e.call('GET', `/v1/customers/${cpf}`),
+      );
+    const audited = async (action: string) =>
+      (
+        await e.pool.query(
+          'SELECT outcome FROM operator_actions WHERE action = $1 AND case_id = $2 ORDER BY id',
+          [action, `customer-${hash}`],
+        )
+      ).rows.map((r) => r.outcome);
+    await setRegistry('impeded');
+    await pastFresh();
+    await expectProblem(await deposit(), 409, 'impeded');
+
+    // The queue: with the deadline to close (30 days from the bar), the least time left first.
+    const page = await signedInPage(people.reviewer);
+    await page.getByRole('link', { name: pt.queueTitle('customers-impeded') }).click();
+    const row = page.locator(`#queue-items tr[data-cpf-hash="${hash}"]`);
+    const text = (await row.textContent()) ?? '';
+    expect(text).toContain(t.impededReason.self_excluded);
+    expect(text).toMatch(/faltam (29 d 23 h|30 d 0 h)/);
+    const deadlines = await page
+      .locator('#queue-items tr[data-close-by]')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-close-by') ?? ''));
+    expect(deadlines).toEqual([...deadlines].sort());
+    await drawnAtBothWidths(page, 'queue-impeded');
+
+    // The customer page shows the impediment; reinstating is refused while the registry bars.
+    await row.getByRole('link').click();
+    await page.getByRole('heading', { name: t.impeded.heading }).waitFor();
+    const facts = (await page.locator('section.impeded').textContent()) ?? '';
+    expect(facts).toContain(t.impeded.source_['registry:deposit']);
+    expect(facts).toContain(t.impeded.registryAnswer.impeded);
+    const customerPage = page.url().split('?')[0] as string;
+    await page.locator('#reinstate-reason').fill('the person says the court order ended');
+    await page.getByRole('button', { name: t.impeded.reinstate }).click();
+    await page.getByRole('heading', { name: t.impeded.stillImpeded }).waitFor();
+    expect(await view()).toMatchObject({ eligibility: 'impeded', closedAt: null });
+    expect(await audited('customer.reinstate')).toEqual(['conflict']);
+
+    // Closed: audited, told, and a new deposit refused as closed.
+    await page.goto(customerPage);
+    await page.locator('#close-reason').fill('self-excluded at the registry; balance left to withdraw');
+    await page.getByRole('button', { name: t.impeded.close }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain(t.impeded.closedDone);
+    expect(await audited('customer.close')).toEqual(['done']);
+    const closed = await view();
+    expect(Date.parse(closed.closedAt ?? '')).not.toBeNaN();
+    // Told once, in the outbox: masked CPF and keyed hash only.
+    const { rows: events } = await e.pool.query(
+      `SELECT data FROM events WHERE stream_id = $1 AND type = 'customer.closed'`,
+      [`customer-${hash}`],
+    );
+    expect(events).toHaveLength(1);
+    expect(events[0].data).toMatchObject({ cpfHash: hash, closed: true, reason: 'self_excluded' });
+    expect(JSON.stringify(events[0].data)).not.toContain(cpf);
+    await drawnAtBothWidths(page, 'customer-impeded');
+    const refused = await expectProblem(await deposit(), 409, 'customer-closed');
+    expect(refused).toMatchObject({ reason: 'closed' });
+    // Their balance still goes to their own account.
+    const paid = await withdrawal(cpf, 10_000, (s) => s === 'processing' || s === 'awaiting_biometrics');
+    await e.sandboxControl(`/sandbox/withdrawals/${paid}/settle`);
+    await eventually(
+      async () =>
+        (await json<{ state: { status: string } }>(await e.call('GET', `/v1/withdrawals/${paid}`))).state
+          .status,
+      (s) => s === 'completed',
+    );
+
+    // Eligible again at the registry: still closed until an operator reinstates the person.
+    await setRegistry('eligible');
+    await pastFresh();
+    await expectProblem(await deposit(), 409, 'customer-closed');
+    expect((await view()).impeded?.registryAnswer).toBe('eligible');
+    await page.goto(customerPage);
+    await page.locator('#reinstate-reason').fill('the registry no longer names the person');
+    await page.getByRole('button', { name: t.impeded.reinstate }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain(t.impeded.reinstatedDone);
+    expect(await audited('customer.reinstate')).toEqual(['conflict', 'done']);
+    expect(await view()).toMatchObject({ eligibility: 'eligible', impeded: null, closedAt: null });
+    expect((await deposit()).status).toBe(201);
+  }, 180_000);
 
   it('every page reads at 1280 and 390 px: nothing sideways, no cell cut, no raw code, and it is reachable by keyboard', async () => {
     const { workflowId } = await awaitingReview();

@@ -142,6 +142,25 @@ const steps: Step[] = [
     status: 200,
     check: (a) => expect(a.body.status).toBe('completed'),
   },
+  // A person the sandbox's registry of impeded people names: rejected at onboarding.
+  { request: '"cpf": "45717804512"', status: 201, check: state(['kyc', 'rejected']) },
+  {
+    request: '"$API/v1/onboardings/45717804512" ',
+    status: 200,
+    check: (a) =>
+      expect(a.body.state).toMatchObject({ status: 'rejected', reasons: ['impeded_self_excluded'] }),
+    repeat: true,
+  },
+  {
+    request: '"$API/v1/customers/45717804512" ',
+    status: 200,
+    check: (a) =>
+      expect(a.body).toMatchObject({
+        eligibility: 'impeded',
+        impeded: { reason: 'self_excluded', source: 'registry:onboarding', registryAnswer: 'impeded' },
+        closedAt: null,
+      }),
+  },
 ];
 
 /** The README's first deposit, after the same first block. */

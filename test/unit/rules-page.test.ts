@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import type { envSchema } from '../../common/config';
 import { shownDefault } from '../../common/config-reference';
 import { THIRD_PARTY_PAYER } from '../../contracts/deposit';
-import { DEPOSIT_LIMIT_EXCEEDED, IMPEDED, moneyRulesOf, withdrawalRefusals } from '../../contracts/rules';
+import {
+  CLOSED,
+  DEPOSIT_LIMIT_EXCEEDED,
+  IMPEDED,
+  moneyRulesOf,
+  withdrawalRefusals,
+} from '../../contracts/rules';
 
 // docs/rules.md's table against the rules' own definitions: every refusal code and every rule's
 // setting is in it, each setting with the default the configuration has.
@@ -45,7 +51,7 @@ describe('docs/rules.md', () => {
 
   it('names every refusal code a rule can give', () => {
     const reasons = rows.map((r) => r[1]).join(' ');
-    for (const code of [...withdrawalRefusals, THIRD_PARTY_PAYER, DEPOSIT_LIMIT_EXCEEDED, IMPEDED])
+    for (const code of [...withdrawalRefusals, THIRD_PARTY_PAYER, DEPOSIT_LIMIT_EXCEEDED, IMPEDED, CLOSED])
       expect(reasons, code).toContain(`\`${code}\``);
   });
 

@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Create a deposit and get its Pix QR code in one call
-         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created. A person the registry of impeded people names is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); the registry unreachable is 503 `eligibility-unavailable` with Retry-After (unless ELIGIBILITY_FAIL_CLOSED is false).
+         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created. A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`); the registry unreachable is 503 `eligibility-unavailable` with Retry-After (unless ELIGIBILITY_FAIL_CLOSED is false).
          *
          *     API key scope: `deposits:write` (a write scope includes its read).
          */
@@ -335,7 +335,7 @@ export interface paths {
         };
         /**
          * The person: verification, KYC facts, accounts, payouts today, open flows
-         * @description Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified.
+         * @description Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified. `eligibility` is the registry of impeded people's word on the person: while `impeded` (with `impeded` saying why and since when, and `closedAt` once an operator closed the account) no deposit is taken, and withdrawals to the person's own account go on.
          *
          *     API key scope: `customers:read` (a write scope includes its read).
          */
@@ -669,7 +669,7 @@ export interface webhooks {
         put?: never;
         /**
          * customer events
-         * @description Types: `customer.verification_updated`, `customer.impeded`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
+         * @description Types: `customer.verification_updated`, `customer.impeded`, `customer.closed`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
          */
         post: operations["receiveCustomerEvent"];
         delete?: never;
@@ -772,7 +772,7 @@ export interface components {
             sequence: number;
             /** @enum {string} */
             flowType: "customer";
-            state: components["schemas"]["CustomerVerificationState"] | components["schemas"]["CustomerImpededState"];
+            state: components["schemas"]["CustomerVerificationState"] | components["schemas"]["CustomerImpededState"] | components["schemas"]["CustomerClosedState"];
         };
         CustomerVerificationState: {
             cpfHash: string;
@@ -800,6 +800,19 @@ export interface components {
             until: string | null;
             /** @description the check that found it: registry:deposit, registry:onboarding, registry:rescreening */
             source: string;
+        };
+        CustomerClosedState: {
+            cpfHash: string;
+            cpfMasked: string;
+            /** @enum {boolean} */
+            closed: true;
+            /** @description ISO 8601 time, UTC */
+            at: string;
+            /**
+             * @description the registry's reason the person was impeded
+             * @enum {string}
+             */
+            reason: "social_benefit" | "self_excluded" | "court_order" | "other";
         };
         WebhookEndpointEventData: {
             /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
@@ -1407,6 +1420,9 @@ export interface components {
          *         "remainingCentavos": 4974950
          *       },
          *       "lastBiometric": null,
+         *       "eligibility": "eligible",
+         *       "impeded": null,
+         *       "closedAt": null,
          *       "openFlows": [
          *         {
          *           "workflowId": "deposit-47110815000000000000000000000001",
@@ -1472,6 +1488,29 @@ export interface components {
                 at: string;
                 outcome: string;
             } | null;
+            /**
+             * @description what the registry of impeded people says of the person (docs/rules.md, Eligibility): `impeded` from its bar until an operator reinstates the person, even once it answers eligible again; `unknown` before any answer
+             * @enum {string}
+             */
+            eligibility: "eligible" | "impeded" | "unknown";
+            /** @description why and since when the person is impeded; null unless `impeded` */
+            impeded: {
+                /** @enum {string} */
+                reason: "social_benefit" | "self_excluded" | "court_order" | "other";
+                /** @description ISO 8601 time */
+                since: string;
+                /** @description until when the bar holds, when the registry says */
+                until: string | null;
+                /** @description the check that found it: registry:deposit, registry:onboarding */
+                source: string;
+                /**
+                 * @description the registry's latest answer: `eligible` lets an operator reinstate the person
+                 * @enum {string}
+                 */
+                registryAnswer: "eligible" | "impeded";
+            } | null;
+            /** @description when an operator closed the account of the impeded person; no deposit is taken */
+            closedAt: string | null;
             openFlows: {
                 workflowId: string;
                 /** @enum {string} */
@@ -1694,7 +1733,7 @@ export interface components {
              */
             url: string;
             /** @description event types to receive; ["*"] for every type */
-            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "webhook_endpoint.disabled")[];
+            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
             /** @default  */
             description?: string;
         };
@@ -1778,7 +1817,7 @@ export interface components {
              */
             url?: string;
             /** @description event types to receive; ["*"] for every type */
-            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "webhook_endpoint.disabled")[];
+            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
             description?: string;
             /** @description true also forgets why it was disabled */
             enabled?: boolean;
