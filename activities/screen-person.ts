@@ -1,6 +1,7 @@
 import type { Config } from '../common/config';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
+import { sealSecret } from '../common/secret-box';
 import { eligibilityOfHash, recordEligibility } from '../db/eligibility';
 import type { Pool } from '../db/pool';
 import type { EligibilityPurpose, ImpededReason } from '../eligibility/contract';
@@ -52,6 +53,19 @@ export function eligibilityRegistryOf(config: Config): EligibilityRegistry | und
     registries.set(config, registry);
   }
   return registry;
+}
+
+/** What screening a person needs, from the configuration; none when it names no registry. */
+export function screenerOf(config: Config, pool: Pool): Screener | undefined {
+  const registry = eligibilityRegistryOf(config);
+  if (!registry) return undefined;
+  return {
+    registry,
+    pool,
+    piiKey: config.PII_HASH_KEY,
+    freshMs: config.ELIGIBILITY_FRESH_MS,
+    sealCpf: (cpf) => sealSecret(config.codecKeys, cpf),
+  };
 }
 
 /** Asks about the person, or reuses a fresh answer; a registry that gives none is `unavailable`. */

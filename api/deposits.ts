@@ -2,13 +2,12 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { type Client, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { Router } from 'express';
-import { eligibilityRegistryOf, type Screening, screenPerson } from '../activities/screen-person';
+import { type Screening, screenerOf, screenPerson } from '../activities/screen-person';
 import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import { qrDataUrl, qrPng } from '../common/qr-image';
 import { startSearchAttributes } from '../common/search-attributes';
-import { sealSecret } from '../common/secret-box';
 import type { CustomerVerification } from '../contracts/customer';
 import {
   DEPOSIT_CONFLICT,
@@ -228,19 +227,9 @@ const closed = () =>
  */
 async function refuseImpeded(deps: FlowStarter, cpf: string, isRepeat: () => Promise<boolean>) {
   const { config, pool } = deps;
-  const registry = eligibilityRegistryOf(config);
-  const screening: Screening = registry
-    ? await screenPerson(
-        {
-          registry,
-          pool,
-          piiKey: config.PII_HASH_KEY,
-          freshMs: config.ELIGIBILITY_FRESH_MS,
-          sealCpf: (c) => sealSecret(config.codecKeys, c),
-        },
-        cpf,
-        'deposit',
-      )
+  const screener = screenerOf(config, pool);
+  const screening: Screening = screener
+    ? await screenPerson(screener, cpf, 'deposit')
     : { status: 'eligible' };
   const isShut = await isClosed(pool, cpfHash(cpf, config.PII_HASH_KEY));
   if (!isShut && screening.status === 'eligible') return;

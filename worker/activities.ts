@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities';
-import { eligibilityRegistryOf, screenPerson } from '../activities/screen-person';
+import { screenerOf, screenPerson } from '../activities/screen-person';
 import { pixflowDataConverter } from '../common/codec';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
@@ -42,7 +42,7 @@ export async function createWorkerActivities(
     namespace: config.TEMPORAL_NAMESPACE,
     dataConverter: pixflowDataConverter(config.codecKeys),
   });
-  const registry = eligibilityRegistryOf(config);
+  const screener = screenerOf(config, pool);
   const activities = createActivities({
     provider,
     pool,
@@ -58,27 +58,16 @@ export async function createWorkerActivities(
     },
     sealCpf: (cpf) => sealSecret(config.codecKeys, cpf),
     openCpf: (sealed) => openSecret(config.codecKeys, sealed),
-    ...(registry
+    ...(screener
       ? {
           rescreening: {
             activeDays: config.ELIGIBILITY_RESCREEN_ACTIVE_DAYS,
             perSecond: config.ELIGIBILITY_RESCREEN_PER_SECOND,
-            screen: (cpf: string) =>
-              screenPerson(
-                {
-                  registry,
-                  pool,
-                  piiKey: config.PII_HASH_KEY,
-                  freshMs: config.ELIGIBILITY_FRESH_MS,
-                  sealCpf: (c) => sealSecret(config.codecKeys, c),
-                },
-                cpf,
-                'rescreening',
-              ),
+            screen: (cpf: string) => screenPerson(screener, cpf, 'rescreening'),
           },
         }
       : {}),
-    ...(registry ? { eligibility: registry } : {}),
+    ...(screener ? { eligibility: screener.registry } : {}),
   });
   const close = async () => {
     await pool.end();

@@ -151,6 +151,17 @@ describe('eligibility before a deposit', () => {
     await expectProblem(await e.call('POST', '/v1/deposits', { body: depositBody() }), 409, 'impeded');
   });
 
+  it('still credits a deposit opened before the impediment once the person pays it', async () => {
+    // Opened while the person was eligible, still waiting for payment: what is paid is credited.
+    const path = `/v1/deposits/${eligibleDeposit.txid}`;
+    expect((await json(await e.call('GET', path))).state.status).toBe('awaiting_payment');
+    await e.sandboxControl(`/sandbox/deposits/${eligibleDeposit.txid}/pay`);
+    await eventually(
+      async () => (await json(await e.call('GET', path))).state.status,
+      (s) => s === 'completed',
+    );
+  });
+
   it('answers 503 with Retry-After while the registry is down (fail closed), creating nothing; once it is back, an eligible answer does not lift the impediment', async () => {
     await setStatus('eligible');
     await e.sandboxControl('/sandbox/eligibility/outage', { mode: 'error' });
