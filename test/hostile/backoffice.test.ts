@@ -121,6 +121,15 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** A segment as the server reads it, or undefined when it is not valid percent-encoding. */
+const safeDecode = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+};
+
 describe('the back office under hostile input', () => {
   it(
     'pages asked with junk ids and filters answer 4xx, never 5xx',
@@ -148,6 +157,8 @@ describe('the back office under hostile input', () => {
             const a = await rawRequest(h.e.url, { method: 'GET', path, headers: { cookie } });
             // A well-formed case id is an export of its actions: none but the exports asked here.
             if (where.startsWith('audit.csv') && a.status === 200) {
+              // Only white space (trimmed, as every filter is) is no filter: the whole trail.
+              if (safeDecode(junk)?.trim() === '') return;
               for (const row of a.text.trim().split('\n').slice(1))
                 expect(row, path).toContain(',audit.export,');
               return;
