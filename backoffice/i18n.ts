@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the whole catalog, pt-BR then English with the same keys, in one
+// file so that a translator reads both side by side and the compiler checks they match.
 import type { KeyStatus } from '../api-keys/admin';
 import type { BiometricsStatus } from '../contracts/biometrics';
 import type { accountKinds, CustomerVerification } from '../contracts/customer';

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: everything that builds, finds and checks the Temporal binaries (CLI,
+// server, SQL tool, test server) at one pinned version, so a version bump is one file's change.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
