@@ -10,6 +10,11 @@ export const withdrawalRefusals = [
   'biometrics_failed',
   'biometrics_timeout',
   'biometrics_unavailable',
+  // Payout controls: an operator refused it (four eyes), or the
+  // operator's authorization hook denied it or, set to fail closed, did not answer.
+  'operator_refused',
+  'authorization_denied',
+  'authorization_unavailable',
 ] as const;
 export type WithdrawalRefusal = (typeof withdrawalRefusals)[number];
 
@@ -46,6 +51,23 @@ export interface MoneyRules {
   dailyLimitCentavos: number;
   kycMaxAgeMs: number;
   holdThirdPartyDeposits: boolean;
+}
+
+/**
+ * The payout controls as configured: the prize deadline, four eyes on
+ * large payouts and the operator's authorization hook.
+ */
+export interface PayoutControls {
+  /** PAYOUT_DEADLINE: a payout is due this long after the person asked for it. */
+  deadlineMs: number;
+  /** PAYOUT_AT_RISK_SHARE: at this share of the deadline, still open, it is at risk (0-1). */
+  atRiskShare: number;
+  /** PAYOUT_APPROVAL_ABOVE_CENTAVOS: a payout above it waits for operators; 0: off. */
+  approvalAboveCentavos: number;
+  /** PAYOUT_APPROVERS: different operators who must approve it (1 or 2). */
+  approvers: number;
+  /** PAYOUT_AUTHORIZATION_URL is set: the operator's backend is asked before a payout is sent. */
+  askAuthorization: boolean;
 }
 
 /** The rules from the parsed configuration. */

@@ -24,6 +24,10 @@ export const withdrawalInputSchema = z
     pixKey: z.string().min(1).max(200),
     pixType: pixTypeSchema,
     amountCentavos: amountCentavosSchema,
+    requestedBy: emailSchema.optional().meta({
+      description:
+        'a manual payout: the back-office operator who asked for it (e-mail), who may not approve it',
+    }),
   })
   .superRefine((v, ctx) => {
     const problem = pixKeyProblem(v.pixKey, v.pixType);

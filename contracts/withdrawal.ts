@@ -19,6 +19,7 @@ export type WithdrawalRequest = Omit<WithdrawalInput, 'timings'>;
 export const withdrawalStatuses = [
   'validating',
   'awaiting_biometrics',
+  'awaiting_approval',
   'sending',
   'processing',
   'completed',
@@ -50,6 +51,36 @@ interface StepUp {
   outcome?: string;
 }
 
+/**
+ * The prize deadline: the payout is due `PAYOUT_DEADLINE` after the
+ * person asked for it; at `PAYOUT_AT_RISK_SHARE` of that, still not completed, it is at risk.
+ */
+export interface PayoutDeadline {
+  dueAt: string;
+  atRiskAt: string;
+  /** Set once the withdrawal, still open, passed atRiskAt (`at_risk`) or dueAt (`missed`). */
+  state?: 'at_risk' | 'missed';
+  /** Time spent waiting for the person (the biometric step-up), apart from pixflow's and the provider's. */
+  waitedForPersonMs: number;
+}
+
+/** One operator's approval of a large payout (four eyes). */
+export interface PayoutApproval {
+  /** The operator's e-mail address, lower-cased. */
+  operator: string;
+  at: string;
+}
+
+/** A large payout's wait for operators (`awaiting_approval`), once the rules and step-up passed. */
+export interface PayoutApprovals {
+  /** How many different operators must approve (PAYOUT_APPROVERS). */
+  required: number;
+  approvals: PayoutApproval[];
+  /** The operator who refused it, and why. */
+  refusedBy?: string;
+  refusal?: string;
+}
+
 export interface WithdrawalState extends PaymentProgress {
   status: WithdrawalStatus;
   transactionId: string;
@@ -59,6 +90,12 @@ export interface WithdrawalState extends PaymentProgress {
   receiptStored: boolean;
   paidAt?: string;
   stepUp?: StepUp;
+  /** Set once the rules have been read (every withdrawal the rules do not refuse at once). */
+  deadline?: PayoutDeadline;
+  /** Only for a payout above PAYOUT_APPROVAL_ABOVE_CENTAVOS. */
+  approval?: PayoutApprovals;
+  /** The operator who asked for a manual payout (input `requestedBy`): they may not approve it. */
+  requestedBy?: string;
 }
 
 /** Why a second, different request for a transactionId is refused (validator and API alike). */
@@ -71,6 +108,25 @@ export const WITHDRAWAL_CONFLICT = 'transactionId already used for a different w
 export const PAYOUT_REJECTED = 'PAYOUT_REJECTED';
 
 export const withdrawalStateQuery = defineQuery<WithdrawalState>('state');
+
+/** An operator's decision on a payout awaiting approval; a refusal needs a reason. */
+export interface PayoutDecision {
+  /** The deciding operator's e-mail address, lower-cased. */
+  operator: string;
+  decision: 'approve' | 'refuse';
+  reason?: string;
+}
+
+/**
+ * The back office's decision on a payout in `awaiting_approval`. Its validator refuses, with one
+ * of the messages below, a decision the four-eyes rule forbids; nothing changes then. Answers
+ * the state once the decision is applied.
+ */
+export const payoutDecisionUpdate = defineUpdate<WithdrawalState, [PayoutDecision]>('decidePayout');
+export const PAYOUT_NOT_AWAITING_APPROVAL = 'the payout is not awaiting approval';
+export const PAYOUT_APPROVER_IS_REQUESTER = 'the operator who asked for this payout may not approve it';
+export const PAYOUT_ALREADY_APPROVED_BY = 'this operator has already approved this payout';
+export const PAYOUT_REFUSAL_NEEDS_REASON = 'a refusal needs a reason';
 /**
  * The API's update-with-start: answers the state as the first workflow task leaves it, and
  * refuses (validator) a request for this transactionId that differs from the one that started it.
