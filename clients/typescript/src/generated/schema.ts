@@ -629,7 +629,7 @@ export interface webhooks {
         put?: never;
         /**
          * withdrawal events
-         * @description Types: `withdrawal.validating`, `withdrawal.awaiting_biometrics`, `withdrawal.sending`, `withdrawal.processing`, `withdrawal.completed`, `withdrawal.failed`, `withdrawal.stuck`, `withdrawal.refused`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
+         * @description Types: `withdrawal.validating`, `withdrawal.awaiting_biometrics`, `withdrawal.awaiting_approval`, `withdrawal.sending`, `withdrawal.processing`, `withdrawal.completed`, `withdrawal.failed`, `withdrawal.stuck`, `withdrawal.refused`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
          */
         post: operations["receiveWithdrawalEvent"];
         delete?: never;
@@ -1248,7 +1248,7 @@ export interface components {
         };
         WithdrawalState: {
             /** @enum {string} */
-            status: "validating" | "awaiting_biometrics" | "sending" | "processing" | "completed" | "failed" | "stuck" | "refused";
+            status: "validating" | "awaiting_biometrics" | "awaiting_approval" | "sending" | "processing" | "completed" | "failed" | "stuck" | "refused";
             transactionId: string;
             amountCentavos: number;
             e2eId?: string;
@@ -1328,6 +1328,11 @@ export interface components {
              * @example 15000
              */
             amountCentavos: number;
+            /**
+             * @description a manual payout: the back-office operator who asked for it (e-mail), who may not approve it
+             * @example ana@example.com
+             */
+            requestedBy?: string;
         } & ({
             /** @constant */
             pixType: "CPF";
@@ -1733,7 +1738,7 @@ export interface components {
              */
             url: string;
             /** @description event types to receive; ["*"] for every type */
-            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
+            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
             /** @default  */
             description?: string;
         };
@@ -1817,7 +1822,7 @@ export interface components {
              */
             url?: string;
             /** @description event types to receive; ["*"] for every type */
-            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
+            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
             description?: string;
             /** @description true also forgets why it was disabled */
             enabled?: boolean;
@@ -3278,7 +3283,7 @@ export interface operations {
             query?: {
                 type?: "onboarding" | "deposit" | "withdrawal" | "biometrics";
                 /** @description a status of the given `type` (without `type`: of any type) */
-                status?: "kyc" | "awaiting_liveness" | "awaiting_review" | "approved" | "rejected" | "expired" | "creating" | "awaiting_payment" | "held" | "completed" | "failed" | "to_return" | "validating" | "awaiting_biometrics" | "sending" | "processing" | "stuck" | "refused" | "issuing_link" | "awaiting_identification" | "passed" | "unavailable";
+                status?: "kyc" | "awaiting_liveness" | "awaiting_review" | "approved" | "rejected" | "expired" | "creating" | "awaiting_payment" | "held" | "completed" | "failed" | "to_return" | "validating" | "awaiting_biometrics" | "awaiting_approval" | "sending" | "processing" | "stuck" | "refused" | "issuing_link" | "awaiting_identification" | "passed" | "unavailable";
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf?: components["schemas"]["Cpf"];
                 /** @description inclusive, ISO 8601 */
