@@ -164,8 +164,8 @@ export function takePayoutDecisions(state: WithdrawalState, written: () => Promi
 }
 
 /**
- * After the rules and any step-up: four eyes on a large payout, then, once it shows `sending`,
- * the operator's authorization. Answers the refusal, or undefined when the payout may go.
+ * After the rules and any step-up: four eyes on a large payout, then the operator's
+ * authorization; the payout shows `sending` once both let it go. Answers the refusal, or undefined when the payout may go.
  */
 export async function passPayoutControls(
   input: WithdrawalInput,
@@ -175,8 +175,10 @@ export async function passPayoutControls(
 ): Promise<WithdrawalRefusal | undefined> {
   const unapproved = await awaitApproval(input, state, controls, flow.moveTo);
   if (unapproved) return unapproved;
-  flow.showSending();
-  return authorize(input, state, controls);
+  // Asked before the payout shows `sending`: a caller told `sending` is never then told `refused`.
+  const denied = await authorize(input, state, controls);
+  if (!denied) flow.showSending();
+  return denied;
 }
 
 /**

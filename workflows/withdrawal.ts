@@ -124,8 +124,8 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     const refusal = await stepUp(input, state, verdict.cause, (s, r) => flow.moveTo(s, r));
     if (refusal) return finish('refused', refusal);
   }
-  // sendPayout writes the `sending` row itself before it sends, and the caller's answer comes once
-  // `sending` is shown: it never waits for the operator's authorization.
+  // sendPayout writes the `sending` row itself before it sends. The caller's answer comes once
+  // the flow leaves `validating`: after the operator's authorization, when one is asked.
   const refusal = await passPayoutControls(input, state, controls, {
     moveTo: (s) => flow.moveTo(s),
     showSending: () => flow.showStatus('sending'),

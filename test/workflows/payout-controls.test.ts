@@ -1,10 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generate as generateCpf } from '@fnando/cpf';
+import type { temporal } from '@temporalio/proto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PayoutAuthorizationSettings } from '../../activities/payout-authorization';
 import { cpfHash } from '../../common/pii';
+import { FlowStatusKey } from '../../common/search-attributes';
 import { providerNotificationSignal } from '../../contracts/flow';
 import {
   type PayoutAuthorizationRequest,
@@ -226,6 +228,16 @@ async function startAuthorizationBackend(): Promise<AuthorizationBackend> {
   return backend;
 }
 
+/** The statuses the run showed in the Temporal UI (its PixflowFlowStatus search attribute), in order. */
+async function statusesShown(handle: { fetchHistory(): Promise<temporal.api.history.v1.IHistory> }) {
+  const { events } = await handle.fetchHistory();
+  return (events ?? []).flatMap((e) => {
+    const field =
+      e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.[FlowStatusKey.name];
+    return field?.data ? [JSON.parse(Buffer.from(field.data).toString()) as string] : [];
+  });
+}
+
 describe("the operator's authorization", () => {
   let backend: AuthorizationBackend;
   beforeAll(async () => {
@@ -240,11 +252,17 @@ describe("the operator's authorization", () => {
     suffix: string,
     onNoAnswer: PayoutAuthorizationSettings['onNoAnswer'],
     answer: AuthorizationBackend['answer'],
-  ): Promise<{ input: WithdrawalInput; result: WithdrawalState; asked: AuthorizationBackend['received'] }> {
+  ): Promise<{
+    input: WithdrawalInput;
+    result: WithdrawalState;
+    asked: AuthorizationBackend['received'];
+    shown: string[];
+  }> {
     backend.answer = answer;
     backend.received.length = 0;
     const input = withdrawalInput();
     let result: WithdrawalState | undefined;
+    let shown: string[] = [];
     await onOwnWorker(
       f,
       suffix,
@@ -267,10 +285,11 @@ describe("the operator's authorization", () => {
           });
         }
         result = await handle.result();
+        shown = await statusesShown(handle);
         if (suffix === 'denied') await recordHistory(handle, 'withdrawal-authorization-denied');
       },
     );
-    return { input, result: result as WithdrawalState, asked: [...backend.received] };
+    return { input, result: result as WithdrawalState, asked: [...backend.received], shown };
   }
 
   it('approve: asked once with a signed request that names the person only masked and hashed; sent', async () => {
@@ -292,7 +311,7 @@ describe("the operator's authorization", () => {
   });
 
   it('deny: refused authorization_denied with the reason kept, nothing sent', async () => {
-    const { input, result } = await withdrawAsking('denied', 'deny', {
+    const { input, result, shown } = await withdrawAsking('denied', 'deny', {
       decision: 'deny',
       reason: 'wallet balance too low',
     });
@@ -302,6 +321,8 @@ describe("the operator's authorization", () => {
       authorization: { decision: 'deny', reason: 'wallet balance too low' },
     });
     expect(await payoutsSent(input.transactionId)).toBe(0);
+    // Asked before `sending` is shown: a caller is never told `sending`, then `refused`.
+    expect(shown).toEqual(['refused']);
     expect(await rowOf(withdrawalWorkflowId(input.transactionId))).toMatchObject({
       status: 'refused',
       reason: 'authorization_denied',
