@@ -266,8 +266,8 @@ describe('monitoring rules over real movements', () => {
   });
 });
 
-async function signedIn(email: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'pt-BR' });
+async function signedIn(email: string, width = 1280): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, locale: 'pt-BR' });
   const page = await context.newPage();
   await page.goto(`${e.url}/backoffice`);
   await page.getByLabel(t.signIn.email).fill(email);
@@ -428,5 +428,21 @@ describe('the alerts queue in the back office', () => {
       }
     }
     expect((await page.request.get(`${e.url}/backoffice/alerts/alr_nope`)).status()).toBe(404);
+  }, 60_000);
+
+  it('the queue and an alert read on a 390 px phone: nothing sideways, no rule code shown raw', async () => {
+    const [alert] = await alertsOf(people.total);
+    const page = await signedIn(REVIEWER, 390);
+    for (const path of ['/backoffice/alerts', `/backoffice/alerts/${alert?.id}`]) {
+      await page.goto(`${e.url}${path}`);
+      const { scroll, client } = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth,
+        client: document.documentElement.clientWidth,
+      }));
+      expect(scroll, path).toBeLessThanOrEqual(client);
+      const text = (await page.locator('main').textContent()) ?? '';
+      expect(text, path).not.toMatch(/\b(window_total|quick_in_out|new_account|structuring|deposits)\b/);
+      expect(text, path).not.toMatch(/\d{4}-\d{2}-\d{2}T/);
+    }
   }, 60_000);
 });
