@@ -70,7 +70,7 @@ async function main() {
 
   // Monitoring alerts: reads the same outbox after its own cursor and flags suspicious movement.
   const alertMonitor = config.ALERT_MONITOR
-    ? startAlertMonitor({ pool, log, settings: alertMonitorSettings(config) })
+    ? startAlertMonitor({ pool, log, metrics, settings: alertMonitorSettings(config) })
     : undefined;
 
   onShutdown(async (reason) => {

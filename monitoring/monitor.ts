@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
+import type { ApiMetrics } from '../common/metrics';
 import {
   lockCursor,
   type Movement,
@@ -78,11 +79,14 @@ async function evaluate(
   return raised;
 }
 
-export function startAlertMonitor(deps: {
+export interface AlertMonitorDeps {
   pool: Pool;
   log: Logger;
   settings: AlertMonitorSettings;
-}): AlertMonitor {
+  metrics?: Pick<ApiMetrics, 'countAlert'>;
+}
+
+export function startAlertMonitor(deps: AlertMonitorDeps): AlertMonitor {
   const { pool, log, settings } = deps;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -93,7 +97,8 @@ export function startAlertMonitor(deps: {
     // Events get their reading order from the sequencer; the events relay runs it too, but this
     // process may run without one.
     await sequenceEvents(pool);
-    return inTransaction(pool, async (client) => {
+    const raisedNow: string[] = [];
+    const read = await inTransaction(pool, async (client) => {
       const { rows } = await client.query('SELECT pg_try_advisory_xact_lock($1) AS held', [MONITOR_LOCK]);
       if (!rows[0]?.held) return 0;
       const cursor = await lockCursor(client);
@@ -103,11 +108,15 @@ export function startAlertMonitor(deps: {
         if (!trigger) continue;
         const raised = await evaluate(client, trigger, settings.rules);
         if (raised.length) log.info({ rules: raised, flow: ev.flowId }, 'monitoring alerts raised');
+        raisedNow.push(...raised);
       }
       const last = events.at(-1);
       if (last) await saveCursor(client, last.position);
       return events.length;
     });
+    // Counted once committed: a pass rolled back raised nothing.
+    for (const rule of raisedNow) deps.metrics?.countAlert(rule);
+    return read;
   }
 
   const loop = async () => {

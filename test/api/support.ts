@@ -174,6 +174,7 @@ export async function startApiEnv(
         pool,
         log: options.log ?? createLogger('api-test', 'silent'),
         settings: alertMonitorSettings(config),
+        metrics,
       })
     : undefined;
 

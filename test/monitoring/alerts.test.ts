@@ -7,7 +7,7 @@ import { cpfHash } from '../../common/pii';
 import { webhookBodySchema } from '../../contracts/events';
 import { saveOperator } from '../../db/operators';
 import { TRIGGERS } from '../../monitoring/monitor';
-import { type ApiEnv, eventually, PII_KEY, peopleAt, startApiEnv } from '../api/support';
+import { type ApiEnv, counterValue, eventually, PII_KEY, peopleAt, startApiEnv } from '../api/support';
 import { launchChromium } from '../helpers/browser';
 import { newPerson, onboard, type Person } from '../helpers/people';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
@@ -217,6 +217,8 @@ describe('monitoring rules over real movements', () => {
     expect(Number(fAlerts[0]?.facts.sinceRegistrationMs)).toBeLessThan(600_000);
 
     expect(await alertsOf(c)).toEqual([]);
+    for (const rule of ['structuring', 'quick_in_out', 'window_total', 'new_account'])
+      expect(await counterValue(e, 'pixflow_alerts_raised_total', { rule }), rule).toBe(1);
   }, 180_000);
 
   it('reading the events again (a crash before the cursor moved) raises nothing twice', async () => {
@@ -232,6 +234,7 @@ describe('monitoring rules over real movements', () => {
       `SELECT stream_id, count(*)::int AS n FROM events WHERE type = 'alert.raised' GROUP BY stream_id ORDER BY stream_id`,
     );
     expect(events.rows).toEqual(before.rows.map((r) => ({ stream_id: r.id, n: 1 })));
+    expect(await counterValue(e, 'pixflow_alerts_raised_total', { rule: 'structuring' })).toBe(1);
   });
 
   it('delivers alert.raised to a subscribed webhook, signed, and lists it in GET /v1/events', async () => {
@@ -435,10 +438,9 @@ describe('the alerts queue in the back office', () => {
     const page = await signedIn(REVIEWER, 390);
     for (const path of ['/backoffice/alerts', `/backoffice/alerts/${alert?.id}`]) {
       await page.goto(`${e.url}${path}`);
-      const { scroll, client } = await page.evaluate(() => ({
-        scroll: document.documentElement.scrollWidth,
-        client: document.documentElement.clientWidth,
-      }));
+      const { scroll, client } = (await page.evaluate(
+        '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+      )) as { scroll: number; client: number };
       expect(scroll, path).toBeLessThanOrEqual(client);
       const text = (await page.locator('main').textContent()) ?? '';
       expect(text, path).not.toMatch(/\b(window_total|quick_in_out|new_account|structuring|deposits)\b/);
