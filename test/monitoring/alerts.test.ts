@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogs, labelsFor } from '../../backoffice/i18n';
+import { loadConfig } from '../../common/config';
+import { createLogger } from '../../common/logger';
 import { hashPassword } from '../../common/passwords';
 import { cpfHash } from '../../common/pii';
 import { webhookBodySchema } from '../../contracts/events';
 import { saveOperator } from '../../db/operators';
-import { TRIGGERS } from '../../monitoring/monitor';
+import { alertMonitorSettings, startAlertMonitor, TRIGGERS } from '../../monitoring/monitor';
 import { type ApiEnv, counterValue, eventually, PII_KEY, peopleAt, startApiEnv } from '../api/support';
 import { launchChromium } from '../helpers/browser';
 import { newPerson, onboard, type Person } from '../helpers/people';
@@ -25,6 +27,23 @@ const REVIEWER = 'rui.reviewer@example.com';
 const VIEWER = 'vivi.viewer@example.com';
 const t = catalogs['pt-BR'];
 const pt = labelsFor('pt-BR');
+
+/** Small bounds and ten-minute windows: each scenario trips its rule within them. */
+const ALERT_ENV = {
+  ALERT_MONITOR_INTERVAL_MS: '200',
+  ALERT_STRUCTURING_BELOW_CENTAVOS: '5000',
+  ALERT_STRUCTURING_BAND_PERCENT: '10',
+  ALERT_STRUCTURING_COUNT: '3',
+  ALERT_STRUCTURING_WINDOW_MS: '600000',
+  ALERT_QUICK_IN_OUT_WINDOW_MS: '600000',
+  ALERT_QUICK_IN_OUT_SHARE_PERCENT: '80',
+  ALERT_QUICK_IN_OUT_MIN_CENTAVOS: '10000',
+  ALERT_WINDOW_TOTAL_ABOVE_CENTAVOS: '100000',
+  ALERT_WINDOW_TOTAL_WINDOW_MS: '600000',
+  ALERT_WINDOW_TOTAL_OF: 'each',
+  ALERT_NEW_ACCOUNT_WINDOW_MS: '600000',
+  ALERT_NEW_ACCOUNT_MIN_CENTAVOS: '50000',
+};
 
 let e: ApiEnv;
 let rx: WebhookReceiver;
@@ -48,19 +67,7 @@ beforeAll(async () => {
       eventsRelay: { retryScheduleMs: [200, 300, 300], timeoutMs: 2_000 },
       env: {
         WEBHOOK_ALLOW_LOOPBACK: 'true',
-        ALERT_MONITOR_INTERVAL_MS: '200',
-        ALERT_STRUCTURING_BELOW_CENTAVOS: '5000',
-        ALERT_STRUCTURING_BAND_PERCENT: '10',
-        ALERT_STRUCTURING_COUNT: '3',
-        ALERT_STRUCTURING_WINDOW_MS: '600000',
-        ALERT_QUICK_IN_OUT_WINDOW_MS: '600000',
-        ALERT_QUICK_IN_OUT_SHARE_PERCENT: '80',
-        ALERT_QUICK_IN_OUT_MIN_CENTAVOS: '10000',
-        ALERT_WINDOW_TOTAL_ABOVE_CENTAVOS: '100000',
-        ALERT_WINDOW_TOTAL_WINDOW_MS: '600000',
-        ALERT_WINDOW_TOTAL_OF: 'each',
-        ALERT_NEW_ACCOUNT_WINDOW_MS: '600000',
-        ALERT_NEW_ACCOUNT_MIN_CENTAVOS: '50000',
+        ...ALERT_ENV,
       },
     },
   );
@@ -447,4 +454,32 @@ describe('the alerts queue in the back office', () => {
       expect(text, path).not.toMatch(/\d{4}-\d{2}-\d{2}T/);
     }
   }, 60_000);
+});
+
+describe('the monitor across a restart', () => {
+  it('a monitor stopped while money moves raises nothing meanwhile, and catches up once started again', async () => {
+    await e.alertMonitor?.stop();
+    const p = newPerson();
+    await onboard(await peopleAt(e), p);
+    const made = [await deposit(p, 30_000), await withdraw(p, 30_000)];
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await alertsOf(p)).toEqual([]);
+    const restarted = startAlertMonitor({
+      pool: e.pool,
+      log: createLogger('alerts-test', 'silent'),
+      settings: alertMonitorSettings(loadConfig(ALERT_ENV)),
+    });
+    try {
+      await monitorCaughtUp();
+      const alerts = await alertsOf(p);
+      expect(alerts.map((a) => [a.rule, a.flow_id])).toEqual([['quick_in_out', made[1]]]);
+      expect(alerts[0]?.facts).toMatchObject({
+        withdrawalCentavos: 30_000,
+        depositsCentavos: 30_000,
+        sharePercent: 100,
+      });
+    } finally {
+      await restarted.stop();
+    }
+  }, 90_000);
 });
