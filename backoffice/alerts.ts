@@ -2,7 +2,13 @@ import { stringify } from 'csv-stringify/sync';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import { cpfHash } from '../common/pii';
-import { type AlertDecision, alertRules, alertStatuses, decidableFrom } from '../contracts/alert';
+import {
+  type AlertDecision,
+  alertDecisions,
+  alertRules,
+  alertStatuses,
+  decidableFrom,
+} from '../contracts/alert';
 import { type AlertRow, decideAlert, getAlert, listAlerts } from '../db/alerts';
 import { listActions, recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
@@ -79,11 +85,12 @@ export function factText(key: string, value: number | string, t: Catalog, fmt: F
   return String(value);
 }
 
-/** The facts as label and text, in the catalog's order. */
-function factsOf(a: AlertRow, t: Catalog, fmt: Formatter) {
+/** The facts as label and text, in the catalog's order; the queue's summary leaves out the trigger's time. */
+function factsOf(a: AlertRow, t: Catalog, fmt: Formatter, summary = false) {
   const order = Object.keys(t.alerts.fact);
   const rank = (k: string) => (order.includes(k) ? order.indexOf(k) : order.length);
   return Object.entries(a.facts)
+    .filter(([k]) => !(summary && k === 'at'))
     .sort(([x], [y]) => rank(x) - rank(y))
     .map(([k, v]) => [t.alerts.fact[k] ?? k, factText(k, v, t, fmt)] as const);
 }
@@ -234,7 +241,7 @@ export function alertRoutes({ pool, config }: BackofficeDeps) {
       },
       filtered: Object.values(f).some(Boolean),
       exportLink: `${PAGE}.csv${queryOf(req)}`,
-      factsOf: (a: AlertRow, fmt: Formatter) => factsOf(a, t, fmt),
+      factsOf: (a: AlertRow, fmt: Formatter) => factsOf(a, t, fmt, true),
     });
   });
 
@@ -273,9 +280,7 @@ export function alertRoutes({ pool, config }: BackofficeDeps) {
       alert,
       factsOf: (a: AlertRow, fmt: Formatter) => factsOf(a, t, fmt),
       mayDecide: roleAtLeast(operator.role, 'reviewer'),
-      decisions: (['reviewed', 'reported'] as const).filter((d) =>
-        decidableFrom[d].includes(alert.status as never),
-      ),
+      decisions: alertDecisions.filter((d) => (decidableFrom[d] as readonly string[]).includes(alert.status)),
       actions: await listActions(pool, { caseIds: [alert.id], order: 'newest', limit: 200 }),
       filtered: false,
     });
