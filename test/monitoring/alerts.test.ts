@@ -366,6 +366,14 @@ describe('the alerts queue in the back office', () => {
     expect(await bogus.text()).toContain(t.formErrors.decisionAlert);
     expect((await alertsOf(people.structuring))[0]?.status).toBe('reviewed');
     expect((await auditOf(alert.id)).map((a) => a.outcome)).toEqual(['done', 'conflict']);
+    // Without the form token: refused, and nothing changes.
+    const forged = await page.request.post(`${e.url}/backoffice/alerts/${alert.id}/decision`, {
+      form: { decision: 'reported', note: 'forged' },
+      maxRedirects: 0,
+    });
+    expect(forged.status()).toBe(403);
+    expect((await alertsOf(people.structuring))[0]?.status).toBe('reviewed');
+    expect(await auditOf(alert.id)).toHaveLength(2);
   }, 60_000);
 
   it('a viewer sees the queue but may not mark an alert: refused, audited, nothing changed', async () => {
