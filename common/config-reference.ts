@@ -266,8 +266,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning: 'how often the alert monitor reads the events written since its last pass',
   },
   ALERT_STRUCTURING_BELOW_CENTAVOS: monitoring({
-    meaning:
-      'structuring: deposits just under this value are counted (R$ 50.000,00 by default); 0 turns the rule off',
+    meaning: 'structuring: deposits just under this value are counted; 0 turns the rule off',
   }),
   ALERT_STRUCTURING_BAND_PERCENT: monitoring({
     meaning: 'structuring: "just under" means at most this percentage below the value, and below it',
@@ -284,11 +283,11 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning: 'quick in-out: the payout is at least this share of those deposits',
   }),
   ALERT_QUICK_IN_OUT_MIN_CENTAVOS: monitoring({
-    meaning: 'quick in-out: payouts below this are not looked at (R$ 1.000,00 by default)',
+    meaning: 'quick in-out: payouts below this are not looked at',
   }),
   ALERT_WINDOW_TOTAL_ABOVE_CENTAVOS: monitoring({
     meaning:
-      "window total: a person's total over `ALERT_WINDOW_TOTAL_WINDOW_MS` above this raises an alert (R$ 100.000,00 by default); 0 turns the rule off",
+      "window total: a person's total over `ALERT_WINDOW_TOTAL_WINDOW_MS` above this raises an alert; 0 turns the rule off",
   }),
   ALERT_WINDOW_TOTAL_WINDOW_MS: monitoring({ meaning: 'window total: the window the total is counted over' }),
   ALERT_WINDOW_TOTAL_OF: monitoring({
@@ -300,7 +299,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
       "new account: a payout within this long of the person's registration (their onboarding approved) raises an alert; 0 turns the rule off",
   }),
   ALERT_NEW_ACCOUNT_MIN_CENTAVOS: monitoring({
-    meaning: 'new account: payouts below this are not looked at (R$ 1.000,00 by default)',
+    meaning: 'new account: payouts below this are not looked at',
   }),
   WEBHOOK_ALLOW_LOOPBACK: {
     meaning: 'webhook endpoints may be loopback addresses, over http too: development only',
