@@ -1,11 +1,12 @@
 // The import rules of the tree, checked in CI (`npm run lint:deps`). Layers, lowest first:
 //   provider, eligibility, db  ->  common  ->  contracts  ->  activities, workflows
-//   ->  http  ->  api-keys, customers  ->  ingress, events, backoffice  ->  api  ->  nexus
+//   ->  http  ->  api-keys, customers  ->  ingress, events, monitoring, backoffice  ->  api  ->  nexus
 //   ->  worker, sandbox  ->  scripts, bench
 // The API process is six rooms: `http` (the plumbing every surface shares), `api-keys` and
 // `customers` (what several surfaces read), the three surfaces beside each other (the provider's
 // `ingress`, the outbound `events`, the operators' `backoffice`) and `api`, the backend API, which
-// also assembles the process. A module imports from its own folder and the layers below it, never
+// also assembles the process. `monitoring` (the alert monitor over the outbox) runs in the API
+// process beside the events relay and knows no surface. A module imports from its own folder and the layers below it, never
 // from a layer above or a sibling, and no two modules import each other, even through others or
 // for types only. `nexus`, pixflow's Nexus service, starts flows through the API's own start
 // paths and rules, and the worker serves it.
@@ -18,7 +19,7 @@ const layer = (from, notTo, comment) => ({
 });
 
 /** The rooms of the API process, lowest first. */
-const API_ROOMS = 'http|api-keys|customers|ingress|events|backoffice|api';
+const API_ROOMS = 'http|api-keys|customers|ingress|events|monitoring|backoffice|api';
 /** Above the API's rooms: the Nexus service (the worker serves it), then the services. */
 const SERVICES = 'nexus|worker|sandbox|scripts|bench';
 
@@ -68,38 +69,43 @@ module.exports = {
     ),
     layer(
       'http',
-      `provider|db|contracts|activities|workflows|api-keys|customers|ingress|events|backoffice|api|${SERVICES}`,
+      `provider|db|contracts|activities|workflows|api-keys|customers|ingress|events|monitoring|backoffice|api|${SERVICES}`,
       'the HTTP plumbing (problems, hardening, observability, deadlines) serves every surface alike: it knows none of them, no flow and no table.',
     ),
     layer(
       'api-keys',
-      `contracts|activities|workflows|customers|ingress|events|backoffice|api|${SERVICES}`,
+      `contracts|activities|workflows|customers|ingress|events|monitoring|backoffice|api|${SERVICES}`,
       'API keys are read by the backend API, the events routes, the back office and the CLI: none of them is known here.',
     ),
     layer(
       'customers',
-      `activities|workflows|http|api-keys|ingress|events|backoffice|api|${SERVICES}`,
+      `activities|workflows|http|api-keys|ingress|events|monitoring|backoffice|api|${SERVICES}`,
       'what pixflow knows of a person, for every surface that shows or changes it: it knows none of them.',
     ),
     layer(
       'ingress',
-      `activities|workflows|api-keys|events|backoffice|api|${SERVICES}`,
+      `activities|workflows|api-keys|events|monitoring|backoffice|api|${SERVICES}`,
       "the provider's webhook ingress stands beside the other surfaces: it imports none of them.",
     ),
     layer(
       'events',
-      `activities|workflows|customers|ingress|backoffice|api|${SERVICES}`,
+      `activities|workflows|customers|ingress|monitoring|backoffice|api|${SERVICES}`,
       'the outbound events stand beside the other surfaces: they import none of them.',
     ),
     layer(
+      'monitoring',
+      `activities|workflows|http|api-keys|customers|ingress|events|backoffice|api|${SERVICES}`,
+      'the alert monitor reads the outbox and writes alerts in Postgres: it knows no surface, no flow code.',
+    ),
+    layer(
       'backoffice',
-      `activities|workflows|ingress|events|api|${SERVICES}`,
+      `activities|workflows|ingress|events|monitoring|api|${SERVICES}`,
       'the back office stands beside the other surfaces: it imports none of them, the backend API least.',
     ),
     layer('api', SERVICES, 'the API process is a service; it does not reach into the others.'),
     layer(
       'nexus',
-      `activities|workflows|ingress|events|backoffice|worker|sandbox|scripts|bench`,
+      `activities|workflows|ingress|events|monitoring|backoffice|worker|sandbox|scripts|bench`,
       'the Nexus service starts flows as the backend API does (its start paths, its rules); it knows no other surface, no workflow code, and no service.',
     ),
     layer(

@@ -14,6 +14,7 @@ import { eventsRelaySettings, startEventsRelay } from '../events/outbox-relay';
 import { answerClientError } from '../http/problem';
 import { deliveryOptionsFrom } from '../ingress/deliver';
 import { startInboxRelay } from '../ingress/inbox-relay';
+import { alertMonitorSettings, startAlertMonitor } from '../monitoring/monitor';
 import { createApp } from './app';
 
 async function main() {
@@ -67,11 +68,17 @@ async function main() {
     ? startEventsRelay({ pool, log, codecKeys: config.codecKeys, settings: eventsRelaySettings(config) })
     : undefined;
 
+  // Monitoring alerts: reads the same outbox after its own cursor and flags suspicious movement.
+  const alertMonitor = config.ALERT_MONITOR
+    ? startAlertMonitor({ pool, log, metrics, settings: alertMonitorSettings(config) })
+    : undefined;
+
   onShutdown(async (reason) => {
     log.info({ reason }, 'api stopping');
     await closeServer(server);
     await relay.stop();
     await eventsRelay?.stop();
+    await alertMonitor?.stop();
     await connection.close();
     await pool.end();
     await tracing?.shutdown();

@@ -76,6 +76,16 @@ export const resolutionFormSchema = z.object({
   expected: z.string().max(40).optional(),
 });
 
+/** An operator's mark on a monitoring alert, with the note that says why. */
+export const alertDecisionFormSchema = z.object({
+  decision: z.enum(['reviewed', 'reported'], { error: say('decisionAlert') }),
+  note: z
+    .string({ error: say('mustSayWhy') })
+    .trim()
+    .min(1, say('mustSayWhy'))
+    .max(1000, say('atMost', 1000)),
+});
+
 /** An operator's decision on an impeded person (close, reinstate): only their reason. */
 export const customerDecisionFormSchema = z.object({ reason });
 

@@ -1,6 +1,7 @@
 // Over 400 lines on purpose: the whole catalog, pt-BR then English with the same keys, in one
 // file so that a translator reads both side by side and the compiler checks they match.
 import type { KeyStatus } from '../api-keys/admin';
+import type { AlertRule, AlertStatus } from '../contracts/alert';
 import type { BiometricsStatus } from '../contracts/biometrics';
 import type { accountKinds, CustomerVerification } from '../contracts/customer';
 import type { DepositStatus } from '../contracts/deposit';
@@ -71,6 +72,8 @@ interface Labels {
   auditReason: Record<AuditReason, string>;
   role: Record<OperatorRole, string>;
   keyStatus: Record<KeyStatus, string>;
+  alertRule: Record<AlertRule, string>;
+  alertStatus: Record<AlertStatus, string>;
   accountKind: Record<AccountKind, string>;
   accountSource: Record<'deposit' | 'api', string>;
   decision: Record<'approve' | 'refuse' | 'accept' | 'return', string>;
@@ -91,6 +94,7 @@ const ptBR = {
     search: 'Buscar',
     audit: 'Auditoria',
     apiKeys: 'Chaves de API',
+    alerts: 'Alertas',
     breadcrumb: 'Trilha',
   },
   signOut: 'Sair',
@@ -296,6 +300,72 @@ const ptBR = {
     count: (total: number, shown: number) =>
       `${total} ${total === 1 ? 'pessoa' : 'pessoas'}${total > shown ? `, as ${shown} de menos tempo mostradas` : ''}.`,
   },
+  alerts: {
+    title: 'Alertas de monitoramento',
+    intro:
+      'Movimentações suspeitas que as regras de monitoramento (prevenção à lavagem de dinheiro) encontraram. Um alerta não bloqueia dinheiro: examine cada um e marque-o revisado (nada a comunicar) ou comunicado (à autoridade), com uma nota.',
+    filters: 'Filtros',
+    status: 'Situação',
+    anyStatus: 'Todas as situações',
+    rule: 'Regra',
+    anyRule: 'Todas as regras',
+    cpf: 'CPF',
+    from: 'Levantados de',
+    to: 'Levantados até',
+    filter: 'Filtrar',
+    clear: 'Limpar filtros',
+    count: (total: number, shown: number) =>
+      `${total} ${total === 1 ? 'alerta' : 'alertas'}${total > shown ? `, os ${shown} mais recentes mostrados` : ''}.`,
+    export: 'Exportar estes como CSV',
+    caption: 'Alertas, mais recentes primeiro',
+    raised: 'Levantado',
+    customer: 'Cliente',
+    facts: 'Valores',
+    alert: 'Alerta',
+    empty: 'Nenhum alerta.',
+    emptyFiltered: 'Nenhum alerta com estes filtros.',
+    heading: (rule: string) => `Alerta: ${rule}`,
+    triggeredBy: 'Disparado por',
+    flows: 'Fluxos contados',
+    decided: 'Marcado',
+    decidedBy: (status: string, at: string, by: string) => `${status} em ${at}, por ${by}`,
+    note: 'Nota',
+    question: 'O que foi feito com este alerta?',
+    reviewedChoice: 'Revisado: nada a comunicar',
+    reportedChoice: 'Comunicado: reportado à autoridade',
+    noteLabel: 'Nota',
+    noteHelp: 'Fica no alerta e na trilha de auditoria com o seu nome.',
+    record: 'Registrar',
+    mayNotDecide: (role: string) => `Seu papel (${role}) pode ver os alertas, mas não marcá-los.`,
+    finished: 'Este alerta foi comunicado: nada mais a marcar.',
+    done: {
+      reviewed: 'Registrado: o alerta está revisado.',
+      reported: 'Registrado: o alerta está comunicado.',
+    } as Record<string, string>,
+    notOpen: 'Já marcado',
+    notOpenText: (now: string) => `Este alerta já está ${now}. Nada foi alterado.`,
+    audit: 'Trilha de auditoria deste alerta',
+    fact: {
+      at: 'Movimento que disparou',
+      deposits: 'Depósitos',
+      totalCentavos: 'Total',
+      belowCentavos: 'Abaixo de',
+      fromCentavos: 'A partir de',
+      windowMs: 'Janela',
+      firstAt: 'Primeiro depósito',
+      withdrawalCentavos: 'Saque',
+      depositsCentavos: 'Depósitos somados',
+      sharePercent: 'Saque sobre os depósitos (%)',
+      firstDepositAt: 'Primeiro depósito',
+      afterMs: 'Saque depois do primeiro depósito',
+      direction: 'Sentido',
+      aboveCentavos: 'Acima de',
+      movements: 'Movimentos',
+      registeredAt: 'Cadastro aprovado em',
+      sinceRegistrationMs: 'Saque depois do cadastro',
+    } as Record<string, string>,
+    direction: { deposits: 'depósitos', withdrawals: 'saques' } as Record<string, string>,
+  },
   audit: {
     title: 'Trilha de auditoria',
     intro: 'Toda ação de operador, mais recentes primeiro. Linhas só são acrescentadas, nunca alteradas.',
@@ -395,6 +465,7 @@ const ptBR = {
       flow: 'fluxo com este id',
       queue: (name: string) => `fila chamada “${name}”`,
       customer: 'cliente com este CPF',
+      alert: 'alerta com este id',
       apiKey: 'chave de API com este id',
       flowOfType: (type: string) => `${type} com este id`,
       page: (path: string) => `página em ${path}`,
@@ -453,6 +524,9 @@ const ptBR = {
     scopes: 'Escopos',
     expires: 'Expira',
     overlap: 'O segredo antigo continua valendo',
+    status: 'Situação',
+    rule: 'Regra',
+    note: 'Nota',
   } as Record<string, string>,
   /** The refusals of the back office's own form rules (forms.ts `say`). */
   formErrors: {
@@ -469,6 +543,7 @@ const ptBR = {
     mustSayWhy: 'diga o porquê',
     decisionReview: 'deve ser aprovar ou recusar',
     decisionResolution: 'deve ser aceitar ou devolver',
+    decisionAlert: 'deve ser revisado ou comunicado',
     scopeLevel: 'deve ser nenhum, leitura ou escrita',
     oneScope: 'dê à chave pelo menos um escopo',
     expiry: 'deve ser nunca, 30, 90 ou 365 dias',
@@ -601,11 +676,21 @@ const ptBR = {
       'api_key.revoke': 'Chave de API revogada',
       'customer.close': 'Conta de impedido encerrada',
       'customer.reinstate': 'Impedimento retirado',
+      'alert.review': 'Alerta revisado',
+      'alert.report': 'Alerta comunicado',
+      'alert.export': 'Exportação de alertas',
     },
     outcome: { done: 'Feito', refused: 'Recusado', conflict: 'Conflito', failed: 'Falhou' },
     auditReason: { sign_in_rate_limited: 'Muitas tentativas de entrada deste endereço' },
     role: { viewer: 'Leitor', reviewer: 'Revisor', admin: 'Administrador' },
     keyStatus: { active: 'Ativa', expired: 'Expirada', revoked: 'Revogada' },
+    alertRule: {
+      structuring: 'Fracionamento: vários depósitos logo abaixo de um valor',
+      quick_in_out: 'Entrada e saída rápida',
+      window_total: 'Total movimentado na janela',
+      new_account: 'Saque logo após o cadastro',
+    },
+    alertStatus: { open: 'Aberto', reviewed: 'Revisado', reported: 'Comunicado' },
     accountKind: { pix_key: 'chave Pix', bank_account: 'conta bancária' },
     accountSource: { deposit: 'de um depósito', api: 'pela API' },
     decision: { approve: 'aprovação', refuse: 'recusa', accept: 'aceite', return: 'devolução' },
@@ -674,6 +759,7 @@ const en: Catalog = {
     search: 'Search',
     audit: 'Audit trail',
     apiKeys: 'API keys',
+    alerts: 'Alerts',
     breadcrumb: 'Breadcrumb',
   },
   signOut: 'Sign out',
@@ -878,6 +964,72 @@ const en: Catalog = {
     count: (total: number, shown: number) =>
       `${total} ${total === 1 ? 'person' : 'people'}${total > shown ? `, the ${shown} with the least time left shown` : ''}.`,
   },
+  alerts: {
+    title: 'Monitoring alerts',
+    intro:
+      'Suspicious movement the monitoring rules (anti-money laundering) found. An alert blocks no money: look at each and mark it reviewed (nothing to report) or reported (to the authority), with a note.',
+    filters: 'Filters',
+    status: 'Status',
+    anyStatus: 'Every status',
+    rule: 'Rule',
+    anyRule: 'Every rule',
+    cpf: 'CPF',
+    from: 'Raised from',
+    to: 'Raised until',
+    filter: 'Filter',
+    clear: 'Clear filters',
+    count: (total: number, shown: number) =>
+      `${total} ${total === 1 ? 'alert' : 'alerts'}${total > shown ? `, the ${shown} newest shown` : ''}.`,
+    export: 'Export these as CSV',
+    caption: 'Alerts, newest first',
+    raised: 'Raised',
+    customer: 'Customer',
+    facts: 'Values',
+    alert: 'Alert',
+    empty: 'No alerts.',
+    emptyFiltered: 'No alerts with these filters.',
+    heading: (rule: string) => `Alert: ${rule}`,
+    triggeredBy: 'Triggered by',
+    flows: 'Flows counted',
+    decided: 'Marked',
+    decidedBy: (status: string, at: string, by: string) => `${status} on ${at}, by ${by}`,
+    note: 'Note',
+    question: 'What was done about this alert?',
+    reviewedChoice: 'Reviewed: nothing to report',
+    reportedChoice: 'Reported: sent to the authority',
+    noteLabel: 'Note',
+    noteHelp: 'Kept on the alert and in the audit trail with your name.',
+    record: 'Record',
+    mayNotDecide: (role: string) => `Your role (${role}) may see alerts, not mark them.`,
+    finished: 'This alert was reported: nothing more to mark.',
+    done: {
+      reviewed: 'Recorded: the alert is reviewed.',
+      reported: 'Recorded: the alert is reported.',
+    } as Record<string, string>,
+    notOpen: 'Already marked',
+    notOpenText: (now: string) => `This alert is already ${now}. Nothing was changed.`,
+    audit: "This alert's audit trail",
+    fact: {
+      at: 'Movement that tripped it',
+      deposits: 'Deposits',
+      totalCentavos: 'Total',
+      belowCentavos: 'Below',
+      fromCentavos: 'From',
+      windowMs: 'Window',
+      firstAt: 'First deposit',
+      withdrawalCentavos: 'Withdrawal',
+      depositsCentavos: 'Deposits added up',
+      sharePercent: 'Withdrawal over the deposits (%)',
+      firstDepositAt: 'First deposit',
+      afterMs: 'Withdrawal after the first deposit',
+      direction: 'Direction',
+      aboveCentavos: 'Above',
+      movements: 'Movements',
+      registeredAt: 'Registration approved on',
+      sinceRegistrationMs: 'Withdrawal after registration',
+    } as Record<string, string>,
+    direction: { deposits: 'deposits', withdrawals: 'withdrawals' } as Record<string, string>,
+  },
   audit: {
     title: 'Audit trail',
     intro: 'Every operator action, newest first. Rows are only ever added, never changed.',
@@ -976,6 +1128,7 @@ const en: Catalog = {
       flow: 'flow with this id',
       queue: (name: string) => `queue named “${name}”`,
       customer: 'customer with this CPF',
+      alert: 'alert with this id',
       apiKey: 'API key with this id',
       flowOfType: (type: string) => `${type} with this id`,
       page: (path: string) => `page at ${path}`,
@@ -1033,6 +1186,9 @@ const en: Catalog = {
     scopes: 'Scopes',
     expires: 'Expires',
     overlap: 'The old secret keeps working',
+    status: 'Status',
+    rule: 'Rule',
+    note: 'Note',
   },
   formErrors: {
     required: 'is required',
@@ -1048,6 +1204,7 @@ const en: Catalog = {
     mustSayWhy: 'must say why',
     decisionReview: 'must be approve or refuse',
     decisionResolution: 'must be accept or return',
+    decisionAlert: 'must be reviewed or reported',
     scopeLevel: 'must be none, read or write',
     oneScope: 'give the key at least one scope',
     expiry: 'must be never, 30, 90 or 365 days',
@@ -1185,11 +1342,21 @@ const en: Catalog = {
       'api_key.revoke': 'API key revoked',
       'customer.close': 'Impeded account closed',
       'customer.reinstate': 'Impediment lifted',
+      'alert.review': 'Alert reviewed',
+      'alert.report': 'Alert reported',
+      'alert.export': 'Alerts exported',
     },
     outcome: { done: 'Done', refused: 'Refused', conflict: 'Conflict', failed: 'Failed' },
     auditReason: { sign_in_rate_limited: 'Too many sign-in attempts from this address' },
     role: { viewer: 'Viewer', reviewer: 'Reviewer', admin: 'Admin' },
     keyStatus: { active: 'Active', expired: 'Expired', revoked: 'Revoked' },
+    alertRule: {
+      structuring: 'Structuring: many deposits just under a value',
+      quick_in_out: 'Quick in and out',
+      window_total: 'Total moved in the window',
+      new_account: 'Payout soon after registration',
+    },
+    alertStatus: { open: 'Open', reviewed: 'Reviewed', reported: 'Reported' },
     accountKind: { pix_key: 'Pix key', bank_account: 'bank account' },
     accountSource: { deposit: 'from a deposit', api: 'through the API' },
     decision: { approve: 'approval', refuse: 'refusal', accept: 'acceptance', return: 'return' },
@@ -1276,7 +1443,9 @@ function auditChange(
         ? labelIn(l.keyStatus, s)
         : kind === 'customer'
           ? labelIn(t.impeded.state, s)
-          : status(kind ?? '', s);
+          : kind === 'alert'
+            ? labelIn(l.alertStatus, s)
+            : status(kind ?? '', s);
   return `${word(b)} → ${word(a)}`;
 }
 
@@ -1327,6 +1496,7 @@ export function labelsFor(lang: Language) {
     if (type === 'webhook_endpoint.disabled') return t.timeline.endpointDisabled;
     if (type === 'withdrawal.deadline_at_risk') return t.timeline.deadlineAtRisk;
     if (type === 'withdrawal.deadline_missed') return t.timeline.deadlineMissed;
+    if (type === 'alert.raised') return t.alerts.title;
     const [flow = '', code = ''] = type.split('.');
     if (!Object.hasOwn(l.flowType, flow)) return type;
     return `${l.flowType[flow as FlowType]}: ${status(flow, code)}`;
@@ -1352,6 +1522,8 @@ export function labelsFor(lang: Language) {
     auditReason: (text: string) => labelIn(l.auditReason, text),
     role: (code: string) => labelIn(l.role, code),
     keyStatus: (code: string) => labelIn(l.keyStatus, code),
+    alertRule: (code: string) => labelIn(l.alertRule, code),
+    alertStatus: (code: string) => labelIn(l.alertStatus, code),
     accountKind: (code: string) => labelIn(l.accountKind, code),
     accountSource: (code: string) => labelIn(l.accountSource, code),
     decision: (code: string) => labelIn(l.decision, code),

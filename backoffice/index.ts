@@ -2,6 +2,7 @@ import path from 'node:path';
 import express, { Router } from 'express';
 import helmet from 'helmet';
 import { temporalDeadline } from '../http/temporal-deadline';
+import { alertRoutes } from './alerts';
 import { apiKeyRoutes } from './api-keys';
 import { auditRoutes } from './audit';
 import { caseRoutes } from './cases';
@@ -67,6 +68,7 @@ export function backofficeRoutes(deps: BackofficeDeps) {
   r.use(searchRoutes(deps));
   r.use(decisionRoutes(deps));
   r.use(customerDecisionRoutes(deps));
+  r.use(alertRoutes(deps));
   r.use(auditRoutes(deps));
   r.use(apiKeyRoutes(deps));
   r.use((req, _res, next) => next(Object.assign(new Error(`no page at ${req.path}`), { status: 404 })));

@@ -18,6 +18,12 @@ interface VariableDoc {
 /** A rule's switch or limit: the Rules page says what it refuses, with which reason, and what to do. */
 const rule = (doc: VariableDoc): VariableDoc => ({ ...doc, meaning: `${doc.meaning} ([Rules](rules.md))` });
 
+/** A monitoring rule's setting: the Monitoring page says what the rule looks at. */
+const monitoring = (doc: VariableDoc): VariableDoc => ({
+  ...doc,
+  meaning: `${doc.meaning} ([Monitoring](monitoring.md))`,
+});
+
 export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> = {
   API_PORT: { meaning: 'backend API and webhook ingress' },
   API_KEYS: {
@@ -287,6 +293,49 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   ELIGIBILITY_RESCREEN_PER_SECOND: {
     meaning: 'rescreening: people screened a second, at most (one pass runs at a time, whatever the workers)',
   },
+  ALERT_MONITOR: {
+    meaning:
+      'whether this API process runs the alert monitor, which reads the events and raises monitoring alerts (several may: one reads at a time) ([Monitoring](monitoring.md))',
+  },
+  ALERT_MONITOR_INTERVAL_MS: {
+    meaning: 'how often the alert monitor reads the events written since its last pass',
+  },
+  ALERT_STRUCTURING_BELOW_CENTAVOS: monitoring({
+    meaning: 'structuring: deposits just under this value are counted; 0 turns the rule off',
+  }),
+  ALERT_STRUCTURING_BAND_PERCENT: monitoring({
+    meaning: 'structuring: "just under" means at most this percentage below the value, and below it',
+  }),
+  ALERT_STRUCTURING_COUNT: monitoring({
+    meaning: 'structuring: this many such deposits within `ALERT_STRUCTURING_WINDOW_MS` raise an alert',
+  }),
+  ALERT_STRUCTURING_WINDOW_MS: monitoring({ meaning: 'structuring: the window the deposits are counted in' }),
+  ALERT_QUICK_IN_OUT_WINDOW_MS: monitoring({
+    meaning:
+      'quick in-out: a payout within this long of deposits, with no other payout between, is looked at; 0 turns the rule off',
+  }),
+  ALERT_QUICK_IN_OUT_SHARE_PERCENT: monitoring({
+    meaning: 'quick in-out: the payout is at least this share of those deposits',
+  }),
+  ALERT_QUICK_IN_OUT_MIN_CENTAVOS: monitoring({
+    meaning: 'quick in-out: payouts below this are not looked at',
+  }),
+  ALERT_WINDOW_TOTAL_ABOVE_CENTAVOS: monitoring({
+    meaning:
+      "window total: a person's total over `ALERT_WINDOW_TOTAL_WINDOW_MS` above this raises an alert; 0 turns the rule off",
+  }),
+  ALERT_WINDOW_TOTAL_WINDOW_MS: monitoring({ meaning: 'window total: the window the total is counted over' }),
+  ALERT_WINDOW_TOTAL_OF: monitoring({
+    meaning:
+      'window total: what is added up: `deposits` (credited), `withdrawals` (sent), or `each` (both, each apart)',
+  }),
+  ALERT_NEW_ACCOUNT_WINDOW_MS: monitoring({
+    meaning:
+      "new account: a payout within this long of the person's registration (their onboarding approved) raises an alert; 0 turns the rule off",
+  }),
+  ALERT_NEW_ACCOUNT_MIN_CENTAVOS: monitoring({
+    meaning: 'new account: payouts below this are not looked at',
+  }),
   WEBHOOK_ALLOW_LOOPBACK: {
     meaning: 'webhook endpoints may be loopback addresses, over http too: development only',
     defaultNote: '`npm start`: true',

@@ -35,6 +35,24 @@ const unitDuration = z
 const unitDurationMs = (v: string) =>
   Number(v.slice(0, -1)) * { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 }[v.slice(-1) as 'd'];
 
+/** A bound in centavos where 0 turns its rule off. */
+const centavosOrOff = z.coerce
+  .number({ error: 'must be a number of centavos' })
+  .int('must be whole centavos')
+  .min(0, 'must be 0 (off) or more');
+
+/** A window in milliseconds where 0 turns its rule off. */
+const windowOrOff = z.coerce
+  .number({ error: 'must be a number of milliseconds' })
+  .int('must be a whole number')
+  .min(0, 'must be 0 (off) or more');
+
+const percent = z.coerce
+  .number({ error: 'must be a percentage' })
+  .int('must be a whole number')
+  .min(1, 'must be between 1 and 100')
+  .max(100, 'must be between 1 and 100');
+
 const csv = z.string().transform((v) =>
   v
     .split(',')
@@ -298,6 +316,38 @@ export const envSchema = z.object({
     .default(10),
   /** How long an operator has to close an impeded person's account: the back office's deadline. */
   IMPEDED_CLOSE_WITHIN_MS: durationMs.default(30 * 86_400_000),
+  /** Whether this API process runs the alert monitor (any number may: one reads at a time). */
+  ALERT_MONITOR: bool.default(true),
+  /** How often the alert monitor reads the events written since its last pass. */
+  ALERT_MONITOR_INTERVAL_MS: durationMs.default(2_000),
+  /** Structuring: deposits just under this many centavos are counted; 0: the rule is off. */
+  ALERT_STRUCTURING_BELOW_CENTAVOS: centavosOrOff.default(5_000_000),
+  /** Structuring: "just under" is within this percentage below the value. */
+  ALERT_STRUCTURING_BAND_PERCENT: percent.default(10),
+  /** Structuring: this many such deposits within the window raise an alert. */
+  ALERT_STRUCTURING_COUNT: z.coerce
+    .number({ error: 'must be a number of deposits' })
+    .int('must be a whole number')
+    .min(2, 'must be at least 2')
+    .default(3),
+  ALERT_STRUCTURING_WINDOW_MS: durationMs.default(24 * 3_600_000),
+  /** Quick in-out: a payout within this long of the deposits before it; 0: the rule is off. */
+  ALERT_QUICK_IN_OUT_WINDOW_MS: windowOrOff.default(3_600_000),
+  /** Quick in-out: the payout is at least this share of those deposits. */
+  ALERT_QUICK_IN_OUT_SHARE_PERCENT: percent.default(80),
+  /** Quick in-out: smaller payouts are not looked at. */
+  ALERT_QUICK_IN_OUT_MIN_CENTAVOS: centavosOrOff.default(100_000),
+  /** Window total: a person's total moved over the window above this raises an alert; 0: off. */
+  ALERT_WINDOW_TOTAL_ABOVE_CENTAVOS: centavosOrOff.default(10_000_000),
+  ALERT_WINDOW_TOTAL_WINDOW_MS: durationMs.default(24 * 3_600_000),
+  /** Window total: what is added up, deposits, withdrawals, or each apart. */
+  ALERT_WINDOW_TOTAL_OF: z
+    .enum(['deposits', 'withdrawals', 'each'], { error: 'must be deposits, withdrawals or each' })
+    .default('each'),
+  /** New account: a payout within this long of the person's registration; 0: the rule is off. */
+  ALERT_NEW_ACCOUNT_WINDOW_MS: windowOrOff.default(24 * 3_600_000),
+  /** New account: smaller payouts are not looked at. */
+  ALERT_NEW_ACCOUNT_MIN_CENTAVOS: centavosOrOff.default(100_000),
   /** Webhook endpoints may be loopback (http too): for development, never in production. */
   WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
   /** Private ranges webhook endpoints may be in (the operator's own network), comma-separated CIDRs. */

@@ -98,6 +98,12 @@ export function createApiMetrics() {
     labelNames: ['surface'] as const,
     registers: [registry],
   });
+  const alertsRaised = new Counter({
+    name: 'pixflow_alerts_raised_total',
+    help: 'Monitoring alerts raised by rule (docs/monitoring.md): suspicious movement flagged, no money blocked',
+    labelNames: ['rule'] as const,
+    registers: [registry],
+  });
   let backlog: () => Promise<number> = async () => 0;
   // -1 when the inbox cannot be read (Postgres down): visible, and alertable.
   new Gauge({
@@ -126,6 +132,9 @@ export function createApiMetrics() {
     },
     countAuthLimited(surface: 'api' | 'ingress') {
       authLimited.inc({ surface });
+    },
+    countAlert(rule: string) {
+      alertsRaised.inc({ rule });
     },
     measureBacklog(fn: () => Promise<number>) {
       backlog = fn;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { impededReasons } from '../eligibility/contract';
+import { ALERT_RAISED, alertRules } from './alert';
 import { biometricsStatuses } from './biometrics';
 import { customerVerifications } from './customer';
 import { depositStatuses } from './deposit';
@@ -12,7 +13,8 @@ import { withdrawalStatuses } from './withdrawal';
 // a withdrawal still open at its deadline's marks is `withdrawal.deadline_at_risk`, then
 // `withdrawal.deadline_missed`; a person the registry of impeded people names is
 // `customer.impeded`, and one an operator closes for it `customer.closed`; an endpoint pixflow stops
-// delivering to is `webhook_endpoint.disabled`. The same schemas
+// delivering to is `webhook_endpoint.disabled`; a monitoring rule that flags a person's movement
+// is `alert.raised`. The same schemas
 // validate the pull API's answers, describe the webhooks in the OpenAPI document and type the
 // relay's bodies. No workflow imports this file, so zod is welcome here.
 
@@ -42,6 +44,7 @@ export const WEBHOOK_ENDPOINT_DISABLED = 'webhook_endpoint.disabled';
  */
 export const WITHDRAWAL_DEADLINE_AT_RISK = 'withdrawal.deadline_at_risk';
 export const WITHDRAWAL_DEADLINE_MISSED = 'withdrawal.deadline_missed';
+export { ALERT_RAISED };
 
 /**
  * Statuses a flow starts in and never records: its first event is the status it moves to (an
@@ -60,6 +63,7 @@ export const eventTypes: readonly string[] = [
   CUSTOMER_IMPEDED,
   CUSTOMER_CLOSED,
   WEBHOOK_ENDPOINT_DISABLED,
+  ALERT_RAISED,
 ];
 const eventTypeSet = new Set(eventTypes);
 export const isEventType = (t: string) => eventTypeSet.has(t);
@@ -139,9 +143,29 @@ const endpointStateSchema = z
   })
   .meta({ id: 'WebhookEndpointDisabledState' });
 
+/** A monitoring alert as raised (docs/monitoring.md): it flags, it blocks nothing. */
+export const alertStateSchema = z
+  .object({
+    alertId: z.string().regex(/^alr_[0-9a-f]{32}$/),
+    rule: z.enum(alertRules),
+    cpfHash: z.string(),
+    cpfMasked: z.string().nullable(),
+    triggeredBy: z.string().meta({ description: 'the workflow id of the flow whose event tripped the rule' }),
+    flowIds: z
+      .array(z.string())
+      .meta({ description: 'every flow the rule counted, the triggering one included' }),
+    facts: z.record(z.string(), z.union([z.number(), z.string()])).meta({
+      description: 'the values that tripped it: amounts in centavos, counts, windows in ms, times ISO 8601',
+    }),
+    raisedAt: iso,
+  })
+  .meta({ id: 'AlertRaisedState' });
+export type AlertState = z.infer<typeof alertStateSchema>;
+
 const streamFields = {
   flowId: z.string().meta({
-    description: 'the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint',
+    description:
+      'the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert',
   }),
   businessId: z.string().nullable(),
   sequence: z.number().int().positive().meta({
@@ -162,6 +186,9 @@ const customerEventDataSchema = z
 const endpointEventDataSchema = z
   .object({ ...streamFields, flowType: z.literal('webhook_endpoint'), state: endpointStateSchema })
   .meta({ id: 'WebhookEndpointEventData' });
+const alertEventDataSchema = z
+  .object({ ...streamFields, flowType: z.literal('alert'), state: alertStateSchema })
+  .meta({ id: 'AlertEventData' });
 const eventDataSchema = z.discriminatedUnion('flowType', [
   flowEventDataSchema.extend({ flowType: z.literal('onboarding') }),
   flowEventDataSchema.extend({ flowType: z.literal('deposit') }),
@@ -169,6 +196,7 @@ const eventDataSchema = z.discriminatedUnion('flowType', [
   flowEventDataSchema.extend({ flowType: z.literal('biometrics') }),
   customerEventDataSchema,
   endpointEventDataSchema,
+  alertEventDataSchema,
 ]);
 
 /** What a webhook's body carries (the Standard Webhooks shape); its id is the `webhook-id` header. */

@@ -21,6 +21,9 @@ export const operatorActionNames = [
   'api_key.revoke',
   'customer.close',
   'customer.reinstate',
+  'alert.review',
+  'alert.report',
+  'alert.export',
 ] as const;
 export type OperatorActionName = (typeof operatorActionNames)[number];
 

@@ -18,6 +18,7 @@ import { httpEligibilityRegistry } from '../../eligibility/registry';
 import { type EventsRelaySettings, eventsRelaySettings, startEventsRelay } from '../../events/outbox-relay';
 import { deliveryOptionsFrom } from '../../ingress/deliver';
 import { startInboxRelay } from '../../ingress/inbox-relay';
+import { type AlertMonitor, alertMonitorSettings, startAlertMonitor } from '../../monitoring/monitor';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { onboard, type PixflowAt, sendLivenessCallbacksTo } from '../helpers/people';
@@ -58,6 +59,8 @@ export interface ApiEnv {
   /** Whether a workflow with this id exists in Temporal at all. */
   /** Whether this env (its task queue) started a workflow with this id. */
   workflowExists(workflowId: string): Promise<boolean>;
+  /** The alert monitor, when the options asked for it. */
+  alertMonitor?: AlertMonitor;
   close(): Promise<void>;
 }
 
@@ -78,6 +81,8 @@ export interface ApiEnvOptions {
   countPayoutDeadline?: (mark: 'at_risk' | 'missed') => void;
   /** Screens deposits against the sandbox's eligibility emulation (ELIGIBILITY_URL). */
   eligibility?: boolean;
+  /** Runs the alert monitor beside the API, as api/main.ts does, with the env's ALERT_* settings. */
+  alertMonitor?: boolean;
 }
 
 export async function startApiEnv(
@@ -170,10 +175,19 @@ export async function startApiEnv(
         settings: { ...eventsRelaySettings(config), intervalMs: 100, ...options.eventsRelay },
       })
     : undefined;
+  const alertMonitor = options.alertMonitor
+    ? startAlertMonitor({
+        pool,
+        log: options.log ?? createLogger('api-test', 'silent'),
+        settings: alertMonitorSettings(config),
+        metrics,
+      })
+    : undefined;
 
   return {
     url,
     sandbox,
+    alertMonitor,
     provider,
     pool,
     databaseUrl,
@@ -222,6 +236,7 @@ export async function startApiEnv(
           .catch(() => {});
       }
       await eventsRelay?.stop();
+      await alertMonitor?.stop();
       await inboxRelay?.stop();
       await nativeConnection.close();
       await connection.close();

@@ -183,7 +183,7 @@ describe('/openapi.json', () => {
       buildOpenApiDocument() as unknown as { webhooks: Record<string, Record<string, Webhook>> }
     ).webhooks;
     expect(Object.keys(webhooks).sort()).toEqual(
-      ['biometrics', 'customer', 'deposit', 'onboarding', 'webhook_endpoint', 'withdrawal'].sort(),
+      ['alert', 'biometrics', 'customer', 'deposit', 'onboarding', 'webhook_endpoint', 'withdrawal'].sort(),
     );
     for (const [family, item] of Object.entries(webhooks)) {
       const op = item.post;

@@ -698,6 +698,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    alert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * alert events
+         * @description Types: `alert.raised`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
+         */
+        post: operations["receiveAlertEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -706,7 +726,7 @@ export interface components {
             /** @description ISO 8601 time, UTC */
             timestamp: string;
             data: {
-                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
+                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
                 flowId: string;
                 businessId: string | null;
                 /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
@@ -715,7 +735,7 @@ export interface components {
                 flowType: "onboarding";
                 state: components["schemas"]["Flow"];
             } | {
-                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
+                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
                 flowId: string;
                 businessId: string | null;
                 /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
@@ -724,7 +744,7 @@ export interface components {
                 flowType: "deposit";
                 state: components["schemas"]["Flow"];
             } | {
-                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
+                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
                 flowId: string;
                 businessId: string | null;
                 /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
@@ -733,7 +753,7 @@ export interface components {
                 flowType: "withdrawal";
                 state: components["schemas"]["Flow"];
             } | {
-                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
+                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
                 flowId: string;
                 businessId: string | null;
                 /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
@@ -741,7 +761,7 @@ export interface components {
                 /** @enum {string} */
                 flowType: "biometrics";
                 state: components["schemas"]["Flow"];
-            } | components["schemas"]["CustomerEventData"] | components["schemas"]["WebhookEndpointEventData"];
+            } | components["schemas"]["CustomerEventData"] | components["schemas"]["WebhookEndpointEventData"] | components["schemas"]["AlertEventData"];
         };
         Flow: {
             workflowId: string;
@@ -765,7 +785,7 @@ export interface components {
             updatedAt: string;
         };
         CustomerEventData: {
-            /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
+            /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
             flowId: string;
             businessId: string | null;
             /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
@@ -815,7 +835,7 @@ export interface components {
             reason: "social_benefit" | "self_excluded" | "court_order" | "other";
         };
         WebhookEndpointEventData: {
-            /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
+            /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
             flowId: string;
             businessId: string | null;
             /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
@@ -834,6 +854,33 @@ export interface components {
             reason: "gone" | "failing";
             /** @description ISO 8601 time, UTC */
             disabledAt: string;
+        };
+        AlertEventData: {
+            /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
+            flowId: string;
+            businessId: string | null;
+            /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
+            sequence: number;
+            /** @enum {string} */
+            flowType: "alert";
+            state: components["schemas"]["AlertRaisedState"];
+        };
+        AlertRaisedState: {
+            alertId: string;
+            /** @enum {string} */
+            rule: "structuring" | "quick_in_out" | "window_total" | "new_account";
+            cpfHash: string;
+            cpfMasked: string | null;
+            /** @description the workflow id of the flow whose event tripped the rule */
+            triggeredBy: string;
+            /** @description every flow the rule counted, the triggering one included */
+            flowIds: string[];
+            /** @description the values that tripped it: amounts in centavos, counts, windows in ms, times ISO 8601 */
+            facts: {
+                [key: string]: number | string;
+            };
+            /** @description ISO 8601 time, UTC */
+            raisedAt: string;
         };
         /**
          * @example {
@@ -1775,7 +1822,7 @@ export interface components {
              */
             url: string;
             /** @description event types to receive; ["*"] for every type */
-            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
+            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
             /** @default  */
             description?: string;
         };
@@ -1859,7 +1906,7 @@ export interface components {
              */
             url?: string;
             /** @description event types to receive; ["*"] for every type */
-            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
+            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
             description?: string;
             /** @description true also forgets why it was disabled */
             enabled?: boolean;
@@ -1997,7 +2044,7 @@ export interface components {
             /** @description ISO 8601 time, UTC */
             timestamp: string;
             data: {
-                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
+                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
                 flowId: string;
                 businessId: string | null;
                 /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
@@ -2006,7 +2053,7 @@ export interface components {
                 flowType: "onboarding";
                 state: components["schemas"]["Flow"];
             } | {
-                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
+                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
                 flowId: string;
                 businessId: string | null;
                 /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
@@ -2015,7 +2062,7 @@ export interface components {
                 flowType: "deposit";
                 state: components["schemas"]["Flow"];
             } | {
-                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
+                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
                 flowId: string;
                 businessId: string | null;
                 /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
@@ -2024,7 +2071,7 @@ export interface components {
                 flowType: "withdrawal";
                 state: components["schemas"]["Flow"];
             } | {
-                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint */
+                /** @description the workflow id; customer-<keyed CPF hash> for a person, the endpoint id for an endpoint, the alert id for an alert */
                 flowId: string;
                 businessId: string | null;
                 /** @description the event's number in its flow: 1, 2, 3... Sort or drop duplicates by it */
@@ -2032,7 +2079,7 @@ export interface components {
                 /** @enum {string} */
                 flowType: "biometrics";
                 state: components["schemas"]["Flow"];
-            } | components["schemas"]["CustomerEventData"] | components["schemas"]["WebhookEndpointEventData"];
+            } | components["schemas"]["CustomerEventData"] | components["schemas"]["WebhookEndpointEventData"] | components["schemas"]["AlertEventData"];
             id: string;
         };
         /**
@@ -4904,6 +4951,35 @@ export interface operations {
         };
     };
     receiveWebhookEndpointEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id: the same on every attempt; dedupe by it */
+                "webhook-id": string;
+                /** @description this attempt's time, Unix seconds */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body>, space-separated: two while a rotated secret overlaps */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookBody"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveAlertEvent: {
         parameters: {
             query?: never;
             header: {

@@ -1,0 +1,247 @@
+import type pg from 'pg';
+import { isoSql } from './events';
+
+// Monitoring alerts (migration 1732000000023, docs/monitoring.md): the monitor's cursor over the
+// events, the movements its rules read, the alerts it writes with their `alert.raised` event in
+// the same statement, and the back office's queue, decisions and export.
+
+type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+/** The event the database writes with each new alert (contracts/events.ts lists it with the rest). */
+export const ALERT_RAISED = 'alert.raised';
+
+/** A flows row as the rules read it: a movement of money, or the one that tripped them. */
+export interface Movement {
+  workflowId: string;
+  type: 'deposit' | 'withdrawal';
+  status: string;
+  cpfHash: string;
+  cpfMasked: string | null;
+  amountCentavos: number;
+  /** A deposit's when it was credited (it is final then), a withdrawal's when it was asked for. */
+  at: Date;
+}
+
+/** The events the monitor evaluates, after its cursor, in position order. */
+export async function triggersAfter(
+  db: Queryable,
+  position: number,
+  types: readonly string[],
+  limit: number,
+): Promise<Array<{ position: number; type: string; flowId: string }>> {
+  const { rows } = await db.query(
+    `SELECT position, type, stream_id FROM events
+      WHERE position IS NOT NULL AND position > $1 AND type = ANY($2) ORDER BY position LIMIT $3`,
+    [position, types, limit],
+  );
+  return rows.map((r) => ({ position: Number(r.position), type: r.type, flowId: r.stream_id }));
+}
+
+const MONITOR = 'alerts';
+
+/** The cursor, locked for the caller's transaction. */
+export async function lockCursor(client: pg.PoolClient): Promise<number> {
+  const { rows } = await client.query(
+    'SELECT position FROM alert_monitor_cursor WHERE name = $1 FOR UPDATE',
+    [MONITOR],
+  );
+  return Number(rows[0]?.position ?? 0);
+}
+
+export async function saveCursor(db: Queryable, position: number): Promise<void> {
+  await db.query('UPDATE alert_monitor_cursor SET position = $2, updated_at = now() WHERE name = $1', [
+    MONITOR,
+    position,
+  ]);
+}
+
+/** The movement time of a flows row (`f`): a deposit's credit, a withdrawal's request. */
+const movedAtSql = `CASE WHEN f.type = 'deposit' THEN f.updated_at ELSE f.created_at END`;
+
+// Money that moved: a credited deposit; a payout that passed the rules and went to the provider.
+const MOVED_SQL = `((f.type = 'deposit' AND f.status = 'completed')
+  OR (f.type = 'withdrawal' AND f.status IN ('sending', 'processing', 'completed', 'stuck')))`;
+
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+const movementOf = (r: any): Movement => ({
+  workflowId: r.workflow_id,
+  type: r.type,
+  status: r.status,
+  cpfHash: r.cpf_hash,
+  cpfMasked: r.cpf_masked,
+  amountCentavos: Number(r.amount_centavos ?? 0),
+  at: r.moved_at as Date,
+});
+
+/** One flow as a movement; undefined when it is no deposit or withdrawal of a person. */
+export async function movementOfFlow(db: Queryable, workflowId: string): Promise<Movement | undefined> {
+  const { rows } = await db.query(
+    `SELECT f.*, ${movedAtSql} AS moved_at FROM flows f
+      WHERE f.workflow_id = $1 AND f.type IN ('deposit', 'withdrawal') AND f.cpf_hash IS NOT NULL`,
+    [workflowId],
+  );
+  return rows[0] ? movementOf(rows[0]) : undefined;
+}
+
+/** A person's movements between two times (both included), oldest first. */
+export async function movementsOf(
+  db: Queryable,
+  cpfHash: string,
+  from: Date,
+  until: Date,
+  limit = 2000,
+): Promise<Movement[]> {
+  const { rows } = await db.query(
+    `SELECT * FROM (SELECT f.*, ${movedAtSql} AS moved_at FROM flows f
+                     WHERE f.cpf_hash = $1 AND ${MOVED_SQL}) m
+      WHERE m.moved_at >= $2 AND m.moved_at <= $3 ORDER BY m.moved_at, m.workflow_id LIMIT $4`,
+    [cpfHash, from, until, limit],
+  );
+  return rows.map(movementOf);
+}
+
+/**
+ * When the person registered: their onboarding's approval (final, so its row's last change),
+ * else when pixflow first knew them.
+ */
+export async function registeredAt(db: Queryable, cpfHash: string): Promise<Date | undefined> {
+  const { rows } = await db.query(
+    `SELECT coalesce(
+       (SELECT min(updated_at) FROM flows WHERE type = 'onboarding' AND status = 'approved' AND cpf_hash = $1),
+       (SELECT created_at FROM customers WHERE cpf_hash = $1)) AS at`,
+    [cpfHash],
+  );
+  return (rows[0]?.at as Date | null) ?? undefined;
+}
+
+/** A person's alerts of some rules raised for movements since a time: what the rules do not repeat. */
+export async function recentAlertsOf(
+  db: Queryable,
+  cpfHash: string,
+  since: Date,
+): Promise<Array<{ rule: string; flowId: string; facts: Record<string, unknown> }>> {
+  const { rows } = await db.query(
+    `SELECT rule, flow_id, facts FROM alerts
+      WHERE cpf_hash = $1 AND (facts->>'at')::timestamptz >= $2 ORDER BY raised_at`,
+    [cpfHash, since],
+  );
+  return rows.map((r) => ({ rule: r.rule, flowId: r.flow_id, facts: r.facts }));
+}
+
+export interface NewAlert {
+  id: string;
+  rule: string;
+  cpfHash: string;
+  cpfMasked: string | null;
+  flowId: string;
+  flowIds: string[];
+  facts: Record<string, number | string>;
+}
+
+/**
+ * Writes the alert and its `alert.raised` event in one statement; nothing when this rule already
+ * flagged this person for this flow. Answers whether it was new.
+ */
+export async function raiseAlert(db: Queryable, a: NewAlert): Promise<boolean> {
+  const { rows } = await db.query(
+    `WITH ins AS (
+       INSERT INTO alerts (id, rule, cpf_hash, cpf_masked, flow_id, flow_ids, facts)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (rule, cpf_hash, flow_id) DO NOTHING RETURNING *)
+     SELECT pixflow_append_event('${ALERT_RAISED}', ins.id, 'alert', ins.cpf_hash,
+              jsonb_build_object('alertId', ins.id, 'rule', ins.rule, 'cpfHash', ins.cpf_hash,
+                                 'cpfMasked', ins.cpf_masked, 'triggeredBy', ins.flow_id,
+                                 'flowIds', to_jsonb(ins.flow_ids), 'facts', ins.facts,
+                                 'raisedAt', ${isoSql('ins.raised_at')})) AS event
+       FROM ins`,
+    [a.id, a.rule, a.cpfHash, a.cpfMasked, a.flowId, a.flowIds, JSON.stringify(a.facts)],
+  );
+  return rows.length > 0;
+}
+
+export interface AlertRow {
+  id: string;
+  rule: string;
+  cpfHash: string;
+  cpfMasked: string | null;
+  flowId: string;
+  flowIds: string[];
+  facts: Record<string, number | string>;
+  raisedAt: string;
+  status: string;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  note: string | null;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+const alertOf = (r: any): AlertRow => ({
+  id: r.id,
+  rule: r.rule,
+  cpfHash: r.cpf_hash,
+  cpfMasked: r.cpf_masked,
+  flowId: r.flow_id,
+  flowIds: r.flow_ids,
+  facts: r.facts,
+  raisedAt: (r.raised_at as Date).toISOString(),
+  status: r.status,
+  decidedBy: r.decided_by,
+  decidedAt: r.decided_at ? (r.decided_at as Date).toISOString() : null,
+  note: r.note,
+});
+
+export interface AlertFilter {
+  status?: string;
+  rule?: string;
+  cpfHash?: string;
+  /** Raised at or after. */
+  from?: Date;
+  /** Raised before. */
+  until?: Date;
+  order: 'oldest' | 'newest';
+  limit: number;
+}
+
+/** Alerts by the filter, with how many match in all. */
+export async function listAlerts(
+  db: Queryable,
+  f: AlertFilter,
+): Promise<{ items: AlertRow[]; total: number }> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  if (f.status) add((p) => `status = ${p}`, f.status);
+  if (f.rule) add((p) => `rule = ${p}`, f.rule);
+  if (f.cpfHash) add((p) => `cpf_hash = ${p}`, f.cpfHash);
+  if (f.from) add((p) => `raised_at >= ${p}`, f.from);
+  if (f.until) add((p) => `raised_at < ${p}`, f.until);
+  params.push(f.limit);
+  const { rows } = await db.query(
+    `SELECT *, count(*) OVER () AS total FROM alerts ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY raised_at ${f.order === 'oldest' ? 'ASC' : 'DESC'}, id LIMIT $${params.length}`,
+    params,
+  );
+  return { items: rows.map(alertOf), total: Number(rows[0]?.total ?? 0) };
+}
+
+/** One alert, locked for the caller's transaction when asked. */
+export async function getAlert(db: Queryable, id: string, lock = false): Promise<AlertRow | undefined> {
+  const { rows } = await db.query(`SELECT * FROM alerts WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+  return rows[0] ? alertOf(rows[0]) : undefined;
+}
+
+/** Marks an alert, when it is in one of the statuses it may be marked from; undefined otherwise. */
+export async function decideAlert(
+  db: Queryable,
+  d: { id: string; status: string; from: readonly string[]; by: string; note: string; at: Date },
+): Promise<AlertRow | undefined> {
+  const { rows } = await db.query(
+    `UPDATE alerts SET status = $2, decided_by = $3, decided_at = $4, note = $5
+      WHERE id = $1 AND status = ANY($6) RETURNING *`,
+    [d.id, d.status, d.by, d.at, d.note, d.from],
+  );
+  return rows[0] ? alertOf(rows[0]) : undefined;
+}

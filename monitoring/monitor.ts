@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../common/config';
+import type { Logger } from '../common/logger';
+import type { ApiMetrics } from '../common/metrics';
+import {
+  lockCursor,
+  type Movement,
+  movementOfFlow,
+  movementsOf,
+  raiseAlert,
+  recentAlertsOf,
+  registeredAt,
+  saveCursor,
+  triggersAfter,
+} from '../db/alerts';
+import { sequenceEvents } from '../db/events';
+import { inTransaction, type Pool } from '../db/pool';
+import { type AlertRuleSettings, alertRuleSettings, evaluateRules, lookbackMs } from './rules';
+
+// The alert monitor, run by every API process beside the events relay: it reads the outbox (the
+// events every flow's status change writes) after its own cursor, evaluates the rules when a
+// deposit is credited or a payout completes, and writes each alert with its `alert.raised` event.
+// The alerts and the cursor's move commit together, under a lock only one process holds at a
+// time; an alert is unique per rule, person and flow, so events read again after a crash raise
+// nothing twice. No workflow waits for it: alerts flag, they never hold money.
+
+export interface AlertMonitorSettings {
+  intervalMs: number;
+  rules: AlertRuleSettings;
+}
+
+export interface AlertMonitor {
+  /** One pass: the events after the cursor, a batch of them; answers how many it read. */
+  runOnce(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** The events the rules look at: money in (credited) and money out (its payout completed). */
+export const TRIGGERS = ['deposit.completed', 'withdrawal.completed'] as const;
+const BATCH = 200;
+const MONITOR_LOCK = 0x706978_616c; // "pix" "al": one monitor reads at a time, across processes
+
+const newAlertId = () => `alr_${randomBytes(16).toString('hex')}`;
+
+/** Evaluates one movement and raises what its rules find; answers the rules that raised. */
+async function evaluate(
+  client: Parameters<typeof raiseAlert>[0],
+  trigger: Movement,
+  rules: AlertRuleSettings,
+): Promise<string[]> {
+  const t = trigger.at.getTime();
+  // One millisecond either side: pg's microseconds against JavaScript's milliseconds.
+  const from = new Date(t - lookbackMs(rules) - 1);
+  const movements = await movementsOf(client, trigger.cpfHash, from, new Date(t + 1));
+  const findings = evaluateRules(
+    {
+      trigger,
+      movements: movements.some((m) => m.workflowId === trigger.workflowId)
+        ? movements
+        : [...movements, trigger],
+      registeredAt: await registeredAt(client, trigger.cpfHash),
+      recent: await recentAlertsOf(client, trigger.cpfHash, from),
+    },
+    rules,
+  );
+  const raised: string[] = [];
+  for (const f of findings) {
+    const isNew = await raiseAlert(client, {
+      id: newAlertId(),
+      rule: f.rule,
+      cpfHash: trigger.cpfHash,
+      cpfMasked: trigger.cpfMasked,
+      flowId: trigger.workflowId,
+      flowIds: f.flowIds,
+      facts: f.facts,
+    });
+    if (isNew) raised.push(f.rule);
+  }
+  return raised;
+}
+
+export interface AlertMonitorDeps {
+  pool: Pool;
+  log: Logger;
+  settings: AlertMonitorSettings;
+  metrics?: Pick<ApiMetrics, 'countAlert'>;
+}
+
+export function startAlertMonitor(deps: AlertMonitorDeps): AlertMonitor {
+  const { pool, log, settings } = deps;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> = Promise.resolve();
+  let lastFailureLog = 0;
+
+  async function runOnce(): Promise<number> {
+    // Events get their reading order from the sequencer; the events relay runs it too, but this
+    // process may run without one.
+    await sequenceEvents(pool);
+    const raisedNow: string[] = [];
+    const read = await inTransaction(pool, async (client) => {
+      const { rows } = await client.query('SELECT pg_try_advisory_xact_lock($1) AS held', [MONITOR_LOCK]);
+      if (!rows[0]?.held) return 0;
+      const cursor = await lockCursor(client);
+      const events = await triggersAfter(client, cursor, TRIGGERS, BATCH);
+      for (const ev of events) {
+        const trigger = await movementOfFlow(client, ev.flowId);
+        if (!trigger) continue;
+        const raised = await evaluate(client, trigger, settings.rules);
+        if (raised.length) log.info({ rules: raised, flow: ev.flowId }, 'monitoring alerts raised');
+        raisedNow.push(...raised);
+      }
+      const last = events.at(-1);
+      if (last) await saveCursor(client, last.position);
+      return events.length;
+    });
+    // Counted once committed: a pass rolled back raised nothing.
+    for (const rule of raisedNow) deps.metrics?.countAlert(rule);
+    return read;
+  }
+
+  const loop = async () => {
+    if (stopped) return;
+    let read = 0;
+    try {
+      read = await runOnce();
+    } catch (err) {
+      // Nothing committed: the same events are read again on the next pass.
+      if (Date.now() - lastFailureLog > 60_000) {
+        lastFailureLog = Date.now();
+        log.warn({ err: String(err) }, 'alert monitor pass failed; retrying');
+      }
+    }
+    if (stopped) return;
+    timer = setTimeout(
+      () => {
+        current = loop();
+      },
+      read >= BATCH ? 0 : settings.intervalMs,
+    );
+  };
+  current = loop();
+
+  return {
+    runOnce,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await current;
+    },
+  };
+}
+
+/** The monitor's settings from the configuration (common/config.ts). */
+export function alertMonitorSettings(config: Config): AlertMonitorSettings {
+  return { intervalMs: config.ALERT_MONITOR_INTERVAL_MS, rules: alertRuleSettings(config) };
+}
