@@ -21,6 +21,9 @@ export const operatorActionNames = [
   'api_key.revoke',
   'customer.close',
   'customer.reinstate',
+  'withdrawal.decision',
+  'withdrawal.approve',
+  'withdrawal.refuse',
 ] as const;
 export type OperatorActionName = (typeof operatorActionNames)[number];
 
