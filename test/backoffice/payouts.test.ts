@@ -158,10 +158,11 @@ describe('the payout queues', () => {
       dueInMin: 20,
       details: { deadlineState: 'at_risk', waitedForPersonMs: 0 },
     });
+    // Asked for first but due last (PAYOUT_DEADLINE was longer then): the order is the deadline's.
     const fresh = await payoutRow({
       status: 'awaiting_biometrics',
       amountCentavos: 1_500_000,
-      startedMinAgo: 5,
+      startedMinAgo: 140,
       dueInMin: 115,
       details: { waitedForPersonMs: 5 * MIN },
     });
