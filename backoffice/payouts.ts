@@ -24,6 +24,7 @@ import {
 } from '../db/payout-queues';
 import { inTransaction } from '../db/pool';
 import { flowState, isNotFound, retryUpdateLostWithTask } from '../http/workflow-calls';
+import { stateOnceSettled } from './decisions';
 import type { BackofficeDeps } from './deps';
 import { ageOf, type Formatter } from './format';
 import { parseForm, say } from './forms';
@@ -75,10 +76,12 @@ export function approvalsOf(p: PayoutItem, t: Catalog) {
 
 /** The refusal the update's validator would give this decision, checked here first. */
 function ruleRefusing(s: WithdrawalState, by: string, decision: 'approve' | 'refuse'): string | undefined {
-  if (s.status !== 'awaiting_approval' || !s.approval) return PAYOUT_NOT_AWAITING_APPROVAL;
-  if (decision === 'approve' && s.requestedBy?.toLowerCase() === by) return PAYOUT_APPROVER_IS_REQUESTER;
-  if (decision === 'approve' && s.approval.approvals.some((a) => a.operator.toLowerCase() === by))
-    return PAYOUT_ALREADY_APPROVED_BY;
+  const a = s.approval;
+  if (s.status !== 'awaiting_approval' || !a || a.refusedBy !== undefined || a.approvals.length >= a.required)
+    return PAYOUT_NOT_AWAITING_APPROVAL;
+  if (decision === 'refuse') return undefined;
+  if (s.requestedBy?.toLowerCase() === by) return PAYOUT_APPROVER_IS_REQUESTER;
+  if (a.approvals.some((x) => x.operator.toLowerCase() === by)) return PAYOUT_ALREADY_APPROVED_BY;
   return undefined;
 }
 
@@ -128,6 +131,7 @@ export function payoutCaseOf(flow: FlowRow, operator: Operator, t: Catalog, fmt:
   if (p.requestedBy) facts.push([w.requestedBy, p.requestedBy]);
   const approvals = approvalsOf(p, t);
   if (approvals) facts.push([w.approvals, approvals]);
+  if (p.refusedBy) facts.push([w.refusedByLabel, w.refusedBy(p.refusedBy, p.refusal ?? '')]);
   const by = operator.email.toLowerCase();
   const awaiting = p.status === 'awaiting_approval';
   return {
@@ -266,9 +270,9 @@ function sendDecision(
     if (!before) return refuse(PAYOUT_NOT_AWAITING_APPROVAL, undefined);
     const rule = ruleRefusing(before, by, form.decision);
     if (rule) return refuse(rule, before);
-    let after: WithdrawalState;
+    let answered: WithdrawalState;
     try {
-      after = await retryUpdateLostWithTask(() =>
+      answered = await retryUpdateLostWithTask(() =>
         handle.executeUpdate(payoutDecisionUpdate, {
           args: [{ operator: by, decision: form.decision, reason: form.reason || undefined }],
         }),
@@ -283,6 +287,17 @@ function sendDecision(
       if (isNotFound(err)) return refuse(PAYOUT_NOT_AWAITING_APPROVAL, before);
       throw err;
     }
+    // The update answers once the decision is taken; the flow then moves on (refused, or sent
+    // with its last approval), which the audit row and the page should say.
+    const a = answered.approval;
+    const decided = a && (a.refusedBy !== undefined || a.approvals.length >= a.required);
+    const after = decided
+      ? await stateOnceSettled(
+          () => flowState(handle, withdrawalStateQuery),
+          (s) => s.status !== 'awaiting_approval',
+          answered,
+        )
+      : answered;
     await recordAction(client, { ...audit, outcome: 'done', before: seenOf(before), after: seenOf(after) });
     return { after };
   });

@@ -4,7 +4,8 @@ import { flowRowOf } from './flows';
 // The back office's two payout queues, over the withdrawals' flows rows: the payouts waiting for
 // operators to approve them (four eyes), and every open payout by the time left to its prize
 // deadline. The withdrawal workflow keeps in `details` what they show: dueAt, atRiskAt,
-// deadlineState, waitedForPersonMs, approvalsRequired, approvedBy and requestedBy.
+// deadlineState, waitedForPersonMs, approvalsRequired, approvedBy, refusedBy, refusal and
+// requestedBy.
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
@@ -43,6 +44,9 @@ export interface PayoutItem {
   approvalsRequired: number | null;
   approvedBy: string[];
   requestedBy: string | null;
+  /** The operator who refused it, and why. */
+  refusedBy: string | null;
+  refusal: string | null;
 }
 
 const strings = (v: unknown): string[] =>
@@ -72,6 +76,8 @@ export function payoutOf(r: any): PayoutItem {
     approvalsRequired: count(d.approvalsRequired),
     approvedBy: strings(d.approvedBy),
     requestedBy: text(d.requestedBy),
+    refusedBy: text(d.refusedBy),
+    refusal: text(d.refusal),
   };
 }
 
