@@ -1,8 +1,9 @@
 import type { Client } from '@temporalio/client';
-import type { MoneyRules } from '../contracts/rules';
+import type { MoneyRules, PayoutControls } from '../contracts/rules';
 import type { Pool } from '../db/pool';
 import type { EligibilityRegistry } from '../eligibility/registry';
 import type { ProviderClient } from '../provider/client';
+import type { PayoutAuthorizationSettings } from './payout-authorization';
 
 /** What every activity factory receives; tests pass their own. */
 export interface ActivityDeps {
@@ -15,6 +16,12 @@ export interface ActivityDeps {
   hashAccount: (normalisedKey: string) => string;
   /** The money rules as configured (docs/rules.md). */
   rules: MoneyRules;
+  /** The payout controls as configured (docs/payout-controls.md). */
+  payoutControls: PayoutControls;
+  /** The operator's payout authorization (PAYOUT_AUTHORIZATION_URL); none: not asked. */
+  payoutAuthorization?: PayoutAuthorizationSettings;
+  /** Counts a payout's deadline passing (the worker's metrics); none: not counted. */
+  countPayoutDeadline?: (state: 'at_risk' | 'missed') => void;
   /** Where a withdrawal's step-up starts the person's biometric identification. */
   temporal: { client: Client; taskQueue: string };
   /** The sweep that looks up flows waiting for the provider. */

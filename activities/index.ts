@@ -4,6 +4,7 @@ import type { ActivityDeps } from './deps';
 import { createEligibilityActivities } from './eligibility';
 import { createFlowActivities } from './flows';
 import { createOnboardingActivities } from './onboarding';
+import { createPayoutControlActivities } from './payout-controls';
 import { createReconciliationActivities } from './reconciliation';
 import { createRescreeningActivities } from './rescreening';
 import { createWithdrawalActivities } from './withdrawal';
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDepositActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalRuleActivities(deps),
+    ...createPayoutControlActivities(deps),
     ...createReconciliationActivities(deps),
     ...createRescreeningActivities(deps),
   };

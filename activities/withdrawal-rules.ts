@@ -3,7 +3,7 @@ import { maskCpf } from '../common/mask';
 import { biometricStepUpUpdate } from '../contracts/biometrics';
 import { payeeOf, pixKeyKey } from '../contracts/customer';
 import type { FlowRecord, FlowTimings } from '../contracts/flow';
-import type { WithdrawalRefusal } from '../contracts/rules';
+import type { PayoutControls, WithdrawalRefusal } from '../contracts/rules';
 import { BIOMETRICS_UNAVAILABLE, type StepUpCause, type WithdrawalInput } from '../contracts/withdrawal';
 import { type CustomerRow, getCustomer, hasAccount, lockCustomer, payoutsToday } from '../db/customers';
 import { paidBefore } from '../db/payout-destinations';
@@ -25,6 +25,9 @@ export type PayoutVerdict =
   | { verdict: 'refused'; reason: WithdrawalRefusal | string }
   | { verdict: 'send' }
   | { verdict: 'step_up'; cause: StepUpCause };
+
+/** The verdict, with the payout controls the withdrawal runs under from then on. */
+export type PayoutRulesAnswer = PayoutVerdict & { controls: PayoutControls };
 
 /** The link a withdrawal's step-up hands the person (its QR image stays in the biometrics flow). */
 export interface StepUpLink {
@@ -51,6 +54,7 @@ export function createWithdrawalRuleActivities({
   clock,
   rules,
   temporal,
+  payoutControls,
 }: ActivityDeps) {
   /** KYC reason codes when the person's registry check no longer passes; read again when old. */
   async function kycRefusal(input: WithdrawalInput, workflowId: string, kyc: CustomerRow['kyc']) {
@@ -63,53 +67,61 @@ export function createWithdrawalRuleActivities({
     return fresh.reasons;
   }
 
+  /**
+   * Checks the money rules (docs/rules.md) before anything is sent, in order: the person is
+   * verified, their KYC answer is recent (read again when older than KYC_MAX_AGE) and passes,
+   * the payee is theirs, and the payout fits the daily limit. The limit is checked and the
+   * withdrawal's row (`validating`, with its amount) written in one transaction that holds the
+   * person's row locked: two withdrawals of one person are counted one after the other, and a
+   * withdrawal counts against the limit from then on unless it is refused or fails. Idempotent:
+   * a retry finds its own row and leaves it out of the sum.
+   */
+  async function verdictOf(input: WithdrawalInput, validating: FlowRecord): Promise<PayoutVerdict> {
+    const cpfHash = hashCpf(input.client.cpf);
+    const refused = (reason: string): PayoutVerdict => ({ verdict: 'refused', reason });
+    if (rules.requireVerifiedForWithdrawals) {
+      const customer = await getCustomer(pool, cpfHash);
+      if (customer?.verification !== 'approved') return refused('not_verified');
+      const kyc = await kycRefusal(input, validating.workflowId, customer.kyc);
+      if (kyc.length > 0) return refused(kyc.join(','));
+    }
+    const payee = payeeOfInput(input);
+    const destination = payeeHashOf(input, hashAccount);
+    const registered =
+      (payee.kind === 'pix_key' || payee.kind === 'bank_account') &&
+      (await hasAccount(pool, cpfHash, destination));
+    if (rules.requireOwnPayeeAccount && payee.kind !== 'own_cpf' && !registered)
+      return refused('payee_not_owner');
+
+    const fits = await inTransaction(pool, async (client) => {
+      await lockCustomer(client, cpfHash, maskCpf(input.client.cpf));
+      const today = await payoutsToday(client, cpfHash, clock(), validating.workflowId);
+      if (today.totalCentavos + input.amountCentavos > rules.dailyLimitCentavos) return false;
+      await upsertFlowRow(client, validating, { hashCpf, clock });
+      return true;
+    });
+    if (!fits) return refused('limit_exceeded');
+
+    if (rules.stepUpAboveCentavos > 0 && input.amountCentavos > rules.stepUpAboveCentavos) {
+      return { verdict: 'step_up', cause: 'amount_above_step_up' };
+    }
+    if (
+      rules.stepUpNewAccount &&
+      payee.kind !== 'own_cpf' &&
+      !(await paidBefore(pool, cpfHash, destination))
+    ) {
+      return { verdict: 'step_up', cause: 'first_payout_to_account' };
+    }
+    return { verdict: 'send' };
+  }
+
   return {
     /**
-     * Checks the money rules (docs/rules.md) before anything is sent, in order: the person is
-     * verified, their KYC answer is recent (read again when older than KYC_MAX_AGE) and passes,
-     * the payee is theirs, and the payout fits the daily limit. The limit is checked and the
-     * withdrawal's row (`validating`, with its amount) written in one transaction that holds the
-     * person's row locked: two withdrawals of one person are counted one after the other, and a
-     * withdrawal counts against the limit from then on unless it is refused or fails. Idempotent:
-     * a retry finds its own row and leaves it out of the sum.
+     * The money rules' verdict (verdictOf), with the payout controls as configured: the
+     * withdrawal reads them here once, so one run keeps them whatever the configuration does next.
      */
-    async checkPayoutRules(input: WithdrawalInput, validating: FlowRecord): Promise<PayoutVerdict> {
-      const cpfHash = hashCpf(input.client.cpf);
-      const refused = (reason: string): PayoutVerdict => ({ verdict: 'refused', reason });
-      if (rules.requireVerifiedForWithdrawals) {
-        const customer = await getCustomer(pool, cpfHash);
-        if (customer?.verification !== 'approved') return refused('not_verified');
-        const kyc = await kycRefusal(input, validating.workflowId, customer.kyc);
-        if (kyc.length > 0) return refused(kyc.join(','));
-      }
-      const payee = payeeOfInput(input);
-      const destination = payeeHashOf(input, hashAccount);
-      const registered =
-        (payee.kind === 'pix_key' || payee.kind === 'bank_account') &&
-        (await hasAccount(pool, cpfHash, destination));
-      if (rules.requireOwnPayeeAccount && payee.kind !== 'own_cpf' && !registered)
-        return refused('payee_not_owner');
-
-      const fits = await inTransaction(pool, async (client) => {
-        await lockCustomer(client, cpfHash, maskCpf(input.client.cpf));
-        const today = await payoutsToday(client, cpfHash, clock(), validating.workflowId);
-        if (today.totalCentavos + input.amountCentavos > rules.dailyLimitCentavos) return false;
-        await upsertFlowRow(client, validating, { hashCpf, clock });
-        return true;
-      });
-      if (!fits) return refused('limit_exceeded');
-
-      if (rules.stepUpAboveCentavos > 0 && input.amountCentavos > rules.stepUpAboveCentavos) {
-        return { verdict: 'step_up', cause: 'amount_above_step_up' };
-      }
-      if (
-        rules.stepUpNewAccount &&
-        payee.kind !== 'own_cpf' &&
-        !(await paidBefore(pool, cpfHash, destination))
-      ) {
-        return { verdict: 'step_up', cause: 'first_payout_to_account' };
-      }
-      return { verdict: 'send' };
+    async checkPayoutRules(input: WithdrawalInput, validating: FlowRecord): Promise<PayoutRulesAnswer> {
+      return { ...(await verdictOf(input, validating)), controls: payoutControls };
     },
 
     /**

@@ -47,6 +47,43 @@ const stepUpSchema = z.object({
   outcome: z.string().optional().meta({ description: 'passed, failed, expired or unavailable, once known' }),
 });
 
+/** The prize deadline (docs/payout-controls.md). */
+const deadlineSchema = z.object({
+  dueAt: iso.meta({ description: 'PAYOUT_DEADLINE after the request' }),
+  atRiskAt: iso.meta({ description: 'PAYOUT_AT_RISK_SHARE of the deadline after the request' }),
+  state: z
+    .enum(['at_risk', 'missed'])
+    .optional()
+    .meta({ description: 'set once the withdrawal, still open, passed atRiskAt or dueAt' }),
+  waitedForPersonMs: z
+    .number()
+    .int()
+    .meta({ description: "time spent waiting for the person (biometric step-up), apart from pixflow's" }),
+});
+
+/** Four eyes on a large payout (docs/payout-controls.md). */
+const approvalSchema = z.object({
+  required: z
+    .number()
+    .int()
+    .meta({ description: 'different operators who must approve it (PAYOUT_APPROVERS)' }),
+  approvals: z.array(
+    z.object({ operator: z.string().meta({ description: "the operator's e-mail" }), at: iso }),
+  ),
+  refusedBy: z.string().optional(),
+  refusal: z.string().optional().meta({ description: "the refusing operator's reason" }),
+});
+
+const authorizationSchema = z
+  .object({
+    decision: z.enum(['approve', 'deny', 'no_answer']),
+    reason: z
+      .string()
+      .optional()
+      .meta({ description: "the backend's reason to deny, or why there was no answer" }),
+  })
+  .meta({ description: "the operator's backend's answer (PAYOUT_AUTHORIZATION_URL)" });
+
 const withdrawalStateSchema = z.object({
   status: z.enum(withdrawalStatuses),
   transactionId: z.string(),
@@ -56,6 +93,12 @@ const withdrawalStateSchema = z.object({
   receiptStored: z.boolean(),
   paidAt: z.string().optional(),
   stepUp: stepUpSchema.optional(),
+  deadline: deadlineSchema.optional().meta({ description: 'set once the money rules let it through' }),
+  approval: approvalSchema
+    .optional()
+    .meta({ description: 'only above PAYOUT_APPROVAL_ABOVE_CENTAVOS: it waits in awaiting_approval' }),
+  requestedBy: z.string().optional().meta({ description: 'a manual payout: the operator who asked for it' }),
+  authorization: authorizationSchema.optional(),
   ...moneyFlowProgress,
 }) satisfies z.ZodType<WithdrawalState>;
 

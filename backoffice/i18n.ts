@@ -210,6 +210,8 @@ const ptBR = {
     impeded: 'Cliente: impedido de apostar',
     closed: 'Cliente: conta encerrada',
     endpointDisabled: 'Endpoint de webhook desativado',
+    deadlineAtRisk: 'Saque: prazo de pagamento em risco',
+    deadlineMissed: 'Saque: prazo de pagamento perdido',
   },
   customer: {
     title: (cpf: string) => `Cliente ${cpf}`,
@@ -847,6 +849,8 @@ const en: Catalog = {
     impeded: 'Customer: impeded from betting',
     closed: 'Customer: account closed',
     endpointDisabled: 'Webhook endpoint disabled',
+    deadlineAtRisk: 'Withdrawal: payout deadline at risk',
+    deadlineMissed: 'Withdrawal: payout deadline missed',
   },
   customer: {
     title: (cpf: string) => `Customer ${cpf}`,
@@ -1433,6 +1437,8 @@ export function labelsFor(lang: Language) {
     if (type === 'customer.impeded') return t.timeline.impeded;
     if (type === 'customer.closed') return t.timeline.closed;
     if (type === 'webhook_endpoint.disabled') return t.timeline.endpointDisabled;
+    if (type === 'withdrawal.deadline_at_risk') return t.timeline.deadlineAtRisk;
+    if (type === 'withdrawal.deadline_missed') return t.timeline.deadlineMissed;
     const [flow = '', code = ''] = type.split('.');
     if (!Object.hasOwn(l.flowType, flow)) return type;
     return `${l.flowType[flow as FlowType]}: ${status(flow, code)}`;

@@ -204,6 +204,41 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning: 'a withdrawal above this waits for a biometric identification; 0: none by amount',
   }),
   BIOMETRIC_STEP_UP_NEW_ACCOUNT: rule({ meaning: 'the first payout to a registered account waits for one' }),
+  PAYOUT_DEADLINE: {
+    meaning:
+      'a payout is due this long (`120m`, `2h`) after the person asked for it: past it, still not completed, it is `withdrawal.deadline_missed` ([Payout controls](payout-controls.md))',
+    shownDefault: '120m',
+  },
+  PAYOUT_AT_RISK_SHARE: {
+    meaning:
+      'at this share of `PAYOUT_DEADLINE` (between 0 and 1), still not completed, a payout is `withdrawal.deadline_at_risk` ([Payout controls](payout-controls.md))',
+  },
+  PAYOUT_APPROVAL_ABOVE_CENTAVOS: rule({
+    meaning:
+      "a payout above this waits in `awaiting_approval` for operators' approval (four eyes, [Payout controls](payout-controls.md)); 0: off",
+    shownDefault: '5000000 (R$ 50.000,00)',
+  }),
+  PAYOUT_APPROVERS: rule({
+    meaning:
+      'different operators who must approve such a payout (1 or 2); the operator who asked for a manual payout never approves it',
+  }),
+  PAYOUT_AUTHORIZATION_URL: rule({
+    meaning:
+      "the operator's backend, asked before each payout is sent (a signed POST, [Payout controls](payout-controls.md#the-operators-authorization)); unset: not asked",
+    shownDefault: 'none',
+  }),
+  PAYOUT_AUTHORIZATION_SECRET: {
+    meaning:
+      "signs pixflow's requests to `PAYOUT_AUTHORIZATION_URL` (`whsec_<base64>`, Standard Webhooks); required in production when that is set",
+    secret: true,
+  },
+  PAYOUT_AUTHORIZATION_TIMEOUT_MS: {
+    meaning: "one attempt's bound on the authorization's answer (three attempts at most)",
+  },
+  PAYOUT_AUTHORIZATION_ON_NO_ANSWER: rule({
+    meaning:
+      'no valid answer from the authorization: `deny` refuses the payout (`authorization_unavailable`, fail closed), `approve` sends it',
+  }),
   HOLD_THIRD_PARTY_DEPOSITS: rule({
     meaning: "a paid deposit whose payer CPF is not the person's waits for an operator (`held`)",
   }),

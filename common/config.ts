@@ -28,6 +28,13 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or http
 
 const durationMs = z.coerce.number({ error: 'must be a number of milliseconds' }).int().positive();
 
+/** A duration as a whole number and a unit (30d, 12h, 90m, 45s), read as milliseconds by unitDurationMs. */
+const unitDuration = z
+  .string()
+  .regex(/^\d+(d|h|m|s)$/, 'must be a whole number and a unit: 30d, 12h, 90m or 45s');
+const unitDurationMs = (v: string) =>
+  Number(v.slice(0, -1)) * { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 }[v.slice(-1) as 'd'];
+
 const csv = z.string().transform((v) =>
   v
     .split(',')
@@ -71,6 +78,12 @@ export const EVENTS_DEFAULTS = {
 
 /** The eligibility service's signing secret in development: public, like the other defaults. */
 export const ELIGIBILITY_DEV_SECRET = 'whsec_ZGV2LWVsaWdpYmlsaXR5LXNlY3JldC1jaGFuZ2UtbWU=';
+
+/** The payout authorization's signing secret in development: public, like the other defaults. */
+export const PAYOUT_AUTHORIZATION_DEV_SECRET = 'whsec_ZGV2LXBheW91dC1hdXRob3JpemF0aW9uLWNoYW5nZS1tZQ==';
+
+/** The payout controls' amounts by default (docs/payout-controls.md). */
+export const PAYOUT_CONTROL_DEFAULTS = { approvalAboveCentavos: 5_000_000 } as const;
 
 const cidr = z
   .string()
@@ -215,14 +228,44 @@ export const envSchema = z.object({
   /** The first payout to a registered account waits for a biometric identification. */
   BIOMETRIC_STEP_UP_NEW_ACCOUNT: bool.default(true),
   /** A KYC answer older than this is read again before money moves: 30d, 12h, 90m, 45s. */
-  KYC_MAX_AGE: z
+  KYC_MAX_AGE: unitDuration.default('30d').transform(unitDurationMs),
+  /** Payout controls (docs/payout-controls.md): a payout is due this long after the person asked (120m, 2h). */
+  PAYOUT_DEADLINE: unitDuration
+    .default('120m')
+    .transform(unitDurationMs)
+    .refine((ms) => ms > 0, 'must be more than 0'),
+  /** At this share of PAYOUT_DEADLINE, still not completed, a payout is at risk. */
+  PAYOUT_AT_RISK_SHARE: z.coerce
+    .number({ error: 'must be a number between 0 and 1' })
+    .gt(0, 'must be above 0')
+    .lt(1, 'must be below 1')
+    .default(0.75),
+  /** A payout above this many centavos waits for operators' approval (four eyes); 0: off. */
+  PAYOUT_APPROVAL_ABOVE_CENTAVOS: z.coerce
+    .number({ error: 'must be a number of centavos' })
+    .int('must be whole centavos')
+    .min(0, 'must be 0 (off) or more')
+    .default(PAYOUT_CONTROL_DEFAULTS.approvalAboveCentavos),
+  /** Different operators who must approve such a payout. */
+  PAYOUT_APPROVERS: z.coerce
+    .number({ error: 'must be 1 or 2' })
+    .int('must be 1 or 2')
+    .min(1, 'must be 1 or 2')
+    .max(2, 'must be 1 or 2')
+    .default(2),
+  /** The operator's backend, asked before each payout is sent; unset: not asked. */
+  PAYOUT_AUTHORIZATION_URL: httpUrl.optional(),
+  /** Signs pixflow's requests to PAYOUT_AUTHORIZATION_URL (Standard Webhooks, `whsec_<base64>`). */
+  PAYOUT_AUTHORIZATION_SECRET: z
     .string()
-    .regex(/^\d+(d|h|m|s)$/, 'must be a whole number and a unit: 30d, 12h, 90m or 45s')
-    .default('30d')
-    .transform(
-      (v) =>
-        Number(v.slice(0, -1)) * { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 }[v.slice(-1) as 'd'],
-    ),
+    .regex(/^(whsec_)?[A-Za-z0-9+/]{22,}={0,2}$/, 'must be whsec_ and at least 16 bytes in base64')
+    .default(PAYOUT_AUTHORIZATION_DEV_SECRET),
+  /** One attempt's bound on the authorization's answer (three attempts at most). */
+  PAYOUT_AUTHORIZATION_TIMEOUT_MS: durationMs.default(3_000),
+  /** No valid answer from the authorization: deny (refused, fail closed) or approve (sent). */
+  PAYOUT_AUTHORIZATION_ON_NO_ANSWER: z
+    .enum(['deny', 'approve'], { error: 'must be deny or approve' })
+    .default('deny'),
   /** A paid deposit whose payer CPF is not the person's waits for an operator (`held`). */
   HOLD_THIRD_PARTY_DEPOSITS: bool.default(true),
   /** How long a person's raised or removed deposit limit waits before it applies (a lower one applies at once). */
@@ -360,16 +403,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
         problems.push(`CODEC_KEYS / CODEC_ACTIVE_KEY_ID: ${err.message}`);
     }
   }
-  // Read only where a registry is named: production then needs its own, as the other secrets.
-  if (cleaned.NODE_ENV === 'production' && cleaned.ELIGIBILITY_URL) {
-    const secret = cleaned.ELIGIBILITY_SECRET;
+  // Read only where a service is named: production then needs its own, as the other secrets.
+  for (const [url, name] of [
+    ['ELIGIBILITY_URL', 'ELIGIBILITY_SECRET'],
+    ['PAYOUT_AUTHORIZATION_URL', 'PAYOUT_AUTHORIZATION_SECRET'],
+  ] as const) {
+    if (cleaned.NODE_ENV !== 'production' || !cleaned[url]) continue;
+    const secret = cleaned[name];
     if (secret === undefined)
       problems.push(
-        'ELIGIBILITY_SECRET: not set (production needs its own with ELIGIBILITY_URL); make one as whsec_$(openssl rand -base64 32)',
+        `${name}: not set (production needs its own with ${url}); make one as whsec_$(openssl rand -base64 32)`,
       );
     else if (PUBLIC_SECRET_VALUES.has(secret))
       problems.push(
-        'ELIGIBILITY_SECRET: is public (it is in the pixflow repository, for anyone to read); make one as whsec_$(openssl rand -base64 32)',
+        `${name}: is public (it is in the pixflow repository, for anyone to read); make one as whsec_$(openssl rand -base64 32)`,
       );
   }
   problems.push(...secretProblems.values());

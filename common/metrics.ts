@@ -27,6 +27,12 @@ export function createWorkerMetrics() {
     labelNames: ['endpoint', 'outcome'] as const,
     registers: [registry],
   });
+  const payoutDeadlines = new Counter({
+    name: 'pixflow_payout_deadline_total',
+    help: "Payouts that passed their deadline's at-risk mark (state at_risk) or the deadline itself (missed) still open",
+    labelNames: ['state'] as const,
+    registers: [registry],
+  });
   let tokenRequests: () => number = () => 0;
   new Gauge({
     name: 'pixflow_provider_token_requests',
@@ -42,6 +48,9 @@ export function createWorkerMetrics() {
       providerCalls.inc({ endpoint: e.endpoint, outcome: e.outcome, status: String(e.status) });
       providerLatency.observe({ endpoint: e.endpoint }, e.durationMs / 1000);
       if (e.outcome !== 'ok') providerErrors.inc({ endpoint: e.endpoint, outcome: e.outcome });
+    },
+    countPayoutDeadline(state: 'at_risk' | 'missed') {
+      payoutDeadlines.inc({ state });
     },
     countTokenRequests(fn: () => number) {
       tokenRequests = fn;

@@ -11,6 +11,7 @@ export const PUBLIC_SECRET_VALUES: ReadonlySet<string> = new Set([
   'dev-pii-hash-key-change-me',
   'dev-backoffice-session-secret-change-me',
   'whsec_ZGV2LWVsaWdpYmlsaXR5LXNlY3JldC1jaGFuZ2UtbWU=',
+  'whsec_ZGV2LXBheW91dC1hdXRob3JpemF0aW9uLWNoYW5nZS1tZQ==',
   // docker-compose.yml's default until it required its own
   'compose-webhook-secret-change-me',
   // `npm start`'s API key (the README's first deposit and the tour use it)

@@ -9,8 +9,9 @@ import { withdrawalStatuses } from './withdrawal';
 
 // Outbound events: what pixflow tells a backend happened. Every status change of a flow is one
 // event `<flow type>.<status>`; a change of a person's verification is `customer.verification_updated`;
-// a person the registry of impeded people names is `customer.impeded`, and one an operator closes
-// for it `customer.closed`; an endpoint pixflow stops
+// a withdrawal still open at its deadline's marks is `withdrawal.deadline_at_risk`, then
+// `withdrawal.deadline_missed`; a person the registry of impeded people names is
+// `customer.impeded`, and one an operator closes for it `customer.closed`; an endpoint pixflow stops
 // delivering to is `webhook_endpoint.disabled`. The same schemas
 // validate the pull API's answers, describe the webhooks in the OpenAPI document and type the
 // relay's bodies. No workflow imports this file, so zod is welcome here.
@@ -35,6 +36,12 @@ export const CUSTOMER_VERIFICATION_UPDATED = 'customer.verification_updated';
 export const CUSTOMER_IMPEDED = 'customer.impeded';
 export const CUSTOMER_CLOSED = 'customer.closed';
 export const WEBHOOK_ENDPOINT_DISABLED = 'webhook_endpoint.disabled';
+/**
+ * A withdrawal still open at its deadline's at-risk mark, or past the deadline
+ * (docs/payout-controls.md): not status changes, so each comes once per withdrawal beside them.
+ */
+export const WITHDRAWAL_DEADLINE_AT_RISK = 'withdrawal.deadline_at_risk';
+export const WITHDRAWAL_DEADLINE_MISSED = 'withdrawal.deadline_missed';
 
 /**
  * Statuses a flow starts in and never records: its first event is the status it moves to (an
@@ -47,6 +54,8 @@ export const eventTypes: readonly string[] = [
   ...Object.entries(flowStatuses)
     .flatMap(([type, statuses]) => statuses.map((s) => `${type}.${s}`))
     .filter((t) => !startingStatuses.has(t)),
+  WITHDRAWAL_DEADLINE_AT_RISK,
+  WITHDRAWAL_DEADLINE_MISSED,
   CUSTOMER_VERIFICATION_UPDATED,
   CUSTOMER_IMPEDED,
   CUSTOMER_CLOSED,

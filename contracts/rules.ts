@@ -92,3 +92,20 @@ export function moneyRulesOf(c: {
     holdThirdPartyDeposits: c.HOLD_THIRD_PARTY_DEPOSITS,
   };
 }
+
+/** The payout controls from the parsed configuration. */
+export function payoutControlsOf(c: {
+  PAYOUT_DEADLINE: number;
+  PAYOUT_AT_RISK_SHARE: number;
+  PAYOUT_APPROVAL_ABOVE_CENTAVOS: number;
+  PAYOUT_APPROVERS: number;
+  PAYOUT_AUTHORIZATION_URL?: string | undefined;
+}): PayoutControls {
+  return {
+    deadlineMs: c.PAYOUT_DEADLINE,
+    atRiskShare: c.PAYOUT_AT_RISK_SHARE,
+    approvalAboveCentavos: c.PAYOUT_APPROVAL_ABOVE_CENTAVOS,
+    approvers: c.PAYOUT_APPROVERS,
+    askAuthorization: c.PAYOUT_AUTHORIZATION_URL !== undefined,
+  };
+}

@@ -96,6 +96,14 @@ export interface WithdrawalState extends PaymentProgress {
   approval?: PayoutApprovals;
   /** The operator who asked for a manual payout (input `requestedBy`): they may not approve it. */
   requestedBy?: string;
+  /** Only when the operator's backend was asked (PAYOUT_AUTHORIZATION_URL): what it answered. */
+  authorization?: PayoutAuthorizationOutcome;
+}
+
+/** The operator's backend on a payout: approve, deny with its reason, or no valid answer (why). */
+export interface PayoutAuthorizationOutcome {
+  decision: 'approve' | 'deny' | 'no_answer';
+  reason?: string;
 }
 
 /** Why a second, different request for a transactionId is refused (validator and API alike). */

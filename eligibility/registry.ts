@@ -34,16 +34,29 @@ export interface HttpRegistryOptions {
   backoffMs?: number;
 }
 
-/** The signed POST of one attempt: a new id and timestamp each time, as a webhook's attempts. */
-export function signedEligibilityRequest(body: string, secret: string, now = new Date()) {
-  const id = `elig_${randomUUID().replaceAll('-', '')}`;
+/**
+ * The headers of a signed JSON POST to an operator's service (Standard Webhooks): a new id and
+ * timestamp each attempt, as a webhook's attempts. The payout authorization signs with it too.
+ */
+export function signedJsonRequest(
+  body: string,
+  secret: string,
+  who: { idPrefix: string; userAgent: string },
+  now = new Date(),
+) {
+  const id = `${who.idPrefix}_${randomUUID().replaceAll('-', '')}`;
   return {
     'content-type': 'application/json',
-    'user-agent': 'pixflow-eligibility/1',
+    'user-agent': who.userAgent,
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
     'webhook-signature': new Webhook(secret).sign(id, now, body),
   };
+}
+
+/** The signed POST of one eligibility attempt. */
+export function signedEligibilityRequest(body: string, secret: string, now = new Date()) {
+  return signedJsonRequest(body, secret, { idPrefix: 'elig', userAgent: 'pixflow-eligibility/1' }, now);
 }
 
 /** A failure the same request may not meet again: a network error, a timeout, a 5xx or a 429. */

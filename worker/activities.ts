@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities';
+import { payoutAuthorizationOf } from '../activities/payout-authorization';
 import { screenerOf, screenPerson } from '../activities/screen-person';
 import { pixflowDataConverter } from '../common/codec';
 import type { Config } from '../common/config';
@@ -7,7 +8,7 @@ import type { Logger } from '../common/logger';
 import { accountKeyHash, cpfHash } from '../common/pii';
 import { openSecret, sealSecret } from '../common/secret-box';
 import { temporalConnectionOptions } from '../common/temporal-connection';
-import { moneyRulesOf } from '../contracts/rules';
+import { moneyRulesOf, payoutControlsOf } from '../contracts/rules';
 import { createPool } from '../db/pool';
 import { createProviderClient, type ProviderCallEvent } from '../provider/client';
 
@@ -25,6 +26,7 @@ export async function createWorkerActivities(
   config: Config,
   log: Logger,
   onProviderCall?: (e: ProviderCallEvent) => void,
+  countPayoutDeadline?: (mark: 'at_risk' | 'missed') => void,
 ) {
   if (!config.DATABASE_URL) {
     throw new Error('DATABASE_URL is not set (npm start provides an embedded Postgres)');
@@ -50,6 +52,9 @@ export async function createWorkerActivities(
     hashCpf: (cpf) => cpfHash(cpf, config.PII_HASH_KEY),
     hashAccount: (k) => accountKeyHash(k, config.PII_HASH_KEY),
     rules: moneyRulesOf(config),
+    payoutControls: payoutControlsOf(config),
+    payoutAuthorization: payoutAuthorizationOf(config),
+    ...(countPayoutDeadline ? { countPayoutDeadline } : {}),
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     reconciliation: {
       scheduleMs: config.POLL_SCHEDULE_MS ?? RECONCILIATION_SCHEDULE_MS,

@@ -101,6 +101,7 @@ async function main() {
     config,
     log,
     metrics.onProviderCall,
+    metrics.countPayoutDeadline,
   );
   metrics.countTokenRequests(() => provider.tokenRequests);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));

@@ -36,6 +36,14 @@ import {
   trackFlow,
   waitForOutcome,
 } from './flow-lifecycle';
+import {
+  deadlineOf,
+  deadlineRecorder,
+  passPayoutControls,
+  payoutControlDetails,
+  takePayoutDecisions,
+  watchDeadline,
+} from './payout-controls';
 
 type WithdrawalActivities = ReturnType<typeof createWithdrawalActivities>;
 type RuleActivities = ReturnType<typeof createWithdrawalRuleActivities>;
@@ -80,14 +88,17 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     inquiries: 0,
     startedAt: isoNow(),
     updatedAt: isoNow(),
+    ...(input.requestedBy ? { requestedBy: input.requestedBy.toLowerCase() } : {}),
   };
+  const details = () => withdrawalDetails(state);
   const flow = trackFlow({
     record: paymentRecord('withdrawal', input.transactionId, input),
     state,
     finalStatuses: withdrawalFinalStatuses,
-    details: () => ({ e2eId: state.e2eId, receiptStatus: state.receiptStatus, stepUp: state.stepUp }),
+    details,
   });
   setHandler(withdrawalStateQuery, () => state);
+  takePayoutDecisions(state, () => flow.moveTo('awaiting_approval'));
   // The caller's answer says what the rules decided (refused, a step-up link, or on its way): it
   // waits until the withdrawal has left `validating`.
   answerRepeatedRequests(input, state, () => state.status !== 'validating');
@@ -98,23 +109,36 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
 
   const verdict = await checkPayoutRules(input, flow.nextRow('validating'));
   if (verdict.verdict === 'refused') return flow.finish('refused', verdict.reason);
+  const { controls } = verdict;
+  // The deadline runs from the person's request, whatever the flow waits for.
+  state.deadline = deadlineOf(state.startedAt, controls);
+  const watch = watchDeadline(state, () => !flow.isFinal(), deadlineRecorder(state, flow.nextRow, details));
+  const finish = async (status: WithdrawalState['status'], reason?: string) => {
+    await watch.stop();
+    return flow.finish(status, reason);
+  };
+
   if (verdict.verdict === 'step_up') {
     const refusal = await stepUp(input, state, verdict.cause, (s, r) => flow.moveTo(s, r));
-    if (refusal) return flow.finish('refused', refusal);
+    if (refusal) return finish('refused', refusal);
   }
+  // sendPayout writes the `sending` row itself before it sends: the first workflow task, which
+  // the caller's answer waits for, runs no activity but the operator's authorization.
+  const refusal = await passPayoutControls(input, state, controls, {
+    moveTo: (s) => flow.moveTo(s),
+    showSending: () => flow.showStatus('sending'),
+  });
+  if (refusal) return finish('refused', refusal);
 
-  // sendPayout writes the `sending` row itself before it sends: this first workflow task, which
-  // the caller's answer waits for, then runs no activity.
-  flow.showStatus('sending');
   let sent: PayoutSent;
   try {
-    sent = await sendPayout(input, flow.nextRow('sending'));
+    sent = await sendPayout(input, { ...flow.nextRow('sending'), details: details() });
   } catch (err) {
     // The provider refused the payout on create: nothing was sent, so the withdrawal fails.
     // Any other failure (a response pixflow cannot read) leaves the outcome unknown: the run
     // fails for an operator.
     const status = rejectedStatus(err);
-    if (status !== undefined) return flow.finish('failed', `payout_rejected: HTTP ${status}`);
+    if (status !== undefined) return finish('failed', `payout_rejected: HTTP ${status}`);
     throw err;
   }
   state.e2eId = sent.e2eId;
@@ -135,18 +159,28 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     },
   });
   // No outcome after days: hand it to an operator instead of polling forever.
-  if (!outcome) return flow.finish('stuck', 'no_final_outcome_before_deadline');
-  if (outcome.outcome === 'failed') return flow.finish('failed', outcome.reason);
+  if (!outcome) return finish('stuck', 'no_final_outcome_before_deadline');
+  if (outcome.outcome === 'failed') return finish('failed', outcome.reason);
   state.paidAt = outcome.paidAt;
   state.receiptStored = outcome.receiptStored;
   if (!state.receiptStored) {
     await storeReceipt(input.transactionId);
     state.receiptStored = true;
   }
-  return flow.finish('completed');
+  return finish('completed');
 }
 // A payout's outcome comes within seconds: a withdrawal ends on the build it started on.
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, withdrawalWorkflow);
+
+/** What the withdrawal's flows row says besides its status and reason. */
+function withdrawalDetails(state: WithdrawalState): Record<string, unknown> {
+  return {
+    e2eId: state.e2eId,
+    receiptStatus: state.receiptStatus,
+    stepUp: state.stepUp,
+    ...payoutControlDetails(state),
+  };
+}
 
 /**
  * Money moves once per transactionId: a different request for it is refused, nothing is sent.
@@ -208,10 +242,13 @@ async function stepUp(
     throw err;
   }
   await moveTo('awaiting_biometrics', cause);
+  const waitFrom = Date.now();
   const left = Date.parse(state.stepUp.expiresAt ?? '') - Date.now();
   const decided = await condition(() => outcome !== undefined, Math.max(left, 1) + STEP_UP_GRACE_MS, {
     summary: 'Biometric identification outcome, until the link expires',
   });
+  // The deadline shows the person's part of the wait apart from pixflow's and the provider's.
+  if (state.deadline) state.deadline.waitedForPersonMs += Date.now() - waitFrom;
   const ended = decided && outcome ? outcome : 'expired';
   state.stepUp.outcome = ended;
   return STEP_UP_REFUSAL[ended];

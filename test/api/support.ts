@@ -5,12 +5,13 @@ import { generate as generateCpf } from '@fnando/cpf';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { expect, inject } from 'vitest';
+import { payoutAuthorizationOf } from '../../activities/payout-authorization';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../common/config';
 import { createLogger, type Logger } from '../../common/logger';
 import { createApiMetrics } from '../../common/metrics';
 import type { FlowTimings } from '../../contracts/flow';
-import { moneyRulesOf } from '../../contracts/rules';
+import { moneyRulesOf, payoutControlsOf } from '../../contracts/rules';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { httpEligibilityRegistry } from '../../eligibility/registry';
@@ -73,6 +74,8 @@ export interface ApiEnvOptions {
   inboxRelay?: boolean;
   /** The sandbox's own options (e.g. a short QR lifetime). */
   sandbox?: StartSandboxOptions;
+  /** Counts the payouts' deadline marks, as the worker's metric does. */
+  countPayoutDeadline?: (mark: 'at_risk' | 'missed') => void;
   /** Screens deposits against the sandbox's eligibility emulation (ELIGIBILITY_URL). */
   eligibility?: boolean;
 }
@@ -114,6 +117,9 @@ export async function startApiEnv(
     pool,
     piiKey: PII_KEY,
     rules: moneyRulesOf(config),
+    payoutControls: payoutControlsOf(config),
+    payoutAuthorization: payoutAuthorizationOf(config),
+    ...(options.countPayoutDeadline ? { countPayoutDeadline: options.countPayoutDeadline } : {}),
     // Reconciliation on the flows' schedule, for flows whose notification never comes.
     reconciliation: { ...testReconciliation, scheduleMs: pollScheduleMs ?? testReconciliation.scheduleMs },
     // The same registry the API screens deposits with, as one deployment has.

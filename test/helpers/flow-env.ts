@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inject } from 'vitest';
-import type { MoneyRules } from '../../contracts/rules';
+import type { PayoutAuthorizationSettings } from '../../activities/payout-authorization';
+import type { MoneyRules, PayoutControls } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
@@ -80,11 +81,16 @@ export async function startFlowEnv(
   };
 }
 
-/** A worker of its own on `<queue>-<suffix>` with `provider` (and `rules`) while `body` runs. */
+/** A worker of its own on `<queue>-<suffix>` with `provider` (and rules, controls) while `body` runs. */
 export async function onOwnWorker(
   f: FlowEnv,
   suffix: string,
-  over: { provider?: ProviderClient; rules?: MoneyRules },
+  over: {
+    provider?: ProviderClient;
+    rules?: MoneyRules;
+    payoutControls?: PayoutControls;
+    payoutAuthorization?: PayoutAuthorizationSettings;
+  },
   body: (taskQueue: string) => Promise<void>,
 ): Promise<void> {
   const taskQueue = `${f.taskQueue}-${suffix}`;
@@ -96,6 +102,8 @@ export async function onOwnWorker(
     pool: f.pool,
     piiKey: TEST_PII_KEY,
     ...(over.rules ? { rules: over.rules } : {}),
+    ...(over.payoutControls ? { payoutControls: over.payoutControls } : {}),
+    ...(over.payoutAuthorization ? { payoutAuthorization: over.payoutAuthorization } : {}),
   });
   const running = worker.run();
   try {

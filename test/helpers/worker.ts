@@ -3,12 +3,13 @@ import { type NativeConnection, Worker, type WorkerDeploymentOptions } from '@te
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
 import type { RescreeningSettings } from '../../activities/deps';
+import type { PayoutAuthorizationSettings } from '../../activities/payout-authorization';
 import type { ReconciliationSettings } from '../../activities/reconciliation';
 import { screenPerson } from '../../activities/screen-person';
 import { envSchema } from '../../common/config';
 import { accountKeyHash, cpfHash } from '../../common/pii';
 import { openSecret, sealSecret } from '../../common/secret-box';
-import { type MoneyRules, moneyRulesOf } from '../../contracts/rules';
+import { type MoneyRules, moneyRulesOf, type PayoutControls, payoutControlsOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { EligibilityRegistry } from '../../eligibility/registry';
 import type { ProviderClient } from '../../provider/client';
@@ -66,6 +67,12 @@ export async function createTestWorker(opts: {
   client: Client;
   /** The money rules; unset: the defaults. */
   rules?: MoneyRules;
+  /** The payout controls; unset: the defaults. */
+  payoutControls?: PayoutControls;
+  /** The operator's payout authorization; unset: none. */
+  payoutAuthorization?: PayoutAuthorizationSettings;
+  /** Counts the payouts' deadline marks (the worker's metric). */
+  countPayoutDeadline?: (mark: 'at_risk' | 'missed') => void;
   /** The reconciliation sweep's settings; unset: quick ones (the sweep runs only where a test starts it). */
   reconciliation?: ReconciliationSettings;
   /** The registry of impeded people onboardings ask; unset: none (not screened). */
@@ -86,6 +93,9 @@ export async function createTestWorker(opts: {
       hashCpf: (cpf) => cpfHash(cpf, opts.piiKey),
       hashAccount: (k) => accountKeyHash(k, opts.piiKey),
       rules: opts.rules ?? defaultRules(),
+      payoutControls: opts.payoutControls ?? defaultPayoutControls(),
+      ...(opts.payoutAuthorization ? { payoutAuthorization: opts.payoutAuthorization } : {}),
+      ...(opts.countPayoutDeadline ? { countPayoutDeadline: opts.countPayoutDeadline } : {}),
       temporal: { client: opts.client, taskQueue: opts.taskQueue },
       reconciliation: opts.reconciliation ?? testReconciliation,
       ...(opts.eligibility ? { eligibility: opts.eligibility } : {}),
@@ -123,3 +133,6 @@ export const testReconciliation: ReconciliationSettings = {
 
 /** The money rules as an unconfigured deployment has them. */
 export const defaultRules = (): MoneyRules => moneyRulesOf(envSchema.parse({}));
+
+/** The payout controls as an unconfigured deployment has them. */
+export const defaultPayoutControls = (): PayoutControls => payoutControlsOf(envSchema.parse({}));

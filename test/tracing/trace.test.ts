@@ -17,7 +17,7 @@ import {
   tracingWorkerOptions,
   workflowTracingModule,
 } from '../../common/tracing';
-import { moneyRulesOf } from '../../contracts/rules';
+import { moneyRulesOf, payoutControlsOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { onboard, type Person } from '../helpers/people';
@@ -103,6 +103,7 @@ beforeAll(async () => {
       hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
       hashAccount: (k) => accountKeyHash(k, PII_KEY),
       rules: moneyRulesOf(config),
+      payoutControls: payoutControlsOf(config),
       temporal: { client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE },
       reconciliation: testReconciliation,
     }),

@@ -287,6 +287,10 @@ describe('withdrawal flow', () => {
     expect(Date.parse(result.finishedAt ?? '') - Date.parse(result.startedAt)).toBeGreaterThanOrEqual(
       30 * 60_000,
     );
+    // The deadline shows that wait as the person's, apart from pixflow's and the provider's.
+    const waited = result.deadline?.waitedForPersonMs ?? 0;
+    expect(waited).toBeGreaterThan(29 * 60_000);
+    expect(waited).toBeLessThanOrEqual(Date.parse(result.finishedAt ?? '') - Date.parse(result.startedAt));
     expect((await sandboxState()).counters.payouts[input.transactionId] ?? 0).toBe(0);
     await recordHistory(handle, 'withdrawal-step-up-timeout');
   });

@@ -229,7 +229,7 @@ export interface paths {
         put?: never;
         /**
          * Send a Pix payout (idempotent per transactionId)
-         * @description The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (docs/rules.md): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, or on its way (`sending`).
+         * @description The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (docs/rules.md): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above PAYOUT_APPROVAL_ABOVE_CENTAVOS (docs/payout-controls.md), or on its way (`sending`; the authorization of the operator, when configured, may still refuse it).
          *
          *     API key scope: `withdrawals:write` (a write scope includes its read).
          */
@@ -629,7 +629,7 @@ export interface webhooks {
         put?: never;
         /**
          * withdrawal events
-         * @description Types: `withdrawal.validating`, `withdrawal.awaiting_biometrics`, `withdrawal.awaiting_approval`, `withdrawal.sending`, `withdrawal.processing`, `withdrawal.completed`, `withdrawal.failed`, `withdrawal.stuck`, `withdrawal.refused`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
+         * @description Types: `withdrawal.validating`, `withdrawal.awaiting_biometrics`, `withdrawal.awaiting_approval`, `withdrawal.sending`, `withdrawal.processing`, `withdrawal.completed`, `withdrawal.failed`, `withdrawal.stuck`, `withdrawal.refused`, `withdrawal.deadline_at_risk`, `withdrawal.deadline_missed`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
          */
         post: operations["receiveWithdrawalEvent"];
         delete?: never;
@@ -1273,6 +1273,43 @@ export interface components {
                 /** @description the link as a QR code PNG: GET /v1/withdrawals/{transactionId}/biometrics-link/qrcode.png */
                 qrcodeUrl?: string;
             };
+            /** @description set once the money rules let it through */
+            deadline?: {
+                /** @description PAYOUT_DEADLINE after the request */
+                dueAt: string;
+                /** @description PAYOUT_AT_RISK_SHARE of the deadline after the request */
+                atRiskAt: string;
+                /**
+                 * @description set once the withdrawal, still open, passed atRiskAt or dueAt
+                 * @enum {string}
+                 */
+                state?: "at_risk" | "missed";
+                /** @description time spent waiting for the person (biometric step-up), apart from pixflow's */
+                waitedForPersonMs: number;
+            };
+            /** @description only above PAYOUT_APPROVAL_ABOVE_CENTAVOS: it waits in awaiting_approval */
+            approval?: {
+                /** @description different operators who must approve it (PAYOUT_APPROVERS) */
+                required: number;
+                approvals: {
+                    /** @description the operator's e-mail */
+                    operator: string;
+                    /** @description ISO 8601 time */
+                    at: string;
+                }[];
+                refusedBy?: string;
+                /** @description the refusing operator's reason */
+                refusal?: string;
+            };
+            /** @description a manual payout: the operator who asked for it */
+            requestedBy?: string;
+            /** @description the operator's backend's answer (PAYOUT_AUTHORIZATION_URL) */
+            authorization?: {
+                /** @enum {string} */
+                decision: "approve" | "deny" | "no_answer";
+                /** @description the backend's reason to deny, or why there was no answer */
+                reason?: string;
+            };
             /** @description why it failed or was refused: a refusal reason code (docs/rules.md), a KYC reason code, or the provider's reason */
             reason?: string;
             notifications: number;
@@ -1738,7 +1775,7 @@ export interface components {
              */
             url: string;
             /** @description event types to receive; ["*"] for every type */
-            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
+            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
             /** @default  */
             description?: string;
         };
@@ -1822,7 +1859,7 @@ export interface components {
              */
             url?: string;
             /** @description event types to receive; ["*"] for every type */
-            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
+            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled")[];
             description?: string;
             /** @description true also forgets why it was disabled */
             enabled?: boolean;

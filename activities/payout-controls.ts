@@ -1,0 +1,69 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { WITHDRAWAL_DEADLINE_AT_RISK, WITHDRAWAL_DEADLINE_MISSED } from '../contracts/events';
+import type { FlowRecord } from '../contracts/flow';
+import type { PayoutAuthorization } from '../contracts/payout-authorization';
+import type { WithdrawalInput } from '../contracts/withdrawal';
+import { flowStateJsonSql } from '../db/events';
+import { inTransaction } from '../db/pool';
+import type { ActivityDeps } from './deps';
+import { upsertFlowRow } from './flows';
+import { askPayoutAuthorization, payoutAuthorizationRequest } from './payout-authorization';
+
+// The payout controls' I/O (docs/payout-controls.md): the deadline's marks, recorded where the
+// back office and the operator's backend see them, and the operator's authorization.
+
+/** The event each deadline mark appends. */
+const PAYOUT_DEADLINE_EVENTS = {
+  at_risk: WITHDRAWAL_DEADLINE_AT_RISK,
+  missed: WITHDRAWAL_DEADLINE_MISSED,
+} as const;
+
+// The withdrawal's event, once per withdrawal and type: a retry, or a mark recorded again,
+// appends none. The flows row written before it, locked by that upsert, orders two writers.
+const APPEND_DEADLINE_EVENT = `SELECT pixflow_append_event($2, f.workflow_id, f.type, f.business_id, ${flowStateJsonSql('f')})
+    FROM flows f
+   WHERE f.workflow_id = $1
+     AND NOT EXISTS (SELECT 1 FROM events e WHERE e.stream_id = f.workflow_id AND e.type = $2)`;
+
+export function createPayoutControlActivities({
+  pool,
+  hashCpf,
+  clock,
+  payoutAuthorization,
+  countPayoutDeadline,
+}: Pick<ActivityDeps, 'pool' | 'hashCpf' | 'clock' | 'payoutAuthorization' | 'countPayoutDeadline'>) {
+  return {
+    /**
+     * Records that an open withdrawal passed its at-risk mark or its deadline: its flows row
+     * (`row`, the same status, the details saying so) and the event, in one transaction, and the
+     * metric. Idempotent: at most one event of each mark per withdrawal.
+     */
+    async recordPayoutDeadline(row: FlowRecord, mark: 'at_risk' | 'missed'): Promise<void> {
+      const appended = await inTransaction(pool, async (client) => {
+        await upsertFlowRow(client, row, { hashCpf, clock });
+        const { rowCount } = await client.query(APPEND_DEADLINE_EVENT, [
+          row.workflowId,
+          PAYOUT_DEADLINE_EVENTS[mark],
+        ]);
+        return (rowCount ?? 0) > 0;
+      });
+      if (appended) countPayoutDeadline?.(mark);
+    },
+
+    /**
+     * Asks the operator's backend whether the payout may go (PAYOUT_AUTHORIZATION_URL). Not
+     * configured on this worker while the workflow asks: a failure to retry, never a silent send.
+     */
+    async authorizePayout(input: WithdrawalInput, approvedBy: string[]): Promise<PayoutAuthorization> {
+      if (!payoutAuthorization)
+        throw ApplicationFailure.retryable(
+          'PAYOUT_AUTHORIZATION_URL is not set on this worker',
+          'NotConfigured',
+        );
+      return askPayoutAuthorization(
+        payoutAuthorization,
+        payoutAuthorizationRequest(input, approvedBy, hashCpf, clock()),
+      );
+    },
+  };
+}
