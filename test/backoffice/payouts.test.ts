@@ -8,15 +8,16 @@ import { hashPassword } from '../../common/passwords';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { operatorForSignIn, saveOperator } from '../../db/operators';
 import { PAYOUT_APPROVALS_QUEUE, PAYOUT_DEADLINES_QUEUE } from '../../db/payout-queues';
-import { type ApiEnv, startApiEnv } from '../api/support';
+import { type ApiEnv, eventually, freshCpf, json, onboardApproved, startApiEnv } from '../api/support';
 import { drawnAtBothWidths, SHOTS } from '../helpers/backoffice-pages';
 import { launchChromium } from '../helpers/browser';
 
 // The payout controls in the back office, in Debian's Chromium against the real stack: the
 // approver role, the queue of payouts awaiting approval (four eyes) and the queue of open payouts
-// by time left to their prize deadline, and the approver's decision on a payout's page. Here the
-// queues read flows rows written straight into Postgres, as the withdrawal workflow writes them,
-// so every column and the order can be set exactly.
+// by time left to their prize deadline, and the approver's decision on a payout's page, sent to
+// the withdrawal's own update. The queues' columns and order are checked on flows rows written
+// straight into Postgres, as the withdrawal workflow writes them, so each can be set exactly; the
+// decisions on real withdrawals over the approval bound, the sandbox telling what was sent.
 
 const PASSWORD = 'correct horse battery staple';
 const people = {
@@ -29,6 +30,8 @@ const people = {
 const t = catalogs['pt-BR'];
 const pt = labelsFor('pt-BR');
 const MIN = 60_000;
+/** Four eyes above R$ 200,00 here, below the biometric step-up: two different approvers. */
+const APPROVAL_ABOVE = 20_000;
 
 let e: ApiEnv;
 let browser: Browser;
@@ -101,7 +104,10 @@ const audited = async (workflowId: string) =>
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  e = await startApiEnv();
+  e = await startApiEnv(
+    {},
+    { env: { PAYOUT_APPROVAL_ABOVE_CENTAVOS: String(APPROVAL_ABOVE), PAYOUT_APPROVERS: '2' } },
+  );
   const hash = await hashPassword(PASSWORD);
   await saveOperator(e.pool, { email: people.reviewer, role: 'reviewer', passwordHash: hash });
   await saveOperator(e.pool, { email: people.viewer, role: 'viewer', passwordHash: hash });
@@ -294,4 +300,160 @@ describe('a payout decision', () => {
     expect(forged.status()).toBe(403);
     expect(await audited(id)).toEqual([]);
   }, 60_000);
+});
+
+/** A payout over the approval bound to the person's own CPF key; waits until it awaits approval. */
+async function largePayout(requestedBy?: string) {
+  const cpf = freshCpf();
+  await onboardApproved(e, cpf);
+  const transactionId = `po-${randomBytes(5).toString('hex')}`;
+  const res = await e.call('POST', '/v1/withdrawals', {
+    body: {
+      transactionId,
+      client: { externalId: `po-${cpf}`, cpf, email: 'ana@example.com', name: 'Ana Souza' },
+      pixKey: cpf,
+      pixType: 'CPF',
+      amountCentavos: APPROVAL_ABOVE + 1_000,
+      ...(requestedBy ? { requestedBy } : {}),
+    },
+  });
+  expect(res.status).toBe(202);
+  await eventually(
+    () => statusOf(transactionId),
+    (s) => s.status === 'awaiting_approval',
+  );
+  return { transactionId, workflowId: withdrawalWorkflowId(transactionId) };
+}
+
+const statusOf = async (transactionId: string) =>
+  (
+    await json<{ state: { status: string; reason?: string } }>(
+      await e.call('GET', `/v1/withdrawals/${transactionId}`),
+    )
+  ).state;
+
+/** How many payouts the sandbox received for the transaction. */
+const payoutsSent = async (transactionId: string): Promise<number> => {
+  const state = (await (await fetch(`${e.sandbox.url}/sandbox/state`)).json()) as {
+    counters: { payouts: Record<string, number> };
+  };
+  return state.counters.payouts[transactionId] ?? 0;
+};
+
+/** Chooses and sends the decision on the payout's page as an operator would. */
+async function decide(page: Page, workflowId: string, decision: 'approve' | 'refuse', reason = '') {
+  await page.goto(`${e.url}/backoffice/flows/${workflowId}`);
+  await page
+    .getByRole('radio', { name: decision === 'approve' ? t.payouts.approveChoice : t.payouts.refuseChoice })
+    .check();
+  await page.getByLabel(t.payouts.reasonLabel).fill(reason);
+  await page.getByRole('button', { name: t.payouts.record }).click();
+  await page.getByRole('heading', { level: 1 }).waitFor();
+}
+
+describe('four eyes on the real stack', () => {
+  it('a payout over the bound waits in the queue; its requester may not approve; one approval of two sends nothing, a second by another operator sends it once; each decision audited', async () => {
+    const { transactionId, workflowId } = await largePayout(people.approver);
+    const page = await signedInPage(people.approver);
+    await page.goto(`${e.url}/backoffice/queues/${PAYOUT_APPROVALS_QUEUE}`);
+    const row = page.locator(`tr[data-workflow-id="${workflowId}"]`);
+    expect(await row.getAttribute('data-required')).toBe('2');
+    expect(await row.textContent()).toContain(people.approver);
+    expect(await row.textContent()).toContain('0 de 2');
+    // And in the deadline queue, with its deadline.
+    await page.goto(`${e.url}/backoffice/queues/${PAYOUT_DEADLINES_QUEUE}`);
+    expect(await page.locator(`tr[data-workflow-id="${workflowId}"]`).getAttribute('data-due-at')).toMatch(
+      /Z$/,
+    );
+
+    // Its requester: told on the page, and refused when approving anyway; nothing reaches the flow.
+    await page.goto(`${e.url}/backoffice/flows/${workflowId}`);
+    expect(await page.locator('main').textContent()).toContain(t.payouts.youRequested);
+    await drawnAtBothWidths(page, 'case-payout-approval');
+    await decide(page, workflowId, 'approve');
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(t.payouts.notDecided);
+    expect(await page.locator('main').textContent()).toContain(t.payouts.isRequester);
+
+    // One approval of two: still waiting, nothing sent.
+    const second = await signedInPage(people.second);
+    await decide(second, workflowId, 'approve', 'amount matches the prize won');
+    expect(await second.getByRole('status').textContent()).toContain('aprovado (1 de 2)');
+    expect(await statusOf(transactionId)).toMatchObject({ status: 'awaiting_approval' });
+    expect(await payoutsSent(transactionId)).toBe(0);
+    // Twice by the same operator: refused, the count unchanged.
+    await decide(second, workflowId, 'approve');
+    expect(await second.locator('main').textContent()).toContain(t.payouts.alreadyApproved);
+    await second.goto(`${e.url}/backoffice/flows/${workflowId}`);
+    expect(await second.locator('dl.facts').textContent()).toContain(`1 de 2 (por ${people.second})`);
+    expect(await payoutsSent(transactionId)).toBe(0);
+
+    // A second operator's approval sends it, once.
+    const admin = await signedInPage(people.admin);
+    await decide(admin, workflowId, 'approve');
+    expect(await admin.getByRole('status').textContent()).toContain('aprovado (2 de 2)');
+    await eventually(
+      () => payoutsSent(transactionId),
+      (n) => n === 1,
+    );
+    await e.sandboxControl(`/sandbox/withdrawals/${transactionId}/settle`);
+    await eventually(
+      () => statusOf(transactionId),
+      (s) => s.status === 'completed',
+    );
+    expect(await payoutsSent(transactionId)).toBe(1);
+    // Decided: no form any more, and a late decision is refused as not awaiting approval.
+    await admin.goto(`${e.url}/backoffice/flows/${workflowId}`);
+    expect(await admin.locator('form.payout-decision').count()).toBe(0);
+    const late = await admin.request.post(`${e.url}/backoffice/flows/${workflowId}/payout-decision`, {
+      form: { _csrf: await formTokenOf(admin), decision: 'approve' },
+    });
+    expect(late.status()).toBe(409);
+
+    expect(await audited(workflowId)).toEqual([
+      { action: 'withdrawal.approve', outcome: 'refused', operator_email: people.approver },
+      { action: 'withdrawal.approve', outcome: 'done', operator_email: people.second },
+      { action: 'withdrawal.approve', outcome: 'refused', operator_email: people.second },
+      { action: 'withdrawal.approve', outcome: 'done', operator_email: people.admin },
+      { action: 'withdrawal.approve', outcome: 'conflict', operator_email: people.admin },
+    ]);
+    const { rows } = await e.pool.query(
+      `SELECT before, after, reason FROM operator_actions WHERE case_id = $1 AND outcome = 'done' ORDER BY id`,
+      [workflowId],
+    );
+    expect(rows[0]).toMatchObject({
+      before: { status: 'awaiting_approval', approvals: [] },
+      after: { status: 'awaiting_approval', approvals: [people.second] },
+      reason: 'amount matches the prize won',
+    });
+    expect(rows[1]?.after.approvals).toEqual([people.second, people.admin]);
+    expect(rows[1]?.after.status).not.toBe('awaiting_approval');
+  }, 180_000);
+
+  it('a refusal without a reason is a form error; with one, the withdrawal ends refused by an operator and nothing is sent', async () => {
+    const { transactionId, workflowId } = await largePayout();
+    const page = await signedInPage(people.approver);
+    await page.goto(`${e.url}/backoffice/queues/${PAYOUT_APPROVALS_QUEUE}`);
+    expect(await page.locator(`tr[data-workflow-id="${workflowId}"]`).textContent()).toContain(
+      t.payouts.byTheCustomer,
+    );
+    await decide(page, workflowId, 'refuse');
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(t.errors.formRefused);
+    expect(await page.locator('[data-field="reason"]').textContent()).toContain(t.formErrors.mustSayWhy);
+    expect(await statusOf(transactionId)).toMatchObject({ status: 'awaiting_approval' });
+    expect(await audited(workflowId)).toEqual([]);
+
+    await decide(page, workflowId, 'refuse', 'the winning bet is under investigation');
+    expect(await page.getByRole('status').textContent()).toContain(
+      t.payouts.refusedDone(pt.status('withdrawal', 'refused').toLowerCase()),
+    );
+    expect(await statusOf(transactionId)).toMatchObject({ status: 'refused', reason: 'operator_refused' });
+    expect(await page.locator('dl.facts').textContent()).toContain(
+      `${people.approver}: the winning bet is under investigation`,
+    );
+    await drawnAtBothWidths(page, 'case-payout-refused');
+    expect(await payoutsSent(transactionId)).toBe(0);
+    expect(await audited(workflowId)).toEqual([
+      { action: 'withdrawal.refuse', outcome: 'done', operator_email: people.approver },
+    ]);
+  }, 180_000);
 });
