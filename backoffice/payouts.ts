@@ -103,20 +103,7 @@ const refusalWords = (rule: string, s: WithdrawalState | undefined) => (t: Catal
 
 /** What a payout's page shows of four eyes and its deadline, and the decision it offers. */
 export function payoutCaseOf(flow: FlowRow, operator: Operator, t: Catalog, fmt: Formatter) {
-  const p = payoutOf({
-    workflow_id: flow.workflowId,
-    type: flow.type,
-    business_id: flow.businessId,
-    status: flow.status,
-    cpf_hash: flow.cpfHash,
-    cpf_masked: flow.cpfMasked,
-    merchant: flow.merchant,
-    amount_centavos: flow.amountCentavos,
-    reason: flow.reason,
-    details: flow.details,
-    created_at: new Date(flow.createdAt),
-    updated_at: new Date(flow.updatedAt),
-  });
+  const p = payoutOf(flow);
   const w = t.payouts;
   const facts: Array<[string, string]> = [];
   const deadline = deadlineOf(p, t, fmt);

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { flowRowOf } from './flows';
+import { type FlowRow, flowRowOf } from './flows';
 
 // The back office's two payout queues, over the withdrawals' flows rows: the payouts waiting for
 // operators to approve them (four eyes), and every open payout by the time left to its prize
@@ -54,10 +54,8 @@ const strings = (v: unknown): string[] =>
 const text = (v: unknown) => (typeof v === 'string' && v ? v : null);
 const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
 
-/** The payout a flows row describes: details read defensively, they are the workflow's JSON. */
-// biome-ignore lint/suspicious/noExplicitAny: a pg row
-export function payoutOf(r: any): PayoutItem {
-  const row = flowRowOf(r);
+/** The payout a withdrawal's flows row describes: details read defensively, they are the workflow's JSON. */
+export function payoutOf(row: FlowRow): PayoutItem {
   const d = row.details ?? {};
   const state = d.deadlineState;
   return {
@@ -95,7 +93,7 @@ async function listPayouts(
       ORDER BY ${DUE_AT} ASC NULLS LAST, f.created_at, f.workflow_id LIMIT $1`,
     [limit],
   );
-  return { total: Number(rows[0]?.total ?? 0), items: rows.map(payoutOf) };
+  return { total: Number(rows[0]?.total ?? 0), items: rows.map((r) => payoutOf(flowRowOf(r))) };
 }
 
 /** The payouts awaiting approval, the least time left to their deadline first. */
@@ -112,5 +110,5 @@ export async function getPayout(db: Queryable, workflowId: string): Promise<Payo
     `SELECT f.* FROM flows f WHERE f.workflow_id = $1 AND f.type = 'withdrawal'`,
     [workflowId],
   );
-  return rows[0] ? payoutOf(rows[0]) : undefined;
+  return rows[0] ? payoutOf(flowRowOf(rows[0])) : undefined;
 }

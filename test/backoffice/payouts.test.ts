@@ -26,6 +26,7 @@ const people = {
   approver: 'ana.approver@example.com',
   second: 'beto.approver@example.com',
   admin: 'adm.admin@example.com',
+  english: 'eve.english@example.com',
 } as const;
 const t = catalogs['pt-BR'];
 const pt = labelsFor('pt-BR');
@@ -37,7 +38,7 @@ let e: ApiEnv;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
 
-async function signedInPage(email: string, width = 1280): Promise<Page> {
+async function signedInPage(email: string, width = 1280, words = t): Promise<Page> {
   const context = await browser.newContext({
     viewport: { width, height: 900 },
     timezoneId: 'America/Sao_Paulo',
@@ -49,7 +50,7 @@ async function signedInPage(email: string, width = 1280): Promise<Page> {
   await page.getByLabel(t.signIn.email).fill(email);
   await page.getByLabel(t.signIn.password).fill(PASSWORD);
   await page.getByRole('button', { name: t.signIn.submit }).click();
-  await page.getByRole('heading', { name: t.home.title, level: 1 }).waitFor({ timeout: 10_000 });
+  await page.getByRole('heading', { name: words.home.title, level: 1 }).waitFor({ timeout: 10_000 });
   return page;
 }
 
@@ -114,6 +115,7 @@ beforeAll(async () => {
   await saveOperator(e.pool, { email: people.approver, role: 'approver', passwordHash: hash });
   await saveOperator(e.pool, { email: people.second, role: 'approver', passwordHash: hash });
   await saveOperator(e.pool, { email: people.admin, role: 'admin', passwordHash: hash });
+  await saveOperator(e.pool, { email: people.english, role: 'approver', passwordHash: hash, language: 'en' });
   browser = await launchChromium();
 }, 180_000);
 
@@ -239,6 +241,21 @@ describe('the payout queues', () => {
     expect((await cells(fresh)).state).toBe('on_time');
     expect((await cells(fresh)).text).toContain(t.payouts.onTime);
     await drawnAtBothWidths(page, 'queue-payout-deadlines');
+
+    // In English for an operator who chose it, times still in São Paulo's zone.
+    const en = catalogs.en;
+    const english = await signedInPage(people.english, 1280, en);
+    await english.goto(`${e.url}/backoffice/queues/${PAYOUT_DEADLINES_QUEUE}`);
+    await english.getByRole('heading', { name: 'Payout deadlines', level: 1 }).waitFor();
+    const missedRow = (await english.locator(`tr[data-workflow-id="${missed}"]`).textContent()) ?? '';
+    expect(missedRow).toContain('overdue by 10 min');
+    expect(missedRow).toContain(en.payouts.missed);
+    expect(missedRow).toContain(labelsFor('en').status('withdrawal', 'processing'));
+    await english.goto(`${e.url}/backoffice/queues/${PAYOUT_APPROVALS_QUEUE}`);
+    expect(await english.locator(`tr[data-workflow-id="${awaiting}"]`).textContent()).toContain(
+      `1 of 2 (by ${people.second})`,
+    );
+    expect(await english.locator('time').first().getAttribute('title')).toMatch(/BRT|GMT-3/);
   }, 120_000);
 });
 
