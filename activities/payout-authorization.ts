@@ -104,7 +104,7 @@ export async function askPayoutAuthorization(
         return {
           outcome: 'unanswered',
           send: s.onNoAnswer === 'approve',
-          problem: `the payout authorization ${(err as Error).message} (attempt ${n} of ${attempts})`,
+          problem: `no valid answer from the payout authorization: ${(err as Error).message} (attempt ${n} of ${attempts})`,
         };
       }
       await new Promise((r) => setTimeout(r, backoffMs * 2 ** (n - 1)));

@@ -74,8 +74,10 @@ const { storeReceipt } = proxyActivities<WithdrawalActivities>({
 
 /**
  * Withdrawal: validate the payee key, pass the money rules (refused, or a biometric step-up
- * first), send the payout exactly once, learn the outcome (webhook hint, then inquiry + receipt
- * status; reconciliation's hint when webhooks are lost), and on success store the receipt image.
+ * first) and the payout controls (the deadline watched from then on, operators' approval of a
+ * large payout, the operator's authorization), send the payout exactly once, learn the outcome
+ * (webhook hint, then inquiry + receipt status; reconciliation's hint when webhooks are lost),
+ * and on success store the receipt image.
  */
 export async function withdrawalWorkflow(input: WithdrawalInput): Promise<WithdrawalState> {
   const timings = resolveTimings(input.timings);
@@ -122,8 +124,8 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     const refusal = await stepUp(input, state, verdict.cause, (s, r) => flow.moveTo(s, r));
     if (refusal) return finish('refused', refusal);
   }
-  // sendPayout writes the `sending` row itself before it sends: the first workflow task, which
-  // the caller's answer waits for, runs no activity but the operator's authorization.
+  // sendPayout writes the `sending` row itself before it sends, and the caller's answer comes once
+  // `sending` is shown: it never waits for the operator's authorization.
   const refusal = await passPayoutControls(input, state, controls, {
     moveTo: (s) => flow.moveTo(s),
     showSending: () => flow.showStatus('sending'),

@@ -129,8 +129,68 @@ describe('secrets under NODE_ENV=production', () => {
     ]);
   });
 
+  it("the payout authorization's secret: its own with PAYOUT_AUTHORIZATION_URL, never the public default", () => {
+    const url = { PAYOUT_AUTHORIZATION_URL: 'https://operator.example/authorize' };
+    expect(problems({ ...own(), NODE_ENV: 'production', ...url })).toEqual([
+      expect.stringMatching(/^PAYOUT_AUTHORIZATION_SECRET: not set \(production needs its own/),
+    ]);
+    const publicSecret = { PAYOUT_AUTHORIZATION_SECRET: loadConfig({}).PAYOUT_AUTHORIZATION_SECRET };
+    expect(problems({ ...own(), NODE_ENV: 'production', ...url, ...publicSecret })).toEqual([
+      expect.stringMatching(/^PAYOUT_AUTHORIZATION_SECRET: is public/),
+    ]);
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const config = loadConfig({
+      ...own(),
+      NODE_ENV: 'production',
+      ...url,
+      PAYOUT_AUTHORIZATION_SECRET: secret,
+    });
+    expect(config.PAYOUT_AUTHORIZATION_SECRET).toBe(secret);
+  });
+
   it('a malformed secret is reported without its value', () => {
     const lines = problems({ BACKOFFICE_SESSION_SECRET: 'short' });
     expect(lines).toEqual(['BACKOFFICE_SESSION_SECRET=(not shown): must be at least 32 characters']);
+  });
+});
+
+describe('payout controls settings', () => {
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems;
+      throw err;
+    }
+  };
+
+  it('default to a 120-minute deadline at risk at 75%, two approvers above R$ 50.000,00, fail closed', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      PAYOUT_DEADLINE: 120 * 60_000,
+      PAYOUT_AT_RISK_SHARE: 0.75,
+      PAYOUT_APPROVAL_ABOVE_CENTAVOS: 5_000_000,
+      PAYOUT_APPROVERS: 2,
+      PAYOUT_AUTHORIZATION_TIMEOUT_MS: 3_000,
+      PAYOUT_AUTHORIZATION_ON_NO_ANSWER: 'deny',
+    });
+    expect(c.PAYOUT_AUTHORIZATION_URL).toBeUndefined();
+    expect(loadConfig({ PAYOUT_DEADLINE: '2h' }).PAYOUT_DEADLINE).toBe(7_200_000);
+  });
+
+  it('refuse a deadline without its unit, a share outside 0-1, three approvers, another no-answer policy', () => {
+    const names = (env: Record<string, string>) => problemsOf(env).map((l) => l.split('=')[0]);
+    expect(names({ PAYOUT_DEADLINE: '120' })).toEqual(['PAYOUT_DEADLINE']);
+    expect(names({ PAYOUT_DEADLINE: '0m' })).toEqual(['PAYOUT_DEADLINE']);
+    expect(names({ PAYOUT_AT_RISK_SHARE: '1' })).toEqual(['PAYOUT_AT_RISK_SHARE']);
+    expect(names({ PAYOUT_AT_RISK_SHARE: '0' })).toEqual(['PAYOUT_AT_RISK_SHARE']);
+    expect(names({ PAYOUT_APPROVERS: '3' })).toEqual(['PAYOUT_APPROVERS']);
+    expect(names({ PAYOUT_AUTHORIZATION_ON_NO_ANSWER: 'maybe' })).toEqual([
+      'PAYOUT_AUTHORIZATION_ON_NO_ANSWER',
+    ]);
+    expect(names({ PAYOUT_AUTHORIZATION_URL: 'ftp://operator.example' })).toEqual([
+      'PAYOUT_AUTHORIZATION_URL',
+    ]);
   });
 });
