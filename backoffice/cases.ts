@@ -23,6 +23,7 @@ import type { BackofficeDeps } from './deps';
 import { formatterFor } from './format';
 import { parseForm, typedCpfSchema } from './forms';
 import { type Catalog, type Label, labelsFor } from './i18n';
+import { payoutCaseOf } from './payouts';
 import { isQueueId } from './queues';
 import { notFoundPage, page, signedIn, wordsOf } from './render';
 import { roleAtLeast } from './session';
@@ -146,13 +147,18 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
     if (!flow) throw notFoundPage((w) => w.errors.what.flow);
     const live = await liveStateOf(temporal, flow);
     const from = typeof req.query.from === 'string' && isQueueId(req.query.from) ? req.query.from : undefined;
+    const payout =
+      flow.type === 'withdrawal'
+        ? payoutCaseOf(flow, operator, t, formatterFor(operator.timeZone, t.lang))
+        : undefined;
     page(req, res, 'flow', {
       heading: `${label.flowType(flow.type)} ${flow.businessId}`,
       flow,
       queue: from,
       cpfShown: flow.cpfHash ? await cpfFor(pool, operator, flow.cpfHash, flow.cpfMasked, t) : '—',
-      facts: factsOf(flow, live, t, label),
+      facts: [...factsOf(flow, live, t, label), ...(payout?.facts ?? [])],
       decision: openDecision(flow, live, t),
+      payout,
       mayDecide: roleAtLeast(operator.role, 'reviewer'),
       temporalUrl: `${config.TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(flow.workflowId)}`,
       timeline: timelineEntries(await timelineOf(pool, [flow.workflowId]), label),

@@ -92,7 +92,11 @@ function refuseRole(operator: Operator, action: OperatorActionName, caseId: stri
  * sent by now, so its audit row must be written: should Temporal stop answering (the request's
  * deadline), the last state read stands for the one after.
  */
-async function stateOnceSettled<S>(read: () => Promise<S>, done: (s: S) => boolean, last: S): Promise<S> {
+export async function stateOnceSettled<S>(
+  read: () => Promise<S>,
+  done: (s: S) => boolean,
+  last: S,
+): Promise<S> {
   const until = Date.now() + 10_000;
   for (;;) {
     try {

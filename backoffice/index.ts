@@ -11,6 +11,7 @@ import { decisionRoutes } from './decisions';
 import type { BackofficeDeps } from './deps';
 import { wellFormedInput } from './forms';
 import { languageRoutes } from './language';
+import { payoutRoutes } from './payouts';
 import { queueRoutes } from './queues';
 import { errorPages, unavailablePage } from './render';
 import { searchRoutes } from './search';
@@ -63,6 +64,8 @@ export function backofficeRoutes(deps: BackofficeDeps) {
   r.use(languageRoutes(deps.pool));
   r.use(requireOperator);
   r.use(temporalDeadline(deps.temporal, deps.config.TEMPORAL_CALL_TIMEOUT_MS, unavailablePage));
+  // Before the queues: the payout queues have pages of their own.
+  r.use(payoutRoutes(deps));
   r.use(queueRoutes(deps));
   r.use(caseRoutes(deps));
   r.use(searchRoutes(deps));

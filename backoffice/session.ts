@@ -107,5 +107,5 @@ export const requireOperator: RequestHandler = (req, res, next) => {
   next(new BackofficeError(401, (t) => ({ heading: t.errors.signedOut, message: t.errors.signedOutText })));
 };
 
-const rank: Record<OperatorRole, number> = { viewer: 0, reviewer: 1, admin: 2 };
+const rank: Record<OperatorRole, number> = { viewer: 0, reviewer: 1, approver: 2, admin: 3 };
 export const roleAtLeast = (role: OperatorRole, least: OperatorRole) => rank[role] >= rank[least];

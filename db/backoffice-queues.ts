@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { type FlowRow, flowRowOf } from './flows';
+import { PAYOUT_QUEUE_WHERE, payoutQueueIds } from './payout-queues';
 
 // The back office's work queues: views over the flows table, each the flows in one state that
 // wants a person's attention, oldest first. A flow leaves its queue when its status moves on.
@@ -12,6 +13,7 @@ export const flowQueueIds = [
   'withdrawals-awaiting-biometrics',
   'failed',
   'reconciliation-gave-up',
+  ...payoutQueueIds,
 ] as const;
 export type FlowQueueId = (typeof flowQueueIds)[number];
 
@@ -27,6 +29,8 @@ const QUEUE_WHERE: Record<FlowQueueId, string> = {
   failed: `f.type IN ('deposit', 'withdrawal') AND f.status = 'failed'`,
   // The withdrawal's deadline passed and no inquiry found the payout's outcome.
   'reconciliation-gave-up': `f.type = 'withdrawal' AND f.status = 'stuck'`,
+  // Their own pages and order (payout-queues.ts).
+  ...PAYOUT_QUEUE_WHERE,
 };
 
 export interface QueueCount {

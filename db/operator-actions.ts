@@ -24,6 +24,9 @@ export const operatorActionNames = [
   'alert.review',
   'alert.report',
   'alert.export',
+  'withdrawal.decision',
+  'withdrawal.approve',
+  'withdrawal.refuse',
 ] as const;
 export type OperatorActionName = (typeof operatorActionNames)[number];
 

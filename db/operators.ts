@@ -7,7 +7,8 @@ import type pg from 'pg';
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
-export const operatorRoles = ['viewer', 'reviewer', 'admin'] as const;
+/** Each may do what the one before may: an approver also decides payouts awaiting approval. */
+export const operatorRoles = ['viewer', 'reviewer', 'approver', 'admin'] as const;
 export type OperatorRole = (typeof operatorRoles)[number];
 
 /** The languages the back office speaks; Brazilian Portuguese unless the operator chose English. */

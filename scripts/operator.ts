@@ -23,7 +23,7 @@ import { runKeyCommand } from './operator-keys';
 // generated and printed once.
 
 const USAGE = `usage: npm run operator -- <create|reset|role|disable> --email ADDRESS [--name NAME]
-       [--role viewer|reviewer|admin] [--zone IANA_ZONE] [--language pt-BR|en] [--password-stdin]`;
+       [--role viewer|reviewer|approver|admin] [--zone IANA_ZONE] [--language pt-BR|en] [--password-stdin]`;
 
 const argsSchema = z
   .object({

@@ -95,6 +95,19 @@ describe('npm run operator', () => {
     expect(operatorCli(['role', '--email', address(), '--role', 'viewer']).status).toBe(1);
   });
 
+  it('makes an approver, and makes one of a reviewer; the usage names the role', async () => {
+    const email = address();
+    const made = operatorCli(['create', '--email', email, '--role', 'approver']);
+    expect(made.status, made.err).toBe(0);
+    expect(made.out).toContain('(approver)');
+    expect((await operatorForSignIn(pool, email))?.operator.role).toBe('approver');
+    const other = address();
+    expect(operatorCli(['create', '--email', other, '--role', 'reviewer']).status).toBe(0);
+    expect(operatorCli(['role', '--email', other, '--role', 'approver']).status).toBe(0);
+    expect((await operatorForSignIn(pool, other))?.operator.role).toBe('approver');
+    expect(operatorCli(['role', '--email', other]).err).toContain('viewer|reviewer|approver|admin');
+  });
+
   it('refuses bad arguments naming each, and a short password, creating nothing', async () => {
     const email = address();
     const bad = operatorCli([
