@@ -128,7 +128,7 @@ export const withdrawalOperations = {
     tag: 'Withdrawals',
     summary: 'Send a Pix payout (idempotent per transactionId)',
     description:
-      'The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (docs/rules.md): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above PAYOUT_APPROVAL_ABOVE_CENTAVOS (docs/payout-controls.md), or on its way (`sending`; the authorization of the operator, when configured, may still refuse it).',
+      'The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (docs/rules.md): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above PAYOUT_APPROVAL_ABOVE_CENTAVOS (docs/payout-controls.md), `awaiting_authorization` while the operator backend is asked (PAYOUT_AUTHORIZATION_URL), or on its way (`sending`).',
     body: withdrawalBodySchema,
     ok: [{ status: 202, description: 'Accepted', schema: withdrawalResponseSchema }],
     errors: [409],

@@ -20,6 +20,7 @@ export const withdrawalStatuses = [
   'validating',
   'awaiting_biometrics',
   'awaiting_approval',
+  'awaiting_authorization',
   'sending',
   'processing',
   'completed',

@@ -171,11 +171,16 @@ export async function passPayoutControls(
   input: WithdrawalInput,
   state: WithdrawalState,
   controls: PayoutControls,
-  flow: { moveTo: (status: 'awaiting_approval') => Promise<unknown>; showSending: () => void },
+  flow: {
+    moveTo: (status: 'awaiting_approval' | 'awaiting_authorization') => Promise<unknown>;
+    showSending: () => void;
+  },
 ): Promise<WithdrawalRefusal | undefined> {
   const unapproved = await awaitApproval(input, state, controls, flow.moveTo);
   if (unapproved) return unapproved;
-  // Asked before the payout shows `sending`: a caller told `sending` is never then told `refused`.
+  // The caller's answer comes at once, saying the backend is being asked: one told `sending` is
+  // never then told `refused`.
+  if (controls.askAuthorization) await flow.moveTo('awaiting_authorization');
   const denied = await authorize(input, state, controls);
   if (!denied) flow.showSending();
   return denied;

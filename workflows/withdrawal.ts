@@ -124,8 +124,7 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     const refusal = await stepUp(input, state, verdict.cause, (s, r) => flow.moveTo(s, r));
     if (refusal) return finish('refused', refusal);
   }
-  // sendPayout writes the `sending` row itself before it sends. The caller's answer comes once
-  // the flow leaves `validating`: after the operator's authorization, when one is asked.
+  // sendPayout writes the `sending` row itself before it sends.
   const refusal = await passPayoutControls(input, state, controls, {
     moveTo: (s) => flow.moveTo(s),
     showSending: () => flow.showStatus('sending'),

@@ -321,8 +321,8 @@ describe("the operator's authorization", () => {
       authorization: { decision: 'deny', reason: 'wallet balance too low' },
     });
     expect(await payoutsSent(input.transactionId)).toBe(0);
-    // Asked before `sending` is shown: a caller is never told `sending`, then `refused`.
-    expect(shown).toEqual(['refused']);
+    // The backend is asked before `sending` is shown: a caller is never told `sending`, then `refused`.
+    expect(shown).toEqual(['awaiting_authorization', 'refused']);
     expect(await rowOf(withdrawalWorkflowId(input.transactionId))).toMatchObject({
       status: 'refused',
       reason: 'authorization_denied',

@@ -229,7 +229,7 @@ export interface paths {
         put?: never;
         /**
          * Send a Pix payout (idempotent per transactionId)
-         * @description The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (docs/rules.md): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above PAYOUT_APPROVAL_ABOVE_CENTAVOS (docs/payout-controls.md), or on its way (`sending`; the authorization of the operator, when configured, may still refuse it).
+         * @description The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (docs/rules.md): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above PAYOUT_APPROVAL_ABOVE_CENTAVOS (docs/payout-controls.md), `awaiting_authorization` while the operator backend is asked (PAYOUT_AUTHORIZATION_URL), or on its way (`sending`).
          *
          *     API key scope: `withdrawals:write` (a write scope includes its read).
          */
@@ -629,7 +629,7 @@ export interface webhooks {
         put?: never;
         /**
          * withdrawal events
-         * @description Types: `withdrawal.validating`, `withdrawal.awaiting_biometrics`, `withdrawal.awaiting_approval`, `withdrawal.sending`, `withdrawal.processing`, `withdrawal.completed`, `withdrawal.failed`, `withdrawal.stuck`, `withdrawal.refused`, `withdrawal.deadline_at_risk`, `withdrawal.deadline_missed`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
+         * @description Types: `withdrawal.validating`, `withdrawal.awaiting_biometrics`, `withdrawal.awaiting_approval`, `withdrawal.awaiting_authorization`, `withdrawal.sending`, `withdrawal.processing`, `withdrawal.completed`, `withdrawal.failed`, `withdrawal.stuck`, `withdrawal.refused`, `withdrawal.deadline_at_risk`, `withdrawal.deadline_missed`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
          */
         post: operations["receiveWithdrawalEvent"];
         delete?: never;
@@ -1295,7 +1295,7 @@ export interface components {
         };
         WithdrawalState: {
             /** @enum {string} */
-            status: "validating" | "awaiting_biometrics" | "awaiting_approval" | "sending" | "processing" | "completed" | "failed" | "stuck" | "refused";
+            status: "validating" | "awaiting_biometrics" | "awaiting_approval" | "awaiting_authorization" | "sending" | "processing" | "completed" | "failed" | "stuck" | "refused";
             transactionId: string;
             amountCentavos: number;
             e2eId?: string;
@@ -1822,7 +1822,7 @@ export interface components {
              */
             url: string;
             /** @description event types to receive; ["*"] for every type */
-            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
+            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.awaiting_authorization" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
             /** @default  */
             description?: string;
         };
@@ -1906,7 +1906,7 @@ export interface components {
              */
             url?: string;
             /** @description event types to receive; ["*"] for every type */
-            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
+            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.awaiting_authorization" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
             description?: string;
             /** @description true also forgets why it was disabled */
             enabled?: boolean;
@@ -3367,7 +3367,7 @@ export interface operations {
             query?: {
                 type?: "onboarding" | "deposit" | "withdrawal" | "biometrics";
                 /** @description a status of the given `type` (without `type`: of any type) */
-                status?: "kyc" | "awaiting_liveness" | "awaiting_review" | "approved" | "rejected" | "expired" | "creating" | "awaiting_payment" | "held" | "completed" | "failed" | "to_return" | "validating" | "awaiting_biometrics" | "awaiting_approval" | "sending" | "processing" | "stuck" | "refused" | "issuing_link" | "awaiting_identification" | "passed" | "unavailable";
+                status?: "kyc" | "awaiting_liveness" | "awaiting_review" | "approved" | "rejected" | "expired" | "creating" | "awaiting_payment" | "held" | "completed" | "failed" | "to_return" | "validating" | "awaiting_biometrics" | "awaiting_approval" | "awaiting_authorization" | "sending" | "processing" | "stuck" | "refused" | "issuing_link" | "awaiting_identification" | "passed" | "unavailable";
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf?: components["schemas"]["Cpf"];
                 /** @description inclusive, ISO 8601 */
