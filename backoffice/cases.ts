@@ -8,6 +8,7 @@ import { type OnboardingState, onboardingStateQuery } from '../contracts/onboard
 import { IMPEDED_PREFIX } from '../contracts/reasons';
 import { depositLimitsView } from '../customers/deposit-limits';
 import { payoutsTodayView } from '../customers/payouts-today';
+import { listAlerts } from '../db/alerts';
 import { flowsOfPerson, getFlowRow, type QueueItem } from '../db/backoffice-queues';
 import { getCustomer, kycIdentity, listAccounts } from '../db/customers';
 import type { EligibilityRecord } from '../db/eligibility';
@@ -115,6 +116,13 @@ async function cpfFor(pool: Pool, operator: Operator, hash: string, masked: stri
   return (await kycIdentity(pool, hash))?.cpf ?? masked ?? t.unknown;
 }
 
+/** How many of a person's alerts a case page lists: the newest; the alerts queue has them all. */
+const PERSON_ALERTS = 20;
+
+/** A person's monitoring alerts, newest first, for their page and their payouts' pages. */
+const personAlertsOf = (pool: Pool, hash: string) =>
+  listAlerts(pool, { cpfHash: hash, order: 'newest', limit: PERSON_ALERTS });
+
 /** The flow's own state, from its workflow (running or finished): what the flows row does not keep. */
 async function liveStateOf(
   temporal: Client,
@@ -159,6 +167,9 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
       facts: [...factsOf(flow, live, t, label), ...(payout?.facts ?? [])],
       decision: openDecision(flow, live, t),
       payout,
+      // A payout's approvers decide with the person's alerts in view.
+      personAlerts:
+        flow.type === 'withdrawal' && flow.cpfHash ? await personAlertsOf(pool, flow.cpfHash) : undefined,
       mayDecide: roleAtLeast(operator.role, 'reviewer'),
       temporalUrl: `${config.TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(flow.workflowId)}`,
       timeline: timelineEntries(await timelineOf(pool, [flow.workflowId]), label),
@@ -179,15 +190,17 @@ function customerPages(r: Router, { pool, config }: BackofficeDeps) {
     const [customer, flows] = await Promise.all([getCustomer(pool, hash), flowsOfPerson(pool, hash)]);
     if (!customer && flows.length === 0) throw notFoundPage((t) => t.errors.what.customer);
     const cases = [`customer-${hash}`, ...flows.map((f) => f.workflowId)];
-    const [identity, limits, depositLimits, accounts, timeline, actions, eligibility] = await Promise.all([
-      kycIdentity(pool, hash),
-      payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, new Date()),
-      depositLimitsView(pool, hash, new Date()),
-      listAccounts(pool, hash),
-      timelineOf(pool, cases),
-      listActions(pool, { caseIds: cases, order: 'newest', limit: 200 }),
-      eligibilityOfHash(pool, hash),
-    ]);
+    const [identity, limits, depositLimits, accounts, timeline, actions, eligibility, personAlerts] =
+      await Promise.all([
+        kycIdentity(pool, hash),
+        payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, new Date()),
+        depositLimitsView(pool, hash, new Date()),
+        listAccounts(pool, hash),
+        timelineOf(pool, cases),
+        listActions(pool, { caseIds: cases, order: 'newest', limit: 200 }),
+        eligibilityOfHash(pool, hash),
+        personAlertsOf(pool, hash),
+      ]);
     const t = wordsOf(req, res);
     const label = labelsFor(t.lang);
     const c = t.customer;
@@ -218,6 +231,7 @@ function customerPages(r: Router, { pool, config }: BackofficeDeps) {
       limits,
       depositLimits,
       accounts,
+      personAlerts,
       flows,
       timeline: timelineEntries(timeline, label),
       actions,

@@ -366,6 +366,14 @@ const ptBR = {
     } as Record<string, string>,
     direction: { deposits: 'depósitos', withdrawals: 'saques' } as Record<string, string>,
   },
+  personAlerts: {
+    heading: 'Alertas de monitoramento desta pessoa',
+    none: 'Nenhum alerta de monitoramento para esta pessoa.',
+    count: (total: number, shown: number) =>
+      `${total} ${total === 1 ? 'alerta' : 'alertas'}${total > shown ? `, os ${shown} mais recentes mostrados` : ''}, mais recentes primeiro.`,
+    raised: (at: string) => `levantado em ${at}`,
+    thisPayout: 'disparado por este saque',
+  },
   audit: {
     title: 'Trilha de auditoria',
     intro: 'Toda ação de operador, mais recentes primeiro. Linhas só são acrescentadas, nunca alteradas.',
@@ -1086,6 +1094,14 @@ const en: Catalog = {
       sinceRegistrationMs: 'Withdrawal after registration',
     } as Record<string, string>,
     direction: { deposits: 'deposits', withdrawals: 'withdrawals' } as Record<string, string>,
+  },
+  personAlerts: {
+    heading: "This person's monitoring alerts",
+    none: 'No monitoring alert for this person.',
+    count: (total: number, shown: number) =>
+      `${total} ${total === 1 ? 'alert' : 'alerts'}${total > shown ? `, the ${shown} newest shown` : ''}, newest first.`,
+    raised: (at: string) => `raised ${at}`,
+    thisPayout: 'raised by this payout',
   },
   audit: {
     title: 'Audit trail',

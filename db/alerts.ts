@@ -55,12 +55,28 @@ export async function saveCursor(db: Queryable, position: number): Promise<void>
   ]);
 }
 
-/** The movement time of a flows row (`f`): a deposit's credit, a withdrawal's request. */
+/**
+ * The movement time of a flows row (`f`): a deposit's credit, a withdrawal's request. A request's
+ * time never changes, so a payout evaluated while it awaits approval and again once completed is
+ * the same movement at the same time both times.
+ */
 const movedAtSql = `CASE WHEN f.type = 'deposit' THEN f.updated_at ELSE f.created_at END`;
 
-// Money that moved: a credited deposit; a payout that passed the rules and went to the provider.
+/**
+ * A payout that passed the rules and any step-up: waiting for approvers, or gone to the provider.
+ * Refused and failed ones moved no money.
+ */
+export const WITHDRAWAL_MOVED_STATUSES: readonly string[] = [
+  'awaiting_approval',
+  'sending',
+  'processing',
+  'completed',
+  'stuck',
+];
+
+// Money that moved, or is about to: a credited deposit; a payout in one of the statuses above.
 const MOVED_SQL = `((f.type = 'deposit' AND f.status = 'completed')
-  OR (f.type = 'withdrawal' AND f.status IN ('sending', 'processing', 'completed', 'stuck')))`;
+  OR (f.type = 'withdrawal' AND f.status IN (${WITHDRAWAL_MOVED_STATUSES.map((s) => `'${s}'`).join(', ')})))`;
 
 // biome-ignore lint/suspicious/noExplicitAny: a pg row
 const movementOf = (r: any): Movement => ({

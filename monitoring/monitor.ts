@@ -12,6 +12,7 @@ import {
   registeredAt,
   saveCursor,
   triggersAfter,
+  WITHDRAWAL_MOVED_STATUSES,
 } from '../db/alerts';
 import { sequenceEvents } from '../db/events';
 import { inTransaction, type Pool } from '../db/pool';
@@ -19,10 +20,11 @@ import { type AlertRuleSettings, alertRuleSettings, evaluateRules, lookbackMs } 
 
 // The alert monitor, run by every API process beside the events relay: it reads the outbox (the
 // events every flow's status change writes) after its own cursor, evaluates the rules when a
-// deposit is credited or a payout completes, and writes each alert with its `alert.raised` event.
+// deposit is credited, a large payout waits for approvers (so they decide with its alerts before
+// them) or a payout completes, and writes each alert with its `alert.raised` event.
 // The alerts and the cursor's move commit together, under a lock only one process holds at a
-// time; an alert is unique per rule, person and flow, so events read again after a crash raise
-// nothing twice. No workflow waits for it: alerts flag, they never hold money.
+// time; an alert is unique per rule, person and flow, so events read again after a crash, or a
+// payout evaluated again when it completes, raise nothing twice. No workflow waits for it: alerts flag, they never hold money.
 
 export interface AlertMonitorSettings {
   intervalMs: number;
@@ -35,10 +37,23 @@ export interface AlertMonitor {
   stop(): Promise<void>;
 }
 
-/** The events the rules look at: money in (credited) and money out (its payout completed). */
-export const TRIGGERS = ['deposit.completed', 'withdrawal.completed'] as const;
+/**
+ * The events the rules look at: money in (credited) and money out (waiting for approvers, or its
+ * payout completed).
+ */
+export const TRIGGERS = [
+  'deposit.completed',
+  'withdrawal.awaiting_approval',
+  'withdrawal.completed',
+] as const;
 const BATCH = 200;
 const MONITOR_LOCK = 0x706978_616c; // "pix" "al": one monitor reads at a time, across processes
+
+/**
+ * Whether the movement still counts when its event is read: a payout read after it waited for
+ * approvers may since have been refused or failed, and then moved no money.
+ */
+const counts = (m: Movement) => m.type !== 'withdrawal' || WITHDRAWAL_MOVED_STATUSES.includes(m.status);
 
 const newAlertId = () => `alr_${randomBytes(16).toString('hex')}`;
 
@@ -105,7 +120,7 @@ export function startAlertMonitor(deps: AlertMonitorDeps): AlertMonitor {
       const events = await triggersAfter(client, cursor, TRIGGERS, BATCH);
       for (const ev of events) {
         const trigger = await movementOfFlow(client, ev.flowId);
-        if (!trigger) continue;
+        if (!trigger || !counts(trigger)) continue;
         const raised = await evaluate(client, trigger, settings.rules);
         if (raised.length) log.info({ rules: raised, flow: ev.flowId }, 'monitoring alerts raised');
         raisedNow.push(...raised);
