@@ -49,6 +49,20 @@ export const PAYOUT_MIX: PathShare[] = [
   { path: 'with four eyes (approved)', share: 0.02, histories: ['withdrawal-four-eyes-approved'] },
 ];
 
+/** Paths that leave more than one history: a held deposit's two runs, a step-up's identification. */
+export const COMPOSITE_PATHS: Omit<PathShare, 'share'>[] = [
+  { path: 'deposit held, then accepted', histories: ['deposit-held', 'deposit-held-accepted'] },
+  { path: 'deposit held, then returned', histories: ['deposit-held', 'deposit-held-returned'] },
+  {
+    path: 'payout with a step-up passed',
+    histories: ['withdrawal-step-up-passed', 'biometrics-step-up-passed'],
+  },
+  {
+    path: 'payout with a step-up on a new link',
+    histories: ['withdrawal-step-up-passed', 'biometrics-step-up-new-link'],
+  },
+];
+
 /**
  * Temporal Cloud's pay-as-you-go price per million actions by tier, in USD, and its storage
  * prices (docs.temporal.io/cloud/pricing as stored when this was written; prices change).
@@ -459,6 +473,16 @@ export function costModelSection(all = savedHistories(), run = latestCostRun()):
     '### Actions per flow',
     '',
     flowsTable(all),
+    '',
+    'Paths that leave more than one history:',
+    '',
+    table(
+      ['path', 'histories', 'actions as pixflow runs it', 'history bytes'],
+      pathCosts(
+        COMPOSITE_PATHS.map((p) => ({ ...p, share: 1 })),
+        new Map(all.map((h) => [h.name, h])),
+      ).map((p) => [p.path, p.histories.map((h) => `\`${h}\``).join(' + '), p.actions, int(p.bytes)]),
+    ),
     '',
     '### Actions in every saved history',
     '',
