@@ -49,6 +49,18 @@ export const PAYOUT_MIX: PathShare[] = [
   { path: 'with four eyes (approved)', share: 0.02, histories: ['withdrawal-four-eyes-approved'] },
 ];
 
+/**
+ * Rows one flow of a path leaves in Postgres, as test/api/cost-model.test.ts counts them for a
+ * flow run through the API (it fails when these differ): its \`flows\` row, an \`events\` row per
+ * status it records (a payout's first, \`validating\`, too) and a \`webhook_inbox\` row per
+ * provider notification (the provider notifies a deposit when it is created and when it is paid).
+ */
+export const MEASURED_ROWS: Record<string, { flows: number; events: number; inbox: number }> = {
+  'deposit-paid': { flows: 1, events: 2, inbox: 2 },
+  'deposit-expired-one-look': { flows: 1, events: 2, inbox: 1 },
+  'withdrawal-reconciliation-hint': { flows: 1, events: 4, inbox: 1 },
+};
+
 /** Paths that leave more than one history: a held deposit's two runs, a step-up's identification. */
 export const COMPOSITE_PATHS: Omit<PathShare, 'share'>[] = [
   { path: 'deposit held, then accepted', histories: ['deposit-held', 'deposit-held-accepted'] },
@@ -227,8 +239,6 @@ function flowsTable(all: SavedHistory[]): string {
 interface PathCost extends PathShare {
   actions: number;
   bytes: number;
-  statusChanges: number;
-  signals: number;
 }
 
 function pathCosts(mix: PathShare[], byName: Map<string, SavedHistory>): PathCost[] {
@@ -243,8 +253,6 @@ function pathCosts(mix: PathShare[], byName: Map<string, SavedHistory>): PathCos
       ...p,
       actions: sum((h) => h.actions),
       bytes: sum((h) => h.facts.bytes),
-      statusChanges: sum((h) => h.facts.statusChanges),
-      signals: sum((h) => h.facts.actions.signals),
     };
   });
 }
@@ -391,8 +399,6 @@ function volumeAndMix(x: WorkedExample): string {
       p.histories.map((h) => `\`${h}\``).join(' + '),
       p.actions,
       int(p.bytes),
-      p.statusChanges,
-      p.signals,
     ]);
   const sumOf = (paths: PathCost[]) => paths.map((p) => `${p.share} × ${p.actions}`).join(' + ');
   return [
@@ -401,7 +407,7 @@ function volumeAndMix(x: WorkedExample): string {
     "**Paths' mix (assumed).** Each path's actions are its histories' as pixflow runs them (table above):",
     '',
     table(
-      ['flow', 'path', 'share', 'histories', 'actions', 'history bytes', 'status changes', 'signals'],
+      ['flow', 'path', 'share', 'histories', 'actions', 'history bytes'],
       [...pathRows('deposit', x.deposits), ...pathRows('payout', x.payouts)],
     ),
     '',
@@ -456,13 +462,36 @@ function storageAndPostgres(x: WorkedExample): string {
   const qrSeconds = envSchema.shape.SANDBOX_DEPOSIT_EXPIRY_MS.parse(undefined) / 1000;
   const unpaidShare = x.deposits.find((p) => p.path.startsWith('never paid'))?.share ?? 0;
   const openAtPeak = x.depositsPeak * unpaidShare * qrSeconds;
-  const changes = (paths: PathCost[]) => weighted(paths, (p) => p.statusChanges);
-  const signals = (paths: PathCost[]) => weighted(paths, (p) => p.signals);
-  const eventsPerDay = e.depositsPerDay * changes(x.deposits) + e.payoutsPerDay * changes(x.payouts);
+  const rows = postgresRows(x);
   return [
     `**Temporal storage.** A deposit's history weighs ${int(depositBytes)} bytes and a payout's ${int(payoutBytes)} (the mix's average, as the server keeps them: payloads encrypted). Kept ${CLOUD_PRICES.retentionDays} days after they close (Temporal Cloud's default retention): (${int(e.depositsPerDay)} × ${int(depositBytes)} + ${int(e.payoutsPerDay)} × ${int(payoutBytes)}) × ${CLOUD_PRICES.retentionDays} = **${fixed(retainedGB, 1)} GB retained**, ${fixed(retainedGB, 1)} × ${hoursPerMonth} h × $${CLOUD_PRICES.retainedUsdPerGBh} = $${int(retainedGB * hoursPerMonth * CLOUD_PRICES.retainedUsdPerGBh)} a month. Open flows are few by comparison: at the peak hour the deposits never paid, each open ${int(qrSeconds)} s, number ${fixed(x.depositsPeak, 1)} × ${unpaidShare} × ${int(qrSeconds)} = ${int(openAtPeak)} (about ${fixed((openAtPeak * depositBytes) / 1e6, 0)} MB of active history), besides the paid ones while their payers pay. A worker caches ${int(envSchema.shape.WORKER_MAX_CACHED_WORKFLOWS.parse(undefined))} flows (\`WORKER_MAX_CACHED_WORKFLOWS\`): a deposit evicted before its payment is replayed from its history when the payment comes.`,
     '',
-    `**Postgres.** Each status change is one write of the flow's \`flows\` row and one \`events\` row (\`activities/flows.ts\`), and each provider notification one \`webhook_inbox\` row: a deposit makes ${fixed(changes(x.deposits), 2)} status changes and receives ${fixed(signals(x.deposits), 2)} signals on the mix's average, a payout ${fixed(changes(x.payouts), 2)} and ${fixed(signals(x.payouts), 2)}. A day of the example: ${int(e.depositsPerDay + e.payoutsPerDay)} new \`flows\` rows and ${int(eventsPerDay)} \`events\` rows (each one more \`webhook_deliveries\` row per subscribed endpoint).`,
+    rows,
+  ].join('\n');
+}
+
+/** Postgres' rows a day in the example, from the paths' measured rows. */
+function postgresRows(x: WorkedExample): string {
+  const e = EXAMPLE;
+  const measured = (p: PathCost) => MEASURED_ROWS[p.histories[0] ?? ''];
+  const plain = x.payouts.find(measured);
+  const rowsOf = (p: PathCost) => measured(p) ?? (plain && measured(plain));
+  const perFlow = (paths: PathCost[], k: 'flows' | 'events' | 'inbox') =>
+    weighted(paths, (p) => rowsOf(p)?.[k] ?? Number.NaN);
+  const day = (k: 'flows' | 'events' | 'inbox') =>
+    e.depositsPerDay * perFlow(x.deposits, k) + e.payoutsPerDay * perFlow(x.payouts, k);
+  const unmeasured = x.payouts.filter((p) => !measured(p)).map((p) => p.path);
+  return [
+    `**Postgres.** Rows a flow leaves, counted for flows run through the API (\`test/api/cost-model.test.ts\`): ${Object.entries(
+      MEASURED_ROWS,
+    )
+      .map(
+        ([h, r]) =>
+          `\`${h}\` ${r.flows} \`flows\` row, ${r.events} \`events\` rows, ${r.inbox} \`webhook_inbox\``,
+      )
+      .join(
+        '; ',
+      )}. The \`flows\` row is written again at each status change. ${unmeasured.length ? `Payouts ${unmeasured.join(' and ')} are not measured: counted here as plain ones. ` : ''}A day of the example: ${int(day('flows'))} \`flows\` rows, ${int(day('events'))} \`events\` rows (each one more \`webhook_deliveries\` row per endpoint subscribed to it) and ${int(day('inbox'))} \`webhook_inbox\` rows.`,
   ].join('\n');
 }
 

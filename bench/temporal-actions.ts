@@ -46,7 +46,7 @@ export interface HistoryFacts {
   events: number;
   /** As the server keeps it: protobuf, payloads encrypted. */
   bytes: number;
-  /** PixflowStatus upserts: each status change is also one flows row write and one events row. */
+  /** PixflowStatus upserts: the status changes after the one the flow started with. */
   statusChanges: number;
   /** Signals this workflow sent to another one (counted in the receiver's history). */
   signalsSent: number;
