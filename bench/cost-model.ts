@@ -145,7 +145,10 @@ export function latestCostRun(dir = RESULTS_DIR): CostRun | undefined {
     .sort()
     .reverse();
   for (const file of files) {
-    const r = resultsSchema.parse(JSON.parse(readFileSync(path.join(dir, file), 'utf8')));
+    // A file of another shape (an older or newer bench) is passed over, not misread.
+    const parsed = resultsSchema.safeParse(JSON.parse(readFileSync(path.join(dir, file), 'utf8')));
+    if (!parsed.success) continue;
+    const r = parsed.data;
     const cost = costSchema.safeParse(r.cost);
     if (!cost.success) continue;
     const deposit = cost.data.flows.find((f) => f.flow === 'deposit');
@@ -446,7 +449,7 @@ function monthlyActions(x: WorkedExample): string {
       ],
     ),
     '',
-    `At Temporal Cloud's pay-as-you-go list prices the first 200 M actions of a month cost $${int(actionsPrice(Math.min(x.perMonth, 200e6)).usd)}${over}. The plan's fee comes on top (Essentials: the greater of $100 or 5% of the usage).`,
+    `At Temporal Cloud's pay-as-you-go list prices (before the plan's included actions) the first 200 M actions of a month cost $${int(actionsPrice(Math.min(x.perMonth, 200e6)).usd)}${over}. The plan's fee comes on top (Essentials: the greater of $100 or 5% of the usage).`,
     '',
     `**Actions per second at the peak hour**, as if each flow's actions fell within it: ${fixed(x.depositsPeak, 1)} × ${fixed(x.depositActions, 2)} + ${fixed(x.payoutsPeak, 1)} × ${fixed(x.payoutActions, 2)} = **${int(peakAps)} APS**, against a namespace's default limit of ${CLOUD_PRICES.defaultAps} APS (it rises with the last 7 days' use, or by a support ticket). An expired deposit's last actions come 30 minutes after its first, so the peak spreads a little; the limit has to be raised before such a day, not during it.`,
   ].join('\n');
@@ -464,7 +467,7 @@ function storageAndPostgres(x: WorkedExample): string {
   const openAtPeak = x.depositsPeak * unpaidShare * qrSeconds;
   const rows = postgresRows(x);
   return [
-    `**Temporal storage.** A deposit's history weighs ${int(depositBytes)} bytes and a payout's ${int(payoutBytes)} (the mix's average, as the server keeps them: payloads encrypted). Kept ${CLOUD_PRICES.retentionDays} days after they close (Temporal Cloud's default retention): (${int(e.depositsPerDay)} × ${int(depositBytes)} + ${int(e.payoutsPerDay)} × ${int(payoutBytes)}) × ${CLOUD_PRICES.retentionDays} = **${fixed(retainedGB, 1)} GB retained**, ${fixed(retainedGB, 1)} × ${hoursPerMonth} h × $${CLOUD_PRICES.retainedUsdPerGBh} = $${int(retainedGB * hoursPerMonth * CLOUD_PRICES.retainedUsdPerGBh)} a month. Open flows are few by comparison: at the peak hour the deposits never paid, each open ${int(qrSeconds)} s, number ${fixed(x.depositsPeak, 1)} × ${unpaidShare} × ${int(qrSeconds)} = ${int(openAtPeak)} (about ${fixed((openAtPeak * depositBytes) / 1e6, 0)} MB of active history), besides the paid ones while their payers pay. A worker caches ${int(envSchema.shape.WORKER_MAX_CACHED_WORKFLOWS.parse(undefined))} flows (\`WORKER_MAX_CACHED_WORKFLOWS\`): a deposit evicted before its payment is replayed from its history when the payment comes.`,
+    `**Temporal storage.** A deposit's history weighs ${int(depositBytes)} bytes and a payout's ${int(payoutBytes)} (the mix's average, as the server keeps them: payloads encrypted). Kept ${CLOUD_PRICES.retentionDays} days after they close (Temporal Cloud's default retention): (${int(e.depositsPerDay)} × ${int(depositBytes)} + ${int(e.payoutsPerDay)} × ${int(payoutBytes)}) × ${CLOUD_PRICES.retentionDays} = **${fixed(retainedGB, 1)} GB retained**, ${fixed(retainedGB, 1)} × ${hoursPerMonth} h × $${CLOUD_PRICES.retainedUsdPerGBh} = $${int(retainedGB * hoursPerMonth * CLOUD_PRICES.retainedUsdPerGBh)} a month. Open flows are few by comparison: at the peak hour the deposits never paid, each open ${int(qrSeconds)} s, number ${fixed(x.depositsPeak, 1)} × ${unpaidShare} × ${int(qrSeconds)} = ${int(openAtPeak)} (about ${fixed((openAtPeak * depositBytes) / 1e6, 0)} MB of active history, ${fixed((openAtPeak * depositBytes) / 1e9, 2)} GB × ${hoursPerMonth} h × $${CLOUD_PRICES.activeUsdPerGBh} = $${int(((openAtPeak * depositBytes) / 1e9) * hoursPerMonth * CLOUD_PRICES.activeUsdPerGBh)} a month even if every hour were the peak), besides the paid ones while their payers pay. A worker caches ${int(envSchema.shape.WORKER_MAX_CACHED_WORKFLOWS.parse(undefined))} flows (\`WORKER_MAX_CACHED_WORKFLOWS\`): a deposit evicted before its payment is replayed from its history when the payment comes.`,
     '',
     rows,
   ].join('\n');
