@@ -230,7 +230,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   }),
   PAYOUT_AUTHORIZATION_URL: rule({
     meaning:
-      "the operator's backend, asked before each payout is sent (a signed POST, [Payout controls](payout-controls.md#the-operators-authorization)); unset: not asked",
+      "the operator's backend, asked before each payout is sent (a signed POST, [Payout controls](payout-controls.md#the-operators-authorization)); unset: not asked. The provider sandbox emulates one at `/operator/payout-authorization` ([test amounts](sandbox.md#payout-authorization-test-amounts)); `npm start` does not ask it unless this points there",
     shownDefault: 'none',
   }),
   PAYOUT_AUTHORIZATION_SECRET: {

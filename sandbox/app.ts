@@ -10,6 +10,7 @@ import { eligibilityRoutes } from './routes/eligibility';
 import { inquiryRoutes } from './routes/inquiries';
 import { kycRoutes } from './routes/kyc';
 import { livenessRoutes } from './routes/liveness';
+import { payoutAuthorizationRoutes } from './routes/payout-authorization';
 import { receiptRoutes } from './routes/receipts';
 import { tokenRoutes } from './routes/token';
 import { withdrawalRoutes } from './routes/withdrawals';
@@ -31,8 +32,9 @@ function createSandbox(opts: SandboxOptions = {}) {
 
   const app = express();
   app.disable('x-powered-by');
-  // Before the JSON parser: the eligibility service verifies its body's bytes.
+  // Before the JSON parser: the operator's emulated services verify their body's bytes.
   app.use(eligibilityRoutes(ctx));
+  app.use(payoutAuthorizationRoutes(ctx));
   app.use(express.json({ limit: '1mb' }));
   app.use(express.urlencoded({ extended: false, limit: '1mb' }));
   app.get('/healthz', (_req, res) => {

@@ -1,4 +1,4 @@
-import { ELIGIBILITY_DEV_SECRET } from '../common/config';
+import { ELIGIBILITY_DEV_SECRET, PAYOUT_AUTHORIZATION_DEV_SECRET } from '../common/config';
 import type { Notifier } from './notifier';
 import type { SandboxState } from './state';
 import type { Timers } from './timers';
@@ -27,6 +27,8 @@ export interface SandboxOptions {
   notificationTimeoutMs?: number;
   /** Verifies the emulated eligibility service's requests (ELIGIBILITY_SECRET). */
   eligibilitySecret?: string;
+  /** Verifies the emulated payout authorization's requests (PAYOUT_AUTHORIZATION_SECRET). */
+  payoutAuthorizationSecret?: string;
   now?: () => number;
   random?: () => number;
   logger?: SandboxLogger;
@@ -51,6 +53,7 @@ export function resolveOptions(o: SandboxOptions = {}): ResolvedOptions {
     notificationBackoffMs: o.notificationBackoffMs ?? 250,
     notificationTimeoutMs: o.notificationTimeoutMs ?? 5000,
     eligibilitySecret: o.eligibilitySecret ?? ELIGIBILITY_DEV_SECRET,
+    payoutAuthorizationSecret: o.payoutAuthorizationSecret ?? PAYOUT_AUTHORIZATION_DEV_SECRET,
     now: o.now ?? Date.now,
     random: o.random ?? Math.random,
     logger: o.logger ?? { info() {}, warn() {} },

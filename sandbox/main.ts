@@ -18,6 +18,7 @@ async function main() {
     depositExpiryMs: config.SANDBOX_DEPOSIT_EXPIRY_MS,
     livenessUrlValidityMs: config.SANDBOX_LIVENESS_URL_VALIDITY_MS,
     eligibilitySecret: config.ELIGIBILITY_SECRET,
+    payoutAuthorizationSecret: config.PAYOUT_AUTHORIZATION_SECRET,
     logger,
   });
   logger.info({ url: sandbox.url }, 'provider sandbox listening');

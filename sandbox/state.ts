@@ -10,6 +10,7 @@ import type {
 } from '../provider/schemas';
 import { type EligibilityEmulation, emptyEligibility } from './eligibility';
 import { defaultFaults, type Faults } from './faults';
+import { emptyPayoutAuthorization, type PayoutAuthorizationEmulation } from './payout-authorization';
 import type { KycOutcome, LivenessOutcome } from './test-documents';
 
 // Everything the sandbox knows, in memory.
@@ -115,6 +116,8 @@ export interface SandboxState {
   auto: { payDepositsAfterMs: number | null; settleWithdrawalsAfterMs: number | null };
   /** The operator's eligibility service, emulated (./eligibility.ts). */
   eligibility: EligibilityEmulation;
+  /** The operator's payout authorization, emulated (./payout-authorization.ts). */
+  payoutAuthorization: PayoutAuthorizationEmulation;
 }
 
 function emptyCounters(): Counters {
@@ -148,6 +151,7 @@ export function createState(): SandboxState {
     faults: defaultFaults(),
     auto: { payDepositsAfterMs: null, settleWithdrawalsAfterMs: null },
     eligibility: emptyEligibility(),
+    payoutAuthorization: emptyPayoutAuthorization(),
   };
 }
 

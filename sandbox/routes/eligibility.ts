@@ -1,11 +1,11 @@
 import { isValid as isValidCpf } from '@fnando/cpf';
 import express, { type Request, type Response, Router } from 'express';
-import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { type EligibilityAnswer, eligibilityRequestSchema, impededReasons } from '../../eligibility/contract';
 import type { SandboxContext } from '../context';
 import { answerFor, type EligibilityEmulation } from '../eligibility';
-import { parseBody, sendError } from '../http';
+import { parseBody, parseJsonBody, sendError, verifiedBody } from '../http';
 
 // The emulated eligibility service's endpoint (the contract's, signed) and its control endpoints.
 
@@ -45,27 +45,12 @@ function checkRoute(ctx: SandboxContext, secret: string) {
   const webhook = new Webhook(secret);
   return (req: Request, res: Response) => {
     const e = ctx.state.eligibility;
-    const raw = typeof req.body === 'string' ? req.body : '';
-    try {
-      webhook.verify(raw, {
-        'webhook-id': req.get('webhook-id') ?? '',
-        'webhook-timestamp': req.get('webhook-timestamp') ?? '',
-        'webhook-signature': req.get('webhook-signature') ?? '',
-      });
-    } catch (err) {
-      if (!(err instanceof WebhookVerificationError)) throw err;
+    const raw = verifiedBody(webhook, req, res);
+    if (raw === undefined) {
       e.refused++;
-      sendError(res, 401, 'Unauthorized', `signature: ${err.message}`);
       return;
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      sendError(res, 400, 'Bad Request', 'body: not JSON');
-      return;
-    }
-    const question = parseBody(eligibilityRequestSchema, json, res);
+    const question = parseJsonBody(eligibilityRequestSchema, raw, res);
     if (!question) return;
     e.checks++;
     const outage = takeOutage(e);

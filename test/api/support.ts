@@ -81,6 +81,8 @@ export interface ApiEnvOptions {
   countPayoutDeadline?: (mark: 'at_risk' | 'missed') => void;
   /** Screens deposits against the sandbox's eligibility emulation (ELIGIBILITY_URL). */
   eligibility?: boolean;
+  /** Asks the sandbox's payout authorization emulation before each payout (PAYOUT_AUTHORIZATION_URL). */
+  payoutAuthorization?: boolean;
   /** Runs the alert monitor beside the API, as api/main.ts does, with the env's ALERT_* settings. */
   alertMonitor?: boolean;
 }
@@ -108,6 +110,9 @@ export async function startApiEnv(
     LOG_LEVEL: 'silent',
     CODEC_TOKENS: CODEC_TOKEN,
     ...(options.eligibility ? { ELIGIBILITY_URL: `${sandbox.url}/eligibility/check` } : {}),
+    ...(options.payoutAuthorization
+      ? { PAYOUT_AUTHORIZATION_URL: `${sandbox.url}/operator/payout-authorization` }
+      : {}),
     ...options.env,
   });
   const connection = await Connection.connect({ address });

@@ -5,7 +5,11 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ELIGIBILITY_DEV_SECRET } from '../../common/config';
 import { eligibilityRequestSchema } from '../../eligibility/contract';
-import { EligibilityUnavailableError, httpEligibilityRegistry } from '../../eligibility/registry';
+import {
+  EligibilityUnavailableError,
+  httpEligibilityRegistry,
+  signedEligibilityRequest,
+} from '../../eligibility/registry';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { eligibilityTestCpfs } from '../../sandbox/eligibility';
 
@@ -160,6 +164,17 @@ describe("the sandbox's eligibility emulation", () => {
     const after = ((await (await fetch(`${sandbox.url}/sandbox/eligibility`)).json()) as { refused: number })
       .refused;
     expect(after - before).toBe(1);
+  });
+
+  it('refuses a signed body that is not JSON or off contract with a 400, not a 5xx', async () => {
+    for (const body of ['{"cpf":', JSON.stringify({ cpf: generateCpf() })]) {
+      const res = await fetch(`${sandbox.url}/eligibility/check`, {
+        method: 'POST',
+        headers: signedEligibilityRequest(body, ELIGIBILITY_DEV_SECRET),
+        body,
+      });
+      expect(res.status, body).toBe(400);
+    }
   });
 
   it("changes a person's status through its control endpoint", async () => {

@@ -1,0 +1,93 @@
+import express, { type Request, type Response, Router } from 'express';
+import { Webhook } from 'standardwebhooks';
+import { z } from 'zod';
+import {
+  payoutAuthorizationAnswerSchema,
+  payoutAuthorizationRequestSchema,
+} from '../../contracts/payout-authorization';
+import type { SandboxContext } from '../context';
+import { parseBody, parseJsonBody, verifiedBody } from '../http';
+import { decisionFor, type EmulatedDecision } from '../payout-authorization';
+
+// The emulated payout authorization's endpoint (the contract's, signed) and its control endpoints.
+
+/** A held question is closed after this, so a caller without a timeout does not hold a socket for good. */
+const HOLD_AT_MOST_MS = 10 * 60_000;
+
+/** A deny's reason, bounded as the contract bounds it. */
+const denyReason = payoutAuthorizationAnswerSchema.options[1].shape.reason;
+
+const decisionSchema = z
+  .object({
+    transactionId: z.string().min(1),
+    decision: z.enum(['approve', 'deny', 'no_answer']),
+    reason: denyReason.optional(),
+  })
+  .strict()
+  .refine((v) => v.decision === 'deny' || v.reason === undefined, {
+    path: ['reason'],
+    message: 'only with decision deny',
+  });
+
+function askRoute(ctx: SandboxContext, secret: string) {
+  const webhook = new Webhook(secret);
+  return (req: Request, res: Response) => {
+    const a = ctx.state.payoutAuthorization;
+    const raw = verifiedBody(webhook, req, res);
+    if (raw === undefined) {
+      a.refused++;
+      return;
+    }
+    const question = parseJsonBody(payoutAuthorizationRequestSchema, raw, res);
+    if (!question) return;
+    a.asked.set(question.transactionId, (a.asked.get(question.transactionId) ?? 0) + 1);
+    const answer = decisionFor(a, question.transactionId, question.amountCentavos);
+    if (answer.decision === 'no_answer') {
+      // Never answered: pixflow's own timeout ends the request by closing its connection.
+      a.held++;
+      res.on('close', () => {
+        a.held--;
+      });
+      ctx.timers.set(() => {
+        if (!res.writableEnded && !res.destroyed) res.destroy();
+      }, HOLD_AT_MOST_MS);
+      return;
+    }
+    res.json(answer);
+  };
+}
+
+/**
+ * POST /operator/payout-authorization: the contract's endpoint. Control: POST
+ * /sandbox/payout-authorization/decision (one payout's answer from now on), GET
+ * /sandbox/payout-authorization.
+ */
+export function payoutAuthorizationRoutes(ctx: SandboxContext): Router {
+  const router = Router();
+  // The signature covers the body's bytes: read as text, parsed once verified.
+  router.post(
+    '/operator/payout-authorization',
+    express.text({ type: () => true, limit: '16kb' }),
+    askRoute(ctx, ctx.options.payoutAuthorizationSecret),
+  );
+  router.post('/sandbox/payout-authorization/decision', express.json(), (req, res) => {
+    const body = parseBody(decisionSchema, req.body, res);
+    if (!body) return;
+    const decision: EmulatedDecision =
+      body.decision === 'deny'
+        ? { decision: 'deny', reason: body.reason ?? 'sandbox: denied through the control endpoint' }
+        : { decision: body.decision };
+    ctx.state.payoutAuthorization.decisions.set(body.transactionId, decision);
+    res.json({ transactionId: body.transactionId, ...decision });
+  });
+  router.get('/sandbox/payout-authorization', (_req, res) => {
+    const a = ctx.state.payoutAuthorization;
+    res.json({
+      asked: Object.fromEntries(a.asked),
+      refused: a.refused,
+      held: a.held,
+      decisions: Object.fromEntries(a.decisions),
+    });
+  });
+  return router;
+}
