@@ -234,6 +234,8 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     shownDefault: 'none',
   }),
   PAYOUT_AUTHORIZATION_SECRET: {
+    // `npm start` keeps the public value: the sandbox's emulation verifies with the same one.
+    shownDefault: "a public development value, the sandbox's emulation's too (production requires yours)",
     meaning:
       "signs pixflow's requests to `PAYOUT_AUTHORIZATION_URL` (`whsec_<base64>`, Standard Webhooks); required in production when that is set",
     secret: true,
@@ -264,6 +266,8 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     defaultNote: "`npm start` with its sandbox: the sandbox's emulation",
   }),
   ELIGIBILITY_SECRET: {
+    // `npm start` keeps the public value: the sandbox's emulation verifies with the same one.
+    shownDefault: "a public development value, the sandbox's emulation's too (production requires yours)",
     meaning:
       "signs pixflow's requests to the eligibility service (`whsec_<base64>`, Standard Webhooks); required in production when `ELIGIBILITY_URL` is set",
     secret: true,

@@ -91,4 +91,12 @@ describe('the embedded stack’s secrets', () => {
     expect(older).toMatchObject({ env: {}, created: false, older: true });
     expect(() => statSync(older.file)).toThrow();
   });
+
+  it('are the secrets docs/configuration.md says npm start makes its own', () => {
+    const made = Object.keys(dataDirSecrets(newDir(), {}).env);
+    const page = readFileSync(path.join(__dirname, '../../docs/configuration.md'), 'utf8');
+    const claimed = [...page.matchAll(/^\| `([A-Z_]+)` \| [^|]*`npm start`: its own/gm)].map((m) => m[1]);
+    expect(claimed.length).toBeGreaterThan(0);
+    for (const name of claimed) expect(made, name).toContain(name);
+  });
 });
