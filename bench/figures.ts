@@ -389,7 +389,7 @@ function tokenFigures({ tokens, runMinutes }: RunResults): Figure[] {
       name: `provider token requests per worker (first ${settings.tokenMinutes} min)`,
       value: tokens.inWindow,
       unit: '',
-      ratio: `${tokens.wholeRun} over the whole run (${round(runMinutes, 1)} min; a token lives 60 min)`,
+      ratio: `${tokens.wholeRun} over the whole run (${round(runMinutes, 1)} min; a token lives 60 min; the same-work floor's worker, once measured, takes its own)`,
       goal: '1',
       pass: tokens.inWindow === 1,
     },
