@@ -2,7 +2,7 @@ import type { Settled } from './harness';
 import type { Commit } from './machine';
 import type { Figure } from './report';
 import { settings } from './settings';
-import { percentile, round, type Summary } from './stats';
+import { percentile, ratiosByProcess, round, type Summary } from './stats';
 import type { Capacity } from './steps/capacity';
 import type { Cost, FlowCost } from './steps/cost';
 import type { DepositRamp } from './steps/deposits';
@@ -139,7 +139,7 @@ function peakFigures({ peak }: RunResults): Figure[] {
   ];
 }
 
-function capacityFigures({ capacity }: RunResults): Figure[] {
+function capacityFigures({ capacity, deposits, withdrawals }: RunResults): Figure[] {
   if (!ran(capacity)) return [notRunRow('capacity at the latency target', capacity)];
   const of = (k: string) =>
     capacity.searches
@@ -148,12 +148,32 @@ function capacityFigures({ capacity }: RunResults): Figure[] {
       .join(', ');
   const target = `p99 < ${settings.latencyTargetMs} ms`;
   const ok = capacity.medianRatio >= 0.6 && capacity.ratioSpread < 0.1;
+  const same = capacity.sameWorkSaturation;
+  const saturation = (what: string, pixflow: number, floor: number): Figure => {
+    const r = ratio(pixflow, floor);
+    return {
+      name: `saturation: ${what}s end to end over the same-work floor's`,
+      value: r,
+      unit: '',
+      ratio: `${pixflow}/s against ${floor}/s (the same-work floor's ${what}s)`,
+      goal: '≥ 0.85',
+      pass: r >= 0.85,
+    };
+  };
   return [
+    saturation('deposit', deposits.saturation, same.deposit.saturation),
+    saturation('withdrawal', withdrawals.saturation, same.withdrawal.saturation),
     {
       name: `capacity at ${target}: floor (update-with-start), median of ${capacity.ratios.length}`,
       value: capacity.floorMedian,
       unit: '/s',
       ratio: `rounds: ${of('floor')}`,
+    },
+    {
+      name: `capacity at ${target}: same-work floor (its POST /deposits), median`,
+      value: capacity.sameWorkMedian,
+      unit: '/s',
+      ratio: `rounds: ${of('same-work')}`,
     },
     {
       name: `capacity at ${target}: deposits (POST /v1/deposits), median`,
@@ -168,6 +188,46 @@ function capacityFigures({ capacity }: RunResults): Figure[] {
       ratio: `spread ${round(capacity.ratioSpread * 100, 1)}% (rounds: ${capacity.ratios.join(', ')})`,
       goal: '≥ 0.6, spread < 10%',
       pass: ok,
+    },
+    {
+      name: 'capacity at the latency target: deposits over the same-work floor, median of the rounds',
+      value: capacity.sameWorkMedianRatio,
+      unit: '',
+      ratio: `spread ${round(capacity.sameWorkRatioSpread * 100, 1)}% (rounds: ${capacity.sameWorkRatios.join(', ')})`,
+    },
+  ];
+}
+
+/** pixflow's process, and the same-work floor's doing the same job. */
+const SAME_WORK_PAIRS = [
+  ['worker', 'same-work-worker'],
+  ['api', 'same-work-server'],
+  ['temporal', 'temporal'],
+  ['postgres', 'postgres'],
+  ['sandbox', 'sandbox'],
+] as const;
+
+/** A pixflow flow's CPU over the same-work floor's, process by process (the goal: each ≤ 1.2). */
+function overSameWork(flow: FlowCost | undefined, floor: FlowCost | undefined): Figure[] {
+  if (!flow || !floor) return [];
+  const r = ratiosByProcess(flow.cpuMsPerFlow, floor.cpuMsPerFlow, SAME_WORK_PAIRS);
+  const { total, ...byProcess } = r;
+  const parts = Object.entries(byProcess);
+  const p99 = ratio(flow.answers.p99, floor.answers.p99);
+  return [
+    {
+      name: `${flow.flow}s' POST p99 over the same-work floor's, both at ${flow.rate}/s`,
+      value: p99,
+      unit: '',
+      ratio: `${flow.answers.p99} ms (p50 ${flow.answers.p50}) against ${floor.answers.p99} ms (p50 ${floor.answers.p50})`,
+    },
+    {
+      name: `CPU per ${flow.flow} over the same-work floor's (worker, API, Temporal, Postgres, sandbox)`,
+      value: total ?? Number.NaN,
+      unit: '',
+      ratio: parts.map(([k, v]) => `${k} ${v}`).join(', '),
+      goal: '≤ 1.2, each process',
+      pass: parts.every(([, v]) => v <= 1.2),
     },
   ];
 }
@@ -204,6 +264,8 @@ function costFigures({ cost }: RunResults): Figure[] {
   };
   return [
     ...rows,
+    ...overSameWork(flow('deposit'), flow('same-work deposit')),
+    ...overSameWork(flow('withdrawal'), flow('same-work withdrawal')),
     ...history('deposit', 6, 'a paid deposit'),
     ...history('withdrawal', 8, 'a completed withdrawal'),
   ];
@@ -327,7 +389,7 @@ function tokenFigures({ tokens, runMinutes }: RunResults): Figure[] {
       name: `provider token requests per worker (first ${settings.tokenMinutes} min)`,
       value: tokens.inWindow,
       unit: '',
-      ratio: `${tokens.wholeRun} over the whole run (${round(runMinutes, 1)} min; a token lives 60 min)`,
+      ratio: `${tokens.wholeRun} over the whole run (${round(runMinutes, 1)} min; a token lives 60 min; the same-work floor's worker, once measured, takes its own)`,
       goal: '1',
       pass: tokens.inWindow === 1,
     },

@@ -10,8 +10,8 @@ import { say, settings, sleep } from './settings';
 import { API_KEY, type BenchStack, startBenchStack } from './stack';
 
 // Set-up and teardown of a run: pixflow's stack, and the bench's own connections to it (a
-// Temporal client, a Postgres pool on the flows table), and the floor's workers, each a process
-// of its own as pixflow's worker is.
+// Temporal client, a Postgres pool on the flows table), the floor's workers and the same-work
+// floor's worker and server, each a process of its own as pixflow's worker and API are.
 
 /** What every step works with. */
 export interface Bench {
@@ -23,8 +23,13 @@ export interface Bench {
   people: People;
   /** When each floor workflow ran its last activity (ms), by workflow id. */
   floorDone: Map<string, number>;
-  /** The floor's worker processes. */
-  floorPids: number[];
+  /**
+   * The bench's own processes by part: the floor's workers (`floor-worker`), the same-work
+   * floor's worker and server (`same-work-worker`, `same-work-server`).
+   */
+  ownPids: Record<string, number[]>;
+  /** The same-work floor's HTTP server (bench/same-work-floor/server.ts). */
+  sameWorkUrl: string;
   /** The API to send the next request to: each of the stack's in turn. */
   api(): string;
   /** Stops the floor workers, closes the connections, then stops the stack. */
@@ -49,32 +54,43 @@ export function startStack(args: string[] = []): Promise<BenchStack> {
 }
 
 /**
- * A floor worker (floor-worker.ts) in a process of its own, with the stack's environment; ready
- * once it polls. What it reports done goes into `floorDone`.
+ * One of the bench's own processes (a floor's worker or server) forked with the stack's
+ * environment and the Node flags pixflow's processes run with; ready once it says so (with its
+ * URL when it listens). Its other messages go to `onMessage`.
  */
-async function startFloorWorker(stack: BenchStack, floorDone: Map<string, number>) {
-  const child = fork(require.resolve('./floor-worker'), [], {
-    // The Node flags pixflow's worker runs with: the floor is the same process minus the work.
+async function forkOwn(
+  module: string,
+  stack: BenchStack,
+  onMessage: (m: { done?: string; at?: number }) => void = () => {},
+) {
+  const child = fork(require.resolve(module), [], {
     execArgv: [...NODE_RUNTIME_FLAGS, '--import', 'tsx'],
-    env: { ...stack.env, BENCH_TEMPORAL_ADDRESS: stack.temporalAddress },
+    env: { ...stack.env, BENCH_TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  await new Promise<void>((resolve, reject) => {
-    child.on('message', (m: { ready?: boolean; done?: string; at?: number }) => {
-      if (m.ready) resolve();
-      if (m.done && m.at) floorDone.set(m.done, m.at);
+  const url = await new Promise<string>((resolve, reject) => {
+    child.on('message', (m: { ready?: boolean; url?: string; done?: string; at?: number }) => {
+      if (m.ready) resolve(m.url ?? '');
+      else onMessage(m);
     });
-    void exited.then(() => reject(new Error('the floor worker exited while starting')));
+    void exited.then(() => reject(new Error(`${module} exited while starting`)));
   });
   return {
     pid: child.pid as number,
+    url,
     stop: async () => {
       if (child.connected) child.send('stop');
       await exited;
     },
   };
 }
+
+/** A floor worker (floor-worker.ts): what it reports done goes into `floorDone`. */
+const startFloorWorker = (stack: BenchStack, floorDone: Map<string, number>) =>
+  forkOwn('./floor-worker', stack, (m) => {
+    if (m.done && m.at) floorDone.set(m.done, m.at);
+  });
 
 /**
  * The bench's connections to a stack, `floorWorkers` workers for the floor (as many as the
@@ -92,6 +108,10 @@ export async function connect(stack: BenchStack, opts: { floorWorkers?: number }
   const floorWorkers = await Promise.all(
     Array.from({ length: opts.floorWorkers ?? 1 }, () => startFloorWorker(stack, floorDone)),
   );
+  // The worker first: it creates the floor's table.
+  const sameWorkWorker = await forkOwn('./same-work-floor/worker', stack);
+  const sameWorkServer = await forkOwn('./same-work-floor/server', stack);
+  const own = [...floorWorkers, sameWorkWorker, sameWorkServer];
 
   say(`onboarding ${settings.people} people...`);
   const people = await onboardPeople(
@@ -100,7 +120,7 @@ export async function connect(stack: BenchStack, opts: { floorWorkers?: number }
   );
 
   const close = async () => {
-    await Promise.all(floorWorkers.map((w) => w.stop()));
+    await Promise.all(own.map((p) => p.stop()));
     await connection.close();
     await pool.end();
     await stack.stop();
@@ -114,7 +134,12 @@ export async function connect(stack: BenchStack, opts: { floorWorkers?: number }
     pool,
     people,
     floorDone,
-    floorPids: floorWorkers.map((w) => w.pid),
+    ownPids: {
+      'floor-worker': floorWorkers.map((w) => w.pid),
+      'same-work-worker': [sameWorkWorker.pid],
+      'same-work-server': [sameWorkServer.pid],
+    },
+    sameWorkUrl: sameWorkServer.url,
     api,
     close,
   };
@@ -137,9 +162,9 @@ export async function settle(b: Bench, quietPct = 25, maxMs = 180_000): Promise<
   const started = Date.now();
   const root = b.stack.child.pid as number;
   for (;;) {
-    const before = cpuSnapshot(root, b.floorPids);
+    const before = cpuSnapshot(root, b.ownPids);
     await sleep(5_000);
-    const after = cpuSnapshot(root, b.floorPids);
+    const after = cpuSnapshot(root, b.ownPids);
     const { bench: _bench, ...stack } = cpuMsBetween(before, after);
     const busyMs = Object.values(stack).reduce((sum, ms) => sum + ms, 0);
     const cpuPct = Math.round((busyMs / (after.at - before.at)) * 100);

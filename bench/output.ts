@@ -29,6 +29,13 @@ export function writeResults(r: RunResults, machineInfo: Machine): void {
     { name: 'withdrawal floor', color: '#e6a0a0', points: r.withdrawals.floor.points },
     { name: 'withdrawals', color: '#d62728', points: r.withdrawals.points },
   ];
+  if (ran(r.capacity)) {
+    const same = r.capacity.sameWorkSaturation;
+    series.push(
+      { name: 'same-work deposits', color: '#7fb3d9', points: same.deposit.points },
+      { name: 'same-work withdrawals', color: '#f0a35e', points: same.withdrawal.points },
+    );
+  }
   if (ran(r.onboarding)) {
     series.push(
       { name: 'onboarding floor', color: '#bbbbbb', points: r.onboarding.floor.points },

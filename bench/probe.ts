@@ -80,9 +80,9 @@ runOnFreshStack(async (b) => {
   await post(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs: 100, settleWithdrawalsAfterMs: 100 });
   const floor = kind === 'floor' ? (await readDepositShape(b)).shape : undefined;
   await offer(b, floor, 30); // warm-up, not counted
-  const cpu0 = cpuSnapshot(stack.child.pid as number, b.floorPids);
+  const cpu0 = cpuSnapshot(stack.child.pid as number, b.ownPids);
   const answers = await offer(b, floor, n);
-  const cpu1 = cpuSnapshot(stack.child.pid as number, b.floorPids);
+  const cpu1 = cpuSnapshot(stack.child.pid as number, b.ownPids);
   const marks = kind === 'deposits' ? await depositMarks(stack, answers) : new Map();
   const split = await Promise.all(answers.map((a) => stagesOf(b.client, a, marks)));
   const share = Object.entries(cpuPercentBetween(cpu0, cpu1)).map(

@@ -129,8 +129,8 @@ export interface CpuSnapshot {
   benchUs: number;
 }
 
-/** The stack's processes under `root`, and `floorWorkers` (the bench's own children) as `floor-worker`. */
-export function cpuSnapshot(root: number, floorWorkers: number[] = []): CpuSnapshot {
+/** The stack's processes under `root`, and the bench's own (its children: the floors' processes), by part. */
+export function cpuSnapshot(root: number, own: Record<string, number[]> = {}): CpuSnapshot {
   const u = process.cpuUsage();
   const all = processes();
   const procs = new Map(
@@ -139,8 +139,10 @@ export function cpuSnapshot(root: number, floorWorkers: number[] = []): CpuSnaps
       { part: partOf(p.cmd), ticks: p.ticks, childTicks: p.childTicks },
     ]),
   );
-  for (const p of all.filter((q) => floorWorkers.includes(q.pid))) {
-    procs.set(p.pid, { part: 'floor-worker', ticks: p.ticks, childTicks: p.childTicks });
+  for (const [part, pids] of Object.entries(own)) {
+    for (const p of all.filter((q) => pids.includes(q.pid))) {
+      procs.set(p.pid, { part, ticks: p.ticks, childTicks: p.childTicks });
+    }
   }
   return { at: Date.now(), procs, benchUs: u.user + u.system };
 }

@@ -95,6 +95,9 @@ export const settings = {
 /** Task queue of the bench's own worker (the floor and the signal sinks). */
 export const FLOOR_QUEUE = 'bench-floor';
 
+/** Task queue of the same-work floor's worker (bench/same-work-floor/). */
+export const SAME_WORK_QUEUE = 'bench-same-work';
+
 /** Sets this run's workflow ids and withdrawal ids apart from any other run's. */
 export const runTag = randomBytes(3).toString('hex');
 

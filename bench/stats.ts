@@ -164,3 +164,28 @@ export async function searchCapacity(
   }
   return { capacity: good, points };
 }
+
+/**
+ * A flow's CPU over its floor's, process by process (`pairs`: the flow's part, the floor's part
+ * doing the same job, named by the flow's), and over all those parts together (`total`). NaN
+ * where the floor spent nothing.
+ */
+export function ratiosByProcess(
+  flow: Readonly<Record<string, number>>,
+  floor: Readonly<Record<string, number>>,
+  pairs: readonly (readonly [string, string])[],
+): Record<string, number> {
+  const of = (ms: number, floorMs: number) => (floorMs > 0 ? round(ms / floorMs) : Number.NaN);
+  const out: Record<string, number> = {};
+  let sum = 0;
+  let floorSum = 0;
+  for (const [part, floorPart] of pairs) {
+    const ms = flow[part] ?? 0;
+    const floorMs = floor[floorPart] ?? 0;
+    out[part] = of(ms, floorMs);
+    sum += ms;
+    floorSum += floorMs;
+  }
+  out.total = of(sum, floorSum);
+  return out;
+}

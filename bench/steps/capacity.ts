@@ -12,13 +12,22 @@ import {
   spread,
 } from '../stats';
 import { floorCompletions, launchFloor } from './floor';
+import {
+  launchSameWork,
+  type SameWorkKind,
+  type SameWorkRamp,
+  sameWorkCompletions,
+  sameWorkRamps,
+  withNotificationsToSameWork,
+} from './same-work';
 
 // Capacity at the latency target: the highest rate at which the answer's p99 (POST /v1/deposits,
-// or the floor's update-with-start) stays under the target, each point at least
-// `settings.capacity.samples` answers; the floor and the deposits searched in turn, several
-// rounds, so a drift of the machine meets both alike.
+// the same-work floor's POST, or the bare floor's update-with-start) stays under the target, each
+// point at least `settings.capacity.samples` answers; the three searched in turn, several rounds,
+// so a drift of the machine meets all alike. First the same-work floor's saturation, ramped as
+// pixflow's deposits and withdrawals were.
 
-export type CapacityKind = 'floor' | 'deposits';
+export type CapacityKind = 'floor' | 'same-work' | 'deposits';
 
 export interface CapacityPoint {
   rate: number;
@@ -45,13 +54,20 @@ export interface CapacitySearch {
 }
 
 export interface Capacity {
+  /** The same-work floor's deposits and withdrawals ramped to saturation. */
+  sameWorkSaturation: Record<SameWorkKind, SameWorkRamp>;
   searches: CapacitySearch[];
   /** Deposits' capacity over the floor's, per round. */
   ratios: number[];
   medianRatio: number;
   /** (max − min) / median of the ratios. */
   ratioSpread: number;
+  /** Deposits' capacity over the same-work floor's, per round. */
+  sameWorkRatios: number[];
+  sameWorkMedianRatio: number;
+  sameWorkRatioSpread: number;
   floorMedian: number;
+  sameWorkMedian: number;
   depositsMedian: number;
 }
 
@@ -117,50 +133,69 @@ async function search(
   return { kind, round: roundNo, start: round(start), capacity: round(found.capacity), points };
 }
 
+/** Ratios of the rounds: their median and spread ((max − min) / median; unknown when a round has none). */
+function ratiosOf(ratios: number[]) {
+  // A round whose floor met the target at no rate has no ratio: the spread is then unknown.
+  const known = ratios.filter(Number.isFinite);
+  return {
+    median: round(median(known)),
+    spread: known.length === ratios.length ? round(spread(ratios), 3) : Number.NaN,
+  };
+}
+
 /**
- * The floor's and the deposits' capacity at the latency target, alternated. The first round
- * starts each at half its ramp's saturation; a later one at the capacity the last round found.
+ * The floor's, the same-work floor's and the deposits' capacity at the latency target,
+ * alternated. The first round starts each at half its ramp's saturation; a later one at the
+ * capacity the last round found.
  */
 export async function capacityAtTarget(
   b: Bench,
   shape: FloorShape,
   saturation: { floor: number; deposits: number },
 ): Promise<Capacity> {
+  const sameWorkSaturation = await sameWorkRamps(b);
+  const sat: Record<CapacityKind, number> = {
+    ...saturation,
+    'same-work': sameWorkSaturation.deposit.saturation,
+  };
+  const kinds: Record<CapacityKind, { launch: () => Promise<Launched>; completions: Completions }> = {
+    floor: { launch: () => launchFloor(b, shape), completions: floorCompletions(b) },
+    'same-work': { launch: launchSameWork(b, 'deposit'), completions: sameWorkCompletions(b, 'deposit') },
+    deposits: { launch: () => postDeposit(b), completions: completedFlows(b, 'deposit') },
+  };
   const searches: CapacitySearch[] = [];
+  const last: Record<CapacityKind, number> = { floor: 0, 'same-work': 0, deposits: 0 };
+  const ratio = (a: number, of: number) => (of > 0 ? round(a / of) : Number.NaN);
   const ratios: number[] = [];
-  const last = { floor: 0, deposits: 0 };
+  const sameWorkRatios: number[] = [];
   for (let n = 1; n <= settings.capacity.rounds; n++) {
-    const startOf = (k: CapacityKind) => (last[k] > 0 ? last[k] : Math.max(1, saturation[k] / 2));
-    const floor = await search(
-      b,
-      'floor',
-      n,
-      startOf('floor'),
-      () => launchFloor(b, shape),
-      floorCompletions(b),
-    );
-    const deposits = await search(
-      b,
-      'deposits',
-      n,
-      startOf('deposits'),
-      () => postDeposit(b),
-      completedFlows(b, 'deposit'),
-    );
-    last.floor = floor.capacity;
-    last.deposits = deposits.capacity;
-    searches.push(floor, deposits);
-    ratios.push(floor.capacity > 0 ? round(deposits.capacity / floor.capacity) : Number.NaN);
+    const found = {} as Record<CapacityKind, number>;
+    for (const k of ['floor', 'same-work', 'deposits'] as const) {
+      const start = last[k] > 0 ? last[k] : Math.max(1, sat[k] / 2);
+      const { launch, completions } = kinds[k];
+      const run = () => search(b, k, n, start, launch, completions);
+      const s = k === 'same-work' ? await withNotificationsToSameWork(b, run) : await run();
+      searches.push(s);
+      found[k] = s.capacity;
+      last[k] = s.capacity;
+    }
+    ratios.push(ratio(found.deposits, found.floor));
+    sameWorkRatios.push(ratio(found.deposits, found['same-work']));
   }
   const of = (k: CapacityKind) => searches.filter((s) => s.kind === k).map((s) => s.capacity);
-  // A round whose floor met the target at no rate has no ratio: the spread is then unknown.
-  const known = ratios.filter(Number.isFinite);
+  const toFloor = ratiosOf(ratios);
+  const toSameWork = ratiosOf(sameWorkRatios);
   return {
+    sameWorkSaturation,
     searches,
     ratios,
-    medianRatio: round(median(known)),
-    ratioSpread: known.length === ratios.length ? round(spread(ratios), 3) : Number.NaN,
+    medianRatio: toFloor.median,
+    ratioSpread: toFloor.spread,
+    sameWorkRatios,
+    sameWorkMedianRatio: toSameWork.median,
+    sameWorkRatioSpread: toSameWork.spread,
     floorMedian: round(median(of('floor'))),
+    sameWorkMedian: round(median(of('same-work'))),
     depositsMedian: round(median(of('deposits'))),
   };
 }

@@ -5,16 +5,25 @@ import type { Bench } from '../harness';
 import { type Completions, type Launched, step } from '../load';
 import { completedAt, completedFlows, postDeposit, postWithdrawal } from '../pixflow';
 import { cpuMsBetween, cpuSnapshot, stackProcesses } from '../proc';
+import { sameWorkDepositId, sameWorkWithdrawalId } from '../same-work-floor/workflows';
 import { say, settings, sleep } from '../settings';
-import { percentile, round } from '../stats';
+import { percentile, round, type Summary, summarize } from '../stats';
 import { floorCompletions, launchFloor } from './floor';
+import {
+  launchSameWork,
+  type SameWorkKind,
+  sameWorkCompletedAt,
+  sameWorkCompletions,
+  withNotificationsToSameWork,
+} from './same-work';
 import { readHistory } from './shape';
 
 // Cost per flow: the CPU each process of the stack spent per flow completed over a steady step
 // (from /proc/<pid>/stat), and what a completed flow's history weighs as the server keeps it;
-// the floor, the deposits and the withdrawals, each at the same rate.
+// the floor, then the same-work floor's deposits and pixflow's, then the same-work floor's
+// withdrawals and pixflow's, each at the same rate.
 
-export type CostedFlow = 'floor' | 'deposit' | 'withdrawal';
+export type CostedFlow = 'floor' | 'same-work deposit' | 'deposit' | 'same-work withdrawal' | 'withdrawal';
 
 export interface HistorySizes {
   sampled: number;
@@ -29,11 +38,16 @@ export interface FlowCost {
   rate: number;
   completed: number;
   seconds: number;
-  /** CPU ms over the step, by part of the stack, `floor-worker` and `bench` (this process: the load). */
+  /**
+   * CPU ms over the step, by part of the stack, the floors' own processes (`floor-worker`,
+   * `same-work-worker`, `same-work-server`) and `bench` (this process: the load).
+   */
   cpuMs: Record<string, number>;
   cpuMsPerFlow: Record<string, number>;
-  /** The stack's processes and the floor's worker together (not the bench), per flow. */
+  /** The stack's processes and the floors' together (not the bench), per flow. */
   stackMsPerFlow: number;
+  /** The answers to the offers (the POST's, or the floor's update-with-start). */
+  answers: Summary;
   history: HistorySizes;
   stealPct: number;
 }
@@ -54,6 +68,8 @@ interface Costed {
   /** Those of `ids` that completed. */
   done: (ids: string[]) => Promise<string[]>;
   workflowId: (id: string) => string;
+  /** The same-work floor's: its notifications go to the floor while it runs. */
+  sameWork?: boolean;
 }
 
 async function historySizes(b: Bench, workflowIds: string[]): Promise<HistorySizes> {
@@ -73,9 +89,9 @@ async function historySizes(b: Bench, workflowIds: string[]): Promise<HistorySiz
 async function costOf(b: Bench, rate: number, c: Costed): Promise<FlowCost> {
   say(`cost: ${c.flow} at ${round(rate)}/s for ${settings.cost.stepMs / 1000} s...`);
   const root = b.stack.child.pid as number;
-  const before = cpuSnapshot(root, b.floorPids);
+  const before = cpuSnapshot(root, b.ownPids);
   const r = await step(rate, settings.cost.stepMs, c.launch, c.completions, { drainMs: 60_000 });
-  const after = cpuSnapshot(root, b.floorPids);
+  const after = cpuSnapshot(root, b.ownPids);
   const done = await c.done(r.ids);
   const cpuMs = Object.fromEntries(
     Object.entries(cpuMsBetween(before, after)).map(([k, v]) => [k, round(v)]),
@@ -95,6 +111,7 @@ async function costOf(b: Bench, rate: number, c: Costed): Promise<FlowCost> {
     cpuMs,
     cpuMsPerFlow: Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, per(v)])),
     stackMsPerFlow: per(stackMs),
+    answers: summarize(r.latenciesMs),
     history,
     stealPct: r.stealPct,
   };
@@ -106,9 +123,9 @@ async function costOf(b: Bench, rate: number, c: Costed): Promise<FlowCost> {
 /** What each part of the stack spends per second with nothing offered. */
 async function idle(b: Bench): Promise<Record<string, number>> {
   const root = b.stack.child.pid as number;
-  const before = cpuSnapshot(root, b.floorPids);
+  const before = cpuSnapshot(root, b.ownPids);
   await sleep(settings.cost.idleMs);
-  const after = cpuSnapshot(root, b.floorPids);
+  const after = cpuSnapshot(root, b.ownPids);
   const seconds = (after.at - before.at) / 1000;
   return Object.fromEntries(
     Object.entries(cpuMsBetween(before, after)).map(([k, v]) => [k, round(v / seconds)]),
@@ -120,6 +137,14 @@ export async function costPerFlow(b: Bench, shape: FloorShape, rate: number): Pr
   const ids = async (type: 'deposit' | 'withdrawal', of: string[]) => [
     ...(await completedAt(b, type, of)).keys(),
   ];
+  const sameWork = (kind: SameWorkKind): Costed => ({
+    flow: `same-work ${kind}`,
+    launch: launchSameWork(b, kind),
+    completions: sameWorkCompletions(b, kind),
+    done: async (of) => [...(await sameWorkCompletedAt(b, kind, of)).keys()],
+    workflowId: kind === 'deposit' ? sameWorkDepositId : sameWorkWithdrawalId,
+    sameWork: true,
+  });
   const flows: Costed[] = [
     {
       flow: 'floor',
@@ -128,6 +153,7 @@ export async function costPerFlow(b: Bench, shape: FloorShape, rate: number): Pr
       done: async (of) => of.filter((id) => b.floorDone.has(id)),
       workflowId: (id) => id,
     },
+    sameWork('deposit'),
     {
       flow: 'deposit',
       launch: () => postDeposit(b),
@@ -135,6 +161,7 @@ export async function costPerFlow(b: Bench, shape: FloorShape, rate: number): Pr
       done: (of) => ids('deposit', of),
       workflowId: depositWorkflowId,
     },
+    sameWork('withdrawal'),
     {
       flow: 'withdrawal',
       launch: () => postWithdrawal(b),
@@ -145,7 +172,11 @@ export async function costPerFlow(b: Bench, shape: FloorShape, rate: number): Pr
   ];
   const idleMsPerSecond = await idle(b);
   const costs: FlowCost[] = [];
-  for (const c of flows) costs.push(await costOf(b, rate, c));
+  for (const c of flows) {
+    costs.push(
+      await (c.sameWork ? withNotificationsToSameWork(b, () => costOf(b, rate, c)) : costOf(b, rate, c)),
+    );
+  }
   const others = (stackProcesses(b.stack.child.pid as number).get('other') ?? []).map((p) =>
     p.cmd.slice(0, 120),
   );

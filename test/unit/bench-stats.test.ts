@@ -7,6 +7,7 @@ import {
   percentile,
   percentileWithFailures,
   ratePerSecond,
+  ratiosByProcess,
   saturated,
   saturationThroughput,
   searchCapacity,
@@ -154,5 +155,22 @@ describe('bench helpers', () => {
       '--apis',
       '2',
     ]);
+  });
+
+  it('ratiosByProcess sets each process beside the floor process doing the same job, and the whole', () => {
+    const pairs = [
+      ['worker', 'same-work-worker'],
+      ['api', 'same-work-server'],
+      ['postgres', 'postgres'],
+    ] as const;
+    const deposit = { worker: 60, api: 30, postgres: 20, bench: 500 };
+    const floor = { 'same-work-worker': 30, 'same-work-server': 20, postgres: 0, worker: 5 };
+    expect(ratiosByProcess(deposit, floor, pairs)).toEqual({
+      worker: 2,
+      api: 1.5,
+      postgres: Number.NaN,
+      total: 2.2,
+    });
+    expect(ratiosByProcess({}, floor, pairs).total).toBe(0);
   });
 });

@@ -1,0 +1,95 @@
+import type pg from 'pg';
+import type { ProviderClient } from '../../provider/client';
+
+// The same-work floor's activities: each one provider call (two for a completed payout: the
+// inquiry, then its receipt) and one statement on the floor's own table. Each is idempotent, as
+// a retried local activity needs: the provider answers the same QR for the same txid and body, a
+// payout already created is found by its inquiry, and the row statements converge.
+
+export interface Client {
+  externalId: string;
+  cpf: string;
+  email: string;
+  name: string;
+}
+
+export interface SameWorkDepositInput {
+  txid: string;
+  amountCentavos: number;
+  client: Client;
+}
+
+export interface SameWorkWithdrawalInput {
+  transactionId: string;
+  amountCentavos: number;
+  pixKey: string;
+  pixType: 'CPF';
+  client: Client;
+}
+
+/** The QR the caller waits for. */
+export interface Qr {
+  pixPayload: string;
+  expiry: string;
+}
+
+/** The floor's table, created by its worker at start. */
+export const SAME_WORK_TABLE = `CREATE TABLE IF NOT EXISTS bench_same_work (
+  kind text NOT NULL,
+  id text NOT NULL,
+  status text NOT NULL,
+  receipt bytea,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (kind, id)
+)`;
+
+export function sameWorkActivities(provider: ProviderClient, pool: pg.Pool) {
+  const insertRow = (kind: string, id: string, status: string) =>
+    pool.query('INSERT INTO bench_same_work (kind, id, status) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+      kind,
+      id,
+      status,
+    ]);
+  const updateRow = (kind: string, id: string, status: string, receipt: Buffer | null = null) =>
+    pool.query(
+      'UPDATE bench_same_work SET status = $3, receipt = coalesce($4, receipt), updated_at = now() WHERE kind = $1 AND id = $2',
+      [kind, id, status, receipt],
+    );
+  return {
+    async createDeposit(input: SameWorkDepositInput): Promise<Qr> {
+      const created = await provider.createDeposit(input);
+      await insertRow('deposit', input.txid, 'awaiting_payment');
+      return { pixPayload: created.pixPayload, expiry: created.expiry };
+    },
+    /** The provider's status of the deposit; the row follows once it is paid or expired. */
+    async settleDeposit(txid: string): Promise<string> {
+      const { status } = await provider.getDeposit(txid);
+      if (status !== 'processing') await updateRow('deposit', txid, status);
+      return status;
+    },
+    async createPayout(input: SameWorkWithdrawalInput): Promise<void> {
+      try {
+        await provider.createWithdrawal(input);
+      } catch (err) {
+        // A retry after the provider took it: the payout exists, which is what was asked.
+        const known = await provider.getWithdrawal(input.transactionId).catch(() => undefined);
+        if (!known) throw err;
+      }
+      await insertRow('withdrawal', input.transactionId, 'sending');
+    },
+    /** The payout's outcome; a completed one's receipt image is stored with it. */
+    async settlePayout(transactionId: string): Promise<string> {
+      const { status } = await provider.getWithdrawal(transactionId);
+      if (status === 'processing') return status;
+      const receipt = status === 'completed' ? await provider.getReceipt(transactionId) : undefined;
+      const image = receipt?.invoice
+        ? Buffer.from(receipt.invoice.replace(/^data:image\/\w+;base64,/, ''), 'base64')
+        : null;
+      await updateRow('withdrawal', transactionId, status, image);
+      return status;
+    },
+  };
+}
+
+export type SameWorkActivities = ReturnType<typeof sameWorkActivities>;
