@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from '../common/logger';
 import { maskCpfsIn } from '../common/mask';
 import type { ApiMetrics } from '../common/metrics';
+import { startPollingLoop } from '../common/polling-loop';
 import { claimPending } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import {
@@ -39,10 +40,6 @@ export function startInboxRelay(deps: RelayDeps): InboxRelay {
   const options: DeliveryOptions = { ...defaultDeliveryOptions, ...deps.delivery };
   const ctx: DeliveryContext = { pool, temporal, options, metrics: deps.metrics };
   const batchSize = deps.batchSize ?? 50;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<unknown> = Promise.resolve();
-  let lastFailureLog = 0;
 
   async function runOnce(): Promise<number> {
     const rows = await claimPending(pool, batchSize, leaseMs(options));
@@ -66,35 +63,17 @@ export function startInboxRelay(deps: RelayDeps): InboxRelay {
     return rows.length;
   }
 
-  const loop = async () => {
-    if (stopped) return;
-    let claimed = 0;
-    try {
-      claimed = await runOnce();
-    } catch (err) {
-      // Postgres down: say so now and then, not every tick.
-      if (Date.now() - lastFailureLog > 60_000) {
-        lastFailureLog = Date.now();
-        log.warn({ err: String(err) }, 'inbox relay pass failed; retrying');
-      }
-    }
-    if (stopped) return;
-    // A full batch means more may be due: go again at once.
-    timer = setTimeout(
-      () => {
-        current = loop();
-      },
-      claimed >= batchSize ? 0 : deps.intervalMs,
-    );
-  };
-  current = loop();
+  // Postgres down: the loop says so now and then, not every tick.
+  const loop = startPollingLoop({
+    pass: runOnce,
+    batchSize,
+    intervalMs: deps.intervalMs,
+    log,
+    failure: 'inbox relay pass failed; retrying',
+  });
 
   return {
     runOnce,
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await current;
-    },
+    stop: () => loop.stop(),
   };
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import type { ApiMetrics } from '../common/metrics';
+import { startPollingLoop } from '../common/polling-loop';
 import {
   lockCursor,
   type Movement,
@@ -103,10 +104,6 @@ export interface AlertMonitorDeps {
 
 export function startAlertMonitor(deps: AlertMonitorDeps): AlertMonitor {
   const { pool, log, settings } = deps;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<void> = Promise.resolve();
-  let lastFailureLog = 0;
 
   async function runOnce(): Promise<number> {
     // Events get their reading order from the sequencer; the events relay runs it too, but this
@@ -134,35 +131,18 @@ export function startAlertMonitor(deps: AlertMonitorDeps): AlertMonitor {
     return read;
   }
 
-  const loop = async () => {
-    if (stopped) return;
-    let read = 0;
-    try {
-      read = await runOnce();
-    } catch (err) {
-      // Nothing committed: the same events are read again on the next pass.
-      if (Date.now() - lastFailureLog > 60_000) {
-        lastFailureLog = Date.now();
-        log.warn({ err: String(err) }, 'alert monitor pass failed; retrying');
-      }
-    }
-    if (stopped) return;
-    timer = setTimeout(
-      () => {
-        current = loop();
-      },
-      read >= BATCH ? 0 : settings.intervalMs,
-    );
-  };
-  current = loop();
+  // A failed pass committed nothing: the same events are read again on the next one.
+  const loop = startPollingLoop({
+    pass: runOnce,
+    batchSize: BATCH,
+    intervalMs: settings.intervalMs,
+    log,
+    failure: 'alert monitor pass failed; retrying',
+  });
 
   return {
     runOnce,
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await current;
-    },
+    stop: () => loop.stop(),
   };
 }
 
