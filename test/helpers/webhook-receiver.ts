@@ -36,6 +36,26 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
+/** A signed request as received: its body as sent, its Standard Webhooks headers, and a check of them. */
+export async function signedRequestOf(req: http.IncomingMessage) {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const raw = Buffer.concat(chunks).toString('utf8');
+  const headers = Object.fromEntries(
+    ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(req.headers[h] ?? '')]),
+  );
+  /** Whether the request is signed with this secret (the `standardwebhooks` library's check). */
+  const verifies = (secret: string) => {
+    try {
+      new Webhook(secret).verify(raw, headers);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return { raw, headers, verifies };
+}
+
 export async function startWebhookReceiver(secrets: string[] = []): Promise<WebhookReceiver> {
   const hanging = new Set<http.ServerResponse>();
   const receiver: WebhookReceiver = {
@@ -58,56 +78,37 @@ export async function startWebhookReceiver(secrets: string[] = []): Promise<Webh
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const headers = Object.fromEntries(
-        ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [
-          h,
-          String(req.headers[h] ?? ''),
-        ]),
+  const server = http.createServer(async (req, res) => {
+    const { raw, headers, verifies } = await signedRequestOf(req);
+    const verifiedBy = receiver.secrets.flatMap((s, i) => (verifies(s) ? [i] : []));
+    const parsed = webhookBodySchema.safeParse(JSON.parse(raw));
+    if (verifiedBy.length === 0 || !parsed.success) {
+      receiver.unverified.push(
+        `${headers['webhook-id']}: ${parsed.success ? 'signature' : parsed.error.message}`,
       );
-      const verifiedBy = receiver.secrets.flatMap((s, i) => {
-        try {
-          new Webhook(s).verify(raw, headers);
-          return [i];
-        } catch {
-          return [];
-        }
-      });
-      const parsed = webhookBodySchema.safeParse(JSON.parse(raw));
-      if (verifiedBy.length === 0 || !parsed.success) {
-        receiver.unverified.push(
-          `${headers['webhook-id']}: ${parsed.success ? 'signature' : parsed.error.message}`,
-        );
-        res.writeHead(400).end();
-        return;
-      }
-      const webhookId = headers['webhook-id'] as string;
-      const answeredWith = receiver.answer({ webhookId, body: parsed.data });
-      const got: Received = {
-        webhookId,
-        body: parsed.data,
-        verifiedBy,
-        signatures: (headers['webhook-signature'] as string).split(' ').length,
-        answeredWith,
-        at: Date.now(),
-      };
-      receiver.received.push(got);
-      res.on('close', () => {
-        got.endedAt = Date.now();
-      });
-      if (answeredWith === 'hang') {
-        hanging.add(res);
-        res.on('close', () => hanging.delete(res));
-        return;
-      }
-      res
-        .writeHead(answeredWith, { 'content-type': 'text/plain' })
-        .end(answeredWith < 300 ? 'ok' : 'not now');
+      res.writeHead(400).end();
+      return;
+    }
+    const webhookId = headers['webhook-id'] as string;
+    const answeredWith = receiver.answer({ webhookId, body: parsed.data });
+    const got: Received = {
+      webhookId,
+      body: parsed.data,
+      verifiedBy,
+      signatures: (headers['webhook-signature'] as string).split(' ').length,
+      answeredWith,
+      at: Date.now(),
+    };
+    receiver.received.push(got);
+    res.on('close', () => {
+      got.endedAt = Date.now();
     });
+    if (answeredWith === 'hang') {
+      hanging.add(res);
+      res.on('close', () => hanging.delete(res));
+      return;
+    }
+    res.writeHead(answeredWith, { 'content-type': 'text/plain' }).end(answeredWith < 300 ? 'ok' : 'not now');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;

@@ -2,7 +2,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generate as generateCpf } from '@fnando/cpf';
 import type { temporal } from '@temporalio/proto';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PayoutAuthorizationSettings } from '../../activities/payout-authorization';
 import { cpfHash } from '../../common/pii';
@@ -21,6 +20,7 @@ import {
 import { verifiedWithKnownPayee } from '../helpers/customers';
 import { type FlowEnv, onOwnWorker, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
+import { signedRequestOf } from '../helpers/webhook-receiver';
 import { defaultPayoutControls } from '../helpers/worker';
 
 // The payout controls on the time-skipping server, with the real activities against the sandbox
@@ -192,36 +192,21 @@ async function startAuthorizationBackend(): Promise<AuthorizationBackend> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const headers = Object.fromEntries(
-        ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [
-          h,
-          String(req.headers[h] ?? ''),
-        ]),
-      );
-      let verified = true;
-      try {
-        new Webhook(secret).verify(raw, headers);
-      } catch {
-        verified = false;
-      }
-      backend.received.push({
-        body: payoutAuthorizationRequestSchema.parse(JSON.parse(raw)),
-        raw,
-        verified,
-        userAgent: String(req.headers['user-agent']),
-      });
-      if (backend.answer === 'hang') {
-        hanging.add(res);
-        res.on('close', () => hanging.delete(res));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(backend.answer));
+  const server = http.createServer(async (req, res) => {
+    const { raw, verifies } = await signedRequestOf(req);
+    const verified = verifies(secret);
+    backend.received.push({
+      body: payoutAuthorizationRequestSchema.parse(JSON.parse(raw)),
+      raw,
+      verified,
+      userAgent: String(req.headers['user-agent']),
     });
+    if (backend.answer === 'hang') {
+      hanging.add(res);
+      res.on('close', () => hanging.delete(res));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(backend.answer));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   backend.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/authorize`;
