@@ -9,7 +9,7 @@ import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { operatorForSignIn, saveOperator } from '../../db/operators';
 import { PAYOUT_APPROVALS_QUEUE, PAYOUT_DEADLINES_QUEUE } from '../../db/payout-queues';
 import { type ApiEnv, eventually, freshCpf, json, onboardApproved, startApiEnv } from '../api/support';
-import { drawnAtBothWidths, SHOTS } from '../helpers/backoffice-pages';
+import { decidePayout, drawnAtBothWidths, SHOTS } from '../helpers/backoffice-pages';
 import { launchChromium } from '../helpers/browser';
 
 // The payout controls in the back office, in Debian's Chromium against the real stack: the
@@ -357,16 +357,9 @@ const payoutsSent = async (transactionId: string): Promise<number> => {
   return state.counters.payouts[transactionId] ?? 0;
 };
 
-/** Chooses and sends the decision on the payout's page as an operator would. */
-async function decide(page: Page, workflowId: string, decision: 'approve' | 'refuse', reason = '') {
-  await page.goto(`${e.url}/backoffice/flows/${workflowId}`);
-  await page
-    .getByRole('radio', { name: decision === 'approve' ? t.payouts.approveChoice : t.payouts.refuseChoice })
-    .check();
-  await page.getByLabel(t.payouts.reasonLabel).fill(reason);
-  await page.getByRole('button', { name: t.payouts.record }).click();
-  await page.getByRole('heading', { level: 1 }).waitFor();
-}
+/** Chooses and sends the decision on the payout's page. */
+const decide = (page: Page, workflowId: string, decision: 'approve' | 'refuse', reason = '') =>
+  decidePayout(page, e.url, workflowId, decision, reason);
 
 describe('four eyes on the real stack', () => {
   it('a payout over the bound waits in the queue; its requester may not approve; one approval of two sends nothing, a second by another operator sends it once; each decision audited', async () => {

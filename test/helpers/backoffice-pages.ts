@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { keyStatuses } from '../../api-keys/admin';
+import { catalogs } from '../../backoffice/i18n';
 import { biometricsStatuses } from '../../contracts/biometrics';
 import { customerVerifications } from '../../contracts/customer';
 import { depositStatuses } from '../../contracts/deposit';
@@ -81,4 +82,22 @@ export async function drawnAtBothWidths(page: Page, name?: string) {
     if (name) await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
   }
   if (before) await page.setViewportSize(before);
+}
+
+/** Chooses and sends a decision on a payout's page (pt-BR) as an approver would. */
+export async function decidePayout(
+  page: Page,
+  baseUrl: string,
+  workflowId: string,
+  decision: 'approve' | 'refuse',
+  reason = '',
+) {
+  const t = catalogs['pt-BR'];
+  await page.goto(`${baseUrl}/backoffice/flows/${workflowId}`);
+  await page
+    .getByRole('radio', { name: decision === 'approve' ? t.payouts.approveChoice : t.payouts.refuseChoice })
+    .check();
+  await page.getByLabel(t.payouts.reasonLabel).fill(reason);
+  await page.getByRole('button', { name: t.payouts.record }).click();
+  await page.getByRole('heading', { level: 1 }).waitFor();
 }

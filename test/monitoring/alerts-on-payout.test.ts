@@ -11,7 +11,7 @@ import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { saveOperator } from '../../db/operators';
 import { alertMonitorSettings, startAlertMonitor, TRIGGERS } from '../../monitoring/monitor';
 import { type ApiEnv, counterValue, eventually, PII_KEY, peopleAt, startApiEnv } from '../api/support';
-import { drawnAtBothWidths, SHOTS } from '../helpers/backoffice-pages';
+import { decidePayout, drawnAtBothWidths, SHOTS } from '../helpers/backoffice-pages';
 import { launchChromium } from '../helpers/browser';
 import { newPerson, onboard, type Person } from '../helpers/people';
 
@@ -149,16 +149,9 @@ async function signedIn(email: string, words = t): Promise<Page> {
   return page;
 }
 
-/** Chooses and sends the decision on the payout's page as an approver would. */
-async function decide(page: Page, workflowId: string, decision: 'approve' | 'refuse', reason = '') {
-  await page.goto(`${e.url}/backoffice/flows/${workflowId}`);
-  await page
-    .getByRole('radio', { name: decision === 'approve' ? t.payouts.approveChoice : t.payouts.refuseChoice })
-    .check();
-  await page.getByLabel(t.payouts.reasonLabel).fill(reason);
-  await page.getByRole('button', { name: t.payouts.record }).click();
-  await page.getByRole('heading', { level: 1 }).waitFor();
-}
+/** Chooses and sends the decision on the payout's page. */
+const decide = (page: Page, workflowId: string, decision: 'approve' | 'refuse', reason = '') =>
+  decidePayout(page, e.url, workflowId, decision, reason);
 
 describe('alerts on a large payout before its approvers decide', () => {
   it('flags it while it awaits approval, lists the alerts on its page beside the form, and raises none again when it completes', async () => {
