@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { newTxid } from '../api/deposits';
 import { ownCpfKey, type People } from '../test/helpers/people';
 import type { FloorShape } from './floor-workflow';
 import { type Bench, runOnFreshStack } from './harness';
-import { cpuPercentBetween, cpuSnapshot } from './proc';
+import { cpuMsBetween, cpuPercentBetween, cpuSnapshot } from './proc';
 import { API_KEY } from './stack';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
+import { round, summarize } from './stats';
 import { launchFloor } from './steps/floor';
 import { readDepositShape } from './steps/shape';
 
@@ -15,6 +17,8 @@ import { readDepositShape } from './steps/shape';
 // meanwhile. PROBE_KIND `floor` sends the deposit-shaped floor workflow's update-with-start
 // instead (steps/floor.ts), straight to Temporal as the bench's floor is driven: the same stages
 // with no API and no provider, to set the deposit's beside. Not a goal: a tool to find one.
+// PROBE_JSON names a file for the figures (bench/compare.ts reads it); a failed request is then
+// counted, not fatal.
 
 type Kind = 'deposits' | 'withdrawals' | 'floor';
 const kind = (process.env.PROBE_KIND ?? 'deposits') as Kind;
@@ -22,6 +26,7 @@ const rate = Number(process.env.PROBE_RATE ?? 10);
 const n = Number(process.env.PROBE_N ?? 400);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const tag = randomBytes(3).toString('hex');
+const jsonOut = process.env.PROBE_JSON;
 
 async function post(url: string, body: unknown) {
   const res = await fetch(url, {
@@ -58,15 +63,43 @@ async function one(b: Bench, floor: FloorShape | undefined): Promise<Answer> {
   return { workflowId: r.body.workflowId, sent, answered: Date.now() };
 }
 
-/** `count` requests at `rate` a second, open loop. */
+let failures = 0;
+
+/** `count` requests at `rate` a second, open loop (a failure ends the probe unless PROBE_JSON counts it). */
 async function offer(b: Bench, floor: FloorShape | undefined, count: number): Promise<Answer[]> {
   const t0 = Date.now();
-  const all: Promise<Answer>[] = [];
+  const all: Promise<Answer | undefined>[] = [];
   for (let i = 0; i < count; i++) {
     await sleep(Math.max(0, t0 + (i * 1000) / rate - Date.now()));
-    all.push(one(b, floor));
+    const answer = one(b, floor);
+    all.push(
+      jsonOut
+        ? answer.catch(() => {
+            failures += 1;
+            return undefined;
+          })
+        : answer,
+    );
   }
-  return Promise.all(all);
+  return (await Promise.all(all)).filter((a): a is Answer => a !== undefined);
+}
+
+/** The figures bench/compare.ts sets side by side: CPU per request of each process, and the answers. */
+function writeJson(answers: Answer[], cpuMs: Record<string, number>, seconds: number) {
+  const perRequest = Object.fromEntries(
+    Object.entries(cpuMs).map(([part, ms]) => [part, round(ms / Math.max(1, answers.length), 2)]),
+  );
+  const figures = {
+    kind,
+    rate,
+    n,
+    answered: answers.length,
+    failures,
+    seconds: round(seconds, 1),
+    answerMs: summarize(answers.map((a) => a.answered - a.sent)),
+    cpuMsPerRequest: perRequest,
+  };
+  writeFileSync(jsonOut as string, JSON.stringify(figures, null, 2));
 }
 
 function printReport(answers: Answer[], split: Stages[], cpuShare: string[]) {
@@ -82,7 +115,10 @@ runOnFreshStack(async (b) => {
   await offer(b, floor, 30); // warm-up, not counted
   const cpu0 = cpuSnapshot(stack.child.pid as number, b.ownPids);
   const answers = await offer(b, floor, n);
+  // The last flows' payments and completions are theirs: counted before the window closes.
+  if (jsonOut) await sleep(3_000);
   const cpu1 = cpuSnapshot(stack.child.pid as number, b.ownPids);
+  if (jsonOut) return writeJson(answers, cpuMsBetween(cpu0, cpu1), (cpu1.at - cpu0.at) / 1000);
   const marks = kind === 'deposits' ? await depositMarks(stack, answers) : new Map();
   const split = await Promise.all(answers.map((a) => stagesOf(b.client, a, marks)));
   const share = Object.entries(cpuPercentBetween(cpu0, cpu1)).map(
