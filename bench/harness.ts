@@ -30,6 +30,8 @@ export interface Bench {
   ownPids: Record<string, number[]>;
   /** The same-work floor's HTTP server (bench/same-work-floor/server.ts). */
   sameWorkUrl: string;
+  /** Provider tokens the same-work floor's worker has asked for: the sandbox counts them with pixflow's. */
+  sameWorkTokenRequests(): number;
   /** The API to send the next request to: each of the stack's in turn. */
   api(): string;
   /** Stops the floor workers, closes the connections, then stops the stack. */
@@ -53,16 +55,19 @@ export function startStack(args: string[] = []): Promise<BenchStack> {
   );
 }
 
+/** What the bench's own processes tell it: a floor flow done, the same-work worker's provider tokens. */
+interface OwnMessage {
+  done?: string;
+  at?: number;
+  tokenRequests?: number;
+}
+
 /**
  * One of the bench's own processes (a floor's worker or server) forked with the stack's
  * environment and the Node flags pixflow's processes run with; ready once it says so (with its
  * URL when it listens). Its other messages go to `onMessage`.
  */
-async function forkOwn(
-  module: string,
-  stack: BenchStack,
-  onMessage: (m: { done?: string; at?: number }) => void = () => {},
-) {
+async function forkOwn(module: string, stack: BenchStack, onMessage: (m: OwnMessage) => void = () => {}) {
   const child = fork(require.resolve(module), [], {
     execArgv: [...NODE_RUNTIME_FLAGS, '--import', 'tsx'],
     env: { ...stack.env, BENCH_TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl },
@@ -70,7 +75,7 @@ async function forkOwn(
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = await new Promise<string>((resolve, reject) => {
-    child.on('message', (m: { ready?: boolean; url?: string; done?: string; at?: number }) => {
+    child.on('message', (m: OwnMessage & { ready?: boolean; url?: string }) => {
       if (m.ready) resolve(m.url ?? '');
       else onMessage(m);
     });
@@ -109,7 +114,10 @@ export async function connect(stack: BenchStack, opts: { floorWorkers?: number }
     Array.from({ length: opts.floorWorkers ?? 1 }, () => startFloorWorker(stack, floorDone)),
   );
   // The worker first: it creates the floor's table.
-  const sameWorkWorker = await forkOwn('./same-work-floor/worker', stack);
+  let sameWorkTokens = 0;
+  const sameWorkWorker = await forkOwn('./same-work-floor/worker', stack, (m) => {
+    if (m.tokenRequests !== undefined) sameWorkTokens = m.tokenRequests;
+  });
   const sameWorkServer = await forkOwn('./same-work-floor/server', stack);
   const own = [...floorWorkers, sameWorkWorker, sameWorkServer];
 
@@ -140,6 +148,7 @@ export async function connect(stack: BenchStack, opts: { floorWorkers?: number }
       'same-work-server': [sameWorkServer.pid],
     },
     sameWorkUrl: sameWorkServer.url,
+    sameWorkTokenRequests: () => sameWorkTokens,
     api,
     close,
   };

@@ -8,7 +8,7 @@ import { ROOT } from './stack';
 import { round, summarize } from './stats';
 
 // What a run writes: bench/results/<date>.json (every figure, ratio, goal and pass, the ramps,
-// the searches, the machine, the commit, the settings), <date>.md (the table) and <date>.png
+// the sweeps, the machine, the commit, the settings), <date>.md (the table) and <date>.png
 // (throughput against offered load); the Markdown goes to stdout too.
 
 export function writeResults(r: RunResults, machineInfo: Machine): void {
@@ -23,19 +23,20 @@ export function writeResults(r: RunResults, machineInfo: Machine): void {
   writeFileSync(`${base}.json`, `${JSON.stringify(json, null, 2)}\n`);
   const md = markdown(r, json, path.basename(base));
   writeFileSync(`${base}.md`, md);
+  // The saturation's first round: each of its ramps began where a single ramp would.
+  const first = r.saturation.rounds[0]?.ramps;
   const series: Series[] = [
     { name: 'floor', color: '#888888', points: r.floor.points },
-    { name: 'deposits', color: '#1f77b4', points: r.deposits.points },
+    { name: 'deposits', color: '#1f77b4', points: first?.deposits.points ?? [] },
+    { name: 'same-work deposits', color: '#7fb3d9', points: first?.['same-work deposits'].points ?? [] },
     { name: 'withdrawal floor', color: '#e6a0a0', points: r.withdrawals.floor.points },
-    { name: 'withdrawals', color: '#d62728', points: r.withdrawals.points },
+    { name: 'withdrawals', color: '#d62728', points: first?.withdrawals.points ?? [] },
+    {
+      name: 'same-work withdrawals',
+      color: '#f0a35e',
+      points: first?.['same-work withdrawals'].points ?? [],
+    },
   ];
-  if (ran(r.capacity)) {
-    const same = r.capacity.sameWorkSaturation;
-    series.push(
-      { name: 'same-work deposits', color: '#7fb3d9', points: same.deposit.points },
-      { name: 'same-work withdrawals', color: '#f0a35e', points: same.withdrawal.points },
-    );
-  }
   if (ran(r.onboarding)) {
     series.push(
       { name: 'onboarding floor', color: '#bbbbbb', points: r.onboarding.floor.points },
@@ -97,7 +98,7 @@ function resultsJson(r: RunResults, machineInfo: Machine) {
     parts: r.parts,
     depositShape: r.depositShape,
     floor: r.floor,
-    deposits: r.deposits,
+    saturation: r.saturation,
     withdrawals: r.withdrawals,
     capacity: r.capacity,
     cost: r.cost,

@@ -3,23 +3,23 @@ import type { Maybe, PartTiming, RunResults } from './figures';
 import { type Bench, connect, settle, startStack } from './harness';
 import { commitOfTree, machine } from './machine';
 import { writeResults } from './output';
-import { sandboxState, setAuto } from './pixflow';
+import { setAuto } from './pixflow';
 import { cpuTicks, stealPctSince } from './proc';
 import { type Part, partSkipped, say, settings } from './settings';
 import type { BenchStack } from './stack';
 import { round } from './stats';
-import { capacityAtTarget } from './steps/capacity';
+import { capacityAtBoundsPart } from './steps/capacity';
 import { costPerFlow } from './steps/cost';
-import { depositRamp } from './steps/deposits';
 import { events } from './steps/events';
 import { bareUpdateWithStart, floorRamp } from './steps/floor';
 import { bareSignalLoop, ingress, openDeposits } from './steps/ingress';
 import { onboardings } from './steps/onboarding';
-import { peak } from './steps/peak';
+import { peak, sameWorkPeak } from './steps/peak';
 import { production } from './steps/production';
+import { type Saturation, saturationRounds } from './steps/saturation';
 import { readDepositShape } from './steps/shape';
-import { keepDepositsTrickling, tokenRequestsInWindow } from './steps/tokens';
-import { withdrawals } from './steps/withdrawals';
+import { keepDepositsTrickling, pixflowTokenRequests, tokenRequestsInWindow } from './steps/tokens';
+import { withdrawalFloor, withdrawalLatency } from './steps/withdrawals';
 
 // `npm run bench [-- --quick] [-- --skip=part,...|--only=part,...]`: one run.
 // See bench/README.md. The parts run in this order, each timed with the CPU steal meanwhile.
@@ -75,22 +75,35 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
   await setAuto(b, settings.autoAfterMs, settings.autoAfterMs);
   const { shape, flowShape } = await timed('shape', () => readDepositShape(b));
   const floor = await timed('floor ramp', () => floorRamp(b, shape));
-  const deposits = await timed('deposits ramp', () => depositRamp(b));
-  const withdrawn = await timed('withdrawals ramp', () => withdrawals(b));
-  const capacity = await optional('capacity', () =>
-    capacityAtTarget(b, shape, { floor: floor.saturation, deposits: deposits.saturation }),
+  const wdFloor = await timed('withdrawal floor ramp', () => withdrawalFloor(b));
+  const saturation = await timed('saturation rounds', () =>
+    saturationRounds(b, { deposit: floor.saturation, withdrawal: wdFloor.floor.saturation }),
   );
-  const costRate = Math.max(0.5, Math.min(deposits.saturation, withdrawn.saturation) / 2);
+  const sat = (k: keyof Saturation['saturation']) => saturation.saturation[k].median;
+  const withdrawn = await timed('withdrawal latency', () =>
+    withdrawalLatency(b, wdFloor, sat('withdrawals')),
+  );
+  const capacity = await optional('capacity', () =>
+    capacityAtBoundsPart(b, shape, {
+      floor: floor.saturation,
+      'same-work': sat('same-work deposits'),
+      deposits: sat('deposits'),
+    }),
+  );
+  const costRate = Math.max(0.5, Math.min(sat('deposits'), sat('withdrawals')) / 2);
   const cost = await optional('cost', async () => {
     await settle(b);
     return costPerFlow(b, shape, costRate);
   });
   const onboarding = await optional('onboarding', () => onboardings(b));
-  const peakRate = Math.max(0.5, deposits.saturation / 2);
+  // The same work done plainly sets the pace: pixflow is offered what the same-work floor takes at half.
+  const peakRate = Math.max(0.5, sat('same-work deposits') / 2);
   const peaked = await optional('peak', async () => {
     await settle(b);
     const bare = await bareUpdateWithStart(b, shape, round(peakRate));
-    return { ...(await peak(b, peakRate)), bareUpdateWithStart: bare };
+    const sameWork = await sameWorkPeak(b, peakRate);
+    await settle(b);
+    return { ...(await peak(b, peakRate)), bareUpdateWithStart: bare, sameWork };
   });
   const notified = await optional('ingress', async () => {
     const txids = await ingressTargets(b, peaked);
@@ -100,17 +113,17 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
   const evented = await optional('events', async () => {
     // The ingress part leaves thousands of woken deposits looking themselves up.
     const settled = await settle(b);
-    const figures = await events(b, deposits.saturation);
+    const figures = await events(b, sat('deposits'));
     return { ...figures, settled };
   });
   await keepDepositsTrickling(b, startedAt);
-  const tokens = { inWindow: await tokensInWindow, wholeRun: (await sandboxState(b)).counters.tokenRequests };
+  const tokens = { inWindow: await tokensInWindow, wholeRun: await pixflowTokenRequests(b) };
   return {
     runMinutes: 0,
     parts,
     depositShape: flowShape,
     floor,
-    deposits,
+    saturation,
     withdrawals: withdrawn,
     capacity,
     cost,

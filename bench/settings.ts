@@ -43,20 +43,29 @@ export const settings = {
   /**
    * People onboarded at the start, whom the deposits and withdrawals take turns with. Their daily
    * payout limits add up to 16 × R$ 50.000,00, over 8,000 of the bench's largest withdrawals
-   * (R$ 90,99); a full run offers about 3,000.
+   * (R$ 90,99); a full run offers some 2,500 to 5,000 (three rounds of ramps, the latency and
+   * cost steps).
    */
   people: envNum('BENCH_PEOPLE', 16),
   /** How long the bench's client waits for an answer to a POST before it gives up. */
   clientTimeoutMs: envNum('BENCH_CLIENT_TIMEOUT_MS', 10_000),
-  /** The latency goal of `POST /v1/deposits` (and the floor's update) at p99. */
+  /** The latency the probe and the tail sort answers by (ms). */
   latencyTargetMs: 150,
+  saturation: {
+    /** Rounds of the four ramps (same-work deposits, deposits, same-work withdrawals, withdrawals). */
+    rounds: envNum('BENCH_SATURATION_ROUNDS', QUICK ? 2 : 3),
+  },
   capacity: {
-    /** Answers per point of the search, at least. */
+    /** Answers per point of the sweep, at least. */
     samples: envNum('BENCH_CAPACITY_SAMPLES', QUICK ? 100 : 1_000),
-    /** Floor, then deposits, this many times. */
+    /** The floor, the same-work floor, then deposits, this many times. */
     rounds: envNum('BENCH_CAPACITY_ROUNDS', QUICK ? 2 : 3),
     /** A point lasts at least this long, however high its rate. */
     minPointMs: QUICK ? 8_000 : 20_000,
+    /** The p99 bounds (ms) each kind's capacity is given at. */
+    boundsMs: [100, 150, 250] as const,
+    /** A deposit is paid this long after its QR, as a user pays (the floor: its payment signal). */
+    payAfterMs: envNum('BENCH_CAPACITY_PAY_AFTER_MS', 5_000),
   },
   cost: {
     stepMs: envNum('BENCH_COST_STEP_MS', QUICK ? 15_000 : 60_000),
@@ -67,6 +76,8 @@ export const settings = {
   peak: {
     /** How long new deposits are offered, the opening included. */
     ms: envNum('BENCH_PEAK_MINUTES', QUICK ? 2 : 20) * 60_000,
+    /** How long the same-work floor's peak offers deposits, just before pixflow's. */
+    sameWorkMs: envNum('BENCH_PEAK_FLOOR_MINUTES', QUICK ? 1 : 5) * 60_000,
     /** Share of the deposits nobody pays. */
     unpaidShare: 0.5,
     /** A payer pays this long after the QR is answered, uniformly at random. */
@@ -88,7 +99,7 @@ export const settings = {
      */
     argsTemplate: process.env.BENCH_PRODUCTION_ARGS ?? '--temporal postgres --workers {n} --apis {n}',
   },
-  /** The sandbox pays a deposit / settles a payout this long after it was created (ramps, cost). */
+  /** The sandbox pays a deposit / settles a payout this long after it was created (ramps, cost; capacity's payouts). */
   autoAfterMs: 100,
 };
 

@@ -117,52 +117,70 @@ export function percentileWithFailures(latencies: readonly number[], failures: n
   return percentile([...latencies, ...Array.from({ length: failures }, () => Number.POSITIVE_INFINITY)], p);
 }
 
-/** One point of a capacity search: a rate tried, and whether it met the target there. */
-export interface SearchPoint {
+/** One point of a capacity sweep: a rate tried, its answers' p99 and whether its flows kept up. */
+export interface SweepPoint {
   rate: number;
-  pass: boolean;
+  p99: number;
+  /** Its flows completed at the rate (≥ 0.9 of it) and the offering was not stopped early. */
+  held: boolean;
 }
 
-export interface SearchResult {
-  /** The highest rate that passed (0 when none did). */
-  capacity: number;
-  points: SearchPoint[];
-}
+/** Whether a point meets a p99 bound: under it, and its flows kept up. */
+export const passes = (p: SweepPoint, boundMs: number) => p.held && p.p99 < boundMs;
 
 /**
- * The highest rate that meets a target, by trying rates in turn (`probe`): from `start`, ×`coarse`
- * while they pass (÷`coarse` while they fail, if `start` already fails), then ×`fine` up from the
- * last good rate while below the first bad one. The answer is the last good rate: a lower bound
- * within a factor `fine` of the knee.
+ * The next rate of a sweep over several p99 bounds, or undefined when it is done: from `start`,
+ * ×`factor` while the highest rate tried passes the largest bound; then, if the lowest rate tried
+ * fails the smallest bound, ÷`factor` below it until one passes it, never under `start / 4`.
+ * One sweep answers every bound (`capacitiesAt`), where a search per bound would repeat points.
  */
-export async function searchCapacity(
-  probe: (rate: number) => Promise<boolean>,
+export function nextSweepRate(
+  points: readonly SweepPoint[],
   start: number,
-  opts: { coarse?: number; fine?: number; maxPoints?: number; minRate?: number } = {},
-): Promise<SearchResult> {
-  const { coarse = 1.5, fine = 1.2, maxPoints = 12, minRate = 0.25 } = opts;
-  const points: SearchPoint[] = [];
-  let good = 0;
-  let bad = Number.POSITIVE_INFINITY;
-  const tryRate = async (rate: number) => {
-    const pass = await probe(rate);
-    points.push({ rate, pass });
-    if (pass) good = Math.max(good, rate);
-    else bad = Math.min(bad, rate);
-    return pass;
-  };
-  // Coarse: up while the rates pass, or down until one does.
-  const up = await tryRate(start);
-  for (let rate = start; points.length < maxPoints; ) {
-    rate = up ? rate * coarse : rate / coarse;
-    if (rate < minRate || (await tryRate(rate)) !== up) break;
+  boundsMs: readonly number[],
+  factor = 1.2,
+  maxPoints = 16,
+): number | undefined {
+  if (points.length === 0) return start;
+  if (points.length >= maxPoints) return undefined;
+  const largest = Math.max(...boundsMs);
+  const smallest = Math.min(...boundsMs);
+  const highest = points.reduce((a, p) => (p.rate > a.rate ? p : a));
+  const lowest = points.reduce((a, p) => (p.rate < a.rate ? p : a));
+  // Up first, while every point so far has been higher than the one before and the top one passes
+  // the largest bound (so every bound); once a point was tried below, the climb is over.
+  const climbing = points.every((p, i) => i === 0 || p.rate > (points[i - 1] as SweepPoint).rate);
+  if (climbing && passes(highest, largest)) return highest.rate * factor;
+  if (passes(lowest, smallest)) return undefined;
+  const down = lowest.rate / factor;
+  return down >= (start / 4) * 0.999 ? down : undefined;
+}
+
+/** Capacity at each bound (by bound): the highest rate tried that passed it, 0 when none did. */
+export function capacitiesAt(
+  points: readonly SweepPoint[],
+  boundsMs: readonly number[],
+): Record<number, number> {
+  const out: Record<number, number> = {};
+  for (const bound of boundsMs) {
+    out[bound] = points.filter((p) => passes(p, bound)).reduce((a, p) => Math.max(a, p.rate), 0);
   }
-  if (good === 0) return { capacity: 0, points };
-  // Fine: up from the last good rate while below the first bad one.
-  for (let rate = good * fine; rate < bad * 0.999 && points.length < maxPoints; rate *= fine) {
-    if (!(await tryRate(rate))) break;
+  return out;
+}
+
+/** Tries the rates `nextSweepRate` asks for (`probe`), in turn; the points and the capacity at each bound. */
+export async function sweepCapacity<P extends SweepPoint>(
+  probe: (rate: number) => Promise<P>,
+  start: number,
+  boundsMs: readonly number[],
+  factor = 1.2,
+): Promise<{ points: P[]; capacity: Record<number, number> }> {
+  const points: P[] = [];
+  for (let rate = nextSweepRate(points, start, boundsMs, factor); rate !== undefined; ) {
+    points.push(await probe(rate));
+    rate = nextSweepRate(points, start, boundsMs, factor);
   }
-  return { capacity: good, points };
+  return { points, capacity: capacitiesAt(points, boundsMs) };
 }
 
 /**

@@ -1,101 +1,102 @@
 import type { FloorShape } from '../floor-workflow';
 import { type Bench, settle } from '../harness';
 import { type Completions, type Launched, step } from '../load';
-import { completedFlows, postDeposit } from '../pixflow';
+import { completedFlows, postDeposit, setAuto } from '../pixflow';
 import { say, settings } from '../settings';
 import {
-  median,
   overTargetThatDecides,
   percentileWithFailures,
   round,
-  searchCapacity,
-  spread,
+  type SweepPoint,
+  sweepCapacity,
 } from '../stats';
 import { floorCompletions, launchFloor } from './floor';
-import {
-  launchSameWork,
-  type SameWorkKind,
-  type SameWorkRamp,
-  sameWorkCompletions,
-  sameWorkRamps,
-  withNotificationsToSameWork,
-} from './same-work';
+import { launchSameWork, sameWorkCompletions, withNotificationsToSameWork } from './same-work';
+import { type Repeated, repeated } from './saturation';
 
-// Capacity at the latency target: the highest rate at which the answer's p99 (POST /v1/deposits,
-// the same-work floor's POST, or the bare floor's update-with-start) stays under the target, each
-// point at least `settings.capacity.samples` answers; the three searched in turn, several rounds,
-// so a drift of the machine meets all alike. First the same-work floor's saturation, ramped as
-// pixflow's deposits and withdrawals were.
+// Capacity at three p99 bounds: for each of pixflow's deposits (POST /v1/deposits), the same-work
+// floor (its POST /deposits) and the bare floor (its update-with-start), the highest rate at which
+// the answer's p99 stays under each bound, each point at least `settings.capacity.samples`
+// answers. One sweep per kind and round answers every bound (`sweepCapacity`); the three kinds are
+// swept in turn, several rounds, so a drift of the machine meets all alike. Deposits are paid as
+// users pay, seconds after their QR (the floor gets its payment signal as late), so the open flows
+// a point carries are those a real rate brings.
 
 export type CapacityKind = 'floor' | 'same-work' | 'deposits';
+export const CAPACITY_KINDS: readonly CapacityKind[] = ['floor', 'same-work', 'deposits'];
 
-export interface CapacityPoint {
-  rate: number;
-  pass: boolean;
+export interface CapacityPoint extends SweepPoint {
   /** p99 of the answers, each failed offer counted as never answered. */
   p99: number;
   answers: number;
   failures: number;
   /** Completions per second: a point whose flows fall behind is not a capacity, whatever the p99. */
   achieved: number;
-  /** The offering ended once enough answers were over the target to decide the p99. */
+  /** The offering ended once enough answers were over the largest bound to decide the p99. */
   stoppedEarly: boolean;
   stealPct: number;
   /** How long the point waited for the stack to go quiet after the one before (ms). */
   settledMs: number;
 }
 
-export interface CapacitySearch {
+export interface CapacitySweep {
   kind: CapacityKind;
   round: number;
   start: number;
-  capacity: number;
+  /** The capacity at each bound (ms): the highest rate tried that passed it, 0 when none did. */
+  capacity: Record<number, number>;
   points: CapacityPoint[];
 }
 
+/** One bound's figures: each kind's capacity over the rounds, and the deposits' ratios over the floors'. */
+export interface CapacityAtBound {
+  boundMs: number;
+  capacity: Record<CapacityKind, Repeated>;
+  /** Deposits over the same-work floor, per round, their median and spread. */
+  overSameWork: Repeated;
+  /** Deposits over the bare floor, per round. */
+  overFloor: Repeated;
+}
+
 export interface Capacity {
-  /** The same-work floor's deposits and withdrawals ramped to saturation. */
-  sameWorkSaturation: Record<SameWorkKind, SameWorkRamp>;
-  searches: CapacitySearch[];
-  /** Deposits' capacity over the floor's, per round. */
-  ratios: number[];
-  medianRatio: number;
-  /** (max − min) / median of the ratios. */
-  ratioSpread: number;
-  /** Deposits' capacity over the same-work floor's, per round. */
-  sameWorkRatios: number[];
-  sameWorkMedianRatio: number;
-  sameWorkRatioSpread: number;
-  floorMedian: number;
-  sameWorkMedian: number;
-  depositsMedian: number;
+  /** How long after its QR each deposit was paid (the floor: its payment signal after its answer). */
+  payAfterMs: number;
+  sweeps: CapacitySweep[];
+  bounds: CapacityAtBound[];
 }
 
 /**
- * One point: `rate` for long enough to get the samples; whether p99 and completions held. It
+ * One point: `rate` for long enough to get the samples; its p99 and whether its flows kept up. It
  * begins once the stack is quiet: a point over the knee leaves a queue behind it, which would
- * otherwise be the next point's load (the floor's, for the deposits' first point of a round).
+ * otherwise be the next point's load (another kind's, for a round's first point).
  */
-async function tryPoint(b: Bench, rate: number, launch: () => Promise<Launched>, completions: Completions) {
+async function tryPoint(
+  b: Bench,
+  rate: number,
+  launch: () => Promise<Launched>,
+  completions: Completions,
+): Promise<CapacityPoint> {
   const settled = await settle(b);
-  const { samples, minPointMs } = settings.capacity;
-  const target = settings.latencyTargetMs;
+  const { samples, minPointMs, boundsMs, payAfterMs } = settings.capacity;
+  // Once the p99 is known to reach the largest bound, it fails every bound: the point can stop.
+  const largest = Math.max(...boundsMs);
   const durMs = Math.max(minPointMs, (samples / rate) * 1000);
   const decides = overTargetThatDecides(Math.round((rate * durMs) / 1000));
   let over = 0;
   let seen = 0;
   const r = await step(rate, durMs, launch, completions, {
-    drainMs: 60_000,
+    // The last flows are paid `payAfterMs` after their answer.
+    drainMs: 60_000 + payAfterMs,
     stopWhen: (latencies, failures) => {
-      for (; seen < latencies.length; seen++) if ((latencies[seen] as number) >= target) over++;
+      for (; seen < latencies.length; seen++) if ((latencies[seen] as number) >= largest) over++;
       return over + failures >= decides;
     },
   });
   const p99 = percentileWithFailures(r.latenciesMs, r.errors);
   const point: CapacityPoint = {
     rate: round(rate),
-    pass: !r.stoppedEarly && p99 < target && r.point.achieved >= 0.9 * rate,
     p99: round(p99),
+    held: !r.stoppedEarly && r.point.achieved >= 0.9 * rate,
     answers: r.latenciesMs.length,
     failures: r.errors,
     achieved: r.point.achieved,
@@ -104,98 +105,87 @@ async function tryPoint(b: Bench, rate: number, launch: () => Promise<Launched>,
     settledMs: settled.waitedMs,
   };
   say(
-    `   ${round(rate)}/s: p99 ${point.p99} ms over ${point.answers} answers (${point.failures} failed${point.stoppedEarly ? ', stopped once decided' : ''}), completed ${point.achieved}/s: ${point.pass ? 'pass' : 'fail'}`,
+    `   ${round(rate)}/s: p99 ${point.p99} ms over ${point.answers} answers (${point.failures} failed${point.stoppedEarly ? ', stopped once decided' : ''}), completed ${point.achieved}/s${point.held ? '' : ': fell behind'}`,
   );
   return point;
 }
 
-async function search(
+async function sweep(
   b: Bench,
   kind: CapacityKind,
   roundNo: number,
   start: number,
   launch: () => Promise<Launched>,
   completions: Completions,
-): Promise<CapacitySearch> {
+): Promise<CapacitySweep> {
+  const { boundsMs } = settings.capacity;
   say(`capacity, round ${roundNo}: ${kind} from ${round(start)}/s...`);
-  const points: CapacityPoint[] = [];
-  const found = await searchCapacity(
-    async (rate) => {
-      const p = await tryPoint(b, rate, launch, completions);
-      points.push(p);
-      return p.pass;
-      // Not below a quarter of the start: at low rates a point of enough samples takes many minutes.
-    },
-    start,
-    { minRate: start / 4 },
-  );
-  say(`   ${kind}: ${round(found.capacity)}/s`);
-  return { kind, round: roundNo, start: round(start), capacity: round(found.capacity), points };
+  const found = await sweepCapacity((rate) => tryPoint(b, rate, launch, completions), start, boundsMs);
+  const capacity = Object.fromEntries(boundsMs.map((ms) => [ms, round(found.capacity[ms] ?? 0)]));
+  say(`   ${kind}: ${boundsMs.map((ms) => `${capacity[ms]}/s under ${ms} ms`).join(', ')}`);
+  return { kind, round: roundNo, start: round(start), capacity, points: found.points };
 }
 
-/** Ratios of the rounds: their median and spread ((max − min) / median; unknown when a round has none). */
-function ratiosOf(ratios: number[]) {
-  // A round whose floor met the target at no rate has no ratio: the spread is then unknown.
-  const known = ratios.filter(Number.isFinite);
-  return {
-    median: round(median(known)),
-    spread: known.length === ratios.length ? round(spread(ratios), 3) : Number.NaN,
-  };
+const ratio = (a: number, of: number) => (of > 0 ? round(a / of) : Number.NaN);
+
+/** Each bound's capacities over the rounds and the deposits' ratios over the floors'. */
+export function capacityAtBounds(
+  sweeps: readonly CapacitySweep[],
+  boundsMs: readonly number[],
+): CapacityAtBound[] {
+  const rounds = [...new Set(sweeps.map((s) => s.round))].sort((x, y) => x - y);
+  const at = (kind: CapacityKind, n: number, ms: number) =>
+    sweeps.find((s) => s.kind === kind && s.round === n)?.capacity[ms] ?? Number.NaN;
+  return boundsMs.map((ms) => ({
+    boundMs: ms,
+    capacity: Object.fromEntries(
+      CAPACITY_KINDS.map((k) => [k, repeated(rounds.map((n) => at(k, n, ms)))]),
+    ) as Record<CapacityKind, Repeated>,
+    overSameWork: repeated(rounds.map((n) => ratio(at('deposits', n, ms), at('same-work', n, ms)))),
+    overFloor: repeated(rounds.map((n) => ratio(at('deposits', n, ms), at('floor', n, ms)))),
+  }));
 }
 
 /**
- * The floor's, the same-work floor's and the deposits' capacity at the latency target,
- * alternated. The first round starts each at half its ramp's saturation; a later one at the
- * capacity the last round found.
+ * The floor's, the same-work floor's and the deposits' capacity at each bound, alternated. The
+ * first round starts each kind at half its saturation; a later one at the capacity at the smallest
+ * bound the last round found (where the sweep had to come down to), so it climbs only the knee.
  */
-export async function capacityAtTarget(
+export async function capacityAtBoundsPart(
   b: Bench,
   shape: FloorShape,
-  saturation: { floor: number; deposits: number },
+  saturation: Record<CapacityKind, number>,
 ): Promise<Capacity> {
-  const sameWorkSaturation = await sameWorkRamps(b);
-  const sat: Record<CapacityKind, number> = {
-    ...saturation,
-    'same-work': sameWorkSaturation.deposit.saturation,
-  };
+  const { payAfterMs, boundsMs, rounds } = settings.capacity;
+  const smallest = Math.min(...boundsMs);
   const kinds: Record<CapacityKind, { launch: () => Promise<Launched>; completions: Completions }> = {
-    floor: { launch: () => launchFloor(b, shape), completions: floorCompletions(b) },
+    floor: {
+      launch: () => launchFloor(b, shape, shape.signals, payAfterMs),
+      completions: floorCompletions(b),
+    },
     'same-work': { launch: launchSameWork(b, 'deposit'), completions: sameWorkCompletions(b, 'deposit') },
     deposits: { launch: () => postDeposit(b), completions: completedFlows(b, 'deposit') },
   };
-  const searches: CapacitySearch[] = [];
-  const last: Record<CapacityKind, number> = { floor: 0, 'same-work': 0, deposits: 0 };
-  const ratio = (a: number, of: number) => (of > 0 ? round(a / of) : Number.NaN);
-  const ratios: number[] = [];
-  const sameWorkRatios: number[] = [];
-  for (let n = 1; n <= settings.capacity.rounds; n++) {
-    const found = {} as Record<CapacityKind, number>;
-    for (const k of ['floor', 'same-work', 'deposits'] as const) {
-      const start = last[k] > 0 ? last[k] : Math.max(1, sat[k] / 2);
-      const { launch, completions } = kinds[k];
-      const run = () => search(b, k, n, start, launch, completions);
-      const s = k === 'same-work' ? await withNotificationsToSameWork(b, run) : await run();
-      searches.push(s);
-      found[k] = s.capacity;
-      last[k] = s.capacity;
-    }
-    ratios.push(ratio(found.deposits, found.floor));
-    sameWorkRatios.push(ratio(found.deposits, found['same-work']));
-  }
-  const of = (k: CapacityKind) => searches.filter((s) => s.kind === k).map((s) => s.capacity);
-  const toFloor = ratiosOf(ratios);
-  const toSameWork = ratiosOf(sameWorkRatios);
-  return {
-    sameWorkSaturation,
-    searches,
-    ratios,
-    medianRatio: toFloor.median,
-    ratioSpread: toFloor.spread,
-    sameWorkRatios,
-    sameWorkMedianRatio: toSameWork.median,
-    sameWorkRatioSpread: toSameWork.spread,
-    floorMedian: round(median(of('floor'))),
-    sameWorkMedian: round(median(of('same-work'))),
-    depositsMedian: round(median(of('deposits'))),
+  const sweeps: CapacitySweep[] = [];
+  const next: Record<CapacityKind, number> = {
+    floor: Math.max(1, saturation.floor / 2),
+    'same-work': Math.max(1, saturation['same-work'] / 2),
+    deposits: Math.max(1, saturation.deposits / 2),
   };
+  await setAuto(b, payAfterMs, settings.autoAfterMs);
+  try {
+    for (let n = 1; n <= rounds; n++) {
+      for (const k of CAPACITY_KINDS) {
+        const { launch, completions } = kinds[k];
+        const run = () => sweep(b, k, n, next[k], launch, completions);
+        const s = k === 'same-work' ? await withNotificationsToSameWork(b, run) : await run();
+        sweeps.push(s);
+        const found = s.capacity[smallest] ?? 0;
+        if (found > 0) next[k] = found;
+      }
+    }
+  } finally {
+    await setAuto(b, settings.autoAfterMs, settings.autoAfterMs);
+  }
+  return { payAfterMs, sweeps, bounds: capacityAtBounds(sweeps, boundsMs) };
 }

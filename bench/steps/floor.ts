@@ -2,7 +2,7 @@ import { WithStartWorkflowOperation } from '@temporalio/client';
 import { type FloorShape, floorQuery, floorSignal, floorUpdate, type floorWorkflow } from '../floor-workflow';
 import type { Bench } from '../harness';
 import { type Completions, type Launched, ramp, step } from '../load';
-import { FLOOR_QUEUE, runTag, say, settings } from '../settings';
+import { FLOOR_QUEUE, runTag, say, settings, sleep } from '../settings';
 import { type RampPoint, type Summary, saturationThroughput, summarize } from '../stats';
 
 // The floor: what Temporal alone does on the same machine, with a workflow shaped like a flow
@@ -16,9 +16,16 @@ export const floorId = () => `floor-${runTag}-${++floorSeq}`;
 /**
  * Starts a floor workflow the way the API starts its flow (update-with-start answered at the same
  * point, or a start and a query), then sends its signals from the client (none: it ends alone).
- * The latency is the answer's alone, as the API's caller waits for it.
+ * The latency is the answer's alone, as the API's caller waits for it. With `payAfterMs`, the last
+ * signal (a deposit's payment) is sent that long after the answer, as a payer pays, and the
+ * launch returns without waiting for it.
  */
-export async function launchFloor(b: Bench, shape: FloorShape, signals = shape.signals): Promise<Launched> {
+export async function launchFloor(
+  b: Bench,
+  shape: FloorShape,
+  signals = shape.signals,
+  payAfterMs = 0,
+): Promise<Launched> {
   const id = floorId();
   const args: [FloorShape & { id: string }] = [{ ...shape, signals, id }];
   const started = Date.now();
@@ -41,7 +48,18 @@ export async function launchFloor(b: Bench, shape: FloorShape, signals = shape.s
   }
   const latencyMs = Date.now() - started;
   const handle = b.client.workflow.getHandle(id);
-  for (let s = 0; s < signals; s++) await handle.signal(floorSignal, `n${s}`);
+  const send = async (from: number, to: number) => {
+    for (let s = from; s < to; s++) await handle.signal(floorSignal, `n${s}`);
+  };
+  if (payAfterMs <= 0 || signals === 0) {
+    await send(0, signals);
+    return { id, ok: true, latencyMs };
+  }
+  await send(0, signals - 1);
+  // A signal lost here leaves the flow incomplete, which its point counts against it.
+  void sleep(payAfterMs)
+    .then(() => send(signals - 1, signals))
+    .catch(() => undefined);
   return { id, ok: true, latencyMs };
 }
 

@@ -1,14 +1,17 @@
 import type { Bench } from '../harness';
-import { type Launched, step } from '../load';
+import { closedLoop, type Launched, type StepResult, step } from '../load';
 import { awaitingPayment, completedAt, payDeposit, postDeposit, providerCalls, setAuto } from '../pixflow';
 import { cpuPercentBetween, cpuSnapshot, PeakRss } from '../proc';
+import { sameWorkDepositId } from '../same-work-floor/workflows';
 import { say, settings, sleep } from '../settings';
 import { round, type Summary, summarize } from '../stats';
+import { launchSameWork, withNotificationsToSameWork } from './same-work';
 
 // The peak: what users meet on a busy day. New deposits at a fixed rate for a long while, with
 // the stack's production QR lifetime; half of them never paid (they stay open until their QR
 // expires), the others paid by their payer at a random moment 5 to 120 s after the QR was shown,
-// and a few of those payments' notifications lost, so that only reconciliation finds them.
+// and a few of those payments' notifications lost, so that only reconciliation finds them. Just
+// before it, the same offering against the same-work floor, for a shorter while.
 
 export interface Peak {
   rate: number;
@@ -109,6 +112,84 @@ export async function offerAndPay(
   return { offered, paid, unpaidTxids };
 }
 
+/** What the caller of an offering saw: answers within the client's timeout, and the failures by kind. */
+function answersOf(r: StepResult) {
+  return {
+    offered: r.offered,
+    served: r.latenciesMs.length,
+    errorsBy: r.errorsBy,
+    timeouts: (r.errorsBy.timeout ?? 0) + (r.errorsBy.network ?? 0),
+    serverErrors: Object.entries(r.errorsBy)
+      .filter(([k]) => Number(k) >= 500)
+      .reduce((a, [, v]) => a + v, 0),
+    post: summarize(r.latenciesMs),
+  };
+}
+
+/** The same-work floor's peak: what its POST /deposits answers under the peak's offering. */
+export interface SameWorkPeak {
+  rate: number;
+  seconds: number;
+  offered: number;
+  served: number;
+  errorsBy: Record<string, number>;
+  timeouts: number;
+  serverErrors: number;
+  post: Summary;
+  paid: number;
+  unpaid: number;
+  payRefused: number;
+  stealPct: number;
+}
+
+/**
+ * The peak's offering, payers included, against the same-work floor for
+ * `settings.peak.sameWorkMs`, its notifications sent to it: the reference pixflow's peak POST p99
+ * is read against. Its paid deposits are not waited for (it has no reconciliation: a lost
+ * notification leaves its deposit open until the QR expires, as an unpaid one); those still open
+ * once the last payer has paid are terminated.
+ */
+export async function sameWorkPeak(b: Bench, rate: number): Promise<SameWorkPeak> {
+  const ms = settings.peak.sameWorkMs;
+  say(`same-work floor's peak: ${round(rate)} deposits/s for ${ms / 60_000} min, paid as in the peak...`);
+  await setAuto(b, null, settings.autoAfterMs); // the payers pay, not the sandbox
+  try {
+    const {
+      offered: r,
+      paid,
+      unpaidTxids,
+    } = await withNotificationsToSameWork(b, async () => {
+      const offering = await offerAndPay(b, rate, ms, launchSameWork(b, 'deposit'));
+      // Left open, its deposits never paid (or whose payment's notification was lost) would look
+      // themselves up when their QR expires, 30 minutes on: in pixflow's peak.
+      const open = [
+        ...offering.unpaidTxids.map((u) => u.txid),
+        ...offering.paid.filter((p) => p.lost || p.paidAt === undefined).map((p) => p.txid),
+      ];
+      say(`   closing the same-work floor's ${open.length} open deposits...`);
+      await closedLoop(open, 4, async (txid) => {
+        await b.client.workflow.getHandle(sameWorkDepositId(txid)).terminate('the same-work peak is over');
+        return true;
+      });
+      return offering;
+    });
+    const ok = paid.filter((p) => p.paidAt !== undefined).length;
+    const result: SameWorkPeak = {
+      rate: round(rate),
+      seconds: round((r.t1 - r.t0) / 1000),
+      ...answersOf(r),
+      paid: ok,
+      unpaid: unpaidTxids.length,
+      payRefused: paid.length - ok,
+      stealPct: r.stealPct,
+    };
+    say(`   ${JSON.stringify(result)}`);
+    return result;
+  } finally {
+    await setAuto(b, settings.autoAfterMs, settings.autoAfterMs);
+  }
+}
+
 export async function peak(b: Bench, rate: number): Promise<Peak> {
   const { ms, unpaidShare, payAfterMs, lostShare } = settings.peak;
   say(
@@ -145,14 +226,7 @@ export async function peak(b: Bench, rate: number): Promise<Peak> {
   const result: Peak = {
     rate: round(rate),
     seconds: round((r.t1 - r.t0) / 1000),
-    offered: r.offered,
-    served: r.latenciesMs.length,
-    errorsBy: r.errorsBy,
-    timeouts: (r.errorsBy.timeout ?? 0) + (r.errorsBy.network ?? 0),
-    serverErrors: Object.entries(r.errorsBy)
-      .filter(([k]) => Number(k) >= 500)
-      .reduce((a, [, v]) => a + v, 0),
-    post: summarize(r.latenciesMs),
+    ...answersOf(r),
     paid: ok.length,
     lost: ok.filter((p) => p.lost).length,
     unpaid: unpaidTxids.length,

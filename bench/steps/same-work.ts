@@ -1,10 +1,9 @@
 import { ownCpfKey } from '../../test/helpers/people';
 import { type Bench, settle } from '../harness';
-import { type Completions, type Launched, ramp } from '../load';
+import type { Completions, Launched } from '../load';
 import { http, newTxid, notifyIngress } from '../pixflow';
-import { runTag, say, settings } from '../settings';
+import { runTag, settings } from '../settings';
 import { WEBHOOK_PARTNER_ID } from '../stack';
-import { type RampPoint, saturationThroughput } from '../stats';
 
 // The same-work floor (bench/same-work-floor/): the least a correct durable deposit or payout
 // needs on this stack, driven as pixflow is: a POST to its HTTP server, the sandbox creating,
@@ -83,25 +82,3 @@ export const sameWorkCompletions =
 
 export const launchSameWork = (b: Bench, kind: SameWorkKind) => () =>
   kind === 'deposit' ? postSameWorkDeposit(b) : postSameWorkWithdrawal(b);
-
-export interface SameWorkRamp {
-  points: RampPoint[];
-  saturation: number;
-}
-
-/** The same-work floor's deposits and withdrawals, each ramped to saturation as pixflow's are. */
-export async function sameWorkRamps(b: Bench): Promise<Record<SameWorkKind, SameWorkRamp>> {
-  return withNotificationsToSameWork(b, async () => {
-    const of = async (kind: SameWorkKind, start: number): Promise<SameWorkRamp> => {
-      say(`same-work floor ${kind}s ramp...`);
-      const points = await ramp(
-        `same-work ${kind}s`,
-        start,
-        launchSameWork(b, kind),
-        sameWorkCompletions(b, kind),
-      );
-      return { points, saturation: saturationThroughput(points) };
-    };
-    return { deposit: await of('deposit', 4), withdrawal: await of('withdrawal', 2) };
-  });
-}

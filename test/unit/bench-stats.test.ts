@@ -1,18 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { apiUrlsOf } from '../../bench/stack';
 import {
+  capacitiesAt,
   completionRate,
   median,
+  nextSweepRate,
   overTargetThatDecides,
   percentile,
   percentileWithFailures,
   ratePerSecond,
   ratiosByProcess,
+  type SweepPoint,
   saturated,
   saturationThroughput,
-  searchCapacity,
   spread,
   summarize,
+  sweepCapacity,
 } from '../../bench/stats';
 import { productionArgs } from '../../bench/steps/production';
 
@@ -112,26 +115,99 @@ describe('bench statistics', () => {
     expect(spread([])).toBeNaN();
   });
 
-  it('a capacity search goes ×1.5 until a rate fails, then ×1.2 from the last good one', async () => {
-    const knee = (limit: number) => async (rate: number) => rate <= limit;
-    const up = await searchCapacity(knee(10), 4);
-    expect(up.points.map((p) => [Number(p.rate.toFixed(2)), p.pass])).toEqual([
-      [4, true],
-      [6, true],
-      [9, true],
-      [13.5, false],
-      [10.8, false],
-    ]);
-    expect(up.capacity).toBe(9);
-    const fine = await searchCapacity(knee(12), 4);
-    expect(fine.capacity).toBeCloseTo(10.8); // 13.5 fails, 10.8 passes, 12.96 fails
-    expect(fine.points.at(-1)).toMatchObject({ pass: false });
-    // A start that already fails: ÷1.5 until one passes, then ×1.2 below the failed one.
-    const down = await searchCapacity(knee(4), 8);
-    expect(down.points.map((p) => p.pass)).toEqual([false, false, true, false]);
-    expect(down.capacity).toBeCloseTo(8 / 1.5 / 1.5);
-    // Nothing passes above the lowest rate allowed: no capacity.
-    expect((await searchCapacity(knee(0.1), 4, { minRate: 1 })).capacity).toBe(0);
+  describe('a capacity sweep over the p99 bounds 100, 150 and 250 ms', () => {
+    const bounds = [100, 150, 250];
+    /** A stack whose p99 at each rate is `p99(rate)`, its flows keeping up below `keepsUpTo`. */
+    const stack =
+      (p99: (rate: number) => number, keepsUpTo = Number.POSITIVE_INFINITY) =>
+      async (rate: number): Promise<SweepPoint> => ({ rate, p99: p99(rate), held: rate <= keepsUpTo });
+    const rates = (points: readonly SweepPoint[]) => points.map((p) => Number(p.rate.toFixed(2)));
+
+    it('climbs ×1.2 until a point fails the largest bound, and reads every bound off that one climb', async () => {
+      // p99 rises with the rate: 50 ms at 4/s, +30 ms per 1/s.
+      const { points, capacity } = await sweepCapacity(
+        stack((r) => 50 + (r - 4) * 30),
+        4,
+        bounds,
+      );
+      expect(rates(points)).toEqual([4, 4.8, 5.76, 6.91, 8.29, 9.95, 11.94]);
+      expect(capacity[100]).toBeCloseTo(4.8); // 74 ms; 5.76 gives 103 ms
+      expect(capacity[150]).toBeCloseTo(6.91); // 129 ms; 8.29 gives 179 ms
+      expect(capacity[250]).toBeCloseTo(9.95); // 228 ms; 11.94 gives 288 ms
+    });
+
+    it('a point whose flows fall behind passes no bound, whatever its p99', async () => {
+      const { points, capacity } = await sweepCapacity(
+        stack(() => 20, 7),
+        4,
+        bounds,
+      );
+      expect(rates(points)).toEqual([4, 4.8, 5.76, 6.91, 8.29]);
+      expect(capacity).toEqual({ 100: points[3]?.rate, 150: points[3]?.rate, 250: points[3]?.rate });
+    });
+
+    it('takes the highest rate that passed, when a higher rate passes after a lower one failed', async () => {
+      // A noisy stack: 120 ms at 4.8/s, but 90 ms at 5.76/s; 300 ms from 6.91/s.
+      const noisy: Record<string, number> = { '4': 80, '4.8': 120, '5.76': 90, '6.91': 300 };
+      const { points, capacity } = await sweepCapacity(
+        stack((r) => noisy[String(Number(r.toFixed(2)))] ?? 1_000),
+        4,
+        bounds,
+      );
+      expect(rates(points)).toEqual([4, 4.8, 5.76, 6.91]);
+      expect(capacity[100]).toBeCloseTo(5.76);
+      expect(capacity[150]).toBeCloseTo(5.76);
+      expect(capacity[250]).toBeCloseTo(5.76);
+    });
+
+    it('goes down ÷1.2 from a start that fails the smallest bound until a rate passes it', async () => {
+      // 200 ms at 8/s, 100 ms lower for each 1/s less.
+      const { points, capacity } = await sweepCapacity(
+        stack((r) => 200 + (r - 8) * 100),
+        8,
+        bounds,
+      );
+      // 8 passes 250 so the climb goes on to 9.6 (360 ms), then down from 8: 6.67 (67 ms) passes 100.
+      expect(rates(points)).toEqual([8, 9.6, 6.67]);
+      expect(capacity[100]).toBeCloseTo(6.67);
+      expect(capacity[150]).toBeCloseTo(6.67);
+      expect(capacity[250]).toBe(8);
+    });
+
+    it('does not go below a quarter of the start: no capacity at a bound nothing met', async () => {
+      // 120 ms at any rate: never under 100, always under 150.
+      const { points, capacity } = await sweepCapacity(
+        stack(() => 120, 5),
+        4,
+        bounds,
+      );
+      expect(rates(points)).toEqual([4, 4.8, 5.76, 3.33, 2.78, 2.31, 1.93, 1.61, 1.34, 1.12]);
+      expect(Math.min(...points.map((p) => p.rate))).toBeGreaterThanOrEqual(1);
+      expect(capacity[100]).toBe(0);
+      expect(capacity[150]).toBeCloseTo(4.8);
+      expect(capacity[250]).toBeCloseTo(4.8);
+    });
+
+    it('the next rate is decided by the points alone', () => {
+      expect(nextSweepRate([], 3, bounds)).toBe(3);
+      expect(nextSweepRate([{ rate: 3, p99: 50, held: true }], 3, bounds)).toBeCloseTo(3.6);
+      // Failing the largest bound at the start: down at once.
+      expect(nextSweepRate([{ rate: 3, p99: 400, held: true }], 3, bounds)).toBeCloseTo(2.5);
+      // Stopped early (not held): the same.
+      expect(nextSweepRate([{ rate: 3, p99: 40, held: false }], 3, bounds)).toBeCloseTo(2.5);
+      // The lowest passes the smallest bound once the climb has ended: done.
+      expect(
+        nextSweepRate(
+          [
+            { rate: 3, p99: 90, held: true },
+            { rate: 3.6, p99: 260, held: true },
+          ],
+          3,
+          bounds,
+        ),
+      ).toBeUndefined();
+      expect(capacitiesAt([], bounds)).toEqual({ 100: 0, 150: 0, 250: 0 });
+    });
   });
 });
 
