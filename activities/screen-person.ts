@@ -2,7 +2,7 @@ import type { Config } from '../common/config';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import { sealSecret } from '../common/secret-box';
-import { eligibilityOfHash, recordEligibility } from '../db/eligibility';
+import { type EligibilityRecord, eligibilityOfHash, recordEligibility } from '../db/eligibility';
 import type { Pool } from '../db/pool';
 import type { EligibilityPurpose, ImpededReason } from '../eligibility/contract';
 import {
@@ -74,9 +74,11 @@ export async function screenPerson(
   cpf: string,
   purpose: EligibilityPurpose,
   now = new Date(),
+  /** The person's last answer, when the caller has just read it. */
+  known?: { last: EligibilityRecord | undefined },
 ): Promise<Screening> {
   const hash = cpfHash(cpf, s.piiKey);
-  const last = await eligibilityOfHash(s.pool, hash);
+  const last = known ? known.last : await eligibilityOfHash(s.pool, hash);
   // A bar whose end has passed is asked about again, however fresh.
   const lapsed =
     last?.registryAnswer === 'impeded' && last.impeded?.until

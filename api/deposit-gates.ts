@@ -5,8 +5,7 @@ import type { CustomerVerification } from '../contracts/customer';
 import { type DepositInput, depositWorkflowId, NOT_VERIFIED } from '../contracts/deposit';
 import { CLOSED, DEPOSIT_LIMIT_EXCEEDED, IMPEDED } from '../contracts/rules';
 import { reserveWithinDepositLimits } from '../customers/deposit-limits';
-import { verificationOfHash } from '../db/customers';
-import { isClosed } from '../db/eligibility';
+import { type DepositStanding, depositStandingOfHash, isClosed } from '../db/eligibility';
 import { Problem } from '../http/problem';
 import { formatBrl } from '../provider/money';
 import type { FlowStarter } from './deps';
@@ -34,6 +33,11 @@ const notVerified = (verification: Exclude<CustomerVerification, 'approved'>) =>
     { reason: NOT_VERIFIED, verification },
   );
 
+/** The person as the deposit's rules need them, read once for all of them. */
+export function depositStandingOf({ config, pool }: FlowStarter, cpf: string): Promise<DepositStanding> {
+  return depositStandingOfHash(pool, cpfHash(cpf, config.PII_HASH_KEY));
+}
+
 /**
  * Only a verified person starts a deposit: read from the customer row before anything is
  * created at the provider or in Temporal. The rule is about starting one: a deposit that already
@@ -41,13 +45,12 @@ const notVerified = (verification: Exclude<CustomerVerification, 'approved'>) =>
  * conflict), whatever the person's verification became since.
  */
 export async function refuseUnverified(
-  { config, pool }: FlowStarter,
-  cpf: string,
+  { config }: FlowStarter,
+  standing: DepositStanding,
   isRepeat: () => Promise<boolean>,
 ) {
   if (!config.REQUIRE_VERIFIED_FOR_DEPOSITS) return;
-  const verification = ((await verificationOfHash(pool, cpfHash(cpf, config.PII_HASH_KEY))) ??
-    'none') as CustomerVerification;
+  const verification = (standing.verification ?? 'none') as CustomerVerification;
   if (verification === 'approved') return;
   if (await isRepeat()) return;
   throw notVerified(verification);
@@ -56,9 +59,14 @@ export async function refuseUnverified(
 /**
  * A new deposit within the limits the person set on their own deposits, its amount reserved
  * against them (customers/deposit-limits.ts); refused with what is left per period, and nothing
- * created, when it would pass one.
+ * created, when it would pass one. A person who never set one has nothing to reserve.
  */
-export async function refuseOverDepositLimits({ config, pool }: FlowStarter, input: DepositInput) {
+export async function refuseOverDepositLimits(
+  { config, pool }: FlowStarter,
+  input: DepositInput,
+  standing: DepositStanding,
+) {
+  if (!standing.hasDepositLimits) return;
   const verdict = await reserveWithinDepositLimits(pool, {
     cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
     cpfMasked: maskCpf(input.client.cpf),
@@ -122,11 +130,16 @@ const closed = () =>
  * operator comes to reinstate them. As with verification, a deposit that exists for the txid is
  * answered as before, whatever the registry says.
  */
-export async function refuseImpeded(deps: FlowStarter, cpf: string, isRepeat: () => Promise<boolean>) {
+export async function refuseImpeded(
+  deps: FlowStarter,
+  cpf: string,
+  standing: DepositStanding,
+  isRepeat: () => Promise<boolean>,
+) {
   const { config, pool } = deps;
   const screener = screenerOf(config, pool);
   const screening: Screening = screener
-    ? await screenPerson(screener, cpf, 'deposit')
+    ? await screenPerson(screener, cpf, 'deposit', new Date(), { last: standing.eligibility })
     : { status: 'eligible' };
   // Only an impeded person is ever closed, and an impediment stays recorded until reinstated: a
   // passing screening needs no second read.

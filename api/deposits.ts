@@ -33,7 +33,7 @@ import {
 } from '../http/workflow-calls';
 import { formatBrl } from '../provider/money';
 import type { depositWorkflow, HeldDepositInput } from '../workflows/deposit';
-import { refuseImpeded, refuseOverDepositLimits, refuseUnverified } from './deposit-gates';
+import { depositStandingOf, refuseImpeded, refuseOverDepositLimits, refuseUnverified } from './deposit-gates';
 import {
   type DepositBody,
   type DepositStateView,
@@ -141,8 +141,9 @@ export async function startDeposit(
     repeat ??= txid === undefined ? Promise.resolve(false) : workflowExists(handleOf(txid));
     return repeat;
   };
-  await refuseUnverified(deps, body.client.cpf, isRepeat);
-  await refuseImpeded(deps, body.client.cpf, isRepeat);
+  const standing = await depositStandingOf(deps, body.client.cpf);
+  await refuseUnverified(deps, standing, isRepeat);
+  await refuseImpeded(deps, body.client.cpf, standing, isRepeat);
   const input: DepositInput = {
     ...body,
     requestId,
@@ -155,7 +156,7 @@ export async function startDeposit(
     payerCpf: input.client.cpf,
     merchant: input.merchant,
   };
-  await refuseOverDepositLimits(deps, input);
+  await refuseOverDepositLimits(deps, input, standing);
   const handle = handleOf(input.txid);
   const masked = maskCpf(input.client.cpf);
 

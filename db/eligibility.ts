@@ -31,6 +31,29 @@ export async function eligibilityOfHash(
   return recordOf(r);
 }
 
+/** What a new deposit's rules read about the person, in one statement (api/deposit-gates.ts). */
+export interface DepositStanding {
+  verification: string | undefined;
+  eligibility: EligibilityRecord | undefined;
+  /** Whether the person ever set a deposit limit: without one, nothing is reserved. */
+  hasDepositLimits: boolean;
+}
+
+/** The person's verification, last eligibility answer and whether they set deposit limits. */
+export async function depositStandingOfHash(db: Queryable, cpfHash: string): Promise<DepositStanding> {
+  const { rows } = await db.query(
+    `SELECT c.*, EXISTS (SELECT 1 FROM deposit_limits WHERE cpf_hash = $1) AS has_deposit_limits
+       FROM (SELECT 1) one LEFT JOIN customers c ON c.cpf_hash = $1`,
+    [cpfHash],
+  );
+  const r = rows[0];
+  return {
+    verification: r?.verification ?? undefined,
+    eligibility: r?.eligibility ? recordOf(r) : undefined,
+    hasDepositLimits: r?.has_deposit_limits === true,
+  };
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: a pg row
 export function recordOf(r: any): EligibilityRecord {
   return {
