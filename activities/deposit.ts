@@ -23,6 +23,8 @@ export interface DepositCheck {
   payerIsClient?: boolean;
   /** Why the paid deposit must wait for an operator instead of being credited (the rules say). */
   hold?: DepositHoldReason;
+  /** The `completed` row the inquiry was given is written: the flow has nothing left to record. */
+  recorded?: true;
 }
 
 const digits = (v: string) => v.replace(/\D/g, '');
@@ -34,6 +36,31 @@ const digits = (v: string) => v.replace(/\D/g, '');
 export function payerIsClient(cpfPayer: string | undefined, clientCpf: string): boolean {
   if (!cpfPayer?.trim()) return true;
   return digits(cpfPayer) === digits(clientCpf);
+}
+
+/** What the inquiry proves of a deposit, and whether the rules hold it. */
+function paidCheck(
+  tx: Awaited<ReturnType<ActivityDeps['provider']['getDeposit']>>,
+  clientCpf: string | undefined,
+  holdThirdParty: boolean,
+): DepositCheck {
+  if (tx.status !== 'completed') return { paid: false, providerStatus: tx.status };
+  const own = clientCpf === undefined ? undefined : payerIsClient(tx.cpf_payer, clientCpf);
+  return {
+    paid: true,
+    providerStatus: tx.status,
+    e2eId: tx.e2eId,
+    payerName: tx.name_payer || undefined,
+    payerCpfMasked: tx.cpf_payer ? maskCpf(tx.cpf_payer) : undefined,
+    paidAt: tx.paidAt || undefined,
+    ...(own === undefined ? {} : { payerIsClient: own }),
+    ...(own === false && holdThirdParty ? { hold: THIRD_PARTY_PAYER } : {}),
+  };
+}
+
+/** A paid deposit's row details, as the workflow's state gives them (workflows/deposit.ts). */
+export function paymentDetails(check: DepositCheck): Record<string, unknown> {
+  return { e2eId: check.e2eId ?? '', paidAt: check.paidAt, payerIsClient: check.payerIsClient };
 }
 
 export function createDepositActivities({
@@ -97,27 +124,21 @@ export function createDepositActivities({
      * client's CPF (the one the deposit was started with), it says whether the person paid it
      * and whether the rules hold it: the payer's CPF stays here, only its masked form goes back
      * into the workflow's history, and the hold is decided by the rules this worker runs with.
+     * Given the `completed` row the flow writes next, a payment the rules do not hold is recorded
+     * here with its payment's details: the flow then ends with no activity of its own for it.
      */
-    async inquireDeposit(txid: string, clientCpf?: string): Promise<DepositCheck> {
+    async inquireDeposit(txid: string, clientCpf?: string, completed?: FlowRecord): Promise<DepositCheck> {
+      let check: DepositCheck;
       try {
-        const tx = await provider.getDeposit(txid);
-        if (tx.status !== 'completed') return { paid: false, providerStatus: tx.status };
-        const own = clientCpf === undefined ? undefined : payerIsClient(tx.cpf_payer, clientCpf);
-        return {
-          paid: true,
-          providerStatus: tx.status,
-          e2eId: tx.e2eId,
-          payerName: tx.name_payer || undefined,
-          payerCpfMasked: tx.cpf_payer ? maskCpf(tx.cpf_payer) : undefined,
-          paidAt: tx.paidAt || undefined,
-          ...(own === undefined ? {} : { payerIsClient: own }),
-          ...(own === false && rules.holdThirdPartyDeposits ? { hold: THIRD_PARTY_PAYER } : {}),
-        };
+        check = paidCheck(await provider.getDeposit(txid), clientCpf, rules.holdThirdPartyDeposits);
       } catch (err) {
         // Not visible to the inquiry yet: unpaid as far as we can prove.
         if (err instanceof NotFoundError) return { paid: false, providerStatus: 'not_found' };
         return providerCall(() => Promise.reject(err));
       }
+      if (!completed || !check.paid || check.hold) return check;
+      await recordFlow({ ...completed, details: { ...completed.details, ...paymentDetails(check) } });
+      return { ...check, recorded: true };
     },
   };
 }

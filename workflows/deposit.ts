@@ -95,8 +95,12 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
   answerResolutions(input, state);
   const hint = listenForProviderHints(state);
   let hold: DepositHoldReason | undefined;
+  let completedRowWritten = false;
 
-  /** Asks the provider whether the person paid the deposit; keeps the payment, and the rules' hold, when it is paid. */
+  /**
+   * Asks the provider whether the person paid the deposit; keeps the payment, and the rules' hold,
+   * when it is paid. A payment the rules let through is recorded `completed` by the inquiry itself.
+   */
   const lookForPayment = async (): Promise<true | undefined> => {
     state.inquiries += 1;
     const check = await lookAsLocalActivityFirst(
@@ -104,6 +108,7 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
       inquireDeposit,
       input.txid,
       input.client.cpf,
+      flow.rowAfter('completed'),
     );
     if (!check.paid) return undefined;
     state.payment = {
@@ -114,6 +119,7 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
       ...(check.payerIsClient === undefined ? {} : { payerIsClient: check.payerIsClient }),
     };
     hold = check.hold;
+    completedRowWritten = check.recorded === true;
     return true;
   };
 
@@ -136,7 +142,7 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
     summary: 'Payment, until the QR code expires',
   });
   if (!(state.payment || (await lookForPayment()))) return flow.finish('expired', 'qr_expired_unpaid');
-  if (!hold) return flow.finish('completed');
+  if (!hold) return completedRowWritten ? flow.finishRecorded('completed') : flow.finish('completed');
 
   // Held, it may wait days for an operator: a run of its own (held-deposit.ts), under the same
   // workflow id, which moves to newer builds.

@@ -162,6 +162,23 @@ export function trackFlow<Status extends string, State extends TrackedState<Stat
     nextRow: (status: Status) => rowOf(status),
     /** A status change whose flows row an activity writes (nextRow): shown everywhere else. */
     showStatus: (status: Status) => showStatus(status),
+    /**
+     * The row the next status change would write, for an activity that may write it (it is
+     * counted only once `finishRecorded` says the activity did).
+     */
+    rowAfter: (status: Status): FlowRecord => ({
+      ...f.record,
+      workflowId: workflowInfo().workflowId,
+      status,
+      seq: seq + 1,
+      details: f.details(),
+    }),
+    /** The flow's last status, whose row (rowAfter) an activity wrote: shown everywhere else. */
+    async finishRecorded(status: Status): Promise<State> {
+      seq += 1;
+      showStatus(status);
+      return settle();
+    },
     /** How many flows rows this run and the runs before it wrote: where a continued run starts. */
     rowsWritten: () => seq,
   };

@@ -154,6 +154,22 @@ describe('deposit flow', () => {
     expect(result.notifications).toBe(1);
     // The hint's inquiry ran in the task the hint woke, as a local activity: no activity task.
     expect(await inquiriesOf(handle)).toEqual({ local: 1, tasks: 0 });
+    // That inquiry also wrote the completed row, with the payment's details: two local
+    // activities in all, none of its own for the last row.
+    const allMarkers = ((await handle.fetchHistory()).events ?? []).filter(
+      (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    );
+    expect(allMarkers).toHaveLength(2);
+    const done = await f.pool.query('SELECT status, seq, details FROM flows WHERE workflow_id = $1', [
+      handle.workflowId,
+    ]);
+    expect(done.rows).toEqual([
+      {
+        status: 'completed',
+        seq: 2,
+        details: { e2eId: result.payment?.e2eId, paidAt: result.payment?.paidAt, payerIsClient: true },
+      },
+    ]);
     // Encrypted payloads included: a paid deposit's history fits in 6 KB.
     expect(await historyBytes(handle)).toBeLessThanOrEqual(6 * 1024);
     await recordHistory(handle, 'deposit-paid');
