@@ -81,6 +81,33 @@ export async function insertInbox(pool: Pool, row: NewInboxRow, coalesceMs: numb
 }
 
 /**
+ * A notification with nothing to signal (it announces the flow's own request), kept as delivered
+ * in the one statement on the request path, `note` saying why it was not signalled.
+ */
+export async function insertKept(pool: Pool, row: NewInboxRow, note: string): Promise<number> {
+  const r = await pool.query<{ id: number }>(
+    `INSERT INTO webhook_inbox
+       (dedupe_key, point, workflow_id, raw_body, headers, received_at, signal_name, signal_payload,
+        next_attempt_at, claimed_at, delivered_at, attempts, last_error)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), now(), 1, $10)
+     RETURNING id`,
+    [
+      row.dedupeKey,
+      row.point,
+      row.workflowId,
+      row.rawBody,
+      JSON.stringify(row.headers),
+      row.receivedAt,
+      row.signalName,
+      JSON.stringify(row.signalPayload),
+      row.nextAttemptAt,
+      note,
+    ],
+  );
+  return r.rows[0]?.id as number;
+}
+
+/**
  * Takes a waiting row for the request's own delivery; false when a relay took it or a copy's
  * window holds it. From here on identical copies get a row of their own.
  */

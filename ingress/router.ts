@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../common/logger';
 import type { ApiMetrics } from '../common/metrics';
-import { claimForDelivery, markDelivered, type NotificationPoint } from '../db/inbox';
+import { claimForDelivery, type NotificationPoint, type Stored } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import { failedAuthLimit } from '../http/failed-auth';
 import { Problem, sendProblem } from '../http/problem';
@@ -19,7 +19,7 @@ import {
 } from './deliver';
 import { NOTIFICATION_POINTS, type ParsedNotification } from './notification';
 import { parseBody, parseStorable } from './parse';
-import { headersOfInterest, storeNotification } from './store';
+import { headersOfInterest, keepNotification, storeNotification } from './store';
 
 // POST /webhooks/provider/:secret[/deposit|/withdraw|/liveness]. Authenticated by the secret in
 // the URL and the body's partner_id; stored in the inbox before the 2xx; then signalled without
@@ -88,11 +88,19 @@ export function ingressRouter(deps: IngressDeps) {
     const pathPoint = req.params.point as NotificationPoint | undefined;
     const n = parseStorable(raw, fields, pathPoint, receivedAt, deps.config.PII_HASH_KEY);
     const got = { rawBody: raw, headers: headersOfInterest(req), receivedAt };
-    const stored = await storeNotification(deps.pool, n, got, store).catch((err: unknown) => {
+    const unavailable = (err: unknown): never => {
       log.error({ err: String(err), point: n.point }, 'webhook inbox unavailable; answering 503');
       res.set('retry-after', '5');
       throw new Problem(503, 'inbox-unavailable', 'Cannot store the notification now; retry later');
-    });
+    };
+    // The flow's own request announced back: kept, nothing to signal, done in one statement.
+    const own = announcesOwnRequest(n);
+    const stored = own
+      ? await keepNotification(deps.pool, n, got, store, OWN_REQUEST_NOTE).then(
+          (id): Stored => ({ id, deliverNow: false }),
+          unavailable,
+        )
+      : await storeNotification(deps.pool, n, got, store).catch(unavailable);
     const duplicate = 'joined' in stored;
     const outcome = duplicate ? 'duplicate' : 'stored';
     deps.metrics?.countNotification(n.point, String(fields.type ?? n.point), outcome);
@@ -100,8 +108,7 @@ export function ingressRouter(deps: IngressDeps) {
     log.info({ point: n.point, target: n.logTarget, duplicate }, 'provider notification stored');
     // A copy that joined a waiting row, or whose window holds it, is the relay's to signal.
     if (duplicate || !stored.deliverNow) return;
-    if (announcesOwnRequest(n)) noteOwnRequest(ctx, log, stored.id, n);
-    else signalNow(ctx, log, stored.id, n, receivedAt);
+    signalNow(ctx, log, stored.id, n, receivedAt);
   };
 
   const router = express.Router();
@@ -129,13 +136,6 @@ function signalNow(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotif
           : log.debug({ point, target: logTarget, outcome }, 'notification delivery'),
       (err) => log.warn({ err: String(err), target: logTarget }, 'notification delivery not recorded'),
     );
-}
-
-/** Done with at once (should this fail, the relay finds the row and does the same). */
-function noteOwnRequest(ctx: DeliveryContext, log: Logger, id: number, n: ParsedNotification) {
-  markDelivered(ctx.pool, id, OWN_REQUEST_NOTE).catch((err: unknown) =>
-    log.warn({ err: String(err), target: n.logTarget }, 'notification not marked kept'),
-  );
 }
 
 /** Every refusal as problem+json without the secret, counted by point and status. */

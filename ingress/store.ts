@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { insertInbox, type Stored } from '../db/inbox';
+import { insertInbox, insertKept, type NewInboxRow, type Stored } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import { withTimeout } from '../http/timeout';
 import type { ParsedNotification } from './notification';
@@ -37,22 +37,33 @@ export function storeNotification(
   opts: { leaseMs: number; timeoutMs: number; coalesceMs: number },
 ): Promise<Stored> {
   return withTimeout(
-    insertInbox(
-      pool,
-      {
-        dedupeKey: n.dedupeKey,
-        point: n.point,
-        workflowId: n.workflowId,
-        rawBody: got.rawBody,
-        headers: got.headers,
-        receivedAt: got.receivedAt,
-        signalName: n.signalName,
-        signalPayload: n.signalPayload,
-        nextAttemptAt: new Date(got.receivedAt.getTime() + opts.leaseMs),
-      },
-      opts.coalesceMs,
-    ),
+    insertInbox(pool, rowOf(n, got, opts.leaseMs), opts.coalesceMs),
     opts.timeoutMs,
     'inbox insert',
   );
+}
+
+/** A notification with nothing to signal, stored as delivered at once (`note` says why). */
+export function keepNotification(
+  pool: Pool,
+  n: ParsedNotification,
+  got: Received,
+  opts: { leaseMs: number; timeoutMs: number },
+  note: string,
+): Promise<number> {
+  return withTimeout(insertKept(pool, rowOf(n, got, opts.leaseMs), note), opts.timeoutMs, 'inbox insert');
+}
+
+function rowOf(n: ParsedNotification, got: Received, leaseMs: number): NewInboxRow {
+  return {
+    dedupeKey: n.dedupeKey,
+    point: n.point,
+    workflowId: n.workflowId,
+    rawBody: got.rawBody,
+    headers: got.headers,
+    receivedAt: got.receivedAt,
+    signalName: n.signalName,
+    signalPayload: n.signalPayload,
+    nextAttemptAt: new Date(got.receivedAt.getTime() + leaseMs),
+  };
 }
