@@ -99,49 +99,48 @@ export async function movementOfFlow(db: Queryable, workflowId: string): Promise
   return rows[0] ? movementOf(rows[0]) : undefined;
 }
 
-/** A person's movements between two times (both included), oldest first. */
-export async function movementsOf(
+/** What the rules weigh a person's movement against (monitoring/rules.ts). */
+export interface MovementContext {
+  /** The person's movements between the two times (both included), oldest first. */
+  movements: Movement[];
+  /**
+   * When the person registered: their onboarding's approval (final, so its row's last change),
+   * else when pixflow first knew them.
+   */
+  registeredAt: Date | undefined;
+  /** The person's alerts raised for movements since `from`: what the rules do not repeat. */
+  recent: Array<{ rule: string; flowId: string; facts: Record<string, unknown> }>;
+}
+
+/** The context of one movement, read in one statement: a pass evaluates one per triggering event. */
+export async function movementContextOf(
   db: Queryable,
   cpfHash: string,
   from: Date,
   until: Date,
   limit = 2000,
-): Promise<Movement[]> {
+): Promise<MovementContext> {
   const { rows } = await db.query(
-    `SELECT * FROM (SELECT f.*, ${movedAtSql} AS moved_at FROM flows f
-                     WHERE f.cpf_hash = $1 AND ${MOVED_SQL}) m
-      WHERE m.moved_at >= $2 AND m.moved_at <= $3 ORDER BY m.moved_at, m.workflow_id LIMIT $4`,
+    `SELECT p.registered_at, p.recent, m.*
+       FROM (SELECT coalesce(
+                (SELECT min(updated_at) FROM flows
+                  WHERE type = 'onboarding' AND status = 'approved' AND cpf_hash = $1),
+                (SELECT created_at FROM customers WHERE cpf_hash = $1)) AS registered_at,
+              (SELECT coalesce(json_agg(json_build_object('rule', rule, 'flowId', flow_id, 'facts', facts)
+                                        ORDER BY raised_at), '[]')
+                 FROM alerts WHERE cpf_hash = $1 AND (facts->>'at')::timestamptz >= $2) AS recent) p
+       LEFT JOIN LATERAL (
+         SELECT * FROM (SELECT f.*, ${movedAtSql} AS moved_at FROM flows f
+                         WHERE f.cpf_hash = $1 AND ${MOVED_SQL}) mv
+          WHERE mv.moved_at >= $2 AND mv.moved_at <= $3 ORDER BY mv.moved_at, mv.workflow_id LIMIT $4) m ON true`,
     [cpfHash, from, until, limit],
   );
-  return rows.map(movementOf);
-}
-
-/**
- * When the person registered: their onboarding's approval (final, so its row's last change),
- * else when pixflow first knew them.
- */
-export async function registeredAt(db: Queryable, cpfHash: string): Promise<Date | undefined> {
-  const { rows } = await db.query(
-    `SELECT coalesce(
-       (SELECT min(updated_at) FROM flows WHERE type = 'onboarding' AND status = 'approved' AND cpf_hash = $1),
-       (SELECT created_at FROM customers WHERE cpf_hash = $1)) AS at`,
-    [cpfHash],
-  );
-  return (rows[0]?.at as Date | null) ?? undefined;
-}
-
-/** A person's alerts of some rules raised for movements since a time: what the rules do not repeat. */
-export async function recentAlertsOf(
-  db: Queryable,
-  cpfHash: string,
-  since: Date,
-): Promise<Array<{ rule: string; flowId: string; facts: Record<string, unknown> }>> {
-  const { rows } = await db.query(
-    `SELECT rule, flow_id, facts FROM alerts
-      WHERE cpf_hash = $1 AND (facts->>'at')::timestamptz >= $2 ORDER BY raised_at`,
-    [cpfHash, since],
-  );
-  return rows.map((r) => ({ rule: r.rule, flowId: r.flow_id, facts: r.facts }));
+  const first = rows[0];
+  return {
+    movements: rows.filter((r) => r.workflow_id !== null).map(movementOf),
+    registeredAt: (first?.registered_at as Date | null) ?? undefined,
+    recent: (first?.recent ?? []) as MovementContext['recent'],
+  };
 }
 
 export interface NewAlert {

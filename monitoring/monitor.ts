@@ -6,11 +6,9 @@ import { startPollingLoop } from '../common/polling-loop';
 import {
   lockCursor,
   type Movement,
+  movementContextOf,
   movementOfFlow,
-  movementsOf,
   raiseAlert,
-  recentAlertsOf,
-  registeredAt,
   saveCursor,
   triggersAfter,
   WITHDRAWAL_MOVED_STATUSES,
@@ -67,15 +65,20 @@ async function evaluate(
   const t = trigger.at.getTime();
   // One millisecond either side: pg's microseconds against JavaScript's milliseconds.
   const from = new Date(t - lookbackMs(rules) - 1);
-  const movements = await movementsOf(client, trigger.cpfHash, from, new Date(t + 1));
+  const { movements, registeredAt, recent } = await movementContextOf(
+    client,
+    trigger.cpfHash,
+    from,
+    new Date(t + 1),
+  );
   const findings = evaluateRules(
     {
       trigger,
       movements: movements.some((m) => m.workflowId === trigger.workflowId)
         ? movements
         : [...movements, trigger],
-      registeredAt: await registeredAt(client, trigger.cpfHash),
-      recent: await recentAlertsOf(client, trigger.cpfHash, from),
+      registeredAt,
+      recent,
     },
     rules,
   );
