@@ -65,6 +65,8 @@ export const settings = {
     rounds: envNum('BENCH_CAPACITY_ROUNDS', 1),
     /** A point lasts at least this long, however high its rate. */
     minPointMs: QUICK ? 8_000 : 20_000,
+    /** And at most this long, however low: its answers, fewer then than `samples`, are recorded. */
+    maxPointMs: QUICK ? 30_000 : 120_000,
     /** The p99 bounds (ms) each kind's capacity is given at. */
     boundsMs: [100, 150, 250] as const,
     /** A deposit is paid this long after its QR, as a user pays (the floor: its payment signal). */

@@ -131,7 +131,8 @@ export const passes = (p: SweepPoint, boundMs: number) => p.held && p.p99 < boun
 /**
  * The next rate of a sweep over several p99 bounds, or undefined when it is done: from `start`,
  * ×`factor` while the highest rate tried passes the largest bound; then, if the lowest rate tried
- * fails the smallest bound, ÷`factor` below it until one passes it, never under `start / 4`.
+ * fails the smallest bound, ÷`factor` below it until one passes it, never under `start / 2`
+ * (lower, a point of enough answers takes many minutes, and the figure is a rate too low to use).
  * One sweep answers every bound (`capacitiesAt`), where a search per bound would repeat points.
  */
 export function nextSweepRate(
@@ -153,7 +154,7 @@ export function nextSweepRate(
   if (climbing && passes(highest, largest)) return highest.rate * factor;
   if (passes(lowest, smallest)) return undefined;
   const down = lowest.rate / factor;
-  return down >= (start / 4) * 0.999 ? down : undefined;
+  return down >= (start / 2) * 0.999 ? down : undefined;
 }
 
 /** Capacity at each bound (by bound): the highest rate tried that passed it, 0 when none did. */

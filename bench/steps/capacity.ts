@@ -77,10 +77,10 @@ async function tryPoint(
   completions: Completions,
 ): Promise<CapacityPoint> {
   const settled = await settle(b);
-  const { samples, minPointMs, boundsMs, payAfterMs } = settings.capacity;
+  const { samples, minPointMs, maxPointMs, boundsMs, payAfterMs } = settings.capacity;
   // Once the p99 is known to reach the largest bound, it fails every bound: the point can stop.
   const largest = Math.max(...boundsMs);
-  const durMs = Math.max(minPointMs, (samples / rate) * 1000);
+  const durMs = Math.min(maxPointMs, Math.max(minPointMs, (samples / rate) * 1000));
   const decides = overTargetThatDecides(Math.round((rate * durMs) / 1000));
   let over = 0;
   let seen = 0;

@@ -174,15 +174,15 @@ describe('bench statistics', () => {
       expect(capacity[250]).toBe(8);
     });
 
-    it('does not go below a quarter of the start: no capacity at a bound nothing met', async () => {
+    it('does not go below half the start: no capacity at a bound nothing met', async () => {
       // 120 ms at any rate: never under 100, always under 150.
       const { points, capacity } = await sweepCapacity(
         stack(() => 120, 5),
         4,
         bounds,
       );
-      expect(rates(points)).toEqual([4, 4.8, 5.76, 3.33, 2.78, 2.31, 1.93, 1.61, 1.34, 1.12]);
-      expect(Math.min(...points.map((p) => p.rate))).toBeGreaterThanOrEqual(1);
+      expect(rates(points)).toEqual([4, 4.8, 5.76, 3.33, 2.78, 2.31]);
+      expect(Math.min(...points.map((p) => p.rate))).toBeGreaterThanOrEqual(2);
       expect(capacity[100]).toBe(0);
       expect(capacity[150]).toBeCloseTo(4.8);
       expect(capacity[250]).toBeCloseTo(4.8);
