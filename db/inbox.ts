@@ -33,6 +33,21 @@ export interface InboxRow {
 /** Where a new notification went: a row of its own (signalled now or after the window), or into a waiting one. */
 export type Stored = { id: number; deliverNow: boolean } | { joined: true };
 
+/** A new row's columns, $1 to $9, as both inserts take them. */
+function rowParams(row: NewInboxRow) {
+  return [
+    row.dedupeKey,
+    row.point,
+    row.workflowId,
+    row.rawBody,
+    JSON.stringify(row.headers),
+    row.receivedAt,
+    row.signalName,
+    JSON.stringify(row.signalPayload),
+    row.nextAttemptAt,
+  ];
+}
+
 /**
  * One statement on the request path. The provider's bodies carry no delivery id, so a key is not
  * kept once for ever: a copy joins an identical row that still waits for its signal (that
@@ -61,18 +76,7 @@ export async function insertInbox(pool: Pool, row: NewInboxRow, coalesceMs: numb
      ON CONFLICT (dedupe_key) WHERE delivered_at IS NULL AND gave_up_at IS NULL AND claimed_at IS NULL
      DO NOTHING
      RETURNING id, next_attempt_at`,
-    [
-      row.dedupeKey,
-      row.point,
-      row.workflowId,
-      row.rawBody,
-      JSON.stringify(row.headers),
-      row.receivedAt,
-      row.signalName,
-      JSON.stringify(row.signalPayload),
-      row.nextAttemptAt,
-      coalesceMs,
-    ],
+    [...rowParams(row), coalesceMs],
   );
   const inserted = r.rows[0];
   // No row: it joined the waiting one (or a concurrent copy's, which the unique index kept one).
@@ -91,18 +95,7 @@ export async function insertKept(pool: Pool, row: NewInboxRow, note: string): Pr
         next_attempt_at, claimed_at, delivered_at, attempts, last_error)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), now(), 1, $10)
      RETURNING id`,
-    [
-      row.dedupeKey,
-      row.point,
-      row.workflowId,
-      row.rawBody,
-      JSON.stringify(row.headers),
-      row.receivedAt,
-      row.signalName,
-      JSON.stringify(row.signalPayload),
-      row.nextAttemptAt,
-      note,
-    ],
+    [...rowParams(row), note],
   );
   return r.rows[0]?.id as number;
 }
