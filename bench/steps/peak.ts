@@ -127,20 +127,21 @@ function answersOf(r: StepResult) {
 }
 
 /** The same-work floor's peak: what its POST /deposits answers under the peak's offering. */
-export interface SameWorkPeak {
-  rate: number;
-  seconds: number;
-  offered: number;
-  served: number;
-  errorsBy: Record<string, number>;
-  timeouts: number;
-  serverErrors: number;
-  post: Summary;
-  paid: number;
-  unpaid: number;
-  payRefused: number;
-  stealPct: number;
-}
+export type SameWorkPeak = Pick<
+  Peak,
+  | 'rate'
+  | 'seconds'
+  | 'offered'
+  | 'served'
+  | 'errorsBy'
+  | 'timeouts'
+  | 'serverErrors'
+  | 'post'
+  | 'paid'
+  | 'unpaid'
+  | 'payRefused'
+  | 'stealPct'
+>;
 
 /**
  * The peak's offering, payers included, against the same-work floor for
