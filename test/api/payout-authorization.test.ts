@@ -5,6 +5,7 @@ import type { WithdrawalInput } from '../../contracts/withdrawal';
 import { signedJsonRequest } from '../../eligibility/registry';
 import { payoutAuthorizationTestAmounts } from '../../sandbox/payout-authorization';
 import { verifiedWithKnownPayee } from '../helpers/customers';
+import { payoutAuthorizationRequest } from '../helpers/payout-authorization';
 import { type ApiEnv, eventually, freshCpf, PII_KEY, startApiEnv } from './support';
 
 // The operator's payout authorization on the real stack (API over HTTP, worker, Temporal dev
@@ -144,15 +145,11 @@ describe("the sandbox's payout authorization, asked by the worker", () => {
   });
 
   it('refuses a badly signed request (401) and takes it for nothing', async () => {
-    const question = {
+    const question = payoutAuthorizationRequest({
       transactionId: transactionId(),
-      merchant: 'sandbox-merchant',
       amountCentavos: 10_000,
-      cpfMasked: '***.456.789-**',
-      cpfHash: 'a'.repeat(64),
       payee: { keyType: 'EMAIL', keyMasked: 'a***@example.com' },
-      requestedAt: new Date().toISOString(),
-    };
+    });
     const body = JSON.stringify(question);
     const other = `whsec_${Buffer.from('not-the-payout-authorization-secret').toString('base64')}`;
     const before = await emulation();

@@ -4,10 +4,10 @@ import {
   type PayoutAuthorizationSettings,
 } from '../../activities/payout-authorization';
 import { PAYOUT_AUTHORIZATION_DEV_SECRET } from '../../common/config';
-import type { PayoutAuthorizationRequest } from '../../contracts/payout-authorization';
 import { signedJsonRequest } from '../../eligibility/registry';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { payoutAuthorizationTestAmounts } from '../../sandbox/payout-authorization';
+import { payoutAuthorizationRequest } from '../helpers/payout-authorization';
 import { waitUntil } from '../helpers/wait';
 
 // The sandbox's emulation of the operator's payout authorization, asked by pixflow's own client
@@ -16,7 +16,6 @@ import { waitUntil } from '../helpers/wait';
 const OTHER_SECRET = `whsec_${Buffer.from('not-the-payout-authorization-secret').toString('base64')}`;
 
 let sandbox: RunningSandbox;
-let n = 0;
 
 beforeAll(async () => {
   sandbox = await startSandbox();
@@ -34,16 +33,7 @@ const settings = (over: Partial<PayoutAuthorizationSettings> = {}): PayoutAuthor
   backoffMs: 10,
   ...over,
 });
-const request = (over: Partial<PayoutAuthorizationRequest> = {}): PayoutAuthorizationRequest => ({
-  transactionId: `sbx-auth-${Date.now()}-${++n}`,
-  merchant: 'sandbox-merchant',
-  amountCentavos: 25_050,
-  cpfMasked: '***.456.789-**',
-  cpfHash: 'a'.repeat(64),
-  payee: { keyType: 'CPF', keyMasked: '***.456.789-**' },
-  requestedAt: new Date().toISOString(),
-  ...over,
-});
+const request = payoutAuthorizationRequest;
 const control = (path: string, body: unknown) =>
   fetch(`${sandbox.url}${path}`, {
     method: 'POST',
