@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { FlowRecord } from '../contracts/flow';
 import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
 import { recordPayoutDestination } from '../db/payout-destinations';
+import type { Transaction } from '../provider/client';
 import { BadRequestError, DuplicateTransactionError, NotFoundError } from '../provider/errors';
 import type { ReceiptResult } from '../provider/schemas';
 import type { ActivityDeps } from './deps';
@@ -23,10 +24,40 @@ export interface PayoutCheck {
   paidAt?: string;
   /** true when the payout completed and its receipt image was ready, and is now stored. */
   receiptStored: boolean;
+  /** true when this check wrote the withdrawal's `completed` row it was given. */
+  recorded?: boolean;
 }
 
 const RECEIPT_FAILED = 2;
 const RECEIPT_COMPLETED = 4;
+
+/** The payout's outcome as its receipt and inquiry tell it (receiptStored: ready, for the caller to store). */
+function outcomeOf(receipt: ReceiptResult, tx: Transaction | undefined): PayoutCheck {
+  const receiptStatus = receipt.status === '' ? undefined : receipt.status;
+  const base = {
+    receiptStatus,
+    inquiryStatus: tx?.status,
+    e2eId: tx?.e2eId || undefined,
+    receiptStored: false,
+  };
+  if (tx?.status === 'completed' || receiptStatus === RECEIPT_COMPLETED) {
+    return {
+      ...base,
+      outcome: 'completed',
+      paidAt: tx?.paidAt || receipt.datetimepayed || undefined,
+      receiptStored: Boolean(receipt.invoice),
+    };
+  }
+  if (tx?.status === 'failed' || receiptStatus === RECEIPT_FAILED) {
+    return { ...base, outcome: 'failed', reason: tx?.reason || 'provider_reported_failure' };
+  }
+  return { ...base, outcome: 'processing' };
+}
+
+/** The row with what only the activity learnt merged into its details. */
+function withDetails(row: FlowRecord, learnt: Record<string, unknown>): FlowRecord {
+  return { ...row, details: { ...row.details, ...learnt } };
+}
 
 export function createWithdrawalActivities({
   provider,
@@ -64,11 +95,16 @@ export function createWithdrawalActivities({
      * if the provider has never seen it; the provider's own rejection of a repeated transactionId
      * is the second guard.
      *
-     * It writes the withdrawal's flows row (`sending`) before it sends, instead of a local
-     * activity of its own: the first workflow task, which the caller's answer waits for, then
-     * runs no activity. The write is idempotent, so every attempt makes it.
+     * It writes the withdrawal's flows rows around the send (`sending` before, `processing`
+     * after, with the e2eId), instead of local activities of their own: the first workflow task,
+     * which the caller's answer waits for, then runs no activity. The writes are idempotent, so
+     * every attempt makes them.
      */
-    async sendPayout(input: WithdrawalInput, sending: FlowRecord): Promise<PayoutSent> {
+    async sendPayout(
+      input: WithdrawalInput,
+      sending: FlowRecord,
+      processing?: FlowRecord,
+    ): Promise<PayoutSent> {
       await recordFlow(sending);
       const sent = await providerCall(async (): Promise<PayoutSent> => {
         if (Context.current().info.attempt > 1) {
@@ -105,41 +141,33 @@ export function createWithdrawalActivities({
         payeeHash: payeeHashOf(input, hashAccount),
         transactionId: input.transactionId,
       });
+      if (processing) await recordFlow(withDetails(processing, { e2eId: sent.e2eId }));
       return sent;
     },
 
     /**
      * Reads the outcome through the inquiry and the receipt status code (0-4). A completed payout
      * whose receipt image is already there has it stored now, from the same read: the common case
-     * then needs no separate storeReceipt call (one provider call and one activity fewer).
+     * then needs no separate storeReceipt call (one provider call and one activity fewer), and
+     * the withdrawal's `completed` row, when given, is written too (no activity of its own).
      */
-    async checkPayout(transactionId: string): Promise<PayoutCheck> {
-      return providerCall(async () => {
-        // The receipt first: the inquiry, read after it, is at least as new, so a failure either
-        // of them shows comes with the inquiry's reason (not a torn read across the two).
+    async checkPayout(transactionId: string, completed?: FlowRecord): Promise<PayoutCheck> {
+      // The receipt first: the inquiry, read after it, is at least as new, so a failure either
+      // of them shows comes with the inquiry's reason (not a torn read across the two).
+      const { receipt, tx } = await providerCall(async () => {
         const receipt = await provider.getReceipt(transactionId);
-        const tx = await lookUp(transactionId);
-        const receiptStatus = receipt.status === '' ? undefined : receipt.status;
-        const base = {
-          receiptStatus,
-          inquiryStatus: tx?.status,
-          e2eId: tx?.e2eId || undefined,
-          receiptStored: false,
-        };
-        if (tx?.status === 'completed' || receiptStatus === RECEIPT_COMPLETED) {
-          if (receipt.invoice) await saveReceipt(transactionId, receipt);
-          return {
-            ...base,
-            outcome: 'completed',
-            paidAt: tx?.paidAt || receipt.datetimepayed || undefined,
-            receiptStored: Boolean(receipt.invoice),
-          };
-        }
-        if (tx?.status === 'failed' || receiptStatus === RECEIPT_FAILED) {
-          return { ...base, outcome: 'failed', reason: tx?.reason || 'provider_reported_failure' };
-        }
-        return { ...base, outcome: 'processing' };
+        return { receipt, tx: await lookUp(transactionId) };
       });
+      const check = outcomeOf(receipt, tx);
+      if (check.receiptStored) await saveReceipt(transactionId, receipt);
+      if (!completed || check.outcome !== 'completed' || !check.receiptStored) return check;
+      await recordFlow(
+        withDetails(completed, {
+          e2eId: check.e2eId ?? completed.details?.e2eId,
+          receiptStatus: check.receiptStatus,
+        }),
+      );
+      return { ...check, recorded: true };
     },
 
     /**

@@ -61,7 +61,7 @@ interface CreateWithdrawalInput {
 type DepositCreated = DepositCreateResult & { amountCentavos: number };
 type WithdrawalCreated = WithdrawCreateResult & { amountCentavos: number | undefined };
 /** Inquiry record plus integer centavos and `paidAt` normalised from payedAt/paidAt ('' when unpaid). */
-type Transaction = InquiryRecord & { amountCentavos: number; paidAt: string };
+export type Transaction = InquiryRecord & { amountCentavos: number; paidAt: string };
 
 /** GET /dataconnector/transaction/{id}/type/{kind}: a record of the other kind breaks the contract. */
 async function inquireTransaction(

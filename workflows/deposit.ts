@@ -23,6 +23,7 @@ import {
   qrCodeUpdate,
   resolutionUpdate,
 } from '../contracts/deposit';
+import type { FlowRecord } from '../contracts/flow';
 import {
   isLocalActivityFailure,
   isoNow,
@@ -95,7 +96,8 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
   answerResolutions(input, state);
   const hint = listenForProviderHints(state);
   let hold: DepositHoldReason | undefined;
-  let completedRowWritten = false;
+  // The completed row the inquiry wrote, if it did.
+  let completedRow: FlowRecord | undefined;
 
   /**
    * Asks the provider whether the person paid the deposit; keeps the payment, and the rules' hold,
@@ -103,12 +105,13 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
    */
   const lookForPayment = async (): Promise<true | undefined> => {
     state.inquiries += 1;
+    const completed = flow.rowAfter('completed');
     const check = await lookAsLocalActivityFirst(
       inquireDepositLocally,
       inquireDeposit,
       input.txid,
       input.client.cpf,
-      flow.rowAfter('completed'),
+      completed,
     );
     if (!check.paid) return undefined;
     state.payment = {
@@ -119,7 +122,7 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
       ...(check.payerIsClient === undefined ? {} : { payerIsClient: check.payerIsClient }),
     };
     hold = check.hold;
-    completedRowWritten = check.recorded === true;
+    completedRow = check.recorded === true ? completed : undefined;
     return true;
   };
 
@@ -142,7 +145,7 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
     summary: 'Payment, until the QR code expires',
   });
   if (!(state.payment || (await lookForPayment()))) return flow.finish('expired', 'qr_expired_unpaid');
-  if (!hold) return completedRowWritten ? flow.finishRecorded('completed') : flow.finish('completed');
+  if (!hold) return completedRow ? flow.finishRecorded('completed', completedRow) : flow.finish('completed');
 
   // Held, it may wait days for an operator: a run of its own (held-deposit.ts), under the same
   // workflow id, which moves to newer builds.

@@ -140,6 +140,12 @@ export function trackFlow<Status extends string, State extends TrackedState<Stat
     await recordFlow(rowOf(status, reason, f.details()));
   };
 
+  const recorded = async (status: Status, row: FlowRecord) => {
+    if (row.seq !== seq + 1) return moveTo(status);
+    seq = row.seq;
+    showStatus(status);
+  };
+
   /** Lets running handlers answer, then hands back the final state. */
   const settle = async (): Promise<State> => {
     await condition(allHandlersFinished);
@@ -173,10 +179,15 @@ export function trackFlow<Status extends string, State extends TrackedState<Stat
       seq: seq + 1,
       details: f.details(),
     }),
-    /** The flow's last status, whose row (rowAfter) an activity wrote: shown everywhere else. */
-    async finishRecorded(status: Status): Promise<State> {
-      seq += 1;
-      showStatus(status);
+    /**
+     * A status change whose row (rowAfter) an activity wrote: counted, and shown everywhere else.
+     * Had another row taken its seq while the activity ran (a payout's deadline mark), one of the
+     * two lost to the other in Postgres, so the change is written again after both.
+     */
+    recorded,
+    /** The flow's last status, whose row (rowAfter) an activity wrote (see recorded), then settles. */
+    async finishRecorded(status: Status, row: FlowRecord): Promise<State> {
+      await recorded(status, row);
       return settle();
     },
     /** How many flows rows this run and the runs before it wrote: where a continued run starts. */

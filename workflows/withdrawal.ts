@@ -8,11 +8,11 @@ import {
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { createWithdrawalActivities, PayoutCheck, PayoutSent } from '../activities/withdrawal';
+import type { createWithdrawalActivities, PayoutSent } from '../activities/withdrawal';
 import type { createWithdrawalRuleActivities } from '../activities/withdrawal-rules';
 import { canonicalJson } from '../common/canonical-json';
 import { type BiometricsOutcome, biometricsOutcomeSignal } from '../contracts/biometrics';
-import { resolveTimings } from '../contracts/flow';
+import { type FlowRecord, resolveTimings } from '../contracts/flow';
 import type { WithdrawalRefusal } from '../contracts/rules';
 import {
   PAYOUT_REJECTED,
@@ -32,6 +32,7 @@ import {
   listenForProviderHints,
   lookAsLocalActivityFirst,
   PROVIDER_CALL_OPTIONS,
+  type ProviderHint,
   paymentRecord,
   trackFlow,
   waitForOutcome,
@@ -124,7 +125,7 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     const refusal = await stepUp(input, state, verdict.cause, (s, r) => flow.moveTo(s, r));
     if (refusal) return finish('refused', refusal);
   }
-  // sendPayout writes the `sending` row itself before it sends.
+  // sendPayout writes the `sending` row itself before it sends, and `processing` after.
   const refusal = await passPayoutControls(input, state, controls, {
     moveTo: (s) => flow.moveTo(s),
     showSending: () => flow.showStatus('sending'),
@@ -132,8 +133,10 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
   if (refusal) return finish('refused', refusal);
 
   let sent: PayoutSent;
+  const sending = { ...flow.nextRow('sending'), details: details() };
+  const processingRow = flow.rowAfter('processing');
   try {
-    sent = await sendPayout(input, { ...flow.nextRow('sending'), details: details() });
+    sent = await sendPayout(input, sending, processingRow);
   } catch (err) {
     // The provider refused the payout on create: nothing was sent, so the withdrawal fails.
     // Any other failure (a response pixflow cannot read) leaves the outcome unknown: the run
@@ -143,27 +146,22 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     throw err;
   }
   state.e2eId = sent.e2eId;
-  await flow.moveTo('processing');
+  await flow.recorded('processing', processingRow);
 
   // A payout just sent is still processing: the first look waits for the outcome notification
   // (reconciliation sends one if the provider's is lost; as for deposits, no timer of its own).
-  const outcome = await waitForOutcome({
-    hint,
-    deadline: Date.now() + timings.withdrawalDeadlineMs,
-    summary: 'Payout outcome, until the withdrawal deadline',
-    look: async (): Promise<PayoutCheck | undefined> => {
-      state.inquiries += 1;
-      const check = await lookAsLocalActivityFirst(checkPayoutLocally, checkPayout, input.transactionId);
-      state.receiptStatus = check.receiptStatus;
-      state.e2eId = check.e2eId ?? state.e2eId;
-      return check.outcome === 'processing' ? undefined : check;
-    },
-  });
+  const outcome = await payoutOutcome(input.transactionId, state, hint, timings.withdrawalDeadlineMs, () =>
+    flow.rowAfter('completed'),
+  );
   // No outcome after days: hand it to an operator instead of polling forever.
   if (!outcome) return finish('stuck', 'no_final_outcome_before_deadline');
   if (outcome.outcome === 'failed') return finish('failed', outcome.reason);
   state.paidAt = outcome.paidAt;
   state.receiptStored = outcome.receiptStored;
+  if (outcome.recorded) {
+    await watch.stop();
+    return flow.finishRecorded('completed', outcome.completedRow);
+  }
   if (!state.receiptStored) {
     await storeReceipt(input.transactionId);
     state.receiptStored = true;
@@ -172,6 +170,37 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
 }
 // A payout's outcome comes within seconds: a withdrawal ends on the build it started on.
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, withdrawalWorkflow);
+
+/**
+ * Looks at the payout on each hint until its outcome or the deadline (undefined). A completed
+ * payout whose receipt is ready comes with the `completed` row (`nextRow`) its look wrote.
+ */
+function payoutOutcome(
+  transactionId: string,
+  state: WithdrawalState,
+  hint: ProviderHint,
+  deadlineMs: number,
+  nextRow: () => FlowRecord,
+) {
+  return waitForOutcome({
+    hint,
+    deadline: Date.now() + deadlineMs,
+    summary: 'Payout outcome, until the withdrawal deadline',
+    look: async () => {
+      state.inquiries += 1;
+      const completedRow = nextRow();
+      const check = await lookAsLocalActivityFirst(
+        checkPayoutLocally,
+        checkPayout,
+        transactionId,
+        completedRow,
+      );
+      state.receiptStatus = check.receiptStatus;
+      state.e2eId = check.e2eId ?? state.e2eId;
+      return check.outcome === 'processing' ? undefined : { ...check, completedRow };
+    },
+  });
+}
 
 /** What the withdrawal's flows row says besides its status and reason. */
 function withdrawalDetails(state: WithdrawalState): Record<string, unknown> {

@@ -25,6 +25,7 @@ import {
 } from '../helpers/flow-env';
 import { historyBytes, patchMarkers, recordHistory } from '../helpers/histories';
 import { expectActivityFailure } from '../helpers/sdk-log';
+import { defaultPayoutControls } from '../helpers/worker';
 
 // Withdrawals on the time-skipping server, with the real activities against the sandbox.
 
@@ -82,6 +83,15 @@ async function scheduledActivities(handle: WorkflowHandle) {
   return events
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
     .filter((name): name is string => Boolean(name));
+}
+
+/** The flow's status events in the outbox, in order. */
+async function statusEvents(workflowId: string): Promise<string[]> {
+  const { rows } = await f.pool.query(
+    `SELECT type FROM events WHERE stream_id = $1 AND type NOT LIKE 'withdrawal.deadline_%' ORDER BY seq`,
+    [workflowId],
+  );
+  return rows.map((r: { type: string }) => r.type);
 }
 
 const processing = (handle: WorkflowHandle) =>
@@ -166,18 +176,30 @@ describe('withdrawal flow', () => {
       [input.transactionId],
     );
     expect(rows[0]?.n).toBeGreaterThan(100);
-    // Every state change is in the flows table: `validating` written by the rules' local activity,
-    // `sending` by sendPayout itself, the other two by the recordFlow local activity (a marker in
-    // the history, no activity task).
-    const flow = await f.pool.query('SELECT status, seq FROM flows WHERE business_id = $1', [
+    // Every state change is in the flows table, each written by the work it follows, with no
+    // activity of its own: `validating` by the rules' local activity, `sending` and `processing`
+    // by sendPayout, `completed` by the look that found the payout paid and its receipt ready.
+    const flow = await f.pool.query('SELECT status, seq, details FROM flows WHERE business_id = $1', [
       input.transactionId,
     ]);
-    expect(flow.rows).toEqual([{ status: 'completed', seq: 4 }]);
+    expect(flow.rows).toEqual([
+      {
+        status: 'completed',
+        seq: 4,
+        details: expect.objectContaining({ e2eId: result.e2eId, receiptStatus: 4 }),
+      },
+    ]);
+    expect(await statusEvents(handle.workflowId)).toEqual([
+      'withdrawal.validating',
+      'withdrawal.sending',
+      'withdrawal.processing',
+      'withdrawal.completed',
+    ]);
     const markers = ((await handle.fetchHistory()).events ?? []).filter(
       (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     );
-    // The money rules (which write `validating`), `processing`, the look, and `completed`.
-    expect(markers).toHaveLength(4);
+    // The money rules and the look: two local activities, none for a row alone.
+    expect(markers).toHaveLength(2);
     // The 1.0 baseline: no patch marker.
     expect(await patchMarkers(handle)).toEqual([]);
     await recordHistory(handle, 'withdrawal-reconciliation-hint');
@@ -206,6 +228,55 @@ describe('withdrawal flow', () => {
       expect(failed()).toHaveLength(3);
       // The three tries here are one marker (their failure); then one activity task succeeded.
       expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout']);
+      expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
+    });
+  });
+
+  it('a deadline mark written while the payout is sent does not hide its processing status', async () => {
+    // The mark takes the flows row's next seq while sendPayout runs: sendPayout's `processing`
+    // row then loses to it in Postgres, and the workflow writes the change again after the mark.
+    const input = withdrawalInput();
+    const markWritten = () =>
+      waitForState(
+        async () =>
+          (await f.pool.query('SELECT details FROM flows WHERE business_id = $1', [input.transactionId]))
+            .rows[0],
+        (row) => row?.details?.deadlineState === 'at_risk',
+      );
+    const createWithdrawal = f.provider.createWithdrawal.bind(f.provider);
+    const provider = {
+      ...f.provider,
+      createWithdrawal: async (...args: Parameters<typeof createWithdrawal>) => {
+        await markWritten();
+        return createWithdrawal(...args);
+      },
+    };
+    // At risk 1.2 s after the request: while sendPayout waits for the mark; due long after.
+    const payoutControls = { ...defaultPayoutControls(), deadlineMs: 120_000, atRiskShare: 0.01 };
+    await onOwnWorker(f, 'mark-while-sending', { provider, payoutControls }, async (taskQueue) => {
+      await verifiedWithKnownPayee(f.pool, TEST_PII_KEY, input);
+      const handle = await f.env.client.workflow.start('withdrawalWorkflow', {
+        taskQueue,
+        workflowId: withdrawalWorkflowId(input.transactionId),
+        args: [input],
+      });
+      const state = await processing(handle);
+      expect(state.deadline?.state).toBe('at_risk');
+      const row = await f.pool.query('SELECT status, seq, details FROM flows WHERE business_id = $1', [
+        input.transactionId,
+      ]);
+      // validating 1, sending 2, the mark 3 (sendPayout's processing 3 lost to it), processing 4.
+      expect(row.rows).toEqual([
+        { status: 'processing', seq: 4, details: expect.objectContaining({ deadlineState: 'at_risk' }) },
+      ]);
+      await settleAndNotify(handle, input.transactionId);
+      expect(await handle.result()).toMatchObject({ status: 'completed', deadline: { state: 'at_risk' } });
+      expect(await statusEvents(handle.workflowId)).toEqual([
+        'withdrawal.validating',
+        'withdrawal.sending',
+        'withdrawal.processing',
+        'withdrawal.completed',
+      ]);
       expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
     });
   });
