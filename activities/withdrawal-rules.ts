@@ -5,8 +5,7 @@ import { payeeOf, pixKeyKey } from '../contracts/customer';
 import type { FlowRecord, FlowTimings } from '../contracts/flow';
 import type { PayoutControls, WithdrawalRefusal } from '../contracts/rules';
 import { BIOMETRICS_UNAVAILABLE, type StepUpCause, type WithdrawalInput } from '../contracts/withdrawal';
-import { type CustomerRow, getCustomer, hasAccount, lockCustomer, payoutsToday } from '../db/customers';
-import { paidBefore } from '../db/payout-destinations';
+import { type CustomerRow, lockCustomer, payoutStandingOf, payoutsToday } from '../db/customers';
 import { inTransaction } from '../db/pool';
 import { parseCompositeAccountKey } from '../provider/pix-key';
 import { askBiometrics, BiometricsUnavailableError } from './ask-biometrics';
@@ -79,22 +78,20 @@ export function createWithdrawalRuleActivities({
   async function verdictOf(input: WithdrawalInput, validating: FlowRecord): Promise<PayoutVerdict> {
     const cpfHash = hashCpf(input.client.cpf);
     const refused = (reason: string): PayoutVerdict => ({ verdict: 'refused', reason });
+    const payee = payeeOfInput(input);
+    const standing = await payoutStandingOf(pool, cpfHash, payeeHashOf(input, hashAccount));
+    const { customer } = standing;
     if (rules.requireVerifiedForWithdrawals) {
-      const customer = await getCustomer(pool, cpfHash);
       if (customer?.verification !== 'approved') return refused('not_verified');
       const kyc = await kycRefusal(input, validating.workflowId, customer.kyc);
       if (kyc.length > 0) return refused(kyc.join(','));
     }
-    const payee = payeeOfInput(input);
-    const destination = payeeHashOf(input, hashAccount);
-    const registered =
-      (payee.kind === 'pix_key' || payee.kind === 'bank_account') &&
-      (await hasAccount(pool, cpfHash, destination));
+    const registered = (payee.kind === 'pix_key' || payee.kind === 'bank_account') && standing.registered;
     if (rules.requireOwnPayeeAccount && payee.kind !== 'own_cpf' && !registered)
       return refused('payee_not_owner');
 
     const fits = await inTransaction(pool, async (client) => {
-      await lockCustomer(client, cpfHash, maskCpf(input.client.cpf));
+      await lockCustomer(client, cpfHash, maskCpf(input.client.cpf), { exists: customer !== undefined });
       const today = await payoutsToday(client, cpfHash, clock(), validating.workflowId);
       if (today.totalCentavos + input.amountCentavos > rules.dailyLimitCentavos) return false;
       await upsertFlowRow(client, validating, { hashCpf, clock });
@@ -105,11 +102,7 @@ export function createWithdrawalRuleActivities({
     if (rules.stepUpAboveCentavos > 0 && input.amountCentavos > rules.stepUpAboveCentavos) {
       return { verdict: 'step_up', cause: 'amount_above_step_up' };
     }
-    if (
-      rules.stepUpNewAccount &&
-      payee.kind !== 'own_cpf' &&
-      !(await paidBefore(pool, cpfHash, destination))
-    ) {
+    if (rules.stepUpNewAccount && payee.kind !== 'own_cpf' && !standing.paidBefore) {
       return { verdict: 'step_up', cause: 'first_payout_to_account' };
     }
     return { verdict: 'send' };

@@ -205,8 +205,41 @@ const isoOrNull = (v: unknown) => (v instanceof Date ? v.toISOString() : null);
 
 export async function getCustomer(db: Queryable, cpfHash: string): Promise<CustomerRow | undefined> {
   const { rows } = await db.query('SELECT * FROM customers WHERE cpf_hash = $1', [cpfHash]);
+  return rows[0] ? customerRowOf(rows[0]) : undefined;
+}
+
+/** What a payout's rules read of the person and its destination (keyed hash), in one query. */
+export interface PayoutStanding {
+  customer?: CustomerRow;
+  /** The destination is an active account the person registered. */
+  registered: boolean;
+  /** The person has been paid to the destination before. */
+  paidBefore: boolean;
+}
+
+export async function payoutStandingOf(
+  db: Queryable,
+  cpfHash: string,
+  payeeHash: string,
+): Promise<PayoutStanding> {
+  const { rows } = await db.query(
+    `SELECT c.*,
+            EXISTS (SELECT 1 FROM customer_accounts
+                     WHERE cpf_hash = $1 AND key_hash = $2 AND removed_at IS NULL) AS payout_registered,
+            EXISTS (SELECT 1 FROM payout_destinations WHERE cpf_hash = $1 AND payee_hash = $2) AS payout_paid_before
+       FROM (SELECT 1) one LEFT JOIN customers c ON c.cpf_hash = $1`,
+    [cpfHash, payeeHash],
+  );
   const r = rows[0];
-  if (!r) return undefined;
+  return {
+    ...(r?.cpf_hash ? { customer: customerRowOf(r) } : {}),
+    registered: r?.payout_registered === true,
+    paidBefore: r?.payout_paid_before === true,
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+function customerRowOf(r: any): CustomerRow {
   return {
     cpfHash: r.cpf_hash,
     cpfMasked: r.cpf_masked,
@@ -356,21 +389,18 @@ export async function recordLastBiometric(
 }
 
 /**
- * Locks the person's row until the transaction ends (created if missing), so payouts of one person
- * are checked against the daily limit one at a time.
+ * Locks the person's row until the transaction ends (created if missing, unless the caller read it
+ * already: rows are never deleted), so payouts of one person are checked against the daily limit
+ * one at a time.
  */
-export async function lockCustomer(db: Queryable, cpfHash: string, cpfMasked: string): Promise<void> {
-  await ensureCustomer(db, cpfHash, cpfMasked);
+export async function lockCustomer(
+  db: Queryable,
+  cpfHash: string,
+  cpfMasked: string,
+  o: { exists?: boolean } = {},
+): Promise<void> {
+  if (!o.exists) await ensureCustomer(db, cpfHash, cpfMasked);
   await db.query('SELECT 1 FROM customers WHERE cpf_hash = $1 FOR UPDATE', [cpfHash]);
-}
-
-/** Whether the person has an active registered account with this key hash. */
-export async function hasAccount(db: Queryable, cpfHash: string, keyHash: string): Promise<boolean> {
-  const { rows } = await db.query(
-    'SELECT 1 FROM customer_accounts WHERE cpf_hash = $1 AND key_hash = $2 AND removed_at IS NULL',
-    [cpfHash, keyHash],
-  );
-  return rows.length > 0;
 }
 
 /** Who the registry says the person is (name and CPF), from their latest KYC answer. */

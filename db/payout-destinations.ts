@@ -6,15 +6,6 @@ import type pg from 'pg';
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
-/** Whether a payout to this destination was ever sent for the person. */
-export async function paidBefore(db: Queryable, cpfHash: string, payeeHash: string): Promise<boolean> {
-  const { rows } = await db.query(
-    'SELECT 1 FROM payout_destinations WHERE cpf_hash = $1 AND payee_hash = $2',
-    [cpfHash, payeeHash],
-  );
-  return rows.length > 0;
-}
-
 /** A payout to the destination was sent; idempotent (the first one stays). */
 export async function recordPayoutDestination(
   db: Queryable,
