@@ -362,7 +362,8 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   },
   EVENTS_RETENTION_MS: { meaning: 'events older than this are deleted, with their deliveries and attempts' },
   EVENTS_RELAY_INTERVAL_MS: {
-    meaning: 'how often the events relay positions new events and looks for due deliveries',
+    meaning:
+      'the least time between two passes of the events relay that new events wake (it listens for them, and looks every second when none come); how often it polls while it cannot listen',
   },
   EVENTS_RELAY: {
     meaning: 'whether this API process runs the events relay (several may: they share the work)',

@@ -92,6 +92,8 @@ export const EVENTS_DEFAULTS = {
   secretOverlapMs: 24 * 3600_000,
   retentionMs: 30 * 24 * 3600_000,
   relayIntervalMs: 200,
+  // While the relay listens for new events: how long it waits when none come.
+  relayIdleMs: 1_000,
 } as const;
 
 /** The eligibility service's signing secret in development: public, like the other defaults. */
@@ -372,7 +374,7 @@ export const envSchema = z.object({
   WEBHOOK_SECRET_OVERLAP_MS: durationMs.default(EVENTS_DEFAULTS.secretOverlapMs),
   /** Events older than this are deleted (GET /v1/events reaches back this far). */
   EVENTS_RETENTION_MS: durationMs.default(EVENTS_DEFAULTS.retentionMs),
-  /** How often the API's relay looks for events to position and deliveries due. */
+  /** The least time between the relay's passes new events wake; its polling while it cannot listen. */
   EVENTS_RELAY_INTERVAL_MS: durationMs.default(EVENTS_DEFAULTS.relayIntervalMs),
   /** Whether this API process runs the events relay (any number may: they share the work). */
   EVENTS_RELAY: bool.default(true),

@@ -3,7 +3,7 @@ import { type Config, EVENTS_DEFAULTS } from '../common/config';
 import type { Logger } from '../common/logger';
 import { openSecret } from '../common/secret-box';
 import type { UrlPolicy } from '../common/url-safety';
-import { pruneEvents, sequenceEvents } from '../db/events';
+import { type EventsListener, listenForEvents, pruneEvents, sequenceEvents } from '../db/events';
 import type { Pool } from '../db/pool';
 import { type ClaimedDelivery, claimDeliveries, finishAttempt } from '../db/webhook-deliveries';
 import { sendWebhook } from './send-webhook';
@@ -14,9 +14,14 @@ import { sendWebhook } from './send-webhook';
 // killed mid-attempt leaves the lease to lapse: the delivery is sent again, with the same
 // webhook-id. Postgres down: the passes fail and are tried again; nothing is lost, since nothing
 // leaves the tables before its attempt is recorded.
+// A committed event wakes it (LISTEN), at most one pass per interval; with nothing new it looks
+// every `idleMs`, for retries come due and lapsed leases, and every interval while its listening
+// connection is down.
 
 export interface EventsRelaySettings {
   intervalMs: number;
+  /** Between passes no event woke, while listening: retries come due after seconds at the least. */
+  idleMs: number;
   timeoutMs: number;
   retryScheduleMs: readonly number[];
   disableAfterMs: number;
@@ -35,12 +40,16 @@ export interface EventsRelayDeps {
 export interface EventsRelay {
   /** One pass: positions events, starts the due attempts; answers how many it started. */
   runOnce(): Promise<number>;
+  /** Whether a committed event wakes it now (else it polls every interval). */
+  listening(): boolean;
   /** Stops claiming, and waits for the attempts in flight. */
   stop(): Promise<void>;
 }
 
 const BATCH = 50;
 const PRUNE_EVERY_MS = 3600_000;
+/** A timer may fire a few milliseconds early by the wall clock: a woken pass still positions. */
+const TIMER_SLACK_MS = 10;
 
 /** When to try a delivery again after its `attempt`-th attempt failed; undefined: give up. */
 export function retryAt(attempt: number, scheduleMs: readonly number[], now = Date.now()): Date | undefined {
@@ -104,7 +113,7 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
   async function runOnce(): Promise<number> {
     // Positions for the pull API once an interval: the passes an ended attempt calls in between
     // are for deliveries only.
-    if (Date.now() - lastSequenced >= settings.intervalMs) {
+    if (Date.now() - lastSequenced >= settings.intervalMs - TIMER_SLACK_MS) {
       lastSequenced = Date.now();
       await sequenceEvents(pool);
     }
@@ -123,17 +132,26 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
     return claimed.length;
   }
 
-  const passes = passesOf(runOnce, settings.intervalMs, (err) => {
+  const warn = (what: string) => (err: unknown) => {
     if (Date.now() - lastFailureLog > 60_000) {
       lastFailureLog = Date.now();
-      log.warn({ err: String(err) }, 'events relay pass failed; retrying');
+      log.warn({ err: String(err) }, what);
     }
+  };
+  let listener: EventsListener | undefined;
+  const passes = passesOf(runOnce, {
+    intervalMs: settings.intervalMs,
+    idleMs: () => (listener?.listening() ? settings.idleMs : settings.intervalMs),
+    onError: warn('events relay pass failed; retrying'),
   });
   kick = passes.kick;
+  listener = listenForEvents(pool, passes.wake, warn('events relay not listening; polling meanwhile'));
 
   return {
     runOnce,
+    listening: () => listener?.listening() ?? false,
     async stop() {
+      await listener?.close();
       await passes.stop();
       await Promise.all([...inFlight]);
     },
@@ -142,42 +160,61 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
 
 /**
  * Passes one at a time. A pass that filled its batch, or a kick meanwhile (an attempt ended: its
- * endpoint has room again, its stream's next event may be due), calls the next at once; otherwise
- * it comes after the interval.
+ * endpoint has room again, its stream's next event may be due), calls the next at once; a wake
+ * (an event committed) calls it one interval after the last began; otherwise it comes after
+ * `idleMs()`.
  */
-function passesOf(pass: () => Promise<number>, intervalMs: number, onError: (err: unknown) => void) {
+function passesOf(
+  pass: () => Promise<number>,
+  o: { intervalMs: number; idleMs: () => number; onError: (err: unknown) => void },
+) {
   let stopped = false;
   let passing = false;
-  let again = false;
+  let kicked = false;
+  let woken = false;
+  let lastStart = 0;
   let timer: NodeJS.Timeout | undefined;
+  let dueAt = Number.POSITIVE_INFINITY;
   let current: Promise<void> = Promise.resolve();
-  const next = (ms: number) => {
+  /** The next pass at `when` (epoch ms), unless one is due sooner. */
+  const passAt = (when: number) => {
+    if (stopped || when >= dueAt) return;
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      current = loop();
-    }, ms);
+    dueAt = when;
+    timer = setTimeout(
+      () => {
+        dueAt = Number.POSITIVE_INFINITY;
+        current = loop();
+      },
+      Math.max(0, when - Date.now()),
+    );
   };
   const loop = async () => {
     if (stopped) return;
     passing = true;
+    lastStart = Date.now();
     let claimed = 0;
     try {
       claimed = await pass();
     } catch (err) {
-      onError(err);
+      o.onError(err);
     }
     passing = false;
-    if (stopped) return;
-    const soon = claimed >= BATCH || again;
-    again = false;
-    next(soon ? 0 : intervalMs);
+    if (claimed >= BATCH || kicked) passAt(Date.now());
+    else if (woken) passAt(lastStart + o.intervalMs);
+    else passAt(Date.now() + o.idleMs());
+    kicked = false;
+    woken = false;
   };
   current = loop();
   return {
     kick() {
-      if (stopped) return;
-      if (passing) again = true;
-      else next(0);
+      if (passing) kicked = true;
+      else passAt(Date.now());
+    },
+    wake() {
+      if (passing) woken = true;
+      else passAt(lastStart + o.intervalMs);
     },
     async stop() {
       stopped = true;
@@ -191,6 +228,7 @@ function passesOf(pass: () => Promise<number>, intervalMs: number, onError: (err
 export function eventsRelaySettings(config: Config): EventsRelaySettings {
   return {
     intervalMs: config.EVENTS_RELAY_INTERVAL_MS,
+    idleMs: Math.max(EVENTS_DEFAULTS.relayIdleMs, config.EVENTS_RELAY_INTERVAL_MS),
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS ?? EVENTS_DEFAULTS.retryScheduleMs,
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER_MS,

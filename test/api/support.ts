@@ -177,7 +177,7 @@ export async function startApiEnv(
         pool,
         log: options.log ?? createLogger('api-test', 'silent'),
         codecKeys: config.codecKeys,
-        settings: { ...eventsRelaySettings(config), intervalMs: 100, ...options.eventsRelay },
+        settings: { ...eventsRelaySettings(config), intervalMs: 100, idleMs: 100, ...options.eventsRelay },
       })
     : undefined;
   const alertMonitor = options.alertMonitor
