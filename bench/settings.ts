@@ -82,7 +82,7 @@ export const settings = {
     /** How long new deposits are offered, the opening included. */
     ms: envNum('BENCH_PEAK_MINUTES', QUICK ? 2 : 20) * 60_000,
     /** How long the same-work floor's peak offers deposits, just before pixflow's. */
-    sameWorkMs: envNum('BENCH_PEAK_FLOOR_MINUTES', QUICK ? 1 : 5) * 60_000,
+    sameWorkMs: envNum('BENCH_PEAK_FLOOR_MINUTES', QUICK ? 2 : 20) * 60_000,
     /** Share of the deposits nobody pays. */
     unpaidShare: 0.5,
     /** A payer pays this long after the QR is answered, uniformly at random. */
