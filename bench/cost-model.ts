@@ -142,37 +142,53 @@ export interface CostRun {
   withdrawal: FlowCost;
 }
 
-/** The latest results file (by its date name) whose cost part measured deposits and withdrawals. */
-export function latestCostRun(dir = RESULTS_DIR): CostRun | undefined {
+/**
+ * The newest results file (by its date name) that `read` makes something of, with its name. A
+ * file of another shape (an older or newer bench) is passed over, not misread.
+ */
+export function newestResults<T>(
+  read: (json: unknown) => T | undefined,
+  dir = RESULTS_DIR,
+): { file: string; value: T } | undefined {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
     .reverse();
   for (const file of files) {
-    // A file of another shape (an older or newer bench) is passed over, not misread.
-    const parsed = resultsSchema.safeParse(JSON.parse(readFileSync(path.join(dir, file), 'utf8')));
-    if (!parsed.success) continue;
-    const r = parsed.data;
-    const cost = costSchema.safeParse(r.cost);
-    if (!cost.success) continue;
-    const deposit = cost.data.flows.find((f) => f.flow === 'deposit');
-    const withdrawal = cost.data.flows.find((f) => f.flow === 'withdrawal');
-    if (!deposit || !withdrawal) continue;
-    return {
-      file: `bench/results/${file}`,
-      date: r.date,
-      mode: r.mode,
-      commit: r.commit.commit,
-      dirty: r.commit.dirty,
-      cpus: r.machine.cpus,
-      cpuModel: r.machine.cpuModel,
-      rate: cost.data.rate,
-      idleMsPerSecond: cost.data.idleMsPerSecond,
-      deposit,
-      withdrawal,
-    };
+    const value = read(JSON.parse(readFileSync(path.join(dir, file), 'utf8')));
+    if (value !== undefined) return { file, value };
   }
   return undefined;
+}
+
+/** The cost part of a results file, when it measured deposits and withdrawals. */
+function costRunOf(json: unknown): Omit<CostRun, 'file'> | undefined {
+  const parsed = resultsSchema.safeParse(json);
+  if (!parsed.success) return undefined;
+  const r = parsed.data;
+  const cost = costSchema.safeParse(r.cost);
+  if (!cost.success) return undefined;
+  const deposit = cost.data.flows.find((f) => f.flow === 'deposit');
+  const withdrawal = cost.data.flows.find((f) => f.flow === 'withdrawal');
+  if (!deposit || !withdrawal) return undefined;
+  return {
+    date: r.date,
+    mode: r.mode,
+    commit: r.commit.commit,
+    dirty: r.commit.dirty,
+    cpus: r.machine.cpus,
+    cpuModel: r.machine.cpuModel,
+    rate: cost.data.rate,
+    idleMsPerSecond: cost.data.idleMsPerSecond,
+    deposit,
+    withdrawal,
+  };
+}
+
+/** The latest results file whose cost part measured deposits and withdrawals. */
+export function latestCostRun(dir = RESULTS_DIR): CostRun | undefined {
+  const found = newestResults(costRunOf, dir);
+  return found && { ...found.value, file: `bench/results/${found.file}` };
 }
 
 // Numbers as the page prints them.

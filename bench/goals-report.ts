@@ -1,8 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { type GeneratedSection, sectionIsCurrent, writeSection } from '../scripts/generated-section';
-import { RESULTS_DIR } from './cost-model';
+import { newestResults, RESULTS_DIR } from './cost-model';
 
 // `npm run docs:bench`: writes the latest full run's goals into docs/performance.md, its
 // headline figures into the README and its name into bench/README.md, between their markers,
@@ -47,17 +46,11 @@ type Figure = FullRun['figures'][number];
 
 /** The latest full run in the results folder (by its date name); undefined when there is none. */
 export function latestFullRun(dir = RESULTS_DIR): FullRun | undefined {
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .reverse();
-  for (const file of files) {
-    const parsed = runSchema.safeParse(JSON.parse(readFileSync(path.join(dir, file), 'utf8')));
-    if (parsed.success && parsed.data.mode === 'full') {
-      return { ...parsed.data, file: `bench/results/${file.replace(/\.json$/, '.md')}` };
-    }
-  }
-  return undefined;
+  const found = newestResults((json) => {
+    const parsed = runSchema.safeParse(json);
+    return parsed.success && parsed.data.mode === 'full' ? parsed.data : undefined;
+  }, dir);
+  return found && { ...found.value, file: `bench/results/${found.file.replace(/\.json$/, '.md')}` };
 }
 
 /** The README's rows: the figures of the bench's main goals, found by how their names begin. */
