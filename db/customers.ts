@@ -208,38 +208,9 @@ export async function getCustomer(db: Queryable, cpfHash: string): Promise<Custo
   return rows[0] ? customerRowOf(rows[0]) : undefined;
 }
 
-/** What a payout's rules read of the person and its destination (keyed hash), in one query. */
-export interface PayoutStanding {
-  customer?: CustomerRow;
-  /** The destination is an active account the person registered. */
-  registered: boolean;
-  /** The person has been paid to the destination before. */
-  paidBefore: boolean;
-}
-
-export async function payoutStandingOf(
-  db: Queryable,
-  cpfHash: string,
-  payeeHash: string,
-): Promise<PayoutStanding> {
-  const { rows } = await db.query(
-    `SELECT c.*,
-            EXISTS (SELECT 1 FROM customer_accounts
-                     WHERE cpf_hash = $1 AND key_hash = $2 AND removed_at IS NULL) AS payout_registered,
-            EXISTS (SELECT 1 FROM payout_destinations WHERE cpf_hash = $1 AND payee_hash = $2) AS payout_paid_before
-       FROM (SELECT 1) one LEFT JOIN customers c ON c.cpf_hash = $1`,
-    [cpfHash, payeeHash],
-  );
-  const r = rows[0];
-  return {
-    ...(r?.cpf_hash ? { customer: customerRowOf(r) } : {}),
-    registered: r?.payout_registered === true,
-    paidBefore: r?.payout_paid_before === true,
-  };
-}
-
+/** A customers row as the read model gives it. */
 // biome-ignore lint/suspicious/noExplicitAny: a pg row
-function customerRowOf(r: any): CustomerRow {
+export function customerRowOf(r: any): CustomerRow {
   return {
     cpfHash: r.cpf_hash,
     cpfMasked: r.cpf_masked,
