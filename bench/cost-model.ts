@@ -115,6 +115,8 @@ const flowCostSchema = z.object({
 });
 const costSchema = z.object({
   rate: z.number(),
+  /** Each round's steps; a run before rounds has none (one round). */
+  rounds: z.array(z.array(z.unknown())).optional(),
   idleMsPerSecond: perProcess,
   flows: z.array(flowCostSchema),
 });
@@ -137,6 +139,8 @@ export interface CostRun {
   cpus: number;
   cpuModel: string;
   rate: number;
+  /** How many times each flow was measured; its figures are the medians. */
+  rounds: number;
   idleMsPerSecond: Record<string, number>;
   deposit: FlowCost;
   withdrawal: FlowCost;
@@ -179,6 +183,7 @@ function costRunOf(json: unknown): Omit<CostRun, 'file'> | undefined {
     cpus: r.machine.cpus,
     cpuModel: r.machine.cpuModel,
     rate: cost.data.rate,
+    rounds: cost.data.rounds?.length ?? 1,
     idleMsPerSecond: cost.data.idleMsPerSecond,
     deposit,
     withdrawal,
@@ -355,7 +360,7 @@ function cpuSection(run: CostRun | undefined, x: WorkedExample): string {
   const rows = PROCESSES.map((p) => row(p, idleCell(p), of(p)));
   rows.push(row('**all five**', '', sumOf(PROCESSES)));
   return [
-    `From \`${run.file}\` (a ${run.mode} run of ${run.date}, commit \`${run.commit.slice(0, 12)}\`${run.dirty ? ', dirty' : ''}, ${run.cpus} CPUs ${run.cpuModel}), its cost part: deposits and withdrawals each offered at ${fixed(run.rate, 2)}/s for ${fixed(run.deposit.seconds, 0)} s (${run.deposit.completed} deposits and ${run.withdrawal.completed} withdrawals completed, CPU steal ${fixed(run.deposit.stealPct, 1)}% and ${fixed(run.withdrawal.stealPct, 1)}%). "Over idle" takes off what each process spends per second with nothing offered (measured just before), times the step's seconds, and divides by the flows completed; a core is 1,000 ms of CPU a second, so cores per 100 flows/s = ms a flow / 10.`,
+    `From \`${run.file}\` (a ${run.mode} run of ${run.date}, commit \`${run.commit.slice(0, 12)}\`${run.dirty ? ', dirty' : ''}, ${run.cpus} CPUs ${run.cpuModel}), its cost part: deposits and withdrawals each offered at ${fixed(run.rate, 2)}/s for ${fixed(run.deposit.seconds, 0)} s${run.rounds > 1 ? `, ${run.rounds} times in turn with the other flows (each figure below the median of the rounds)` : ''} (${run.deposit.completed} deposits and ${run.withdrawal.completed} withdrawals completed${run.rounds > 1 ? ' a round' : ''}, CPU steal ${fixed(run.deposit.stealPct, 1)}% and ${fixed(run.withdrawal.stealPct, 1)}%). "Over idle" takes off what each process spends per second with nothing offered (measured just before), times the step's seconds, and divides by the flows completed; a core is 1,000 ms of CPU a second, so cores per 100 flows/s = ms a flow / 10.`,
     '',
     table(head, rows),
     '',

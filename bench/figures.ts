@@ -212,9 +212,20 @@ const SAME_WORK_PAIRS = [
 const COST_OVER_SAME_WORK = 1.2;
 
 /** A pixflow flow's CPU over the same-work floor's, process by process and in total (each ≤ 1.2). */
-function overSameWork(flow: FlowCost | undefined, floor: FlowCost | undefined): Figure[] {
+function overSameWork(
+  flow: FlowCost | undefined,
+  floor: FlowCost | undefined,
+  rounds: readonly FlowCost[][] = [],
+): Figure[] {
   if (!flow || !floor) return [];
   const r = ratiosByProcess(flow.cpuMsPerFlow, floor.cpuMsPerFlow, SAME_WORK_PAIRS);
+  // Each round's total, flow over floor in the same round: how far apart the rounds landed.
+  const byRound = rounds.flatMap((round) => {
+    const f = round.find((c) => c.flow === flow.flow);
+    const s = round.find((c) => c.flow === floor.flow);
+    return f && s ? [ratiosByProcess(f.cpuMsPerFlow, s.cpuMsPerFlow, SAME_WORK_PAIRS).total] : [];
+  });
+  const roundsText = byRound.length > 1 ? `; rounds ${byRound.join(', ')} (medians by process)` : '';
   const { total, ...byProcess } = r;
   const p99 = ratio(flow.answers.p99, floor.answers.p99);
   const ms = (c: FlowCost, k: string) => c.cpuMsPerFlow[k] ?? 0;
@@ -230,9 +241,10 @@ function overSameWork(flow: FlowCost | undefined, floor: FlowCost | undefined): 
       name: `CPU per ${flow.flow} over the same-work floor's, in total (worker, API, Temporal, Postgres, sandbox)`,
       value: total ?? Number.NaN,
       unit: '',
-      ratio: Object.entries(byProcess)
-        .map(([k, v]) => `${k} ${v}`)
-        .join(', '),
+      ratio:
+        Object.entries(byProcess)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') + roundsText,
       goal,
       pass: (total ?? Number.NaN) <= COST_OVER_SAME_WORK,
     },
@@ -260,7 +272,7 @@ function costFigures({ cost }: RunResults): Figure[] {
   if (!ran(cost)) return [notRunRow('cost per flow', cost)];
   const flow = (f: string) => cost.flows.find((c) => c.flow === f);
   const rows: Figure[] = cost.flows.map((c) => ({
-    name: `CPU per ${c.flow === 'floor' ? 'floor flow' : c.flow} (stack, at ${c.rate}/s, ${c.completed} completed)`,
+    name: `CPU per ${c.flow === 'floor' ? 'floor flow' : c.flow} (stack, at ${c.rate}/s, ${c.completed} completed${(cost.rounds?.length ?? 1) > 1 ? ' a round, median of the rounds' : ''})`,
     value: c.stackMsPerFlow,
     unit: 'ms',
     ratio: perFlowText(c),
@@ -282,8 +294,8 @@ function costFigures({ cost }: RunResults): Figure[] {
   };
   return [
     ...rows,
-    ...overSameWork(flow('deposit'), flow('same-work deposit')),
-    ...overSameWork(flow('withdrawal'), flow('same-work withdrawal')),
+    ...overSameWork(flow('deposit'), flow('same-work deposit'), cost.rounds),
+    ...overSameWork(flow('withdrawal'), flow('same-work withdrawal'), cost.rounds),
     ...history('deposit', 6, 'a paid deposit'),
     ...history('withdrawal', 8, 'a completed withdrawal'),
   ];

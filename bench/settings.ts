@@ -73,7 +73,9 @@ export const settings = {
     payAfterMs: envNum('BENCH_CAPACITY_PAY_AFTER_MS', 5_000),
   },
   cost: {
-    stepMs: envNum('BENCH_COST_STEP_MS', QUICK ? 15_000 : 60_000),
+    /** Every flow's step this many times, in turn; its figures are the medians. */
+    rounds: envNum('BENCH_COST_ROUNDS', QUICK ? 1 : 3),
+    stepMs: envNum('BENCH_COST_STEP_MS', QUICK ? 15_000 : 40_000),
     idleMs: QUICK ? 5_000 : 15_000,
     /** Completed flows of each type whose history is read. */
     histories: QUICK ? 10 : 30,

@@ -7,7 +7,7 @@ import { completedAt, completedFlows, postDeposit, postWithdrawal } from '../pix
 import { cpuMsBetween, cpuSnapshot, stackProcesses } from '../proc';
 import { sameWorkDepositId, sameWorkWithdrawalId } from '../same-work-floor/workflows';
 import { say, settings, sleep } from '../settings';
-import { percentile, round, type Summary, summarize } from '../stats';
+import { median, percentile, round, type Summary, summarize } from '../stats';
 import { floorCompletions, launchFloor } from './floor';
 import {
   launchSameWork,
@@ -21,7 +21,9 @@ import { readHistory } from './shape';
 // Cost per flow: the CPU each process of the stack spent per flow completed over a steady step
 // (from /proc/<pid>/stat), and what a completed flow's history weighs as the server keeps it;
 // the floor, then the same-work floor's deposits and pixflow's, then the same-work floor's
-// withdrawals and pixflow's, each at the same rate.
+// withdrawals and pixflow's, each at the same rate; all of them `settings.cost.rounds` times in
+// turn, so a drift of the machine (Postgres's autovacuum above all) meets every flow, and each
+// flow's figures are the medians of its rounds.
 
 export type CostedFlow = 'floor' | 'same-work deposit' | 'deposit' | 'same-work withdrawal' | 'withdrawal';
 
@@ -54,10 +56,13 @@ export interface FlowCost {
 
 export interface Cost {
   rate: number;
+  /** Each round's steps, in the order run. */
+  rounds: FlowCost[][];
   /** The processes counted as `other` (neither a service, Postgres nor Temporal), for the record. */
   others: string[];
   /** CPU ms per second of each part with nothing offered, just before: what every step pays anyway. */
   idleMsPerSecond: Record<string, number>;
+  /** Each flow over the rounds: every figure the median of its rounds'. */
   flows: FlowCost[];
 }
 
@@ -171,14 +176,75 @@ export async function costPerFlow(b: Bench, shape: FloorShape, rate: number): Pr
     },
   ];
   const idleMsPerSecond = await idle(b);
-  const costs: FlowCost[] = [];
-  for (const c of flows) {
-    costs.push(
-      await (c.sameWork ? withNotificationsToSameWork(b, () => costOf(b, rate, c)) : costOf(b, rate, c)),
-    );
+  const rounds: FlowCost[][] = [];
+  for (let n = 1; n <= settings.cost.rounds; n++) {
+    if (settings.cost.rounds > 1) say(`cost: round ${n} of ${settings.cost.rounds}`);
+    const costs: FlowCost[] = [];
+    for (const c of flows) {
+      costs.push(
+        await (c.sameWork ? withNotificationsToSameWork(b, () => costOf(b, rate, c)) : costOf(b, rate, c)),
+      );
+    }
+    rounds.push(costs);
   }
   const others = (stackProcesses(b.stack.child.pid as number).get('other') ?? []).map((p) =>
     p.cmd.slice(0, 120),
   );
-  return { rate: round(rate), others, idleMsPerSecond, flows: costs };
+  return {
+    rate: round(rate),
+    rounds,
+    others,
+    idleMsPerSecond,
+    flows: flows.map((c) => medianCost(rounds.map((r) => r.find((f) => f.flow === c.flow) as FlowCost))),
+  };
+}
+
+const medianOf = (values: number[], digits?: number) => round(median(values), digits);
+
+/** Each key's median over `records` (a key some record lacks counts as 0 there). */
+function medianByKey(records: Record<string, number>[], digits?: number): Record<string, number> {
+  const keys = [...new Set(records.flatMap(Object.keys))];
+  return Object.fromEntries(
+    keys.map((k) => [
+      k,
+      medianOf(
+        records.map((r) => r[k] ?? 0),
+        digits,
+      ),
+    ]),
+  );
+}
+
+/**
+ * One flow over its rounds: each figure the median of the rounds' (a process's CPU per flow its
+ * own median, so the processes need not come from one round); the answers and the histories are
+ * those of the round whose whole stack cost the median.
+ */
+export function medianCost(rounds: FlowCost[]): FlowCost {
+  const first = rounds[0] as FlowCost;
+  if (rounds.length === 1) return first;
+  const byStack = [...rounds].sort((a, b) => a.stackMsPerFlow - b.stackMsPerFlow);
+  const middle = byStack[Math.floor((byStack.length - 1) / 2)] as FlowCost;
+  return {
+    ...middle,
+    rate: medianOf(rounds.map((r) => r.rate)),
+    completed: medianOf(rounds.map((r) => r.completed)),
+    seconds: medianOf(
+      rounds.map((r) => r.seconds),
+      1,
+    ),
+    cpuMs: medianByKey(rounds.map((r) => r.cpuMs)),
+    cpuMsPerFlow: medianByKey(
+      rounds.map((r) => r.cpuMsPerFlow),
+      2,
+    ),
+    stackMsPerFlow: medianOf(
+      rounds.map((r) => r.stackMsPerFlow),
+      2,
+    ),
+    stealPct: medianOf(
+      rounds.map((r) => r.stealPct),
+      1,
+    ),
+  };
 }
