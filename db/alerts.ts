@@ -78,6 +78,12 @@ export const WITHDRAWAL_MOVED_STATUSES: readonly string[] = [
 const MOVED_SQL = `((f.type = 'deposit' AND f.status = 'completed')
   OR (f.type = 'withdrawal' AND f.status IN (${WITHDRAWAL_MOVED_STATUSES.map((s) => `'${s}'`).join(', ')})))`;
 
+/**
+ * The columns a movement is made of. A person's window can hold many movements, each read for
+ * every movement of theirs: the row's other columns (its details above all) are left in the table.
+ */
+const MOVEMENT_COLUMNS = 'f.workflow_id, f.type, f.status, f.cpf_masked, f.amount_centavos';
+
 // biome-ignore lint/suspicious/noExplicitAny: a pg row
 const movementOf = (r: any): Movement => ({
   workflowId: r.workflow_id,
@@ -92,7 +98,7 @@ const movementOf = (r: any): Movement => ({
 /** One flow as a movement; undefined when it is no deposit or withdrawal of a person. */
 export async function movementOfFlow(db: Queryable, workflowId: string): Promise<Movement | undefined> {
   const { rows } = await db.query(
-    `SELECT f.*, ${movedAtSql} AS moved_at FROM flows f
+    `SELECT ${MOVEMENT_COLUMNS}, f.cpf_hash, ${movedAtSql} AS moved_at FROM flows f
       WHERE f.workflow_id = $1 AND f.type IN ('deposit', 'withdrawal') AND f.cpf_hash IS NOT NULL`,
     [workflowId],
   );
@@ -130,14 +136,14 @@ export async function movementContextOf(
                                         ORDER BY raised_at), '[]')
                  FROM alerts WHERE cpf_hash = $1 AND (facts->>'at')::timestamptz >= $2) AS recent) p
        LEFT JOIN LATERAL (
-         SELECT * FROM (SELECT f.*, ${movedAtSql} AS moved_at FROM flows f
+         SELECT * FROM (SELECT ${MOVEMENT_COLUMNS}, ${movedAtSql} AS moved_at FROM flows f
                          WHERE f.cpf_hash = $1 AND ${MOVED_SQL}) mv
           WHERE mv.moved_at >= $2 AND mv.moved_at <= $3 ORDER BY mv.moved_at, mv.workflow_id LIMIT $4) m ON true`,
     [cpfHash, from, until, limit],
   );
   const first = rows[0];
   return {
-    movements: rows.filter((r) => r.workflow_id !== null).map(movementOf),
+    movements: rows.filter((r) => r.workflow_id !== null).map((r) => movementOf({ ...r, cpf_hash: cpfHash })),
     registeredAt: (first?.registered_at as Date | null) ?? undefined,
     recent: (first?.recent ?? []) as MovementContext['recent'],
   };
