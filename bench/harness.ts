@@ -125,6 +125,7 @@ export async function connect(stack: BenchStack, opts: { floorWorkers?: number }
   const people = await onboardPeople(
     { api: stack.api, apiKey: API_KEY, sandbox: stack.sandbox },
     settings.people,
+    { concurrency: 16 },
   );
 
   const close = async () => {

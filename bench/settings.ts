@@ -41,12 +41,12 @@ export const settings = {
   maxSteps: envNum('BENCH_MAX_STEPS', 8),
   tokenMinutes: envNum('BENCH_TOKEN_MINUTES', QUICK ? 1 : 10),
   /**
-   * People onboarded at the start, whom the deposits and withdrawals take turns with. Their daily
-   * payout limits add up to 16 × R$ 50.000,00, over 8,000 of the bench's largest withdrawals
-   * (R$ 90,99); a full run offers some 2,500 to 5,000 (three rounds of ramps, the latency and
-   * cost steps).
+   * People onboarded at the start, whom the deposits and withdrawals take turns with. The rules
+   * and the alert monitor read a person's day of movements for each of theirs, so this sets what
+   * a movement costs: a full run's tens of thousands of flows come to some tens a person (16 people
+   * would each have thousands, a bot's day, not a bettor's). Onboarding 1,000 takes about 3 minutes.
    */
-  people: envNum('BENCH_PEOPLE', 16),
+  people: envNum('BENCH_PEOPLE', QUICK ? 200 : 1_000),
   /** How long the bench's client waits for an answer to a POST before it gives up. */
   clientTimeoutMs: envNum('BENCH_CLIENT_TIMEOUT_MS', 10_000),
   /** The latency the probe and the tail sort answers by (ms). */
