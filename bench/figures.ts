@@ -390,7 +390,7 @@ function eventsFigures({ events }: RunResults): Figure[] {
       name: `events: state change → receiver lag p99 (${events.lagMs.n} events, deposits at ${events.rate}/s)`,
       value: events.lagMs.p99,
       unit: 'ms',
-      ratio: `p50 ${events.lagMs.p50} ms, max ${events.lagMs.max} ms; ${events.deliveredPerSecond} delivered/s; ${events.unverified} unverified`,
+      ratio: `p50 ${events.lagMs.p50} ms, max ${events.lagMs.max} ms; ${events.deliveredPerSecond} delivered/s; ${events.unverified} unverified${settledNote(events.lagSettled)}`,
       goal: '< 500 ms',
       pass: events.lagMs.p99 < 500 && events.lagMs.n > 0 && events.unverified === 0,
     },

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { Bench, Settled } from '../harness';
+import { type Bench, type Settled, settle } from '../harness';
 import { ramp, step, stepLine } from '../load';
 import { http as call, completedFlows, postDeposit } from '../pixflow';
 import { say, settings, sleep } from '../settings';
@@ -25,6 +25,8 @@ export interface EventsFigures {
   with: { points: RampPoint[]; saturation: number };
   /** The wait for the stack to go quiet before the part began (harness.ts settle). */
   settled?: Settled;
+  /** The same wait before the lag step: the ramp with the endpoint saturated the stack. */
+  lagSettled?: Settled;
 }
 
 interface Receiver {
@@ -92,8 +94,10 @@ export async function events(b: Bench, depositSaturation: number): Promise<Event
   try {
     say('events: deposits ramp with an endpoint subscribed to every event...');
     const withPoints = await ramp('deposits, one endpoint', 2, launch, done);
-    // The ramp's last steps leave deliveries queued: the lag is measured from an empty queue.
+    // The ramp's last steps leave deliveries queued, and flows and the alert monitor busy with
+    // its backlog: the lag is measured from an empty queue on a quiet stack, at a steady rate.
     await drainDeliveries(b);
+    const lagSettled = await settle(b);
     const rate = Math.max(0.5, round(depositSaturation / 2));
     say(`events: lag at ${rate}/s...`);
     const s = await step(rate, settings.stepMs * 2, launch, done);
@@ -119,6 +123,7 @@ export async function events(b: Bench, depositSaturation: number): Promise<Event
       unverified: rx.unverified,
       without: { points: withoutPoints, saturation: saturationThroughput(withoutPoints) },
       with: { points: withPoints, saturation: saturationThroughput(withPoints) },
+      lagSettled,
     };
   } finally {
     await call(`${b.api()}/v1/webhook-endpoints/${created.body.id}`, undefined, 'DELETE');
