@@ -44,7 +44,8 @@ export const settings = {
    * People onboarded at the start, whom the deposits and withdrawals take turns with. The rules
    * and the alert monitor read a person's day of movements for each of theirs, so this sets what
    * a movement costs: a full run's 30,000 or so flows come to some 30 a person (16 people would
-   * each end with some 2,000 in the day, a bot's day, not a bettor's). Onboarding 1,000 takes about 4 minutes (200: 45 s).
+   * each end with some 2,000 in the day, a bot's day, not a bettor's). Onboarding 1,000 takes
+   * about 4 minutes (200: 45 s).
    */
   people: envNum('BENCH_PEOPLE', QUICK ? 200 : 1_000),
   /** How long the bench's client waits for an answer to a POST before it gives up. */
