@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogs, labelsFor } from '../../backoffice/i18n';
 import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
+import { PEOPLE_TIME_ZONE } from '../../common/people-time';
 import { hashPassword } from '../../common/passwords';
 import { cpfHash } from '../../common/pii';
 import { webhookBodySchema } from '../../contracts/events';
@@ -415,7 +416,8 @@ describe('the alerts queue in the back office', () => {
       ),
     );
 
-    const today = new Date().toISOString().slice(0, 10);
+    // The operator's day (São Paulo's by default), not UTC's: they differ for three hours a night.
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: PEOPLE_TIME_ZONE }).format(new Date());
     const reviewed = await page.request.get(
       `${e.url}/backoffice/alerts.csv?status=reviewed&from=${today}&to=${today}`,
     );
