@@ -5,7 +5,7 @@ import { verificationOf } from '../contracts/customer';
 import type { FlowRecord } from '../contracts/flow';
 import { recordVerification } from '../db/customers';
 import { flowStateJsonSql } from '../db/events';
-import { inTransaction } from '../db/pool';
+import { inTransaction, prepared } from '../db/pool';
 import type { ActivityDeps } from './deps';
 
 // The row's upsert, and in the same statement its event when the status changed (or a new run
@@ -28,6 +28,7 @@ const UPSERT_FLOW = `WITH prev AS (SELECT status, run_id FROM flows WHERE workfl
                               ${flowStateJsonSql('up')})
     FROM up LEFT JOIN prev ON true
    WHERE prev.status IS DISTINCT FROM up.status OR prev.run_id IS DISTINCT FROM up.run_id`;
+const upsertFlow = prepared('upsert-flow', UPSERT_FLOW);
 
 /** The run that writes, when called as an activity (deposits and withdrawals also call it directly). */
 function currentRunId(): string | null {
@@ -66,7 +67,7 @@ export async function upsertFlowRow(
   r: FlowRecord,
   deps: Pick<ActivityDeps, 'hashCpf' | 'clock'>,
 ): Promise<void> {
-  await db.query(UPSERT_FLOW, flowParams(r, deps.hashCpf, deps.clock(), currentRunId()));
+  await db.query(upsertFlow(flowParams(r, deps.hashCpf, deps.clock(), currentRunId())));
 }
 
 export function createFlowActivities({
@@ -86,12 +87,12 @@ export function createFlowActivities({
       const params = flowParams(r, hashCpf, at, run);
       const verification = r.type === 'onboarding' ? verificationOf(r.status) : undefined;
       if (!verification || !r.cpf) {
-        await pool.query(UPSERT_FLOW, params);
+        await pool.query(upsertFlow(params));
         return;
       }
       const cpf = r.cpf;
       await inTransaction(pool, async (client) => {
-        await client.query(UPSERT_FLOW, params);
+        await client.query(upsertFlow(params));
         await recordVerification(client, {
           cpfHash: hashCpf(cpf),
           cpfMasked: maskCpf(cpf),

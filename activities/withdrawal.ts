@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { FlowRecord } from '../contracts/flow';
 import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
 import { recordPayoutDestination } from '../db/payout-destinations';
+import { prepared } from '../db/pool';
 import type { Transaction } from '../provider/client';
 import { BadRequestError, DuplicateTransactionError, NotFoundError } from '../provider/errors';
 import type { ReceiptResult } from '../provider/schemas';
@@ -30,6 +31,12 @@ export interface PayoutCheck {
 
 const RECEIPT_FAILED = 2;
 const RECEIPT_COMPLETED = 4;
+
+const upsertReceipt = prepared(
+  'upsert-receipt',
+  `INSERT INTO withdrawal_receipts (transaction_id, image, paid_at) VALUES ($1, $2, $3)
+   ON CONFLICT (transaction_id) DO UPDATE SET image = EXCLUDED.image, paid_at = EXCLUDED.paid_at`,
+);
 
 /** The payout's outcome as its receipt and inquiry tell it (receiptStored: ready, for the caller to store). */
 function outcomeOf(receipt: ReceiptResult, tx: Transaction | undefined): PayoutCheck {
@@ -80,11 +87,7 @@ export function createWithdrawalActivities({
   /** Upserts the receipt image (idempotent); answers its size in bytes. */
   async function saveReceipt(transactionId: string, receipt: ReceiptResult): Promise<number> {
     const image = Buffer.from(receipt.invoice.replace(/^data:image\/\w+;base64,/, ''), 'base64');
-    await pool.query(
-      `INSERT INTO withdrawal_receipts (transaction_id, image, paid_at) VALUES ($1, $2, $3)
-       ON CONFLICT (transaction_id) DO UPDATE SET image = EXCLUDED.image, paid_at = EXCLUDED.paid_at`,
-      [transactionId, image, receipt.datetimepayed || null],
-    );
+    await pool.query(upsertReceipt([transactionId, image, receipt.datetimepayed || null]));
     return image.length;
   }
 

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { isoSql } from './events';
+import { prepared } from './pool';
 
 // Monitoring alerts (migration 1732000000023, docs/monitoring.md): the monitor's cursor over the
 // events, the movements its rules read, the alerts it writes with their `alert.raised` event in
@@ -22,6 +23,12 @@ export interface Movement {
   at: Date;
 }
 
+const triggerEvents = prepared(
+  'triggers-after',
+  `SELECT position, type, stream_id FROM events
+      WHERE position IS NOT NULL AND position > $1 AND type = ANY($2) ORDER BY position LIMIT $3`,
+);
+
 /** The events the monitor evaluates, after its cursor, in position order. */
 export async function triggersAfter(
   db: Queryable,
@@ -29,11 +36,7 @@ export async function triggersAfter(
   types: readonly string[],
   limit: number,
 ): Promise<Array<{ position: number; type: string; flowId: string }>> {
-  const { rows } = await db.query(
-    `SELECT position, type, stream_id FROM events
-      WHERE position IS NOT NULL AND position > $1 AND type = ANY($2) ORDER BY position LIMIT $3`,
-    [position, types, limit],
-  );
+  const { rows } = await db.query(triggerEvents([position, types, limit]));
   return rows.map((r) => ({ position: Number(r.position), type: r.type, flowId: r.stream_id }));
 }
 
@@ -95,13 +98,15 @@ const movementOf = (r: any): Movement => ({
   at: r.moved_at as Date,
 });
 
+const movementOfFlowRow = prepared(
+  'movement-of-flow',
+  `SELECT ${MOVEMENT_COLUMNS}, f.cpf_hash, ${movedAtSql} AS moved_at FROM flows f
+      WHERE f.workflow_id = $1 AND f.type IN ('deposit', 'withdrawal') AND f.cpf_hash IS NOT NULL`,
+);
+
 /** One flow as a movement; undefined when it is no deposit or withdrawal of a person. */
 export async function movementOfFlow(db: Queryable, workflowId: string): Promise<Movement | undefined> {
-  const { rows } = await db.query(
-    `SELECT ${MOVEMENT_COLUMNS}, f.cpf_hash, ${movedAtSql} AS moved_at FROM flows f
-      WHERE f.workflow_id = $1 AND f.type IN ('deposit', 'withdrawal') AND f.cpf_hash IS NOT NULL`,
-    [workflowId],
-  );
+  const { rows } = await db.query(movementOfFlowRow([workflowId]));
   return rows[0] ? movementOf(rows[0]) : undefined;
 }
 
@@ -118,16 +123,9 @@ export interface MovementContext {
   recent: Array<{ rule: string; flowId: string; facts: Record<string, unknown> }>;
 }
 
-/** The context of one movement, read in one statement: a pass evaluates one per triggering event. */
-export async function movementContextOf(
-  db: Queryable,
-  cpfHash: string,
-  from: Date,
-  until: Date,
-  limit = 2000,
-): Promise<MovementContext> {
-  const { rows } = await db.query(
-    `SELECT p.registered_at, p.recent, m.*
+const movementContextRows = prepared(
+  'movement-context',
+  `SELECT p.registered_at, p.recent, m.*
        FROM (SELECT coalesce(
                 (SELECT min(updated_at) FROM flows
                   WHERE type = 'onboarding' AND status = 'approved' AND cpf_hash = $1),
@@ -139,8 +137,17 @@ export async function movementContextOf(
          SELECT * FROM (SELECT ${MOVEMENT_COLUMNS}, ${movedAtSql} AS moved_at FROM flows f
                          WHERE f.cpf_hash = $1 AND ${MOVED_SQL}) mv
           WHERE mv.moved_at >= $2 AND mv.moved_at <= $3 ORDER BY mv.moved_at, mv.workflow_id LIMIT $4) m ON true`,
-    [cpfHash, from, until, limit],
-  );
+);
+
+/** The context of one movement, read in one statement: a pass evaluates one per triggering event. */
+export async function movementContextOf(
+  db: Queryable,
+  cpfHash: string,
+  from: Date,
+  until: Date,
+  limit = 2000,
+): Promise<MovementContext> {
+  const { rows } = await db.query(movementContextRows([cpfHash, from, until, limit]));
   const first = rows[0];
   return {
     movements: rows.filter((r) => r.workflow_id !== null).map((r) => movementOf({ ...r, cpf_hash: cpfHash })),

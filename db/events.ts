@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { inTransaction, type Pool } from './pool';
+import { inTransaction, type Pool, prepared } from './pool';
 
 // The outbox (migration 1732000000012): events are appended by pixflow_append_event in the
 // statement or transaction that makes the change they tell of; here are the SQL pieces writers
@@ -50,6 +50,16 @@ export interface EventRow {
 
 const SEQUENCER_LOCK = 0x706978_6576; // "pix" "ev": one sequencer at a time, across processes
 
+const positionEvents = prepared(
+  'position-events',
+  `WITH base AS (SELECT coalesce(max(position), 0) AS b FROM events),
+        todo AS (SELECT id, row_number() OVER (ORDER BY inserted) AS rn
+                   FROM events WHERE position IS NULL ORDER BY inserted LIMIT $1)
+   UPDATE events e SET position = base.b + todo.rn
+     FROM todo, base
+    WHERE e.id = todo.id AND e.position IS NULL`,
+);
+
 /**
  * Gives the committed events without a position the next positions, in the order they were
  * inserted; one sequencer at a time (a transaction-scoped advisory lock, skipped when another
@@ -64,15 +74,7 @@ export async function sequenceEvents(pool: Pool, batch = 1000): Promise<number> 
     ]);
     if (!lock[0]?.held) return 0;
     // A statement of its own after the lock: its snapshot sees every earlier sequencer's positions.
-    const { rowCount } = await client.query(
-      `WITH base AS (SELECT coalesce(max(position), 0) AS b FROM events),
-            todo AS (SELECT id, row_number() OVER (ORDER BY inserted) AS rn
-                       FROM events WHERE position IS NULL ORDER BY inserted LIMIT $1)
-       UPDATE events e SET position = base.b + todo.rn
-         FROM todo, base
-        WHERE e.id = todo.id AND e.position IS NULL`,
-      [batch],
-    );
+    const { rowCount } = await client.query(positionEvents([batch]));
     return rowCount ?? 0;
   });
 }

@@ -1,4 +1,4 @@
-import type { Pool } from './pool';
+import { type Pool, prepared } from './pool';
 
 // The webhook inbox: every authenticated provider notification, stored before the provider
 // gets its 2xx, then signalled to its workflow (at once, or later by the relay).
@@ -48,16 +48,9 @@ function rowParams(row: NewInboxRow) {
   ];
 }
 
-/**
- * One statement on the request path. The provider's bodies carry no delivery id, so a key is not
- * kept once for ever: a copy joins an identical row that still waits for its signal (that
- * signal comes after both arrived); otherwise it gets a row of its own, signalled at once, or,
- * within `coalesceMs` of the last identical signal, when that window ends. A storm of copies
- * costs one signal per window, and no notification that arrives after a signal is lost.
- */
-export async function insertInbox(pool: Pool, row: NewInboxRow, coalesceMs: number): Promise<Stored> {
-  const r = await pool.query<{ id: number; next_attempt_at: Date }>(
-    `WITH joined AS (
+const insertInboxRow = prepared(
+  'insert-inbox',
+  `WITH joined AS (
        UPDATE webhook_inbox SET copies = copies + 1
        WHERE dedupe_key = $1 AND delivered_at IS NULL AND gave_up_at IS NULL AND claimed_at IS NULL
        RETURNING id
@@ -76,7 +69,18 @@ export async function insertInbox(pool: Pool, row: NewInboxRow, coalesceMs: numb
      ON CONFLICT (dedupe_key) WHERE delivered_at IS NULL AND gave_up_at IS NULL AND claimed_at IS NULL
      DO NOTHING
      RETURNING id, next_attempt_at`,
-    [...rowParams(row), coalesceMs],
+);
+
+/**
+ * One statement on the request path. The provider's bodies carry no delivery id, so a key is not
+ * kept once for ever: a copy joins an identical row that still waits for its signal (that
+ * signal comes after both arrived); otherwise it gets a row of its own, signalled at once, or,
+ * within `coalesceMs` of the last identical signal, when that window ends. A storm of copies
+ * costs one signal per window, and no notification that arrives after a signal is lost.
+ */
+export async function insertInbox(pool: Pool, row: NewInboxRow, coalesceMs: number): Promise<Stored> {
+  const r = await pool.query<{ id: number; next_attempt_at: Date }>(
+    insertInboxRow([...rowParams(row), coalesceMs]),
   );
   const inserted = r.rows[0];
   // No row: it joined the waiting one (or a concurrent copy's, which the unique index kept one).
@@ -84,32 +88,36 @@ export async function insertInbox(pool: Pool, row: NewInboxRow, coalesceMs: numb
   return { id: inserted.id, deliverNow: inserted.next_attempt_at.getTime() === row.nextAttemptAt.getTime() };
 }
 
+const insertKeptRow = prepared(
+  'insert-kept',
+  `INSERT INTO webhook_inbox
+       (dedupe_key, point, workflow_id, raw_body, headers, received_at, signal_name, signal_payload,
+        next_attempt_at, claimed_at, delivered_at, attempts, last_error)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), now(), 1, $10)
+     RETURNING id`,
+);
+
 /**
  * A notification with nothing to signal (it announces the flow's own request), kept as delivered
  * in the one statement on the request path, `note` saying why it was not signalled.
  */
 export async function insertKept(pool: Pool, row: NewInboxRow, note: string): Promise<number> {
-  const r = await pool.query<{ id: number }>(
-    `INSERT INTO webhook_inbox
-       (dedupe_key, point, workflow_id, raw_body, headers, received_at, signal_name, signal_payload,
-        next_attempt_at, claimed_at, delivered_at, attempts, last_error)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), now(), 1, $10)
-     RETURNING id`,
-    [...rowParams(row), note],
-  );
+  const r = await pool.query<{ id: number }>(insertKeptRow([...rowParams(row), note]));
   return r.rows[0]?.id as number;
 }
+
+const claimRow = prepared(
+  'claim-for-delivery',
+  `UPDATE webhook_inbox SET claimed_at = now()
+     WHERE id = $1 AND claimed_at IS NULL AND delivered_at IS NULL AND gave_up_at IS NULL`,
+);
 
 /**
  * Takes a waiting row for the request's own delivery; false when a relay took it or a copy's
  * window holds it. From here on identical copies get a row of their own.
  */
 export async function claimForDelivery(pool: Pool, id: number): Promise<boolean> {
-  const r = await pool.query(
-    `UPDATE webhook_inbox SET claimed_at = now()
-     WHERE id = $1 AND claimed_at IS NULL AND delivered_at IS NULL AND gave_up_at IS NULL`,
-    [id],
-  );
+  const r = await pool.query(claimRow([id]));
   return r.rowCount === 1;
 }
 
@@ -149,12 +157,14 @@ export async function claimPending(pool: Pool, limit: number, leaseMs: number): 
   }));
 }
 
+const markRowDelivered = prepared(
+  'mark-delivered',
+  'UPDATE webhook_inbox SET delivered_at = now(), attempts = attempts + 1, last_error = $2 WHERE id = $1',
+);
+
 /** Delivered, or nothing left to deliver to (`note` says why, e.g. the workflow had closed). */
 export async function markDelivered(pool: Pool, id: number, note?: string): Promise<void> {
-  await pool.query(
-    'UPDATE webhook_inbox SET delivered_at = now(), attempts = attempts + 1, last_error = $2 WHERE id = $1',
-    [id, note ?? null],
-  );
+  await pool.query(markRowDelivered([id, note ?? null]));
 }
 
 /**

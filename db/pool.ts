@@ -12,6 +12,21 @@ export function createPool(databaseUrl: string, max = 10): pg.Pool {
   return pool;
 }
 
+const preparedTexts = new Map<string, string>();
+
+/**
+ * A statement each connection parses and plans once, then runs by name: for the statements every
+ * flow runs, whose planning costs Postgres as much as running them. Its result columns must not
+ * come from a table's `*`: a column a migration adds would change the result of a plan cached
+ * before it, which Postgres refuses.
+ */
+export function prepared(name: string, text: string): (values: unknown[]) => pg.QueryConfig {
+  const known = preparedTexts.get(name);
+  if (known !== undefined && known !== text) throw new Error(`two statements prepared as "${name}"`);
+  preparedTexts.set(name, text);
+  return (values) => ({ name: `pixflow-${name}`, text, values });
+}
+
 /** Runs `fn` in one transaction on one connection: committed if it returns, rolled back if it throws. */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

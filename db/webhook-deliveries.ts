@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { isoSql, WEBHOOK_ENDPOINT_DISABLED } from './events';
-import { inTransaction, type Pool } from './pool';
+import { inTransaction, type Pool, prepared } from './pool';
 
 // The delivery queue (migration 1732000000012): one row per (event, endpoint), claimed with
 // FOR UPDATE SKIP LOCKED by any number of relays, leased while an attempt runs, and finished with
@@ -33,14 +33,9 @@ export interface ClaimOptions {
   busy: ReadonlyMap<string, number>;
 }
 
-/**
- * Claims due deliveries of enabled endpoints, at most `perEndpoint` in flight per endpoint (with
- * what `busy` says runs already), and leases them. Each comes with its event's body and its
- * endpoint's URL and sealed secrets.
- */
-export async function claimDeliveries(pool: Pool, o: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const { rows } = await pool.query(
-    `WITH due AS (
+const dueDeliveries = prepared(
+  'claim-deliveries',
+  `WITH due AS (
        SELECT d.id, d.endpoint_id FROM webhook_deliveries d
          JOIN webhook_endpoints ep ON ep.id = d.endpoint_id AND ep.enabled
         WHERE d.state = 'pending' AND d.next_attempt_at <= now()
@@ -59,7 +54,16 @@ export async function claimDeliveries(pool: Pool, o: ClaimOptions): Promise<Clai
      RETURNING d.id, d.event_id, d.endpoint_id, d.stream_id, d.attempts, e.type, ${isoSql('e.created_at')} AS ts,
                e.stream_type, e.business_id, e.seq, e.data, ep.url, ep.secret,
                CASE WHEN ep.previous_secret_until > now() THEN ep.previous_secret END AS previous_secret`,
-    [o.batch, o.leaseMs, o.perEndpoint, JSON.stringify(Object.fromEntries(o.busy))],
+);
+
+/**
+ * Claims due deliveries of enabled endpoints, at most `perEndpoint` in flight per endpoint (with
+ * what `busy` says runs already), and leases them. Each comes with its event's body and its
+ * endpoint's URL and sealed secrets.
+ */
+export async function claimDeliveries(pool: Pool, o: ClaimOptions): Promise<ClaimedDelivery[]> {
+  const { rows } = await pool.query(
+    dueDeliveries([o.batch, o.leaseMs, o.perEndpoint, JSON.stringify(Object.fromEntries(o.busy))]),
   );
   return rows.map((r) => ({
     id: Number(r.id),
