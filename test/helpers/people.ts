@@ -103,7 +103,10 @@ interface Answer {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const POLL_MS = 250;
 
-/** One JSON request; a 429 is waited out (its Retry-After) and sent again until the deadline. */
+/**
+ * One JSON request; a 429 or a 503 (Temporal or the worker slow to answer: the API asks for the
+ * same request again) is waited out (its Retry-After) and sent again until the deadline.
+ */
 async function request(url: string, deadline: number, init: { key?: string; body?: unknown } = {}) {
   for (;;) {
     const res = await fetch(url, {
@@ -116,7 +119,7 @@ async function request(url: string, deadline: number, init: { key?: string; body
       signal: AbortSignal.timeout(20_000),
     });
     const text = await res.text();
-    if (res.status === 429 && Date.now() < deadline) {
+    if ((res.status === 429 || res.status === 503) && Date.now() < deadline) {
       await sleep(1_000 * Math.max(1, Number(res.headers.get('retry-after')) || 1));
       continue;
     }
