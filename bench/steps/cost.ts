@@ -56,8 +56,8 @@ export interface FlowCost {
 
 export interface Cost {
   rate: number;
-  /** Each round's steps, in the order run. */
-  rounds: FlowCost[][];
+  /** Each round's steps, in the order run (absent from the results of runs before rounds). */
+  rounds?: FlowCost[][];
   /** The processes counted as `other` (neither a service, Postgres nor Temporal), for the record. */
   others: string[];
   /** CPU ms per second of each part with nothing offered, just before: what every step pays anyway. */
