@@ -88,11 +88,11 @@ const MOVED_SQL = `((f.type = 'deposit' AND f.status = 'completed')
 const MOVEMENT_COLUMNS = 'f.workflow_id, f.type, f.status, f.cpf_masked, f.amount_centavos';
 
 // biome-ignore lint/suspicious/noExplicitAny: a pg row
-const movementOf = (r: any): Movement => ({
+const movementOf = (r: any, cpfHash: string = r.cpf_hash): Movement => ({
   workflowId: r.workflow_id,
   type: r.type,
   status: r.status,
-  cpfHash: r.cpf_hash,
+  cpfHash,
   cpfMasked: r.cpf_masked,
   amountCentavos: Number(r.amount_centavos ?? 0),
   at: r.moved_at as Date,
@@ -150,7 +150,7 @@ export async function movementContextOf(
   const { rows } = await db.query(movementContextRows([cpfHash, from, until, limit]));
   const first = rows[0];
   return {
-    movements: rows.filter((r) => r.workflow_id !== null).map((r) => movementOf({ ...r, cpf_hash: cpfHash })),
+    movements: rows.filter((r) => r.workflow_id !== null).map((r) => movementOf(r, cpfHash)),
     registeredAt: (first?.registered_at as Date | null) ?? undefined,
     recent: (first?.recent ?? []) as MovementContext['recent'],
   };
