@@ -35,6 +35,21 @@ export function partSkipped(part: Part): string | undefined {
   return undefined;
 }
 
+/**
+ * The longest each part may take, in either mode: about twice a full run's. A part still going
+ * then is given up, recorded as failed, and the run goes on, so a wedged server costs that part's
+ * figures and not the whole run's.
+ */
+export const PART_LIMIT_MINUTES: Record<Part, number> = {
+  capacity: 60,
+  cost: 40,
+  onboarding: 20,
+  peak: 100,
+  ingress: 20,
+  events: 30,
+  production: 45,
+};
+
 export const settings = {
   mode: QUICK ? 'quick' : 'full',
   stepMs: envNum('BENCH_STEP_MS', QUICK ? 8_000 : 20_000),
@@ -124,3 +139,12 @@ export const say = (msg: string) =>
   process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `work`'s result, or a failure once `ms` have passed without one; the work itself is not stopped. */
+export function withinLimit<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} gave no result within ${ms / 60_000} min`)), ms);
+  });
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
