@@ -1,4 +1,6 @@
 import { fork } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { pixflowDataConverter } from '../common/codec';
@@ -6,7 +8,7 @@ import { type Config, loadConfig } from '../common/config';
 import { NODE_RUNTIME_FLAGS } from '../scripts/runtime-tuning';
 import { onboardPeople, type People } from '../test/helpers/people';
 import { cpuMsBetween, cpuSnapshot } from './proc';
-import { say, settings, sleep } from './settings';
+import { runTag, say, settings, sleep } from './settings';
 import { API_KEY, type BenchStack, startBenchStack } from './stack';
 
 // Set-up and teardown of a run: pixflow's stack, and the bench's own connections to it (a
@@ -38,12 +40,18 @@ export interface Bench {
   close(): Promise<void>;
 }
 
+let stacksStarted = 0;
+
 /**
  * pixflow's stack on free ports, with the settings the bench needs and `args` (a production
  * run's `npm start` options). Everything else is the stack's production default: the QR's 30 minutes, the
  * reconciliation's schedule and rates.
  */
 export function startStack(args: string[] = []): Promise<BenchStack> {
+  // Whole, for what a run meets (an answer 500, a server that stops): the stack keeps only a tail.
+  stacksStarted += 1;
+  const logFile = path.join(os.tmpdir(), `pixflow-bench-${runTag}-stack-${stacksStarted}.log`);
+  say(`the stack's output: ${logFile}`);
   return startBenchStack(
     {
       LOG_LEVEL: 'warn',
@@ -52,6 +60,7 @@ export function startStack(args: string[] = []): Promise<BenchStack> {
     },
     240_000,
     args,
+    logFile,
   );
 }
 

@@ -38,10 +38,12 @@ export async function startBenchStack(
   extraEnv: NodeJS.ProcessEnv,
   timeoutMs = 240_000,
   args: string[] = [],
+  logFile?: string,
 ): Promise<BenchStack> {
   const opts: Parameters<typeof startEmbeddedStack>[0] & { args?: string[] } = {
     label: 'bench',
     timeoutMs,
+    ...(logFile ? { logFile } : {}),
     env: { API_KEYS: API_KEY, WEBHOOK_SECRET, WEBHOOK_PARTNER_ID, ...extraEnv },
     ...(args.length ? { args } : {}),
   };

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { dataDirSecrets } from './embedded-secrets';
@@ -57,6 +57,8 @@ export async function startEmbeddedStack(opts: {
   /** `npm start` options, e.g. --temporal postgres --workers 2 (scripts/start-options.ts). */
   args?: string[];
   timeoutMs?: number;
+  /** A file that gets everything the stack prints, whole: `output()` keeps only its tail. */
+  logFile?: string;
 }): Promise<EmbeddedStack> {
   const ports = await freeStackPorts();
   const dataDir = newDataDir(opts.label);
@@ -84,12 +86,16 @@ export async function startEmbeddedStack(opts: {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
+  const log = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
   const collect = (b: Buffer) => {
+    log?.write(b);
     out += b.toString('utf8');
     if (out.length > 200_000) out = out.slice(-100_000);
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
+  // After 'close', not 'exit': the pipes may still hold output when the process exits.
+  child.on('close', () => log?.end());
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

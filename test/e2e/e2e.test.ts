@@ -1,4 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../helpers/browser';
@@ -107,8 +110,11 @@ const withdrawalBody = (transactionId: string, amountCentavos: number) => ({
 
 let expiring: string;
 
+// The stack's whole output, where `output()` keeps only its tail.
+const logFile = path.join(os.tmpdir(), `pixflow-e2e-${process.pid}.log`);
+
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack(150_000, logFile);
   ana = await onboard(peopleAt(stack));
   // Created first: it expires (never paid) while the other tests run.
   expiring = (await createDeposit(777)).txid;
@@ -118,6 +124,14 @@ afterAll(async () => {
   if (!stack) return;
   const code = await stack.stop();
   expect(code, stack.output().slice(-5000)).toBe(0);
+  const tail = stack.output().slice(-2000);
+  const logged = await eventually(async () => {
+    const text = readFileSync(logFile, 'utf8');
+    if (!text.endsWith(tail)) throw new Error('the log file has not caught up with the output');
+    return text;
+  });
+  expect(logged).toContain('pixflow is up');
+  rmSync(logFile, { force: true });
 }, 60_000);
 
 describe('the API refuses what it should, and starts nothing', () => {

@@ -15,10 +15,11 @@ export const LIVENESS_TTL_MS = 4_000;
 
 export type Stack = EmbeddedStack;
 
-export function startStack(timeoutMs = 150_000): Promise<Stack> {
+export function startStack(timeoutMs = 150_000, logFile?: string): Promise<Stack> {
   return startEmbeddedStack({
     label: 'e2e',
     timeoutMs,
+    ...(logFile ? { logFile } : {}),
     env: {
       API_KEYS: API_KEY,
       WEBHOOK_SECRET,
