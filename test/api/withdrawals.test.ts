@@ -186,8 +186,9 @@ describe('withdrawals', () => {
     });
     // The server holds a query for a task queue nobody ever polled until its deadline.
     const res = await e.call('GET', `/v1/withdrawals/${id}`);
-    expect(res.headers.get('retry-after')).toBe('5');
+    // The status and the body first: a failure then shows what was answered instead.
     await expectProblem(res, 503, 'unavailable');
+    expect(res.headers.get('retry-after')).toBe('5');
     await e.temporal.workflow.getHandle(withdrawalWorkflowId(id)).terminate('test over');
   });
 
