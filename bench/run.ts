@@ -5,7 +5,7 @@ import { commitOfTree, machine } from './machine';
 import { writeResults } from './output';
 import { setAuto } from './pixflow';
 import { cpuTicks, stealPctSince } from './proc';
-import { PART_LIMIT_MINUTES, type Part, partSkipped, say, settings, withinLimit } from './settings';
+import { type Part, partLimitMinutes, partSkipped, say, settings, withinLimit } from './settings';
 import type { BenchStack } from './stack';
 import { round } from './stats';
 import { capacityAtBoundsPart } from './steps/capacity';
@@ -46,7 +46,7 @@ async function optional<T extends object>(name: Part, fn: () => Promise<T>): Pro
     return { notRun: skipped };
   }
   try {
-    return await timed(name, () => withinLimit(fn(), PART_LIMIT_MINUTES[name] * 60_000, name));
+    return await timed(name, () => withinLimit(fn(), partLimitMinutes(name) * 60_000, name));
   } catch (err) {
     const why = `not run: failed: ${err instanceof Error ? err.message : String(err)}`;
     say(`${name} ${why}`);

@@ -35,21 +35,6 @@ export function partSkipped(part: Part): string | undefined {
   return undefined;
 }
 
-/**
- * The longest each part may take, in either mode: about twice a full run's. A part still going
- * then is given up, recorded as failed, and the run goes on, so a wedged server costs that part's
- * figures and not the whole run's.
- */
-export const PART_LIMIT_MINUTES: Record<Part, number> = {
-  capacity: 60,
-  cost: 40,
-  onboarding: 20,
-  peak: 100,
-  ingress: 20,
-  events: 30,
-  production: 45,
-};
-
 export const settings = {
   mode: QUICK ? 'quick' : 'full',
   stepMs: envNum('BENCH_STEP_MS', QUICK ? 8_000 : 20_000),
@@ -125,6 +110,30 @@ export const settings = {
   /** The sandbox pays a deposit / settles a payout this long after it was created (ramps, cost; capacity's payouts). */
   autoAfterMs: 100,
 };
+
+/**
+ * The longest a part may take: about twice what it takes with this run's settings (so a longer
+ * peak or more capacity rounds move it too). A part still going then is given up, recorded as
+ * failed, and the run goes on, so a wedged server costs that part's figures, not the whole run's.
+ */
+export function partLimitMinutes(part: Part): number {
+  const min = (ms: number) => ms / 60_000;
+  switch (part) {
+    case 'capacity':
+      return 60 * settings.capacity.rounds;
+    case 'cost':
+      // Five steps a round, each with the wait for a quiet stack before it.
+      return 2 * settings.cost.rounds * 5 * (min(settings.cost.stepMs) + 1);
+    case 'peak':
+      return 2 * (min(settings.peak.ms + settings.peak.sameWorkMs + settings.peak.detectWaitMs) + 5);
+    case 'events':
+      return 30;
+    case 'production':
+      return 45;
+    default:
+      return 20;
+  }
+}
 
 /** Task queue of the bench's own worker (the floor and the signal sinks). */
 export const FLOOR_QUEUE = 'bench-floor';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PART_LIMIT_MINUTES, PARTS, withinLimit } from '../../bench/settings';
+import { PARTS, partLimitMinutes, settings, withinLimit } from '../../bench/settings';
 
 // A bench part that hangs (a wedged server) is given up at its limit, so the run still writes
 // the figures of every other part.
@@ -18,9 +18,16 @@ describe('a bench part’s time limit', () => {
     await expect(withinLimit(never, 30, 'ingress')).rejects.toThrow('ingress gave no result within');
   });
 
-  it('gives every part a limit longer than a full run takes it', () => {
-    for (const part of PARTS) expect(PART_LIMIT_MINUTES[part], part).toBeGreaterThanOrEqual(20);
-    // The peak offers for 20 minutes twice and waits up to 15 for the last payments.
-    expect(PART_LIMIT_MINUTES.peak).toBeGreaterThan(2 * 20 + 15);
+  it('gives every part a limit longer than this run’s settings take it', () => {
+    for (const part of PARTS) expect(partLimitMinutes(part), part).toBeGreaterThanOrEqual(20);
+    // The peak offers twice (the same-work floor's, then pixflow's) and waits for the last payments.
+    const { ms, sameWorkMs, detectWaitMs } = settings.peak;
+    expect(partLimitMinutes('peak')).toBeGreaterThan((ms + sameWorkMs + detectWaitMs) / 60_000);
+    expect(partLimitMinutes('peak')).toBeGreaterThan(2 * 20 + 15);
+    // A full run's 20 minutes of capacity a round, 5 cost steps of 40 s a round.
+    expect(partLimitMinutes('capacity')).toBeGreaterThan(20 * settings.capacity.rounds);
+    expect(partLimitMinutes('cost')).toBeGreaterThan(
+      (settings.cost.rounds * 5 * settings.cost.stepMs) / 60_000,
+    );
   });
 });
