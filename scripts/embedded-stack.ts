@@ -87,6 +87,8 @@ export async function startEmbeddedStack(opts: {
   });
   let out = '';
   const log = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
+  // A log file that cannot be written (a full disk) must not take the stack down: `output()` stays.
+  log?.on('error', () => undefined);
   const collect = (b: Buffer) => {
     log?.write(b);
     out += b.toString('utf8');
