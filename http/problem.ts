@@ -60,6 +60,7 @@ export function sendProblem(res: Response, p: Problem, instance?: string) {
 export const UNAVAILABLE_RETRY_AFTER_S = 5;
 const UNAVAILABLE_DETAIL =
   'Temporal, or the worker that runs this flow, cannot answer now (or not in time); what this request started goes on: ask again with the same id';
+const GRPC_CANCELLED = 1;
 const GRPC_DEADLINE_EXCEEDED = 4;
 const GRPC_FAILED_PRECONDITION = 9;
 const GRPC_UNAVAILABLE = 14;
@@ -75,6 +76,10 @@ export function isTemporalUnavailable(err: unknown): boolean {
   if (!(err instanceof ServiceError)) return false;
   const code = (err.cause as { code?: number } | undefined)?.code;
   if (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED) return true;
+  // The server resets a call still running at its deadline (RST_STREAM CANCEL), which can reach
+  // the client before its own deadline fires: grpc-js reports it as CANCELLED. Nothing here
+  // cancels a Temporal call itself, so a CANCELLED one ran out of time.
+  if (code === GRPC_CANCELLED) return true;
   return code === GRPC_FAILED_PRECONDITION && /no poller/i.test(String((err.cause as Error).message));
 }
 
