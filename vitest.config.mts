@@ -1,15 +1,37 @@
 import { defineConfig } from 'vitest/config';
 
+// Files whose subject is a real deadline (an answer within the Temporal deadline, a window or
+// a cache bound running out, looks spread over an interval): they run one at a time after the
+// others, so no other test file shares the two cores with them.
+const deadlineFiles = [
+  'test/api/api-keys.test.ts',
+  'test/api/failed-auth.test.ts',
+  'test/api/temporal-frozen.test.ts',
+  'test/integration/reconciliation.test.ts',
+];
+
+// Each project's settings; the global setup is the root's alone, so it runs once per run.
+const shared = {
+  setupFiles: ['test/setup-runtime.ts'],
+  pool: 'forks' as const,
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  // A focused test (`.only`) fails the run instead of quietly skipping every other test.
+  allowOnly: false,
+};
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One Postgres and one Temporal dev server per run, shared by every test file.
+    // One Postgres and one Temporal dev server per run, shared by every test file of every
+    // project (the root's provided values reach them all).
     globalSetup: ['test/global-setup.ts'],
-    setupFiles: ['test/setup-runtime.ts'],
-    pool: 'forks',
     // Two cores: two files at a time keeps servers responsive.
     maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    allowOnly: false,
+    projects: [
+      { test: { ...shared, name: 'suite', include: ['test/**/*.test.ts'], exclude: deadlineFiles } },
+      // maxWorkers 1: vitest runs these after every other group, one file at a time.
+      { test: { ...shared, name: 'deadlines', include: deadlineFiles, maxWorkers: 1 } },
+    ],
   },
 });
