@@ -19,11 +19,12 @@ const faultsSchema = z.object({
   failNext: z.partialRecord(endpointNameSchema, count),
   /**
    * The next `count` calls of an endpoint ACT (a payout is created, a deposit exists, ...) and then either
-   * answer 500 (`mode: 'error'`) or answer only after `delayMs` (`mode: 'timeout'`, past the caller's timeout).
+   * answer 500 (`mode: 'error'`), answer only after `delayMs` (`mode: 'timeout'`, past the caller's
+   * timeout) or never answer (`mode: 'hang'`: held until the caller gives up or dies).
    */
   actThenFail: z.partialRecord(
     endpointNameSchema,
-    z.object({ mode: z.enum(['timeout', 'error']), count: count, delayMs: count.default(30_000) }),
+    z.object({ mode: z.enum(['timeout', 'error', 'hang']), count: count, delayMs: count.default(30_000) }),
   ),
   /** The next N token requests answer 429 with Retry-After. */
   tokenRateLimitNext: count,
@@ -42,7 +43,21 @@ const faultsSchema = z.object({
     delayMs: count.default(0),
   }),
 });
-export type Faults = z.infer<typeof faultsSchema>;
+/**
+ * A call that acted and whose answer the sandbox holds (`actThenFail` timeout or hang), listed
+ * from the moment it acted until its answer goes or its caller hangs up: a test can act on the
+ * caller while the provider has the request and the caller has no answer.
+ */
+export interface HeldAnswer {
+  endpoint: EndpointName;
+  /** The request's `transactionId` (or deposit `txid`), when it has one. */
+  id?: string;
+  /** The caller's end of the connection: which process is waiting. */
+  callerPort?: number;
+  since: string;
+}
+
+export type Faults = z.infer<typeof faultsSchema> & { held: HeldAnswer[] };
 
 export const faultsPatchSchema = z
   .object({
@@ -69,6 +84,7 @@ export function defaultFaults(): Faults {
     retryAfterSeconds: 1,
     receiptLagCalls: 0,
     notifications: { dropNext: 0, duplicate: 0, reorderWindow: 0, reorderHoldMs: 1000, delayMs: 0 },
+    held: [],
   };
 }
 
@@ -103,7 +119,7 @@ export function takeFailure(faults: Faults, endpoint: EndpointName, random: () =
 export function takeActThenFail(
   faults: Faults,
   endpoint: EndpointName,
-): { mode: 'timeout' | 'error'; delayMs: number } | undefined {
+): { mode: 'timeout' | 'error' | 'hang'; delayMs: number } | undefined {
   const knob = faults.actThenFail[endpoint];
   if (!knob || knob.count <= 0) return undefined;
   knob.count -= 1;

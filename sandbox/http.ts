@@ -1,9 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { EndpointName } from '../provider/schemas';
 import type { SandboxContext } from './context';
-import { latencyFor, takeActThenFail, takeFailure } from './faults';
+import { type HeldAnswer, latencyFor, takeActThenFail, takeFailure } from './faults';
 
 // Shared HTTP pieces: error bodies, the fault gate in front of every provider endpoint, credentials.
 
@@ -60,13 +60,34 @@ export function parseJsonBody<T>(schema: z.ZodType<T>, raw: string, res: Respons
   return parseBody(schema, json, res);
 }
 
+const heldIdSchema = z.looseObject({ transactionId: z.string().optional(), txid: z.string().optional() });
+
+/** Lists an answer held back in `faults.held` until it is sent or the caller hangs up. */
+function listHeld(ctx: SandboxContext, endpoint: EndpointName, req: Request, res: Response): void {
+  const body = heldIdSchema.safeParse(req.body);
+  const id = body.success ? (body.data.transactionId ?? body.data.txid) : undefined;
+  const entry: HeldAnswer = {
+    endpoint,
+    ...(id === undefined ? {} : { id }),
+    ...(req.socket.remotePort === undefined ? {} : { callerPort: req.socket.remotePort }),
+    since: new Date(ctx.options.now()).toISOString(),
+  };
+  const { held } = ctx.state.faults;
+  held.push(entry);
+  res.on('close', () => {
+    const at = held.indexOf(entry);
+    if (at >= 0) held.splice(at, 1);
+  });
+}
+
 /**
  * Runs before a provider endpoint: counts it, adds latency, fails it (503, without acting) when a
- * fault says so, and arms "act then fail": the handler acts, then its answer becomes a 500 or arrives
- * only after a delay longer than the caller's timeout.
+ * fault says so, and arms "act then fail": the handler acts, then its answer becomes a 500, arrives
+ * only after a delay longer than the caller's timeout, or never arrives (held, and listed in
+ * `faults.held` meanwhile).
  */
 export function faultGate(ctx: SandboxContext, endpoint: EndpointName): RequestHandler {
-  return async (_req: Request, res: Response, next: NextFunction) => {
+  return async (req: Request, res: Response, next: NextFunction) => {
     const { state, options, timers } = ctx;
     state.counters.requests[endpoint] = (state.counters.requests[endpoint] ?? 0) + 1;
     const delay = latencyFor(state.faults, options.random);
@@ -87,9 +108,12 @@ export function faultGate(ctx: SandboxContext, endpoint: EndpointName): RequestH
             error: 'Internal Server Error',
           });
         }
-        timers.set(() => {
-          if (!res.writableEnded && !res.destroyed) json(body);
-        }, late.delayMs);
+        listHeld(ctx, endpoint, req, res);
+        if (late.mode === 'timeout') {
+          timers.set(() => {
+            if (!res.writableEnded && !res.destroyed) json(body);
+          }, late.delayMs);
+        }
         return res;
       };
     }

@@ -80,6 +80,34 @@ describe('fault knobs', () => {
     expect((await c.getWithdrawal('late-1')).status).toBe('processing');
   });
 
+  it('withdraw acts then hangs: listed as held while its caller waits, until the caller hangs up', async () => {
+    const c = clientFor(sb.url, { timeoutMs: 3_000 });
+    await control(sb.url, '/sandbox/faults', { actThenFail: { withdraw: { mode: 'hang', count: 1 } } });
+    let answered = false;
+    const call = withdraw(c, 'hang-1').finally(() => {
+      answered = true;
+    });
+    const faults = async () => (await sandboxState(sb.url)).faults;
+    // The sandbox's word that it has the payout and holds the answer.
+    const { held } = await waitUntil(faults, (f) => f.held.length > 0);
+    expect(held).toEqual([
+      { endpoint: 'withdraw', id: 'hang-1', callerPort: expect.any(Number), since: expect.any(String) },
+    ]);
+    expect((await sandboxState(sb.url)).counters.payouts['hang-1']).toBe(1);
+    expect(answered).toBe(false);
+    // The caller gives up: no answer ever came, and the held answer goes with its connection.
+    await expect(call).rejects.toBeInstanceOf(ProviderUnavailableError);
+    await waitUntil(faults, (f) => f.held.length === 0);
+    await expect(withdraw(clientFor(sb.url), 'hang-1')).rejects.toMatchObject({
+      name: 'DuplicateTransactionError',
+    });
+    const after = await sandboxState(sb.url);
+    expect(after.counters.payouts['hang-1']).toBe(1);
+    expect(after.counters.duplicateWithdrawalsRejected).toBe(1);
+    // Only the next call was held: the knob is spent.
+    expect((await withdraw(clientFor(sb.url), 'hang-2')).transactionId).toBe('hang-2');
+  });
+
   it('withdraw acts then answers 500', async () => {
     const c = clientFor(sb.url);
     await control(sb.url, '/sandbox/faults', { actThenFail: { withdraw: { mode: 'error', count: 1 } } });

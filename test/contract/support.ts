@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type StartSandboxOptions, startSandbox } from '../../sandbox/app';
+import type { HeldAnswer } from '../../sandbox/faults';
 import { waitUntil } from '../helpers/wait';
 
 // Shared helpers for the contract tests: the sandbox in-process on port 0, a real client against it,
@@ -37,6 +38,7 @@ export interface SandboxStateView {
   withdrawals: { txid: string; status: string }[];
   deposits: { txid: string; status: string }[];
   liveness: { id: string; document: string; statusVerification: string; actionType: string }[];
+  faults: { held: HeldAnswer[] };
 }
 
 export async function sandboxState(url: string): Promise<SandboxStateView> {
