@@ -2,14 +2,14 @@
 # The build stage compiles TypeScript to dist/ (npm run build); the image runs that JavaScript
 # with production dependencies only, no compiler or loader (test/integration/build.test.ts runs
 # the same commands on the same build).
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
 RUN npm run build
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
