@@ -16,13 +16,15 @@ export function tokenRoutes(ctx: SandboxContext): Router {
     const { faults } = state;
     const windowStart = now - options.tokenRateLimit.windowMs;
     state.tokenIssueTimes = state.tokenIssueTimes.filter((t) => t > windowStart);
-    if (faults.tokenRateLimitNext > 0 || state.tokenIssueTimes.length >= options.tokenRateLimit.max) {
-      if (faults.tokenRateLimitNext > 0) faults.tokenRateLimitNext -= 1;
+    const injected = faults.tokenRateLimitNext > 0;
+    const full = state.tokenIssueTimes.length >= options.tokenRateLimit.max;
+    if (injected || full) {
+      if (injected) faults.tokenRateLimitNext -= 1;
+      // A full window frees a slot when its oldest token leaves it: asking again sooner is refused
+      // again. The fault knob's 429 says what the knob says.
       const oldest = state.tokenIssueTimes[0];
-      const retryAfter =
-        faults.retryAfterSeconds > 0 || oldest === undefined
-          ? faults.retryAfterSeconds
-          : Math.ceil((oldest - windowStart) / 1000);
+      const untilFree = full && oldest !== undefined ? Math.ceil((oldest - windowStart) / 1000) : 0;
+      const retryAfter = Math.max(injected ? faults.retryAfterSeconds : 0, untilFree);
       res.set('retry-after', String(Math.max(1, retryAfter)));
       sendError(res, 429, 'Too Many Requests', 'too many token requests');
       return;

@@ -75,6 +75,44 @@ describe('token endpoint and credentials', () => {
     expect((err as RateLimitedError).retryAfterMs).toBeGreaterThan(0);
   });
 
+  it("a full window's Retry-After is the seconds until its oldest token leaves it, when asking again succeeds", async () => {
+    let now = Date.parse('2026-11-27T12:00:00Z');
+    const clocked = await startProviderSandbox({
+      tokenRateLimit: { max: 5, windowMs: 60_000 },
+      now: () => now,
+    });
+    try {
+      const ask = () =>
+        fetch(`${clocked.url}/oauth2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'client_id=sandbox-client&client_secret=sandbox-secret&grant_type=client_credentials',
+        });
+      expect((await ask()).status).toBe(200);
+      now += 10_000;
+      for (let i = 0; i < 4; i++) expect((await ask()).status).toBe(200);
+      now += 10_000;
+      const refused = await ask();
+      expect(refused.status).toBe(429);
+      // The first token leaves the 60 s window 40 s from now; a caller that obeys waits that long.
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBe(40);
+      now += (retryAfter - 1) * 1000;
+      expect((await ask()).headers.get('retry-after')).toBe('1');
+      now += 1000;
+      expect((await ask()).status).toBe(200);
+      // The fault knob's 429, the window not full, says what the knob says.
+      now += 60_000;
+      await control(clocked.url, '/sandbox/faults', { tokenRateLimitNext: 1, retryAfterSeconds: 7 });
+      const injected = await ask();
+      expect(injected.status).toBe(429);
+      expect(injected.headers.get('retry-after')).toBe('7');
+      expect((await ask()).status).toBe(200);
+    } finally {
+      await clocked.close();
+    }
+  });
+
   it('answers 401 without a credential on every non-token endpoint, and accepts bare and Bearer tokens', async () => {
     await control(sb.url, '/sandbox/reset');
     const token = await rawToken(sb.url);
