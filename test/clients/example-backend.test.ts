@@ -1,24 +1,25 @@
-import type http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import os from 'node:os';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createExampleBackend } from '../../clients/typescript/example/backend';
 import type { PixflowEvent } from '../../clients/typescript/src';
 import { loadConfig } from '../../common/config';
 import { API_KEY, type ApiEnv, eventually, startApiEnv } from '../api/support';
+import { type NpmScript, runNpmScript } from '../helpers/npm-script';
 
 // The TypeScript client's example backend (clients/typescript/example), a game, run as its
-// integrator would run it against the real API, worker, Temporal, Postgres, sandbox and events
-// relay: it registers its webhook endpoint, onboards a player, takes a deposit and pays a prize,
-// all through the client, and believes only the events verifyEvent() verified. The sandbox stands
-// in for the player's phone and bank.
+// README says, `npm run example:backend`, against the real API, worker, Temporal, Postgres,
+// sandbox and events relay: it registers its webhook endpoint at its own local address, onboards
+// a player, takes a deposit and pays a prize, all through the client, and believes only the
+// events verifyEvent() verified. The sandbox stands in for the player's phone and bank.
 
 const PLAYER = { cpf: '73628883504', name: 'Bia Lima', email: 'bia@example.com' };
 const { WEBHOOK_SECRET, WEBHOOK_PARTNER_ID } = loadConfig({});
 
 let e: ApiEnv;
-let server: http.Server;
+let example: NpmScript;
 let game: string;
+let port: number;
 
 /** The example backend's own API, as its front end would call it. */
 async function ask<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -56,21 +57,49 @@ beforeAll(async () => {
     url: `${e.url}/webhooks/provider/${WEBHOOK_SECRET}`,
     partnerId: WEBHOOK_PARTNER_ID,
   });
-  const backend = createExampleBackend({ pixflowUrl: e.url, apiKey: API_KEY });
-  server = await new Promise<http.Server>((resolve) => {
-    const s = backend.app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  game = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  await backend.subscribe(`${game}/webhooks/pixflow`, [
-    'onboarding.approved',
-    'customer.verification_updated',
-    'deposit.completed',
-    'withdrawal.completed',
-  ]);
+  // Its defaults are `npm start`'s; here pixflow is this test's API, and any free port will do.
+  const env: NodeJS.ProcessEnv = { ...process.env, PIXFLOW_URL: e.url, PIXFLOW_API_KEY: API_KEY, PORT: '0' };
+  delete env.PUBLIC_URL;
+  example = runNpmScript('example:backend', env);
+  const [, local, hook] = await example.printed(
+    /example backend listening on (\S+); pixflow \(\S+\) pushes every event to (\S+) /,
+    60_000,
+  );
+  game = local as string;
+  port = Number(new URL(game).port);
+  // Without PUBLIC_URL, pixflow reaches it where it listens.
+  expect(hook).toBe(`${game}/webhooks/pixflow`);
 }, 120_000);
 afterAll(async () => {
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await example?.stop();
   await e?.close();
+});
+
+/** Whether a TCP connection to this address and port is accepted. */
+const accepts = (host: string) =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host, port, timeout: 2_000 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+
+it('listens on 127.0.0.1 only, not on the machine’s other addresses', async () => {
+  expect(game).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  expect(await accepts('127.0.0.1')).toBe(true);
+  // Every other address of this machine, the IPv6 loopback among them (link-local ones need a scope).
+  const others = Object.values(os.networkInterfaces())
+    .flat()
+    .filter((a) => a !== undefined && a.address !== '127.0.0.1' && !a.address.startsWith('fe80:'))
+    .map((a) => a!.address);
+  expect(others.length, 'an address besides 127.0.0.1 to try').toBeGreaterThan(0);
+  for (const address of others) expect(await accepts(address), address).toBe(false);
 });
 
 it('onboards a player, takes a deposit and pays a prize, told of each by verified events', async () => {
@@ -127,8 +156,9 @@ it('onboards a player, takes a deposit and pays a prize, told of each by verifie
   expect(paid?.data.state).toMatchObject({ status: 'completed', amountCentavos: 15_000 });
   expect(settled?.data.state).toMatchObject({ status: 'completed', amountCentavos: 5_000 });
   const { events, refused } = await inbox();
-  expect(new Set(events.map((x) => x.type))).toEqual(
-    new Set([
+  // It subscribed to every event: these among them.
+  expect([...new Set(events.map((x) => x.type))]).toEqual(
+    expect.arrayContaining([
       'onboarding.approved',
       'customer.verification_updated',
       'deposit.completed',
