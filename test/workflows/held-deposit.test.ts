@@ -1,5 +1,5 @@
 import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
+import { type Payload, WorkflowNotFoundError } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -186,11 +186,15 @@ describe('a deposit paid by someone else', () => {
     expect(result).not.toHaveProperty('qr');
     expect(result.resolution?.at).toEqual(expect.any(String));
     expect(result.finishedAt).toEqual(expect.any(String));
-    // Only a held deposit, not yet decided, takes a resolution.
+    // Only a held deposit, not yet decided, takes a resolution: this one's run has ended, so the
+    // server refuses a second decision before any workflow code sees it, and nothing changes.
     const twice = await handle
       .executeUpdate(resolutionUpdate, { args: [{ decision: 'return', by: 'x', reason: 'y' }] })
       .catch((e: Error) => e);
-    expect(twice).toBeInstanceOf(Error);
+    expect(twice).toBeInstanceOf(WorkflowNotFoundError);
+    expect((twice as Error).message).toMatch(/workflow execution already completed/);
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
+    expect(await flowRow(handle.workflowId)).toMatchObject({ status: 'completed' });
     await recordHistory(depositRun, 'deposit-held');
     await recordHistory(handle, 'deposit-held-accepted');
   });
