@@ -185,6 +185,11 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   },
   SANDBOX_DEPOSIT_EXPIRY_MS: { meaning: "the sandbox's QR code lifetime" },
   SANDBOX_LIVENESS_URL_VALIDITY_MS: { meaning: "the sandbox's liveness link lifetime" },
+  SANDBOX_NOTIFICATION_URL: {
+    meaning:
+      "where the sandbox sends its deposit, payout and liveness notifications from its start, with `WEBHOOK_PARTNER_ID` as their `partner_id`: the API's ingress, `<API>/webhooks/provider/<WEBHOOK_SECRET>` (`POST /sandbox/notifications` changes it while it runs; `POST /sandbox/reset` goes back to it)",
+    shownDefault: 'none: no notifications until `POST /sandbox/notifications` (`npm start` registers its API)',
+  },
   INBOX_RELAY_INTERVAL_MS: { meaning: 'how often the relay looks for undelivered webhook notifications' },
   INBOX_RETRY_MAX_MS: { meaning: 'longest back-off between delivery attempts of one notification' },
   INBOX_GIVE_UP_MS: { meaning: 'a notification whose workflow never appears is given up after this' },

@@ -22,6 +22,8 @@ export interface SandboxOptions {
   livenessUrlValidityMs?: number;
   /** Deposit QR code lifetime. Default 30 min. */
   depositExpiryMs?: number;
+  /** Where every notification point goes from the start (SANDBOX_NOTIFICATION_URL), and after a reset. */
+  notificationTarget?: { url: string; partnerId: string };
   notificationMaxAttempts?: number;
   notificationBackoffMs?: number;
   notificationTimeoutMs?: number;
@@ -34,8 +36,9 @@ export interface SandboxOptions {
   logger?: SandboxLogger;
 }
 
-export type ResolvedOptions = Required<Omit<SandboxOptions, 'livenessUrl'>> & {
+export type ResolvedOptions = Required<Omit<SandboxOptions, 'livenessUrl' | 'notificationTarget'>> & {
   livenessUrl: string | undefined;
+  notificationTarget: SandboxOptions['notificationTarget'];
 };
 
 export function resolveOptions(o: SandboxOptions = {}): ResolvedOptions {
@@ -49,6 +52,7 @@ export function resolveOptions(o: SandboxOptions = {}): ResolvedOptions {
     tokenRateLimit: o.tokenRateLimit ?? { max: 30, windowMs: 60_000 },
     livenessUrlValidityMs: o.livenessUrlValidityMs ?? 30 * 60_000,
     depositExpiryMs: o.depositExpiryMs ?? 30 * 60_000,
+    notificationTarget: o.notificationTarget,
     notificationMaxAttempts: o.notificationMaxAttempts ?? 6,
     notificationBackoffMs: o.notificationBackoffMs ?? 250,
     notificationTimeoutMs: o.notificationTimeoutMs ?? 5000,

@@ -19,6 +19,10 @@ async function main() {
     livenessUrlValidityMs: config.SANDBOX_LIVENESS_URL_VALIDITY_MS,
     eligibilitySecret: config.ELIGIBILITY_SECRET,
     payoutAuthorizationSecret: config.PAYOUT_AUTHORIZATION_SECRET,
+    // The API's ingress from the start: nothing has to register it after both are up.
+    notificationTarget: config.SANDBOX_NOTIFICATION_URL
+      ? { url: config.SANDBOX_NOTIFICATION_URL, partnerId: config.WEBHOOK_PARTNER_ID }
+      : undefined,
     logger,
   });
   logger.info({ url: sandbox.url }, 'provider sandbox listening');

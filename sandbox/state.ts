@@ -135,7 +135,13 @@ function emptyCounters(): Counters {
   };
 }
 
-export function createState(): SandboxState {
+/** Every point to one URL, as `POST /sandbox/notifications` without `points` registers it. */
+function targetsOf(target: NotificationTarget | undefined): SandboxState['targets'] {
+  return target ? { deposit: { ...target }, withdraw: { ...target }, liveness: { ...target } } : {};
+}
+
+/** `target`: where notifications go from the start (the sandbox's settings), none when unset. */
+export function createState(target?: NotificationTarget): SandboxState {
   return {
     tokens: new Map(),
     tokenIssueTimes: [],
@@ -145,7 +151,7 @@ export function createState(): SandboxState {
     onboarded: new Set(),
     kycChanges: new Map(),
     livenessChanges: new Map(),
-    targets: {},
+    targets: targetsOf(target),
     notifications: [],
     counters: emptyCounters(),
     faults: defaultFaults(),
@@ -156,6 +162,6 @@ export function createState(): SandboxState {
 }
 
 /** Clears everything in place (the same object stays shared by every route). */
-export function resetState(state: SandboxState): void {
-  Object.assign(state, createState());
+export function resetState(state: SandboxState, target?: NotificationTarget): void {
+  Object.assign(state, createState(target));
 }

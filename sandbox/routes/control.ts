@@ -175,7 +175,7 @@ function stateRoutes(ctx: SandboxContext): Router {
   router.post('/sandbox/reset', (_req, res) => {
     ctx.timers.clearAll();
     ctx.notifier.reset();
-    resetState(state);
+    resetState(state, ctx.options.notificationTarget);
     res.json({ ok: true });
   });
   router.get('/sandbox/state', (_req, res) => {
