@@ -49,8 +49,12 @@ beforeAll(async () => {
     await waitUntil(
       async () => (await env.temporal.workflow.getHandle(id).fetchHistory()).events!.length,
       (events) => events >= 10,
-      { timeoutMs: 20_000, intervalMs: 200 },
-    ).catch(() => {}); // past the deadline, the checks below read what history there is
+      {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        onTimeout: (events) => new Error(`${id}: its history never grew past ${events} events`),
+      },
+    );
   }
 }, 120_000);
 
