@@ -30,3 +30,17 @@ export function composeConfig(composeFile: string, envFile: string) {
   const r = spawnSync(composeCheckBinary(), [composeFile, envFile], { cwd: ROOT, encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/**
+ * The project `docker compose config --format json` prints: every service with its command,
+ * entrypoint, environment after interpolation, depends_on, healthcheck and deploy.
+ */
+export function composeProject(composeFile: string, envFile: string): unknown {
+  const r = spawnSync(composeCheckBinary(), ['--json', composeFile, envFile], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 16 << 20,
+  });
+  if (r.status !== 0) throw new Error(`compose-check --json ${composeFile} failed:\n${r.stderr}`);
+  return JSON.parse(r.stdout);
+}

@@ -21,8 +21,80 @@ const service = z.looseObject({
   healthcheck: z.object({ test: z.array(z.string()) }).optional(),
   deploy: z.object({ replicas: z.number().int() }).optional(),
   restart: z.string().optional(),
+  entrypoint: z.array(z.string()).optional(),
 });
 const compose = z.object({ services: z.record(z.string(), service) });
+
+/** Commands busybox provides in the Alpine base (alpine:3.22) of both Temporal images. */
+const BUSYBOX = ['sh', 'grep', 'sleep', 'echo', 'wget'];
+
+/**
+ * What each Temporal image holds on its PATH, as the build of 1.29.1 makes it: temporalio/docker-builds,
+ * branch release/v1.29.x, commit b9a3ead (its temporal submodule is v1.29.1): server.Dockerfile
+ * copies tctl, tctl-authorization-plugin, temporal-server and temporal into /usr/local/bin over
+ * docker/base-images/base-server.Dockerfile (Alpine with bash, curl, dockerize);
+ * admin-tools.Dockerfile copies tctl, tctl-authorization-plugin, temporal,
+ * temporal-cassandra-tool, temporal-sql-tool and tdbg over base-admin-tools.Dockerfile (Alpine
+ * with bash, curl, jq, yq, the Postgres and MySQL clients).
+ */
+const IMAGE_COMMANDS: Record<string, string[]> = {
+  [`temporalio/server:${TEMPORAL_SERVER_REPORTED_VERSION}`]: [
+    'tctl',
+    'tctl-authorization-plugin',
+    'temporal-server',
+    'temporal',
+    'bash',
+    'curl',
+    'dockerize',
+    ...BUSYBOX,
+  ],
+  [`temporalio/admin-tools:${TEMPORAL_SERVER_REPORTED_VERSION}`]: [
+    'tctl',
+    'tctl-authorization-plugin',
+    'temporal',
+    'temporal-cassandra-tool',
+    'temporal-sql-tool',
+    'tdbg',
+    'bash',
+    'curl',
+    'jq',
+    'yq',
+    'psql',
+    'mysql',
+    ...BUSYBOX,
+  ],
+};
+
+/** Shell words that are no command to look up on PATH. */
+const SHELL_WORDS = new Set([
+  'for',
+  'in',
+  'do',
+  'done',
+  'until',
+  'while',
+  'if',
+  'then',
+  'else',
+  'fi',
+  '!',
+]);
+
+/** The commands a shell text runs: the first word of each pipeline stage, past the shell's own words. */
+function commandsOf(script: string): string[] {
+  const found: string[] = [];
+  for (const stage of script.split(/;|&&|\|\||\||\n/)) {
+    const words = stage.trim().split(/\s+/).filter(Boolean);
+    while (words.length && SHELL_WORDS.has(words[0]!)) words.shift();
+    const [first] = words;
+    // `set -e` is the shell's own builtin.
+    if (first === 'set') continue;
+    // An assignment (db="..."), a redirection or the rest of `for x in a b` is not a command.
+    if (first && !first.includes('=') && !/^[<>&\d]/.test(first) && !stage.trim().startsWith('for '))
+      found.push(first);
+  }
+  return found;
+}
 
 const composeText = readFileSync(path.join(__dirname, '../../docker-compose.yml'), 'utf8');
 const file = parse(composeText, { merge: true });
@@ -212,6 +284,42 @@ describe('docker-compose.yml', () => {
   it('exposes metrics: the API on 3000, the two workers on 3001 and 3002', () => {
     expect(services.worker?.ports).toContain('127.0.0.1:3001-3002:3001');
     expect(services.api?.ports).toContain('3000:3000');
+  });
+
+  it("runs every Temporal service's health check and commands with programs its image ships", () => {
+    expect(commandsOf('a --x y | grep -q Z')).toEqual(['a', 'grep']);
+    let checked = 0;
+    for (const [name, s] of Object.entries(services)) {
+      const shipped = IMAGE_COMMANDS[s.image ?? ''];
+      if (!shipped) continue;
+      const [kind, ...test] = s.healthcheck?.test ?? [];
+      const run = [
+        ...(kind === 'CMD-SHELL' ? commandsOf(test.join(' ')) : kind === 'CMD' ? [test[0]!] : []),
+        ...(JSON.stringify(s.entrypoint) === '["sh","-c"]'
+          ? commandsOf(([] as unknown[]).concat(s.command).join(' '))
+          : []),
+      ];
+      for (const cmd of run) expect(shipped, `${name}: ${cmd}`).toContain(cmd);
+      checked += run.length;
+    }
+    // The server's check, the schema's and the setup's commands were all looked at.
+    expect(commandsOf(services.temporal?.healthcheck?.test.slice(1).join(' ') ?? '')).toEqual([
+      'temporal',
+      'grep',
+    ]);
+    expect(checked).toBeGreaterThanOrEqual(8);
+  });
+
+  it("has the sandbox send its notifications to the API's ingress from its own settings", () => {
+    const sandbox = services.sandbox?.environment ?? {};
+    const api = services.api?.environment ?? {};
+    expect(envSchema.shape).toHaveProperty('SANDBOX_NOTIFICATION_URL');
+    expect(sandbox.SANDBOX_NOTIFICATION_URL).toBe(
+      `http://api:${api.API_PORT}/webhooks/provider/${api.WEBHOOK_SECRET}`,
+    );
+    expect(sandbox.WEBHOOK_PARTNER_ID).toBe(api.WEBHOOK_PARTNER_ID);
+    // The port it listens on is said, as the API's is, so the addresses above are the real ones.
+    expect(String(sandbox.SANDBOX_PORT)).toBe(services.sandbox?.ports?.[0]?.split(':').at(-1));
   });
 
   it('gives every long-running service a health check', () => {
