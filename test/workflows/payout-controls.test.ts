@@ -253,7 +253,14 @@ describe("the operator's authorization", () => {
       suffix,
       {
         payoutControls: { ...defaultPayoutControls(), askAuthorization: true },
-        payoutAuthorization: { url: backend.url, secret: backend.secret, timeoutMs: 300, onNoAnswer },
+        // A backend that answers is given long enough on two loaded cores; one that hangs never
+        // answers, so the short wait decides nothing but the test's length.
+        payoutAuthorization: {
+          url: backend.url,
+          secret: backend.secret,
+          timeoutMs: answer === 'hang' ? 300 : 10_000,
+          onNoAnswer,
+        },
       },
       async (taskQueue) => {
         const handle = await start(input, taskQueue);
