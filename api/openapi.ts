@@ -219,7 +219,8 @@ export function buildOpenApiDocument() {
     type: 'http',
     scheme: 'bearer',
     description:
-      'Authorization: Bearer <api key>. Each operation names the scopes the key needs (a write scope includes its read); a key from API_KEYS holds every scope.',
+      // CommonMark: the placeholder is code, or the page would read it as an HTML tag and drop it.
+      '`Authorization: Bearer <api key>`. Each operation names the scopes the key needs (a write scope includes its read); a key from API_KEYS holds every scope.',
   });
   for (const op of v1Operations) registerOperation(registry, op);
   registerWebhooks(registry);

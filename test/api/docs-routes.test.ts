@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/browser';
 import { type ApiEnv, startApiEnv } from './support';
 
 // docs/api.md's route table is what callers read first: it must say what /openapi.json says (and
@@ -72,4 +73,21 @@ describe("docs/api.md's route table and /openapi.json", () => {
       }
     }
   });
+});
+
+describe('the API reference at /docs', () => {
+  it('shows the key placeholder as text in Chromium: Authorization: Bearer <api key>', async () => {
+    // Scalar renders descriptions as CommonMark, where a bare <api key> is an HTML tag it drops.
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${e.url}/docs`);
+      const placeholder = page.getByText('Authorization: Bearer <api key>').first();
+      await placeholder.waitFor({ timeout: 30_000 });
+      expect(await placeholder.textContent()).toContain('Authorization: Bearer <api key>');
+      expect(await page.locator('body').textContent()).not.toMatch(/Bearer \./);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });
