@@ -2,12 +2,16 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import { CLEAR_METADATA, SEALED_WHOLE_METADATA, WHOLE_METADATA } from './payload-converter';
 
 // Encrypts every payload pixflow sends to Temporal (workflow inputs, results, signals, queries,
 // updates, memos, user metadata) with AES-256-GCM, so CPFs, names and e-mails never sit in
 // Temporal's database in plain text. Each payload names the key that sealed it: keys can
 // rotate, old histories stay readable while their key is still configured. A payload that
 // deflates smaller is deflated first (ciphertext does not compress), so histories stay small.
+// The one exception is what crosses Nexus to another namespace's workflows, which hold no pixflow
+// key: what the worker's payload converter marks (common/payload-converter.ts) keeps its data in
+// the clear, a part with no personal data, and the whole value sealed beside it.
 
 const ENCRYPTED_ENCODING = 'binary/encrypted';
 const KEY_ID_METADATA = 'encryption-key-id';
@@ -59,52 +63,74 @@ export class EncryptionCodec implements PayloadCodec {
   constructor(private readonly cfg: CodecKeys) {}
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
-    const keyId = text.encode(this.cfg.activeKeyId);
-    const key = this.cfg.keys.get(this.cfg.activeKeyId)!;
     return payloads.map((p) => {
       if (isBareNull(p)) return p;
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv(CIPHER, key, iv);
-      cipher.setAAD(keyId);
-      const proto = PayloadProto.encode(p).finish();
-      const deflated = deflateRawSync(proto);
-      const plain =
-        deflated.length + 1 < proto.length ? Buffer.concat([Buffer.of(DEFLATED), deflated]) : proto;
-      const sealed = Buffer.concat([
-        Buffer.of(keyId.length),
-        keyId,
-        iv,
-        cipher.update(plain),
-        cipher.final(),
-        cipher.getAuthTag(),
-      ]);
-      return { metadata: { [METADATA_ENCODING_KEY]: text.encode(ENCRYPTED_ENCODING) }, data: sealed };
+      if (!p.metadata?.[CLEAR_METADATA]) return this.seal(p);
+      const { [CLEAR_METADATA]: _clear, [WHOLE_METADATA]: whole, ...metadata } = p.metadata;
+      if (!whole) return { metadata, data: p.data };
+      // The whole value sealed as its own payload, with the encoding it was written in.
+      const encoding = metadata[METADATA_ENCODING_KEY];
+      const sealed = this.seal({
+        metadata: encoding ? { [METADATA_ENCODING_KEY]: encoding } : {},
+        data: whole,
+      });
+      return { metadata: { ...metadata, [SEALED_WHOLE_METADATA]: sealed.data! }, data: p.data };
     });
+  }
+
+  private seal(p: Payload): Payload {
+    const keyId = text.encode(this.cfg.activeKeyId);
+    const key = this.cfg.keys.get(this.cfg.activeKeyId)!;
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv(CIPHER, key, iv);
+    cipher.setAAD(keyId);
+    const proto = PayloadProto.encode(p).finish();
+    const deflated = deflateRawSync(proto);
+    const plain = deflated.length + 1 < proto.length ? Buffer.concat([Buffer.of(DEFLATED), deflated]) : proto;
+    const sealed = Buffer.concat([
+      Buffer.of(keyId.length),
+      keyId,
+      iv,
+      cipher.update(plain),
+      cipher.final(),
+      cipher.getAuthTag(),
+    ]);
+    return { metadata: { [METADATA_ENCODING_KEY]: text.encode(ENCRYPTED_ENCODING) }, data: sealed };
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((p) => {
-      const encoding = p.metadata?.[METADATA_ENCODING_KEY];
-      if (!encoding || untext.decode(encoding) !== ENCRYPTED_ENCODING) return p;
-      const data = Buffer.from(p.data ?? new Uint8Array());
-      const idInMetadata = p.metadata?.[KEY_ID_METADATA];
-      const sealed = idInMetadata
-        ? { keyId: untext.decode(idInMetadata), aad: undefined, rest: data }
-        : keyIdInData(data);
-      const key = this.cfg.keys.get(sealed.keyId);
-      if (!key) throw new CodecKeyError(`payload encrypted with unknown key id "${sealed.keyId}"`);
-      const { rest } = sealed;
-      if (rest.length < IV_BYTES + TAG_BYTES) throw new CodecKeyError('encrypted payload is truncated');
-      const decipher = createDecipheriv(CIPHER, key, rest.subarray(0, IV_BYTES));
-      if (sealed.aad) decipher.setAAD(sealed.aad);
-      decipher.setAuthTag(rest.subarray(rest.length - TAG_BYTES));
-      const plain = Buffer.concat([
-        decipher.update(rest.subarray(IV_BYTES, rest.length - TAG_BYTES)),
-        decipher.final(),
-      ]);
-      const deflated = plain.length > 0 && plain[0] === DEFLATED;
-      return PayloadProto.decode(deflated ? inflateRawSync(plain.subarray(1)) : plain) as Payload;
+      const whole = p.metadata?.[SEALED_WHOLE_METADATA];
+      if (whole)
+        return this.open({
+          metadata: { [METADATA_ENCODING_KEY]: text.encode(ENCRYPTED_ENCODING) },
+          data: whole,
+        });
+      return this.open(p);
     });
+  }
+
+  private open(p: Payload): Payload {
+    const encoding = p.metadata?.[METADATA_ENCODING_KEY];
+    if (!encoding || untext.decode(encoding) !== ENCRYPTED_ENCODING) return p;
+    const data = Buffer.from(p.data ?? new Uint8Array());
+    const idInMetadata = p.metadata?.[KEY_ID_METADATA];
+    const sealed = idInMetadata
+      ? { keyId: untext.decode(idInMetadata), aad: undefined, rest: data }
+      : keyIdInData(data);
+    const key = this.cfg.keys.get(sealed.keyId);
+    if (!key) throw new CodecKeyError(`payload encrypted with unknown key id "${sealed.keyId}"`);
+    const { rest } = sealed;
+    if (rest.length < IV_BYTES + TAG_BYTES) throw new CodecKeyError('encrypted payload is truncated');
+    const decipher = createDecipheriv(CIPHER, key, rest.subarray(0, IV_BYTES));
+    if (sealed.aad) decipher.setAAD(sealed.aad);
+    decipher.setAuthTag(rest.subarray(rest.length - TAG_BYTES));
+    const plain = Buffer.concat([
+      decipher.update(rest.subarray(IV_BYTES, rest.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
+    const deflated = plain.length > 0 && plain[0] === DEFLATED;
+    return PayloadProto.decode(deflated ? inflateRawSync(plain.subarray(1)) : plain) as Payload;
   }
 }
 

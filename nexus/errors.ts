@@ -1,6 +1,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { HandlerError, OperationError } from 'nexus-rpc';
+import { inTheClear } from '../common/payload-converter';
 import { isTemporalUnavailable, Problem } from '../http/problem';
 
 // How the Nexus operations say no, from the same Problems the API answers with. Bad input is a
@@ -8,17 +9,29 @@ import { isTemporalUnavailable, Problem } from '../http/problem';
 // rule, a conflict, the provider's refusal, no such flow) fails the operation, once and for good;
 // Temporal not answering in time is retried by the caller's server, as anything unexpected is.
 // Each refusal's cause carries the Problem's `type` slug and its extra fields as details, so a
-// caller's workflow can branch on them as an API client does.
+// caller's workflow can branch on them as an API client does. The details cross in the clear
+// (common/payload-converter.ts): a caller reads them with no pixflow key, so they hold nothing
+// personal (codes, statuses, amounts).
 
 const message = (p: Problem) => (p.detail ? `${p.title}: ${p.detail}` : p.title);
 
 const causeOf = (p: Problem) =>
-  ApplicationFailure.create({ type: p.slug, message: message(p), nonRetryable: true, details: [p.extra] });
+  ApplicationFailure.create({
+    type: p.slug,
+    message: message(p),
+    nonRetryable: true,
+    details: [inTheClear({ ...p.extra })],
+  });
 
 /** A refusal as a failed operation: `type` names it, `details` say more (a state, a reason). */
-export function refused(type: string, why: string, details: unknown): OperationError {
+export function refused(type: string, why: string, details: object): OperationError {
   return new OperationError('failed', why, {
-    cause: ApplicationFailure.create({ type, message: why, nonRetryable: true, details: [details] }),
+    cause: ApplicationFailure.create({
+      type,
+      message: why,
+      nonRetryable: true,
+      details: [inTheClear(details)],
+    }),
   });
 }
 

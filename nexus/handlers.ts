@@ -11,11 +11,12 @@ import { onboardingBodySchema } from '../api/onboardings-schemas';
 import { startWithdrawal, withdrawalRequest } from '../api/withdrawals';
 import { withdrawalBodySchema } from '../api/withdrawals-schemas';
 import type { Config } from '../common/config';
+import { inTheClear } from '../common/payload-converter';
 import { cpfHash } from '../common/pii';
 import { depositWorkflowId } from '../contracts/deposit';
-import type { OnboardingInput, OnboardingState } from '../contracts/onboarding';
+import type { OnboardingInput } from '../contracts/onboarding';
 import { onboardingWorkflowId } from '../contracts/onboarding';
-import { type WithdrawalState, withdrawalWorkflowId } from '../contracts/withdrawal';
+import { withdrawalWorkflowId } from '../contracts/withdrawal';
 import type { Pool } from '../db/pool';
 import { parse } from '../http/request-input';
 import { isAlreadyStarted, isNotFound } from '../http/workflow-calls';
@@ -23,36 +24,40 @@ import { answering, refused } from './errors';
 import { type FlowRefInput, flowRefSchema } from './inputs';
 import {
   type FlowOutcome,
-  type FlowRef,
-  type OnboardingRequest,
-  pixflowService,
-  type WithdrawalRequest,
-} from './service';
+  type OnboardingOutcome,
+  onboardingOutcome,
+  outcomeOfWorkflow,
+  type WithdrawalOutcome,
+  withdrawalOutcome,
+} from './outcomes';
+import { type FlowRef, type OnboardingRequest, pixflowService, type WithdrawalRequest } from './service';
 
 // The Nexus service's handlers, run by pixflow's worker. Each starts its flow through the API's
 // own start path (api/*.ts), with its rules: what the API refuses, the operation refuses. The
 // asynchronous operations are backed by the flows' own runs: the Temporal server calls the
-// caller back when the run ends, with its final state.
+// caller back when the run ends, with its outcome (nexus/outcomes.ts): the flow's result, whose
+// outcome part crosses in the clear (nexus/outcome-interceptor.ts). What the handlers answer
+// themselves is marked `inTheClear`: a caller reads it with no pixflow key.
 
-/** A flow's workflow, as Nexus starts it: its input, its final state. */
+/** A flow's workflow, as Nexus starts it: its input; its result, as a caller reads it, the outcome. */
 type FlowWorkflow<I, O> = (input: I) => Promise<O>;
-/** A running flow's workflow, as Nexus joins it: its final state (it is never started here). */
+/** A running flow's workflow, as Nexus joins it: its outcome (it is never started here). */
 type JoinedWorkflow<O> = () => Promise<O>;
 
-/** What an asynchronous operation answers: the flow's final state now, or its run to wait for. */
+/** What an asynchronous operation answers: the flow's outcome now, or its run to wait for. */
 type Outcome<O> = { ended: O } | { run: temporalNexus.WorkflowHandle<O> };
 
 /**
  * An operation backed by a flow's run: the server calls the caller back when it ends. A flow
  * that had ended answers at once. A caller never cancels a flow: money may be on its way.
  */
-function flowRunOperation<I, O>(
+function flowRunOperation<I, O extends object>(
   begin: (ctx: nexus.StartOperationContext, input: I) => Promise<Outcome<O>>,
 ): nexus.OperationHandler<I, O> {
   return {
     async start(ctx, input) {
       const outcome = await answering(() => begin(ctx, input));
-      if ('ended' in outcome) return nexus.HandlerStartOperationResult.sync(outcome.ended);
+      if ('ended' in outcome) return nexus.HandlerStartOperationResult.sync(inTheClear(outcome.ended));
       return new temporalNexus.WorkflowRunOperationHandler<I, O>(async () => outcome.run).start(ctx, input);
     },
     async cancel() {
@@ -64,9 +69,14 @@ function flowRunOperation<I, O>(
   };
 }
 
-/** The final state of a flow whose run has ended (following its continue-as-new). */
-async function endedOutcome<O>(client: Client, workflowId: string): Promise<O> {
-  return client.workflow.getHandle<JoinedWorkflow<O>>(workflowId).result();
+/** The outcome of a flow whose run has ended (following its continue-as-new), from its final state. */
+async function endedOutcome<O extends FlowOutcome>(client: Client, workflowId: string): Promise<O> {
+  const handle = client.workflow.getHandle(workflowId);
+  // pixflow's client reads the whole final state; the last run's type says which flow's it is.
+  const [state, { type }] = await Promise.all([handle.result(), handle.describe()]);
+  const outcome = outcomeOfWorkflow(type, state);
+  if (!outcome) throw new Error(`${workflowId} is a ${type}, not a flow`);
+  return outcome as O;
 }
 
 /**
@@ -74,7 +84,7 @@ async function endedOutcome<O>(client: Client, workflowId: string): Promise<O> {
  * one (USE_EXISTING joins the running run; REJECT_DUPLICATE refuses a closed id): a flow that
  * ended meanwhile answers its final state.
  */
-async function join<O>(
+async function join<O extends FlowOutcome>(
   ctx: nexus.StartOperationContext,
   client: Client,
   workflowType: string,
@@ -153,7 +163,7 @@ export function pixflowNexusService({ config, pool }: NexusDeps) {
   const starter = (): FlowStarter => ({ config, pool, temporal: temporalNexus.getClient(), timings });
 
   return nexus.serviceHandler(pixflowService, {
-    startOnboarding: flowRunOperation<OnboardingRequest, OnboardingState>(async (ctx, raw) => {
+    startOnboarding: flowRunOperation<OnboardingRequest, OnboardingOutcome>(async (ctx, raw) => {
       const { temporal } = starter();
       const input: OnboardingInput = {
         ...parse(onboardingBodySchema, 'input', raw),
@@ -162,7 +172,7 @@ export function pixflowNexusService({ config, pool }: NexusDeps) {
       // A running onboarding is joined (USE_EXISTING) where the API answers its state: either way
       // the caller has its end.
       const outcome = await startOnboardingOnce(temporal, config, input, (reuse) =>
-        temporalNexus.startWorkflow<FlowWorkflow<OnboardingInput, OnboardingState>>(
+        temporalNexus.startWorkflow<FlowWorkflow<OnboardingInput, OnboardingOutcome>>(
           ctx,
           'onboardingWorkflow',
           {
@@ -172,7 +182,7 @@ export function pixflowNexusService({ config, pool }: NexusDeps) {
           },
         ),
       );
-      return 'started' in outcome ? { run: outcome.started } : { ended: outcome.existing };
+      return 'started' in outcome ? { run: outcome.started } : { ended: onboardingOutcome(outcome.existing) };
     }),
 
     createDeposit: async (ctx, raw) =>
@@ -184,19 +194,24 @@ export function pixflowNexusService({ config, pool }: NexusDeps) {
           ctx.requestId,
         );
         const { workflowId, txid, qr, created } = started;
-        return { workflowId, txid, qr, created };
+        // The QR and ids: nothing personal.
+        return inTheClear({ workflowId, txid, qr, created });
       }),
 
-    requestWithdrawal: flowRunOperation<WithdrawalRequest, WithdrawalState>(async (ctx, raw) => {
+    requestWithdrawal: flowRunOperation<WithdrawalRequest, WithdrawalOutcome>(async (ctx, raw) => {
       const deps = starter();
       const body = parse(withdrawalBodySchema, 'input', raw);
       const request = withdrawalRequest(config, body, 'input', transactionIdOfRequest(ctx.requestId));
       const { workflowId, state, closed } = await startWithdrawal(deps, request);
       if (state.status === 'refused') {
-        throw refused('withdrawal-refused', `the money rules refused the withdrawal: ${state.reason}`, state);
+        throw refused(
+          'withdrawal-refused',
+          `the money rules refused the withdrawal: ${state.reason}`,
+          withdrawalOutcome(state),
+        );
       }
-      if (closed) return { ended: await endedOutcome(deps.temporal, workflowId) };
-      return join(ctx, deps.temporal, 'withdrawalWorkflow', workflowId);
+      if (closed) return { ended: await endedOutcome<WithdrawalOutcome>(deps.temporal, workflowId) };
+      return join<WithdrawalOutcome>(ctx, deps.temporal, 'withdrawalWorkflow', workflowId);
     }),
 
     waitForOutcome: flowRunOperation<FlowRef, FlowOutcome>(async (ctx, raw) => {

@@ -3,16 +3,16 @@ import type { z } from 'zod';
 import type { depositBodySchema } from '../api/deposits-schemas';
 import type { onboardingBodySchema } from '../api/onboardings-schemas';
 import type { withdrawalBodySchema } from '../api/withdrawals-schemas';
-import type { DepositQr, DepositState } from '../contracts/deposit';
-import type { OnboardingState } from '../contracts/onboarding';
-import type { WithdrawalState } from '../contracts/withdrawal';
+import type { DepositQr } from '../contracts/deposit';
 import type { flowRefSchema } from './inputs';
+import type { FlowOutcome, OnboardingOutcome, WithdrawalOutcome } from './outcomes';
 
 // pixflow's Nexus service: what a backend that runs on Temporal imports to call pixflow from its
 // own workflows, durably (docs/nexus.md). The worker serves it (nexus/handlers.ts) on pixflow's
 // namespace and task queue, behind the Nexus endpoint `npm start` creates. Inputs are the API's
 // bodies, checked with the same schemas; only types are imported here, so a caller's workflow
-// bundle holds nexus-rpc and nothing else of pixflow.
+// bundle holds nexus-rpc and nothing else of pixflow. Answers and refusals' details carry no
+// personal data and cross in the clear: a caller reads them with no pixflow key.
 
 /** The endpoint `npm start` creates for this service; elsewhere, the one its operator made. */
 export const PIXFLOW_NEXUS_ENDPOINT = 'pixflow';
@@ -41,25 +41,29 @@ export interface DepositCreated {
   created: boolean;
 }
 
-/** A flow's final state: what the flow's run ended with. */
-export type FlowOutcome = OnboardingState | DepositState | WithdrawalState;
+export type {
+  DepositOutcome,
+  FlowOutcome,
+  OnboardingOutcome,
+  WithdrawalOutcome,
+} from './outcomes';
 
 export const pixflowService = nexus.service('pixflow', {
   /**
    * Starts the person's onboarding (idempotent per CPF; an expired one starts over) and ends with
-   * its final state: `approved`, `rejected` or `expired`. One that ended already answers at once.
+   * its outcome: `approved`, `rejected` or `expired`. One that ended already answers at once.
    */
-  startOnboarding: nexus.operation<OnboardingRequest, OnboardingState>(),
+  startOnboarding: nexus.operation<OnboardingRequest, OnboardingOutcome>(),
   /**
    * Creates a deposit and answers its QR code in one round trip, as POST /v1/deposits does. Its
    * outcome (paid and `completed`, `expired`, `held`...) comes from waitForOutcome.
    */
   createDeposit: nexus.operation<DepositRequest, DepositCreated>(),
   /**
-   * Sends a Pix payout once the money rules allow it, and ends with the withdrawal's final state
+   * Sends a Pix payout once the money rules allow it, and ends with the withdrawal's outcome
    * (`completed`, `failed`, `stuck`). A refusal by the rules fails the operation at once.
    */
-  requestWithdrawal: nexus.operation<WithdrawalRequest, WithdrawalState>(),
-  /** Ends with a flow's final state, whoever started it; one that ended already answers at once. */
+  requestWithdrawal: nexus.operation<WithdrawalRequest, WithdrawalOutcome>(),
+  /** Ends with a flow's outcome, whoever started it; one that ended already answers at once. */
   waitForOutcome: nexus.operation<FlowRef, FlowOutcome>(),
 });

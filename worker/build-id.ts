@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode, Runtime } from '@temporalio/worker';
+import { type BundleOptions, bundleWorkflowCode, Runtime } from '@temporalio/worker';
 import { z } from 'zod';
+import { bundlerLogger } from './bundle-log';
 
 // The worker's build id names the workflow code it runs: the Worker Deployment Version is
 // (deployment name, build id), and a pinned flow runs to its end on workers of its build id.
@@ -54,9 +55,16 @@ export function buildIdFor(bundleCode: string, root = ROOT): string {
   return git.modified ? `${version}+${git.commit}.${bundleHash(bundleCode)}` : `${version}+${git.commit}`;
 }
 
-/** The workflow bundle the worker runs, built once at start. */
-export async function workflowBundle(workflowsPath: string) {
-  // The runtime's logger, as when the worker bundles the code itself.
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
+/** The workflow bundle the worker runs, built once at start, with its interceptors and payload converter. */
+export async function workflowBundle(
+  workflowsPath: string,
+  options: Pick<BundleOptions, 'workflowInterceptorModules' | 'payloadConverterPath'> = {},
+) {
+  // The runtime's logger, as when the worker bundles the code itself, without webpack's report.
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    ...options,
+    logger: bundlerLogger(Runtime.instance().logger),
+  });
   return { code };
 }

@@ -12,6 +12,7 @@ import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingWorkerOptions } from '../common/tracing';
 import { workerTuningOptions } from '../common/worker-tuning';
 import { pixflowNexusService } from '../nexus/handlers';
+import { nexusBundleOptions } from '../nexus/worker-bundle';
 import { createWorkerActivities } from './activities';
 import { buildIdFor, workflowBundle } from './build-id';
 import { ensureReconciler } from './reconciler';
@@ -105,9 +106,12 @@ async function main() {
   );
   metrics.countTokenRequests(() => provider.tokenRequests);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
+  // With what lets a flow's result cross Nexus in the clear (docs/nexus.md).
+  const bundleOptions = nexusBundleOptions();
   // workflows/index.ts under tsx, index.js in the compiled image: the extension of this file.
   const bundle = await workflowBundle(
     path.join(__dirname, '..', 'workflows', `index${path.extname(__filename)}`),
+    bundleOptions,
   );
   const version = {
     deploymentName: config.WORKER_DEPLOYMENT_NAME,
@@ -124,8 +128,11 @@ async function main() {
     // like new flows, to the deployment's current version; the flows it starts are pinned or
     // moving as their own workflows say.
     nexusServices: [pixflowNexusService({ config, pool })],
-    // Payloads are encrypted before they reach Temporal (common/codec.ts).
-    dataConverter: pixflowDataConverter(config.codecKeys),
+    // Payloads are encrypted before they reach Temporal (common/codec.ts), all but what crosses Nexus.
+    dataConverter: {
+      ...pixflowDataConverter(config.codecKeys),
+      payloadConverterPath: bundleOptions.payloadConverterPath,
+    },
     // Workflow, activity and provider-call spans, joined to the API's trace through headers.
     ...tracingWorkerOptions(tracing),
     // Concurrency and cache (WORKER_MAX_*).

@@ -1,11 +1,10 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { z } from 'zod';
-import { parseCodecKeys, pixflowDataConverter } from '../../common/codec';
 
 // A backend's worker, in its own namespace and its own process, running caller-workflows.ts from
 // a bundle made once by the test: the test kills it (SIGKILL) while its workflow waits on pixflow
-// and starts another. Its payloads are sealed with pixflow's codec, as docs/nexus.md says a
-// caller's must be to read pixflow's answers.
+// and starts another. It holds no pixflow key: Temporal's default data converter reads what
+// pixflow answers (docs/nexus.md).
 
 const env = z
   .object({
@@ -13,8 +12,6 @@ const env = z
     CALLER_NAMESPACE: z.string().min(1),
     CALLER_TASK_QUEUE: z.string().min(1),
     CALLER_BUNDLE: z.string().min(1),
-    CODEC_KEYS: z.string().min(1),
-    CODEC_ACTIVE_KEY_ID: z.string().min(1),
   })
   .parse(process.env);
 
@@ -25,7 +22,6 @@ async function main() {
     namespace: env.CALLER_NAMESPACE,
     taskQueue: env.CALLER_TASK_QUEUE,
     workflowBundle: { codePath: env.CALLER_BUNDLE },
-    dataConverter: pixflowDataConverter(parseCodecKeys(env.CODEC_KEYS, env.CODEC_ACTIVE_KEY_ID)),
   });
   const running = worker.run();
   process.stdout.write('caller worker polling\n');

@@ -1,13 +1,18 @@
 import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
 import { createNexusServiceClient } from '@temporalio/workflow';
 import { HandlerError } from 'nexus-rpc';
-import type { DepositState } from '../../contracts/deposit';
-import type { OnboardingState } from '../../contracts/onboarding';
-import type { WithdrawalState } from '../../contracts/withdrawal';
-import { type DepositCreated, PIXFLOW_NEXUS_ENDPOINT, pixflowService } from '../../nexus/service';
+import {
+  type DepositCreated,
+  type DepositOutcome,
+  type OnboardingOutcome,
+  PIXFLOW_NEXUS_ENDPOINT,
+  pixflowService,
+  type WithdrawalOutcome,
+} from '../../nexus/service';
 
 // A backend's workflows, in a namespace of its own, that call pixflow through its Nexus service
-// as docs/nexus.md shows: the only pixflow code in their bundle is the service's definition.
+// as docs/nexus.md shows: the only pixflow code in their bundle is the service's definition. Their
+// worker runs with Temporal's default data converter: no pixflow key.
 
 export interface Person {
   externalId: string;
@@ -19,10 +24,10 @@ export interface Person {
 const pixflow = () => createNexusServiceClient({ service: pixflowService, endpoint: PIXFLOW_NEXUS_ENDPOINT });
 
 export interface MoneyMoved {
-  onboarding: OnboardingState;
+  onboarding: OnboardingOutcome;
   deposit: DepositCreated;
-  depositOutcome: DepositState;
-  withdrawal: WithdrawalState;
+  depositOutcome: DepositOutcome;
+  withdrawal: WithdrawalOutcome;
 }
 
 /** Onboards the person, takes a deposit from them and pays them out, each through pixflow. */
@@ -51,7 +56,7 @@ export async function backendMovesMoney(input: {
     'waitForOutcome',
     { flow: 'deposit', txid: deposit.txid },
     { scheduleToCloseTimeout: '5 minutes' },
-  )) as DepositState;
+  )) as DepositOutcome;
   const withdrawal = await pixflow().executeOperation(
     'requestWithdrawal',
     {

@@ -3,15 +3,18 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCodecKeys, pixflowDataConverter } from '../../common/codec';
+import type { DepositState } from '../../contracts/deposit';
+import type { DepositOutcome, WithdrawalOutcome } from '../../nexus/outcomes';
 import { PIXFLOW_NEXUS_ENDPOINT, pixflowService } from '../../nexus/service';
 import { type EmbeddedStack, startEmbeddedStack } from '../../scripts/embedded-stack';
 import { runTool } from '../../scripts/temporal-server';
 import { ensureTemporalCli } from '../../scripts/temporal-tools';
+import { runNpmScript } from '../helpers/npm-script';
 import { newPerson, onboard, type Person } from '../helpers/people';
 import { waitUntil } from '../helpers/wait';
 import type { backendMovesMoney, backendRefusals } from './caller-workflows';
@@ -20,7 +23,9 @@ import type { backendMovesMoney, backendRefusals } from './caller-workflows';
 // own, through the Nexus endpoint `npm start` makes: the whole stack as `npm start` runs it
 // (every part a real process), a caller namespace on its Temporal, and the caller's worker in a
 // process of its own, killed (SIGKILL) while its workflow waits on pixflow and started again.
-// The flows' outcomes reach the caller through the server's completion callbacks.
+// The flows' outcomes reach the caller through the server's completion callbacks. The caller
+// holds no pixflow key (Temporal's default data converter): what pixflow answers crosses in the
+// clear, with nothing personal, while pixflow's own histories keep personal data sealed.
 
 const { PendingNexusOperationState, CallbackState } = temporal.api.enums.v1;
 
@@ -31,9 +36,9 @@ const CALLER_TASK_QUEUE = 'backend';
 
 let stack: EmbeddedStack;
 let connection: Connection;
-/** The backend's client, in its own namespace, with pixflow's codec (docs/nexus.md). */
+/** The backend's client, in its own namespace: the SDK's default data converter, no pixflow key. */
 let caller: Client;
-/** pixflow's own namespace, to look at its flows. */
+/** pixflow's own namespace, with pixflow's codec, to look at its flows. */
 let pixflowNs: Client;
 let bundleDir: string;
 const workers: ChildProcess[] = [];
@@ -73,17 +78,27 @@ const until = (what: string, probe: () => Promise<boolean>, timeoutMs = 30_000) 
     },
   );
 
+/** This environment without any pixflow codec key: what a caller's process has. */
+function withoutPixflowKeys(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { CODEC_KEYS: _keys, CODEC_ACTIVE_KEY_ID: _active, ...rest } = env;
+  return rest;
+}
+
+/** Whether a history, as the server keeps it, holds this text in the clear anywhere. */
+async function holdsInTheClear(handle: WorkflowHandle, text: string): Promise<boolean> {
+  const history = await handle.fetchHistory();
+  return Buffer.from(temporal.api.history.v1.History.encode(history).finish()).includes(text);
+}
+
 /** The caller's worker as a process of its own, once it polls. */
 async function startCallerWorker(): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'caller-worker.ts')], {
     env: {
-      ...process.env,
+      ...withoutPixflowKeys(process.env),
       TEMPORAL_ADDRESS: stack.temporalAddress,
       CALLER_NAMESPACE,
       CALLER_TASK_QUEUE,
       CALLER_BUNDLE: path.join(bundleDir, 'caller-workflows.js'),
-      CODEC_KEYS: stack.env.CODEC_KEYS,
-      CODEC_ACTIVE_KEY_ID: stack.env.CODEC_ACTIVE_KEY_ID,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -131,11 +146,14 @@ beforeAll(async () => {
     '--address',
     stack.temporalAddress,
   ]);
-  const dataConverter = pixflowDataConverter(
-    parseCodecKeys(stack.env.CODEC_KEYS ?? '', stack.env.CODEC_ACTIVE_KEY_ID ?? ''),
-  );
-  caller = new Client({ connection, namespace: CALLER_NAMESPACE, dataConverter });
-  pixflowNs = new Client({ connection, namespace: stack.env.TEMPORAL_NAMESPACE ?? 'default', dataConverter });
+  caller = new Client({ connection, namespace: CALLER_NAMESPACE });
+  pixflowNs = new Client({
+    connection,
+    namespace: stack.env.TEMPORAL_NAMESPACE ?? 'default',
+    dataConverter: pixflowDataConverter(
+      parseCodecKeys(stack.env.CODEC_KEYS ?? '', stack.env.CODEC_ACTIVE_KEY_ID ?? ''),
+    ),
+  });
   // Bundled once: each caller worker process starts from it at once.
   bundleDir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-nexus-caller-'));
   const { code } = await bundleWorkflowCode({
@@ -225,17 +243,36 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
     await sandbox(`/sandbox/withdrawals/${payout}/settle`);
     const moved = await handle.result();
 
-    expect(moved.onboarding.status).toBe('approved');
+    expect(moved.onboarding).toMatchObject({ flow: 'onboarding', status: 'approved' });
     expect(moved.deposit).toMatchObject({ workflowId: `deposit-${txid}`, txid, created: true });
     expect(moved.deposit.qr.payload).toMatch(/^000201/);
     expect(moved.deposit.qr.image).toMatch(/^data:image\/png;base64,/);
-    expect(moved.depositOutcome).toMatchObject({ status: 'completed', txid, amountCentavos: 15_000 });
+    expect(moved.depositOutcome).toMatchObject({
+      flow: 'deposit',
+      status: 'completed',
+      txid,
+      amountCentavos: 15_000,
+    });
     expect(moved.withdrawal).toMatchObject({
+      flow: 'withdrawal',
       status: 'completed',
       transactionId: payout,
       amountCentavos: 4_990,
       receiptStored: true,
     });
+    // The caller's worker read every answer without a pixflow key, and no answer holds the
+    // person's data: the payer's name is in the deposit's whole state, which pixflow's client reads.
+    expect(JSON.stringify(moved)).not.toContain(ana.name);
+    const whole = (await pixflowNs.workflow.getHandle(`deposit-${txid}`).result()) as DepositState;
+    expect(whole.payment?.payerName).toBe(ana.name);
+    // pixflow's histories hold the person's CPF and name sealed only; the caller's holds its own
+    // input (the CPF it sent) as its converter wrote it, in the clear.
+    for (const workflowId of [`deposit-${txid}`, `withdrawal-${payout}`]) {
+      for (const text of [ana.cpf, ana.name]) {
+        expect(await holdsInTheClear(pixflowNs.workflow.getHandle(workflowId), text), workflowId).toBe(false);
+      }
+    }
+    expect(await holdsInTheClear(handle, ana.cpf)).toBe(true);
     // Each outcome came from the flow's own run: the server's callback to the caller succeeded.
     for (const workflowId of [`deposit-${txid}`, `withdrawal-${payout}`]) {
       const { raw } = await pixflowNs.workflow.getHandle(workflowId).describe();
@@ -274,4 +311,41 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
     expect(flows.body.items.filter((f: { type: string }) => f.type === 'deposit')).toEqual([]);
     expect(pixflowService.name).toBe('pixflow');
   }, 60_000);
+});
+
+describe('the runnable example (examples/nexus-caller), as its README runs it', () => {
+  it('npm run example:nexus: a caller with no pixflow key signs a person up, has a deposit paid and a prize paid out', async () => {
+    const example = runNpmScript('example:nexus', {
+      ...withoutPixflowKeys(process.env),
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      SANDBOX_URL: stack.sandbox,
+      CALLER_NAMESPACE: 'nexus-example',
+    });
+    try {
+      const [, paidJson] = await example.printed(/deposit completed: (\{.*\})\n/, 150_000);
+      const [, payoutJson] = await example.printed(/prize completed: (\{.*\})\n/, 120_000);
+      expect(await example.exited, example.output()).toBe(0);
+      const paid = JSON.parse(paidJson as string) as DepositOutcome;
+      const payout = JSON.parse(payoutJson as string) as WithdrawalOutcome;
+      expect(example.output()).toContain('onboarding approved');
+      expect(paid).toMatchObject({ flow: 'deposit', status: 'completed', amountCentavos: 15_000 });
+      expect(payout).toMatchObject({ flow: 'withdrawal', status: 'completed', amountCentavos: 4_990 });
+      // pixflow's API tells the same: the deposit paid, the prize sent.
+      expect((await api(`/v1/deposits/${paid.txid}`)).body.state.status).toBe('completed');
+      expect((await api(`/v1/withdrawals/${payout.transactionId}`)).body.state).toMatchObject({
+        status: 'completed',
+        receiptStored: true,
+      });
+      // Its flows keep the person's CPF and name sealed in pixflow's histories.
+      for (const workflowId of [`deposit-${paid.txid}`, `withdrawal-${payout.transactionId}`]) {
+        for (const text of ['73628883504', 'Bia Lima']) {
+          expect(await holdsInTheClear(pixflowNs.workflow.getHandle(workflowId), text), workflowId).toBe(
+            false,
+          );
+        }
+      }
+    } finally {
+      await example.stop();
+    }
+  }, 300_000);
 });
