@@ -8,10 +8,10 @@ import { onboardPeople, ownCpfKey, type People } from '../helpers/people';
 import { tcpOpen } from '../helpers/ports';
 import { waitUntil } from '../helpers/wait';
 import {
-  activitiesInFlight,
   alive,
   call,
   childrenOf,
+  connectionOwner,
   type ProductionStack,
   peopleAt,
   providerCalls,
@@ -23,8 +23,9 @@ import {
 // pixflow on the Temporal server as production runs it: every Temporal service in one
 // `temporal-server` process on Postgres (schemas set up by temporal-sql-tool), two workers and
 // two APIs, all real processes started by `npm start -- --temporal postgres --workers 2 --apis 2`.
-// Deposits and payouts go through both APIs; one worker is killed with SIGKILL while they run.
-// Every flow must end as the provider sandbox says, every payout reach it exactly once.
+// Deposits and payouts go through both APIs; the worker sending a payout is killed with SIGKILL
+// while the provider has that payout and has not answered. Every flow must end as the provider
+// sandbox says, every payout reach it exactly once.
 
 const DEPOSITS = 12;
 const WITHDRAWALS = 12;
@@ -42,7 +43,14 @@ const deposits: string[] = [];
 const withdrawals: string[] = [];
 const refused: string[] = [];
 const retried: string[] = [];
-const killed: { pid?: number; callsBefore?: number[]; activitiesInFlight?: number } = {};
+const killed: {
+  pid?: number;
+  /** 0 for worker 1. */
+  index?: number;
+  callsBefore?: number[];
+  /** The transactionId of the payout whose create the sandbox held when the worker was killed. */
+  payout?: string;
+} = {};
 /** Every provider call waits this long in the sandbox, so activities are in flight when one worker dies. */
 const PROVIDER_LATENCY_MS = 1_000;
 
@@ -87,27 +95,67 @@ async function withdrawal(i: number) {
   else refused.push(`withdrawal ${id}: ${r.retried.at(-1)}`);
 }
 
-/** Once the load is under way and both workers ran activities: SIGKILL worker 1. */
-async function killWorkerMidLoad(accepted: () => number) {
+/** The answers the sandbox holds now (its `actThenFail` hang knob). */
+const heldAnswers = async (): Promise<Array<{ endpoint: string; id?: string; callerPort?: number }>> =>
+  (await sandbox('/sandbox/faults')).held;
+
+/**
+ * Once the load is under way and both workers made provider calls, the sandbox takes the next
+ * payout and holds its answer; on its word, the worker whose sendPayout sent it is killed with
+ * SIGKILL: the provider has the payout, the worker never learns it, and the flow must finish on
+ * another worker without a second payout.
+ */
+async function killWorkerMidPayout(accepted: () => number) {
   await waitUntil(accepted, (n) => n >= KILL_AFTER, { timeoutMs: 120_000, intervalMs: 100 });
-  const health = stack.workerHealth[0] as string;
   // Both workers took part before one is lost: the load was spread over them.
   killed.callsBefore = await waitUntil(
     () => Promise.all(stack.workerHealth.map(providerCalls)),
     (calls) => calls.every((c) => c > 0),
     { timeoutMs: 60_000, intervalMs: 250 },
   );
-  const worker = workerProcess(stack, health);
-  expect(worker, 'worker 1 among the processes npm start started').toBeDefined();
-  // Killed in the middle of an activity: its provider call is cut short, maybe after the
-  // provider acted on it, and the flow must finish on the other worker without a second payout.
-  killed.activitiesInFlight = await waitUntil(
-    () => activitiesInFlight(health),
-    (n) => n > 0,
-    { timeoutMs: 60_000, intervalMs: 50 },
+  await sandbox('/sandbox/faults', { actThenFail: { withdraw: { mode: 'hang', count: 1 } } });
+  // Well within the provider timeout (10 s), after which the worker would give up by itself.
+  const [held] = await waitUntil(heldAnswers, (h) => h.length > 0, { timeoutMs: 60_000, intervalMs: 50 });
+  expect(held).toMatchObject({
+    endpoint: 'withdraw',
+    id: expect.any(String),
+    callerPort: expect.any(Number),
+  });
+  const sender = connectionOwner(
+    stack.child.pid as number,
+    held?.callerPort as number,
+    Number(new URL(stack.sandbox).port),
   );
-  killed.pid = worker?.pid;
-  process.kill(worker?.pid as number, 'SIGKILL');
+  expect(sender?.command, `the process that sent payout ${held?.id}`).toMatch(/worker\/main\.ts$/);
+  killed.index = stack.workerHealth.findIndex((h) => new URL(h).port === sender?.env.WORKER_HTTP_PORT);
+  expect(killed.index).toBeGreaterThanOrEqual(0);
+  killed.payout = held?.id;
+  killed.pid = sender?.pid;
+  process.kill(sender?.pid as number, 'SIGKILL');
+  // The sandbox's word again: the held answer went with the killed worker's connection.
+  await waitUntil(heldAnswers, (h) => h.length === 0, { timeoutMs: 15_000, intervalMs: 50 });
+}
+
+/** The attempt each sendPayout activity of a withdrawal's run ended on, and the failure before it. */
+async function sendPayoutAttempts(transactionId: string) {
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  try {
+    const client = new Client({ connection, namespace: 'default' });
+    const history = await client.workflow.getHandle(withdrawalWorkflowId(transactionId)).fetchHistory();
+    const events = history.events ?? [];
+    const sends = new Set(
+      events
+        .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendPayout')
+        .map((e) => String(e.eventId)),
+    );
+    return events.flatMap((e) => {
+      const started = e.activityTaskStartedEventAttributes;
+      if (!started || !sends.has(String(started.scheduledEventId))) return [];
+      return [{ attempt: started.attempt ?? 0, timedOut: Boolean(started.lastFailure?.timeoutFailureInfo) }];
+    });
+  } finally {
+    await connection.close();
+  }
 }
 
 async function runLoad() {
@@ -125,7 +173,7 @@ async function runLoad() {
       done += 1;
     }
   });
-  await Promise.all([...callers, killWorkerMidLoad(() => done)]);
+  await Promise.all([...callers, killWorkerMidPayout(() => done)]);
 }
 
 /** Every flow's state, read from either API in turn, until all are final or the deadline passes. */
@@ -181,7 +229,7 @@ describe.sequential('pixflow on the Temporal server on Postgres: 2 workers, 2 AP
     expect(stack.output()).toMatch(/server 1\.29\.1 on Postgres, 4 history shards/);
   });
 
-  it('moves money through both APIs while worker 1 is killed: every flow ends, every payout is sent once', async () => {
+  it('moves money through both APIs while the worker sending a payout is killed: every flow ends, every payout is sent once', async () => {
     await sandbox('/sandbox/auto', { payDepositsAfterMs: 1_500, settleWithdrawalsAfterMs: 2_000 });
     await sandbox('/sandbox/faults', { latency: { fixedMs: PROVIDER_LATENCY_MS } });
     await runLoad();
@@ -211,18 +259,26 @@ describe.sequential('pixflow on the Temporal server on Postgres: 2 workers, 2 AP
     expect(sb.withdrawals.map((w: { txid: string }) => w.txid).sort()).toEqual([...withdrawals].sort());
     const payouts = Object.fromEntries(withdrawals.map((id) => [id, sb.counters.payouts[id] ?? 0]));
     expect(payouts).toEqual(Object.fromEntries(withdrawals.map((id) => [id, 1])));
-    // A payout asked again after the kill is refused by the provider as a duplicate: said, not failed.
-    timings.duplicatePayoutRequestsRefused = sb.counters.duplicateWithdrawalsRejected;
+    // The payout cut short: its sendPayout timed out on the killed worker and a later attempt
+    // finished it. That attempt looked the payout up before sending, found it, and sent nothing:
+    // the provider never saw a create twice, so it refused none as a duplicate.
+    expect(withdrawals).toContain(killed.payout);
+    const attempts = await sendPayoutAttempts(killed.payout as string);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]?.attempt).toBeGreaterThanOrEqual(2);
+    expect(attempts[0]?.timedOut).toBe(true);
+    expect(sb.counters.duplicateWithdrawalsRejected).toBe(0);
   }, 420_000);
 
   it('starts the killed worker again on its ports while the other carried on', async () => {
-    const health = stack.workerHealth[0] as string;
+    const health = stack.workerHealth[killed.index as number] as string;
+    const name = `worker ${(killed.index as number) + 1}`;
     await waitUntil(
-      () => stack.output().includes('worker 1 is back'),
+      () => stack.output().includes(`${name} is back`),
       (back) => back,
       { timeoutMs: 120_000, intervalMs: 250 },
     );
-    expect(stack.output()).toContain('worker 1 exited (SIGKILL); starting it again');
+    expect(stack.output()).toContain(`${name} exited (SIGKILL); starting it again`);
     expect((await fetch(health)).status).toBe(200);
     const again = workerProcess(stack, health);
     expect(again?.pid).toBeGreaterThan(0);

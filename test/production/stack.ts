@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { type EmbeddedStack, startEmbeddedStack } from '../../scripts/embedded-stack';
 import type { PixflowAt } from '../helpers/people';
 
@@ -119,16 +119,38 @@ export async function providerCalls(health: string): Promise<number> {
   return total;
 }
 
-/** Activities a worker is running right now (the Temporal SDK's slot gauge in its /metrics). */
-export async function activitiesInFlight(health: string): Promise<number> {
-  const metrics = new URL('/metrics', health);
-  const text = await fetch(metrics, { signal: AbortSignal.timeout(5_000) })
-    .then((r) => r.text())
-    .catch(() => '');
-  const gauge = /^temporal_worker_task_slots_used\{[^}]*worker_type="ActivityWorker"[^}]*\} (\d+)/m.exec(
-    text,
-  );
-  return Number(gauge?.[1] ?? 0);
+/** The socket inode of the TCP connection from `localPort` to `remotePort` (/proc/net/tcp and tcp6). */
+function connectionInode(localPort: number, remotePort: number): string | undefined {
+  const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const [, local, remote, , , , , , , inode] = line.trim().split(/\s+/);
+      if (local?.endsWith(`:${hex(localPort)}`) && remote?.endsWith(`:${hex(remotePort)}`)) return inode;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The process among `parent`'s children that holds the connection whose own end is
+ * `localPort` and whose other end is `remotePort`: which process made a request a server holds.
+ */
+export function connectionOwner(parent: number, localPort: number, remotePort: number): Proc | undefined {
+  const inode = connectionInode(localPort, remotePort);
+  if (!inode) return undefined;
+  return childrenOf(parent).find((p) => {
+    try {
+      return readdirSync(`/proc/${p.pid}/fd`).some((fd) => {
+        try {
+          return readlinkSync(`/proc/${p.pid}/fd/${fd}`) === `socket:[${inode}]`;
+        } catch {
+          return false; // closed meanwhile
+        }
+      });
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
 }
 
 export interface Reply {
