@@ -228,7 +228,6 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   PAYOUT_APPROVAL_ABOVE_CENTAVOS: rule({
     meaning:
       "a payout above this waits in `awaiting_approval` for operators' approval (four eyes, [Payout controls](payout-controls.md)); 0: off",
-    shownDefault: '5000000 (R$ 50.000,00)',
   }),
   PAYOUT_APPROVERS: rule({
     meaning:

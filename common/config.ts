@@ -102,8 +102,11 @@ export const ELIGIBILITY_DEV_SECRET = 'whsec_ZGV2LWVsaWdpYmlsaXR5LXNlY3JldC1jaGF
 /** The payout authorization's signing secret in development: public, like the other defaults. */
 export const PAYOUT_AUTHORIZATION_DEV_SECRET = 'whsec_ZGV2LXBheW91dC1hdXRob3JpemF0aW9uLWNoYW5nZS1tZQ==';
 
-/** The payout controls' amounts by default (docs/payout-controls.md). */
-export const PAYOUT_CONTROL_DEFAULTS = { approvalAboveCentavos: 5_000_000 } as const;
+/**
+ * The payout controls' amounts by default (docs/payout-controls.md): four eyes below the daily
+ * limit, or a payout that needs them would be refused `limit_exceeded` before it could wait.
+ */
+export const PAYOUT_CONTROL_DEFAULTS = { approvalAboveCentavos: 1_000_000 } as const;
 
 const cidr = z
   .string()

@@ -566,8 +566,8 @@ async function registerIngressWithSandbox(config: Config) {
 
 interface Started {
   databaseUrl: string;
-  /** The back office's dev sign-in, made on the embedded Postgres only. */
-  devReviewer?: { email: string; password: string };
+  /** The back office's dev operators, made on the embedded Postgres only. */
+  devOperators?: DevOperator[];
   apiKeys: string | undefined;
   /** This data folder's secrets file; none on a folder from before there was one. */
   secretsFile: string | undefined;
@@ -607,10 +607,12 @@ function printBanner(config: Config, started: Started) {
     say(`${label(several ? `API ${i + 1}` : 'API')}http://127.0.0.1:${r.port}${auth}`);
   });
   say(`${label('API docs')}http://127.0.0.1:${config.API_PORT}/docs`);
-  const signIn = started.devReviewer
-    ? `   (sign in: ${started.devReviewer.email} / ${started.devReviewer.password})`
+  const signIn = started.devOperators
+    ? '   (sign in as one of these; passwords new at every start)'
     : '   (operators: npm run operator -- create)';
   say(`${label('back office')}http://127.0.0.1:${config.API_PORT}/backoffice${signIn}`);
+  for (const o of started.devOperators ?? [])
+    say(`${label(`  ${o.role}`)}${o.email} / ${o.password}${o.may ? `   (${o.may})` : ''}`);
   if (started.sandbox) {
     // It has one notification URL: the first API's ingress.
     const to = several ? '   (its notifications go to API 1)' : '';
@@ -688,7 +690,7 @@ async function main() {
   if (embeddedSandbox) await registerIngressWithSandbox(config);
   printBanner(config, {
     databaseUrl,
-    devReviewer: config.DATABASE_URL ? undefined : await createDevReviewer(databaseUrl),
+    devOperators: config.DATABASE_URL ? undefined : await createDevOperators(databaseUrl),
     apiKeys: env.API_KEYS,
     secretsFile: secrets.older ? undefined : secrets.file,
     temporal,
@@ -699,18 +701,33 @@ async function main() {
   });
 }
 
+interface DevOperator {
+  role: 'reviewer' | 'approver' | 'admin';
+  email: string;
+  password: string;
+  /** What the role adds, said beside it. */
+  may?: string;
+}
+
 /**
- * A reviewer to sign in to the back office with, its password new at every start: the dev stack's
- * database is this machine's own, and the password is shown only here.
+ * Operators to sign in to the back office with, their passwords new at every start: the dev
+ * stack's database is this machine's own, and the passwords are shown only here. An approver and
+ * an admin (who approves too) beside the reviewer: two different operators, so a large payout's
+ * four eyes can be tried (docs/tour.md).
  */
-async function createDevReviewer(databaseUrl: string) {
-  const email = 'reviewer@pixflow.local';
-  const { password } = await upsertOperator(
-    databaseUrl,
-    { email, name: 'Dev reviewer', role: 'reviewer' },
-    true,
-  );
-  return { email, password };
+async function createDevOperators(databaseUrl: string): Promise<DevOperator[]> {
+  const made: DevOperator[] = [];
+  for (const [role, may] of [
+    ['reviewer', undefined],
+    ['approver', 'also approves large payouts'],
+    ['admin', 'also approves payouts and makes API keys'],
+  ] as const) {
+    const email = `${role}@pixflow.local`;
+    const name = `Dev ${role}`;
+    const { password } = await upsertOperator(databaseUrl, { email, name, role }, true);
+    made.push({ role, email, password, may });
+  }
+  return made;
 }
 
 main().catch((err) => {

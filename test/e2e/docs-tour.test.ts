@@ -5,13 +5,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { freeStackPorts } from '../../scripts/embedded-stack';
+import { freeStackPorts, newDataDir } from '../../scripts/embedded-stack';
 import { waitUntil } from '../helpers/wait';
 
 // The docs' tour and the README's first deposit, block by block, exactly as written: one bash (real curl) against the API,
 // worker and sandbox started as `npm start` starts them (scripts/start.ts, every part a process,
-// the sandbox's notifications registered with the API), here on the run's Temporal and Postgres.
-// Where the tour says to repeat a GET until a status, the test repeats it too.
+// the sandbox's notifications registered with the API, its embedded Postgres with the back
+// office's operators it prints), here on the run's Temporal. Where the tour says to repeat a GET
+// until a status, the test repeats it too; where it says to set the printed passwords, the test
+// sets them from what npm start printed.
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -33,10 +35,13 @@ interface Answer {
   text: string;
 }
 
-/** What each step must answer: its request (a part of the block), status and the field that matters. */
+/**
+ * What each step must answer: its request (a part of the block), status and the field that
+ * matters; `silent`: a block that only sets things up and prints nothing.
+ */
 interface Step {
   request: string;
-  status: number;
+  status: number | 'silent';
   check?: (a: Answer) => void;
   /** The tour says to repeat this block until it answers so. */
   repeat?: true;
@@ -135,6 +140,49 @@ const steps: Step[] = [
     request: '"$API/v1/withdrawals/$WID" ',
     status: 200,
     check: (a) => expect(a.body.state).toMatchObject({ status: 'processing', stepUp: { outcome: 'passed' } }),
+    repeat: true,
+  },
+  {
+    request: '$SANDBOX/sandbox/withdrawals/$WID/settle',
+    status: 200,
+    check: (a) => expect(a.body.status).toBe('completed'),
+  },
+  // Four eyes: a large payout, approved in the back office by two operators npm start made.
+  { request: 'approve() {', status: 'silent' },
+  {
+    request: '"amountCentavos": 1200000',
+    status: 202,
+    check: (a) => expect(a.body.state).toMatchObject({ status: 'awaiting_biometrics' }),
+  },
+  {
+    request: '$SANDBOX/sandbox/liveness/complete',
+    status: 200,
+    check: (a) => expect(a.body.statusVerification).toBe('completed'),
+  },
+  {
+    request: '"$API/v1/withdrawals/$WID" ',
+    status: 200,
+    check: (a) =>
+      expect(a.body.state).toMatchObject({
+        status: 'awaiting_approval',
+        approval: { required: 2, approvals: [] },
+      }),
+    repeat: true,
+  },
+  { request: 'approve approver@pixflow.local "$APPROVER_PASSWORD"', status: 303 },
+  // The same operator twice is one pair of eyes.
+  { request: 'approve approver@pixflow.local "$APPROVER_PASSWORD"', status: 409 },
+  { request: 'approve admin@pixflow.local "$ADMIN_PASSWORD"', status: 303 },
+  {
+    request: '"$API/v1/withdrawals/$WID" ',
+    status: 200,
+    check: (a) => {
+      expect(a.body.state).toMatchObject({ status: 'processing', amountCentavos: 1_200_000 });
+      expect(a.body.state.approval.approvals.map((x: { operator: string }) => x.operator)).toEqual([
+        'approver@pixflow.local',
+        'admin@pixflow.local',
+      ]);
+    },
     repeat: true,
   },
   {
@@ -253,6 +301,16 @@ function answerOf(output: string): Answer {
   return { status: Number(m[1]), body, text };
 }
 
+/** The password npm start's banner printed beside an operator's address. */
+function printedPassword(output: string, email: string): string {
+  const m = new RegExp(`^ +\\w+ +${email.replaceAll('.', '\\.')} / (\\S+)`, 'm').exec(output);
+  if (!m) throw new Error(`npm start printed no password for ${email}:\n${output.slice(-3000)}`);
+  return m[1]!;
+}
+
+/** A run of base64 this long is an image or a blob dumped on the reader, not an answer to read. */
+const LONG_BASE64 = /[A-Za-z0-9+/]{200,}/;
+
 let stack: { child: ReturnType<typeof spawn>; api: string; sandbox: string; output: () => string };
 let dataDir: string;
 let workDir: string;
@@ -260,23 +318,23 @@ let shell: Shell;
 
 beforeAll(async () => {
   const ports = await freeStackPorts();
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-tour-'));
+  dataDir = newDataDir('tour');
   workDir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-tour-cwd-'));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
     DATA_DIR: dataDir,
-    // The run's servers instead of embedded ones; a task queue and CPF hash key of its own, so
-    // the tour's fixed CPF is a new onboarding whatever else the run started.
+    // The run's Temporal instead of an embedded one; a task queue and CPF hash key of its own, so
+    // the tour's fixed CPF is a new onboarding whatever else the run started. Postgres is npm
+    // start's own, as it makes the operators it prints only there.
     TEMPORAL_ADDRESS: inject('temporalAddress'),
-    DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_TASK_QUEUE: `tour-${randomBytes(4).toString('hex')}`,
     PII_HASH_KEY: `tour-${randomBytes(16).toString('hex')}`,
     LOG_LEVEL: 'warn',
   };
-  // `npm start`'s own key (dev-api-key), and its sandbox.
-  for (const k of ['API_KEYS', 'PROVIDER_BASE_URL', 'PROVIDER_AUTH_URL', 'PROVIDER_LIVENESS_URL'])
-    delete env[k];
+  // `npm start`'s own key (dev-api-key), Postgres and sandbox.
+  const own = ['API_KEYS', 'DATABASE_URL', 'PROVIDER_BASE_URL', 'PROVIDER_AUTH_URL', 'PROVIDER_LIVENESS_URL'];
+  for (const k of own) delete env[k];
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')], {
     cwd: ROOT,
     env,
@@ -301,8 +359,15 @@ beforeAll(async () => {
     output: () => out,
   };
   if (up !== 'up') throw new Error(`the stack did not come up (${up}):\n${out.slice(-4000)}`);
-  // Only the two addresses differ from `npm start`'s; KEY keeps the tour's default.
-  const shellEnv: NodeJS.ProcessEnv = { ...process.env, API: stack.api, SANDBOX: stack.sandbox };
+  // Only the two addresses differ from `npm start`'s; KEY keeps the tour's default. The
+  // approvers' passwords are set as the tour tells a reader to: from what npm start printed.
+  const shellEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    API: stack.api,
+    SANDBOX: stack.sandbox,
+    APPROVER_PASSWORD: printedPassword(out, 'approver@pixflow.local'),
+    ADMIN_PASSWORD: printedPassword(out, 'admin@pixflow.local'),
+  };
   delete shellEnv.KEY;
   shell = new Shell(workDir, shellEnv);
 }, 180_000);
@@ -321,8 +386,11 @@ afterAll(async () => {
   for (const dir of [workDir, dataDir]) if (dir) rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
-/** Runs the blocks in one shell: the first sets the addresses and the key, then one block per step. */
-async function runBlocks(where: string, blocks: string[], stepsOf: Step[]) {
+/**
+ * Runs the blocks in one shell: the first sets the addresses and the key, then one block per step.
+ * `readable`: no block prints a long base64 run (an image is shown as `(PNG)`).
+ */
+async function runBlocks(where: string, blocks: string[], stepsOf: Step[], opts: { readable?: true } = {}) {
   expect(blocks.length, where).toBe(stepsOf.length + 1);
   const setup = await shell.run(blocks[0]!);
   expect(setup, `${where}: the setup block`).toEqual({ output: '', code: 0, stderr: '' });
@@ -335,6 +403,12 @@ async function runBlocks(where: string, blocks: string[], stepsOf: Step[]) {
       const r = await shell.run(block);
       expect(r.code, `${what}\n${r.stderr}`).toBe(0);
       expect(r.stderr, what).toBe('');
+      if (opts.readable)
+        expect(LONG_BASE64.exec(r.output)?.[0], `${what}\nprints a long base64 run`).toBeUndefined();
+      if (step.status === 'silent') {
+        expect(r.output, what).toBe('');
+        return undefined;
+      }
       const a = answerOf(r.output);
       expect(a.status, `${what}\n${a.text}`).toBe(step.status);
       step.check?.(a);
@@ -361,7 +435,7 @@ it("the README's first deposit runs as written: a person onboarded, a deposit pa
 
 it('the tour runs as written: every flow from its first request to its outcome', async () => {
   const tour = readFileSync(path.join(ROOT, 'docs/tour.md'), 'utf8');
-  await runBlocks('docs/tour.md', shBlocks(tour), steps);
+  await runBlocks('docs/tour.md', shBlocks(tour), steps, { readable: true });
 
   // The last step saved the receipt in the working folder: a readable comprovante, not a QR.
   const receipt = PNG.sync.read(readFileSync(path.join(workDir, 'receipt.png')));

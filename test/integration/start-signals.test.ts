@@ -202,7 +202,7 @@ async function expectEveryPartAnswers({ ports, output }: Started) {
   });
   expect(decode.status).toBe(200);
   expect(await tcpOpen(ports.PIXFLOW_TEMPORAL_PORT)).toBe(true);
-  await expectDevReviewerSignsIn(`http://127.0.0.1:${ports.API_PORT}`, output());
+  await expectDevOperatorsSignIn(`http://127.0.0.1:${ports.API_PORT}`, output());
 }
 
 /**
@@ -236,10 +236,21 @@ function expectTunedRuntimes({ procs }: Started) {
   expect(env).toEqual(expect.arrayContaining([`GOGC=${want.GOGC}`, `GOMEMLIMIT=${want.GOMEMLIMIT}`]));
 }
 
-/** The back office's dev reviewer, as the banner prints it, signs in. */
-async function expectDevReviewerSignsIn(api: string, output: string) {
-  const [, email, password] = /back office .*\(sign in: (\S+) \/ (\S+)\)/.exec(output) ?? [];
-  expect(email).toBe('reviewer@pixflow.local');
+/**
+ * The back office's dev operators, as the banner prints them, sign in: a reviewer, and two who may
+ * approve a large payout (four eyes needs two different ones).
+ */
+async function expectDevOperatorsSignIn(api: string, output: string) {
+  const printed = [...output.matchAll(/^ {4}(\w+) +(\S+@pixflow\.local) \/ (\S+)/gm)].map((m) => m.slice(1));
+  expect(printed.map(([role, email]) => [role, email])).toEqual([
+    ['reviewer', 'reviewer@pixflow.local'],
+    ['approver', 'approver@pixflow.local'],
+    ['admin', 'admin@pixflow.local'],
+  ]);
+  for (const [, email, password] of printed) await expectSignsIn(api, String(email), String(password));
+}
+
+async function expectSignsIn(api: string, email: string, password: string) {
   const form = await fetch(`${api}/backoffice/sign-in`);
   const cookie = form.headers.get('set-cookie')?.split(';')[0] ?? '';
   const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';

@@ -165,16 +165,18 @@ describe('payout controls settings', () => {
     }
   };
 
-  it('default to a 120-minute deadline at risk at 75%, two approvers above R$ 50.000,00, fail closed', () => {
+  it('default to a 120-minute deadline at risk at 75%, two approvers above R$ 10.000,00, below the daily limit, fail closed', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
       PAYOUT_DEADLINE: 120 * 60_000,
       PAYOUT_AT_RISK_SHARE: 0.75,
-      PAYOUT_APPROVAL_ABOVE_CENTAVOS: 5_000_000,
+      PAYOUT_APPROVAL_ABOVE_CENTAVOS: 1_000_000,
       PAYOUT_APPROVERS: 2,
       PAYOUT_AUTHORIZATION_TIMEOUT_MS: 3_000,
       PAYOUT_AUTHORIZATION_ON_NO_ANSWER: 'deny',
     });
+    // Otherwise a payout that needs four eyes is refused `limit_exceeded` before it can wait.
+    expect(c.PAYOUT_APPROVAL_ABOVE_CENTAVOS).toBeLessThan(c.WITHDRAWAL_DAILY_LIMIT_CENTAVOS);
     expect(c.PAYOUT_AUTHORIZATION_URL).toBeUndefined();
     expect(loadConfig({ PAYOUT_DEADLINE: '2h' }).PAYOUT_DEADLINE).toBe(7_200_000);
   });
