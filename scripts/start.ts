@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,13 +8,13 @@ import { onShutdown } from '../common/http';
 import { prettyLogLine } from '../common/logger';
 import { SECRETS_READ_BY } from '../common/production-secrets';
 import { searchAttributeCliArgs } from '../common/search-attributes';
-import { type EmbeddedPg, startEmbeddedPostgres } from '../db/embedded';
 import { migrate } from '../db/migrate';
 import { PIXFLOW_NEXUS_ENDPOINT, pixflowService } from '../nexus/service';
 import { type DataDirSecrets, dataDirSecrets, SecretsFileError } from './embedded-secrets';
 import { freePort, tcpOpen } from './net';
 import { ensureNexusEndpoint } from './nexus-endpoint';
 import { upsertOperator } from './operator';
+import { postgresReadySchema } from './postgres-part';
 import { NODE_RUNTIME_FLAGS, temporalRuntimeEnv } from './runtime-tuning';
 import { parseStartOptions, type StartOptions, StartOptionsError } from './start-options';
 import {
@@ -42,8 +42,10 @@ import {
 import { waitUntil } from './wait';
 
 // `npm start`: the whole embedded stack in one command. Postgres (embedded), Temporal, provider
-// sandbox, worker and API each start, are waited on until healthy, and stop together, in order,
-// on SIGINT (Ctrl-C), SIGTERM or SIGHUP, or when this process's parent dies. A part that fails
+// sandbox, worker and API each start, are waited on until healthy, and stop together, in order
+// (what calls before what it calls, Postgres last), on SIGINT (Ctrl-C), SIGTERM or SIGHUP, or when
+// this process's parent dies. Every part runs in a process group of its own, so a Ctrl-C on the
+// terminal reaches this process alone and nothing stops before what uses it. A part that fails
 // to start is named, and the rest are stopped. Every part's log comes out here as it is
 // written: readable lines on a terminal, JSON lines otherwise.
 // `npm start -- --temporal postgres --workers 2 --apis 2` (scripts/start-options.ts) runs the
@@ -68,8 +70,6 @@ interface Part {
 }
 
 const parts: Part[] = [];
-let postgres: Promise<EmbeddedPg> | undefined;
-const postgresTail: string[] = [];
 let releasePostgres = () => {};
 let stopping: Promise<void> | undefined;
 
@@ -139,11 +139,12 @@ function run(
   cmd: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-  opts: { quiet?: boolean; replica?: boolean } = {},
+  opts: { quiet?: boolean; replica?: boolean; ipc?: boolean } = {},
 ) {
   if (stopping) throw new Stopping();
   // Detached: Ctrl-C reaches this process alone, which stops the parts in order.
-  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const stdio: StdioOptions = ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])];
+  const child: ChildProcess = spawn(cmd, args, { cwd: ROOT, env, stdio, detached: true });
   const part: Part = { name, child, tail: [], release: () => {}, quiet: opts.quiet ?? false };
   // Node parts watch their parent themselves (common/http.ts); the others get a guard.
   if (child.pid !== undefined && cmd !== process.execPath) part.release = guard('TERM', { pid: child.pid });
@@ -210,15 +211,15 @@ async function stopPart(p: Part) {
   p.release();
 }
 
-/** Callers before what they call: the API, worker and sandbox, then Temporal, then Postgres. */
+/**
+ * Callers before what they call: the API, worker and sandbox, once they have exited Temporal,
+ * then Postgres (its part stops it, waiting for it if it is still starting).
+ */
 function stopAll(): Promise<void> {
   stopping ??= (async () => {
-    const temporal = parts.filter((p) => p.name === 'temporal');
-    await Promise.all(parts.filter((p) => p.name !== 'temporal').map(stopPart));
-    await Promise.all(temporal.map(stopPart));
-    // One still starting is waited for, so it is not left behind.
-    const pg = await postgres?.catch(() => undefined);
-    await pg?.stop().catch(() => {});
+    const last = ['temporal', 'postgres'];
+    await Promise.all(parts.filter((p) => !last.includes(p.name)).map(stopPart));
+    for (const name of last) await Promise.all(parts.filter((p) => p.name === name).map(stopPart));
     releasePostgres();
   })();
   return stopping;
@@ -232,16 +233,6 @@ function fail(message: string, part?: Part) {
   void stopAll().finally(() => process.exit(1));
 }
 
-/** Calls `onLine` with every whole line of a stream that arrives in chunks. */
-function lines(onLine: (line: string) => void) {
-  let rest = '';
-  return (chunk: unknown) => {
-    const all = (rest + String(chunk)).split('\n');
-    rest = all.pop() ?? '';
-    for (const line of all) onLine(line);
-  };
-}
-
 /** DATABASE_URL if given, else an embedded Postgres under <DATA_DIR>/pg; migrated either way. */
 async function startPostgres(config: Config, dataDir: string): Promise<string> {
   let databaseUrl = config.DATABASE_URL;
@@ -249,19 +240,34 @@ async function startPostgres(config: Config, dataDir: string): Promise<string> {
     if (stopping) throw new Stopping();
     say(`starting Postgres (embedded, data in ${path.join(config.DATA_DIR, 'pg')})...`);
     const pgDir = path.join(dataDir, 'pg');
-    // Read when needed: the server writes its pid there as it starts.
+    // Read when needed: the server writes its pid there as it starts. Should its part be killed
+    // (it stops Postgres itself otherwise), this stops Postgres.
     releasePostgres = guard('INT', { pidFile: path.join(pgDir, 'postmaster.pid'), name: 'postgres' });
-    postgres = startEmbeddedPostgres({
-      dataDir: pgDir,
-      port: config.EMBEDDED_PG_PORT,
-      persistent: true,
-      onLog: lines((l) => showLine('postgres', postgresTail, l, process.stdout)),
+    const file = path.join(ROOT, 'scripts/postgres-part.ts');
+    const part = run(
+      'postgres',
+      process.execPath,
+      ['--import', 'tsx', file, pgDir, String(config.EMBEDDED_PG_PORT)],
+      process.env,
+      { ipc: true },
+    );
+    // Until it serves, an exit is reported below, once its output has all been read.
+    part.onExit = () => true;
+    databaseUrl = await new Promise<string>((resolve, reject) => {
+      part.child.once('message', (m) => {
+        const ready = postgresReadySchema.safeParse(m);
+        if (ready.success) resolve(ready.data.url);
+        else reject(new StartError('Postgres started but its part sent no database URL', part));
+      });
+      part.child.once('close', () => {
+        reject(
+          stopping
+            ? new Stopping()
+            : new StartError(`Postgres failed to start on port ${config.EMBEDDED_PG_PORT}`, part),
+        );
+      });
     });
-    const pgServer = await postgres.catch((err) => {
-      const why = `Postgres failed to start on port ${config.EMBEDDED_PG_PORT}: ${String(err)}`;
-      throw new StartError(`${why}${postgresTail.length ? `\n  ${postgresTail.join('\n  ')}` : ''}`);
-    });
-    databaseUrl = await pgServer.createDatabase('pixflow');
+    part.onExit = undefined;
   }
   await migrate(databaseUrl).catch((err) => {
     throw new StartError(`database migrations failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,6 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { freeStackPorts, newDataDir } from '../../scripts/embedded-stack';
 
 const ROOT = path.resolve(__dirname, '../..');
 const tsxArgs = (file: string) => ['--import', 'tsx', path.join(ROOT, file)];
@@ -52,6 +55,39 @@ describe('exit codes survive the embedded Postgres module', () => {
     );
     expect(r.status).toBe(3);
   });
+});
+
+describe('npm start when its Postgres cannot start', () => {
+  it("says so with Postgres's own words and exits 1, starting nothing else", async () => {
+    const ports = await freeStackPorts();
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(ports.EMBEDDED_PG_PORT, '127.0.0.1', r));
+    const dataDir = newDataDir('pg-taken');
+    try {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+        DATA_DIR: dataDir,
+      };
+      for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'PROVIDER_BASE_URL']) delete env[k];
+      const child = spawn(process.execPath, tsxArgs('scripts/start.ts'), { cwd: ROOT, env });
+      let out = '';
+      child.stdout.on('data', (b) => {
+        out += b;
+      });
+      child.stderr.on('data', (b) => {
+        out += b;
+      });
+      const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+      expect(code, out).toBe(1);
+      expect(out).toContain(`Postgres failed to start on port ${ports.EMBEDDED_PG_PORT}`);
+      expect(out).toMatch(/last output of postgres:[\s\S]*could not bind/);
+      expect(out).not.toContain('starting Temporal');
+    } finally {
+      taken.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 // `npm start` itself, its parts answering, and every way of stopping it: start-signals.test.ts.

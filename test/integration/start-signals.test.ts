@@ -175,6 +175,19 @@ async function expectOrderlyStop(s: Started, reason: string) {
   expect(out).not.toContain('exited unexpectedly');
 }
 
+/**
+ * Postgres told to stop only once the API and worker are gone: the terminal's Ctrl-C reached
+ * npm start alone, not Postgres with it, which would end their connections under them.
+ */
+function expectPostgresStoppedLast(out: string) {
+  const after = (what: string) => out.slice(out.indexOf(what));
+  expect(out).toContain('api stopped');
+  expect(out).toContain('worker stopping');
+  expect(after('api stopped')).toContain('received fast shutdown request');
+  expect(after('worker stopping')).toContain('received fast shutdown request');
+  expect(out).not.toContain('terminating connection');
+}
+
 /** What the banner promises: each part up and answering where it says. */
 async function expectEveryPartAnswers({ ports, output }: Started) {
   expect(output()).toContain(`http://127.0.0.1:${ports.API_PORT}`);
@@ -275,6 +288,9 @@ describe('npm start stops every part, whichever way it is stopped', () => {
       expect(JSON.parse(line as string)).toMatchObject({ level: 30, msg });
     }
     expect(s.output()).toMatch(/logs .*JSON lines; LOG_LEVEL=info/);
+    // The worker says it bundled its workflows in one line, without webpack's report of each module.
+    expect(lines.find((l) => l.includes('Workflow bundle created'))).toBeDefined();
+    expect(lines.filter((l) => /webpack [\d.]+ compiled/.test(l))).toEqual([]);
     process.kill(s.npmPid, 'SIGTERM');
     await expectAllGone(s);
     await expectOrderlyStop(s, 'SIGTERM');
@@ -313,6 +329,7 @@ describe('npm start stops every part, whichever way it is stopped', () => {
     s.top.stdin?.write('\x03');
     await expectAllGone(s);
     await expectOrderlyStop(s, 'SIGINT');
+    expectPostgresStoppedLast(stripVTControlCharacters(s.output()));
   }, 200_000);
 
   it('SIGKILL of npm: the process it ran sees its parent gone and stops every part', async () => {
