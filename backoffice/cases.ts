@@ -15,6 +15,7 @@ import type { EligibilityRecord } from '../db/eligibility';
 import { eligibilityOfHash } from '../db/eligibility';
 import type { EventRow } from '../db/events';
 import { CUSTOMER_CLOSED, CUSTOMER_IMPEDED, timelineOf } from '../db/events';
+import { getWithdrawalReceipt } from '../db/flows';
 import { listActions } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import type { Pool } from '../db/pool';
@@ -59,6 +60,18 @@ function openDecision(flow: QueueItem, live: OnboardingState | DepositState | un
   return undefined;
 }
 
+/**
+ * Who paid a deposit, as far as pixflow knows them. Someone other than the customer is named by
+ * their masked CPF alone: beside another person's CPF, a provider may give the customer's own
+ * name (the payer's bank sends no name), and its initials would pass the customer off as the payer.
+ */
+export function payerOf(payment: NonNullable<DepositState['payment']>): string {
+  if (payment.payerIsClient === false) return payment.payerCpfMasked ?? '';
+  return [payment.payerName ? maskName(payment.payerName) : undefined, payment.payerCpfMasked]
+    .filter(Boolean)
+    .join(', ');
+}
+
 /** The facts a flow's page lists beyond its amount and dates. */
 function factsOf(
   flow: QueueItem,
@@ -81,12 +94,7 @@ function factsOf(
     const d = live as DepositState | undefined;
     if (flow.merchant) facts.push([f.merchant, flow.merchant]);
     if (d?.payment) {
-      facts.push([
-        f.paidBy,
-        [d.payment.payerName ? maskName(d.payment.payerName) : undefined, d.payment.payerCpfMasked]
-          .filter(Boolean)
-          .join(', ') || t.unknown,
-      ]);
+      facts.push([f.paidBy, payerOf(d.payment) || t.unknown]);
       facts.push([f.payerIsCustomer, label.yesNo(d.payment.payerIsClient)]);
     }
     if (d?.resolution) facts.push([f.resolution, decided(d.resolution)]);
@@ -142,6 +150,7 @@ async function liveStateOf(
 export function caseRoutes(deps: BackofficeDeps) {
   const r = Router();
   flowPage(r, deps);
+  receiptPage(r, deps);
   customerPages(r, deps);
   return r;
 }
@@ -159,8 +168,11 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
       flow.type === 'withdrawal'
         ? payoutCaseOf(flow, operator, t, formatterFor(operator.timeZone, t.lang))
         : undefined;
+    const receipt =
+      flow.type === 'withdrawal' ? await getWithdrawalReceipt(pool, flow.businessId) : undefined;
     page(req, res, 'flow', {
       heading: `${label.flowType(flow.type)} ${flow.businessId}`,
+      receipt: receipt && { paidAt: receipt.paidAt },
       flow,
       queue: from,
       cpfShown: flow.cpfHash ? await cpfFor(pool, operator, flow.cpfHash, flow.cpfMasked, t) : '—',
@@ -175,6 +187,17 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
       timeline: timelineEntries(await timelineOf(pool, [flow.workflowId]), label),
       actions: await listActions(pool, { caseIds: [flow.workflowId], order: 'newest', limit: 200 }),
     });
+  });
+}
+
+/** A payout's stored receipt, as the API serves it to backends, for operators signed in. */
+function receiptPage(r: Router, { pool }: BackofficeDeps) {
+  r.get('/flows/:id/receipt.png', async (req, res) => {
+    const flow = await getFlowRow(pool, req.params.id ?? '');
+    const receipt =
+      flow?.type === 'withdrawal' ? await getWithdrawalReceipt(pool, flow.businessId) : undefined;
+    if (!receipt) throw notFoundPage((w) => w.errors.what.receipt);
+    res.type(receipt.contentType).set('cache-control', 'private, no-store').send(receipt.image);
   });
 }
 

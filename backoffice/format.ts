@@ -1,3 +1,4 @@
+import { escapeHtml } from '../common/html';
 import { type Catalog, catalogFor, type Language } from './i18n';
 
 // How the back office shows money, times and ids to an operator: in their language's way of
@@ -19,6 +20,16 @@ export function ageOf(iso: string, now: Date, say: Catalog['age'] = catalogFor('
   return say.d(Math.floor(h / 24), h % 24);
 }
 
+/** A CPF as pages write it, whole or masked (***.456.789-**). */
+const CPF_SHOWN = /(?:\*{3}|\d{3})\.\d{3}\.\d{3}-(?:\*{2}|\d{2})/g;
+
+/**
+ * Text as HTML, escaped, each CPF in it kept on one line: a line break at its hyphen reads as two
+ * numbers.
+ */
+export const withCpfs = (text: string): string =>
+  escapeHtml(text).replace(CPF_SHOWN, (cpf) => `<span class="cpf">${cpf}</span>`);
+
 export interface Formatter {
   brl: (centavos: number) => string;
   shortId: typeof shortId;
@@ -29,6 +40,7 @@ export interface Formatter {
   age: (iso: string) => string;
   /** How long until an instant, as `age` says it; 0 s once it has passed. */
   left: (iso: string) => string;
+  withCpfs: typeof withCpfs;
 }
 
 export function formatterFor(timeZone: string, lang: Language, now = new Date()): Formatter {
@@ -48,6 +60,7 @@ export function formatterFor(timeZone: string, lang: Language, now = new Date())
     day: (isoDay) => dayFormat.format(new Date(`${isoDay}T12:00:00Z`)),
     age: (iso) => ageOf(iso, now, t.age),
     left: (iso) => ageOf(now.toISOString(), new Date(iso), t.age),
+    withCpfs,
   };
 }
 

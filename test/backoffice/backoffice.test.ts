@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogs, labelsFor } from '../../backoffice/i18n';
+import { maskCpf, maskName } from '../../common/mask';
 import { hashPassword } from '../../common/passwords';
 import { cpfHash } from '../../common/pii';
 import { depositWorkflowId } from '../../contracts/deposit';
@@ -106,7 +107,7 @@ async function awaitingReview(): Promise<{ cpf: string; workflowId: string }> {
 }
 
 /** A deposit of a verified person, paid by someone else: held for an operator. */
-async function heldDeposit(): Promise<{ txid: string; cpf: string }> {
+async function heldDeposit(): Promise<{ txid: string; cpf: string; payerCpf: string }> {
   const cpf = freshCpf();
   await onboardApproved(e, cpf);
   const res = await e.call('POST', '/v1/deposits', {
@@ -116,13 +117,15 @@ async function heldDeposit(): Promise<{ txid: string; cpf: string }> {
     },
   });
   const { txid } = await json<{ txid: string }>(res);
-  await e.sandboxControl(`/sandbox/deposits/${txid}/pay`, { payerCpf: newCpf() });
+  // Someone else pays, the provider told only their CPF.
+  const payerCpf = newCpf();
+  await e.sandboxControl(`/sandbox/deposits/${txid}/pay`, { payerCpf });
   await eventually(
     async () =>
       (await json<{ state: { status: string } }>(await e.call('GET', `/v1/deposits/${txid}`))).state.status,
     (s) => s === 'held',
   );
-  return { txid, cpf };
+  return { txid, cpf, payerCpf };
 }
 
 /** A payout of `amountCentavos` to the person's own CPF key; its state once `until` holds. */
@@ -336,7 +339,7 @@ describe('the back office', () => {
   }, 120_000);
 
   it('accepts a held deposit: credited, in R$; the customer page shows the person, their flows and limits', async () => {
-    const { txid, cpf } = await heldDeposit();
+    const { txid, cpf, payerCpf } = await heldDeposit();
     made.heldTxid = txid;
     const page = await signedInPage(people.reviewer);
     await page.getByRole('link', { name: pt.queueTitle('deposits-held') }).click();
@@ -348,6 +351,12 @@ describe('the back office', () => {
     const facts = (await page.locator('dl.facts').textContent()) ?? '';
     expect(facts).toMatch(/R\$\s1\.234,56/);
     expect(facts).toContain(pt.reason('third_party_payer'));
+    // The payer as known: their masked CPF, never the customer's own initials.
+    const paidBy = page
+      .locator('dl.facts dt', { hasText: t.flow.paidBy })
+      .locator('xpath=following-sibling::dd[1]');
+    expect((await paidBy.textContent())?.trim()).toBe(maskCpf(payerCpf));
+    expect(facts).not.toContain(maskName('Ana Souza'));
     expect(await page.locator('.status').textContent()).toBe('Retido');
     await drawnAtBothWidths(page, 'case-deposit');
     await decide(
@@ -421,6 +430,7 @@ describe('the back office', () => {
       const items = (await page.locator('#queue-items').textContent()) ?? '';
       expect(items.replace(/\s/g, ' '), queue).toContain(text);
       expect(await page.locator(`#queue-items a[href*="${id}"]`).count(), queue).toBe(1);
+      await drawnAtBothWidths(page, `queue-${queue}`);
       await page.goto(`${e.url}/backoffice`);
     }
     // The failed queue mixes deposits and withdrawals: choosing a type narrows it in place.
@@ -435,6 +445,105 @@ describe('the back office', () => {
     expect(await page.locator('dl.facts').textContent()).toContain(
       pt.reason('no_final_outcome_before_deadline'),
     );
+  }, 120_000);
+
+  it("a payout's page: the person's alerts under their own heading, not the decision's; its stored receipt linked", async () => {
+    const cpf = freshCpf();
+    await onboardApproved(e, cpf);
+    const paid = await withdrawal(cpf, 10_000, (s) => s === 'processing');
+    await e.sandboxControl(`/sandbox/withdrawals/${paid}/settle`);
+    await eventually(
+      async () =>
+        (await json<{ state: { status: string } }>(await e.call('GET', `/v1/withdrawals/${paid}`))).state
+          .status,
+      (s) => s === 'completed',
+    );
+    const page = await signedInPage(people.viewer);
+    await page.goto(`${e.url}/backoffice/flows/${withdrawalWorkflowId(paid)}`);
+    const alerts = page.getByRole('region', { name: t.personAlerts.heading });
+    expect(await alerts.getByRole('heading', { level: 2, name: t.personAlerts.heading }).count()).toBe(1);
+    const decision = page.getByRole('region', { name: t.flow.decision });
+    expect(await decision.getByRole('region', { name: t.personAlerts.heading }).count()).toBe(0);
+    expect(await decision.textContent()).not.toContain(t.personAlerts.none);
+    // The receipt the provider's payout left, as the API gives it to the backend.
+    const link = page.locator('dl.facts a.receipt');
+    expect(await link.textContent()).toContain(t.flow.receipt);
+    const href = (await link.getAttribute('href')) ?? '';
+    expect(href).toBe(`/backoffice/flows/${withdrawalWorkflowId(paid)}/receipt.png`);
+    const image = await page.request.get(`${e.url}${href}`);
+    expect(image.status()).toBe(200);
+    expect(image.headers()['content-type']).toBe('image/png');
+    const fromApi = await e.call('GET', `/v1/withdrawals/${paid}/receipt.png`);
+    expect(Buffer.from(await image.body()).equals(Buffer.from(await fromApi.arrayBuffer()))).toBe(true);
+    await drawnAtBothWidths(page, 'case-withdrawal-completed');
+    // A payout that failed has no receipt, and no link to one; signed out, none is served.
+    await page.goto(`${e.url}/backoffice/flows/${withdrawalWorkflowId(made.failedWithdrawal as string)}`);
+    await page.getByRole('heading', { name: t.flow.facts }).waitFor();
+    expect(await page.locator('a.receipt').count()).toBe(0);
+    expect(
+      (
+        await page.request.get(
+          `${e.url}/backoffice/flows/${withdrawalWorkflowId(made.failedWithdrawal as string)}/receipt.png`,
+        )
+      ).status(),
+    ).toBe(404);
+    const stranger = await newPage();
+    const signedOut = await stranger.request.get(`${e.url}${href}`, { maxRedirects: 0 });
+    expect(signedOut.status()).toBe(303);
+  }, 120_000);
+
+  it("at 390 and 1280 px: search boxes wide enough for an id, the audit's selects whole in the window, every CPF on one line", async () => {
+    const page = await signedInPage(people.reviewer);
+    const widthOf = (selector: string) =>
+      page.locator(selector).evaluate((el) => el.getBoundingClientRect().width);
+    const cpfLines = () =>
+      page.evaluate(
+        `[...document.querySelectorAll('main .cpf')].map((el) => ({ text: el.textContent, lines: el.getClientRects().length, wraps: getComputedStyle(el).whiteSpace }))`,
+      ) as Promise<Array<{ text: string; lines: number; wraps: string }>>;
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${e.url}/backoffice`);
+      for (const box of ['#find-case', '#find-cpf'])
+        expect(await widthOf(box), `${box} at ${width}`).toBeGreaterThanOrEqual(200);
+      await page.goto(`${e.url}/backoffice/search`);
+      expect(await widthOf('#search-q'), `search at ${width}`).toBeGreaterThanOrEqual(200);
+      await page.goto(`${e.url}/backoffice/queues/failed`);
+      expect(await widthOf('#f-cpf'), `queue filter at ${width}`).toBeGreaterThanOrEqual(200);
+      await page.goto(`${e.url}/backoffice/alerts`);
+      expect(await widthOf('#al-cpf'), `alerts filter at ${width}`).toBeGreaterThanOrEqual(200);
+
+      // The audit's selects inside the window, with the longest action chosen read whole.
+      await page.goto(`${e.url}/backoffice/audit`);
+      const longest = (await page.evaluate(
+        `[...document.querySelectorAll('#a-action option')].reduce((a, b) => (b.text.length > a.text.length ? b : a)).value`,
+      )) as string;
+      await page.locator('#a-action').selectOption(longest);
+      for (const select of ['#a-action', '#a-outcome', '#a-size']) {
+        const box = await page.locator(select).evaluate((el) => {
+          const r = el.getBoundingClientRect();
+          return { left: r.left, right: r.right };
+        });
+        expect(box.left, `${select} at ${width}`).toBeGreaterThanOrEqual(0);
+        expect(box.right, `${select} at ${width}`).toBeLessThanOrEqual(width);
+      }
+      expect(await problemsOf(page), `audit at ${width}`).toEqual([]);
+
+      // Masked CPFs: in the queues, on a case, on the customer's page; each one line.
+      for (const where of [
+        '/backoffice/queues/failed',
+        `/backoffice/flows/${depositWorkflowId(made.heldTxid as string)}`,
+        made.customer as string,
+      ]) {
+        await page.goto(where.startsWith('http') ? where : `${e.url}${where}`);
+        const cpfs = await cpfLines();
+        expect(cpfs.length, `${where} at ${width}`).toBeGreaterThan(0);
+        for (const c of cpfs) {
+          expect(c.text, where).toMatch(/^\*{3}\.\d{3}\.\d{3}-\*{2}$/);
+          expect(c, `${where} at ${width}`).toMatchObject({ lines: 1, wraps: 'nowrap' });
+        }
+        expect(await problemsOf(page), `${where} at ${width}`).toEqual([]);
+      }
+    }
   }, 120_000);
 
   it("a viewer's approve is refused (403) and changes nothing", async () => {
@@ -816,6 +925,7 @@ describe('the back office', () => {
       [made.customer as string, undefined],
       ['/backoffice/audit', undefined],
       ['/backoffice/search', undefined],
+      ['/backoffice/alerts', 'alerts'],
     ];
     for (const [where, name] of pages) {
       await admin.goto(where.startsWith('http') ? where : `${e.url}${where}`);

@@ -171,11 +171,13 @@ describe('alerts on a large payout before its approvers decide', () => {
     const quick = before.find((a) => a.rule === 'quick_in_out');
     if (!quick) throw new Error('no quick in-out alert');
 
-    // The payout's page: the person's alerts beside the approve/refuse form, each a link.
+    // The payout's page: the person's alerts, under their own heading, beside the approve/refuse
+    // form, each a link.
     const page = await signedIn(APPROVER);
     await page.goto(`${e.url}/backoffice/flows/${workflowId}`);
     const decide_ = page.getByRole('region', { name: t.flow.decision });
-    const listed = decide_.getByRole('region', { name: t.personAlerts.heading });
+    const listed = page.getByRole('region', { name: t.personAlerts.heading });
+    expect(await decide_.getByRole('region', { name: t.personAlerts.heading }).count()).toBe(0);
     const item = listed.locator(`li[data-alert="${quick.id}"]`);
     expect(await item.textContent()).toContain(t.personAlerts.thisPayout);
     expect(await item.getAttribute('data-status')).toBe('open');
