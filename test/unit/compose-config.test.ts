@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PUBLIC_CODEC_KEY_MATERIAL, PUBLIC_SECRET_VALUES } from '../../common/public-secrets';
-import { composeCheckBinary, composeConfig } from '../helpers/compose-check';
+import { composeCheckBinary, composeConfig, composeProject } from '../helpers/compose-check';
 
 // docker-compose.yml loaded as `docker compose config` loads it (the Compose specification's
 // schema, interpolation, required variables), with .env.example as the .env a deployer copies.
@@ -60,6 +60,31 @@ describe('docker-compose.yml with .env.example', () => {
     ])
       expect(PUBLIC_SECRET_VALUES.has(example[name] as string), name).toBe(true);
     expect(PUBLIC_CODEC_KEY_MATERIAL).toContain(String(example.CODEC_KEYS).split(':')[1]);
+  });
+
+  it('resolves every service as compose would run it: commands, environment after interpolation, conditions', () => {
+    const project = composeProject(COMPOSE, ENV_EXAMPLE) as {
+      services: Record<
+        string,
+        {
+          command?: string[];
+          environment?: Record<string, string | null>;
+          depends_on?: Record<string, { condition: string }>;
+          deploy?: { replicas?: number };
+        }
+      >;
+    };
+    const { sandbox, api, worker, 'temporal-schema': schema } = project.services;
+    expect(api?.command).toEqual(['node', 'dist/api/main.js']);
+    expect(api?.environment?.WEBHOOK_SECRET).toBe(example.WEBHOOK_SECRET);
+    expect(sandbox?.environment?.SANDBOX_NOTIFICATION_URL).toBe(
+      `http://api:3000/webhooks/provider/${example.WEBHOOK_SECRET}`,
+    );
+    expect(worker?.deploy?.replicas).toBe(2);
+    expect(api?.depends_on?.worker?.condition).toBe('service_healthy');
+    // `$$` in the file is a literal `$` for the shell.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's ${name%%pattern}, as compose hands it over
+    expect(schema?.command?.join(' ')).toContain('db="${store%%:*}"');
   });
 
   it('does not load without the secrets: each missing one is named', () => {
