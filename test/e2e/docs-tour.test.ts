@@ -430,7 +430,9 @@ async function runBlocks(where: string, blocks: string[], stepsOf: Step[], opts:
 
 it("the README's first deposit runs as written: a person onboarded, a deposit paid and completed", async () => {
   const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  await runBlocks('README first deposit', shBlocks(firstDepositSection(readme)), firstDepositSteps);
+  await runBlocks('README first deposit', shBlocks(firstDepositSection(readme)), firstDepositSteps, {
+    readable: true,
+  });
 }, 120_000);
 
 it('the tour runs as written: every flow from its first request to its outcome', async () => {
