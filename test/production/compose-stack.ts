@@ -344,11 +344,7 @@ function temporalModuleDir(): string {
   return path.resolve(marker, '../../..');
 }
 
-/**
- * The Temporal server image's config, made from the service's environment as its
- * config_template.yaml (temporalio/temporal v1.29.1, docker/config_template.yaml) makes it for
- * DB=postgres12 with Elasticsearch off and no TLS: `env` the service's variables, rewritten.
- */
+/** The variables of the image's config template this emulation applies. */
 const TEMPLATE_VARIABLES = new Set([
   'LOG_LEVEL',
   'NUM_HISTORY_SHARDS',
@@ -368,6 +364,11 @@ const TEMPLATE_VARIABLES = new Set([
 /** Read by the Go runtime, not the template. */
 const GO_RUNTIME_VARIABLES = new Set(['GOGC', 'GOMEMLIMIT', 'GOMAXPROCS']);
 
+/**
+ * The Temporal server image's config, made from the service's environment as its
+ * config_template.yaml (temporalio/temporal v1.29.1, docker/config_template.yaml) makes it for
+ * DB=postgres12 with Elasticsearch off and no TLS: `env` the service's variables, rewritten.
+ */
 export function temporalImageConfig(env: Record<string, string>, dynamicConfigFile: string) {
   for (const key of Object.keys(env)) {
     if (!TEMPLATE_VARIABLES.has(key) && !GO_RUNTIME_VARIABLES.has(key))
@@ -492,7 +493,13 @@ export async function startComposeStack(
   const PATH = `${bin}:${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`;
   const base = { PATH, HOME };
   // The image of every `build: .` service, made once before anything starts.
-  const imageEnv = buildImage(dir);
+  let imageEnv: Record<string, string>;
+  try {
+    imageEnv = buildImage(dir);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   const app = path.join(dir, 'app');
 
   const spawnProcess = (
