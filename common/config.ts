@@ -125,11 +125,11 @@ export const envSchema = z.object({
   /** Sandbox: lifetime of a deposit QR code and of a liveness link (shorter in tests and demos). */
   SANDBOX_DEPOSIT_EXPIRY_MS: durationMs.default(30 * 60_000),
   SANDBOX_LIVENESS_URL_VALIDITY_MS: durationMs.default(30 * 60_000),
+  /** Sandbox: where it sends every notification from its start (the API's ingress URL), with WEBHOOK_PARTNER_ID. */
+  SANDBOX_NOTIFICATION_URL: httpUrl.optional(),
   /** Bootstrap API keys, comma-separated: each holds every scope (records: `npm run operator -- key`). */
   API_KEYS: csv.optional(),
   /** Requests per minute per API key on /v1 (per key record, whichever of its secrets); 0 turns the limit off. */
-  /** Sandbox: where it sends every notification from its start (the API's ingress URL), with WEBHOOK_PARTNER_ID. */
-  SANDBOX_NOTIFICATION_URL: httpUrl.optional(),
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'must be a number' }).int().min(0).default(600),
   /** How long an API process trusts what it read of a key record: a revocation or new scopes apply within this. */
   API_KEY_CACHE_MS: z.coerce
