@@ -550,24 +550,12 @@ async function startReplicas(replicas: Replica[]) {
 }
 
 /**
- * The sandbox posts every notification point to the API's one ingress URL, so a deposit paid
- * there drives its workflow with nobody touching anything else.
+ * The API's one ingress URL: the sandbox posts every notification point there (its
+ * SANDBOX_NOTIFICATION_URL), so a deposit paid there drives its workflow with nobody touching
+ * anything else.
  */
-async function registerIngressWithSandbox(config: Config) {
-  const res = await fetch(`http://127.0.0.1:${config.SANDBOX_PORT}/sandbox/notifications`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      url: `http://127.0.0.1:${config.API_PORT}/webhooks/provider/${encodeURIComponent(config.WEBHOOK_SECRET)}`,
-      partnerId: config.WEBHOOK_PARTNER_ID,
-    }),
-    signal: AbortSignal.timeout(5_000),
-  }).catch((err: unknown) => err as Error);
-  if (res instanceof Error || !res.ok) {
-    throw new StartError(
-      `could not register the webhook ingress with the sandbox: ${res instanceof Error ? res.message : `HTTP ${res.status}`}`,
-    );
-  }
+function ingressUrl(config: Config): string {
+  return `http://127.0.0.1:${config.API_PORT}/webhooks/provider/${encodeURIComponent(config.WEBHOOK_SECRET)}`;
 }
 
 interface Started {
@@ -689,11 +677,14 @@ async function main() {
   const env = childEnvFor(stackEnv, config, databaseUrl);
   // With its sandbox, the stack screens deposits against the sandbox's eligibility emulation.
   if (embeddedSandbox) env.ELIGIBILITY_URL ??= `http://127.0.0.1:${config.SANDBOX_PORT}/eligibility/check`;
-  if (embeddedSandbox) await startSandbox(config, env);
+  if (embeddedSandbox)
+    await startSandbox(config, {
+      ...env,
+      SANDBOX_NOTIFICATION_URL: env.SANDBOX_NOTIFICATION_URL ?? ingressUrl(config),
+    });
   const [workers, apis] = await planReplicas(config, options, env);
   await startReplicas(workers);
   await startReplicas(apis);
-  if (embeddedSandbox) await registerIngressWithSandbox(config);
   printBanner(config, {
     databaseUrl,
     devOperators: config.DATABASE_URL ? undefined : await createDevOperators(databaseUrl),
