@@ -66,7 +66,6 @@ function openDecision(flow: QueueItem, live: OnboardingState | DepositState | un
  * name (the payer's bank sends no name), and its initials would pass the customer off as the payer.
  */
 export function payerOf(payment: NonNullable<DepositState['payment']>): string {
-  if (payment.payerIsClient === false) return payment.payerCpfMasked ?? '';
   return [payment.payerName ? maskName(payment.payerName) : undefined, payment.payerCpfMasked]
     .filter(Boolean)
     .join(', ');

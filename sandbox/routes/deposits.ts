@@ -59,8 +59,11 @@ export function payDeposit(ctx: SandboxContext, txid: string, payer: PayOptions 
   d.paid = true;
   d.paidAt = new Date(now).toISOString();
   d.e2eId = e2eId(now);
-  d.payerName = payer.payerName ?? d.client.name;
   d.payerCpf = payer.payerCpf ?? d.client.cpf;
+  // A payer named only by another CPF is someone else's account: their bank's name for them is
+  // not the client's.
+  const otherPayer = d.payerCpf !== '' && d.payerCpf !== d.client.cpf;
+  d.payerName = payer.payerName ?? (otherPayer ? undefined : d.client.name);
   ctx.notifier.send(
     'deposit',
     { id: d.txid, type: 'deposit', action: 'updated' },

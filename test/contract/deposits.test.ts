@@ -189,6 +189,19 @@ describe('deposits', () => {
     ]);
   });
 
+  it("a payment from another CPF carries no payer name unless one is given: never the client's", async () => {
+    await client.createDeposit({ client: payee, amountCentavos: 700, txid: '4343' });
+    expect((await control(sb.url, '/sandbox/deposits/4343/pay', { payerCpf: '53868402586' })).status).toBe(
+      200,
+    );
+    const other = await client.getDeposit('4343');
+    expect(other.cpf_payer).toBe('53868402586');
+    expect(other.name_payer ?? '').toBe('');
+    await client.createDeposit({ client: payee, amountCentavos: 700, txid: '4344' });
+    expect((await control(sb.url, '/sandbox/deposits/4344/pay', {})).status).toBe(200);
+    expect(await client.getDeposit('4344')).toMatchObject({ name_payer: payee.name, cpf_payer: payee.cpf });
+  });
+
   it('an unpaid deposit expires and can no longer be paid', async () => {
     await client.createDeposit({ client: payee, amountCentavos: 100, txid: '31337' });
     clock += 60_001;
