@@ -63,7 +63,7 @@ export function payDeposit(ctx: SandboxContext, txid: string, payer: PayOptions 
   // A payer named only by another CPF is someone else's account: their bank's name for them is
   // not the client's.
   const otherPayer = d.payerCpf !== '' && d.payerCpf !== d.client.cpf;
-  d.payerName = payer.payerName ?? (otherPayer ? undefined : d.client.name);
+  d.payerName = payer.payerName ?? (otherPayer ? '' : d.client.name);
   ctx.notifier.send(
     'deposit',
     { id: d.txid, type: 'deposit', action: 'updated' },
