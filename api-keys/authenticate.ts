@@ -45,43 +45,58 @@ function refusalOf(k: KeyBySecret, now: number): Problem | undefined {
   return undefined;
 }
 
+/** A presented key's check: who it is, or the 401 that refuses it (counted as a failed authentication). */
+export type KeyCheck = { principal: Principal } | { refusal: Problem };
+
+/**
+ * Checks a presented key, wherever it was presented (the API's Authorization header, a Nexus
+ * operation's header): a bootstrap key of API_KEYS, or a usable record. Throws a 503 Problem when
+ * the records cannot be read now, which is no failed authentication.
+ */
+export function keyChecker(deps: {
+  bootstrapKeys: string[];
+  directory: KeyDirectory;
+}): (presented: string | undefined) => Promise<KeyCheck> {
+  const bootstrap = deps.bootstrapKeys.map(keyDigest);
+  const everyScope: ReadonlySet<Scope> = new Set(allScopes);
+  return async (presented) => {
+    if (!presented)
+      return { refusal: unauthorized('Missing API key', 'send Authorization: Bearer <api key>') };
+    const given = keyDigest(presented);
+    // Compare against every bootstrap key so timing does not reveal which one (or whether any) matched.
+    let isBootstrap = false;
+    for (const d of bootstrap) isBootstrap = timingSafeEqual(d, given) || isBootstrap;
+    if (isBootstrap) return { principal: { id: bootstrapOwner(given), scopes: everyScope } };
+    let record: KeyBySecret | undefined;
+    try {
+      record = isRecordSecret(presented) ? await deps.directory.find(given) : undefined;
+    } catch {
+      throw new Problem(503, 'unavailable', 'Try again shortly', 'the API key cannot be checked now');
+    }
+    if (!record) return { refusal: unauthorized('Invalid API key') };
+    const refusal = refusalOf(record, Date.now());
+    if (refusal) return { refusal };
+    deps.directory.used(record.id);
+    return { principal: { id: record.id, scopes: new Set(record.scopes as Scope[]) } };
+  };
+}
+
 export function apiKeyAuth(deps: {
   bootstrapKeys: string[];
   directory: KeyDirectory;
   failures: FailedAuthLimit;
 }): RequestHandler {
-  const bootstrap = deps.bootstrapKeys.map(keyDigest);
-  const everyScope: ReadonlySet<Scope> = new Set(allScopes);
+  const check = keyChecker(deps);
   return async (req, res, next) => {
-    const presented = presentedKey(req);
-    if (!presented) {
-      return deps.failures.fail(
-        req,
-        res,
-        next,
-        unauthorized('Missing API key', 'send Authorization: Bearer <api key>'),
-      );
-    }
-    const given = keyDigest(presented);
-    // Compare against every bootstrap key so timing does not reveal which one (or whether any) matched.
-    let isBootstrap = false;
-    for (const d of bootstrap) isBootstrap = timingSafeEqual(d, given) || isBootstrap;
-    if (isBootstrap) {
-      res.locals.principal = { id: bootstrapOwner(given), scopes: everyScope } satisfies Principal;
-      return next();
-    }
-    let record: KeyBySecret | undefined;
+    let checked: KeyCheck;
     try {
-      record = isRecordSecret(presented) ? await deps.directory.find(given) : undefined;
-    } catch {
+      checked = await check(presentedKey(req));
+    } catch (err) {
       res.set('retry-after', '5');
-      return next(new Problem(503, 'unavailable', 'Try again shortly', 'the API key cannot be checked now'));
+      return next(err);
     }
-    if (!record) return deps.failures.fail(req, res, next, unauthorized('Invalid API key'));
-    const refusal = refusalOf(record, Date.now());
-    if (refusal) return deps.failures.fail(req, res, next, refusal);
-    res.locals.principal = { id: record.id, scopes: new Set(record.scopes as Scope[]) } satisfies Principal;
-    deps.directory.used(record.id);
+    if ('refusal' in checked) return deps.failures.fail(req, res, next, checked.refusal);
+    res.locals.principal = checked.principal satisfies Principal;
     next();
   };
 }

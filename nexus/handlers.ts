@@ -2,15 +2,18 @@ import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import * as temporalNexus from '@temporalio/nexus';
 import * as nexus from 'nexus-rpc';
-import { startDeposit } from '../api/deposits';
+import { depositOperations, startDeposit } from '../api/deposits';
 import { depositBodySchema } from '../api/deposits-schemas';
 import { configuredTimings, type FlowStarter } from '../api/deps';
 import { flowNotFound } from '../api/flow-answers';
-import { onboardingStart, startOnboardingOnce } from '../api/onboardings';
+import { onboardingOperations, onboardingStart, startOnboardingOnce } from '../api/onboardings';
 import { onboardingBodySchema } from '../api/onboardings-schemas';
-import { startWithdrawal, withdrawalRequest } from '../api/withdrawals';
+import { startWithdrawal, withdrawalOperations, withdrawalRequest } from '../api/withdrawals';
 import { withdrawalBodySchema } from '../api/withdrawals-schemas';
+import { keyDirectory } from '../api-keys/directory';
+import type { Scope } from '../common/api-key';
 import type { Config } from '../common/config';
+import { createLogger } from '../common/logger';
 import { inTheClear } from '../common/payload-converter';
 import { cpfHash } from '../common/pii';
 import { depositWorkflowId } from '../contracts/deposit';
@@ -20,6 +23,7 @@ import { withdrawalWorkflowId } from '../contracts/withdrawal';
 import type { Pool } from '../db/pool';
 import { parse } from '../http/request-input';
 import { isAlreadyStarted, isNotFound } from '../http/workflow-calls';
+import { type NexusAuth, nexusAuth } from './auth';
 import { answering, refused } from './errors';
 import { type FlowRefInput, flowRefSchema } from './inputs';
 import {
@@ -32,8 +36,9 @@ import {
 } from './outcomes';
 import { type FlowRef, type OnboardingRequest, pixflowService, type WithdrawalRequest } from './service';
 
-// The Nexus service's handlers, run by pixflow's worker. Each starts its flow through the API's
-// own start path (api/*.ts), with its rules: what the API refuses, the operation refuses. The
+// The Nexus service's handlers, run by pixflow's worker. Each checks its caller's API key and
+// scopes as the API route it stands for does (nexus/auth.ts), then starts its flow through the
+// API's own start path (api/*.ts), with its rules: what the API refuses, the operation refuses. The
 // asynchronous operations are backed by the flows' own runs: the Temporal server calls the
 // caller back when the run ends, with its outcome (nexus/outcomes.ts): the flow's result, whose
 // outcome part crosses in the clear (nexus/outcome-interceptor.ts). What the handlers answer
@@ -115,19 +120,28 @@ export const txidOfRequest = (requestId: string) =>
 /** A payout asked without a transactionId: the same payout when the operation is asked again. */
 export const transactionIdOfRequest = (requestId: string) => `nexus-${requestId}`;
 
-function workflowIdOf(config: Config, ref: FlowRefInput): { workflowId: string; what: string } {
+function workflowIdOf(
+  config: Config,
+  ref: FlowRefInput,
+): { workflowId: string; what: string; scopes: readonly Scope[] } {
   switch (ref.flow) {
     case 'onboarding':
       return {
         workflowId: onboardingWorkflowId(cpfHash(ref.cpf, config.PII_HASH_KEY)),
         what: 'onboarding for this CPF',
+        scopes: onboardingOperations.state.scopes,
       };
     case 'deposit':
-      return { workflowId: depositWorkflowId(ref.txid), what: 'deposit with this txid' };
+      return {
+        workflowId: depositWorkflowId(ref.txid),
+        what: 'deposit with this txid',
+        scopes: depositOperations.state.scopes,
+      };
     case 'withdrawal':
       return {
         workflowId: withdrawalWorkflowId(ref.transactionId),
         what: 'withdrawal with this transactionId',
+        scopes: withdrawalOperations.state.scopes,
       };
   }
 }
@@ -154,16 +168,32 @@ async function outcomeOf(
 export interface NexusDeps {
   config: Config;
   pool: Pool;
+  /** Who may call; by default the API's keys: API_KEYS as the worker has them, and the key records. */
+  auth?: NexusAuth;
+}
+
+/** The API's keys, read as the API reads them: API_KEYS, and the records through the same cache. */
+function defaultAuth(config: Config, pool: Pool): NexusAuth {
+  const log = createLogger('nexus', config.LOG_LEVEL);
+  return nexusAuth({
+    bootstrapKeys: config.API_KEYS ?? [],
+    directory: keyDirectory(pool, { ttlMs: config.API_KEY_CACHE_MS, log }),
+    log,
+  });
 }
 
 /** pixflow's Nexus service as the worker serves it (Worker.create's `nexusServices`). */
-export function pixflowNexusService({ config, pool }: NexusDeps) {
+export function pixflowNexusService({ config, pool, auth = defaultAuth(config, pool) }: NexusDeps) {
   const timings = configuredTimings(config, undefined);
+  /** The caller, with the scopes of the API route the operation stands for. */
+  const caller = async (ctx: nexus.OperationContext, scopes: readonly Scope[]) =>
+    auth.requireScopes(ctx, await auth.authenticate(ctx), scopes);
   // The worker's own client for this operation: its connection, namespace and payload codec.
   const starter = (): FlowStarter => ({ config, pool, temporal: temporalNexus.getClient(), timings });
 
   return nexus.serviceHandler(pixflowService, {
     startOnboarding: flowRunOperation<OnboardingRequest, OnboardingOutcome>(async (ctx, raw) => {
+      await caller(ctx, onboardingOperations.start.scopes);
       const { temporal } = starter();
       const input: OnboardingInput = {
         ...parse(onboardingBodySchema, 'input', raw),
@@ -187,6 +217,7 @@ export function pixflowNexusService({ config, pool }: NexusDeps) {
 
     createDeposit: async (ctx, raw) =>
       answering(async () => {
+        await caller(ctx, depositOperations.create.scopes);
         const body = parse(depositBodySchema, 'input', raw);
         const started = await startDeposit(
           starter(),
@@ -199,6 +230,7 @@ export function pixflowNexusService({ config, pool }: NexusDeps) {
       }),
 
     requestWithdrawal: flowRunOperation<WithdrawalRequest, WithdrawalOutcome>(async (ctx, raw) => {
+      await caller(ctx, withdrawalOperations.send.scopes);
       const deps = starter();
       const body = parse(withdrawalBodySchema, 'input', raw);
       const request = withdrawalRequest(config, body, 'input', transactionIdOfRequest(ctx.requestId));
@@ -215,7 +247,10 @@ export function pixflowNexusService({ config, pool }: NexusDeps) {
     }),
 
     waitForOutcome: flowRunOperation<FlowRef, FlowOutcome>(async (ctx, raw) => {
-      const { workflowId, what } = workflowIdOf(config, parse(flowRefSchema, 'input', raw));
+      // Which read scope depends on the flow asked for: the key first, then the input, then the scope.
+      const principal = await auth.authenticate(ctx);
+      const { workflowId, what, scopes } = workflowIdOf(config, parse(flowRefSchema, 'input', raw));
+      auth.requireScopes(ctx, principal, scopes);
       return outcomeOf(ctx, starter().temporal, workflowId, what);
     }),
   });

@@ -11,11 +11,20 @@ import type { FlowOutcome, OnboardingOutcome, WithdrawalOutcome } from './outcom
 // own workflows, durably (docs/nexus.md). The worker serves it (nexus/handlers.ts) on pixflow's
 // namespace and task queue, behind the Nexus endpoint `npm start` creates. Inputs are the API's
 // bodies, checked with the same schemas; only types are imported here, so a caller's workflow
-// bundle holds nexus-rpc and nothing else of pixflow. Answers and refusals' details carry no
-// personal data and cross in the clear: a caller reads them with no pixflow key.
+// bundle holds nexus-rpc and nothing else of pixflow (with nexus/caller.ts, which sets the API
+// key header). Each operation needs a pixflow API key with its API route's scopes. Answers and
+// refusals' details carry no personal data and cross in the clear: a caller reads them with no
+// pixflow codec key.
 
 /** The endpoint `npm start` creates for this service; elsewhere, the one its operator made. */
 export const PIXFLOW_NEXUS_ENDPOINT = 'pixflow';
+
+/**
+ * The operation header that carries the caller's pixflow API key (the key alone, as
+ * `Authorization: Bearer` carries it to the API). A caller's workflow sets it with
+ * nexus/caller.ts; each operation needs the scopes of its API route (docs/nexus.md).
+ */
+export const PIXFLOW_API_KEY_HEADER = 'pixflow-api-key';
 
 /** An onboarding, as POST /v1/onboardings takes it. */
 export type OnboardingRequest = z.input<typeof onboardingBodySchema>;

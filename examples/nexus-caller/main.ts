@@ -7,9 +7,10 @@ import { type Progress, progressQuery, type signUpDepositAndPayOut } from './wor
 
 // A backend on Temporal calling pixflow through Nexus, run whole: `npm run example:nexus`, with
 // `npm start` running. It makes its own namespace on pixflow's Temporal, runs its own worker
-// (its workflow: ./workflows.ts) with Temporal's default data converter, no pixflow key, starts
-// the workflow, and plays the person in the provider sandbox: their phone (the liveness check)
-// and their bank (paying the deposit, receiving the payout). It ends when the workflow does.
+// (its workflow: ./workflows.ts) with Temporal's default data converter, no pixflow codec key,
+// starts the workflow with the backend's pixflow API key (PIXFLOW_API_KEY), and plays the person
+// in the provider sandbox: their phone (the liveness check) and their bank (paying the deposit,
+// receiving the payout). It ends when the workflow does.
 
 const env = z
   .object({
@@ -18,6 +19,8 @@ const env = z
     CALLER_NAMESPACE: z.string().min(1).default('nexus-caller'),
     CALLER_TASK_QUEUE: z.string().min(1).default('nexus-caller'),
     SANDBOX_URL: z.url().default('http://127.0.0.1:4010'),
+    /** The backend's pixflow API key: `npm start`'s own by default. */
+    PIXFLOW_API_KEY: z.string().min(1).default('dev-api-key'),
     /** A sandbox test document whose KYC is regular and whose liveness passes. */
     PERSON_CPF: z
       .string()
@@ -99,6 +102,8 @@ async function main() {
     namespace: env.CALLER_NAMESPACE,
     taskQueue: env.CALLER_TASK_QUEUE,
     workflowsPath: require.resolve('./workflows'),
+    // Puts the API key in the header of each pixflow operation its workflows start.
+    interceptors: { workflowModules: [require.resolve('../../nexus/caller')] },
   });
   const running = worker.run();
   log(`worker polling ${env.CALLER_NAMESPACE}/${env.CALLER_TASK_QUEUE}`);
@@ -106,6 +111,7 @@ async function main() {
   const workflowId = `sign-up-${randomBytes(4).toString('hex')}`;
   const args: Parameters<typeof signUpDepositAndPayOut> = [
     {
+      pixflowApiKey: env.PIXFLOW_API_KEY,
       person: { externalId: 'player-1', cpf: env.PERSON_CPF, email: 'bia@example.com', name: 'Bia Lima' },
       depositCentavos: 15_000,
       prizeCentavos: 4_990,

@@ -1,10 +1,12 @@
-import { ApplicationFailure, createNexusServiceClient, defineQuery, setHandler } from '@temporalio/workflow';
-import { PIXFLOW_NEXUS_ENDPOINT, pixflowService } from '../../nexus/service';
+import { ApplicationFailure, defineQuery, setHandler } from '@temporalio/workflow';
+import { pixflowNexusClient } from '../../nexus/caller';
 
 // A backend's workflow, in its own namespace, that calls pixflow through its Nexus service: it
 // signs a person up, takes a deposit and pays a prize out. The only pixflow code in its bundle is
-// the service's definition (nexus/service.ts, types and names). What pixflow answers carries no
-// personal data and comes in the clear: this workflow's worker holds no pixflow key.
+// the service's definition (nexus/service.ts, types and names) and nexus/caller.ts, which puts the
+// backend's pixflow API key in each operation's header (the worker registers its interceptor).
+// What pixflow answers carries no personal data and comes in the clear: this workflow's worker
+// holds no pixflow codec key.
 
 export interface Person {
   /** Your id for the person: pixflow's deposits and withdrawals name their client by it. */
@@ -15,6 +17,11 @@ export interface Person {
 }
 
 export interface SignUpInput {
+  /**
+   * The backend's pixflow API key, with onboardings:write, deposits:write and withdrawals:write.
+   * It is written into this workflow's history (its input, its operations' headers).
+   */
+  pixflowApiKey: string;
   person: Person;
   depositCentavos: number;
   prizeCentavos: number;
@@ -32,10 +39,9 @@ export type Progress =
 
 export const progressQuery = defineQuery<Progress>('progress');
 
-const pixflow = () => createNexusServiceClient({ service: pixflowService, endpoint: PIXFLOW_NEXUS_ENDPOINT });
-
 export async function signUpDepositAndPayOut(input: SignUpInput) {
   const { person } = input;
+  const pixflow = () => pixflowNexusClient(input.pixflowApiKey);
   let progress: Progress = { step: 'onboarding' };
   setHandler(progressQuery, () => progress);
 

@@ -1,18 +1,17 @@
 import { ApplicationFailure, NexusOperationFailure } from '@temporalio/common';
-import { createNexusServiceClient } from '@temporalio/workflow';
 import { HandlerError } from 'nexus-rpc';
-import {
-  type DepositCreated,
-  type DepositOutcome,
-  type OnboardingOutcome,
-  PIXFLOW_NEXUS_ENDPOINT,
-  pixflowService,
-  type WithdrawalOutcome,
+import { pixflowNexusClient } from '../../nexus/caller';
+import type {
+  DepositCreated,
+  DepositOutcome,
+  OnboardingOutcome,
+  WithdrawalOutcome,
 } from '../../nexus/service';
 
 // A backend's workflows, in a namespace of its own, that call pixflow through its Nexus service
-// as docs/nexus.md shows: the only pixflow code in their bundle is the service's definition. Their
-// worker runs with Temporal's default data converter: no pixflow key.
+// as docs/nexus.md shows: the only pixflow code in their bundle is the service's definition and
+// nexus/caller.ts, which presents their pixflow API key in each operation's header. Their worker
+// runs with Temporal's default data converter: no pixflow codec key.
 
 export interface Person {
   externalId: string;
@@ -20,8 +19,6 @@ export interface Person {
   email: string;
   name: string;
 }
-
-const pixflow = () => createNexusServiceClient({ service: pixflowService, endpoint: PIXFLOW_NEXUS_ENDPOINT });
 
 export interface MoneyMoved {
   onboarding: OnboardingOutcome;
@@ -32,6 +29,8 @@ export interface MoneyMoved {
 
 /** Onboards the person, takes a deposit from them and pays them out, each through pixflow. */
 export async function backendMovesMoney(input: {
+  /** The backend's pixflow API key. */
+  apiKey: string;
   person: Person;
   txid: string;
   transactionId: string;
@@ -39,6 +38,7 @@ export async function backendMovesMoney(input: {
   payoutCentavos: number;
 }): Promise<MoneyMoved> {
   const { person } = input;
+  const pixflow = () => pixflowNexusClient(input.apiKey);
   const onboarding = await pixflow().executeOperation(
     'startOnboarding',
     { cpf: person.cpf, plan: 'plan_basic', event: 'backend-signup' },
@@ -114,12 +114,14 @@ async function attempt(operation: string, call: () => Promise<unknown>): Promise
 
 /** What pixflow refuses, and how the refusals reach a caller's workflow. */
 export async function backendRefusals(input: {
+  apiKey: string;
   stranger: Person;
   approved: Person;
   conflictingTransactionId: string;
 }): Promise<Refusal[]> {
   const opts = { scheduleToCloseTimeout: '1 minute' } as const;
   const { stranger, approved } = input;
+  const pixflow = () => pixflowNexusClient(input.apiKey);
   return [
     await attempt('createDeposit: a CPF with wrong check digits', () =>
       pixflow().executeOperation(
@@ -155,4 +157,19 @@ export async function backendRefusals(input: {
       pixflow().executeOperation('waitForOutcome', { flow: 'deposit', txid: '404404404' }, opts),
     ),
   ];
+}
+
+/** A deposit asked with this key: what the caller's workflow sees when pixflow refuses the key. */
+export async function backendWithKey(input: {
+  apiKey: string;
+  person: Person;
+  txid: string;
+}): Promise<Refusal> {
+  return attempt('createDeposit', () =>
+    pixflowNexusClient(input.apiKey).executeOperation(
+      'createDeposit',
+      { txid: input.txid, amountCentavos: 1_000, client: input.person },
+      { scheduleToCloseTimeout: '1 minute' },
+    ),
+  );
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,25 +7,29 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey } from '../../api-keys/admin';
 import { parseCodecKeys, pixflowDataConverter } from '../../common/codec';
 import type { DepositState } from '../../contracts/deposit';
+import { createPool } from '../../db/pool';
 import type { DepositOutcome, WithdrawalOutcome } from '../../nexus/outcomes';
-import { PIXFLOW_NEXUS_ENDPOINT, pixflowService } from '../../nexus/service';
+import { PIXFLOW_API_KEY_HEADER, PIXFLOW_NEXUS_ENDPOINT, pixflowService } from '../../nexus/service';
 import { type EmbeddedStack, startEmbeddedStack } from '../../scripts/embedded-stack';
 import { runTool } from '../../scripts/temporal-server';
 import { ensureTemporalCli } from '../../scripts/temporal-tools';
 import { runNpmScript } from '../helpers/npm-script';
 import { newPerson, onboard, type Person } from '../helpers/people';
 import { waitUntil } from '../helpers/wait';
-import type { backendMovesMoney, backendRefusals } from './caller-workflows';
+import type { backendMovesMoney, backendRefusals, backendWithKey } from './caller-workflows';
 
 // A backend that runs on Temporal calls pixflow from its own workflows, in a namespace of its
 // own, through the Nexus endpoint `npm start` makes: the whole stack as `npm start` runs it
 // (every part a real process), a caller namespace on its Temporal, and the caller's worker in a
 // process of its own, killed (SIGKILL) while its workflow waits on pixflow and started again.
 // The flows' outcomes reach the caller through the server's completion callbacks. The caller
-// holds no pixflow key (Temporal's default data converter): what pixflow answers crosses in the
-// clear, with nothing personal, while pixflow's own histories keep personal data sealed.
+// presents a pixflow API key in each operation's header and holds no pixflow codec key
+// (Temporal's default data converter): what pixflow answers crosses in the clear, with nothing
+// personal, while pixflow's own histories keep personal data sealed. Without a proper key, over
+// Temporal's Nexus HTTP endpoint or from a workflow, nothing starts.
 
 const { PendingNexusOperationState, CallbackState } = temporal.api.enums.v1;
 
@@ -42,6 +46,9 @@ let caller: Client;
 let pixflowNs: Client;
 let bundleDir: string;
 const workers: ChildProcess[] = [];
+/** Key records the test makes as an operator would: one lacking deposits:write, one holding it. */
+let readsDeposits: string;
+let writesDeposits: string;
 
 const api = async (p: string, body?: unknown) => {
   const res = await fetch(`${stack.api}${p}`, {
@@ -158,9 +165,21 @@ beforeAll(async () => {
   bundleDir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-nexus-caller-'));
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.join(__dirname, 'caller-workflows.ts'),
+    // What sets the key header on the workflows' pixflow operations, as docs/nexus.md registers it.
+    workflowInterceptorModules: [path.join(__dirname, '../../nexus/caller.ts')],
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
   });
   writeFileSync(path.join(bundleDir, 'caller-workflows.js'), code);
+  const pool = createPool(stack.databaseUrl, 1);
+  try {
+    const actor = { operatorId: null, operatorEmail: 'nexus-test', operatorRole: null };
+    const made = (name: string, scopes: ['deposits:read'] | ['deposits:write']) =>
+      createKey(pool, actor, { name, scopes, expiresAt: null }).then((k) => k.secret);
+    readsDeposits = await made('reads deposits', ['deposits:read']);
+    writesDeposits = await made('writes deposits', ['deposits:write']);
+  } finally {
+    await pool.end();
+  }
 }, 180_000);
 
 afterAll(async () => {
@@ -173,10 +192,9 @@ afterAll(async () => {
 }, 60_000);
 
 /** Starts a caller workflow; at first the new namespace may not be known to every service yet. */
-async function startCaller<W extends typeof backendMovesMoney | typeof backendRefusals>(
-  workflow: string,
-  args: Parameters<W>,
-) {
+async function startCaller<
+  W extends typeof backendMovesMoney | typeof backendRefusals | typeof backendWithKey,
+>(workflow: string, args: Parameters<W>) {
   const workflowId = `${workflow}-${randomBytes(4).toString('hex')}`;
   await until(`the ${CALLER_NAMESPACE} namespace takes a workflow`, () =>
     caller.workflow.start<W>(workflow, { workflowId, taskQueue: CALLER_TASK_QUEUE, args }).then(() => true),
@@ -202,7 +220,14 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
     payout = `payout-${randomBytes(6).toString('hex')}`;
     const first = await startCallerWorker();
     const handle = await startCaller<typeof backendMovesMoney>('backendMovesMoney', [
-      { person: ana, txid, transactionId: payout, depositCentavos: 15_000, payoutCentavos: 4_990 },
+      {
+        apiKey: API_KEY,
+        person: ana,
+        txid,
+        transactionId: payout,
+        depositCentavos: 15_000,
+        payoutCentavos: 4_990,
+      },
     ]);
 
     // Its onboarding is pixflow's own: the person does the liveness, an operator the review.
@@ -289,7 +314,7 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
   it('refusals: bad input is a handler error naming the field, a rule or a conflict fails the operation', async () => {
     const stranger = newPerson();
     const handle = await startCaller<typeof backendRefusals>('backendRefusals', [
-      { stranger, approved: ana, conflictingTransactionId: payout },
+      { apiKey: API_KEY, stranger, approved: ana, conflictingTransactionId: payout },
     ]);
     const [badCpf, unverifiedDeposit, unverifiedPayout, conflict, noSuchFlow] = await handle.result();
     expect(badCpf).toMatchObject({ kind: 'handler-error', type: 'BAD_REQUEST' });
@@ -311,6 +336,91 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
     expect(flows.body.items.filter((f: { type: string }) => f.type === 'deposit')).toEqual([]);
     expect(pixflowService.name).toBe('pixflow');
   }, 60_000);
+
+  /** A txid no flow has. */
+  const newTxid = () => `${Date.now()}${randomBytes(3).readUIntBE(0, 3)}`;
+  /** No deposit with this txid: not in the API, no workflow in pixflow's namespace. */
+  async function nothingStarted(txid: string, who: string) {
+    expect((await api(`/v1/deposits/${txid}`)).status, who).toBe(404);
+    await expect(pixflowNs.workflow.getHandle(`deposit-${txid}`).describe(), who).rejects.toThrow(
+      /not found/i,
+    );
+  }
+
+  it("over Temporal's Nexus HTTP endpoint: no key, a wrong key, a key lacking deposits:write are refused and start nothing; a proper key starts the deposit", async () => {
+    // Where the issue's anonymous caller posted: the frontend's HTTP address, the endpoint's id.
+    const [endpoint] = (await connection.operatorService.listNexusEndpoints({ name: PIXFLOW_NEXUS_ENDPOINT }))
+      .endpoints;
+    const { clusters } = await connection.operatorService.listClusters({});
+    const httpAddress = clusters?.[0]?.httpAddress;
+    expect(httpAddress).toMatch(/^127\.0\.0\.1:\d+$/);
+    const url = `http://${httpAddress}/nexus/endpoints/${endpoint?.id}/services/pixflow/createDeposit`;
+    const post = async (txid: string, headers: Record<string, string>) => {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'nexus-request-id': randomUUID(), ...headers },
+        body: JSON.stringify({ txid, amountCentavos: 1_000, client: ana }),
+        signal: AbortSignal.timeout(20_000),
+      });
+      // A refusal is not to be asked again: the frontend says so in a Nexus header.
+      return {
+        status: res.status,
+        retryable: res.headers.get('nexus-request-retryable'),
+        text: await res.text(),
+      };
+    };
+
+    const refusals: { who: string; headers: Record<string, string>; status: number; says: string }[] = [
+      { who: 'no key', headers: {}, status: 401, says: 'Missing API key' },
+      {
+        who: 'a wrong key',
+        headers: { [PIXFLOW_API_KEY_HEADER]: `pxk_${randomBytes(32).toString('base64url')}` },
+        status: 401,
+        says: 'Invalid API key',
+      },
+      {
+        who: 'a bootstrap key of another stack',
+        headers: { [PIXFLOW_API_KEY_HEADER]: 'dev-api-key' },
+        status: 401,
+        says: 'Invalid API key',
+      },
+      {
+        who: 'a key lacking deposits:write',
+        headers: { [PIXFLOW_API_KEY_HEADER]: readsDeposits },
+        status: 403,
+        says: 'lacks deposits:write',
+      },
+    ];
+    for (const r of refusals) {
+      const txid = newTxid();
+      const answer = await post(txid, r.headers);
+      expect(answer.status, `${r.who}: ${answer.text}`).toBe(r.status);
+      expect(answer.text, r.who).toContain(r.says);
+      expect(answer.retryable, r.who).toBe('false');
+      await nothingStarted(txid, r.who);
+    }
+
+    const txid = newTxid();
+    const answer = await post(txid, { [PIXFLOW_API_KEY_HEADER]: writesDeposits });
+    expect(answer.status, answer.text).toBe(200);
+    expect(JSON.parse(answer.text)).toMatchObject({ workflowId: `deposit-${txid}`, txid, created: true });
+    expect((await api(`/v1/deposits/${txid}`)).body.state.status).toBe('awaiting_payment');
+  }, 60_000);
+
+  it('from a workflow: a wrong key or one lacking the scope fails the operation at once (UNAUTHENTICATED, UNAUTHORIZED), starting nothing', async () => {
+    for (const [apiKey, type] of [
+      ['not-a-pixflow-key', 'UNAUTHENTICATED'],
+      [readsDeposits, 'UNAUTHORIZED'],
+    ] as const) {
+      const txid = newTxid();
+      const handle = await startCaller<typeof backendWithKey>('backendWithKey', [
+        { apiKey, person: ana, txid },
+      ]);
+      // A handler error the caller's server does not retry: the workflow gets it, it does not wait.
+      expect(await handle.result()).toMatchObject({ kind: 'handler-error', type });
+      await nothingStarted(txid, type);
+    }
+  }, 60_000);
 });
 
 describe('the runnable example (examples/nexus-caller), as its README runs it', () => {
@@ -320,6 +430,7 @@ describe('the runnable example (examples/nexus-caller), as its README runs it', 
       TEMPORAL_ADDRESS: stack.temporalAddress,
       SANDBOX_URL: stack.sandbox,
       CALLER_NAMESPACE: 'nexus-example',
+      PIXFLOW_API_KEY: API_KEY,
     });
     try {
       const [, paidJson] = await example.printed(/deposit completed: (\{.*\})\n/, 150_000);
