@@ -424,7 +424,7 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
 });
 
 describe('the runnable example (examples/nexus-caller), as its README runs it', () => {
-  it('npm run example:nexus: a caller with no pixflow key signs a person up, has a deposit paid and a prize paid out', async () => {
+  it('npm run example:nexus: a caller with an API key and no pixflow codec key signs a person up, has a deposit paid and a prize paid out', async () => {
     const example = runNpmScript('example:nexus', {
       ...withoutPixflowKeys(process.env),
       TEMPORAL_ADDRESS: stack.temporalAddress,
