@@ -1,4 +1,5 @@
 import { createBiometricsActivities } from './biometrics';
+import { createDecisionProofActivities } from './decision-proofs';
 import { createDepositActivities } from './deposit';
 import type { ActivityDeps } from './deps';
 import { createEligibilityActivities } from './eligibility';
@@ -26,5 +27,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createPayoutControlActivities(deps),
     ...createReconciliationActivities(deps),
     ...createRescreeningActivities(deps),
+    ...createDecisionProofActivities(deps),
   };
 }

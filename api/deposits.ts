@@ -2,6 +2,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { type Client, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { Router } from 'express';
+import { principalOf } from '../api-keys/authenticate';
 import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
@@ -21,6 +22,8 @@ import {
   qrCodeUpdate,
   resolutionUpdate,
 } from '../contracts/deposit';
+import { apiKeyRef, recordDecision } from '../db/operator-decisions';
+import type { Pool } from '../db/pool';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
@@ -215,6 +218,7 @@ function startRoute(r: Router, deps: ApiDeps) {
  */
 function resolutionRoute(
   r: Router,
+  pool: Pool,
   handleOf: DepositHandle,
   stateOf: (txid: string) => Promise<DepositState>,
 ) {
@@ -223,10 +227,21 @@ function resolutionRoute(
     const decision = parse(depositResolutionBodySchema, 'body', req.body);
     const state = await stateOf(txid);
     if (state.status !== 'held' || state.resolution) throw notHeld(state);
+    // The proof the flow reads back before it counts the decision: the key that was checked.
+    const decisionId = await recordDecision(pool, {
+      workflowId: depositWorkflowId(txid),
+      kind: 'deposit.resolution',
+      decision: decision.decision,
+      reason: decision.reason,
+      operatorId: null,
+      operatorEmail: decision.by,
+      operatorRole: 'api_key',
+      authenticatedBy: apiKeyRef(principalOf(res).id),
+    });
     try {
       res.json(
         await retryUpdateLostWithTask(() =>
-          handleOf(txid).executeUpdate(resolutionUpdate, { args: [decision] }),
+          handleOf(txid).executeUpdate(resolutionUpdate, { args: [{ ...decision, decisionId }] }),
         ),
       );
     } catch (err) {
@@ -318,7 +333,7 @@ export function depositRoutes(deps: ApiDeps) {
     res.json({ workflowId: depositWorkflowId(txid), state: depositStateView(await stateOf(txid)) });
   });
 
-  resolutionRoute(r, handleOf, stateOf);
+  resolutionRoute(r, deps.pool, handleOf, stateOf);
 
   route(r, depositOperations.qrCode, async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);

@@ -1,5 +1,6 @@
 import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
+import { principalOf } from '../api-keys/authenticate';
 import type { Config } from '../common/config';
 import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
@@ -13,6 +14,7 @@ import {
   onboardingWorkflowId,
   reviewSignal,
 } from '../contracts/onboarding';
+import { apiKeyRef, recordDecision } from '../db/operator-decisions';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
@@ -271,8 +273,19 @@ export function onboardingRoutes(deps: ApiDeps) {
         `the onboarding is ${status}`,
       );
     }
+    // The proof the flow reads back before it counts the review: the key that was checked.
+    const decisionId = await recordDecision(deps.pool, {
+      workflowId: handle.workflowId,
+      kind: 'onboarding.review',
+      decision: decision.decision,
+      reason: decision.reason,
+      operatorId: null,
+      operatorEmail: decision.by,
+      operatorRole: 'api_key',
+      authenticatedBy: apiKeyRef(principalOf(res).id),
+    });
     try {
-      await handle.signal(reviewSignal, decision);
+      await handle.signal(reviewSignal, { ...decision, decisionId });
     } catch (err) {
       if (isNotFound(err)) throw onboardingFinished('closed');
       throw err;

@@ -5,6 +5,7 @@ import { type DepositState, depositStateQuery, resolutionUpdate } from '../contr
 import { type OnboardingState, onboardingStateQuery, reviewSignal } from '../contracts/onboarding';
 import { getFlowRow } from '../db/backoffice-queues';
 import { type NewOperatorAction, type OperatorActionName, recordAction } from '../db/operator-actions';
+import { recordDecision, sessionRef } from '../db/operator-decisions';
 import type { Operator } from '../db/operators';
 import { inTransaction, type Pool } from '../db/pool';
 import { isTemporalUnavailable } from '../http/problem';
@@ -145,6 +146,8 @@ interface DecisionKind<F extends DecisionForm> {
     handle: WorkflowHandle,
     decision: F & { by: string },
     conflict: (now: OnboardingState | DepositState, seen: unknown, after?: unknown) => Decided,
+    /** Records the decision the flow reads back before it counts it; answers its id. */
+    prove: () => Promise<string>,
   ): Promise<{ before: unknown; after: { status: string } }>;
   done(form: F, status: string, t: Catalog): string;
 }
@@ -174,11 +177,20 @@ function decisionRoute<F extends DecisionForm>(
         casePath(id),
       );
     const audit = await decideUnderCaseLock(pool, operator, id, async () => {
-      const seen = await kind.decide(
-        temporal.workflow.getHandle(id),
-        { ...form, by: operator.email },
-        conflict,
-      );
+      const by = operator.email;
+      // Committed on the pool, not in the lock's transaction: the flow's worker reads it.
+      const prove = () =>
+        recordDecision(pool, {
+          workflowId: id,
+          kind: kind.attempt === 'onboarding.review' ? 'onboarding.review' : 'deposit.resolution',
+          decision: form.decision,
+          reason: form.reason,
+          operatorId: operator.id,
+          operatorEmail: by,
+          operatorRole: operator.role,
+          authenticatedBy: sessionRef(req.sessionID),
+        });
+      const seen = await kind.decide(temporal.workflow.getHandle(id), { ...form, by }, conflict, prove);
       return { ...base, outcome: 'done', ...seen };
     });
     const status = labelsFor(t.lang).status(kind.flowType, statusIn(audit.after)).toLowerCase();
@@ -194,7 +206,7 @@ const review: DecisionKind<z.infer<typeof reviewFormSchema>> = {
   attempt: 'onboarding.review',
   actionOf: (form) => (form.decision === 'approve' ? 'onboarding.approve' : 'onboarding.refuse'),
   schema: reviewFormSchema,
-  async decide(handle, decision, conflict) {
+  async decide(handle, decision, conflict, prove) {
     const stateOf = () => flowState(handle, onboardingStateQuery);
     const before = await stateOf();
     const seen = { status: before.status, review: before.review };
@@ -203,6 +215,7 @@ const review: DecisionKind<z.infer<typeof reviewFormSchema>> = {
       decision: decision.decision,
       by: decision.by,
       reason: decision.reason,
+      decisionId: await prove(),
     });
     const after = await stateOnceSettled(stateOf, (s) => s.status !== 'awaiting_review', before);
     const now = { status: after.status, review: after.review };
@@ -224,15 +237,16 @@ const resolution: DecisionKind<z.infer<typeof resolutionFormSchema>> = {
   attempt: 'deposit.resolution',
   actionOf: (form) => (form.decision === 'accept' ? 'deposit.accept' : 'deposit.return'),
   schema: resolutionFormSchema,
-  async decide(handle, decision, conflict) {
+  async decide(handle, decision, conflict, prove) {
     const stateOf = () => flowState(handle, depositStateQuery);
     const before = await stateOf();
     const seen = { status: before.status, resolution: before.resolution };
     if (before.status !== 'held' || before.resolution) throw conflict(before, seen);
+    const decisionId = await prove();
     try {
       await retryUpdateLostWithTask(() =>
         handle.executeUpdate(resolutionUpdate, {
-          args: [{ decision: decision.decision, by: decision.by, reason: decision.reason }],
+          args: [{ decision: decision.decision, by: decision.by, reason: decision.reason, decisionId }],
         }),
       );
     } catch (err) {

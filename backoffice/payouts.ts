@@ -12,6 +12,7 @@ import {
 } from '../contracts/withdrawal';
 import type { FlowRow } from '../db/flows';
 import { type NewOperatorAction, recordAction } from '../db/operator-actions';
+import { recordDecision, sessionRef } from '../db/operator-decisions';
 import type { Operator } from '../db/operators';
 import {
   getPayout,
@@ -179,7 +180,7 @@ export function payoutRoutes(deps: BackofficeDeps) {
       throw notFoundPage((w) =>
         w.errors.what.flowOfType(labelsFor(w.lang).flowType('withdrawal').toLowerCase()),
       );
-    const outcome = await sendDecision(deps, operator, id, form);
+    const outcome = await sendDecision(deps, operator, id, form, sessionRef(req.sessionID));
     if ('rule' in outcome) throw new BackofficeError(409, refusalWords(outcome.rule, outcome.now), [], back);
     const { after } = outcome;
     const status = labelsFor(t.lang).status('withdrawal', after.status).toLowerCase();
@@ -233,6 +234,7 @@ function sendDecision(
   operator: Operator,
   id: string,
   form: z.infer<typeof payoutDecisionFormSchema>,
+  authenticatedBy: string,
 ): Promise<{ rule: string; now: WithdrawalState | undefined } | { after: WithdrawalState }> {
   const by = operator.email.toLowerCase();
   const audit: Omit<NewOperatorAction, 'outcome'> = {
@@ -257,12 +259,22 @@ function sendDecision(
     if (!before) return refuse(PAYOUT_NOT_AWAITING_APPROVAL, undefined);
     const rule = ruleRefusing(before, by, form.decision);
     if (rule) return refuse(rule, before);
+    const decision = { operator: by, decision: form.decision, reason: form.reason || undefined };
+    // The proof the flow reads back before it counts the decision: committed now, on the pool.
+    const decisionId = await recordDecision(pool, {
+      workflowId: id,
+      kind: 'withdrawal.decision',
+      decision: form.decision,
+      reason: decision.reason,
+      operatorId: operator.id,
+      operatorEmail: by,
+      operatorRole: operator.role,
+      authenticatedBy,
+    });
     let answered: WithdrawalState;
     try {
       answered = await retryUpdateLostWithTask(() =>
-        handle.executeUpdate(payoutDecisionUpdate, {
-          args: [{ operator: by, decision: form.decision, reason: form.reason || undefined }],
-        }),
+        handle.executeUpdate(payoutDecisionUpdate, { args: [{ ...decision, decisionId }] }),
       );
     } catch (err) {
       // Decided meanwhile by another process, or closed: the validator refused it.

@@ -1,4 +1,5 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { DecisionProof } from './decision';
 import type { DepositInput, DepositResolutionRequest } from './deposit-input';
 import type { PaymentProgress } from './flow';
 
@@ -111,6 +112,8 @@ export const depositNotHeld = (status: DepositStatus, decided?: DepositDecision)
 
 export const qrCodeUpdate = defineUpdate<DepositQrAnswer, [DepositQrRequest]>('qrCode');
 export const depositStateQuery = defineQuery<DepositState>('state');
-export const resolutionUpdate = defineUpdate<DepositResolutionAnswer, [DepositResolutionRequest]>(
+/** An operator's resolution of a held deposit, with the id of the record the API or back office wrote. */
+export type DepositResolutionDecision = DepositResolutionRequest & DecisionProof;
+export const resolutionUpdate = defineUpdate<DepositResolutionAnswer, [DepositResolutionDecision]>(
   'resolution',
 );

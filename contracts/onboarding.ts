@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { StatusVerification } from '../provider/schemas';
+import type { DecisionProof } from './decision';
 import type { OnboardingInput, ReviewDecision } from './onboarding-input';
 
 // The onboarding's contract: KYC, then liveness, then (often) an operator's review. What it is
@@ -81,5 +82,7 @@ export const ONBOARDING_FINISHED = 'OnboardingFinished';
 
 export const livenessLinkUpdate = defineUpdate<LivenessLinkAnswer, []>('livenessLink');
 export const livenessProgressSignal = defineSignal<[LivenessProgress]>('livenessProgress');
-export const reviewSignal = defineSignal<[ReviewDecision]>('review');
+/** An operator's review, with the id of the record the API or back office wrote. */
+export type ReviewSignal = ReviewDecision & DecisionProof;
+export const reviewSignal = defineSignal<[ReviewSignal]>('review');
 export const onboardingStateQuery = defineQuery<OnboardingState>('state');

@@ -1,4 +1,5 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { DecisionProof } from './decision';
 import type { PaymentProgress } from './flow';
 import type { StepUpCause } from './reasons';
 import type { WithdrawalInput } from './withdrawal-input';
@@ -118,8 +119,11 @@ export const PAYOUT_REJECTED = 'PAYOUT_REJECTED';
 
 export const withdrawalStateQuery = defineQuery<WithdrawalState>('state');
 
-/** An operator's decision on a payout awaiting approval; a refusal needs a reason. */
-export interface PayoutDecision {
+/**
+ * An operator's decision on a payout awaiting approval; a refusal needs a reason. It counts only
+ * with `decisionId`, the record the back office wrote (contracts/decision.ts).
+ */
+export interface PayoutDecision extends DecisionProof {
   /** The deciding operator's e-mail address, lower-cased. */
   operator: string;
   decision: 'approve' | 'refuse';

@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   condition,
   makeContinueAsNewFunc,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -15,7 +16,7 @@ import {
   type DepositHoldReason,
   type DepositInput,
   type DepositQrRequest,
-  type DepositResolutionRequest,
+  type DepositResolutionDecision,
   type DepositState,
   depositFinalStatuses,
   depositNotHeld,
@@ -24,6 +25,7 @@ import {
   resolutionUpdate,
 } from '../contracts/deposit';
 import type { FlowRecord } from '../contracts/flow';
+import { DECISION_PROOFS_PATCH, requireProof } from './decision-proofs';
 import {
   isLocalActivityFailure,
   isoNow,
@@ -174,22 +176,37 @@ export function trackDeposit(input: DepositInput, state: DepositState, rowsBefor
 
 /**
  * The `resolution` update: an operator's decision on a held deposit, refused unless the deposit
- * is held and not decided yet. It answers once the status it leads to is recorded (`done`).
+ * is held and not decided yet, and (from the `decision-proofs` patch on) unless it names the
+ * record the API or back office wrote for it. It answers once the status it leads to is
+ * recorded (`done`).
  */
 export function answerResolutions(input: DepositInput, state: DepositState): { done: boolean } {
   const resolved = { done: false };
+  const notHeld = () => {
+    if (state.status !== 'held' || state.resolution) {
+      throw new Error(depositNotHeld(state.status, state.resolution?.decision));
+    }
+  };
   setHandler(
     resolutionUpdate,
-    async ({ decision, by, reason }) => {
+    async ({ decision, by, reason, decisionId }) => {
+      // Held runs from before the check replay without it.
+      if (patched(DECISION_PROOFS_PATCH)) {
+        await requireProof({ kind: 'deposit.resolution', decisionId, operator: by, decision, reason });
+        // Another resolution may have landed while the proof was read.
+        try {
+          notHeld();
+        } catch (err) {
+          throw ApplicationFailure.nonRetryable((err as Error).message, 'DepositNotHeld');
+        }
+      }
       state.resolution = { decision, by, reason, at: isoNow() };
       await condition(() => resolved.done);
       return { txid: input.txid, decision, by, reason, status: state.status };
     },
     {
-      validator: (asked: DepositResolutionRequest) => {
-        if (state.status !== 'held' || state.resolution) {
-          throw new Error(depositNotHeld(state.status, state.resolution?.decision));
-        }
+      validator: (asked: DepositResolutionDecision) => {
+        notHeld();
         if (asked.decision !== 'accept' && asked.decision !== 'return') {
           throw new Error('decision must be accept or return');
         }

@@ -27,6 +27,7 @@ import {
   reviewSignal,
 } from '../contracts/onboarding';
 import { IMPEDED_PREFIX } from '../contracts/reasons';
+import { DECISION_PROOFS_PATCH, isProven } from './decision-proofs';
 import { isoNow, PROVIDER_CALL_OPTIONS, trackFlow } from './flow-lifecycle';
 import { keptLink } from './liveness-link';
 import { livenessStageOf } from './liveness-progress';
@@ -69,9 +70,16 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
   const flow = trackOnboarding(input, state);
   setHandler(onboardingStateQuery, () => state);
   const liveness = serveLiveness(input, state, timings.livenessLinkTtlMs, flow.isFinal);
-  setHandler(reviewSignal, (decision) => {
-    if (state.status !== 'awaiting_review' || state.review) return;
-    state.review = decision;
+  setHandler(reviewSignal, async ({ decisionId, ...review }) => {
+    const open = () => state.status === 'awaiting_review' && !state.review;
+    if (!open()) return;
+    // Onboardings reviewed before the check replay without it. An unproven review is ignored
+    // (refused and counted by the check), as a late one is.
+    if (patched(DECISION_PROOFS_PATCH)) {
+      const claim = { kind: 'onboarding.review', decisionId, operator: review.by, ...review } as const;
+      if (!(await isProven(claim)) || !open()) return;
+    }
+    state.review = review;
   });
 
   const onboard = async (): Promise<void> => {

@@ -1,4 +1,5 @@
 import {
+  ApplicationFailure,
   CancellationScope,
   condition,
   isCancellation,
@@ -22,6 +23,7 @@ import {
   type WithdrawalInput,
   type WithdrawalState,
 } from '../contracts/withdrawal';
+import { requireProof } from './decision-proofs';
 import { isoNow, POSTGRES_WRITE_OPTIONS, PROVIDER_CALL_OPTIONS } from './flow-lifecycle';
 
 // The payout controls of a withdrawal (docs/payout-controls.md): the prize deadline watched
@@ -122,8 +124,9 @@ export function deadlineRecorder(
 
 /**
  * Takes the back office's decisions on this payout (payoutDecisionUpdate). The validator refuses
- * what four eyes forbid while nothing changes; an approval is written to the flows row
- * (`written`) before the update answers.
+ * what four eyes forbid while nothing changes; then the decision must be proven (the record the
+ * back office wrote when it checked the operator), and the rules hold again after that read. An
+ * approval is written to the flows row (`written`) before the update answers.
  */
 export function takePayoutDecisions(state: WithdrawalState, written: () => Promise<unknown>) {
   const validator = (d: PayoutDecision) => {
@@ -146,9 +149,22 @@ export function takePayoutDecisions(state: WithdrawalState, written: () => Promi
   setHandler(
     payoutDecisionUpdate,
     async (d: PayoutDecision) => {
+      const operator = d.operator.toLowerCase();
+      await requireProof({
+        kind: 'withdrawal.decision',
+        decisionId: d.decisionId,
+        operator,
+        decision: d.decision,
+        reason: d.reason,
+      });
+      // Another decision may have landed while the proof was read.
+      try {
+        validator(d);
+      } catch (err) {
+        throw ApplicationFailure.nonRetryable((err as Error).message, 'PayoutDecisionRefused');
+      }
       const approval = state.approval;
       if (!approval) return state;
-      const operator = d.operator.toLowerCase();
       if (d.decision === 'refuse') {
         // The flow ends refused and writes its row.
         approval.refusedBy = operator;

@@ -12,6 +12,7 @@ import {
   type WithdrawalInput,
 } from '../../contracts/withdrawal';
 import { verifiedWithKnownPayee } from '../helpers/customers';
+import { provenDecision } from '../helpers/decisions';
 import { recordHistory } from '../helpers/histories';
 import { type ApiEnv, eventually, freshCpf, PII_KEY, startApiEnv } from './support';
 
@@ -81,8 +82,11 @@ const payoutsSent = async (transactionId: string): Promise<number> => {
   return state.counters.payouts[transactionId] ?? 0;
 };
 
-const decide = (w: Withdrawal, d: PayoutDecision) =>
-  e.temporal.workflow.getHandle(w.workflowId).executeUpdate(payoutDecisionUpdate, { args: [d] });
+/** A decision as the back office sends it: recorded first, then naming its record. */
+const decide = async (w: Withdrawal, d: PayoutDecision) =>
+  e.temporal.workflow.getHandle(w.workflowId).executeUpdate(payoutDecisionUpdate, {
+    args: [await provenDecision(e.pool, w.workflowId, 'withdrawal.decision', d.operator, d)],
+  });
 
 /** The validator's refusal: the update fails with the contract's message, nothing changes. */
 async function expectRefusedDecision(w: Withdrawal, d: PayoutDecision, message: string) {

@@ -10,6 +10,7 @@ import {
   resolutionUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/flow';
+import { provenDecision } from '../helpers/decisions';
 import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
 import { testDataConverter } from '../helpers/temporal';
@@ -162,7 +163,13 @@ describe('a deposit paid by someone else', () => {
     }
 
     const answer = await handle.executeUpdate(resolutionUpdate, {
-      args: [{ decision: 'accept', by: 'ops@example.com', reason: 'paid by her husband, documented' }],
+      args: [
+        await provenDecision(f.pool, handle.workflowId, 'deposit.resolution', 'ops@example.com', {
+          decision: 'accept',
+          by: 'ops@example.com',
+          reason: 'paid by her husband, documented',
+        }),
+      ],
     });
     expect(answer).toEqual({
       txid: input.txid,
@@ -196,14 +203,20 @@ describe('a deposit paid by someone else', () => {
     expect((await handle.describe()).status.name).toBe('COMPLETED');
     expect(await flowRow(handle.workflowId)).toMatchObject({ status: 'completed' });
     await recordHistory(depositRun, 'deposit-held');
-    await recordHistory(handle, 'deposit-held-accepted');
+    await recordHistory(handle, 'deposit-held-accepted-proven');
   });
 
   it('returned, it ends to_return (final) with the reason and the decision', async () => {
     const input = depositInput();
     const { handle } = await heldDeposit(input);
     const answer = await handle.executeUpdate(resolutionUpdate, {
-      args: [{ decision: 'return', by: 'ops@example.com', reason: 'payer unknown to the person' }],
+      args: [
+        await provenDecision(f.pool, handle.workflowId, 'deposit.resolution', 'ops@example.com', {
+          decision: 'return',
+          by: 'ops@example.com',
+          reason: 'payer unknown to the person',
+        }),
+      ],
     });
     expect(answer.status).toBe('to_return');
     const result = await handle.result();
@@ -218,6 +231,6 @@ describe('a deposit paid by someone else', () => {
       reason: 'third_party_payer',
       details: { payerIsClient: false, resolution: { decision: 'return', by: 'ops@example.com' } },
     });
-    await recordHistory(handle, 'deposit-held-returned');
+    await recordHistory(handle, 'deposit-held-returned-proven');
   });
 });

@@ -9,6 +9,7 @@ import {
   reviewSignal,
 } from '../../contracts/onboarding';
 import type { ProviderClient } from '../../provider/client';
+import { provenDecision } from '../helpers/decisions';
 import { type FlowEnv, onOwnWorker, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
 
@@ -241,12 +242,19 @@ describe('liveness progress and review', () => {
         () => handle.query(onboardingStateQuery),
         (s) => s.status === 'awaiting_review',
       );
-      await handle.signal(reviewSignal, { decision, by: 'ana@ops', reason: 'documents checked' });
+      await handle.signal(
+        reviewSignal,
+        await provenDecision(f.pool, handle.workflowId, 'onboarding.review', 'ana@ops', {
+          decision,
+          by: 'ana@ops',
+          reason: 'documents checked',
+        }),
+      );
       const result = await handle.result();
       expect(result.status).toBe(status);
       expect(result.review).toEqual({ decision, by: 'ana@ops', reason: 'documents checked' });
       expect(result.reasons).toEqual([`review_${decision}d`]);
-      await recordHistory(handle, `onboarding-review-${decision}`);
+      await recordHistory(handle, `onboarding-review-${decision}-proven`);
     });
   }
 
