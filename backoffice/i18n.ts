@@ -500,6 +500,9 @@ const ptBR = {
     unavailable: 'O Temporal não está respondendo',
     unavailableText:
       'O pixflow não alcançou o fluxo a tempo. Recarregue o caso em instantes: uma decisão que você enviou pode ter sido registrada.',
+    databaseUnavailable: 'O banco de dados não está respondendo',
+    databaseUnavailableText:
+      'O Postgres do pixflow está reiniciando ou fora de alcance. Recarregue a página em instantes: uma decisão que você enviou pode ter sido registrada.',
     failed: 'Algo deu errado',
     failedText: 'O pixflow não conseguiu responder; tente de novo em instantes.',
     refused: 'Pedido recusado',
@@ -1232,6 +1235,9 @@ const en: Catalog = {
     unavailable: 'Temporal is not answering',
     unavailableText:
       'pixflow could not reach the flow in time. Reload the case in a moment: a decision you sent may have been recorded.',
+    databaseUnavailable: 'The database is not answering',
+    databaseUnavailableText:
+      "pixflow's Postgres is restarting or out of reach. Reload the page in a moment: a decision you sent may have been recorded.",
     failed: 'Something went wrong',
     failedText: 'pixflow could not answer; try again in a moment.',
     refused: 'Request refused',

@@ -3,7 +3,7 @@ import { Eta } from 'eta';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from '../common/logger';
 import type { Operator } from '../db/operators';
-import { isTemporalUnavailable, UNAVAILABLE_RETRY_AFTER_S } from '../http/problem';
+import { isDatabaseUnavailable, isTemporalUnavailable, UNAVAILABLE_RETRY_AFTER_S } from '../http/problem';
 import { formatterFor } from './format';
 import { type Catalog, catalogFor, DEFAULT_LANGUAGE, isLanguage, type Language, labelsFor } from './i18n';
 import { menu } from './menu';
@@ -101,17 +101,22 @@ export class BackofficeError extends Error {
 export const notFoundPage = (what: (t: Catalog) => string) =>
   new BackofficeError(404, (t) => ({ heading: t.errors.notFound, message: t.errors.notFoundText(what(t)) }));
 
-/** 503: Temporal, or the flow's worker, did not answer in time; a decision sent may have landed. */
-export function unavailablePage(req: Request, res: Response): void {
+/**
+ * 503: Temporal, or the flow's worker, did not answer in time, or Postgres is restarting or out
+ * of reach; a decision sent may have landed.
+ */
+export function unavailablePage(
+  req: Request,
+  res: Response,
+  what: 'temporal' | 'database' = 'temporal',
+): void {
   res.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
   const t = wordsOf(req, res);
-  page(
-    req,
-    res,
-    'error',
-    { heading: t.errors.unavailable, message: t.errors.unavailableText, maybeChanged: true },
-    503,
-  );
+  const text =
+    what === 'database'
+      ? { heading: t.errors.databaseUnavailable, message: t.errors.databaseUnavailableText }
+      : { heading: t.errors.unavailable, message: t.errors.unavailableText };
+  page(req, res, 'error', { ...text, maybeChanged: true }, 503);
 }
 
 export function errorPages(log: Logger): ErrorRequestHandler {
@@ -119,6 +124,13 @@ export function errorPages(log: Logger): ErrorRequestHandler {
     // Already answered (503 at the request's deadline): what the handler met after it is moot.
     if (res.headersSent) return;
     if (isTemporalUnavailable(err)) return unavailablePage(req, res);
+    if (isDatabaseUnavailable(err)) {
+      log.warn(
+        { code: err.code, message: err.message, path: req.path },
+        'database unavailable: answered 503',
+      );
+      return unavailablePage(req, res, 'database');
+    }
     const t = wordsOf(req, res);
     if (err instanceof BackofficeError) {
       page(req, res, 'error', { ...err.say(t), fields: err.fields, back: err.back }, err.status);

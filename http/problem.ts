@@ -83,14 +83,67 @@ export function isTemporalUnavailable(err: unknown): boolean {
   return code === GRPC_FAILED_PRECONDITION && /no poller/i.test(String((err.cause as Error).message));
 }
 
-/** 503 with Retry-After: Temporal, or the flow's worker, did not answer (in time). */
-export function answerUnavailable(req: Request, res: Response): void {
-  res.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
-  sendProblem(res, new Problem(503, 'unavailable', 'Try again shortly', UNAVAILABLE_DETAIL), req.originalUrl);
+/** SQLSTATEs of a server going away or not taking connections yet (crash recovery, shutdown, full). */
+const PG_UNAVAILABLE = new Set([
+  '57P01', // admin_shutdown: a fast shutdown, or a backend terminated
+  '57P02', // crash_shutdown: another backend crashed, every one is reset
+  '57P03', // cannot_connect_now: starting up, in recovery, shutting down
+  '53300', // too_many_connections
+]);
+/** What a socket to Postgres fails with when the server is down or unreachable. */
+const NET_UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+/** node-postgres's own words for a connection lost or never made in time. */
+const PG_CONNECTION_LOST =
+  /^(Connection terminated( unexpectedly| due to connection timeout)?|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
+
+/**
+ * Postgres restarting, in recovery, full or unreachable: nothing the caller did, and gone once
+ * the server is back. A query's own failure (a constraint, a syntax error) is not this.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  // localhost's every address refused: Node gathers them in one AggregateError.
+  if (err instanceof AggregateError) return err.errors.length > 0 && err.errors.every(isDatabaseUnavailable);
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    // Class 08: connection exceptions.
+    if (PG_UNAVAILABLE.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+    // A socket's own failure, not a fetch's (whose cause this would be): those are other services'.
+    if (NET_UNAVAILABLE.has(code) && (err as { syscall?: unknown }).syscall !== undefined) return true;
+  }
+  return PG_CONNECTION_LOST.test(err.message);
 }
 
-/** Last error handler: known problems as they are; body-parser errors as 4xx; anything else 500. */
-export function problemHandler(log: { error: (o: object, m: string) => void }) {
+/** Temporal, its worker, or Postgres cannot answer now: 503 with Retry-After, never 500. */
+export const isUnavailable = (err: unknown): boolean =>
+  isTemporalUnavailable(err) || isDatabaseUnavailable(err);
+
+const DATABASE_UNAVAILABLE_DETAIL =
+  'the database cannot answer now (restarting or unreachable); what this request started goes on: ask again with the same id';
+
+/** 503 with Retry-After: Temporal, the flow's worker or the database did not answer (in time). */
+export function answerUnavailable(req: Request, res: Response, err?: unknown): void {
+  res.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+  const detail = isDatabaseUnavailable(err) ? DATABASE_UNAVAILABLE_DETAIL : UNAVAILABLE_DETAIL;
+  sendProblem(res, new Problem(503, 'unavailable', 'Try again shortly', detail), req.originalUrl);
+}
+
+/**
+ * Last error handler: known problems as they are; body-parser errors as 4xx; Temporal or
+ * Postgres away as 503 with Retry-After; anything else 500.
+ */
+export function problemHandler(log: {
+  error: (o: object, m: string) => void;
+  warn?: (o: object, m: string) => void;
+}) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     // Already answered (503 at the request's deadline): what the handler met after it is moot.
     if (res.headersSent) return;
@@ -111,6 +164,16 @@ export function problemHandler(log: { error: (o: object, m: string) => void }) {
       return sendProblem(res, new Problem(status, 'bad-request', 'Bad request', e.message), req.originalUrl);
     }
     if (isTemporalUnavailable(err)) return answerUnavailable(req, res);
+    if (isDatabaseUnavailable(err)) {
+      // Its code and words only: a query's parameters never reach the log.
+      const { code, message } = err as { code?: string; message: string };
+      (log.warn ?? log.error).call(
+        log,
+        { code, message, path: req.path },
+        'database unavailable: answered 503',
+      );
+      return answerUnavailable(req, res, err);
+    }
     log.error({ err }, 'unhandled error');
     sendProblem(res, new Problem(500, 'internal', 'Internal error'), req.originalUrl);
   };
