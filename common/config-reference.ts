@@ -74,7 +74,8 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   },
   SANDBOX_PORT: { meaning: 'provider sandbox' },
   DATABASE_URL: {
-    meaning: 'any Postgres 14+ (`postgres://` or `postgresql://`)',
+    meaning:
+      "any Postgres 14+ (`postgres://` or `postgresql://`); production refuses a password from this repository (`.env.example`'s, the embedded Postgres's)",
     shownDefault: 'embedded Postgres',
   },
   EMBEDDED_PG_PORT: { meaning: 'port of the embedded Postgres' },
@@ -130,8 +131,16 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   PROVIDER_AUTH_URL: { meaning: "the real provider's token endpoint host", shownDefault: 'the sandbox' },
   PROVIDER_LIVENESS_URL: { meaning: 'where a person starts the liveness flow', shownDefault: 'the sandbox' },
   PROVIDER_CLIENT_ID: { meaning: 'OAuth client id' },
-  PROVIDER_CLIENT_SECRET: { meaning: 'OAuth client secret' },
-  PROVIDER_API_KEY: { meaning: 'deposit, withdrawal and receipt credential' },
+  PROVIDER_CLIENT_SECRET: {
+    meaning:
+      "OAuth client secret; production requires the provider's own unless the provider is the sandbox (`PROVIDER_*_URL` unset, on loopback or compose's `sandbox`)",
+    shownDefault: "the sandbox's (public: production refuses it for any other provider)",
+  },
+  PROVIDER_API_KEY: {
+    meaning:
+      "deposit, withdrawal and receipt credential; production requires the provider's own unless the provider is the sandbox",
+    shownDefault: "the sandbox's (public: production refuses it for any other provider)",
+  },
   PROVIDER_MERCHANT: { meaning: 'merchant the deposits are made for' },
   PROVIDER_TIMEOUT_MS: { meaning: 'timeout of every provider call' },
   WEBHOOK_SECRET: { meaning: 'secret path segment of the webhook URLs (16+ characters)', secret: true },
@@ -188,7 +197,8 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   SANDBOX_NOTIFICATION_URL: {
     meaning:
       "where the sandbox sends its deposit, payout and liveness notifications from its start, with `WEBHOOK_PARTNER_ID` as their `partner_id`: the API's ingress, `<API>/webhooks/provider/<WEBHOOK_SECRET>` (`POST /sandbox/notifications` changes it while it runs; `POST /sandbox/reset` goes back to it)",
-    shownDefault: 'none: no notifications until `POST /sandbox/notifications` (`npm start` registers its API)',
+    shownDefault:
+      'none: no notifications until `POST /sandbox/notifications` (`npm start` registers its API)',
   },
   INBOX_RELAY_INTERVAL_MS: { meaning: 'how often the relay looks for undelivered webhook notifications' },
   INBOX_RETRY_MAX_MS: { meaning: 'longest back-off between delivery attempts of one notification' },
@@ -242,7 +252,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     // `npm start` keeps the public value: the sandbox's emulation verifies with the same one.
     shownDefault: "a public development value, the sandbox's emulation's too (production requires yours)",
     meaning:
-      "signs pixflow's requests to `PAYOUT_AUTHORIZATION_URL` (`whsec_<base64>`, Standard Webhooks); required in production when that is set",
+      "signs pixflow's requests to `PAYOUT_AUTHORIZATION_URL` (`whsec_<base64>`, Standard Webhooks); required in production when that is set, and refused there when its key material is public, `whsec_` or not",
     secret: true,
   },
   PAYOUT_AUTHORIZATION_TIMEOUT_MS: {
@@ -266,7 +276,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   }),
   ELIGIBILITY_URL: rule({
     meaning:
-      "the operator's eligibility service, which asks the registry of impeded people ([eligibility](rules.md#eligibility)), before a deposit and at onboarding; unset: no one is screened",
+      "the operator's eligibility service, which asks the registry of impeded people ([eligibility](rules.md#eligibility)), before a deposit and at onboarding; unset: no one is screened, and production refuses to start unless `ELIGIBILITY_SCREENED_ELSEWHERE=true`",
     shownDefault: 'none',
     defaultNote: "`npm start` with its sandbox: the sandbox's emulation",
   }),
@@ -274,9 +284,13 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     // `npm start` keeps the public value: the sandbox's emulation verifies with the same one.
     shownDefault: "a public development value, the sandbox's emulation's too (production requires yours)",
     meaning:
-      "signs pixflow's requests to the eligibility service (`whsec_<base64>`, Standard Webhooks); required in production when `ELIGIBILITY_URL` is set",
+      "signs pixflow's requests to the eligibility service (`whsec_<base64>`, Standard Webhooks); required in production when `ELIGIBILITY_URL` is set, and refused there when its key material is public, `whsec_` or not",
     secret: true,
   },
+  ELIGIBILITY_SCREENED_ELSEWHERE: rule({
+    meaning:
+      'production without `ELIGIBILITY_URL`: true says the operator screens every person against the registry elsewhere, and pixflow starts, saying at every start that it screens no one',
+  }),
   ELIGIBILITY_TIMEOUT_MS: {
     meaning: "one attempt's bound on the eligibility service's answer (three attempts at most)",
   },

@@ -1,8 +1,12 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { CodecKeyError, parseCodecKeys } from './codec';
-import { productionSecretProblems, SECRET_VARIABLES, type SecretVariable } from './production-secrets';
-import { PUBLIC_SECRET_VALUES } from './public-secrets';
+import {
+  productionSecretProblems,
+  productionSettingProblems,
+  SECRET_VARIABLES,
+  type SecretVariable,
+} from './production-secrets';
 
 // One place parses process.env (over 400 lines on purpose: one schema, so every variable is
 // checked the same way and docs/configuration.md is generated from it). Every process (api, worker, sandbox, start) calls loadConfig()
@@ -295,8 +299,13 @@ export const envSchema = z.object({
   HOLD_THIRD_PARTY_DEPOSITS: bool.default(true),
   /** How long a person's raised or removed deposit limit waits before it applies (a lower one applies at once). */
   DEPOSIT_LIMIT_COOLING_OFF_MS: durationMs.default(24 * 3_600_000),
-  /** The operator's eligibility service (docs/rules.md, Eligibility); unset: no one is screened. */
+  /**
+   * The operator's eligibility service (docs/rules.md, Eligibility). Unset, no one is screened:
+   * production then refuses to start unless ELIGIBILITY_SCREENED_ELSEWHERE is true.
+   */
   ELIGIBILITY_URL: httpUrl.optional(),
+  /** Production without ELIGIBILITY_URL: the operator screens every person elsewhere (said at every start). */
+  ELIGIBILITY_SCREENED_ELSEWHERE: bool.default(false),
   /** Signs pixflow's requests to the eligibility service (Standard Webhooks, `whsec_<base64>`). */
   ELIGIBILITY_SECRET: z
     .string()
@@ -426,6 +435,13 @@ export interface LoadConfigOptions {
   secrets?: readonly SecretVariable[];
 }
 
+/**
+ * Whether the process screens people (the API and the worker, which key CPFs with PII_HASH_KEY,
+ * unlike the sandbox and the migrations): production then needs an eligibility service.
+ */
+const screensPeople = (opts: LoadConfigOptions) =>
+  (opts.secrets ?? SECRET_VARIABLES).includes('PII_HASH_KEY');
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}) {
   // Empty strings mean "unset", as in most shells' `FOO= cmd`.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
@@ -434,12 +450,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     cleaned.NODE_ENV === 'production'
       ? productionSecretProblems(cleaned, opts.secrets ?? SECRET_VARIABLES)
       : new Map<string, string>();
+  // The settings beyond them (signing secrets, DATABASE_URL's password, the provider's): the same.
+  const settingProblems =
+    cleaned.NODE_ENV === 'production' ? productionSettingProblems(cleaned) : new Map<string, string>();
   const problems: string[] = [];
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
     for (const i of parsed.error.issues) {
       const name = String(i.path[0] ?? '?');
-      if (secretProblems.has(name)) continue;
+      if (secretProblems.has(name) || settingProblems.has(name)) continue;
       const raw = cleaned[name];
       const shown =
         raw === undefined
@@ -460,22 +479,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
         problems.push(`CODEC_KEYS / CODEC_ACTIVE_KEY_ID: ${err.message}`);
     }
   }
-  // Read only where a service is named: production then needs its own, as the other secrets.
-  for (const [url, name] of [
-    ['ELIGIBILITY_URL', 'ELIGIBILITY_SECRET'],
-    ['PAYOUT_AUTHORIZATION_URL', 'PAYOUT_AUTHORIZATION_SECRET'],
-  ] as const) {
-    if (cleaned.NODE_ENV !== 'production' || !cleaned[url]) continue;
-    const secret = cleaned[name];
-    if (secret === undefined)
-      problems.push(
-        `${name}: not set (production needs its own with ${url}); make one as whsec_$(openssl rand -base64 32)`,
-      );
-    else if (PUBLIC_SECRET_VALUES.has(secret))
-      problems.push(
-        `${name}: is public (it is in the pixflow repository, for anyone to read); make one as whsec_$(openssl rand -base64 32)`,
-      );
-  }
+  problems.push(...settingProblems.values());
+  if (
+    parsed.success &&
+    cleaned.NODE_ENV === 'production' &&
+    screensPeople(opts) &&
+    !parsed.data.ELIGIBILITY_URL &&
+    !parsed.data.ELIGIBILITY_SCREENED_ELSEWHERE
+  )
+    problems.push(
+      'ELIGIBILITY_URL: not set, so no one would be screened against the registry of impeded people; set it to your eligibility service (docs/rules.md, Eligibility), or ELIGIBILITY_SCREENED_ELSEWHERE=true if you screen every person elsewhere',
+    );
   problems.push(...secretProblems.values());
   if (!parsed.success || !codecKeys || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
@@ -514,7 +528,8 @@ const isLoopbackHost = (host: string) => host === 'localhost' || host === '::1' 
 
 /**
  * For process entry points: print one line per problem and exit 1, no stack trace. In
- * development, says which secrets run on their public defaults.
+ * development, says which secrets run on their public defaults; in production, that no one is
+ * screened when the operator screens elsewhere.
  */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): Config {
   try {
@@ -522,6 +537,11 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env, opts: Loa
     const defaulted = (opts.secrets ?? SECRET_VARIABLES).filter(
       (name) => !env[name] && envSchema.shape[name].safeParse(undefined).data !== undefined,
     );
+    // Said at every start, so no one mistakes a deployment that screens no one for one that does.
+    if (config.NODE_ENV === 'production' && screensPeople(opts) && !config.ELIGIBILITY_URL)
+      process.stderr.write(
+        'pixflow: ELIGIBILITY_URL unset and ELIGIBILITY_SCREENED_ELSEWHERE=true: pixflow screens no one against the registry of impeded people; the operator says it does so elsewhere\n',
+      );
     if (config.NODE_ENV === 'development' && defaulted.length)
       process.stderr.write(
         `pixflow: ${defaulted.join(', ')} on the public development default (NODE_ENV=production refuses it)\n`,

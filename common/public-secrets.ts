@@ -21,6 +21,8 @@ export const PUBLIC_SECRET_VALUES: ReadonlySet<string> = new Set([
   'sandbox-api-key',
   'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   // .env.example's placeholders: a copy left unchanged must not start
+  'replace-me-postgres-password',
+  'whsec_cmVwbGFjZS1tZS1lbGlnaWJpbGl0eS1zZWNyZXQ=',
   'replace-me-api-key',
   'replace-me-webhook-secret',
   'replace-me-codec-token',
@@ -47,6 +49,7 @@ export const PUBLIC_SECRET_VALUES: ReadonlySet<string> = new Set([
   'test-pii-hash-key-0123456789',
   'test-webhook-secret-0123456789',
   'ingress-test-pii-key-0123',
+  'some-secret',
   'k',
   'tok1',
   'tok2',
@@ -69,4 +72,20 @@ export const PUBLIC_CODEC_KEY_MATERIAL: readonly string[] = [
   'cmVwbGFjZS1tZS1jb2RlYy1rZXktMzItYnl0ZXMhISE=',
   // the tests' key (test/helpers/temporal.ts: 32 bytes of 7)
   Buffer.alloc(32, 7).toString('base64'),
+];
+
+/**
+ * Postgres passwords this repository shows (in a URL or as POSTGRES_PASSWORD): the embedded
+ * Postgres's, .env.example's, the tests' and docs' examples. A DATABASE_URL with one is refused
+ * in production like any public secret; every value above is refused as a password too.
+ */
+export const PUBLIC_POSTGRES_PASSWORDS: readonly string[] = [
+  // db/embedded.ts: npm start's and the test run's Postgres
+  'pixflow',
+  // .env.example's placeholder
+  'replace-me-postgres-password',
+  // the tests' and docs' examples
+  'nothing',
+  's:cret',
+  'p',
 ];

@@ -15,8 +15,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
+import { databaseOfItsOwn } from '../helpers/own-database';
 import { freePort } from '../helpers/ports';
-import { freshDatabase } from '../helpers/postgres';
 import { waitUntil } from '../helpers/wait';
 
 // The image's commands on the image's files: `npm run build` into a folder laid out as the
@@ -114,7 +114,8 @@ describe('the image: compiled JavaScript, its commands as docker-compose.yml giv
   });
 
   it('migrates a database, then runs the sandbox, a worker and the API in production', async () => {
-    const databaseUrl = await freshDatabase();
+    // A role and password of its own: production refuses the run's public one.
+    const databaseUrl = await databaseOfItsOwn();
     const fresh = () => randomBytes(32).toString('hex');
     const apiKey = fresh();
     const ports = {
@@ -144,6 +145,9 @@ describe('the image: compiled JavaScript, its commands as docker-compose.yml giv
       WEBHOOK_SECRET: fresh(),
       BACKOFFICE_SESSION_SECRET: fresh(),
       CODEC_TOKENS: fresh(),
+      // Every person screened, as compose does: against the sandbox's registry emulation.
+      ELIGIBILITY_URL: `${sandboxUrl}/eligibility/check`,
+      ELIGIBILITY_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
     });
 
     // The migrations, read from dist/db/migrations: every one applied.

@@ -2,12 +2,18 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ELIGIBILITY_DEV_SECRET } from '../../common/config';
-import { SECRET_VARIABLES, SECRETS_READ_BY, type SecretVariable } from '../../common/production-secrets';
+import { ELIGIBILITY_DEV_SECRET, PAYOUT_AUTHORIZATION_DEV_SECRET } from '../../common/config';
+import {
+  PROVIDER_SECRETS,
+  SECRET_VARIABLES,
+  SECRETS_READ_BY,
+  type SecretVariable,
+  SIGNING_SECRETS,
+} from '../../common/production-secrets';
 import { PUBLIC_CODEC_KEY_MATERIAL, PUBLIC_SECRET_VALUES } from '../../common/public-secrets';
 import { migrate } from '../../db/migrate';
+import { databaseOfItsOwn } from '../helpers/own-database';
 import { freePort, tcpOpen } from '../helpers/ports';
-import { freshDatabase } from '../helpers/postgres';
 import { waitUntil } from '../helpers/wait';
 
 // NODE_ENV=production (the image's and the compose file's): the real API and worker, each as
@@ -25,6 +31,8 @@ const freshSecrets = (): Record<string, string> => ({
   WEBHOOK_SECRET: fresh(),
   BACKOFFICE_SESSION_SECRET: fresh(),
   CODEC_TOKENS: fresh(),
+  // Screening is its own subject below; here the operator screens elsewhere.
+  ELIGIBILITY_SCREENED_ELSEWHERE: 'true',
 });
 
 /** One public value per variable: the defaults config.ts and `npm start` had, a test's token. */
@@ -43,8 +51,9 @@ type Part = keyof typeof ENTRY;
 
 let databaseUrl: string;
 beforeAll(async () => {
-  // Its own: the positive cases' API and worker run their relays and reconciler on it.
-  databaseUrl = await freshDatabase();
+  // Its own, with a role and password of its own (production refuses the run's public one):
+  // the positive cases' API and worker run their relays and reconciler on it.
+  databaseUrl = await databaseOfItsOwn();
   await migrate(databaseUrl);
 });
 
@@ -55,7 +64,16 @@ afterEach(() => {
 
 async function productionEnv(secrets: Record<string, string | undefined>) {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of [...SECRET_VARIABLES, 'CODEC_ACTIVE_KEY_ID', 'PROVIDER_BASE_URL']) delete env[k];
+  for (const k of [
+    ...SECRET_VARIABLES,
+    'CODEC_ACTIVE_KEY_ID',
+    'PROVIDER_BASE_URL',
+    'PROVIDER_AUTH_URL',
+    ...PROVIDER_SECRETS,
+    ...SIGNING_SECRETS.flat(),
+    'ELIGIBILITY_SCREENED_ELSEWHERE',
+  ])
+    delete env[k];
   const ports = {
     API_PORT: await freePort(),
     WORKER_HTTP_PORT: await freePort(),
@@ -123,14 +141,14 @@ async function runPart(part: Part, secrets: Record<string, string | undefined>, 
 }
 
 /** The refusal: exit 1 within the deadline, one line (this variable's), how to make one, never its port. */
-function expectRefused(run: Run, name: SecretVariable, value?: string) {
+function expectRefused(run: Run, name: string, value?: string, how = /openssl rand -(hex|base64) 32/) {
   const what = `${name}: ${run.stderr}`;
   expect(run.code, `${what} (still running after ${run.ms} ms)`).toBe(1);
   expect(run.listened, what).toBe(false);
   const lines = run.stderr.split('\n').filter((l) => /^ {2}\S/.test(l));
   expect(lines, what).toHaveLength(1);
   expect(lines[0], what).toMatch(new RegExp(`^ {2}${name}: `));
-  expect(lines[0], what).toMatch(/openssl rand -(hex|base64) 32/);
+  expect(lines[0], what).toMatch(how);
   expect(run.stderr, what).not.toMatch(/^\s+at /m);
   // The value itself is never printed.
   if (value) expect(run.stderr, what).not.toContain(value);
@@ -164,24 +182,75 @@ describe('NODE_ENV=production refuses to start on a missing or public secret', (
   });
 });
 
-describe('NODE_ENV=production with an eligibility registry (ELIGIBILITY_URL)', () => {
-  const withRegistry = { ...freshSecrets(), ELIGIBILITY_URL: 'https://eligibility.example/check' };
-  // Not one of SECRET_VARIABLES: only read, so only required, where a registry is named.
-  const name = 'ELIGIBILITY_SECRET' as SecretVariable;
+describe('NODE_ENV=production: the signing secrets, compared by key material', () => {
+  const publicOnes = {
+    ELIGIBILITY_SECRET: ELIGIBILITY_DEV_SECRET,
+    PAYOUT_AUTHORIZATION_SECRET: PAYOUT_AUTHORIZATION_DEV_SECRET,
+  };
+  for (const part of ['api', 'worker'] as const) {
+    for (const [name, url] of SIGNING_SECRETS) {
+      const withService = { ...freshSecrets(), [url]: 'https://service.example/check' };
 
-  it('api: ELIGIBILITY_SECRET missing', async () => {
-    expectRefused(await runPart('api', withRegistry), name);
-  });
+      it(`${part}: ${name} missing where ${url} is set`, async () => {
+        expectRefused(await runPart(part, withService), name);
+      });
 
-  it('api: ELIGIBILITY_SECRET set to a public value', async () => {
-    const run = await runPart('api', { ...withRegistry, ELIGIBILITY_SECRET: ELIGIBILITY_DEV_SECRET });
-    expectRefused(run, name, ELIGIBILITY_DEV_SECRET);
-  });
+      const material = publicOnes[name].replace(/^whsec_/, '');
+      for (const [form, value] of [
+        ['with its whsec_ prefix', `whsec_${material}`],
+        ['without its prefix', material],
+      ] as const) {
+        it(`${part}: ${name} public ${form}`, async () => {
+          const run = await runPart(part, { ...withService, [name]: value });
+          expectRefused(run, name, material);
+        });
+      }
+    }
+  }
+});
+
+describe('NODE_ENV=production: Postgres, the provider and screening', () => {
+  const withPassword = (password: string) => {
+    const url = new URL(databaseUrl);
+    url.password = encodeURIComponent(password);
+    return url.toString();
+  };
+
+  for (const part of ['api', 'worker'] as const) {
+    for (const password of ['replace-me-postgres-password', 'pixflow']) {
+      it(`${part}: DATABASE_URL with the public Postgres password ${password}`, async () => {
+        const run = await runPart(part, { ...freshSecrets(), DATABASE_URL: withPassword(password) });
+        // The password is never printed ("pixflow" is in every line's own words).
+        expectRefused(run, 'DATABASE_URL', password === 'pixflow' ? undefined : password);
+      });
+    }
+
+    it(`${part}: the sandbox's provider credential sent to a provider that is not the sandbox`, async () => {
+      const run = await runPart(part, {
+        ...freshSecrets(),
+        PROVIDER_BASE_URL: 'https://api.provider.example',
+        PROVIDER_AUTH_URL: 'https://auth.provider.example',
+        PROVIDER_CLIENT_SECRET: fresh(),
+        PROVIDER_API_KEY: 'sandbox-api-key',
+      });
+      expectRefused(run, 'PROVIDER_API_KEY', 'sandbox-api-key', /provider's own/);
+    });
+
+    it(`${part}: ELIGIBILITY_URL unset, with nothing saying the operator screens elsewhere`, async () => {
+      const run = await runPart(part, { ...freshSecrets(), ELIGIBILITY_SCREENED_ELSEWHERE: undefined });
+      expectRefused(run, 'ELIGIBILITY_URL', undefined, /ELIGIBILITY_SCREENED_ELSEWHERE=true/);
+    });
+  }
 });
 
 describe('NODE_ENV=production with every secret its own', () => {
-  async function startsAndStops(part: Part, health: string, timeoutMs: number) {
-    const { child, port, exited, stderr: errors } = await spawnPart(part, freshSecrets());
+  async function startsAndStops(
+    part: Part,
+    health: string,
+    timeoutMs: number,
+    secrets: Record<string, string | undefined>,
+  ) {
+    const { child, port, exited, stderr: errors } = await spawnPart(part, secrets);
     const ok = async () => {
       if (child.exitCode !== null) return true;
       return (await fetch(`http://127.0.0.1:${port}${health}`).catch(() => undefined))?.ok === true;
@@ -192,9 +261,21 @@ describe('NODE_ENV=production with every secret its own', () => {
     child.kill('SIGTERM');
     expect(await exited, errors()).toBe(0);
     expect(errors()).not.toContain('invalid configuration');
+    return errors();
   }
 
-  it('the api starts and is ready', () => startsAndStops('api', '/readyz', 30_000), 60_000);
+  it('the api starts and is ready, screening with its eligibility service', async () => {
+    const errors = await startsAndStops('api', '/readyz', 30_000, {
+      ...freshSecrets(),
+      ELIGIBILITY_SCREENED_ELSEWHERE: undefined,
+      ELIGIBILITY_URL: 'https://eligibility.example/check',
+      ELIGIBILITY_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+    });
+    expect(errors).not.toContain('screens no one');
+  }, 60_000);
 
-  it('the worker starts and is healthy', () => startsAndStops('worker', '/healthz', 120_000), 180_000);
+  it('the worker starts and is healthy, saying it screens no one when the operator screens elsewhere', async () => {
+    const errors = await startsAndStops('worker', '/healthz', 120_000, freshSecrets());
+    expect(errors).toMatch(/ELIGIBILITY_SCREENED_ELSEWHERE=true: pixflow screens no one/);
+  }, 180_000);
 });

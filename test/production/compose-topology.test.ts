@@ -164,6 +164,7 @@ describe('docker-compose.yml, every service run from its own command and environ
         'API_PORT',
         'CODEC_CORS_ORIGINS',
         'DATABASE_URL',
+        'ELIGIBILITY_URL',
         'HTTP_HOST',
         'PROVIDER_AUTH_URL',
         'PROVIDER_BASE_URL',

@@ -2,7 +2,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PUBLIC_CODEC_KEY_MATERIAL, PUBLIC_SECRET_VALUES } from '../../common/public-secrets';
+import { ConfigError, loadConfig } from '../../common/config';
+import { PROVIDER_SECRETS, SECRETS_READ_BY } from '../../common/production-secrets';
+import {
+  PUBLIC_CODEC_KEY_MATERIAL,
+  PUBLIC_POSTGRES_PASSWORDS,
+  PUBLIC_SECRET_VALUES,
+} from '../../common/public-secrets';
 import { composeCheckBinary, composeConfig, composeProject } from '../helpers/compose-check';
 
 // docker-compose.yml loaded as `docker compose config` loads it (the Compose specification's
@@ -45,7 +51,8 @@ describe('docker-compose.yml with .env.example', () => {
     const text = readFileSync(ENV_EXAMPLE, 'utf8');
     for (const name of required) {
       expect(example[name], name).toBeTruthy();
-      if (name !== 'CODEC_ACTIVE_KEY_ID')
+      // The provider's credentials come from the provider, not from openssl.
+      if (name !== 'CODEC_ACTIVE_KEY_ID' && !(PROVIDER_SECRETS as readonly string[]).includes(name))
         expect(text, name).toMatch(new RegExp(`openssl rand[^\\n]*\\n${name}=`));
     }
   });
@@ -57,9 +64,35 @@ describe('docker-compose.yml with .env.example', () => {
       'CODEC_TOKENS',
       'PII_HASH_KEY',
       'BACKOFFICE_SESSION_SECRET',
+      'ELIGIBILITY_SECRET',
+      // The sandbox's: refused once the provider is not the sandbox.
+      ...PROVIDER_SECRETS,
     ])
       expect(PUBLIC_SECRET_VALUES.has(example[name] as string), name).toBe(true);
     expect(PUBLIC_CODEC_KEY_MATERIAL).toContain(String(example.CODEC_KEYS).split(':')[1]);
+    expect(PUBLIC_POSTGRES_PASSWORDS).toContain(example.POSTGRES_PASSWORD);
+    // As compose hands them to the API, production refuses each: the secrets, the Postgres
+    // password in DATABASE_URL, and the provider's once it is not the sandbox.
+    const project = composeProject(COMPOSE, ENV_EXAMPLE) as {
+      services: Record<string, { environment?: Record<string, string | null> }>;
+    };
+    const api = Object.fromEntries(
+      Object.entries(project.services.api?.environment ?? {}).filter(([, v]) => v !== null),
+    ) as Record<string, string>;
+    const refused = (env: Record<string, string>) => {
+      try {
+        loadConfig(env, { secrets: SECRETS_READ_BY.api });
+        return [];
+      } catch (err) {
+        if (err instanceof ConfigError) return err.problems.map((l) => l.split(/[:=]/)[0]);
+        throw err;
+      }
+    };
+    expect(refused(api).sort()).toEqual(
+      [...SECRETS_READ_BY.api, 'DATABASE_URL', 'ELIGIBILITY_SECRET'].sort(),
+    );
+    const realProvider = { ...api, PROVIDER_BASE_URL: 'https://api.provider.example' };
+    expect(refused(realProvider)).toEqual(expect.arrayContaining([...PROVIDER_SECRETS]));
   });
 
   it('resolves every service as compose would run it: commands, environment after interpolation, conditions', () => {

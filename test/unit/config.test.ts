@@ -1,8 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../common/config';
-import { SECRET_VARIABLES, SECRETS_READ_BY, type SecretVariable } from '../../common/production-secrets';
-import { PUBLIC_CODEC_KEY_MATERIAL } from '../../common/public-secrets';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  ConfigError,
+  ELIGIBILITY_DEV_SECRET,
+  loadConfig,
+  loadConfigOrExit,
+  PAYOUT_AUTHORIZATION_DEV_SECRET,
+} from '../../common/config';
+import {
+  SECRET_VARIABLES,
+  SECRETS_READ_BY,
+  type SecretVariable,
+  SIGNING_SECRETS,
+} from '../../common/production-secrets';
+import { PUBLIC_CODEC_KEY_MATERIAL, PUBLIC_POSTGRES_PASSWORDS } from '../../common/public-secrets';
 import { defaultDeliveryOptions, deliveryOptionsFrom } from '../../ingress/deliver';
 
 // The codec endpoint's browser origins: the Temporal UI the embedded stack runs, wherever it runs.
@@ -74,6 +85,8 @@ describe('secrets under NODE_ENV=production', () => {
     WEBHOOK_SECRET: fresh(),
     BACKOFFICE_SESSION_SECRET: fresh(),
     CODEC_TOKENS: fresh(),
+    // Production screens people: not the subject here.
+    ELIGIBILITY_SCREENED_ELSEWHERE: 'true',
   });
   const problems = (env: Record<string, string>, secrets?: readonly SecretVariable[]) => {
     try {
@@ -98,7 +111,7 @@ describe('secrets under NODE_ENV=production', () => {
   });
 
   it('are refused unset, one line per variable, each saying how to make one', () => {
-    const lines = problems({ NODE_ENV: 'production' });
+    const lines = problems({ NODE_ENV: 'production', ELIGIBILITY_SCREENED_ELSEWHERE: 'true' });
     expect(lines.map((l) => l.split(':')[0])).toEqual([...SECRET_VARIABLES]);
     for (const l of lines) expect(l).toMatch(/: not set .*openssl rand -(hex|base64) 32/);
     expect(lines.find((l) => l.startsWith('CODEC_KEYS'))).toContain('<id>:<32 bytes in base64>');
@@ -121,7 +134,13 @@ describe('secrets under NODE_ENV=production', () => {
   it('are required only where read, and refused public wherever set', () => {
     expect(problems({ NODE_ENV: 'production' }, SECRETS_READ_BY.sandbox)).toEqual([]);
     const { CODEC_KEYS, CODEC_ACTIVE_KEY_ID, PII_HASH_KEY } = own();
-    const worker = { NODE_ENV: 'production', CODEC_KEYS, CODEC_ACTIVE_KEY_ID, PII_HASH_KEY };
+    const worker = {
+      NODE_ENV: 'production',
+      CODEC_KEYS,
+      CODEC_ACTIVE_KEY_ID,
+      PII_HASH_KEY,
+      ELIGIBILITY_SCREENED_ELSEWHERE: 'true',
+    };
     expect(problems(worker, SECRETS_READ_BY.worker)).toEqual([]);
     const publicWebhook = { ...worker, WEBHOOK_SECRET: 'dev-webhook-secret-change-me' };
     expect(problems(publicWebhook, SECRETS_READ_BY.worker)).toEqual([
@@ -146,6 +165,128 @@ describe('secrets under NODE_ENV=production', () => {
       PAYOUT_AUTHORIZATION_SECRET: secret,
     });
     expect(config.PAYOUT_AUTHORIZATION_SECRET).toBe(secret);
+  });
+
+  it('signing secrets: compared by key material, so a public one is refused with or without whsec_ or its padding', () => {
+    const publicOnes = {
+      ELIGIBILITY_SECRET: ELIGIBILITY_DEV_SECRET,
+      PAYOUT_AUTHORIZATION_SECRET: PAYOUT_AUTHORIZATION_DEV_SECRET,
+    };
+    for (const [name, url] of SIGNING_SECRETS) {
+      const base64 = publicOnes[name].replace(/^whsec_/, '');
+      const withUrl = { ...own(), NODE_ENV: 'production', [url]: 'https://service.example/x' };
+      for (const value of [
+        `whsec_${base64}`,
+        base64,
+        base64.replace(/=+$/, ''),
+        `whsec_${base64.replace(/=+$/, '')}`,
+      ]) {
+        const lines = problems({ ...withUrl, [name]: value });
+        expect(lines, `${name}=${value}`).toEqual([expect.stringMatching(new RegExp(`^${name}: is public`))]);
+        expect(lines[0]).toContain('whsec_$(openssl rand -base64 32)');
+        expect(lines.join('\n')).not.toContain(base64.slice(0, 12));
+        // Set without its service, still refused: a value set is checked wherever it is.
+        expect(problems({ ...own(), NODE_ENV: 'production', [name]: value }), name).toHaveLength(1);
+      }
+      const mine = randomBytes(32).toString('base64');
+      for (const value of [`whsec_${mine}`, mine])
+        expect(loadConfig({ ...withUrl, [name]: value })[name]).toBe(value);
+    }
+  });
+
+  it('DATABASE_URL with a public password is refused, never showing it; its own loads', () => {
+    const url = (password: string) =>
+      `postgresql://pixflow:${encodeURIComponent(password)}@db.internal:5432/pixflow`;
+    for (const password of [...PUBLIC_POSTGRES_PASSWORDS, 'dev-api-key']) {
+      const lines = problems({ ...own(), NODE_ENV: 'production', DATABASE_URL: url(password) });
+      expect(lines, password).toEqual([expect.stringMatching(/^DATABASE_URL: its password is public/)]);
+      expect(lines[0]).toContain('openssl rand -hex 32');
+      if (password.length > 8) expect(lines[0]).not.toContain(password);
+    }
+    const asQuery = 'postgresql://db.internal/pixflow?user=pixflow&password=replace-me-postgres-password';
+    expect(problems({ ...own(), NODE_ENV: 'production', DATABASE_URL: asQuery })).toHaveLength(1);
+    const mine = url(fresh());
+    expect(loadConfig({ ...own(), NODE_ENV: 'production', DATABASE_URL: mine }).DATABASE_URL).toBe(mine);
+    // Development and tests run on the embedded Postgres's.
+    expect(loadConfig({ DATABASE_URL: url('pixflow') }).DATABASE_URL).toBe(url('pixflow'));
+  });
+
+  it("the provider's credentials: the sandbox's are refused, and required, once the provider is not the sandbox", () => {
+    const real = {
+      ...own(),
+      NODE_ENV: 'production',
+      PROVIDER_BASE_URL: 'https://api.provider.example',
+      PROVIDER_AUTH_URL: 'https://auth.provider.example',
+    };
+    expect(problems(real).map((l) => l.split(':')[0])).toEqual([
+      'PROVIDER_CLIENT_SECRET',
+      'PROVIDER_API_KEY',
+    ]);
+    const sandboxValues = { PROVIDER_CLIENT_SECRET: 'sandbox-secret', PROVIDER_API_KEY: 'sandbox-api-key' };
+    const lines = problems({ ...real, ...sandboxValues });
+    expect(lines).toEqual([
+      expect.stringMatching(/^PROVIDER_CLIENT_SECRET: is the sandbox's/),
+      expect.stringMatching(/^PROVIDER_API_KEY: is the sandbox's/),
+    ]);
+    expect(lines.join('\n')).not.toMatch(/sandbox-secret|sandbox-api-key/);
+    // Only the token endpoint elsewhere is a real provider too.
+    const authOnly = { ...own(), NODE_ENV: 'production', PROVIDER_AUTH_URL: 'https://auth.provider.example' };
+    expect(problems(authOnly)).toHaveLength(2);
+    const mine = { PROVIDER_CLIENT_SECRET: fresh(), PROVIDER_API_KEY: fresh() };
+    expect(loadConfig({ ...real, ...mine }).provider.apiKey).toBe(mine.PROVIDER_API_KEY);
+    // The sandbox (unset, loopback, compose's service) keeps its own values.
+    for (const at of [
+      {} as Record<string, string>,
+      { PROVIDER_BASE_URL: 'http://127.0.0.1:4010' },
+      { PROVIDER_BASE_URL: 'http://sandbox:4010', PROVIDER_AUTH_URL: 'http://sandbox:4010' },
+    ])
+      expect(
+        problems({ ...own(), NODE_ENV: 'production', ...at, ...sandboxValues }),
+        JSON.stringify(at),
+      ).toEqual([]);
+  });
+
+  describe('eligibility in production', () => {
+    const { ELIGIBILITY_SCREENED_ELSEWHERE: _, ...unscreened } = { ...own(), NODE_ENV: 'production' };
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it('no ELIGIBILITY_URL: the API and the worker refuse to start, naming it; the sandbox and migrations do not care', () => {
+      for (const secrets of [undefined, SECRETS_READ_BY.api, SECRETS_READ_BY.worker]) {
+        const lines = problems(unscreened, secrets);
+        expect(lines).toEqual([
+          expect.stringMatching(/^ELIGIBILITY_URL: not set, so no one would be screened/),
+        ]);
+        expect(lines[0]).toContain('ELIGIBILITY_SCREENED_ELSEWHERE=true');
+      }
+      expect(problems({ NODE_ENV: 'production' }, SECRETS_READ_BY.sandbox)).toEqual([]);
+      expect(problems({ NODE_ENV: 'production' }, SECRETS_READ_BY.migrate)).toEqual([]);
+      // Outside production, unscreened as before.
+      expect(loadConfig({}).ELIGIBILITY_URL).toBeUndefined();
+    });
+
+    it('with a service, or screened elsewhere, they start; elsewhere is said at every start', () => {
+      const service = {
+        ELIGIBILITY_URL: 'https://eligibility.example/check',
+        ELIGIBILITY_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+      };
+      expect(problems({ ...unscreened, ...service })).toEqual([]);
+      const written: string[] = [];
+      vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+        written.push(String(chunk));
+        return true;
+      });
+      loadConfigOrExit({ ...unscreened, ...service }, { secrets: SECRETS_READ_BY.worker });
+      expect(written.join('')).not.toContain('ELIGIBILITY');
+      const elsewhere = { ...unscreened, ELIGIBILITY_SCREENED_ELSEWHERE: 'true' };
+      expect(
+        loadConfigOrExit(elsewhere, { secrets: SECRETS_READ_BY.worker }).ELIGIBILITY_SCREENED_ELSEWHERE,
+      ).toBe(true);
+      expect(written.join('')).toMatch(
+        /ELIGIBILITY_URL unset and ELIGIBILITY_SCREENED_ELSEWHERE=true: pixflow screens no one/,
+      );
+    });
   });
 
   it('a malformed secret is reported without its value', () => {

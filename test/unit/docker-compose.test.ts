@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { envSchema } from '../../common/config';
-import { SECRET_VARIABLES, SECRETS_READ_BY } from '../../common/production-secrets';
+import { PROVIDER_SECRETS, SECRET_VARIABLES, SECRETS_READ_BY } from '../../common/production-secrets';
 import { searchAttributeKeys } from '../../common/search-attributes';
 import { NODE_RUNTIME_FLAGS, temporalRuntimeEnv } from '../../scripts/runtime-tuning';
 import { HISTORY_SHARDS, PERSISTENCE_DATABASE, VISIBILITY_DATABASE } from '../../scripts/temporal-server';
@@ -66,19 +66,7 @@ const IMAGE_COMMANDS: Record<string, string[]> = {
 };
 
 /** Shell words that are no command to look up on PATH. */
-const SHELL_WORDS = new Set([
-  'for',
-  'in',
-  'do',
-  'done',
-  'until',
-  'while',
-  'if',
-  'then',
-  'else',
-  'fi',
-  '!',
-]);
+const SHELL_WORDS = new Set(['for', 'in', 'do', 'done', 'until', 'while', 'if', 'then', 'else', 'fi', '!']);
 
 /** The commands a shell text runs: the first word of each pipeline stage, past the shell's own words. */
 function commandsOf(script: string): string[] {
@@ -243,6 +231,30 @@ describe('docker-compose.yml', () => {
       for (const m of composeText.matchAll(new RegExp(`\\$\\{${name}(:?[-?+])?([^}]*)\\}`, 'g')))
         expect(m[0], name).toMatch(required(name));
       expect(composeText, name).not.toMatch(new RegExp(`^\\s*${name}:\\s*[^$\\s]`, 'm'));
+    }
+  });
+
+  it("gives the provider's credentials no default, the sandbox's included", () => {
+    for (const part of ['api', 'worker', 'sandbox'] as const) {
+      const env = services[part]?.environment ?? {};
+      for (const name of PROVIDER_SECRETS)
+        expect(String(env[name]), `${part} ${name}`).toMatch(new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`));
+    }
+    for (const name of PROVIDER_SECRETS) {
+      for (const m of composeText.matchAll(new RegExp(`\\$\\{${name}(:?[-?+])?([^}]*)\\}`, 'g')))
+        expect(m[1], `${name}: ${m[0]}`).toBe(':?');
+      expect(composeText, name).not.toMatch(/sandbox-secret|sandbox-api-key/);
+    }
+  });
+
+  it("screens every person: the API and workers ask the sandbox's registry emulation, with a secret of the deployment's own", () => {
+    for (const part of ['api', 'worker', 'sandbox'] as const) {
+      const env = services[part]?.environment ?? {};
+      expect(env.ELIGIBILITY_URL, part).toBe('http://sandbox:4010/eligibility/check');
+      expect(String(env.ELIGIBILITY_SECRET), part).toMatch(
+        /^\$\{ELIGIBILITY_SECRET:\?[^}]*whsec_[^}]*openssl rand -base64 32[^}]*\}$/,
+      );
+      expect(env.ELIGIBILITY_SCREENED_ELSEWHERE, part).toBeUndefined();
     }
   });
 

@@ -2,7 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PUBLIC_CODEC_KEY_MATERIAL, PUBLIC_SECRET_VALUES } from '../../common/public-secrets';
+import {
+  PUBLIC_CODEC_KEY_MATERIAL,
+  PUBLIC_POSTGRES_PASSWORDS,
+  PUBLIC_SECRET_VALUES,
+} from '../../common/public-secrets';
 
 // Production refuses every secret value this repository shows (common/public-secrets.ts). This
 // keeps that list whole: it reads every tracked file for values given to a secret variable, or
@@ -112,9 +116,10 @@ function scan(files: Map<string, string>): Found[] {
   for (const [file, text] of files) {
     const lineOf = (i: number) => `${file}:${text.slice(0, i).split('\n').length}`;
     const add = (name: string, values: string[], i: number) => {
-      // How to make one (the refusals', the docs'), or a shortened one (`whsec_...`), not one.
+      // How to make one (the refusals', the docs', a shell's `$(...)`), or a shortened one
+      // (`whsec_...`), not one.
       for (const value of values)
-        if (!/openssl rand|(\.\.\.|…)$/.test(value)) found.push({ name, value, where: lineOf(i) });
+        if (!/openssl rand|\$\(|(\.\.\.|…)$/.test(value)) found.push({ name, value, where: lineOf(i) });
     };
     // NAME=value, NAME = value, NAME: value (not process.env.NAME, ${NAME...}, NAME ==, NAME =>).
     for (const m of text.matchAll(/(?<![\w$.{-])([A-Z][A-Z0-9_]*)\s*(?:=(?![=>])|:(?![:?-]))\s*/g)) {
@@ -135,6 +140,33 @@ function scan(files: Map<string, string>): Found[] {
   }
   return found;
 }
+
+/** A Postgres password's names: compose's, the images'. */
+const PASSWORD_NAME = /^(?:POSTGRES_PASSWORD|SQL_PASSWORD|POSTGRES_PWD)$/;
+
+/** Postgres passwords the files give: in a URL's user part (constants filled in), or by name. */
+function scanPasswords(files: Map<string, string>): Found[] {
+  const resolve = constantsOf(files);
+  const found: Found[] = [];
+  for (const [file, text] of files) {
+    const lineOf = (i: number) => `${file}:${text.slice(0, i).split('\n').length}`;
+    for (const m of text.matchAll(/postgres(?:ql)?:\/\/[^\s:@/'"`]+:([^\s@'"`]+)@/g)) {
+      const written = m[1] as string;
+      // A mask (`***`) or compose's required variable is no password.
+      if (/^\*+$/.test(written) || /^\$\{[A-Z_]+:\?/.test(written)) continue;
+      for (const value of filled(file, written, resolve) ?? [])
+        found.push({ name: 'DATABASE_URL', value: decodeURIComponent(value), where: lineOf(m.index ?? 0) });
+    }
+    for (const m of text.matchAll(/(?<![\w$.{-])([A-Z][A-Z0-9_]*)\s*(?:=(?![=>])|:(?![:?-]))\s*/g)) {
+      if (!PASSWORD_NAME.test(m[1] as string)) continue;
+      for (const value of valuesAt(file, text, (m.index ?? 0) + m[0].length, resolve))
+        found.push({ name: m[1] as string, value, where: lineOf(m.index ?? 0) });
+    }
+  }
+  return found;
+}
+
+const publicPasswords = new Set([...PUBLIC_POSTGRES_PASSWORDS, ...PUBLIC_SECRET_VALUES]);
 
 const publicMaterial = new Set(
   PUBLIC_CODEC_KEY_MATERIAL.map((b) => Buffer.from(b, 'base64').toString('hex')),
@@ -190,6 +222,32 @@ describe('the public secret values', () => {
     ])
       expect(seen, v).toContain(v);
     expect(missing(found)).toEqual([]);
+  });
+
+  it('list every Postgres password the tracked files give', () => {
+    const found = scanPasswords(files);
+    const seen = new Set(found.map((f) => f.value));
+    // The embedded Postgres's (a constant in a URL template) and .env.example's are found.
+    for (const v of ['pixflow', 'replace-me-postgres-password']) expect(seen, v).toContain(v);
+    expect(
+      found.filter((f) => !publicPasswords.has(f.value)).map((f) => `${f.where} ${f.name}=${f.value}`),
+    ).toEqual([]);
+  });
+
+  it('the password scan catches each form a password can be given in', () => {
+    const sample = new Map([
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a template in the sample file
+      ['a.ts', "const PASSWORD = 'p1';\nconst url = `postgresql://u:${PASSWORD}@h:1/db`;"],
+      ['b.md', 'DATABASE_URL=postgres://u:p%402@h/db and postgresql://u:***@h/db'],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's ${NAME:?message}
+      ['c.yml', 'x:\n  POSTGRES_PASSWORD: p3\n  SQL_PASSWORD: ${POSTGRES_PASSWORD:?set it}\n'],
+      ['.env', 'POSTGRES_PASSWORD=p4\n'],
+    ]);
+    expect(
+      scanPasswords(sample)
+        .map((f) => f.value)
+        .sort(),
+    ).toEqual(['p1', 'p3', 'p4', 'p@2']);
   });
 
   it('the scan catches each form a value can be given in', () => {
