@@ -1,6 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { DecisionCheck, DecisionClaim, DecisionRefusal } from '../contracts/decision';
-import { findDecision, recordRefusedDecision, useDecision } from '../db/operator-decisions';
+import { type CheckSite, findDecision, recordRefusedDecision, useDecision } from '../db/operator-decisions';
 import type { ActivityDeps } from './deps';
 
 // The check a flow makes before it takes an operator's decision: the record the API or back
@@ -11,13 +11,36 @@ import type { ActivityDeps } from './deps';
 const sameReason = (a: string | null | undefined, b: string | null | undefined) =>
   (a?.trim() || null) === (b?.trim() || null);
 
-export function createDecisionProofActivities({ pool }: Pick<ActivityDeps, 'pool'>) {
+/** What a withdrawal is told of its step-up: the identification run that ended, and how. */
+export interface StepUpClaim {
+  cpf: string;
+  biometricsWorkflowId: string;
+  runId: string;
+  outcome: string;
+  /** When the withdrawal was asked: its identification ended after. */
+  askedAt: string;
+}
+
+export function createDecisionProofActivities({ pool, hashCpf }: Pick<ActivityDeps, 'pool' | 'hashCpf'>) {
+  const siteOf = () => {
+    const { workflowExecution: run, activityId } = Context.current().info;
+    if (!run) throw new Error('a decision is checked for a workflow only');
+    return { workflowId: run.workflowId, runId: run.runId, activityId };
+  };
+  const refuse = async (
+    site: CheckSite,
+    kind: DecisionClaim['kind'] | 'withdrawal.step_up',
+    cause: DecisionRefusal,
+  ): Promise<DecisionCheck> => {
+    await recordRefusedDecision(pool, site, kind, cause);
+    // No operator, no CPF: the flow and why are enough to find the attempt.
+    log.warn('decision refused', { workflowId: site.workflowId, kind, cause });
+    return { proven: false, cause };
+  };
   return {
     /** Proves a decision from its record; a refusal is counted in refused_decisions. */
     async verifyDecision(claim: DecisionClaim): Promise<DecisionCheck> {
-      const { workflowExecution: run, activityId } = Context.current().info;
-      if (!run) throw new Error('verifyDecision runs for a workflow only');
-      const site = { workflowId: run.workflowId, runId: run.runId, activityId };
+      const site = siteOf();
       const cause = await (async (): Promise<DecisionRefusal | undefined> => {
         if (!claim.decisionId) return 'unproven';
         const record = await findDecision(pool, claim.decisionId);
@@ -32,11 +55,22 @@ export function createDecisionProofActivities({ pool }: Pick<ActivityDeps, 'pool
           return 'mismatch';
         return (await useDecision(pool, record.id, site)) ? undefined : 'replayed';
       })();
-      if (!cause) return { proven: true };
-      await recordRefusedDecision(pool, site, claim.kind, cause);
-      // No operator, no CPF: the flow and why are enough to find the attempt.
-      log.warn('decision refused', { workflowId: site.workflowId, kind: claim.kind, cause });
-      return { proven: false, cause };
+      return cause ? refuse(site, claim.kind, cause) : { proven: true };
+    },
+
+    /**
+     * Proves a step-up's outcome signal: the identification the withdrawal asked for recorded this
+     * outcome for this person (its biometric_identifications row, written before it signals),
+     * and ended after the withdrawal was asked.
+     */
+    async verifyStepUpOutcome(claim: StepUpClaim): Promise<DecisionCheck> {
+      const site = siteOf();
+      const { rowCount } = await pool.query(
+        `SELECT 1 FROM biometric_identifications
+          WHERE workflow_id = $1 AND run_id = $2 AND cpf_hash = $3 AND outcome = $4 AND finished_at >= $5`,
+        [claim.biometricsWorkflowId, claim.runId, hashCpf(claim.cpf), claim.outcome, claim.askedAt],
+      );
+      return rowCount ? { proven: true } : refuse(site, 'withdrawal.step_up', 'unknown');
     },
   };
 }

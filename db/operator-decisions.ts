@@ -116,7 +116,7 @@ export async function useDecision(db: Queryable, id: string, at: CheckSite): Pro
 export async function recordRefusedDecision(
   db: Queryable,
   at: CheckSite,
-  kind: DecisionKind,
+  kind: DecisionKind | 'withdrawal.step_up',
   cause: string,
 ): Promise<void> {
   await db.query(

@@ -1,5 +1,5 @@
 import { ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
-import type { createDecisionProofActivities } from '../activities/decision-proofs';
+import type { createDecisionProofActivities, StepUpClaim } from '../activities/decision-proofs';
 import { DECISION_NOT_PROVEN, DECISION_REFUSED, type DecisionClaim } from '../contracts/decision';
 import { POSTGRES_WRITE_OPTIONS } from './flow-lifecycle';
 
@@ -7,7 +7,7 @@ import { POSTGRES_WRITE_OPTIONS } from './flow-lifecycle';
 // office wrote for it (activities/decision-proofs.ts): one read in our own Postgres, a local
 // activity inside the workflow task that received the decision.
 
-const { verifyDecision } =
+const { verifyDecision, verifyStepUpOutcome } =
   proxyLocalActivities<ReturnType<typeof createDecisionProofActivities>>(POSTGRES_WRITE_OPTIONS);
 
 /**
@@ -24,4 +24,12 @@ export async function isProven(claim: DecisionClaim): Promise<boolean> {
 /** For an update: throws the update's failure unless the decision is proven. */
 export async function requireProof(claim: DecisionClaim): Promise<void> {
   if (!(await isProven(claim))) throw ApplicationFailure.nonRetryable(DECISION_NOT_PROVEN, DECISION_REFUSED);
+}
+
+/**
+ * Whether a step-up's outcome is the one the identification recorded for this person (a
+ * refusal is logged and counted by the check).
+ */
+export async function isStepUpProven(claim: StepUpClaim): Promise<boolean> {
+  return (await verifyStepUpOutcome(claim)).proven;
 }

@@ -26,6 +26,7 @@ import {
   withdrawalStateQuery,
 } from '../contracts/withdrawal';
 import { pixKeyProblem } from '../provider/pix-key';
+import { isStepUpProven } from './decision-proofs';
 import {
   isoNow,
   LOCAL_LOOK_OPTIONS,
@@ -254,8 +255,20 @@ async function stepUp(
   moveTo: (status: 'awaiting_biometrics', reason: string) => Promise<unknown>,
 ): Promise<WithdrawalRefusal | undefined> {
   let outcome: BiometricsOutcome['outcome'] | undefined;
-  setHandler(biometricsOutcomeSignal, (o: BiometricsOutcome) => {
-    outcome ??= o.outcome;
+  let noStepUp = false;
+  // The outcome counts once the identification this withdrawal asked for is found to have
+  // recorded it: a signal from anywhere else changes nothing (refused and counted).
+  setHandler(biometricsOutcomeSignal, async (o: BiometricsOutcome) => {
+    await condition(() => state.stepUp !== undefined || noStepUp);
+    if (outcome !== undefined || !state.stepUp) return;
+    const claim = {
+      cpf: input.client.cpf,
+      biometricsWorkflowId: state.stepUp.biometricsWorkflowId,
+      runId: o.runId,
+      outcome: o.outcome,
+      askedAt: state.startedAt,
+    };
+    if (await isStepUpProven(claim)) outcome ??= o.outcome;
   });
   try {
     const link = await requestStepUp({
@@ -267,6 +280,7 @@ async function stepUp(
     state.stepUp = { cause, ...link };
   } catch (err) {
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable) {
+      noStepUp = true;
       return 'biometrics_unavailable';
     }
     throw err;

@@ -6,12 +6,23 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDecisionProofActivities } from '../../activities/decision-proofs';
 import { withdrawalResponseSchema } from '../../api/withdrawals-schemas';
 import { loadConfig } from '../../common/config';
+import { cpfHash } from '../../common/pii';
+import { biometricsOutcomeSignal } from '../../contracts/biometrics';
 import { DECISION_REFUSED } from '../../contracts/decision';
 import { depositWorkflowId, resolutionUpdate } from '../../contracts/deposit';
 import { livenessProgressSignal, type OnboardingState, reviewSignal } from '../../contracts/onboarding';
 import { payoutDecisionUpdate, type WithdrawalInput } from '../../contracts/withdrawal';
 import { recordDecision, refusedDecisionsOf } from '../../db/operator-decisions';
-import { type ApiEnv, eventually, freshCpf, json, PII_KEY, peopleAt, startApiEnv } from '../api/support';
+import {
+  type ApiEnv,
+  eventually,
+  freshCpf,
+  json,
+  onboardApproved,
+  PII_KEY,
+  peopleAt,
+  startApiEnv,
+} from '../api/support';
 import { verifiedWithKnownPayee } from '../helpers/customers';
 import { onboard } from '../helpers/people';
 import { expectSdkLog } from '../helpers/sdk-log';
@@ -217,6 +228,58 @@ describe('a decision sent straight to Temporal changes nothing, and is counted',
   });
 });
 
+describe("a step-up's outcome counts only as its identification recorded it", () => {
+  it('a bare "passed" leaves the withdrawal awaiting biometrics; the person\'s own identification sends it once', async () => {
+    const cpf = freshCpf();
+    await onboardApproved(e, cpf);
+    const key = { pixKey: `${cpf.slice(0, 4)}@example.com`, pixType: 'EMAIL' };
+    expect((await e.call('POST', `/v1/customers/${cpf}/accounts`, { body: key })).status).toBe(201);
+    const res = await e.call('POST', '/v1/withdrawals', {
+      body: {
+        transactionId: `proofs-step-up-${Date.now()}`,
+        client: { externalId: 'user-step-up', cpf, email: 'ana@example.com', name: 'Ana Souza' },
+        amountCentavos: 10_000,
+        ...key,
+      },
+    });
+    expect(res.status).toBe(202);
+    const w = withdrawalResponseSchema.parse(await res.json());
+    expect(w.state).toMatchObject({
+      status: 'awaiting_biometrics',
+      stepUp: { cause: 'first_payout_to_account' },
+    });
+    const identification = w.state.stepUp?.biometricsWorkflowId ?? '';
+    // A made-up run, and the identification's own run while it is still open: neither recorded "passed".
+    const { runId: openRun } = await bare.workflow.getHandle(identification).describe();
+    for (const runId of ['made-up-run', openRun ?? ''])
+      await bare.workflow
+        .getHandle(w.workflowId)
+        .signal(biometricsOutcomeSignal, { outcome: 'passed', runId });
+    await eventually(
+      () => refusedDecisionsOf(e.pool, w.workflowId),
+      (c) => c.unknown === 2,
+    );
+    const stateNow = async () =>
+      withdrawalResponseSchema.parse(await (await e.call('GET', `/v1/withdrawals/${w.transactionId}`)).json())
+        .state;
+    expect(await stateNow()).toMatchObject({ status: 'awaiting_biometrics' });
+    expect((await stateNow()).stepUp?.outcome).toBeUndefined();
+    expect(await payoutsSent(w.transactionId)).toBe(0);
+
+    await e.sandboxControl('/sandbox/liveness/complete', { document: cpf });
+    await eventually(
+      () => payoutsSent(w.transactionId),
+      (c) => c === 1,
+    );
+    expect((await stateNow()).stepUp?.outcome).toBe('passed');
+    expect(await refusedDecisionsOf(e.pool, w.workflowId)).toEqual({ unknown: 2 });
+    const kinds = await e.pool.query('SELECT DISTINCT kind FROM refused_decisions WHERE workflow_id = $1', [
+      w.workflowId,
+    ]);
+    expect(kinds.rows).toEqual([{ kind: 'withdrawal.step_up' }]);
+  });
+});
+
 describe('a recorded decision counts once', () => {
   it('taken by one check (a retried check included); any other use is refused as replayed', async () => {
     const workflowId = `withdrawal-replay-${randomUUID()}`;
@@ -229,7 +292,10 @@ describe('a recorded decision counts once', () => {
       operatorRole: 'approver',
       authenticatedBy: 'session:test',
     });
-    const { verifyDecision } = createDecisionProofActivities({ pool: e.pool });
+    const { verifyDecision } = createDecisionProofActivities({
+      pool: e.pool,
+      hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
+    });
     const claim = {
       kind: 'withdrawal.decision',
       decisionId,
