@@ -39,7 +39,8 @@ export interface EmbeddedPg {
 }
 
 const USER = 'pixflow';
-const PASSWORD = 'pixflow';
+/** The password of a Postgres made before `npm start` gave each data folder its own, and the tests'. */
+export const EMBEDDED_PG_DEV_PASSWORD = 'pixflow';
 
 /** Thrown before anything starts when Postgres's user cannot be given what it needs. */
 export class PostgresPlacementError extends Error {}
@@ -208,8 +209,11 @@ export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   port: number;
   persistent: boolean;
+  /** Set at the folder's initdb; unset: the public development password. */
+  password?: string;
   onLog?: (msg: unknown) => void;
 }): Promise<EmbeddedPg> {
+  const password = opts.password ?? EMBEDDED_PG_DEV_PASSWORD;
   mkdirSync(path.dirname(opts.dataDir), { recursive: true });
   const { Library, dataDir, notice } = await placeForPostgresUser(opts.dataDir);
   if (notice) opts.onLog?.(`${notice}\n`);
@@ -223,7 +227,7 @@ export async function startEmbeddedPostgres(opts: {
     databaseDir: dataDir,
     port: opts.port,
     user: USER,
-    password: PASSWORD,
+    password,
     persistent: opts.persistent,
     // Postgres refuses to run as root; the package then runs it as a dedicated user.
     createPostgresUser: true,
@@ -234,7 +238,8 @@ export async function startEmbeddedPostgres(opts: {
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
   serving = true;
   await pg.start();
-  const url = (database: string) => `postgresql://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`;
+  const url = (database: string) =>
+    `postgresql://${USER}:${encodeURIComponent(password)}@127.0.0.1:${opts.port}/${database}`;
   return {
     url,
     async createDatabase(name) {

@@ -17,6 +17,8 @@ const storedSchema = z.object({
   WEBHOOK_SECRET: z.string().min(16),
   BACKOFFICE_SESSION_SECRET: z.string().min(32),
   CODEC_TOKENS: z.string().min(1),
+  // Absent from the files of folders made before it: their Postgres keeps the public password.
+  EMBEDDED_PG_PASSWORD: z.string().min(16).optional(),
 });
 export type StoredSecrets = z.infer<typeof storedSchema>;
 
@@ -34,6 +36,8 @@ function freshSecrets(): StoredSecrets {
     BACKOFFICE_SESSION_SECRET: token(),
     // The local UI needs none (CODEC_TRUST_LOOPBACK_UI); the CLI's --codec-auth may use it.
     CODEC_TOKENS: token(),
+    // The embedded Postgres's password, set at its initdb: production refuses the public one.
+    EMBEDDED_PG_PASSWORD: token(),
   };
 }
 
@@ -88,6 +92,8 @@ export interface DataDirSecrets {
    * keep the public defaults that data was sealed with (development only: production refuses them).
    */
   older: boolean;
+  /** The embedded Postgres's password; unset: the public one its older data was made with. */
+  postgresPassword?: string;
 }
 
 /** This data folder's secrets, made at its first start; `env`'s own (non-empty) values win. */
@@ -98,8 +104,9 @@ export function dataDirSecrets(dataDir: string, env: NodeJS.ProcessEnv): DataDir
   const { stored, created } = exists ? { stored: readSecrets(file), created: false } : createSecrets(file);
   const set = (name: string) => Boolean(env[name]);
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(stored)) if (!set(name)) out[name] = value;
+  const { EMBEDDED_PG_PASSWORD: postgresPassword, ...forTheParts } = stored;
+  for (const [name, value] of Object.entries(forTheParts)) if (!set(name)) out[name] = value;
   // The active key id names one of the file's keys: it goes with them.
   if (set('CODEC_KEYS')) delete out.CODEC_ACTIVE_KEY_ID;
-  return { env: out, file, created, older: false };
+  return { env: out, file, created, older: false, ...(postgresPassword ? { postgresPassword } : {}) };
 }

@@ -22,6 +22,8 @@ async function main() {
     dataDir,
     port,
     persistent: true,
+    // From start.ts's environment, never its arguments (which `ps` shows).
+    ...(process.env.EMBEDDED_PG_PASSWORD ? { password: process.env.EMBEDDED_PG_PASSWORD } : {}),
     onLog: (chunk) => process.stdout.write(String(chunk)),
   });
   // Set before it serves: a stop while it starts waits for it, so it is not left behind.

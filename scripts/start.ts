@@ -234,7 +234,7 @@ function fail(message: string, part?: Part) {
 }
 
 /** DATABASE_URL if given, else an embedded Postgres under <DATA_DIR>/pg; migrated either way. */
-async function startPostgres(config: Config, dataDir: string): Promise<string> {
+async function startPostgres(config: Config, dataDir: string, password?: string): Promise<string> {
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
     if (stopping) throw new Stopping();
@@ -248,7 +248,7 @@ async function startPostgres(config: Config, dataDir: string): Promise<string> {
       'postgres',
       process.execPath,
       ['--import', 'tsx', file, pgDir, String(config.EMBEDDED_PG_PORT)],
-      process.env,
+      { ...process.env, ...(password ? { EMBEDDED_PG_PASSWORD: password } : {}) },
       { ipc: true },
     );
     // Until it serves, an exit is reported below, once its output has all been read.
@@ -417,6 +417,10 @@ function stackEnvOrExit(dataDir: string): {
   }
   const env: NodeJS.ProcessEnv = { ...process.env, ...secrets.env };
   if (!env.API_KEYS && env.NODE_ENV !== 'production') env.API_KEYS = DEV_API_KEY;
+  // With its sandbox, the stack screens people against the sandbox's eligibility emulation:
+  // set before the configuration is checked, as production refuses to start screening no one.
+  if (!env.PROVIDER_BASE_URL)
+    env.ELIGIBILITY_URL ??= `http://127.0.0.1:${loadConfigOrExit(env, { secrets: [] }).SANDBOX_PORT}/eligibility/check`;
   if (secrets.older)
     say(
       `${dataDir} holds data from before npm start made secrets of its own: its parts keep the public development defaults that data was sealed with. Remove the folder to start afresh with its own.`,
@@ -666,7 +670,7 @@ async function main() {
     say(`pixflow stopped (${reason}): every part is down.`);
   });
 
-  const databaseUrl = await startPostgres(config, dataDir);
+  const databaseUrl = await startPostgres(config, dataDir, secrets.postgresPassword);
   let temporal: Started['temporal'];
   if (server) temporal = await startServerTemporal(config, { cli, server }, databaseUrl, dataDir);
   else if (embeddedTemporal) {
@@ -675,8 +679,6 @@ async function main() {
   }
   const nexusEndpoint = temporal ? await prepareNexusEndpoint(config, cli) : undefined;
   const env = childEnvFor(stackEnv, config, databaseUrl);
-  // With its sandbox, the stack screens deposits against the sandbox's eligibility emulation.
-  if (embeddedSandbox) env.ELIGIBILITY_URL ??= `http://127.0.0.1:${config.SANDBOX_PORT}/eligibility/check`;
   if (embeddedSandbox)
     await startSandbox(config, {
       ...env,

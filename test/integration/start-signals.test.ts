@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
@@ -93,10 +94,10 @@ async function npmStart(opts: { terminal?: boolean; env?: NodeJS.ProcessEnv } = 
     ...process.env,
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
     DATA_DIR: dataDir,
-    ...opts.env,
   };
   for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'PROVIDER_BASE_URL', 'API_KEYS', 'LOG_LEVEL'])
     delete env[k];
+  Object.assign(env, opts.env);
   // A group of its own, as a shell gives a job; on a terminal, `script` gives npm a real one.
   // `exec`: an interactive shell is not in its job's foreground group, and a `sh -c` that
   // waits for npm (dash does not exec the last command) would die of the Ctrl-C itself.
@@ -291,6 +292,21 @@ describe('npm start stops every part, whichever way it is stopped', () => {
     // The worker says it bundled its workflows in one line, without webpack's report of each module.
     expect(lines.find((l) => l.includes('Workflow bundle created'))).toBeDefined();
     expect(lines.filter((l) => /webpack [\d.]+ compiled/.test(l))).toEqual([]);
+    process.kill(s.npmPid, 'SIGTERM');
+    await expectAllGone(s);
+    await expectOrderlyStop(s, 'SIGTERM');
+  }, 200_000);
+
+  it('with NODE_ENV=production and the secrets only the operator can give: its Postgres has a password of its own', async () => {
+    const s = await npmStart({
+      env: {
+        NODE_ENV: 'production',
+        API_KEYS: randomBytes(32).toString('hex'),
+        ELIGIBILITY_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+      },
+    });
+    // Production refuses a public Postgres password: the API and worker started on this one.
+    expect(s.output()).not.toContain('DATABASE_URL');
     process.kill(s.npmPid, 'SIGTERM');
     await expectAllGone(s);
     await expectOrderlyStop(s, 'SIGTERM');
