@@ -2,7 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { HandlerError, OperationError } from 'nexus-rpc';
 import { inTheClear } from '../common/payload-converter';
-import { isTemporalUnavailable, Problem } from '../http/problem';
+import { isDatabaseUnavailable, isTemporalUnavailable, Problem } from '../http/problem';
 
 // How the Nexus operations say no, from the same Problems the API answers with. Bad input is a
 // handler error the caller's server does not retry (BAD_REQUEST, naming the field); a refusal (a
@@ -50,6 +50,12 @@ export function nexusError(err: unknown): unknown {
       { cause: err },
     );
   }
+  // Its words stay here: the caller needs only to know it is asked again.
+  if (isDatabaseUnavailable(err))
+    return new HandlerError(
+      'UNAVAILABLE',
+      "pixflow's database is not answering: the operation is asked again",
+    );
   // A flow's run that ended without an outcome (failed for an operator, terminated) never gives one.
   if (err instanceof WorkflowFailedError) {
     return refused('flow-ended-without-outcome', `the flow's run ended without an outcome: ${err.message}`, {
