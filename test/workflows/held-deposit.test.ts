@@ -12,7 +12,7 @@ import {
 import { providerNotificationSignal } from '../../contracts/flow';
 import { provenDecision } from '../helpers/decisions';
 import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
-import { recordHistory } from '../helpers/histories';
+import { patchMarkers, recordHistory } from '../helpers/histories';
 import { testDataConverter } from '../helpers/temporal';
 
 // A deposit someone else paid: its run continues as a held deposit's run, which waits for an
@@ -203,6 +203,8 @@ describe('a deposit paid by someone else', () => {
     expect((await handle.describe()).status.name).toBe('COMPLETED');
     expect(await flowRow(handle.workflowId)).toMatchObject({ status: 'completed' });
     await recordHistory(depositRun, 'deposit-held');
+    // Held deposits open before the check replay without it; this one took it.
+    expect((await patchMarkers(handle)).join()).toContain('decision-proofs');
     await recordHistory(handle, 'deposit-held-accepted-proven');
   });
 

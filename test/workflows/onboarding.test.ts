@@ -11,7 +11,7 @@ import {
 import type { ProviderClient } from '../../provider/client';
 import { provenDecision } from '../helpers/decisions';
 import { type FlowEnv, onOwnWorker, startFlowEnv, waitForState } from '../helpers/flow-env';
-import { recordHistory } from '../helpers/histories';
+import { patchMarkers, recordHistory } from '../helpers/histories';
 
 // Onboarding on the time-skipping server, with the real activities against the sandbox.
 
@@ -254,6 +254,8 @@ describe('liveness progress and review', () => {
       expect(result.status).toBe(status);
       expect(result.review).toEqual({ decision, by: 'ana@ops', reason: 'documents checked' });
       expect(result.reasons).toEqual([`review_${decision}d`]);
+      // Onboardings open before the check replay without it; this one took it.
+      expect((await patchMarkers(handle)).join()).toContain('decision-proofs');
       await recordHistory(handle, `onboarding-review-${decision}-proven`);
     });
   }
