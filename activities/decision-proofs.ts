@@ -21,7 +21,11 @@ export interface StepUpClaim {
   askedAt: string;
 }
 
-export function createDecisionProofActivities({ pool, hashCpf }: Pick<ActivityDeps, 'pool' | 'hashCpf'>) {
+export function createDecisionProofActivities({
+  pool,
+  hashCpf,
+  countRefusedDecision,
+}: Pick<ActivityDeps, 'pool' | 'hashCpf' | 'countRefusedDecision'>) {
   const siteOf = () => {
     const { workflowExecution: run, activityId } = Context.current().info;
     if (!run) throw new Error('a decision is checked for a workflow only');
@@ -33,6 +37,7 @@ export function createDecisionProofActivities({ pool, hashCpf }: Pick<ActivityDe
     cause: DecisionRefusal,
   ): Promise<DecisionCheck> => {
     await recordRefusedDecision(pool, site, kind, cause);
+    countRefusedDecision?.(kind, cause);
     // No operator, no CPF: the flow and why are enough to find the attempt.
     log.warn('decision refused', { workflowId: site.workflowId, kind, cause });
     return { proven: false, cause };

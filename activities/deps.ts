@@ -22,6 +22,8 @@ export interface ActivityDeps {
   payoutAuthorization?: PayoutAuthorizationSettings;
   /** Counts a payout's deadline passing (the worker's metrics); none: not counted. */
   countPayoutDeadline?: (state: 'at_risk' | 'missed') => void;
+  /** Counts a decision a flow refused for want of a proof (the worker's metrics), beside its row. */
+  countRefusedDecision?: (kind: string, cause: string) => void;
   /** Where a withdrawal's step-up starts the person's biometric identification. */
   temporal: { client: Client; taskQueue: string };
   /** The sweep that looks up flows waiting for the provider. */

@@ -25,8 +25,15 @@ const RECONCILIATION_SCHEDULE_MS = [30_000, 120_000, 600_000, 3_600_000];
 export async function createWorkerActivities(
   config: Config,
   log: Logger,
-  onProviderCall?: (e: ProviderCallEvent) => void,
-  countPayoutDeadline?: (mark: 'at_risk' | 'missed') => void,
+  {
+    onProviderCall,
+    countPayoutDeadline,
+    countRefusedDecision,
+  }: {
+    onProviderCall?: (e: ProviderCallEvent) => void;
+    countPayoutDeadline?: (mark: 'at_risk' | 'missed') => void;
+    countRefusedDecision?: (kind: string, cause: string) => void;
+  } = {},
 ) {
   if (!config.DATABASE_URL) {
     throw new Error('DATABASE_URL is not set (npm start provides an embedded Postgres)');
@@ -55,6 +62,7 @@ export async function createWorkerActivities(
     payoutControls: payoutControlsOf(config),
     payoutAuthorization: payoutAuthorizationOf(config),
     ...(countPayoutDeadline ? { countPayoutDeadline } : {}),
+    ...(countRefusedDecision ? { countRefusedDecision } : {}),
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     reconciliation: {
       scheduleMs: config.POLL_SCHEDULE_MS ?? RECONCILIATION_SCHEDULE_MS,

@@ -2,6 +2,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { Counter, type Registry } from 'prom-client';
 import { pixflowDataConverter } from '../common/codec';
 import { type Config, loadConfigOrExit } from '../common/config';
 import { listen, onShutdown } from '../common/http';
@@ -89,6 +90,17 @@ function startBackgroundWork(client: Client, config: Config, log: Logger, stoppe
     );
 }
 
+/** Decisions sent to a flow without the proof the back office or API records (docs/security.md). */
+function refusedDecisionCounter(registry: Registry) {
+  const refused = new Counter({
+    name: 'pixflow_refused_decisions_total',
+    help: 'Decisions a flow refused for want of a proof, by kind and cause',
+    labelNames: ['kind', 'cause'] as const,
+    registers: [registry],
+  });
+  return (kind: string, cause: string) => refused.inc({ kind, cause });
+}
+
 async function main() {
   const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.worker });
   const log = createLogger('worker', config.LOG_LEVEL);
@@ -98,12 +110,11 @@ async function main() {
   // Undefined (no exporter, no interceptors) without OTEL_EXPORTER_OTLP_ENDPOINT.
   const tracing = setupTracing('pixflow-worker', config);
   const metrics = createWorkerMetrics();
-  const { activities, provider, client, pool, close } = await createWorkerActivities(
-    config,
-    log,
-    metrics.onProviderCall,
-    metrics.countPayoutDeadline,
-  );
+  const { activities, provider, client, pool, close } = await createWorkerActivities(config, log, {
+    onProviderCall: metrics.onProviderCall,
+    countPayoutDeadline: metrics.countPayoutDeadline,
+    countRefusedDecision: refusedDecisionCounter(metrics.registry),
+  });
   metrics.countTokenRequests(() => provider.tokenRequests);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   // With what lets a flow's result cross Nexus in the clear (docs/nexus.md).

@@ -292,9 +292,11 @@ describe('a recorded decision counts once', () => {
       operatorRole: 'approver',
       authenticatedBy: 'session:test',
     });
+    const counted: string[] = [];
     const { verifyDecision } = createDecisionProofActivities({
       pool: e.pool,
       hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
+      countRefusedDecision: (kind, cause) => counted.push(`${kind} ${cause}`),
     });
     const claim = {
       kind: 'withdrawal.decision',
@@ -321,5 +323,11 @@ describe('a recorded decision counts once', () => {
       cause: 'mismatch',
     });
     expect(await refusedDecisionsOf(e.pool, workflowId)).toEqual({ replayed: 2, mismatch: 1 });
+    // The worker's metric counts them too (pixflow_refused_decisions_total).
+    expect(counted).toEqual([
+      'withdrawal.decision replayed',
+      'withdrawal.decision replayed',
+      'withdrawal.decision mismatch',
+    ]);
   });
 });
