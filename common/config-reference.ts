@@ -120,9 +120,24 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
       "deadline of a request's Temporal calls; past it the API answers 503 `unavailable` with `Retry-After`",
   },
   TEMPORAL_TASK_QUEUE: { meaning: 'the task queue the worker polls and the API starts flows on' },
-  TEMPORAL_TLS: { meaning: 'connect to Temporal over TLS (Temporal Cloud, or mTLS with the pair below)' },
-  TEMPORAL_TLS_CERT_PATH: { meaning: 'client certificate for mTLS', shownDefault: 'none' },
+  TEMPORAL_TLS: {
+    meaning:
+      'connect to Temporal over TLS (Temporal Cloud, or mTLS with the pair below); on by itself when any setting below is set',
+  },
+  TEMPORAL_TLS_CERT_PATH: {
+    meaning:
+      'client certificate for mTLS; with TEMPORAL_TLS_KEY_PATH, or TEMPORAL_API_KEY, required in production unless TEMPORAL_ADDRESS is loopback ([Security](security.md))',
+    shownDefault: 'none',
+  },
   TEMPORAL_TLS_KEY_PATH: { meaning: 'client key for mTLS', shownDefault: 'none' },
+  TEMPORAL_TLS_CA_PATH: {
+    meaning: "CA certificate the server's certificate is checked against (a private CA)",
+    shownDefault: "none: the system's roots",
+  },
+  TEMPORAL_TLS_SERVER_NAME: {
+    meaning: "name the server's certificate is checked for, when not TEMPORAL_ADDRESS's host",
+    shownDefault: "TEMPORAL_ADDRESS's host",
+  },
   TEMPORAL_API_KEY: { meaning: 'API key for Temporal Cloud', shownDefault: 'none' },
   PROVIDER_BASE_URL: {
     meaning: "the real provider's service address; when set, `npm start` does not start the sandbox",
@@ -389,7 +404,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   LOG_LEVEL: { meaning: 'pino level' },
   OTEL_EXPORTER_OTLP_ENDPOINT: {
     meaning:
-      'OTLP/HTTP collector base URL; when set, the API and worker export OpenTelemetry traces (request → workflow → activity → provider call) to `<url>/v1/traces` as `pixflow-api` and `pixflow-worker`',
+      "OTLP/HTTP collector base URL; when set, the API and worker export OpenTelemetry traces (request → workflow → activity → provider call) to `<url>/v1/traces` as `pixflow-api` and `pixflow-worker`; the worker's workflow code then carries the tracing interceptors, so a worker with tracing is a build of its own (turn it on for every worker of a build)",
     shownDefault: 'none (tracing off)',
   },
 };

@@ -33,6 +33,14 @@ export const workflowTracingModule = require.resolve(
   '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',
 );
 
+/**
+ * The workflow interceptor modules tracing needs in the worker's bundle. A prebuilt bundle is
+ * the only code a worker runs: the worker ignores `interceptors.workflowModules` beside one.
+ * Tracing on is other workflow code, so a build of its own (docs/configuration.md).
+ */
+export const tracingBundleModules = (tracing: Tracing | undefined): string[] =>
+  tracing ? [workflowTracingModule] : [];
+
 export function setupTracing(
   serviceName: string,
   config: Pick<Config, 'OTEL_EXPORTER_OTLP_ENDPOINT'>,
@@ -66,14 +74,14 @@ export function tracingClientInterceptors(tracing: Tracing | undefined): ClientI
   return tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
 }
 
-/** Worker options for tracing: workflow and activity interceptors, and the workflow span sink. */
+/** Worker options for tracing: activity interceptors and the workflow span sink (the workflow
+ * interceptors go into the bundle: tracingBundleModules). */
 export function tracingWorkerOptions(
   tracing: Tracing | undefined,
 ): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
   if (!tracing) return {};
   return {
     interceptors: {
-      workflowModules: [workflowTracingModule],
       activity: [
         (ctx) => ({
           inbound: new OpenTelemetryActivityInboundInterceptor(ctx),

@@ -10,7 +10,7 @@ import { createLogger, type Logger } from '../common/logger';
 import { createWorkerMetrics } from '../common/metrics';
 import { SECRETS_READ_BY } from '../common/production-secrets';
 import { temporalConnectionOptions } from '../common/temporal-connection';
-import { setupTracing, tracingWorkerOptions } from '../common/tracing';
+import { setupTracing, type Tracing, tracingBundleModules, tracingWorkerOptions } from '../common/tracing';
 import { workerTuningOptions } from '../common/worker-tuning';
 import { pixflowNexusService } from '../nexus/handlers';
 import { nexusBundleOptions } from '../nexus/worker-bundle';
@@ -101,6 +101,19 @@ function refusedDecisionCounter(registry: Registry) {
   return (kind: string, cause: string) => refused.inc({ kind, cause });
 }
 
+/**
+ * The workflow code this worker runs: with what lets a flow's result cross Nexus in the clear
+ * (docs/nexus.md), and the workflow spans when tracing is on.
+ */
+function workerBundle(tracing: Tracing | undefined) {
+  const nexus = nexusBundleOptions();
+  // workflows/index.ts under tsx, index.js in the compiled image: the extension of this file.
+  return workflowBundle(path.join(__dirname, '..', 'workflows', `index${path.extname(__filename)}`), {
+    ...nexus,
+    workflowInterceptorModules: [...nexus.workflowInterceptorModules, ...tracingBundleModules(tracing)],
+  });
+}
+
 async function main() {
   const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.worker });
   const log = createLogger('worker', config.LOG_LEVEL);
@@ -117,13 +130,7 @@ async function main() {
   });
   metrics.countTokenRequests(() => provider.tokenRequests);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
-  // With what lets a flow's result cross Nexus in the clear (docs/nexus.md).
-  const bundleOptions = nexusBundleOptions();
-  // workflows/index.ts under tsx, index.js in the compiled image: the extension of this file.
-  const bundle = await workflowBundle(
-    path.join(__dirname, '..', 'workflows', `index${path.extname(__filename)}`),
-    bundleOptions,
-  );
+  const bundle = await workerBundle(tracing);
   const version = {
     deploymentName: config.WORKER_DEPLOYMENT_NAME,
     buildId: config.WORKER_BUILD_ID ?? buildIdFor(bundle.code),
@@ -142,7 +149,7 @@ async function main() {
     // Payloads are encrypted before they reach Temporal (common/codec.ts), all but what crosses Nexus.
     dataConverter: {
       ...pixflowDataConverter(config.codecKeys),
-      payloadConverterPath: bundleOptions.payloadConverterPath,
+      payloadConverterPath: nexusBundleOptions().payloadConverterPath,
     },
     // Workflow, activity and provider-call spans, joined to the API's trace through headers.
     ...tracingWorkerOptions(tracing),

@@ -3,7 +3,12 @@ import { type ProxyTracerProvider, trace } from '@opentelemetry/api';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../common/config';
-import { setupTracing, tracingClientInterceptors, tracingWorkerOptions } from '../../common/tracing';
+import {
+  setupTracing,
+  tracingBundleModules,
+  tracingClientInterceptors,
+  tracingWorkerOptions,
+} from '../../common/tracing';
 import { requestTracing } from '../../http/request-tracing';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { clientFor } from '../helpers/sandbox-client';
@@ -26,6 +31,7 @@ describe('tracing off', () => {
     expect(setupTracing('pixflow-api', loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: '' }))).toBeUndefined();
     expect(tracingClientInterceptors(undefined)).toBeUndefined();
     expect(tracingWorkerOptions(undefined)).toEqual({});
+    expect(tracingBundleModules(undefined)).toEqual([]);
     // Nothing registered globally: no SDK, so no processor or exporter exists to send anything.
     const registered = trace.getTracerProvider() as ProxyTracerProvider;
     expect(registered.getDelegate().constructor.name).toBe('NoopTracerProvider');

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { trace } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
@@ -13,13 +13,14 @@ import { accountKeyHash, cpfHash } from '../../common/pii';
 import {
   setupTracing,
   type Tracing,
+  tracingBundleModules,
   tracingClientInterceptors,
   tracingWorkerOptions,
-  workflowTracingModule,
 } from '../../common/tracing';
 import { moneyRulesOf, payoutControlsOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { workflowBundle } from '../../worker/build-id';
 import { onboard, type Person } from '../helpers/people';
 import { testPool } from '../helpers/postgres';
 import { clientFor, sandboxControl } from '../helpers/sandbox-client';
@@ -76,11 +77,10 @@ beforeAll(async () => {
       return fetch(input, init);
     },
   });
-  // The shared test bundle has no interceptor module: this one carries the workflow interceptors.
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: path.resolve(__dirname, '../../workflows/index.ts'),
-    workflowInterceptorModules: [workflowTracingModule],
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} },
+  // The shared test bundle has no interceptor module: this one is built as the worker builds its
+  // own, with the modules tracing asks for.
+  const { code } = await workflowBundle(path.resolve(__dirname, '../../workflows/index.ts'), {
+    workflowInterceptorModules: tracingBundleModules(tracing),
   });
   const otel = tracingWorkerOptions(tracing);
   connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -108,8 +108,7 @@ beforeAll(async () => {
       reconciliation: testReconciliation,
     }),
     sinks: otel.sinks,
-    // Already in the bundle above (the worker would only warn that it ignores them).
-    interceptors: { ...otel.interceptors, workflowModules: [] },
+    interceptors: otel.interceptors,
   });
   running = worker.run();
 
