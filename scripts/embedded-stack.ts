@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { EMBEDDED_PG_DEV_PASSWORD } from '../db/embedded';
 import { dataDirSecrets } from './embedded-secrets';
 import { freePort } from './net';
 import { ROOT } from './temporal-tools';
@@ -117,7 +118,10 @@ export async function startEmbeddedStack(opts: {
     throw new Error(`the ${opts.label} stack did not come up:\n${out.slice(-4000)}`);
   }
   // Its parts run with them: a client of its Temporal or a hash of a CPF needs the same.
-  Object.assign(env, dataDirSecrets(dataDir, env).env);
+  const secrets = dataDirSecrets(dataDir, env);
+  Object.assign(env, secrets.env);
+  // The password npm start gave this folder's Postgres (a fresh folder always has one).
+  const pgPassword = encodeURIComponent(secrets.postgresPassword ?? EMBEDDED_PG_DEV_PASSWORD);
   const api = `http://127.0.0.1:${ports.API_PORT}`;
   return {
     child,
@@ -127,7 +131,7 @@ export async function startEmbeddedStack(opts: {
     sandbox: `http://127.0.0.1:${ports.SANDBOX_PORT}`,
     ingress: `${api}/webhooks/provider/${opts.env.WEBHOOK_SECRET}`,
     temporalAddress: `127.0.0.1:${ports.PIXFLOW_TEMPORAL_PORT}`,
-    databaseUrl: `postgresql://pixflow:pixflow@127.0.0.1:${ports.EMBEDDED_PG_PORT}/pixflow`,
+    databaseUrl: `postgresql://pixflow:${pgPassword}@127.0.0.1:${ports.EMBEDDED_PG_PORT}/pixflow`,
     output: () => out,
     stop,
   };
