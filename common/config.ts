@@ -175,6 +175,10 @@ export const envSchema = z.object({
   TEMPORAL_TLS: bool.default(false),
   TEMPORAL_TLS_CERT_PATH: z.string().optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().optional(),
+  /** The CA the server's certificate is checked against, for a private CA; unset: the system's roots. */
+  TEMPORAL_TLS_CA_PATH: z.string().optional(),
+  /** The name the server's certificate is checked for, when it is not the host of TEMPORAL_ADDRESS. */
+  TEMPORAL_TLS_SERVER_NAME: z.string().optional(),
   TEMPORAL_API_KEY: z.string().optional(),
   /** The API's bound on a request's Temporal calls: past it, 503 with Retry-After (the flow goes on). */
   TEMPORAL_CALL_TIMEOUT_MS: durationMs.default(8_000),
@@ -490,6 +494,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     problems.push(
       'ELIGIBILITY_URL: not set, so no one would be screened against the registry of impeded people; set it to your eligibility service (docs/rules.md, Eligibility), or ELIGIBILITY_SCREENED_ELSEWHERE=true if you screen every person elsewhere',
     );
+  if (parsed.success) problems.push(...temporalTlsProblems(parsed.data, screensPeople(opts)));
   problems.push(...secretProblems.values());
   if (!parsed.success || !codecKeys || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
@@ -523,6 +528,48 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
 }
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/** The host of a `host:port` address (`[::1]:7233` too). */
+function hostOf(address: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
+  if (bracketed) return bracketed[1] as string;
+  const parts = address.split(':');
+  return parts.length === 2 ? (parts[0] as string) : address;
+}
+
+/** A Temporal reached without leaving this machine: 127.0.0.0/8, ::1, localhost. */
+export const isLoopbackAddress = (address: string) => {
+  const host = hostOf(address).toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+};
+
+/**
+ * A client certificate comes as a pair. Under NODE_ENV=production, the Temporal clients (the API
+ * and the worker, the processes that read PII_HASH_KEY) talk to a Temporal off this machine only
+ * with credentials: a client certificate (mutual TLS) or Temporal Cloud's API key. Loopback is
+ * allowed without: nothing but this machine sees that traffic (npm start's own server, or a
+ * local proxy or tunnel that carries TLS itself).
+ */
+function temporalTlsProblems(e: z.infer<typeof envSchema>, temporalClient: boolean): string[] {
+  const problems: string[] = [];
+  const hasCert = !!e.TEMPORAL_TLS_CERT_PATH;
+  const hasKey = !!e.TEMPORAL_TLS_KEY_PATH;
+  if (hasCert !== hasKey)
+    problems.push(
+      'TEMPORAL_TLS_CERT_PATH / TEMPORAL_TLS_KEY_PATH: a client certificate needs both, the certificate and its key',
+    );
+  if (
+    e.NODE_ENV === 'production' &&
+    temporalClient &&
+    !(hasCert && hasKey) &&
+    !e.TEMPORAL_API_KEY &&
+    !isLoopbackAddress(e.TEMPORAL_ADDRESS)
+  )
+    problems.push(
+      `TEMPORAL_TLS_CERT_PATH / TEMPORAL_TLS_KEY_PATH: unset, so pixflow would talk to Temporal at ${e.TEMPORAL_ADDRESS} without credentials; in production set TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH to a client certificate the server requires (mutual TLS; TEMPORAL_TLS_CA_PATH for a private CA), or TEMPORAL_API_KEY for Temporal Cloud; only a Temporal on loopback may go without (docs/security.md)`,
+    );
+  return problems;
+}
 
 const isLoopbackHost = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PIXFLOW_NEXUS_ENDPOINT } from '../nexus/service';
-import { runTool } from './temporal-server';
+import { cliConnectionArgs, runTool, type TemporalCliTarget } from './temporal-server';
 
 // The Nexus endpoint through which other namespaces' workflows call pixflow's Nexus service
 // (docs/nexus.md): a name in the server's endpoint registry that routes to pixflow's namespace
@@ -30,13 +30,13 @@ const DESCRIPTION =
  */
 export async function ensureNexusEndpoint(
   cli: string,
-  address: string,
+  at: TemporalCliTarget,
   target: NexusTarget,
   name = PIXFLOW_NEXUS_ENDPOINT,
 ): Promise<'created' | 'updated' | 'unchanged'> {
-  const at = ['--address', address, '--name', name];
+  const on = [...cliConnectionArgs(at), '--name', name];
   const targetArgs = ['--target-namespace', target.namespace, '--target-task-queue', target.taskQueue];
-  const found = await runTool(cli, ['operator', 'nexus', 'endpoint', 'get', ...at, '-o', 'json']).then(
+  const found = await runTool(cli, ['operator', 'nexus', 'endpoint', 'get', ...on, '-o', 'json']).then(
     (out) => endpointSchema.parse(JSON.parse(out)),
     (err: Error) => {
       if (/not found/i.test(err.message)) return undefined;
@@ -49,7 +49,7 @@ export async function ensureNexusEndpoint(
       'nexus',
       'endpoint',
       'create',
-      ...at,
+      ...on,
       ...targetArgs,
       '--description',
       DESCRIPTION,
@@ -58,6 +58,6 @@ export async function ensureNexusEndpoint(
   }
   const now = found.spec.target.worker;
   if (now?.namespace === target.namespace && now.taskQueue === target.taskQueue) return 'unchanged';
-  await runTool(cli, ['operator', 'nexus', 'endpoint', 'update', ...at, ...targetArgs]);
+  await runTool(cli, ['operator', 'nexus', 'endpoint', 'update', ...on, ...targetArgs]);
   return 'updated';
 }

@@ -18,6 +18,13 @@ import { postgresReadySchema } from './postgres-part';
 import { NODE_RUNTIME_FLAGS, temporalRuntimeEnv } from './runtime-tuning';
 import { parseStartOptions, type StartOptions, StartOptionsError } from './start-options';
 import {
+  clientTlsEnv,
+  clientTlsOf,
+  ensureTemporalCerts,
+  TEMPORAL_TLS_SERVER_NAME,
+  type TemporalClientTls,
+} from './temporal-certs';
+import {
   HISTORY_SHARDS,
   PERSISTENCE_DATABASE,
   postgresServerOf,
@@ -347,14 +354,17 @@ function devServerArgs(config: Config, dataDir: string): string[] {
  * The Temporal server with every service in one process, on the same Postgres as pixflow (its
  * own two databases), its schemas set up or migrated first; waited on until every service
  * serves and the namespace with pixflow's search attributes is ready. No UI: the dev server
- * embeds one, this server does not (docker-compose.yml runs temporalio/ui beside it).
+ * embeds one, this server does not (docker-compose.yml runs temporalio/ui beside it). Mutual
+ * TLS, as production runs it: a private CA made once in the data folder (temporal-tls/), every
+ * port requiring a client certificate of it; the CLI calls here, the workers and APIs get the
+ * client's.
  */
 async function startServerTemporal(
   config: Config,
   tools: { cli: string; server: TemporalServerTools },
   databaseUrl: string,
   dataDir: string,
-): Promise<TemporalServerPorts> {
+): Promise<{ ports: TemporalServerPorts; tls: TemporalClientTls }> {
   const port = config.PIXFLOW_TEMPORAL_PORT;
   if (await tcpOpen(port))
     throw new StartError(`port ${port} is already in use; is another Temporal running?`);
@@ -365,8 +375,18 @@ async function startServerTemporal(
   await setupTemporalDatabases(tools.server, pg).catch((err: Error) => {
     throw new StartError(`Temporal's schema setup failed: ${err.message}`);
   });
+  let certs: ReturnType<typeof ensureTemporalCerts>;
+  try {
+    certs = ensureTemporalCerts(path.join(dataDir, 'temporal-tls'));
+  } catch (err) {
+    throw new StartError(`Temporal's certificates could not be made: ${(err as Error).message}`);
+  }
+  const tls = clientTlsOf(certs);
   const ports = await temporalServerPorts(port);
-  const args = writeServerConfig(path.join(dataDir, 'temporal-server'), serverConfig(pg, ports, 'warn'));
+  const args = writeServerConfig(
+    path.join(dataDir, 'temporal-server'),
+    serverConfig(pg, ports, 'warn', certs),
+  );
   say(
     `starting Temporal server ${TEMPORAL_SERVER_REPORTED_VERSION} on Postgres (${HISTORY_SHARDS} history shards)...`,
   );
@@ -374,23 +394,23 @@ async function startServerTemporal(
   const temporal = run('temporal', tools.server.server, args, temporalRuntimeEnv(process.env), {
     quiet: true,
   });
-  const address = `127.0.0.1:${port}`;
-  await waitFor('Temporal', temporal, () => serverServing(tools.cli, address), 120_000);
-  await prepareNamespace(tools.cli, address, config.TEMPORAL_NAMESPACE).catch((err: Error) => {
+  const target = { address: `127.0.0.1:${port}`, tls };
+  await waitFor('Temporal', temporal, () => serverServing(tools.cli, target), 120_000);
+  await prepareNamespace(tools.cli, target, config.TEMPORAL_NAMESPACE).catch((err: Error) => {
     if (stopping) throw new Stopping();
     throw new StartError(`Temporal's namespace setup failed: ${err.message}`, temporal);
   });
   temporal.quiet = false;
-  return ports;
+  return { ports, tls };
 }
 
 /**
  * The Nexus endpoint other namespaces' workflows call pixflow through (docs/nexus.md), on the
  * Temporal started here: to pixflow's namespace and task queue, where the worker serves it.
  */
-async function prepareNexusEndpoint(config: Config, cli: string): Promise<string> {
+async function prepareNexusEndpoint(config: Config, cli: string, tls?: TemporalClientTls): Promise<string> {
   const target = { namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE };
-  await ensureNexusEndpoint(cli, config.TEMPORAL_ADDRESS, target).catch((err: Error) => {
+  await ensureNexusEndpoint(cli, { address: config.TEMPORAL_ADDRESS, tls }, target).catch((err: Error) => {
     if (stopping) throw new Stopping();
     throw new StartError(`the Nexus endpoint could not be made: ${err.message}`);
   });
@@ -593,6 +613,10 @@ function temporalLines(config: Config, temporal: Started['temporal']) {
   say(
     `${label('Temporal ports')}frontend HTTP ${t.frontendHttp}, history ${t.history}, matching ${t.matching}, worker ${t.worker}; membership ${t.frontendMembership}, ${t.historyMembership}, ${t.matchingMembership}, ${t.workerMembership}`,
   );
+  const client = path.join(path.resolve(ROOT, config.DATA_DIR), 'temporal-tls', 'client');
+  say(
+    `${label('Temporal TLS')}mutual: clients need a certificate of its CA; the temporal CLI: --tls-ca-path ${client}/ca.pem --tls-cert-path ${client}/client.pem --tls-key-path ${client}/client.key --tls-server-name ${TEMPORAL_TLS_SERVER_NAME}`,
+  );
 }
 
 function printBanner(config: Config, started: Started) {
@@ -672,13 +696,24 @@ async function main() {
 
   const databaseUrl = await startPostgres(config, dataDir, secrets.postgresPassword);
   let temporal: Started['temporal'];
-  if (server) temporal = await startServerTemporal(config, { cli, server }, databaseUrl, dataDir);
+  // The client certificate of the server started here (mutual TLS); the dev server has no TLS.
+  let temporalTls: TemporalClientTls | undefined;
+  if (server)
+    ({ ports: temporal, tls: temporalTls } = await startServerTemporal(
+      config,
+      { cli, server },
+      databaseUrl,
+      dataDir,
+    ));
   else if (embeddedTemporal) {
     await startTemporal(config, cli, dataDir);
     temporal = 'dev';
   }
-  const nexusEndpoint = temporal ? await prepareNexusEndpoint(config, cli) : undefined;
-  const env = childEnvFor(stackEnv, config, databaseUrl);
+  const nexusEndpoint = temporal ? await prepareNexusEndpoint(config, cli, temporalTls) : undefined;
+  const env = {
+    ...childEnvFor(stackEnv, config, databaseUrl),
+    ...(temporalTls && clientTlsEnv(temporalTls)),
+  };
   if (embeddedSandbox)
     await startSandbox(config, {
       ...env,

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { searchAttributeKeys } from '../common/search-attributes';
 import { freePort } from './net';
+import { TEMPORAL_TLS_SERVER_NAME, type TemporalClientTls, type TemporalTlsFiles } from './temporal-certs';
 import { NEXUS_DYNAMIC_CONFIG, type TemporalServerTools, VERSIONING_DYNAMIC_CONFIG } from './temporal-tools';
 import { waitUntil } from './wait';
 
@@ -79,15 +80,19 @@ export async function temporalServerPorts(frontend: number): Promise<TemporalSer
   };
 }
 
-type Yaml = string | number | boolean | { [key: string]: Yaml };
+type Scalar = string | number | boolean;
+type Yaml = Scalar | Scalar[] | { [key: string]: Yaml };
 
-/** A small YAML writer for nested maps of scalars; strings are quoted as JSON, which YAML reads. */
+/**
+ * A small YAML writer for nested maps of scalars and lists of scalars; strings and lists are
+ * written as JSON, which YAML reads.
+ */
 export function toYaml(value: { [key: string]: Yaml }, indent = ''): string {
   return Object.entries(value)
     .map(([key, v]) =>
-      typeof v === 'object'
+      typeof v === 'object' && !Array.isArray(v)
         ? `${indent}${key}:\n${toYaml(v, `${indent}  `)}`
-        : `${indent}${key}: ${typeof v === 'string' ? JSON.stringify(v) : String(v)}\n`,
+        : `${indent}${key}: ${typeof v === 'object' || typeof v === 'string' ? JSON.stringify(v) : String(v)}\n`,
     )
     .join('');
 }
@@ -113,13 +118,42 @@ const rpc = (grpcPort: number, membershipPort: number, extra: Record<string, num
 });
 
 /**
+ * Mutual TLS on every port the server opens (Temporal's global.tls): the frontend, which
+ * pixflow's worker and API, the CLI and any other client dial, and the internode ports its
+ * services dial each other on. Each requires a certificate of the private CA from the caller;
+ * the services present the server's own (it is a client certificate too), also to the
+ * frontend, for their system workflows and Nexus callbacks. Clients check the server's
+ * certificate for TEMPORAL_TLS_SERVER_NAME.
+ */
+export function serverTls(files: TemporalTlsFiles) {
+  const server = {
+    certFile: files.server.cert,
+    keyFile: files.server.key,
+    requireClientAuth: true,
+    clientCaFiles: [files.server.ca],
+  };
+  const client = { serverName: TEMPORAL_TLS_SERVER_NAME, rootCaFiles: [files.server.ca] };
+  return { internode: { server, client }, frontend: { server, client } };
+}
+
+/**
  * The server's configuration (Temporal's config/ format). Each service opens its own
  * connections to each store, so the pools are small: 4 services x (10 + 4) stays far under the
  * embedded Postgres' 200 connections, with room for pixflow's own pools. No archival, no
- * metrics or pprof listener: only the ports the services need.
+ * metrics or pprof listener: only the ports the services need. With `tls`, every port requires
+ * a client certificate of its CA (serverTls).
  */
-export function serverConfig(pg: PostgresServer, ports: TemporalServerPorts, logLevel: string) {
+export function serverConfig(
+  pg: PostgresServer,
+  ports: TemporalServerPorts,
+  logLevel: string,
+  tls?: TemporalTlsFiles,
+) {
   const frontend = `127.0.0.1:${ports.frontend}`;
+  const global: { [key: string]: Yaml } = {
+    membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },
+  };
+  if (tls) global.tls = serverTls(tls);
   return {
     log: { stdout: true, level: logLevel },
     persistence: {
@@ -131,7 +165,7 @@ export function serverConfig(pg: PostgresServer, ports: TemporalServerPorts, log
         'postgres-visibility': sqlStore(pg, VISIBILITY_DATABASE, 4),
       },
     },
-    global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
+    global,
     services: {
       frontend: rpc(ports.frontend, ports.frontendMembership, { httpPort: ports.frontendHttp }),
       history: rpc(ports.history, ports.historyMembership),
@@ -194,7 +228,8 @@ export function writeServerConfig(dir: string, config: ReturnType<typeof serverC
   );
   const withDynamic = { ...config, dynamicConfigClient: { filepath: dynamicConfig, pollInterval: '60s' } };
   writeFileSync(path.join(configDir, 'pixflow.yaml'), header + toYaml(withDynamic), { mode: 0o600 });
-  // No authorizer, said outright (the server warns otherwise): every port is on 127.0.0.1.
+  // No authorizer, said outright (the server warns otherwise): every port is on 127.0.0.1, and
+  // with TLS a client needs a certificate of the private CA to be served at all.
   return ['--allow-no-auth', '--root', dir, '--config', 'config', '--env', 'pixflow', 'start'];
 }
 
@@ -239,14 +274,35 @@ export async function setupTemporalDatabases(tools: TemporalServerTools, pg: Pos
   }
 }
 
+/** Where the temporal CLI connects: an address, and the client certificate when the server requires one. */
+export type TemporalCliTarget = string | { address: string; tls?: TemporalClientTls };
+
+/** The CLI's connection options for `target`. */
+export function cliConnectionArgs(target: TemporalCliTarget): string[] {
+  if (typeof target === 'string') return ['--address', target];
+  const { address, tls } = target;
+  if (!tls) return ['--address', address];
+  return [
+    '--address',
+    address,
+    '--tls-ca-path',
+    tls.ca,
+    '--tls-cert-path',
+    tls.cert,
+    '--tls-key-path',
+    tls.key,
+    '--tls-server-name',
+    tls.serverName,
+  ];
+}
+
 /** `temporal operator cluster health` says SERVING: every service has joined. */
-export async function serverServing(cli: string, address: string): Promise<boolean> {
+export async function serverServing(cli: string, target: TemporalCliTarget): Promise<boolean> {
   const out = await runTool(cli, [
     'operator',
     'cluster',
     'health',
-    '--address',
-    address,
+    ...cliConnectionArgs(target),
     '--command-timeout',
     '5s',
   ]).catch(() => '');
@@ -259,8 +315,8 @@ export async function serverServing(cli: string, address: string): Promise<boole
  * that names them is accepted: the frontend reads them from its namespace cache, which
  * refreshes every few seconds, and a flow started before then would be refused.
  */
-export async function prepareNamespace(cli: string, address: string, namespace: string) {
-  const at = ['--address', address, '--namespace', namespace];
+export async function prepareNamespace(cli: string, target: TemporalCliTarget, namespace: string) {
+  const at = [...cliConnectionArgs(target), '--namespace', namespace];
   const described = await runTool(cli, ['operator', 'namespace', 'describe', ...at]).catch(() => undefined);
   if (!described) {
     await runTool(cli, ['operator', 'namespace', 'create', ...at, '--retention', NAMESPACE_RETENTION]);

@@ -243,6 +243,29 @@ describe('NODE_ENV=production: Postgres, the provider and screening', () => {
   }
 });
 
+describe('NODE_ENV=production: Temporal off this machine only with credentials', () => {
+  for (const part of ['api', 'worker'] as const) {
+    it(`${part}: a Temporal that is not loopback, with neither a client certificate nor an API key`, async () => {
+      const run = await runPart(part, { ...freshSecrets(), TEMPORAL_ADDRESS: 'temporal:7233' });
+      expectRefused(
+        run,
+        'TEMPORAL_TLS_CERT_PATH / TEMPORAL_TLS_KEY_PATH',
+        undefined,
+        /Temporal at temporal:7233 without credentials.*TEMPORAL_TLS_CA_PATH.*TEMPORAL_API_KEY/,
+      );
+    });
+
+    it(`${part}: TLS alone (a server certificate checked, no client certificate) is not enough`, async () => {
+      const run = await runPart(part, {
+        ...freshSecrets(),
+        TEMPORAL_ADDRESS: 'temporal.example.com:7233',
+        TEMPORAL_TLS: 'true',
+      });
+      expectRefused(run, 'TEMPORAL_TLS_CERT_PATH / TEMPORAL_TLS_KEY_PATH', undefined, /TEMPORAL_API_KEY/);
+    });
+  }
+});
+
 describe('NODE_ENV=production with every secret its own', () => {
   async function startsAndStops(
     part: Part,

@@ -51,8 +51,9 @@ import { freePort } from '../helpers/ports';
 //
 // Containers have their own addresses; here every service is on 127.0.0.1, so service names
 // and container ports are rewritten to 127.0.0.1 and free ports, in one place:
-// rewriteAddresses (values) and portVariable (*_PORT variables). Every other variable is passed
-// exactly as compose resolved it. Not emulated: restart policies (a process that dies stays
+// rewriteAddresses (values) and portVariable (*_PORT variables). A bind mount's container path
+// becomes its host folder (hostPaths), in variables, commands and health checks alike. Every
+// other variable is passed exactly as compose resolved it. Not emulated: restart policies (a process that dies stays
 // dead, which fails the test), and health checks run every 0.5 s rather than every `interval`
 // (still given up after interval x retries, as compose would).
 
@@ -81,6 +82,11 @@ const serviceSchema = z.looseObject({
     .nullish(),
   healthcheck: healthcheckSchema.nullish(),
   deploy: z.object({ replicas: z.number().int().positive().optional() }).nullish(),
+  // Mounts as compose resolves them: a bind's source is an absolute path on the host; a named
+  // volume (postgres' data) is the folder the emulation gives the service anyway.
+  volumes: z
+    .array(z.object({ type: z.enum(['bind', 'volume']), source: z.string(), target: z.string() }))
+    .nullish(),
   ports: z
     .array(
       z.object({
@@ -102,8 +108,23 @@ export const POSTGRES_IMAGE = 'postgres:16';
 export const SKIPPED_IMAGES = [/^temporalio\/ui:/];
 
 /**
+ * `npx tsx scripts/make-temporal-certs.ts <dir>`, as docs/production.md has the operator run it;
+ * the folder it made.
+ */
+export function makeTemporalCerts(dir: string): string {
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'scripts', 'make-temporal-certs.ts'), dir],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
+  if (r.status !== 0) throw new Error(`make-temporal-certs failed:\n${r.stdout}\n${r.stderr}`);
+  return dir;
+}
+
+/**
  * .env.example's variables, each with a fresh value of its kind (`openssl rand -hex 32`, the
- * codec key `k1:<openssl rand -base64 32>`), written to `file`.
+ * codec key `k1:<openssl rand -base64 32>`, TEMPORAL_TLS_DIR a folder of new certificates beside
+ * the file), written to `file`.
  */
 export function writeFreshEnvFile(file: string): Record<string, string> {
   const names = readFileSync(path.join(ROOT, '.env.example'), 'utf8')
@@ -114,6 +135,8 @@ export function writeFreshEnvFile(file: string): Record<string, string> {
   for (const name of names) {
     if (name === 'CODEC_KEYS') values[name] = `k1:${randomBytes(32).toString('base64')}`;
     else if (name === 'CODEC_ACTIVE_KEY_ID') values[name] = 'k1';
+    else if (name === 'TEMPORAL_TLS_DIR')
+      values[name] = makeTemporalCerts(path.join(path.dirname(file), 'temporal-tls'));
     else values[name] = randomBytes(32).toString('hex');
   }
   writeFileSync(
@@ -277,7 +300,17 @@ export class AddressPlan {
     );
   }
 
-  /** A service's environment as its container gets it, with only addresses and ports rewritten. */
+  /** Paths under a bind mount's container folder, as the host folder mounted there. */
+  hostPaths(value: string, service: string): string {
+    let out = value;
+    for (const v of (this.service(service).volumes ?? []).filter((m) => m.type === 'bind')) {
+      const target = v.target.replace(/\/$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      out = out.replace(new RegExp(`(?<![\\w./-])${target}(?=/|$|[\\s"';:])`, 'g'), v.source);
+    }
+    return out;
+  }
+
+  /** A service's environment as its container gets it, with only addresses, ports and mounted paths rewritten. */
   environmentOf(service: string, replica: number): Record<string, string> {
     const self = { service, replica };
     const env: Record<string, string> = {};
@@ -286,7 +319,7 @@ export class AddressPlan {
       env[key] =
         key.endsWith('_PORT') && /^\d+$/.test(value)
           ? this.portVariable(value, self)
-          : this.rewriteAddresses(value, self, false, key);
+          : this.hostPaths(this.rewriteAddresses(value, self, false, key), service);
     }
     return env;
   }
@@ -344,6 +377,67 @@ function temporalModuleDir(): string {
   return path.resolve(marker, '../../..');
 }
 
+/** The template's global.tls variables this emulation applies (files; not the *_DATA forms). */
+const TLS_TEMPLATE_VARIABLES = [
+  'TEMPORAL_TLS_REQUIRE_CLIENT_AUTH',
+  'TEMPORAL_TLS_SERVER_CA_CERT',
+  'TEMPORAL_TLS_SERVER_CERT',
+  'TEMPORAL_TLS_SERVER_KEY',
+  'TEMPORAL_TLS_INTERNODE_SERVER_NAME',
+  'TEMPORAL_TLS_INTERNODE_DISABLE_HOST_VERIFICATION',
+  'TEMPORAL_TLS_FRONTEND_CERT',
+  'TEMPORAL_TLS_FRONTEND_KEY',
+  'TEMPORAL_TLS_CLIENT1_CA_CERT',
+  'TEMPORAL_TLS_CLIENT2_CA_CERT',
+  'TEMPORAL_TLS_FRONTEND_SERVER_NAME',
+  'TEMPORAL_TLS_FRONTEND_DISABLE_HOST_VERIFICATION',
+];
+
+/**
+ * global.tls as config_template.yaml (temporalio/temporal v1.29.1, docker/config_template.yaml)
+ * writes it: internode from TEMPORAL_TLS_SERVER_*, the frontend from TEMPORAL_TLS_FRONTEND_*
+ * with CLIENT1 and CLIENT2 as its client CAs, both clients checking against SERVER_CA_CERT. The
+ * template lists CLIENT2 whenever CLIENT1 is set; unset, it writes an empty entry, which the
+ * server cannot read: that fails here too.
+ */
+function templateTls(v: (key: string, fallback: string) => string) {
+  const requireClientAuth = v('TEMPORAL_TLS_REQUIRE_CLIENT_AUTH', 'false') === 'true';
+  const serverCa = v('TEMPORAL_TLS_SERVER_CA_CERT', '');
+  const client1 = v('TEMPORAL_TLS_CLIENT1_CA_CERT', '');
+  if (client1 && !v('TEMPORAL_TLS_CLIENT2_CA_CERT', ''))
+    throw new Error(
+      'temporal: TEMPORAL_TLS_CLIENT1_CA_CERT without CLIENT2: the template lists an empty CA file',
+    );
+  const client = (serverName: string, disable: string) => ({
+    serverName: v(serverName, ''),
+    disableHostVerification: v(disable, 'false') === 'true',
+    ...(serverCa ? { rootCaFiles: [serverCa] } : {}),
+  });
+  return {
+    internode: {
+      server: {
+        requireClientAuth,
+        certFile: v('TEMPORAL_TLS_SERVER_CERT', ''),
+        keyFile: v('TEMPORAL_TLS_SERVER_KEY', ''),
+        ...(serverCa ? { clientCaFiles: [serverCa] } : {}),
+      },
+      client: client(
+        'TEMPORAL_TLS_INTERNODE_SERVER_NAME',
+        'TEMPORAL_TLS_INTERNODE_DISABLE_HOST_VERIFICATION',
+      ),
+    },
+    frontend: {
+      server: {
+        requireClientAuth,
+        certFile: v('TEMPORAL_TLS_FRONTEND_CERT', ''),
+        keyFile: v('TEMPORAL_TLS_FRONTEND_KEY', ''),
+        ...(client1 ? { clientCaFiles: [client1, v('TEMPORAL_TLS_CLIENT2_CA_CERT', '')] } : {}),
+      },
+      client: client('TEMPORAL_TLS_FRONTEND_SERVER_NAME', 'TEMPORAL_TLS_FRONTEND_DISABLE_HOST_VERIFICATION'),
+    },
+  };
+}
+
 /** The variables of the image's config template this emulation applies. */
 const TEMPLATE_VARIABLES = new Set([
   'LOG_LEVEL',
@@ -359,6 +453,7 @@ const TEMPLATE_VARIABLES = new Set([
   'SQL_MAX_IDLE_CONNS',
   'SQL_VIS_MAX_CONNS',
   'SQL_VIS_MAX_IDLE_CONNS',
+  ...TLS_TEMPLATE_VARIABLES,
   ...Object.keys(TEMPORAL_TEMPLATE_PORTS),
 ]);
 /** Read by the Go runtime, not the template. */
@@ -367,7 +462,7 @@ const GO_RUNTIME_VARIABLES = new Set(['GOGC', 'GOMEMLIMIT', 'GOMAXPROCS']);
 /**
  * The Temporal server image's config, made from the service's environment as its
  * config_template.yaml (temporalio/temporal v1.29.1, docker/config_template.yaml) makes it for
- * DB=postgres12 with Elasticsearch off and no TLS: `env` the service's variables, rewritten.
+ * DB=postgres12 with Elasticsearch off, TLS from files: `env` the service's variables, rewritten.
  */
 export function temporalImageConfig(env: Record<string, string>, dynamicConfigFile: string) {
   for (const key of Object.keys(env)) {
@@ -416,7 +511,7 @@ export function temporalImageConfig(env: Record<string, string>, dynamicConfigFi
         ),
       },
     },
-    global: { membership: { maxJoinDuration: '30s', broadcastAddress: '' } },
+    global: { membership: { maxJoinDuration: '30s', broadcastAddress: '' }, tls: templateTls(v) },
     services: {
       frontend: {
         rpc: {
@@ -547,9 +642,11 @@ export async function startComposeStack(
     let args: string[];
     if (kind === 'CMD-SHELL') {
       cmd = 'sh';
-      args = ['-c', plan.rewriteAddresses(rest.join(' '), self, true)];
+      args = ['-c', plan.hostPaths(plan.rewriteAddresses(rest.join(' '), self, true), service)];
     } else if (kind === 'CMD') {
-      const [first = '', ...more] = rest.map((a) => plan.rewriteAddresses(a, self, true));
+      const [first = '', ...more] = rest.map((a) =>
+        plan.hostPaths(plan.rewriteAddresses(a, self, true), service),
+      );
       cmd = first === 'node' ? process.execPath : first;
       args = more;
     } else throw new Error(`${service}: health check ${kind} is not run`);
@@ -662,7 +759,7 @@ export async function startComposeStack(
     if (shell !== 'sh' || flag !== '-c' || (s.command ?? []).length !== 1)
       throw new Error(`${service}: only the entrypoint [sh, -c] with one command text is run`);
     const script = plan
-      .rewriteAddresses(s.command![0]!, { service, replica: 1 }, true)
+      .hostPaths(plan.rewriteAddresses(s.command![0]!, { service, replica: 1 }, true), service)
       .replaceAll('/etc/temporal/schema/', `${path.resolve(SERVER_SCHEMA_DIR, '../..')}/`);
     return spawnProcess(service, 'sh', ['-c', script], plan.environmentOf(service, 1));
   };

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientTlsOf, temporalTlsFiles } from '../../scripts/temporal-certs';
 import { waitUntil } from '../helpers/wait';
 import {
   type ComposeProject,
@@ -11,6 +12,7 @@ import {
   startComposeStack,
   writeFreshEnvFile,
 } from './compose-stack';
+import { sdkTls, temporalAnswers } from './temporal-tls';
 
 // docker-compose.yml's topology, run from the compose file itself (compose-stack.ts says how each
 // image maps to this project's binaries): every service's command with the environment compose
@@ -158,7 +160,7 @@ describe('docker-compose.yml, every service run from its own command and environ
       }
       expect(actual.NODE_ENV, name).toBe('production');
     }
-    // What the rewrite touched: addresses and ports, nothing else.
+    // What the rewrite touched: addresses, ports and paths in a mounted folder, nothing else.
     expect([...rewritten].sort()).toEqual(
       [
         'API_PORT',
@@ -172,6 +174,9 @@ describe('docker-compose.yml, every service run from its own command and environ
         'SANDBOX_NOTIFICATION_URL',
         'SANDBOX_PORT',
         'TEMPORAL_ADDRESS',
+        'TEMPORAL_TLS_CA_PATH',
+        'TEMPORAL_TLS_CERT_PATH',
+        'TEMPORAL_TLS_KEY_PATH',
         'TEMPORAL_UI_URL',
         'WORKER_HTTP_PORT',
         'WORKER_SDK_METRICS_PORT',
@@ -181,6 +186,19 @@ describe('docker-compose.yml, every service run from its own command and environ
     const w1 = environOf(processes.get('worker.1')?.child.pid as number);
     const w2 = environOf(processes.get('worker.2')?.child.pid as number);
     expect(w1.WORKER_HTTP_PORT).not.toBe(w2.WORKER_HTTP_PORT);
+  });
+
+  it('has Temporal serve only clients with a certificate of the CA made as docs/production.md says', async () => {
+    const address = `127.0.0.1:${running().plan.port('temporal', 7233)}`;
+    const tls = clientTlsOf(temporalTlsFiles(env.TEMPORAL_TLS_DIR as string));
+    expect(await temporalAnswers(address, undefined)).not.toBe('served');
+    const { clientCertPair: _none, ...withoutCert } = sdkTls(tls);
+    expect(await temporalAnswers(address, withoutCert)).not.toBe('served');
+    expect(await temporalAnswers(address, sdkTls(tls))).toBe('served');
+    // The workers and the API read the client certificate from the mounted folder.
+    const api = environOf(running().processes.get('api')?.child.pid as number);
+    expect(api.TEMPORAL_TLS_CERT_PATH).toBe(tls.cert);
+    expect(api.TEMPORAL_TLS_KEY_PATH).toBe(tls.key);
   });
 
   it("has the sandbox send to the API's ingress from its own settings, with nobody registering it", async () => {

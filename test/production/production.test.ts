@@ -1,4 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ import {
   startProductionStack,
   workerProcess,
 } from './stack';
+import { dataDirClientTls, sdkTls, temporalAnswers } from './temporal-tls';
 
 // pixflow on the Temporal server as production runs it: every Temporal service in one
 // `temporal-server` process on Postgres (schemas set up by temporal-sql-tool), two workers and
@@ -138,7 +140,10 @@ async function killWorkerMidPayout(accepted: () => number) {
 
 /** The attempt each sendPayout activity of a withdrawal's run ended on, and the failure before it. */
 async function sendPayoutAttempts(transactionId: string) {
-  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const connection = await Connection.connect({
+    address: stack.temporalAddress,
+    tls: sdkTls(dataDirClientTls(stack.env)),
+  });
   try {
     const client = new Client({ connection, namespace: 'default' });
     const history = await client.workflow.getHandle(withdrawalWorkflowId(transactionId)).fetchHistory();
@@ -229,6 +234,26 @@ describe.sequential('pixflow on the Temporal server on Postgres: 2 workers, 2 AP
     expect(stack.output()).toMatch(/server 1\.29\.1 on Postgres, 4 history shards/);
   });
 
+  it('serves only clients with a certificate of its CA: plain TCP and TLS without one are refused', async () => {
+    const tls = dataDirClientTls(stack.env);
+    expect(await temporalAnswers(stack.temporalAddress, undefined)).not.toBe('served');
+    const { clientCertPair: _none, ...withoutCert } = sdkTls(tls);
+    expect(await temporalAnswers(stack.temporalAddress, withoutCert)).not.toBe('served');
+    expect(await temporalAnswers(stack.temporalAddress, sdkTls(tls))).toBe('served');
+    // The certificate's key is its owner's alone.
+    expect(statSync(tls.key).mode & 0o777).toBe(0o600);
+    // Every worker and API talks to it with the client certificate.
+    const parts = childrenOf(stack.child.pid as number).filter((p) =>
+      /(worker|api)\/main\.ts$/.test(p.command),
+    );
+    expect(parts).toHaveLength(4);
+    for (const p of parts)
+      expect(p.env, p.command).toMatchObject({
+        TEMPORAL_TLS_CERT_PATH: tls.cert,
+        TEMPORAL_TLS_KEY_PATH: tls.key,
+      });
+  });
+
   it('moves money through both APIs while the worker sending a payout is killed: every flow ends, every payout is sent once', async () => {
     await sandbox('/sandbox/auto', { payDepositsAfterMs: 1_500, settleWithdrawalsAfterMs: 2_000 });
     await sandbox('/sandbox/faults', { latency: { fixedMs: PROVIDER_LATENCY_MS } });
@@ -286,7 +311,10 @@ describe.sequential('pixflow on the Temporal server on Postgres: 2 workers, 2 AP
   }, 150_000);
 
   it('keeps the flows in Postgres, listed by pixflow search attributes in the visibility store', async () => {
-    const connection = await Connection.connect({ address: stack.temporalAddress });
+    const connection = await Connection.connect({
+      address: stack.temporalAddress,
+      tls: sdkTls(dataDirClientTls(stack.env)),
+    });
     try {
       const client = new Client({ connection, namespace: 'default' });
       const count = async (type: string) =>

@@ -9,12 +9,14 @@ import { createLogger } from '../../common/logger';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { reconcilerWorkflowId } from '../../contracts/reconciler';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
+import { clientTlsEnv } from '../../scripts/temporal-certs';
 import { ROOT } from '../../scripts/temporal-tools';
 import { promoteWhenNewest } from '../../worker/versioning';
 import { newPerson, ownCpfKey } from '../helpers/people';
 import { freePort } from '../helpers/ports';
 import { waitUntil } from '../helpers/wait';
 import { API_KEY, alive, call, type ProductionStack, startProductionStack, workerProcess } from './stack';
+import { dataDirClientTls, sdkTls } from './temporal-tls';
 
 // A rolling upgrade on the Temporal server as production runs it (on Postgres): npm start's
 // worker runs build A; a worker of build B (the same code under another build id) joins and,
@@ -190,6 +192,8 @@ function startWorkerB(buildId: string, ports: { http: number; sdk: number }) {
       ...stack.env,
       DATABASE_URL: stack.databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
+      // The client certificate npm start gives its own workers.
+      ...clientTlsEnv(dataDirClientTls(stack.env)),
       WORKER_HTTP_PORT: String(ports.http),
       WORKER_SDK_METRICS_PORT: String(ports.sdk),
       WORKER_BUILD_ID: buildId,
@@ -223,7 +227,10 @@ describe.sequential('a rolling upgrade of the workers on the Temporal server on 
       env: { REQUIRE_VERIFIED_FOR_DEPOSITS: 'false', REQUIRE_VERIFIED_FOR_WITHDRAWALS: 'false' },
     });
     timings.startMs = Date.now() - startedAt;
-    connection = await Connection.connect({ address: stack.temporalAddress });
+    connection = await Connection.connect({
+      address: stack.temporalAddress,
+      tls: sdkTls(dataDirClientTls(stack.env)),
+    });
     client = new Client({ connection, namespace: NAMESPACE });
     healthA = stack.workerHealth[0] as string;
   }, 360_000);

@@ -6,6 +6,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
@@ -13,7 +14,9 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import { parseStartOptions, StartOptionsError } from '../../scripts/start-options';
+import { clientTlsOf, ensureTemporalCerts, TEMPORAL_TLS_SERVER_NAME } from '../../scripts/temporal-certs';
 import {
+  cliConnectionArgs,
   HISTORY_SHARDS,
   nexusDynamicConfig,
   postgresServerOf,
@@ -156,6 +159,91 @@ describe('the server configuration', () => {
     expect(others).toHaveLength(8);
     for (const [name, port] of others) expect(port, name).toBeLessThan(32_768);
     expect(new Set(Object.values(ports)).size).toBe(9);
+  });
+});
+
+describe("the server's certificates (mutual TLS)", () => {
+  const x509 = (file: string, ...what: string[]) =>
+    execFileSync('openssl', ['x509', '-in', file, '-noout', ...what], { encoding: 'utf8' });
+
+  it('are made once per folder: a private CA, the server for its names, the client; keys 0600, the CA key apart', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-certs-'));
+    try {
+      const files = ensureTemporalCerts(dir);
+      for (const key of [files.ca.key, files.server.key, files.client.key])
+        expect(statSync(key).mode & 0o777, key).toBe(0o600);
+      for (const sub of ['ca', 'server', 'client'])
+        expect(statSync(path.join(dir, sub)).mode & 0o777).toBe(0o700);
+      // Each side's folder holds only its own key, and the CA certificate to check the other with.
+      expect(readdirSync(path.join(dir, 'server')).sort()).toEqual(['ca.pem', 'server.key', 'server.pem']);
+      expect(readdirSync(path.join(dir, 'client')).sort()).toEqual(['ca.pem', 'client.key', 'client.pem']);
+      for (const cert of [files.server.cert, files.client.cert])
+        expect(
+          execFileSync('openssl', ['verify', '-CAfile', files.client.ca, cert], { encoding: 'utf8' }),
+        ).toContain('OK');
+      const server = x509(files.server.cert, '-ext', 'subjectAltName,extendedKeyUsage');
+      expect(server).toMatch(/DNS:temporal, DNS:localhost, IP Address:127\.0\.0\.1/);
+      expect(server).toMatch(/TLS Web Server Authentication, TLS Web Client Authentication/);
+      expect(x509(files.client.cert, '-ext', 'extendedKeyUsage')).toMatch(/TLS Web Client Authentication/);
+      // Kept at the next start: the same certificates.
+      const serverBefore = readFileSync(files.server.cert, 'utf8');
+      const clientBefore = readFileSync(files.client.cert, 'utf8');
+      ensureTemporalCerts(dir);
+      expect(readFileSync(files.server.cert, 'utf8')).toBe(serverBefore);
+      expect(readFileSync(files.client.cert, 'utf8')).toBe(clientBefore);
+      // A client certificate lost is made again, by the same CA; the server's stays.
+      rmSync(files.client.cert);
+      ensureTemporalCerts(dir);
+      expect(readFileSync(files.server.cert, 'utf8')).toBe(serverBefore);
+      expect(readFileSync(files.client.cert, 'utf8')).not.toBe(clientBefore);
+      const verify = execFileSync('openssl', ['verify', '-CAfile', files.ca.cert, files.client.cert], {
+        encoding: 'utf8',
+      });
+      expect(verify).toContain('OK');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('make the server require a client certificate of the CA on the frontend and between its services', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-certs-'));
+    try {
+      const files = ensureTemporalCerts(dir);
+      const pg = postgresServerOf('postgresql://pixflow:pw@127.0.0.1:5433/pixflow');
+      const yaml = parse(toYaml(serverConfig(pg, await temporalServerPorts(45_000), 'warn', files)));
+      for (const group of ['frontend', 'internode']) {
+        expect(yaml.global.tls[group].server, group).toEqual({
+          certFile: files.server.cert,
+          keyFile: files.server.key,
+          requireClientAuth: true,
+          clientCaFiles: [files.server.ca],
+        });
+        expect(yaml.global.tls[group].client, group).toEqual({
+          serverName: TEMPORAL_TLS_SERVER_NAME,
+          rootCaFiles: [files.server.ca],
+        });
+      }
+      // Without certificates (the function's other callers), no TLS at all.
+      expect(
+        parse(toYaml(serverConfig(pg, await temporalServerPorts(45_000), 'warn'))).global.tls,
+      ).toBeUndefined();
+      // The CLI calls npm start makes carry the client's.
+      const client = clientTlsOf(files);
+      expect(cliConnectionArgs({ address: '127.0.0.1:7233', tls: client })).toEqual([
+        '--address',
+        '127.0.0.1:7233',
+        '--tls-ca-path',
+        client.ca,
+        '--tls-cert-path',
+        client.cert,
+        '--tls-key-path',
+        client.key,
+        '--tls-server-name',
+        'temporal',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -51,8 +51,13 @@ describe('docker-compose.yml with .env.example', () => {
     const text = readFileSync(ENV_EXAMPLE, 'utf8');
     for (const name of required) {
       expect(example[name], name).toBeTruthy();
+      // Temporal's certificates: a folder the script makes.
+      if (name === 'TEMPORAL_TLS_DIR')
+        expect(text, name).toMatch(
+          /scripts\/make-temporal-certs\.ts \.\/temporal-tls\nTEMPORAL_TLS_DIR=\.\/temporal-tls\n/,
+        );
       // The provider's credentials come from the provider, not from openssl.
-      if (name !== 'CODEC_ACTIVE_KEY_ID' && !(PROVIDER_SECRETS as readonly string[]).includes(name))
+      else if (name !== 'CODEC_ACTIVE_KEY_ID' && !(PROVIDER_SECRETS as readonly string[]).includes(name))
         expect(text, name).toMatch(new RegExp(`openssl rand[^\\n]*\\n${name}=`));
     }
   });

@@ -98,6 +98,50 @@ describe('secrets under NODE_ENV=production', () => {
     }
   };
 
+  describe('Temporal credentials', () => {
+    const CERT = {
+      TEMPORAL_TLS_CERT_PATH: '/etc/pixflow/temporal-tls/client.pem',
+      TEMPORAL_TLS_KEY_PATH: '/etc/pixflow/temporal-tls/client.key',
+    };
+    const refusal = expect.stringMatching(
+      /^TEMPORAL_TLS_CERT_PATH \/ TEMPORAL_TLS_KEY_PATH: unset, so pixflow would talk to Temporal at temporal:7233 without credentials; .*TEMPORAL_API_KEY/,
+    );
+
+    it('a Temporal off this machine needs a client certificate or an API key in production', () => {
+      const prod = { ...own(), NODE_ENV: 'production', TEMPORAL_ADDRESS: 'temporal:7233' };
+      expect(problems(prod)).toEqual([refusal]);
+      expect(problems({ ...prod, TEMPORAL_TLS: 'true' })).toEqual([refusal]);
+      expect(problems({ ...prod, ...CERT })).toEqual([]);
+      expect(problems({ ...prod, TEMPORAL_API_KEY: fresh() })).toEqual([]);
+      // The API and the worker talk to Temporal; the sandbox and the migrations do not.
+      expect(problems(prod, SECRETS_READ_BY.worker)).toEqual([refusal]);
+      expect(problems(prod, SECRETS_READ_BY.sandbox)).toEqual([]);
+      expect(problems(prod, SECRETS_READ_BY.migrate)).toEqual([]);
+    });
+
+    it.each(['127.0.0.1:7233', '127.3.2.1:7233', 'localhost:7233', '[::1]:7233', undefined])(
+      'loopback (%s) may go without: nothing but this machine sees it',
+      (address) => {
+        const prod = { ...own(), NODE_ENV: 'production', ...(address ? { TEMPORAL_ADDRESS: address } : {}) };
+        expect(problems(prod)).toEqual([]);
+      },
+    );
+
+    it.each(['127.example.com:7233', '10.0.0.7:7233', '[2001:db8::1]:7233', 'temporal.example.com:7233'])(
+      '%s is not loopback',
+      (address) => {
+        expect(problems({ ...own(), NODE_ENV: 'production', TEMPORAL_ADDRESS: address })).toHaveLength(1);
+      },
+    );
+
+    it('outside production, no credentials are asked for; a certificate without its key never loads', () => {
+      expect(problems({ TEMPORAL_ADDRESS: 'temporal:7233' })).toEqual([]);
+      expect(problems({ TEMPORAL_TLS_CERT_PATH: CERT.TEMPORAL_TLS_CERT_PATH })).toEqual([
+        'TEMPORAL_TLS_CERT_PATH / TEMPORAL_TLS_KEY_PATH: a client certificate needs both, the certificate and its key',
+      ]);
+    });
+  });
+
   it('development and tests run on the public defaults', () => {
     expect(loadConfig({}).WEBHOOK_SECRET).toBe('dev-webhook-secret-change-me');
     expect(loadConfig({ NODE_ENV: 'test' }).PII_HASH_KEY).toBe('dev-pii-hash-key-change-me');

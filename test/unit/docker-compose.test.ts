@@ -342,14 +342,75 @@ describe('docker-compose.yml', () => {
 
   it('creates the namespace and registers every search attribute the flows use, one at a time', () => {
     const setup = JSON.stringify(services['temporal-setup']?.command);
-    expect(setup).toContain('temporal operator namespace create --namespace default');
+    expect(setup).toContain('temporal operator namespace create $$tls --namespace default');
     for (const key of searchAttributeKeys) {
       const type = { KEYWORD: 'Keyword', INT: 'Int' }[key.type as 'KEYWORD' | 'INT'];
       expect(setup).toContain(`${key.name}=${type}`);
     }
     // Several --name in one call register only the first on a SQL visibility store.
     const raw = ([] as unknown[]).concat(services['temporal-setup']?.command).join(' ');
-    expect(raw).toContain('search-attribute create --namespace default --name "$${sa%%=*}" --type');
+    expect(raw).toContain('search-attribute create $$tls --namespace default --name "$${sa%%=*}" --type');
     expect(services['temporal-setup']?.depends_on?.temporal?.condition).toBe('service_healthy');
+  });
+
+  describe('Temporal over mutual TLS', () => {
+    const SERVER_DIR = '/etc/temporal/tls';
+    const CLIENT_DIR = '/etc/pixflow/temporal-tls';
+    const volumes = (name: string) => z.array(z.string()).parse(services[name]?.volumes ?? []);
+    const envOf = (name: string) => services[name]?.environment ?? {};
+
+    it('the server requires a client certificate of the CA on the frontend and between its services', () => {
+      // The variables of the image's config_template.yaml, temporalio/temporal v1.29.1.
+      expect(envOf('temporal')).toMatchObject({
+        TEMPORAL_TLS_REQUIRE_CLIENT_AUTH: 'true',
+        TEMPORAL_TLS_SERVER_CA_CERT: `${SERVER_DIR}/ca.pem`,
+        TEMPORAL_TLS_SERVER_CERT: `${SERVER_DIR}/server.pem`,
+        TEMPORAL_TLS_SERVER_KEY: `${SERVER_DIR}/server.key`,
+        TEMPORAL_TLS_FRONTEND_CERT: `${SERVER_DIR}/server.pem`,
+        TEMPORAL_TLS_FRONTEND_KEY: `${SERVER_DIR}/server.key`,
+        // The template lists both as the frontend's client CAs.
+        TEMPORAL_TLS_CLIENT1_CA_CERT: `${SERVER_DIR}/ca.pem`,
+        TEMPORAL_TLS_CLIENT2_CA_CERT: `${SERVER_DIR}/ca.pem`,
+        TEMPORAL_TLS_INTERNODE_SERVER_NAME: 'temporal',
+        TEMPORAL_TLS_FRONTEND_SERVER_NAME: 'temporal',
+      });
+      expect(volumes('temporal')).toEqual([
+        expect.stringMatching(/^\$\{TEMPORAL_TLS_DIR:\?[^}]+\}\/server:\/etc\/temporal\/tls:ro$/),
+      ]);
+      const health = services.temporal?.healthcheck?.test.join(' ') ?? '';
+      expect(health).toContain(
+        `--tls-ca-path ${SERVER_DIR}/ca.pem --tls-cert-path ${SERVER_DIR}/server.pem --tls-key-path ${SERVER_DIR}/server.key --tls-server-name temporal`,
+      );
+    });
+
+    it('gives the workers, the API, the setup and the UI the client certificate, read-only; the CA key to no one', () => {
+      const client = expect.stringMatching(
+        /^\$\{TEMPORAL_TLS_DIR:\?[^}]+\}\/client:\/etc\/pixflow\/temporal-tls:ro$/,
+      );
+      for (const name of ['worker', 'api', 'temporal-setup', 'temporal-ui'])
+        expect(volumes(name), name).toEqual([client]);
+      for (const name of ['worker', 'api'])
+        expect(envOf(name), name).toMatchObject({
+          TEMPORAL_TLS_CA_PATH: `${CLIENT_DIR}/ca.pem`,
+          TEMPORAL_TLS_CERT_PATH: `${CLIENT_DIR}/client.pem`,
+          TEMPORAL_TLS_KEY_PATH: `${CLIENT_DIR}/client.key`,
+          TEMPORAL_TLS_SERVER_NAME: 'temporal',
+        });
+      // temporalio/ui-server v2.42.1, config/docker.yaml.
+      expect(envOf('temporal-ui')).toMatchObject({
+        TEMPORAL_TLS_CA: `${CLIENT_DIR}/ca.pem`,
+        TEMPORAL_TLS_CERT: `${CLIENT_DIR}/client.pem`,
+        TEMPORAL_TLS_KEY: `${CLIENT_DIR}/client.key`,
+        TEMPORAL_TLS_SERVER_NAME: 'temporal',
+      });
+      const setup = ([] as unknown[]).concat(services['temporal-setup']?.command).join(' ');
+      expect(setup).toContain(
+        `tls="--tls-ca-path ${CLIENT_DIR}/ca.pem --tls-cert-path ${CLIENT_DIR}/client.pem --tls-key-path ${CLIENT_DIR}/client.key --tls-server-name temporal"`,
+      );
+      // Every CLI call there carries it.
+      expect(setup.match(/temporal operator \S+ \S+(?: \S+)?/g)?.every((c) => /\$\$tls$/.test(c))).toBe(true);
+      for (const [name, s] of Object.entries(services))
+        for (const v of z.array(z.string()).parse(s.volumes ?? [])) expect(v, name).not.toMatch(/\/ca[:/]/);
+    });
   });
 });
