@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ConfigError,
@@ -14,6 +17,7 @@ import {
   SIGNING_SECRETS,
 } from '../../common/production-secrets';
 import { PUBLIC_CODEC_KEY_MATERIAL, PUBLIC_POSTGRES_PASSWORDS } from '../../common/public-secrets';
+import { temporalConnectionOptions } from '../../common/temporal-connection';
 import { defaultDeliveryOptions, deliveryOptionsFrom } from '../../ingress/deliver';
 
 // The codec endpoint's browser origins: the Temporal UI the embedded stack runs, wherever it runs.
@@ -133,6 +137,38 @@ describe('secrets under NODE_ENV=production', () => {
         expect(problems({ ...own(), NODE_ENV: 'production', TEMPORAL_ADDRESS: address })).toHaveLength(1);
       },
     );
+
+    it('connect with the private CA, the client pair and the server name given; TLS on by any of them', () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-tls-'));
+      try {
+        const file = (name: string) => {
+          writeFileSync(path.join(dir, name), `${name} bytes`);
+          return path.join(dir, name);
+        };
+        const options = temporalConnectionOptions(
+          loadConfig({
+            TEMPORAL_ADDRESS: 'temporal:7233',
+            TEMPORAL_TLS_CA_PATH: file('ca.pem'),
+            TEMPORAL_TLS_CERT_PATH: file('client.pem'),
+            TEMPORAL_TLS_KEY_PATH: file('client.key'),
+            TEMPORAL_TLS_SERVER_NAME: 'temporal',
+          }),
+        );
+        expect(options.address).toBe('temporal:7233');
+        expect(options.tls).toEqual({
+          serverRootCACertificate: Buffer.from('ca.pem bytes'),
+          clientCertPair: { crt: Buffer.from('client.pem bytes'), key: Buffer.from('client.key bytes') },
+          serverNameOverride: 'temporal',
+        });
+        expect(temporalConnectionOptions(loadConfig({})).tls).toBeUndefined();
+        expect(temporalConnectionOptions(loadConfig({ TEMPORAL_TLS: 'true' })).tls).toEqual({});
+        expect(temporalConnectionOptions(loadConfig({ TEMPORAL_TLS_CA_PATH: file('ca.pem') })).tls).toEqual({
+          serverRootCACertificate: Buffer.from('ca.pem bytes'),
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 
     it('outside production, no credentials are asked for; a certificate without its key never loads', () => {
       expect(problems({ TEMPORAL_ADDRESS: 'temporal:7233' })).toEqual([]);
