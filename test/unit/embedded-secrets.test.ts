@@ -34,7 +34,12 @@ describe('the embedded stack’s secrets', () => {
       'PII_HASH_KEY',
       'WEBHOOK_SECRET',
     ]);
-    expect(JSON.parse(readFileSync(first.file, 'utf8'))).toEqual(first.env);
+    // The file holds the embedded Postgres's password too, which no part gets in its environment.
+    const { EMBEDDED_PG_PASSWORD, ...forTheParts } = JSON.parse(readFileSync(first.file, 'utf8'));
+    expect(forTheParts).toEqual(first.env);
+    expect(EMBEDDED_PG_PASSWORD).toMatch(/^[\w-]{43}$/);
+    expect(first.postgresPassword).toBe(EMBEDDED_PG_PASSWORD);
+    expect(PUBLIC_SECRET_VALUES.has(EMBEDDED_PG_PASSWORD)).toBe(false);
 
     const again = dataDirSecrets(dir, {});
     expect(again.created).toBe(false);
@@ -74,7 +79,10 @@ describe('the embedded stack’s secrets', () => {
     expect(env.PII_HASH_KEY).toBe(stored.PII_HASH_KEY);
     expect(env.BACKOFFICE_SESSION_SECRET).toBe(stored.BACKOFFICE_SESSION_SECRET);
     // Unchanged on disk.
-    expect(JSON.parse(readFileSync(path.join(dir, SECRETS_FILE), 'utf8'))).toEqual(stored);
+    const { EMBEDDED_PG_PASSWORD: _password, ...onDisk } = JSON.parse(
+      readFileSync(path.join(dir, SECRETS_FILE), 'utf8'),
+    );
+    expect(onDisk).toEqual(stored);
   });
 
   it('tighten a file that was loosened, and refuse one that is not theirs rather than replace it', () => {
@@ -96,6 +104,17 @@ describe('the embedded stack’s secrets', () => {
     const older = dataDirSecrets(dir, {});
     expect(older).toMatchObject({ env: {}, created: false, older: true });
     expect(() => statSync(older.file)).toThrow();
+    expect(older.postgresPassword).toBeUndefined();
+  });
+
+  it('keep the public Postgres password for a folder whose file is from before it had its own', () => {
+    const dir = newDir();
+    const { file } = dataDirSecrets(dir, {});
+    const { EMBEDDED_PG_PASSWORD: _password, ...before } = JSON.parse(readFileSync(file, 'utf8'));
+    writeFileSync(file, JSON.stringify(before));
+    const again = dataDirSecrets(dir, {});
+    expect(again.postgresPassword).toBeUndefined();
+    expect(again.env).toEqual(before);
   });
 
   it('are the secrets docs/configuration.md says npm start makes its own', () => {
