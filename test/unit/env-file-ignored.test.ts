@@ -28,15 +28,18 @@ function dockerIgnores(file: string): boolean {
   return ignored;
 }
 
-describe('.env stays out of git and out of the image', () => {
+describe('.env and the Temporal certificates stay out of git and out of the image', () => {
   it('git ignores .env and keeps .env.example', () => {
     expect(gitIgnores('.env')).toBe(0);
     expect(gitIgnores('.env.example')).toBe(1);
+    // The folder docs/production.md has the operator make: it holds the CA's key.
+    expect(gitIgnores('temporal-tls/ca/ca.key')).toBe(0);
   });
 
   it('the Docker build context leaves .env out and keeps .env.example', () => {
     expect(dockerIgnores('.env')).toBe(true);
     expect(dockerIgnores('.env.example')).toBe(false);
+    expect(dockerIgnores('temporal-tls')).toBe(true);
     // The rule itself works: the folders it has always left out are still out.
     expect(dockerIgnores('node_modules')).toBe(true);
   });
