@@ -22,7 +22,7 @@ import {
   qrCodeUpdate,
   resolutionUpdate,
 } from '../contracts/deposit';
-import { apiKeyRef, recordDecision } from '../db/operator-decisions';
+import { recordApiKeyDecision } from '../db/operator-decisions';
 import type { Pool } from '../db/pool';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
@@ -228,15 +228,10 @@ function resolutionRoute(
     const state = await stateOf(txid);
     if (state.status !== 'held' || state.resolution) throw notHeld(state);
     // The proof the flow reads back before it counts the decision: the key that was checked.
-    const decisionId = await recordDecision(pool, {
+    const decisionId = await recordApiKeyDecision(pool, principalOf(res).id, {
       workflowId: depositWorkflowId(txid),
       kind: 'deposit.resolution',
-      decision: decision.decision,
-      reason: decision.reason,
-      operatorId: null,
-      operatorEmail: decision.by,
-      operatorRole: 'api_key',
-      authenticatedBy: apiKeyRef(principalOf(res).id),
+      ...decision,
     });
     try {
       res.json(

@@ -14,7 +14,7 @@ import {
   onboardingWorkflowId,
   reviewSignal,
 } from '../contracts/onboarding';
-import { apiKeyRef, recordDecision } from '../db/operator-decisions';
+import { recordApiKeyDecision } from '../db/operator-decisions';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
@@ -274,15 +274,10 @@ export function onboardingRoutes(deps: ApiDeps) {
       );
     }
     // The proof the flow reads back before it counts the review: the key that was checked.
-    const decisionId = await recordDecision(deps.pool, {
+    const decisionId = await recordApiKeyDecision(deps.pool, principalOf(res).id, {
       workflowId: handle.workflowId,
       kind: 'onboarding.review',
-      decision: decision.decision,
-      reason: decision.reason,
-      operatorId: null,
-      operatorEmail: decision.by,
-      operatorRole: 'api_key',
-      authenticatedBy: apiKeyRef(principalOf(res).id),
+      ...decision,
     });
     try {
       await handle.signal(reviewSignal, { ...decision, decisionId });

@@ -29,6 +29,27 @@ export const sessionRef = (sessionId: string) =>
 /** An API key as a decision names it: the principal's id (a record's id, or a digest prefix). */
 export const apiKeyRef = (principalId: string) => `api_key:${principalId}`;
 
+/**
+ * A decision taken through the API: the caller names who decided (`by`), and the key that was
+ * checked is what the flow reads back as its proof. Its id.
+ */
+export function recordApiKeyDecision(
+  db: Queryable,
+  principalId: string,
+  d: { workflowId: string; kind: DecisionKind; decision: string; reason?: string | undefined; by: string },
+): Promise<string> {
+  return recordDecision(db, {
+    workflowId: d.workflowId,
+    kind: d.kind,
+    decision: d.decision,
+    reason: d.reason,
+    operatorId: null,
+    operatorEmail: d.by,
+    operatorRole: 'api_key',
+    authenticatedBy: apiKeyRef(principalId),
+  });
+}
+
 export interface RecordedDecision {
   id: string;
   workflowId: string;
