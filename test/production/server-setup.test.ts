@@ -209,7 +209,7 @@ describe("the server's certificates (mutual TLS)", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'pixflow-certs-'));
     try {
       const files = ensureTemporalCerts(dir);
-      const pg = postgresServerOf('postgresql://pixflow:pw@127.0.0.1:5433/pixflow');
+      const pg = postgresServerOf('postgresql://pixflow:pixflow@127.0.0.1:5433/pixflow');
       const yaml = parse(toYaml(serverConfig(pg, await temporalServerPorts(45_000), 'warn', files)));
       for (const group of ['frontend', 'internode']) {
         expect(yaml.global.tls[group].server, group).toEqual({

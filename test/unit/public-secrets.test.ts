@@ -142,7 +142,7 @@ function scan(files: Map<string, string>): Found[] {
 }
 
 /** A Postgres password's names: compose's, the images'. */
-const PASSWORD_NAME = /^(?:POSTGRES_PASSWORD|SQL_PASSWORD|POSTGRES_PWD)$/;
+const PASSWORD_NAME = /^(?:POSTGRES_PASSWORD|SQL_PASSWORD|POSTGRES_PWD|[A-Z_]*_PG_[A-Z_]*PASSWORD)$/;
 
 /** Postgres passwords the files give: in a URL's user part (constants filled in), or by name. */
 function scanPasswords(files: Map<string, string>): Found[] {
@@ -227,7 +227,7 @@ describe('the public secret values', () => {
   it('list every Postgres password the tracked files give', () => {
     const found = scanPasswords(files);
     const seen = new Set(found.map((f) => f.value));
-    // The embedded Postgres's (a constant in a URL template) and .env.example's are found.
+    // The embedded Postgres's development one (EMBEDDED_PG_DEV_PASSWORD) and .env.example's are found.
     for (const v of ['pixflow', 'replace-me-postgres-password']) expect(seen, v).toContain(v);
     expect(
       found.filter((f) => !publicPasswords.has(f.value)).map((f) => `${f.where} ${f.name}=${f.value}`),
