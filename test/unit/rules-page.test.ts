@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { envSchema } from '../../common/config';
+import { envSchema } from '../../common/config';
 import { shownDefault } from '../../common/config-reference';
 import { THIRD_PARTY_PAYER } from '../../contracts/deposit';
 import {
@@ -62,5 +62,18 @@ describe('docs/rules.md', () => {
       expect(given, `${name} is not in the table's settings`).toBeDefined();
       expect(given, name).toBe(shownDefault(name).split(/[ ,]/)[0]);
     }
+  });
+
+  it("gives each setting's number as the configuration's default, the payout controls' included", () => {
+    const named = [
+      ...rows
+        .map((r) => r[2])
+        .join(' ')
+        .matchAll(/`([A-Z][A-Z0-9_]+)` \((\d+)[,;)]/g),
+    ];
+    expect(named.map((m) => m[1])).toContain('PAYOUT_APPROVAL_ABOVE_CENTAVOS');
+    for (const [, name, given] of named)
+      if (name && name in envSchema.shape)
+        expect(given, name).toBe(shownDefault(name as keyof typeof envSchema.shape).split(/[ ,]/)[0]);
   });
 });
