@@ -1,3 +1,6 @@
+// One file over 400 lines on purpose: the parts' start and stop order, their guards and their
+// shared state read top to bottom here; how each server is made lives beside it (temporal-*.ts).
+
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -58,8 +61,6 @@ import { waitUntil } from './wait';
 // `npm start -- --temporal postgres --workers 2 --apis 2` (scripts/start-options.ts) runs the
 // Temporal server on the same Postgres instead of the CLI's dev server, and several workers and
 // APIs; docs/production-temporal.md describes it.
-// One file over 400 lines on purpose: the parts' start and stop order, their guards and their
-// shared state read top to bottom here; how each server is made lives beside it (temporal-*.ts).
 
 const DEV_API_KEY = 'dev-api-key';
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
