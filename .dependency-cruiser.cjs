@@ -1,5 +1,5 @@
 // The import rules of the tree, checked in CI (`npm run lint:deps`). Layers, lowest first:
-//   provider, eligibility, db  ->  common  ->  contracts  ->  activities, workflows
+//   eligibility, db  ->  common  ->  contracts  ->  connectors  ->  activities, workflows
 //   ->  http  ->  api-keys, customers  ->  ingress, events, monitoring, backoffice  ->  api  ->  nexus
 //   ->  worker, sandbox  ->  scripts, bench
 // The API process is six rooms: `http` (the plumbing every surface shares), `api-keys` and
@@ -34,27 +34,35 @@ module.exports = {
     },
     layer(
       'common',
-      `db|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `db|connectors|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'common serves every process: it knows no flow and no service.',
     ),
     layer(
-      'provider',
-      `common|db|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
-      'the provider client knows only the provider.',
+      'connectors',
+      `db|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      "a connector turns one provider's wire into pixflow's own types: it knows no table, no flow code and no surface.",
     ),
+    {
+      name: 'connectors: wire stays inside',
+      comment:
+        "a connector's wire schemas, transport and transformers are its own: the rest of pixflow reaches it through its index and pixflow's types (connectors/types.ts, connectors/errors.ts). Only the sandbox, which emulates the provider, speaks its wire.",
+      severity: 'error',
+      from: { pathNot: '^(connectors/identity-payments|sandbox)/' },
+      to: { path: '^connectors/identity-payments/', pathNot: '^connectors/identity-payments/index\\.ts$' },
+    },
     layer(
       'eligibility',
-      `common|db|provider|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `common|db|connectors|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'the eligibility registry client knows only its contract, which the sandbox emulates.',
     ),
     layer(
       'db',
-      `common|provider|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `common|connectors|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'db knows only Postgres.',
     ),
     layer(
       'contracts',
-      `db|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `db|connectors|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'contracts say what the flows exchange; they do no I/O, so the workflow bundle can import them.',
     ),
     layer(
@@ -64,12 +72,12 @@ module.exports = {
     ),
     layer(
       'workflows',
-      `db|${API_ROOMS}|${SERVICES}`,
+      `db|connectors|${API_ROOMS}|${SERVICES}`,
       'workflows are deterministic: no I/O module, no service.',
     ),
     layer(
       'http',
-      `provider|db|contracts|activities|workflows|api-keys|customers|ingress|events|monitoring|backoffice|api|${SERVICES}`,
+      `connectors|db|contracts|activities|workflows|api-keys|customers|ingress|events|monitoring|backoffice|api|${SERVICES}`,
       'the HTTP plumbing (problems, hardening, observability, deadlines) serves every surface alike: it knows none of them, no flow and no table.',
     ),
     layer(
@@ -117,8 +125,8 @@ module.exports = {
       'sandbox',
       `contracts|activities|workflows|${API_ROOMS}|nexus|worker|db|scripts|bench`,
       "the sandbox stands in for the provider and the operator's services: it knows only their contracts.",
-      // The operator's payout authorization is a contract of the withdrawal flow's.
-      '^contracts/payout-authorization\\.ts$',
+      // The operator's payout authorization is a contract of the withdrawal flow's; Pix key rules are Pix's.
+      '^contracts/(payout-authorization|pix-key)\\.ts$',
     ),
     {
       name: 'clients: their own package',
@@ -126,7 +134,7 @@ module.exports = {
         "a client is a package of its own, built from the API's document: it imports nothing of pixflow's code.",
       severity: 'error',
       from: { path: '^clients/' },
-      to: { path: `^(common|provider|db|contracts|activities|workflows|${API_ROOMS}|${SERVICES})/` },
+      to: { path: `^(common|connectors|db|contracts|activities|workflows|${API_ROOMS}|${SERVICES})/` },
     },
   ],
   options: {

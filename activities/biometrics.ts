@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import type { Plan } from '../connectors/identity-payments/wire/schemas';
 import { NOT_BIOMETRIC_IDENTIFICATION } from '../contracts/biometrics';
 import { type BiometricOutcome, recordBiometricLink, recordBiometricOutcome } from '../db/biometrics';
-import type { Plan } from '../provider/schemas';
 import { type LivenessRequestDeps, requestLivenessRecorded } from './liveness-requests';
 import { type IssuedLivenessLink, issuedLinkOf } from './onboarding';
 

@@ -1,4 +1,5 @@
 import { maskBankAccount, maskCpf } from '../common/mask';
+import { NotFoundError } from '../connectors/errors';
 import { bankAccountKey, normaliseBankAccount } from '../contracts/customer';
 import {
   type DepositHoldReason,
@@ -8,7 +9,6 @@ import {
 } from '../contracts/deposit';
 import type { FlowRecord } from '../contracts/flow';
 import { addAccount } from '../db/customers';
-import { NotFoundError } from '../provider/errors';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
 

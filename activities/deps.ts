@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
+import type { ProviderClient } from '../connectors/identity-payments/client';
 import type { MoneyRules, PayoutControls } from '../contracts/rules';
 import type { Pool } from '../db/pool';
 import type { EligibilityRegistry } from '../eligibility/registry';
-import type { ProviderClient } from '../provider/client';
 import type { PayoutAuthorizationSettings } from './payout-authorization';
 
 /** What every activity factory receives; tests pass their own. */

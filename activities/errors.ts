@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { isProviderError, RateLimitedError } from '../provider/errors';
+import { isProviderError, RateLimitedError } from '../connectors/errors';
 
 // Provider business errors (4xx) can never succeed on retry: they become non-retryable failures
 // whose type is the provider error code, so workflows can branch on it. 401, 429, 5xx, timeouts

@@ -1,12 +1,12 @@
 import { maskCpf } from '../common/mask';
-import { type KycFacts, recordKycFacts } from '../db/customers';
 import {
   DeceasedOrUnderAgeError,
   DocumentNotFoundError,
   InvalidDocumentError,
   RestrictedDocumentError,
-} from '../provider/errors';
-import type { Plan } from '../provider/schemas';
+} from '../connectors/errors';
+import type { Plan } from '../connectors/identity-payments/wire/schemas';
+import { type KycFacts, recordKycFacts } from '../db/customers';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
 

@@ -1,10 +1,10 @@
+import type { StartLivenessInput } from '../connectors/identity-payments/client';
+import type { LivenessResponse } from '../connectors/identity-payments/wire/schemas';
 import {
   type LivenessRequestFlow,
   recordLivenessAnswer,
   recordLivenessRequest,
 } from '../db/liveness-requests';
-import type { StartLivenessInput } from '../provider/client';
-import type { LivenessResponse } from '../provider/schemas';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
 

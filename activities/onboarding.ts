@@ -1,4 +1,4 @@
-import type { LivenessResponse, Plan } from '../provider/schemas';
+import type { LivenessResponse, Plan } from '../connectors/identity-payments/wire/schemas';
 import { type KycDecision, readKyc } from './kyc';
 import { type LivenessRequestDeps, requestLivenessRecorded } from './liveness-requests';
 

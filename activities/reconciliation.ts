@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { NotFoundError } from '../connectors/errors';
 import { type ProviderNotification, providerNotificationSignal } from '../contracts/flow';
 import { claimDueChecks, countDueChecks, type DueCheck } from '../db/reconciliation';
-import { NotFoundError } from '../provider/errors';
 import type { ActivityDeps, ReconciliationSettings } from './deps';
 
 export type { ReconciliationSettings };

@@ -1,11 +1,11 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { BadRequestError, DuplicateTransactionError, NotFoundError } from '../connectors/errors';
+import type { Transaction } from '../connectors/identity-payments/client';
+import type { ReceiptResult } from '../connectors/identity-payments/wire/schemas';
 import type { FlowRecord } from '../contracts/flow';
 import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
 import { recordPayoutDestination } from '../db/payout-destinations';
 import { prepared } from '../db/pool';
-import type { Transaction } from '../provider/client';
-import { BadRequestError, DuplicateTransactionError, NotFoundError } from '../provider/errors';
-import type { ReceiptResult } from '../provider/schemas';
 import type { ActivityDeps } from './deps';
 import { providerCall } from './errors';
 import { payeeHashOf } from './withdrawal-rules';

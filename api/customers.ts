@@ -5,6 +5,7 @@ import { payeeOf, pixKeyKey } from '../contracts/customer';
 import type { CustomerAccountInput } from '../contracts/customer-input';
 import { depositFinalStatuses } from '../contracts/deposit';
 import { onboardingFinalStatuses } from '../contracts/onboarding';
+import { parseCompositeAccountKey } from '../contracts/pix-key';
 import { withdrawalFinalStatuses } from '../contracts/withdrawal';
 import { changeDepositLimits, depositLimitsView } from '../customers/deposit-limits';
 import { payoutsTodayView } from '../customers/payouts-today';
@@ -22,7 +23,6 @@ import { type EligibilityRecord, eligibilityOfHash } from '../db/eligibility';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
-import { parseCompositeAccountKey } from '../provider/pix-key';
 import {
   accountParamsSchema,
   type CustomerView,

@@ -1,5 +1,6 @@
 import { type Screening, screenerOf, screenPerson } from '../activities/screen-person';
 import { maskCpf } from '../common/mask';
+import { formatBrl } from '../common/money';
 import { cpfHash } from '../common/pii';
 import type { CustomerVerification } from '../contracts/customer';
 import { type DepositInput, depositWorkflowId, NOT_VERIFIED } from '../contracts/deposit';
@@ -7,7 +8,6 @@ import { CLOSED, DEPOSIT_LIMIT_EXCEEDED, IMPEDED } from '../contracts/rules';
 import { reserveWithinDepositLimits } from '../customers/deposit-limits';
 import { type DepositStanding, depositStandingOfHash, isClosed } from '../db/eligibility';
 import { Problem } from '../http/problem';
-import { formatBrl } from '../provider/money';
 import type { FlowStarter } from './deps';
 
 // What a new deposit must pass before anything is created: the person verified, not named by the

@@ -5,6 +5,7 @@ import { Router } from 'express';
 import { principalOf } from '../api-keys/authenticate';
 import { escapeMarkdown } from '../common/markdown';
 import { maskCpf } from '../common/mask';
+import { formatBrl } from '../common/money';
 import { cpfHash } from '../common/pii';
 import { qrDataUrl, qrPng } from '../common/qr-image';
 import { startSearchAttributes } from '../common/search-attributes';
@@ -34,7 +35,6 @@ import {
   runRecord,
   workflowExists,
 } from '../http/workflow-calls';
-import { formatBrl } from '../provider/money';
 import type { depositWorkflow, HeldDepositInput } from '../workflows/deposit';
 import { depositStandingOf, refuseImpeded, refuseOverDepositLimits, refuseUnverified } from './deposit-gates';
 import {

@@ -1,12 +1,11 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { Scope } from '../common/api-key';
+import type { PixType } from '../connectors/identity-payments/wire/schemas';
 import { customerVerifications } from '../contracts/customer';
+import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS, PIX_TYPES } from '../contracts/pix-key';
 import { registerWebhooks } from '../events/event-schemas';
 import { errorStatuses, type Operation, V1 } from '../http/operation';
-import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS } from '../provider/pix-key';
-import { PIX_TYPES } from '../provider/pix-types';
-import type { PixType } from '../provider/schemas';
 import { v1Operations } from './v1';
 
 // /openapi.json, assembled from the operations each route declares beside its handler (their

@@ -1,6 +1,8 @@
 // Over 400 lines on purpose: the whole catalog, pt-BR then English with the same keys, in one
 // file so that a translator reads both side by side and the compiler checks they match.
 import type { KeyStatus } from '../api-keys/admin';
+import { type ProviderErrorCode, providerErrorCodes } from '../connectors/errors';
+import type { StatusVerification } from '../connectors/identity-payments/wire/schemas';
 import type { AlertRule, AlertStatus } from '../contracts/alert';
 import type { BiometricsStatus } from '../contracts/biometrics';
 import type { accountKinds, CustomerVerification } from '../contracts/customer';
@@ -26,8 +28,6 @@ import type { QueueId } from '../db/backoffice-queues';
 import type { ActionOutcome, AuditReason, OperatorActionName } from '../db/operator-actions';
 import { type OperatorLanguage, type OperatorRole, operatorLanguages } from '../db/operators';
 import type { ImpededReason } from '../eligibility/contract';
-import { type ProviderErrorCode, providerErrorCodes } from '../provider/errors';
-import type { StatusVerification } from '../provider/schemas';
 
 // Every word the back office shows, in each language it speaks: Brazilian Portuguese (the
 // default) and English. Codes (statuses, reasons, actions) are never shown raw: each has a label

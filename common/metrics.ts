@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { ProviderCallEvent } from '../provider/client';
+import type { ProviderCallEvent } from '../connectors/identity-payments/client';
 
 // Prometheus metrics. Each process has its own registry; /metrics serves it.
 

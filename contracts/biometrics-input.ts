@@ -1,13 +1,12 @@
 import { z } from 'zod';
-import { planSchema } from '../provider/schemas';
 import type { FlowTimings } from './flow';
-import { cpfSchema } from './flow-input';
+import { cpfSchema, kycPlanSchema } from './flow-input';
 
 // What a biometric identification is started with, as the API checks it.
 
 export const biometricsInputSchema = z.object({
   cpf: cpfSchema,
-  plan: planSchema,
+  plan: kycPlanSchema,
   event: z.string().min(1).max(100),
 });
 export type BiometricsInput = z.infer<typeof biometricsInputSchema> & { timings?: Partial<FlowTimings> };

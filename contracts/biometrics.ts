@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { StatusVerification } from '../provider/schemas';
 import type { BiometricsInput } from './biometrics-input';
+import type { LivenessStatus } from './flow';
 import type { LivenessLink, LivenessLinkAnswer } from './onboarding';
 
 // A biometric identification of an approved person: one provider liveness link of type
@@ -44,7 +44,7 @@ export const biometricsFinalStatuses: readonly BiometricsStatus[] = [
 
 /** A liveness callback of a biometric identification, as the ingress signals it. */
 export interface BiometricProgress {
-  statusVerification: StatusVerification;
+  statusVerification: LivenessStatus;
   statusOnboarding: string;
   actionType: 'onboarding' | 'biometric_identification';
   transactionId: string;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { pixKeyProblem } from '../provider/pix-key';
-import { pixTypeSchema } from '../provider/schemas';
+import { pixTypeSchema } from './flow-input';
+import { pixKeyProblem } from './pix-key';
 
 // What the customer routes take, as the API checks it.
 

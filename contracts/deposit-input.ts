@@ -1,14 +1,20 @@
 import { z } from 'zod';
-import { depositClientSchema } from '../provider/schemas';
 import type { FlowTimings } from './flow';
-import { amountCentavosSchema, birthdaySchema, cpfSchema, emailSchema, txidSchema } from './flow-input';
+import {
+  amountCentavosSchema,
+  birthdaySchema,
+  cpfSchema,
+  depositPayerSchema,
+  emailSchema,
+  txidSchema,
+} from './flow-input';
 
 // What a deposit is started with, as the API checks it.
 
 export const depositInputSchema = z.object({
   txid: txidSchema,
   merchant: z.string().min(1).max(100),
-  client: depositClientSchema.extend({
+  client: depositPayerSchema.extend({
     cpf: cpfSchema,
     email: emailSchema,
     birthday: birthdaySchema.optional(),

@@ -1,6 +1,6 @@
 import { isValid as isValidCpf } from '@fnando/cpf';
 import { z } from 'zod';
-import { txidSchema } from '../provider/schemas';
+import { PIX_TYPES } from './pix-key';
 
 // The input rules every flow shares, as zod schemas for the API's boundary (see flow.ts for
 // why they live apart from the contracts workflows import).
@@ -56,5 +56,41 @@ export const amountCentavosSchema = z
   .max(100_000_000_00, 'must be at most R$ 100.000.000,00')
   .meta({ description: 'integer centavos (R$ 1,00 is 100)', example: 15_000 });
 
-/** The provider's rule for a deposit's txid (digits only, at most 33). */
-export { txidSchema };
+/** A deposit's id: digits only, at most 33, which every Pix charge id accepts. */
+export const txidSchema = z.string().regex(/^\d{1,33}$/, 'must be digits only, at most 33 characters');
+
+/** How deep an identity check reads the registry: each plan returns the fields of the ones before. */
+export const kycPlanSchema = z.enum([
+  'plan_basic',
+  'plan_standard',
+  'plan_plus',
+  'plan_premium',
+  'plan_full',
+]);
+export type KycPlan = z.infer<typeof kycPlanSchema>;
+
+/** The type of a payee's Pix key: `ACCOUNT` is the composite `key;ispb;branch;account;type` form. */
+export const pixTypeSchema = z.enum(PIX_TYPES);
+
+const personBase = {
+  externalId: z.string().min(1),
+  cpf: z.string().min(1),
+  email: z.string().min(1),
+  name: z.string().min(1),
+  phone: z.string().optional(),
+  birthday: z.string().optional(),
+};
+
+/** The person who pays a deposit, with the bank account the rules ask operators to collect. */
+export const depositPayerSchema = z.object({
+  ...personBase,
+  bankispb: z.string().optional(),
+  bankbranch: z.string().optional(),
+  bankaccount: z.string().optional(),
+});
+
+/** The person a payout goes to. */
+export const payeeSchema = z.object(personBase);
+
+export type DepositPayer = z.infer<typeof depositPayerSchema>;
+export type Payee = z.infer<typeof payeeSchema>;

@@ -10,6 +10,22 @@ import { defineSignal } from '@temporalio/workflow';
 
 export type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
 
+/**
+ * Where a liveness check stands, in pixflow's words (every connector maps its own to these):
+ * a person's check ends passed (`completed`, `manual_approved`) or refused (`failed`,
+ * `manual_refused`); `manual_approve_pending` waits for a person at the provider.
+ */
+export const LIVENESS_STATUSES = [
+  'requested',
+  'processing',
+  'completed',
+  'failed',
+  'manual_approve_pending',
+  'manual_approved',
+  'manual_refused',
+] as const;
+export type LivenessStatus = (typeof LIVENESS_STATUSES)[number];
+
 /** How long the flows wait, in production. Tests and configuration shorten them per flow. */
 export const DEFAULT_TIMINGS = {
   livenessLinkTtlMs: 30 * 60_000,

@@ -1,13 +1,12 @@
 import { z } from 'zod';
-import { planSchema } from '../provider/schemas';
 import type { FlowTimings } from './flow';
-import { cpfSchema } from './flow-input';
+import { cpfSchema, kycPlanSchema } from './flow-input';
 
 // What an onboarding is started with and what an operator decides, as the API checks them.
 
 export const onboardingInputSchema = z.object({
   cpf: cpfSchema,
-  plan: planSchema,
+  plan: kycPlanSchema,
   event: z.string().min(1).max(100),
   redirectUrl: z
     .string()

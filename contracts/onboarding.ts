@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { StatusVerification } from '../provider/schemas';
 import type { DecisionProof } from './decision';
+import type { LivenessStatus } from './flow';
 import type { OnboardingInput, ReviewDecision } from './onboarding-input';
 
 // The onboarding's contract: KYC, then liveness, then (often) an operator's review. What it is
@@ -40,7 +40,7 @@ export const onboardingFinalStatuses: readonly OnboardingStatus[] = ['approved',
  * request at all never comes from the ingress: pixflow's own (tests, tools) may leave them out.
  */
 export interface LivenessProgress {
-  statusVerification: StatusVerification;
+  statusVerification: LivenessStatus;
   transactionId?: string;
   correlationId?: string;
   at?: string;

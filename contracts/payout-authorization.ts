@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pixTypeSchema } from '../provider/schemas';
+import { pixTypeSchema } from './flow-input';
 
 // The contract between pixflow and the operator's own backend, asked before each payout is sent
 // when PAYOUT_AUTHORIZATION_URL is set (docs/payout-controls.md): this is where the operator's

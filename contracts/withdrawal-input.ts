@@ -1,8 +1,14 @@
 import { z } from 'zod';
-import { pixKeyProblem } from '../provider/pix-key';
-import { pixTypeSchema, withdrawClientSchema } from '../provider/schemas';
 import type { FlowTimings } from './flow';
-import { amountCentavosSchema, birthdaySchema, cpfSchema, emailSchema } from './flow-input';
+import {
+  amountCentavosSchema,
+  birthdaySchema,
+  cpfSchema,
+  emailSchema,
+  payeeSchema,
+  pixTypeSchema,
+} from './flow-input';
+import { pixKeyProblem } from './pix-key';
 
 // What a withdrawal is started with, as the API checks it.
 
@@ -16,7 +22,7 @@ export const withdrawalInputSchema = z
   .object({
     transactionId: transactionIdSchema,
     merchant: z.string().min(1).max(100),
-    client: withdrawClientSchema.extend({
+    client: payeeSchema.extend({
       cpf: cpfSchema,
       email: emailSchema,
       birthday: birthdaySchema.optional(),

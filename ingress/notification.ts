@@ -2,6 +2,10 @@ import { createHash } from 'node:crypto';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import {
+  livenessCallbackSchema,
+  notificationMessageSchema,
+} from '../connectors/identity-payments/wire/schemas';
+import {
   type BiometricProgress,
   biometricProgressSignal,
   biometricsWorkflowId,
@@ -14,7 +18,6 @@ import { withdrawalWorkflowId } from '../contracts/withdrawal';
 import { transactionIdSchema } from '../contracts/withdrawal-input';
 import type { NotificationPoint } from '../db/inbox';
 import { Problem, validationProblem } from '../http/problem';
-import { livenessCallbackSchema, notificationMessageSchema } from '../provider/schemas';
 
 // Turns a parsed provider body into what the inbox stores and which signal goes where. Pure,
 // so the router and the tests share one definition of "valid notification" and of its key.

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createStaticPix, hasError } from 'pix-utils';
-import { centavosToDecimal } from '../provider/money';
+import { centavosToDecimal } from '../common/money';
 
 // Pix BR Code (EMV QRCPS-MPM) for a deposit, built with pix-utils: payload format, merchant account
 // (GUI br.gov.bcb.pix + the merchant's key), MCC, currency 986, amount, country, merchant name/city,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type EndpointName, endpointNameSchema } from '../provider/schemas';
+import { type EndpointName, endpointNameSchema } from '../connectors/identity-payments/wire/schemas';
 
 // Fault knobs, set through POST /sandbox/faults (a partial update merged into the current knobs).
 

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { z } from 'zod';
-import type { EndpointName } from '../provider/schemas';
+import type { EndpointName } from '../connectors/identity-payments/wire/schemas';
 import type { SandboxContext } from './context';
 import { type HeldAnswer, latencyFor, takeActThenFail, takeFailure } from './faults';
 

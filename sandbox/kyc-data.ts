@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type KycRecordFor, kycPlanFields, type Plan } from '../provider/schemas';
+import { type KycRecordFor, kycPlanFields, type Plan } from '../connectors/identity-payments/wire/schemas';
 import type { TestDocument } from './test-documents';
 
 // Deterministic fake registry data derived from the CPF (same CPF, same person, every time).

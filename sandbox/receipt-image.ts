@@ -1,7 +1,7 @@
 import { renderAsync } from '@resvg/resvg-js';
 import { escapeHtml } from '../common/html';
 import { maskCpf } from '../common/mask';
-import { formatBrl } from '../provider/money';
+import { formatBrl } from '../common/money';
 
 // The proof-of-payment image of a settled payout, laid out like a bank's "comprovante": an SVG
 // drawn here and rendered to PNG by resvg. The fonts ship with the package (DejaVu from npm):

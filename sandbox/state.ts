@@ -7,7 +7,7 @@ import type {
   Plan,
   StatusVerification,
   WithdrawClient,
-} from '../provider/schemas';
+} from '../connectors/identity-payments/wire/schemas';
 import { type EligibilityEmulation, emptyEligibility } from './eligibility';
 import { defaultFaults, type Faults } from './faults';
 import { emptyPayoutAuthorization, type PayoutAuthorizationEmulation } from './payout-authorization';

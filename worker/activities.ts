@@ -8,9 +8,9 @@ import type { Logger } from '../common/logger';
 import { accountKeyHash, cpfHash } from '../common/pii';
 import { openSecret, sealSecret } from '../common/secret-box';
 import { temporalConnectionOptions } from '../common/temporal-connection';
+import { createProviderClient, type ProviderCallEvent } from '../connectors/identity-payments/client';
 import { moneyRulesOf, payoutControlsOf } from '../contracts/rules';
 import { createPool } from '../db/pool';
-import { createProviderClient, type ProviderCallEvent } from '../provider/client';
 
 /**
  * Reconciliation's schedule when POLL_SCHEDULE_MS sets none: the backstop for a lost

@@ -13,6 +13,7 @@ import type { createWithdrawalRuleActivities } from '../activities/withdrawal-ru
 import { canonicalJson } from '../common/canonical-json';
 import { type BiometricsOutcome, biometricsOutcomeSignal } from '../contracts/biometrics';
 import { type FlowRecord, resolveTimings } from '../contracts/flow';
+import { pixKeyProblem } from '../contracts/pix-key';
 import type { WithdrawalRefusal } from '../contracts/rules';
 import {
   PAYOUT_REJECTED,
@@ -25,7 +26,6 @@ import {
   withdrawalRequestUpdate,
   withdrawalStateQuery,
 } from '../contracts/withdrawal';
-import { pixKeyProblem } from '../provider/pix-key';
 import { isStepUpProven } from './decision-proofs';
 import {
   isoNow,

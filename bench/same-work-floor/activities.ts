@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ProviderClient } from '../../provider/client';
+import type { ProviderClient } from '../../connectors/identity-payments/client';
 
 // The same-work floor's activities: each one provider call (two for a completed payout: the
 // inquiry, then its receipt) and one statement on the floor's own table. Each is idempotent, as

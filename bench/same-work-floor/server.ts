@@ -4,8 +4,8 @@ import { Client, Connection, WithStartWorkflowOperation, WorkflowNotFoundError }
 import { z } from 'zod';
 import { pixflowDataConverter } from '../../common/codec';
 import { loadConfig } from '../../common/config';
+import { notificationMessageSchema } from '../../connectors/identity-payments/wire/schemas';
 import { validationProblem } from '../../http/problem';
-import { notificationMessageSchema } from '../../provider/schemas';
 import { SAME_WORK_QUEUE } from '../settings';
 import {
   notifiedSignal,

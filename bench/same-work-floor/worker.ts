@@ -1,5 +1,5 @@
+import { createProviderClient } from '../../connectors/identity-payments/client';
 import { createPool } from '../../db/pool';
-import { createProviderClient } from '../../provider/client';
 import { SAME_WORK_QUEUE } from '../settings';
 import { runBenchWorker, tellBench } from '../worker-process';
 import { SAME_WORK_TABLE, sameWorkActivities } from './activities';

@@ -1,12 +1,12 @@
 import type { Response, Router } from 'express';
 import { qrDataUrl } from '../../common/qr-image';
-import { centavosToValue } from '../../provider/money';
+import { centavosToValue } from '../../connectors/identity-payments/money';
 import {
   type DepositCreateRequest,
   type DepositCreateResult,
   depositCreateRequestSchema,
   type InquiryRecord,
-} from '../../provider/schemas';
+} from '../../connectors/identity-payments/wire/schemas';
 import { buildBrCode } from '../brcode';
 import type { SandboxContext } from '../context';
 import { sendError } from '../http';

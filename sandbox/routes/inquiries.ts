@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { InquiryRecord } from '../../provider/schemas';
+import type { InquiryRecord } from '../../connectors/identity-payments/wire/schemas';
 import type { SandboxContext } from '../context';
 import { faultGate, requireToken } from '../http';
 import { depositInquiry } from './deposits';

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { kycRequestSchema } from '../../provider/schemas';
+import { kycRequestSchema } from '../../connectors/identity-payments/wire/schemas';
 import type { SandboxContext } from '../context';
 import { faultGate, parseBody, requireToken } from '../http';
 import { kycRecordFor } from '../kyc-data';

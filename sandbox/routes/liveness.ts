@@ -6,7 +6,7 @@ import {
   type LivenessResponse,
   livenessRequestSchema,
   type StatusVerification,
-} from '../../provider/schemas';
+} from '../../connectors/identity-payments/wire/schemas';
 import { isoNow, type SandboxContext } from '../context';
 import { faultGate, parseBody, requireToken } from '../http';
 import { personFor } from '../kyc-data';

@@ -1,5 +1,9 @@
 import { Router } from 'express';
-import { type ReceiptResult, receiptRequestSchema, receiptStatusCodes } from '../../provider/schemas';
+import {
+  type ReceiptResult,
+  receiptRequestSchema,
+  receiptStatusCodes,
+} from '../../connectors/identity-payments/wire/schemas';
 import { isoNow, type SandboxContext } from '../context';
 import { faultGate, merchantOk, parseBody, requireApiKey } from '../http';
 import { type ReceiptParty, receiptPng } from '../receipt-image';

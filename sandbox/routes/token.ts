@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Router } from 'express';
-import { tokenRequestSchema } from '../../provider/schemas';
+import { tokenRequestSchema } from '../../connectors/identity-payments/wire/schemas';
 import type { SandboxContext } from '../context';
 import { faultGate, parseBody, sendError } from '../http';
 

@@ -1,6 +1,6 @@
 import { type Response, Router } from 'express';
 import type { z } from 'zod';
-import { valueToCentavos } from '../../provider/money';
+import { valueToCentavos } from '../../connectors/identity-payments/money';
 import type { SandboxContext } from '../context';
 import { faultGate, merchantOk, parseBody, requireApiKey, sendError } from '../http';
 

@@ -1,12 +1,12 @@
 import type { Router } from 'express';
-import { centavosToValue } from '../../provider/money';
-import { pixKeyProblem } from '../../provider/pix-key';
+import { centavosToValue } from '../../connectors/identity-payments/money';
 import {
   type InquiryRecord,
   type WithdrawCreateRequest,
   type WithdrawCreateResult,
   withdrawCreateRequestSchema,
-} from '../../provider/schemas';
+} from '../../connectors/identity-payments/wire/schemas';
+import { pixKeyProblem } from '../../contracts/pix-key';
 import type { SandboxContext } from '../context';
 import { sendError } from '../http';
 import type { WithdrawalRecord } from '../state';

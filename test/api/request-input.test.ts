@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { newTxid } from '../../api/deposits';
 import { requestHash } from '../../api/start-flow';
 import { canonicalJson } from '../../common/canonical-json';
+import { formatBrl } from '../../common/money';
 import { txidSchema } from '../../contracts/flow-input';
 import { Problem } from '../../http/problem';
 import { parse } from '../../http/request-input';
-import { formatBrl } from '../../provider/money';
 
 describe('what the routes share', () => {
   it('formats centavos as BRL by integer string arithmetic', () => {

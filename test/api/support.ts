@@ -10,6 +10,7 @@ import { createApp } from '../../api/app';
 import { loadConfig } from '../../common/config';
 import { createLogger, type Logger } from '../../common/logger';
 import { createApiMetrics } from '../../common/metrics';
+import type { ProviderClient } from '../../connectors/identity-payments/client';
 import type { FlowTimings } from '../../contracts/flow';
 import { moneyRulesOf, payoutControlsOf } from '../../contracts/rules';
 import { migrate } from '../../db/migrate';
@@ -19,7 +20,6 @@ import { type EventsRelaySettings, eventsRelaySettings, startEventsRelay } from 
 import { deliveryOptionsFrom } from '../../ingress/deliver';
 import { startInboxRelay } from '../../ingress/inbox-relay';
 import { type AlertMonitor, alertMonitorSettings, startAlertMonitor } from '../../monitoring/monitor';
-import type { ProviderClient } from '../../provider/client';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { onboard, type PixflowAt, sendLivenessCallbacksTo } from '../helpers/people';
 

@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderClient } from '../../provider/client';
+import type { ProviderClient } from '../../connectors/identity-payments/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { launchChromium } from '../helpers/browser';
 import { clientFor } from '../helpers/sandbox-client';

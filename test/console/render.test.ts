@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml } from '../../common/html';
-import { formatBrl } from '../../provider/money';
+import { formatBrl } from '../../common/money';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { clientFor } from '../helpers/sandbox-client';
 

@@ -3,9 +3,9 @@ import { isValidStaticQrCode } from '@pix.js/validator';
 import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { centavosToDecimal } from '../../common/money';
 import {
   BadRequestError,
-  centavosToDecimal,
   DuplicateTransactionError,
   depositCreateResultSchema,
   genericErrorSchema,
@@ -13,7 +13,7 @@ import {
   NotFoundError,
   notificationMessageSchema,
   valueToCentavos,
-} from '../../provider';
+} from '../../connectors/identity-payments';
 import { brCodeReference } from '../../sandbox/brcode';
 import { clientFor, control, payee, startProviderSandbox, startReceiver, waitFor } from './support';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ProviderUnavailableError, RateLimitedError } from '../../provider';
+import { ProviderUnavailableError, RateLimitedError } from '../../connectors/identity-payments';
 import { waitUntil } from '../helpers/wait';
 import {
   clientFor,

@@ -11,7 +11,7 @@ import {
   plansInOrder,
   RestrictedDocumentError,
   restrictDocumentErrorSchema,
-} from '../../provider';
+} from '../../connectors/identity-payments';
 import { testDocuments } from '../../sandbox/test-documents';
 import { clientFor, rawToken, startProviderSandbox } from './support';
 

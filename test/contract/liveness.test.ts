@@ -8,7 +8,7 @@ import {
   livenessResponseSchema,
   RestrictedDocumentError,
   restrictDocumentErrorSchema,
-} from '../../provider';
+} from '../../connectors/identity-payments';
 import { testDocumentFor } from '../../sandbox/test-documents';
 import { clientFor, control, rawToken, startProviderSandbox, startReceiver, waitFor } from './support';
 

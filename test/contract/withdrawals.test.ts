@@ -8,7 +8,7 @@ import {
   notificationMessageSchema,
   receiptResultSchema,
   withdrawCreateResultSchema,
-} from '../../provider';
+} from '../../connectors/identity-payments';
 import {
   clientFor,
   control,

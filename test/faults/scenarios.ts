@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { endpointNameSchema } from '../../provider/schemas';
+import { endpointNameSchema } from '../../connectors/identity-payments/wire/schemas';
 import { type People, peopleForPayouts } from '../helpers/people';
 import { checkEvents, type EventsBackend } from './events-check';
 import type { Harness } from './harness';

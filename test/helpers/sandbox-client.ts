@@ -1,4 +1,4 @@
-import { createProviderClient, type ProviderClientOptions } from '../../provider/client';
+import { createProviderClient, type ProviderClientOptions } from '../../connectors/identity-payments/client';
 
 /** The real provider client pointed at a sandbox, with the sandbox's default credentials. */
 export function clientFor(url: string, overrides: Partial<ProviderClientOptions> = {}) {

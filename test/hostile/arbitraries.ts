@@ -1,6 +1,6 @@
 import { isValid as isValidCpf } from '@fnando/cpf';
 import fc from 'fast-check';
-import { pixTypeSchema, planSchema } from '../../provider/schemas';
+import { pixTypeSchema, planSchema } from '../../connectors/identity-payments/wire/schemas';
 
 // Hostile-input generators for the property tests: valid request bodies in the shapes of
 // contracts/, and for every field the values that must make the request invalid.

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { keyStatuses } from '../../api-keys/admin';
 import { formatterFor } from '../../backoffice/format';
 import { catalogs, type Language, labelsFor, languages } from '../../backoffice/i18n';
+import { providerErrorCodes } from '../../connectors/errors';
+import { statusVerifications } from '../../connectors/identity-payments/wire/schemas';
 import { biometricsStatuses } from '../../contracts/biometrics';
 import { accountKinds, customerVerifications } from '../../contracts/customer';
 import { depositStatuses } from '../../contracts/deposit';
@@ -30,8 +32,6 @@ import { queueIds } from '../../db/backoffice-queues';
 import { actionOutcomes, auditReasons, operatorActionNames } from '../../db/operator-actions';
 import { operatorRoles } from '../../db/operators';
 import { impededReasons } from '../../eligibility/contract';
-import { providerErrorCodes } from '../../provider/errors';
-import { statusVerifications } from '../../provider/schemas';
 
 // The back office's one catalog against the codes pixflow can produce, taken from the contracts'
 // own lists: every status, reason, action and outcome has words in every language, so a code

@@ -9,8 +9,8 @@ import { buildOpenApiDocument, problemSchema } from '../../api/openapi';
 import * as withdrawalsSchemas from '../../api/withdrawals-schemas';
 import { eventTypes } from '../../contracts/events';
 import { cpfSchema, emailSchema } from '../../contracts/flow-input';
+import { pixKeyProblem } from '../../contracts/pix-key';
 import * as eventSchemas from '../../events/event-schemas';
-import { pixKeyProblem } from '../../provider/pix-key';
 
 interface Schema {
   $ref?: string;

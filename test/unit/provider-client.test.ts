@@ -13,7 +13,7 @@ import {
   RateLimitedError,
   RestrictedDocumentError,
   UnauthorizedError,
-} from '../../provider';
+} from '../../connectors/identity-payments';
 
 type Call = { url: string; init: RequestInit };
 type Reply = { status: number; body?: unknown; headers?: Record<string, string> } | (() => Promise<Response>);

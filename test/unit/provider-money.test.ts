@@ -1,12 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { centavosToDecimal, decimalTextToCentavos } from '../../common/money';
 import {
-  centavosToDecimal,
   centavosToValue,
-  decimalTextToCentavos,
   jsonWithDecimalValue,
   valueToCentavos,
-} from '../../provider/money';
+} from '../../connectors/identity-payments/money';
 
 describe('money at the provider boundary', () => {
   it('builds the decimal from integers', () => {

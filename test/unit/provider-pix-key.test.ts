@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectPixType, parseCompositeAccountKey, pixKeyProblem } from '../../provider/pix-key';
+import { detectPixType, parseCompositeAccountKey, pixKeyProblem } from '../../contracts/pix-key';
 
 describe('pixKeyProblem', () => {
   it.each([

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ProviderClient } from '../../connectors/identity-payments/client';
 import {
   livenessLinkUpdate,
   livenessProgressSignal,
@@ -8,7 +9,6 @@ import {
   onboardingWorkflowId,
   reviewSignal,
 } from '../../contracts/onboarding';
-import type { ProviderClient } from '../../provider/client';
 import { provenDecision } from '../helpers/decisions';
 import { type FlowEnv, onOwnWorker, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { patchMarkers, recordHistory } from '../helpers/histories';

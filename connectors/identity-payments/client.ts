@@ -1,5 +1,12 @@
-import { ContractError } from './errors';
+import { ContractError } from '../errors';
 import { centavosToValue, jsonWithDecimalValue, valueToCentavosOrThrow } from './money';
+import {
+  checkRequest,
+  createTransport,
+  type ProviderClientOptions,
+  type ProviderTransport,
+  parseResponse,
+} from './transport';
 import {
   type DepositClient,
   type DepositCreateResult,
@@ -20,14 +27,7 @@ import {
   type WithdrawCreateResult,
   withdrawCreateRequestSchema,
   withdrawCreateResultSchema,
-} from './schemas';
-import {
-  checkRequest,
-  createTransport,
-  type ProviderClientOptions,
-  type ProviderTransport,
-  parseResponse,
-} from './transport';
+} from './wire/schemas';
 
 // The provider's endpoints as typed methods, by family: identity (KYC, liveness), deposits,
 // withdrawals (payouts and their receipts), and the inquiry both kinds of transaction share. Money is

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PIX_TYPES } from './pix-types';
+import { PIX_TYPES } from '../../../contracts/pix-key';
 
 // The provider contract (shared/provider-api.md) as zod schemas. Request schemas are what we send
 // (and what the sandbox enforces); response schemas parse liberally: unknown extra fields pass

@@ -1,6 +1,10 @@
 import { isValid as isValidCpf } from '@fnando/cpf';
-import { PIX_TYPES } from './pix-types';
-import type { PixType } from './schemas';
+
+// The Pix key types and the validation of a payee's key for its type. No zod here: the withdrawal
+// workflow validates keys too, and every module it imports is instantiated per running workflow.
+
+export const PIX_TYPES = ['CPF', 'EMAIL', 'PHONE', 'EVP', 'ACCOUNT'] as const;
+export type PixType = (typeof PIX_TYPES)[number];
 
 // Validation of a payee's Pix key for its pixType. Returns a human-readable reason, or null when valid.
 

@@ -1,13 +1,6 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { z } from 'zod';
 import {
-  deceasedOrUnderAgeErrorSchema,
-  documentNotFoundErrorSchema,
-  kycInvalidDocumentErrorSchema,
-  livenessInvalidDocumentErrorSchema,
-  restrictDocumentErrorSchema,
-} from './error-bodies';
-import {
   BadRequestError,
   ContractError,
   DeceasedOrUnderAgeError,
@@ -22,9 +15,16 @@ import {
   RateLimitedError,
   RestrictedDocumentError,
   UnauthorizedError,
-} from './errors';
-import { type EndpointName, tokenResponseSchema } from './schemas';
+} from '../errors';
 import { TokenCache } from './token-cache';
+import {
+  deceasedOrUnderAgeErrorSchema,
+  documentNotFoundErrorSchema,
+  kycInvalidDocumentErrorSchema,
+  livenessInvalidDocumentErrorSchema,
+  restrictDocumentErrorSchema,
+} from './wire/errors';
+import { type EndpointName, tokenResponseSchema } from './wire/schemas';
 
 // How pixflow talks to the provider, whatever the endpoint: OAuth tokens (cached, one retry after a
 // 401) or the API key, one timeout per call, a span, a log line and a metrics event per call, and

@@ -1,0 +1,147 @@
+import type { LivenessStatus } from '../contracts/flow';
+import type { DepositPayer, KycPlan, Payee } from '../contracts/flow-input';
+import type { PixType } from '../contracts/pix-key';
+
+// What pixflow asks of a payment or identity provider, and what it gets back, in pixflow's own
+// words. Each connector (one folder beside this file) turns its provider's wire into these types
+// and its failures into the error kinds of ./errors.ts; nothing outside a connector sees a wire
+// shape. Money is integer centavos on this side of every connector.
+
+/** What a connector can do for pixflow. */
+export type Capability = 'kyc' | 'liveness' | 'collect' | 'payout' | 'receipts' | 'return';
+
+/** What the registry says of a person, as the rules read it. */
+export interface KycFacts {
+  /** The CPF's registry situation, lower case (`regular`, `suspenso`, ...); null when it has none. */
+  status: string | null;
+  under18: boolean;
+  deceased: boolean;
+  restricted: boolean;
+  pep: boolean;
+  /** The registry's record as received, kept in Postgres for audit, never in a workflow's history. */
+  record: Record<string, unknown>;
+}
+
+export interface LivenessRequest {
+  correlationId: string;
+  plan: KycPlan;
+  event: string;
+  redirectUrl?: string;
+}
+
+/** A liveness link the provider issued, and where the person's check stands. */
+export interface LivenessSession {
+  transactionId: string;
+  url: string;
+  qrcode: string;
+  type: 'onboarding' | 'biometric_identification';
+  status: LivenessStatus;
+}
+
+export interface ChargeRequest {
+  merchant?: string;
+  payer: DepositPayer;
+  amountCentavos: number;
+  txid: string;
+}
+
+/** A Pix charge: the copy-and-paste payload the QR code carries, and until when it can be paid. */
+export interface DepositCharge {
+  txid: string;
+  payload: string;
+  expiresAt: string;
+  amountCentavos: number;
+}
+
+/** What a deposit's inquiry proves. Only `paid` is a payment. */
+export type DepositLookup =
+  | {
+      state: 'paid';
+      e2eId: string;
+      amountCentavos: number;
+      paidAt?: string;
+      payerName?: string;
+      /** The payer's CPF, digits; absent when the provider left it empty. */
+      payerCpf?: string;
+      providerStatus: string;
+    }
+  | { state: 'pending'; providerStatus: string }
+  | { state: 'not_found' };
+
+export interface PayoutRequest {
+  merchant?: string;
+  payee: Payee;
+  pixKey: string;
+  pixType?: PixType;
+  amountCentavos: number;
+  transactionId: string;
+}
+
+/**
+ * The provider took the payout. `e2eId` when its answer carried one. A payout the provider
+ * refuses is an error (PayoutRefusedError); one it already holds is a DuplicateTransactionError.
+ */
+export interface PayoutAccepted {
+  e2eId?: string;
+}
+
+/** What a payout's inquiry says. Only `completed` and `failed` are outcomes. */
+export type PayoutLookup =
+  | { state: 'completed'; e2eId?: string; paidAt?: string; providerStatus: string }
+  | { state: 'failed'; e2eId?: string; reason?: string; providerStatus: string }
+  | { state: 'processing'; e2eId?: string; providerStatus: string }
+  | { state: 'not_found' };
+
+/** Where a payout's receipt stands: `completed` with its image once the provider made it. */
+export interface PayoutReceipt {
+  state: 'not_found' | 'requested' | 'failed' | 'processing' | 'completed';
+  /** The provider's own code, for the record. */
+  code?: number;
+  /** The proof-of-payment image, base64 without a data-URL prefix; absent until it exists. */
+  imageBase64?: string;
+  paidAt?: string;
+}
+
+/** A provider's webhook, as a hint for one flow to look. */
+export interface PaymentNotification {
+  kind: 'deposit' | 'withdrawal';
+  action: 'requested' | 'updated';
+  /** The flow's business id (a deposit's txid, a payout's transactionId). */
+  id: string;
+  partnerId: string;
+}
+
+/** A liveness callback: the progress of one liveness request. */
+export interface LivenessProgress {
+  transactionId: string;
+  correlationId: string;
+  cpf: string;
+  status: LivenessStatus;
+  type: 'onboarding' | 'biometric_identification';
+  event: string;
+  at: string;
+  partnerId: string;
+}
+
+/** One HTTP exchange with a provider, for metrics (status 0 when no answer came back). */
+export interface ConnectorCallEvent {
+  endpoint: string;
+  status: number;
+  durationMs: number;
+  outcome: 'ok' | 'error' | 'timeout' | 'connection_error';
+}
+
+/** A provider reached through its connector, in pixflow's words. */
+export interface Connector {
+  readonly name: string;
+  readonly capabilities: readonly Capability[];
+  /** Token requests issued so far (metrics, tests). */
+  readonly tokenRequests: number;
+  kyc(cpf: string, plan: KycPlan): Promise<KycFacts>;
+  startLiveness(cpf: string, request: LivenessRequest): Promise<LivenessSession>;
+  createCharge(request: ChargeRequest): Promise<DepositCharge>;
+  lookUpDeposit(txid: string): Promise<DepositLookup>;
+  sendPayout(request: PayoutRequest): Promise<PayoutAccepted>;
+  lookUpPayout(transactionId: string): Promise<PayoutLookup>;
+  payoutReceipt(transactionId: string, merchant?: string): Promise<PayoutReceipt>;
+}
