@@ -8,6 +8,8 @@ import {
 } from '../contracts/deposit';
 import { depositInputSchema, depositResolutionInputSchema } from '../contracts/deposit-input';
 import { txidSchema } from '../contracts/flow-input';
+import { validationProblem } from '../http/problem';
+import { parse, type RequestPart } from '../http/request-input';
 import { AT, client, iso, LATER, moneyFlowProgress, TXID } from './schema-parts';
 
 // What the deposit routes take and answer.
@@ -22,9 +24,51 @@ export const depositBodySchema = depositInputSchema
   })
   .meta({
     id: 'DepositRequest',
-    example: { txid: TXID, client: { ...client, birthday: '1990-01-02' }, amountCentavos: 15_000 },
+    example: {
+      txid: TXID,
+      client: {
+        ...client,
+        birthday: '1990-01-02',
+        bankAccount: { ispb: '60701190', branch: '1234', number: '987654321' },
+      },
+      amountCentavos: 15_000,
+    },
   });
 export type DepositBody = z.output<typeof depositBodySchema>;
+
+/**
+ * The payer's bank account fields as the API named them before `client.bankAccount`. The API
+ * drops properties it does not know; these it refuses, saying where they went, so that a caller
+ * still sending them learns it instead of losing the account without a word.
+ */
+export const RENAMED_PAYER_FIELDS = {
+  bankispb: 'client.bankAccount.ispb',
+  bankbranch: 'client.bankAccount.branch',
+  bankaccount: 'client.bankAccount.number',
+} as const;
+
+/** A 400 naming each renamed field the request still sends (`body.client.bankispb`), with the rest of its errors. */
+function refuseRenamedFields(where: RequestPart, value: unknown): void {
+  const payer = (value as { client?: unknown } | null | undefined)?.client;
+  if (!payer || typeof payer !== 'object') return;
+  const renamed = Object.entries(RENAMED_PAYER_FIELDS)
+    .filter(([old]) => Object.hasOwn(payer, old))
+    .map(([old, now]) => ({
+      code: 'custom' as const,
+      path: ['client', old],
+      message: `renamed to ${now}`,
+      input: undefined,
+    }));
+  if (renamed.length === 0) return;
+  const rest = depositBodySchema.safeParse(value);
+  throw validationProblem(where, new z.ZodError([...renamed, ...(rest.success ? [] : rest.error.issues)]));
+}
+
+/** A deposit request (the API's body, a Nexus operation's input), checked: 400 naming each bad field. */
+export function parseDepositBody(where: RequestPart, value: unknown): DepositBody {
+  refuseRenamedFields(where, value);
+  return parse(depositBodySchema, where, value);
+}
 
 export const depositResolutionBodySchema = depositResolutionInputSchema.meta({
   id: 'DepositResolutionRequest',

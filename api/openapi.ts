@@ -1,9 +1,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { Scope } from '../common/api-key';
-import type { PixType } from '../connectors/identity-payments/wire/schemas';
 import { customerVerifications } from '../contracts/customer';
-import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS, PIX_TYPES } from '../contracts/pix-key';
+import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS, PIX_TYPES, type PixType } from '../contracts/pix-key';
 import { registerWebhooks } from '../events/event-schemas';
 import { errorStatuses, type Operation, V1 } from '../http/operation';
 import { v1Operations } from './v1';
@@ -132,7 +131,7 @@ const unanchored = (re: RegExp) => re.source.replace(/^\^|\$$/g, '');
 
 /**
  * A withdrawal's pixKey follows its pixType (a refinement zod's generator cannot describe): one
- * variant per type, from provider/pix-key's own rules. The composite ACCOUNT key is the named
+ * variant per type, from contracts/pix-key's own rules. The composite ACCOUNT key is the named
  * format `pix-account-key`: its first part is itself a key, and a CPF there needs check digits.
  */
 function pixKeyVariants(): Record<string, unknown>[] {

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import * as temporalNexus from '@temporalio/nexus';
 import * as nexus from 'nexus-rpc';
 import { depositOperations, startDeposit } from '../api/deposits';
-import { depositBodySchema } from '../api/deposits-schemas';
+import { parseDepositBody } from '../api/deposits-schemas';
 import { configuredTimings, type FlowStarter } from '../api/deps';
 import { flowNotFound } from '../api/flow-answers';
 import { onboardingOperations, onboardingStart, startOnboardingOnce } from '../api/onboardings';
@@ -218,7 +218,7 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
     createDeposit: async (ctx, raw) =>
       answering(async () => {
         await caller(ctx, depositOperations.create.scopes);
-        const body = parse(depositBodySchema, 'input', raw);
+        const body = parseDepositBody('input', raw);
         const started = await startDeposit(
           starter(),
           { ...body, txid: body.txid ?? txidOfRequest(ctx.requestId) },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { newTxid } from '../../api/deposits';
+import { parseDepositBody } from '../../api/deposits-schemas';
 import { requestHash } from '../../api/start-flow';
 import { canonicalJson } from '../../common/canonical-json';
 import { formatBrl } from '../../common/money';
@@ -53,5 +54,90 @@ describe('parse', () => {
     expect(parse(schema, 'body', { name: 'Ana', extra: 'a\u0000b', more: ['\ud800'] })).toEqual({
       name: 'Ana',
     });
+  });
+});
+
+describe("a deposit's payer bank account", () => {
+  const payer = { externalId: 'user-1', cpf: '63401825771', email: 'ana@example.com', name: 'Ana Souza' };
+  const body = (client: Record<string, unknown>) => ({
+    amountCentavos: 15_000,
+    client: { ...payer, ...client },
+  });
+  /** The problem a body is refused with (none: undefined). */
+  const refusal = (value: unknown, where: 'body' | 'input' = 'body') => {
+    try {
+      parseDepositBody(where, value);
+    } catch (err) {
+      expect(err).toBeInstanceOf(Problem);
+      const p = err as Problem;
+      expect([p.status, p.slug]).toEqual([400, 'validation-error']);
+      return { detail: p.detail, params: p.extra.invalid_params };
+    }
+    return undefined;
+  };
+
+  it('takes client.bankAccount as ispb, branch and number, digits only', () => {
+    const bankAccount = { ispb: '60701190', branch: '0001', number: '09876543' };
+    expect(parseDepositBody('body', body({ bankAccount })).client.bankAccount).toEqual(bankAccount);
+    expect(parseDepositBody('body', body({})).client.bankAccount).toBeUndefined();
+  });
+
+  it('refuses a bad ispb, branch or number with 400 naming the field', () => {
+    const good = { ispb: '60701190', branch: '1', number: '1' };
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ ...good, ispb: '6070119' }, 'ispb', 'must be 8 digits'],
+      [{ ...good, ispb: '6070119A' }, 'ispb', 'must be 8 digits'],
+      [{ ...good, branch: '123456' }, 'branch', 'must be 1 to 5 digits'],
+      [{ ...good, branch: '' }, 'branch', 'must be 1 to 5 digits'],
+      [{ ...good, number: '0987654-3' }, 'number', 'must be 1 to 20 digits, check digit included, no hyphen'],
+      [
+        { ...good, number: '1'.repeat(21) },
+        'number',
+        'must be 1 to 20 digits, check digit included, no hyphen',
+      ],
+    ];
+    for (const [bankAccount, field, reason] of cases) {
+      const name = `body.client.bankAccount.${field}`;
+      expect(refusal(body({ bankAccount }))).toEqual({
+        detail: `${name}: ${reason}`,
+        params: [{ name, reason }],
+      });
+    }
+    const { number: _, ...noNumber } = good;
+    expect(refusal(body({ bankAccount: noNumber }))?.params).toEqual([
+      { name: 'body.client.bankAccount.number', reason: expect.any(String) },
+    ]);
+    // A Nexus operation's input names it from `input`.
+    expect(refusal(body({ bankAccount: { ...good, ispb: '1' } }), 'input')?.params).toEqual([
+      { name: 'input.client.bankAccount.ispb', reason: 'must be 8 digits' },
+    ]);
+  });
+
+  it('refuses the old bankispb, bankbranch and bankaccount with 400 saying where each went', () => {
+    const old = { bankispb: '60701190', bankbranch: '0001', bankaccount: '0987654-3' };
+    expect(refusal(body(old))).toEqual({
+      detail: 'body.client.bankispb: renamed to client.bankAccount.ispb',
+      params: [
+        { name: 'body.client.bankispb', reason: 'renamed to client.bankAccount.ispb' },
+        { name: 'body.client.bankbranch', reason: 'renamed to client.bankAccount.branch' },
+        { name: 'body.client.bankaccount', reason: 'renamed to client.bankAccount.number' },
+      ],
+    });
+    // One is enough, with the new field beside it too; the body's other errors come after.
+    expect(
+      refusal(
+        body({ bankaccount: '1', bankAccount: { ispb: '60701190', branch: '1', number: '1' } }),
+        'input',
+      )?.params,
+    ).toEqual([{ name: 'input.client.bankaccount', reason: 'renamed to client.bankAccount.number' }]);
+    expect(refusal({ ...body({ bankispb: '60701190' }), amountCentavos: 0 })?.params).toEqual([
+      { name: 'body.client.bankispb', reason: 'renamed to client.bankAccount.ispb' },
+      { name: 'body.amountCentavos', reason: 'must be at least 1 centavo' },
+    ]);
+  });
+
+  it('still drops other properties it does not know', () => {
+    const parsed = parseDepositBody('body', { ...body({ nickname: 'Aninha' }), channel: 'app' });
+    expect(parsed).toEqual({ amountCentavos: 15_000, client: payer });
   });
 });

@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Create a deposit and get its Pix QR code in one call
-         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created. A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`); the registry unreachable is 503 `eligibility-unavailable` with Retry-After (unless ELIGIBILITY_FAIL_CLOSED is false).
+         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created. A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`); the registry unreachable is 503 `eligibility-unavailable` with Retry-After (unless ELIGIBILITY_FAIL_CLOSED is false). `client.bankAccount`, when given, is the payer's own bank account (`ispb` 8 digits, `branch` 1-5 digits, `number` 1-20 digits, check digit included, no hyphen), registered as the person's. The fields it replaces, `client.bankispb`, `client.bankbranch` and `client.bankaccount`, are a 400 naming each and where it went (`renamed to client.bankAccount.ispb`).
          *
          *     API key scope: `deposits:write` (a write scope includes its read).
          */
@@ -1130,7 +1130,12 @@ export interface components {
          *         "cpf": "63401825771",
          *         "email": "ana@example.com",
          *         "name": "Ana Souza",
-         *         "birthday": "1990-01-02"
+         *         "birthday": "1990-01-02",
+         *         "bankAccount": {
+         *           "ispb": "60701190",
+         *           "branch": "1234",
+         *           "number": "987654321"
+         *         }
          *       },
          *       "amountCentavos": 15000
          *     }
@@ -1156,9 +1161,12 @@ export interface components {
                  * @example 1990-01-02
                  */
                 birthday?: string;
-                bankispb?: string;
-                bankbranch?: string;
-                bankaccount?: string;
+                /** @description the payer's own bank account (Portaria SPA/MF 615/2024 asks operators to collect it): the bank's ISPB, the branch and the account number */
+                bankAccount?: {
+                    ispb: string;
+                    branch: string;
+                    number: string;
+                };
             };
             /**
              * @description integer centavos (R$ 1,00 is 100)
