@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Plan } from '../connectors/identity-payments/wire/schemas';
 import { NOT_BIOMETRIC_IDENTIFICATION } from '../contracts/biometrics';
+import type { KycPlan } from '../contracts/flow-input';
 import { type BiometricOutcome, recordBiometricLink, recordBiometricOutcome } from '../db/biometrics';
 import { type LivenessRequestDeps, requestLivenessRecorded } from './liveness-requests';
 import { type IssuedLivenessLink, issuedLinkOf } from './onboarding';
@@ -24,12 +24,12 @@ export function createBiometricsActivities(deps: LivenessRequestDeps) {
      * count the person as onboarded) is a non-retryable failure, as is a refused document.
      */
     async requestBiometricLink(
-      input: RunRef & { plan: Plan; event: string; correlationId: string; issuedAt: string },
+      input: RunRef & { plan: KycPlan; event: string; correlationId: string; issuedAt: string },
     ): Promise<IssuedLivenessLink> {
       const res = await requestLivenessRecorded(deps, { ...input, flow: 'biometrics' });
-      if (res.action.type !== 'biometric_identification') {
+      if (res.type !== 'biometric_identification') {
         throw ApplicationFailure.nonRetryable(
-          `the provider answered a link of type ${res.action.type}`,
+          `the provider answered a link of type ${res.type}`,
           NOT_BIOMETRIC_IDENTIFICATION,
         );
       }

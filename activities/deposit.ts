@@ -1,5 +1,5 @@
 import { maskBankAccount, maskCpf } from '../common/mask';
-import { NotFoundError } from '../connectors/errors';
+import type { DepositLookup } from '../connectors/types';
 import { bankAccountKey, normaliseBankAccount } from '../contracts/customer';
 import {
   type DepositHoldReason,
@@ -10,7 +10,7 @@ import {
 import type { FlowRecord } from '../contracts/flow';
 import { addAccount } from '../db/customers';
 import type { ActivityDeps } from './deps';
-import { providerCall } from './errors';
+import { providerCall, unclassifiedNotice } from './errors';
 
 export interface DepositCheck {
   paid: boolean;
@@ -30,8 +30,8 @@ export interface DepositCheck {
 const digits = (v: string) => v.replace(/\D/g, '');
 
 /**
- * Whether the payer is the person: the contract allows an empty `cpf_payer`, which counts as the
- * person's own (there is no other payer to tell); otherwise the CPFs compare as digits.
+ * Whether the payer is the person: a provider may leave the payer's CPF empty, which counts as
+ * the person's own (there is no other payer to tell); otherwise the CPFs compare as digits.
  */
 export function payerIsClient(cpfPayer: string | undefined, clientCpf: string): boolean {
   if (!cpfPayer?.trim()) return true;
@@ -39,20 +39,17 @@ export function payerIsClient(cpfPayer: string | undefined, clientCpf: string): 
 }
 
 /** What the inquiry proves of a deposit, and whether the rules hold it. */
-function paidCheck(
-  tx: Awaited<ReturnType<ActivityDeps['provider']['getDeposit']>>,
-  clientCpf: string | undefined,
-  holdThirdParty: boolean,
-): DepositCheck {
-  if (tx.status !== 'completed') return { paid: false, providerStatus: tx.status };
-  const own = clientCpf === undefined ? undefined : payerIsClient(tx.cpf_payer, clientCpf);
+function paidCheck(tx: DepositLookup, clientCpf: string | undefined, holdThirdParty: boolean): DepositCheck {
+  if (tx.state === 'not_found') return { paid: false, providerStatus: 'not_found' };
+  if (tx.state !== 'paid') return { paid: false, providerStatus: tx.providerStatus };
+  const own = clientCpf === undefined ? undefined : payerIsClient(tx.payerCpf, clientCpf);
   return {
     paid: true,
-    providerStatus: tx.status,
+    providerStatus: tx.providerStatus,
     e2eId: tx.e2eId,
-    payerName: tx.name_payer || undefined,
-    payerCpfMasked: tx.cpf_payer ? maskCpf(tx.cpf_payer) : undefined,
-    paidAt: tx.paidAt || undefined,
+    payerName: tx.payerName,
+    payerCpfMasked: tx.payerCpf ? maskCpf(tx.payerCpf) : undefined,
+    paidAt: tx.paidAt,
     ...(own === undefined ? {} : { payerIsClient: own }),
     ...(own === false && holdThirdParty ? { hold: THIRD_PARTY_PAYER } : {}),
   };
@@ -70,15 +67,18 @@ export function createDepositActivities({
   hashAccount,
   rules,
   recordFlow,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount' | 'rules'> & {
+  countUnclassified,
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount' | 'rules' | 'countUnclassified'> & {
   recordFlow: (row: FlowRecord) => Promise<void>;
 }) {
+  const notice = unclassifiedNotice({ pool, countUnclassified });
   /** The payer's bank account the deposit names, registered as the person's own (idempotent). */
   const registerPayerAccount = async (client: DepositInput['client']) => {
+    if (!client.bankAccount) return;
     const account = normaliseBankAccount({
-      ispb: client.bankispb,
-      branch: client.bankbranch,
-      account: client.bankaccount,
+      ispb: client.bankAccount.ispb,
+      branch: client.bankAccount.branch,
+      account: client.bankAccount.number,
     });
     if (!account) return;
     await addAccount(pool, {
@@ -97,13 +97,13 @@ export function createDepositActivities({
      * one local activity does both, so the caller waiting for the QR waits for one. Safe to
      * retry: the provider answers the same QR for the same txid and body (a txid it already holds
      * with another body fails non-retryably, DUPLICATE_TRANSACTION), and the row's write and the
-     * payer's bank account (client.bankispb/bankbranch/bankaccount, when given) are idempotent.
+     * payer's bank account (client.bankAccount, when given) are idempotent.
      */
     async createDepositQr(input: DepositInput, awaiting: FlowRecord): Promise<DepositQr> {
       const res = await providerCall(() =>
-        provider.createDeposit({
+        provider.createCharge({
           merchant: input.merchant,
-          client: input.client,
+          payer: input.client,
           amountCentavos: input.amountCentavos,
           txid: input.txid,
         }),
@@ -113,8 +113,8 @@ export function createDepositActivities({
       // The provider's image (several KB) stays out of history: the API draws it from the payload.
       return {
         txid: res.txid,
-        payload: res.pixPayload,
-        expiresAt: res.expiry,
+        payload: res.payload,
+        expiresAt: res.expiresAt,
         amountCentavos: res.amountCentavos,
       };
     },
@@ -126,16 +126,12 @@ export function createDepositActivities({
      * into the workflow's history, and the hold is decided by the rules this worker runs with.
      * Given the `completed` row the flow writes next, a payment the rules do not hold is recorded
      * here with its payment's details: the flow then ends with no activity of its own for it.
+     * An answer no rule reads fails the attempt (retried, and told): never "unpaid".
      */
     async inquireDeposit(txid: string, clientCpf?: string, completed?: FlowRecord): Promise<DepositCheck> {
-      let check: DepositCheck;
-      try {
-        check = paidCheck(await provider.getDeposit(txid), clientCpf, rules.holdThirdPartyDeposits);
-      } catch (err) {
-        // Not visible to the inquiry yet: unpaid as far as we can prove.
-        if (err instanceof NotFoundError) return { paid: false, providerStatus: 'not_found' };
-        return providerCall(() => Promise.reject(err));
-      }
+      const tx = await providerCall(() => provider.lookUpDeposit(txid), notice);
+      // Not visible to the inquiry yet: unpaid as far as we can prove.
+      const check = paidCheck(tx, clientCpf, rules.holdThirdPartyDeposits);
       if (!completed || !check.paid || check.hold) return check;
       await recordFlow({ ...completed, details: { ...completed.details, ...paymentDetails(check) } });
       return { ...check, recorded: true };

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { ProviderClient } from '../connectors/identity-payments/client';
+import type { Connector } from '../connectors/types';
 import type { MoneyRules, PayoutControls } from '../contracts/rules';
 import type { Pool } from '../db/pool';
 import type { EligibilityRegistry } from '../eligibility/registry';
@@ -7,7 +7,8 @@ import type { PayoutAuthorizationSettings } from './payout-authorization';
 
 /** What every activity factory receives; tests pass their own. */
 export interface ActivityDeps {
-  provider: ProviderClient;
+  /** The payment and identity provider, through its connector, in pixflow's words. */
+  provider: Connector;
   pool: Pool;
   clock: () => Date;
   /** Keyed CPF hash (common/pii.ts with the configured key). */
@@ -22,6 +23,8 @@ export interface ActivityDeps {
   payoutAuthorization?: PayoutAuthorizationSettings;
   /** Counts a payout's deadline passing (the worker's metrics); none: not counted. */
   countPayoutDeadline?: (state: 'at_risk' | 'missed') => void;
+  /** Counts a provider answer no rule of its connector reads, by operation (the worker's metrics). */
+  countUnclassified?: (op: string) => void;
   /** Counts a decision a flow refused for want of a proof (the worker's metrics), beside its row. */
   countRefusedDecision?: (kind: string, cause: string) => void;
   /** Where a withdrawal's step-up starts the person's biometric identification. */

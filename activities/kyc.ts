@@ -5,10 +5,10 @@ import {
   InvalidDocumentError,
   RestrictedDocumentError,
 } from '../connectors/errors';
-import type { Plan } from '../connectors/identity-payments/wire/schemas';
+import type { KycPlan } from '../contracts/flow-input';
 import { type KycFacts, recordKycFacts } from '../db/customers';
 import type { ActivityDeps } from './deps';
-import { providerCall } from './errors';
+import { providerCall, unclassifiedNotice } from './errors';
 
 // The registry check (KYC) onboarding makes and a payout makes again when the last answer is old:
 // one reading of the provider's answer into reason codes, and the facts kept for the rules.
@@ -57,8 +57,14 @@ export function kycReasonsOf(f: {
  * flow) and the facts on the customer, and answers the decision. Idempotent per flow and plan.
  */
 export async function readKyc(
-  { provider, pool, hashCpf, clock }: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'clock'>,
-  input: { workflowId: string; cpf: string; plan: Plan },
+  {
+    provider,
+    pool,
+    hashCpf,
+    clock,
+    countUnclassified,
+  }: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'clock' | 'countUnclassified'>,
+  input: { workflowId: string; cpf: string; plan: KycPlan },
 ): Promise<KycDecision> {
   const keepFacts = (facts: KycFacts) =>
     recordKycFacts(pool, {
@@ -76,21 +82,21 @@ export async function readKyc(
       await keepFacts(refusalFacts(rejection[1]));
       return { pass: false, reasons: [rejection[1]], pep: false };
     }
-    return providerCall(() => Promise.reject(err));
+    return providerCall(() => Promise.reject(err), unclassifiedNotice({ pool, countUnclassified }));
   }
   await pool.query(
     `INSERT INTO kyc_records (workflow_id, plan, cpf_hash, record) VALUES ($1, $2, $3, $4)
      ON CONFLICT (workflow_id, plan) DO UPDATE SET record = EXCLUDED.record, received_at = now()`,
-    [input.workflowId, input.plan, hashCpf(input.cpf), JSON.stringify(record)],
+    [input.workflowId, input.plan, hashCpf(input.cpf), JSON.stringify(record.record)],
   );
   const facts: KycFacts = {
     status: record.status ?? 'null',
-    under18: record.is_under_18,
-    deceased: Boolean(record.date_death),
-    restricted: record.status === 'consta_lista_restritiva',
-    pep: record.is_pep === true,
+    under18: record.under18,
+    deceased: record.deceased,
+    restricted: record.restricted,
+    pep: record.pep,
   };
   await keepFacts(facts);
-  const reasons = kycReasonsOf({ ...facts, status: record.status ?? null });
-  return { pass: reasons.length === 0, reasons, pep: record.is_pep === true };
+  const reasons = kycReasonsOf({ ...facts, status: record.status });
+  return { pass: reasons.length === 0, reasons, pep: record.pep };
 }

@@ -1,4 +1,5 @@
-import type { LivenessResponse, Plan } from '../connectors/identity-payments/wire/schemas';
+import type { LivenessSession } from '../connectors/types';
+import type { KycPlan } from '../contracts/flow-input';
 import { type KycDecision, readKyc } from './kyc';
 import { type LivenessRequestDeps, requestLivenessRecorded } from './liveness-requests';
 
@@ -12,13 +13,8 @@ export interface IssuedLivenessLink {
 }
 
 /** The link the provider issued, as the flows keep it. */
-export function issuedLinkOf(res: LivenessResponse): IssuedLivenessLink {
-  return {
-    url: res.action.url,
-    qrcode: res.action.qrcode,
-    type: res.action.type,
-    transactionId: res.transaction_id,
-  };
+export function issuedLinkOf(res: LivenessSession): IssuedLivenessLink {
+  return { url: res.url, qrcode: res.qrcode, type: res.type, transactionId: res.transactionId };
 }
 
 export function createOnboardingActivities(deps: LivenessRequestDeps) {
@@ -27,7 +23,7 @@ export function createOnboardingActivities(deps: LivenessRequestDeps) {
      * Asks the registry about the CPF, keeps the full record in Postgres (never in workflow
      * history) and returns only the decision. Idempotent: a retry overwrites the same row.
      */
-    checkKyc: (input: { workflowId: string; cpf: string; plan: Plan }): Promise<KycDecision> =>
+    checkKyc: (input: { workflowId: string; cpf: string; plan: KycPlan }): Promise<KycDecision> =>
       readKyc(deps, input),
 
     /**
@@ -38,7 +34,7 @@ export function createOnboardingActivities(deps: LivenessRequestDeps) {
     async requestLivenessLink(input: {
       workflowId: string;
       cpf: string;
-      plan: Plan;
+      plan: KycPlan;
       event: string;
       redirectUrl?: string;
       correlationId: string;

@@ -1,9 +1,10 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { NotFoundError } from '../connectors/errors';
+import { UnclassifiedAnswerError } from '../connectors/errors';
 import { type ProviderNotification, providerNotificationSignal } from '../contracts/flow';
 import { claimDueChecks, countDueChecks, type DueCheck } from '../db/reconciliation';
 import type { ActivityDeps, ReconciliationSettings } from './deps';
+import { unclassifiedNotice } from './errors';
 
 export type { ReconciliationSettings };
 
@@ -36,20 +37,22 @@ export function createReconciliationActivities({
   pool,
   temporal,
   reconciliation,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'temporal' | 'reconciliation'>) {
-  /** Whether the provider has settled the flow's money; an unknown transaction has not. */
+  countUnclassified,
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'temporal' | 'reconciliation' | 'countUnclassified'>) {
+  const notice = unclassifiedNotice({ pool, countUnclassified });
+  /**
+   * Whether the provider has settled the flow's money; an unknown transaction has not, nor has
+   * one whose status no rule reads (told, and looked at again on the schedule).
+   */
   const settled = async (c: DueCheck): Promise<boolean> => {
     try {
-      const tx =
-        c.type === 'deposit'
-          ? await provider.getDeposit(c.businessId)
-          : await provider.getWithdrawal(c.businessId);
-      return c.type === 'deposit'
-        ? tx.status === 'completed'
-        : tx.status === 'completed' || tx.status === 'failed';
+      if (c.type === 'deposit') return (await provider.lookUpDeposit(c.businessId)).state === 'paid';
+      const tx = await provider.lookUpPayout(c.businessId);
+      return tx.state === 'completed' || tx.state === 'failed';
     } catch (err) {
-      if (err instanceof NotFoundError) return false;
-      throw err;
+      if (!(err instanceof UnclassifiedAnswerError)) throw err;
+      await notice(err, c.workflowId);
+      return false;
     }
   };
 

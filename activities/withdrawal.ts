@@ -1,13 +1,17 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { BadRequestError, DuplicateTransactionError, NotFoundError } from '../connectors/errors';
-import type { Transaction } from '../connectors/identity-payments/client';
-import type { ReceiptResult } from '../connectors/identity-payments/wire/schemas';
+import {
+  BadRequestError,
+  DuplicateTransactionError,
+  NotFoundError,
+  UnclassifiedAnswerError,
+} from '../connectors/errors';
+import type { PayoutLookup, PayoutReceipt } from '../connectors/types';
 import type { FlowRecord } from '../contracts/flow';
 import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
 import { recordPayoutDestination } from '../db/payout-destinations';
 import { prepared } from '../db/pool';
 import type { ActivityDeps } from './deps';
-import { providerCall } from './errors';
+import { providerCall, type UnclassifiedNotice, unclassifiedNotice } from './errors';
 import { payeeHashOf } from './withdrawal-rules';
 
 export interface PayoutSent {
@@ -29,34 +33,37 @@ export interface PayoutCheck {
   recorded?: boolean;
 }
 
-const RECEIPT_FAILED = 2;
-const RECEIPT_COMPLETED = 4;
-
 const upsertReceipt = prepared(
   'upsert-receipt',
   `INSERT INTO withdrawal_receipts (transaction_id, image, paid_at) VALUES ($1, $2, $3)
    ON CONFLICT (transaction_id) DO UPDATE SET image = EXCLUDED.image, paid_at = EXCLUDED.paid_at`,
 );
 
-/** The payout's outcome as its receipt and inquiry tell it (receiptStored: ready, for the caller to store). */
-function outcomeOf(receipt: ReceiptResult, tx: Transaction | undefined): PayoutCheck {
-  const receiptStatus = receipt.status === '' ? undefined : receipt.status;
+/**
+ * The payout's outcome as its receipt and inquiry tell it (receiptStored: ready, for the caller to
+ * store). Either one's understood word decides; what neither says leaves it processing.
+ */
+function outcomeOf(receipt: PayoutReceipt, tx: PayoutLookup | undefined): PayoutCheck {
   const base = {
-    receiptStatus,
-    inquiryStatus: tx?.status,
-    e2eId: tx?.e2eId || undefined,
+    receiptStatus: receipt.code,
+    inquiryStatus: tx && tx.state !== 'not_found' ? tx.providerStatus : undefined,
+    e2eId: tx && tx.state !== 'not_found' ? tx.e2eId : undefined,
     receiptStored: false,
   };
-  if (tx?.status === 'completed' || receiptStatus === RECEIPT_COMPLETED) {
+  if (tx?.state === 'completed' || receipt.state === 'completed') {
     return {
       ...base,
       outcome: 'completed',
-      paidAt: tx?.paidAt || receipt.datetimepayed || undefined,
-      receiptStored: Boolean(receipt.invoice),
+      paidAt: (tx?.state === 'completed' ? tx.paidAt : undefined) ?? receipt.paidAt,
+      receiptStored: Boolean(receipt.imageBase64),
     };
   }
-  if (tx?.status === 'failed' || receiptStatus === RECEIPT_FAILED) {
-    return { ...base, outcome: 'failed', reason: tx?.reason || 'provider_reported_failure' };
+  if (tx?.state === 'failed' || receipt.state === 'failed') {
+    return {
+      ...base,
+      outcome: 'failed',
+      reason: (tx?.state === 'failed' ? tx.reason : undefined) ?? 'provider_reported_failure',
+    };
   }
   return { ...base, outcome: 'processing' };
 }
@@ -66,28 +73,58 @@ function withDetails(row: FlowRecord, learnt: Record<string, unknown>): FlowReco
   return { ...row, details: { ...row.details, ...learnt } };
 }
 
+/** The payout's inquiry and receipt, with what no rule reads told through `notice`. */
+function payoutReads(provider: ActivityDeps['provider'], notice: UnclassifiedNotice) {
+  /**
+   * The payout as the provider's inquiry reads it; undefined when it does not know the id. A record
+   * whose status no rule reads still proves the payout exists: `processing`, and told.
+   */
+  async function lookUp(
+    transactionId: string,
+  ): Promise<Exclude<PayoutLookup, { state: 'not_found' }> | undefined> {
+    try {
+      const tx = await provider.lookUpPayout(transactionId);
+      return tx.state === 'not_found' ? undefined : tx;
+    } catch (err) {
+      if (!(err instanceof UnclassifiedAnswerError)) throw err;
+      await notice(err);
+      return { state: 'processing', providerStatus: '' };
+    }
+  }
+
+  /** The receipt; one whose code no rule reads is told, and decides nothing. */
+  async function receiptOf(transactionId: string): Promise<PayoutReceipt> {
+    const receipt = await provider.payoutReceipt(transactionId);
+    if (receipt.state === 'unreadable') {
+      await notice(
+        new UnclassifiedAnswerError('provider receipt: a status code pixflow does not know', {
+          op: 'receipt',
+          field: 'status',
+        }),
+      );
+    }
+    return receipt;
+  }
+  return { lookUp, receiptOf };
+}
+
 export function createWithdrawalActivities({
   provider,
   pool,
   recordFlow,
   hashCpf,
   hashAccount,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount'> & {
+  countUnclassified,
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount' | 'countUnclassified'> & {
   recordFlow: (row: FlowRecord) => Promise<void>;
 }) {
-  async function lookUp(transactionId: string) {
-    try {
-      return await provider.getWithdrawal(transactionId);
-    } catch (err) {
-      if (err instanceof NotFoundError) return undefined;
-      throw err;
-    }
-  }
+  const notice: UnclassifiedNotice = unclassifiedNotice({ pool, countUnclassified });
+  const { lookUp, receiptOf } = payoutReads(provider, notice);
 
   /** Upserts the receipt image (idempotent); answers its size in bytes. */
-  async function saveReceipt(transactionId: string, receipt: ReceiptResult): Promise<number> {
-    const image = Buffer.from(receipt.invoice.replace(/^data:image\/\w+;base64,/, ''), 'base64');
-    await pool.query(upsertReceipt([transactionId, image, receipt.datetimepayed || null]));
+  async function saveReceipt(transactionId: string, receipt: PayoutReceipt): Promise<number> {
+    const image = Buffer.from(receipt.imageBase64 ?? '', 'base64');
+    await pool.query(upsertReceipt([transactionId, image, receipt.paidAt ?? null]));
     return image.length;
   }
 
@@ -96,7 +133,9 @@ export function createWithdrawalActivities({
      * Sends the payout exactly once. A first attempt sends. Any later attempt follows an unknown
      * outcome (timeout, 5xx, a worker crash), so it looks the transaction up first and sends only
      * if the provider has never seen it; the provider's own rejection of a repeated transactionId
-     * is the second guard.
+     * is the second guard. A refusal (400, 422, 404) is looked up before it counts: a provider
+     * may answer a repeated id that way. An answer no rule reads leaves it `sending`, retried
+     * (the retry looks it up first) and told, never failed.
      *
      * It writes the withdrawal's flows rows around the send (`sending` before, `processing`
      * after, with the e2eId), instead of local activities of their own: the first workflow task,
@@ -112,22 +151,25 @@ export function createWithdrawalActivities({
       const sent = await providerCall(async (): Promise<PayoutSent> => {
         if (Context.current().info.attempt > 1) {
           const existing = await lookUp(input.transactionId);
-          if (existing) return { alreadyExisted: true, e2eId: existing.e2eId || undefined };
+          if (existing) return { alreadyExisted: true, e2eId: existing.e2eId };
         }
         try {
-          const res = await provider.createWithdrawal({
+          const res = await provider.sendPayout({
             merchant: input.merchant,
-            client: input.client,
+            payee: input.client,
             pixKey: input.pixKey,
             pixType: input.pixType,
             amountCentavos: input.amountCentavos,
             transactionId: input.transactionId,
           });
-          return { alreadyExisted: false, e2eId: res.e2eId || undefined };
+          return { alreadyExisted: false, e2eId: res.e2eId };
         } catch (err) {
           if (err instanceof DuplicateTransactionError) return { alreadyExisted: true };
-          // Refused on create: nothing was sent, and the workflow ends the withdrawal failed.
           if (err instanceof BadRequestError || err instanceof NotFoundError) {
+            const existing = await lookUp(input.transactionId);
+            if (existing) return { alreadyExisted: true, e2eId: existing.e2eId };
+            // Refused on create and unknown to the provider: nothing was sent; the workflow ends
+            // the withdrawal failed.
             throw ApplicationFailure.create({
               type: PAYOUT_REJECTED,
               message: err.message,
@@ -137,7 +179,7 @@ export function createWithdrawalActivities({
           }
           throw err;
         }
-      });
+      }, notice);
       // From now on the destination is one the person has been paid to: no step-up for it again.
       await recordPayoutDestination(pool, {
         cpfHash: hashCpf(input.client.cpf),
@@ -158,9 +200,9 @@ export function createWithdrawalActivities({
       // The receipt first: the inquiry, read after it, is at least as new, so a failure either
       // of them shows comes with the inquiry's reason (not a torn read across the two).
       const { receipt, tx } = await providerCall(async () => {
-        const receipt = await provider.getReceipt(transactionId);
+        const receipt = await receiptOf(transactionId);
         return { receipt, tx: await lookUp(transactionId) };
-      });
+      }, notice);
       const check = outcomeOf(receipt, tx);
       if (check.receiptStored) await saveReceipt(transactionId, receipt);
       if (!completed || check.outcome !== 'completed' || !check.receiptStored) return check;
@@ -178,8 +220,8 @@ export function createWithdrawalActivities({
      * invoice is a retryable failure, so Temporal keeps asking on its back-off schedule.
      */
     async storeReceipt(transactionId: string): Promise<{ bytes: number }> {
-      const receipt = await providerCall(() => provider.getReceipt(transactionId));
-      if (!receipt.invoice) {
+      const receipt = await providerCall(() => receiptOf(transactionId), notice);
+      if (!receipt.imageBase64) {
         throw ApplicationFailure.retryable(`receipt of ${transactionId} not ready yet`, 'RECEIPT_NOT_READY');
       }
       return { bytes: await saveReceipt(transactionId, receipt) };

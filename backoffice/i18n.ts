@@ -2,12 +2,11 @@
 // file so that a translator reads both side by side and the compiler checks they match.
 import type { KeyStatus } from '../api-keys/admin';
 import { type ProviderErrorCode, providerErrorCodes } from '../connectors/errors';
-import type { StatusVerification } from '../connectors/identity-payments/wire/schemas';
 import type { AlertRule, AlertStatus } from '../contracts/alert';
 import type { BiometricsStatus } from '../contracts/biometrics';
 import type { accountKinds, CustomerVerification } from '../contracts/customer';
 import type { DepositStatus } from '../contracts/deposit';
-import type { FlowType } from '../contracts/flow';
+import type { FlowType, LivenessStatus } from '../contracts/flow';
 import type { OnboardingStatus } from '../contracts/onboarding';
 import {
   biometricsReasons,
@@ -65,7 +64,7 @@ interface Labels {
   verification: Record<CustomerVerification, string>;
   reason: Record<ReasonCode, string>;
   registryStatus: Record<RegistryStatus | 'null', string>;
-  liveness: Record<StatusVerification, string>;
+  liveness: Record<LivenessStatus, string>;
   providerError: Record<ProviderErrorCode, string>;
   action: Record<OperatorActionName, string>;
   outcome: Record<ActionOutcome, string>;
@@ -676,6 +675,7 @@ const ptBR = {
       DUPLICATE_TRANSACTION: 'Transação repetida no provedor',
       CONTRACT_VIOLATION: 'Resposta do provedor fora do contrato',
       BAD_REQUEST: 'Pedido recusado pelo provedor',
+      UNCLASSIFIED: 'Resposta do provedor que o pixflow não sabe ler',
     },
     action: {
       sign_in: 'Entrada',
@@ -708,6 +708,7 @@ const ptBR = {
       quick_in_out: 'Entrada e saída rápida',
       window_total: 'Total movimentado na janela',
       new_account: 'Saque logo após o cadastro',
+      provider_unclassified: 'Resposta do provedor que o pixflow não sabe ler: o fluxo espera',
     },
     alertStatus: { open: 'Aberto', reviewed: 'Revisado', reported: 'Comunicado' },
     accountKind: { pix_key: 'chave Pix', bank_account: 'conta bancária' },
@@ -1414,6 +1415,7 @@ const en: Catalog = {
       DUPLICATE_TRANSACTION: 'Transaction repeated at the provider',
       CONTRACT_VIOLATION: "The provider's answer broke its contract",
       BAD_REQUEST: 'Request refused by the provider',
+      UNCLASSIFIED: 'A provider answer pixflow cannot read',
     },
     action: {
       sign_in: 'Sign-in',
@@ -1446,6 +1448,7 @@ const en: Catalog = {
       quick_in_out: 'Quick in and out',
       window_total: 'Total moved in the window',
       new_account: 'Payout soon after registration',
+      provider_unclassified: 'A provider answer pixflow cannot read: the flow waits',
     },
     alertStatus: { open: 'Open', reviewed: 'Reviewed', reported: 'Reported' },
     accountKind: { pix_key: 'Pix key', bank_account: 'bank account' },

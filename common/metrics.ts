@@ -1,7 +1,14 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { ProviderCallEvent } from '../connectors/identity-payments/client';
 
 // Prometheus metrics. Each process has its own registry; /metrics serves it.
+
+/** One HTTP exchange with a provider, as its connector reports it (status 0: no answer came back). */
+export interface ProviderCallEvent {
+  endpoint: string;
+  status: number;
+  durationMs: number;
+  outcome: 'ok' | 'error' | 'timeout' | 'connection_error';
+}
 
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -33,6 +40,12 @@ export function createWorkerMetrics() {
     labelNames: ['state'] as const,
     registers: [registry],
   });
+  const unclassified = new Counter({
+    name: 'pixflow_provider_unclassified_total',
+    help: 'Provider answers no rule of the connector reads, by operation: the flow waits, an alert is raised',
+    labelNames: ['op'] as const,
+    registers: [registry],
+  });
   let tokenRequests: () => number = () => 0;
   new Gauge({
     name: 'pixflow_provider_token_requests',
@@ -48,6 +61,9 @@ export function createWorkerMetrics() {
       providerCalls.inc({ endpoint: e.endpoint, outcome: e.outcome, status: String(e.status) });
       providerLatency.observe({ endpoint: e.endpoint }, e.durationMs / 1000);
       if (e.outcome !== 'ok') providerErrors.inc({ endpoint: e.endpoint, outcome: e.outcome });
+    },
+    countUnclassified(op: string) {
+      unclassified.inc({ op });
     },
     countPayoutDeadline(state: 'at_risk' | 'missed') {
       payoutDeadlines.inc({ state });

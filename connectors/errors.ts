@@ -1,5 +1,6 @@
-// Typed provider errors. `retryable` tells activities whether trying again can help:
-// business 4xx never, 401/429/5xx/timeouts/connection errors yes.
+// pixflow's error kinds for whatever a provider answers, the same for every connector. `retryable`
+// tells activities whether trying again can help: business 4xx never; 401/429/5xx, timeouts,
+// connection errors and answers no rule could read, yes.
 
 export const providerErrorCodes = [
   'INVALID_DOCUMENT',
@@ -13,6 +14,7 @@ export const providerErrorCodes = [
   'DUPLICATE_TRANSACTION',
   'CONTRACT_VIOLATION',
   'BAD_REQUEST',
+  'UNCLASSIFIED',
 ] as const;
 export type ProviderErrorCode = (typeof providerErrorCodes)[number];
 
@@ -75,7 +77,32 @@ export class ContractError extends providerErrorKind('CONTRACT_VIOLATION', false
     this.path = details.path;
   }
 }
-export class BadRequestError extends providerErrorKind('BAD_REQUEST', false) {}
+/**
+ * The provider refused the request. `fields` names the request fields its validation message
+ * mentions: a refusal of how pixflow asked, never a statement about the person or the payment.
+ */
+export class BadRequestError extends providerErrorKind('BAD_REQUEST', false) {
+  readonly fields: readonly string[];
+  constructor(message: string, details: ProviderErrorDetails & { fields?: readonly string[] } = {}) {
+    super(message, details);
+    this.fields = details.fields ?? [];
+  }
+}
+
+/**
+ * An answer no rule of the connector could read where a money or identity decision hangs on it
+ * (a status word no table knows, a body of an unknown shape). Retryable: the flow keeps waiting
+ * and asking, and an operator is told (the metric, the alert, the log line name `op` and `field`).
+ */
+export class UnclassifiedAnswerError extends providerErrorKind('UNCLASSIFIED', true) {
+  readonly op: string;
+  readonly field: string;
+  constructor(message: string, details: ProviderErrorDetails & { op: string; field: string }) {
+    super(message, details);
+    this.op = details.op;
+    this.field = details.field;
+  }
+}
 
 export function isProviderError(err: unknown): err is ProviderError {
   return err instanceof ProviderError;

@@ -94,12 +94,15 @@ export type PayoutLookup =
 
 /** Where a payout's receipt stands: `completed` with its image once the provider made it. */
 export interface PayoutReceipt {
-  state: 'not_found' | 'requested' | 'failed' | 'processing' | 'completed';
+  /** `unreadable`: a code none of the provider's; the payout's inquiry decides alone. */
+  state: 'not_found' | 'requested' | 'failed' | 'processing' | 'completed' | 'unreadable';
   /** The provider's own code, for the record. */
   code?: number;
   /** The proof-of-payment image, base64 without a data-URL prefix; absent until it exists. */
   imageBase64?: string;
   paidAt?: string;
+  /** What an `unreadable` receipt carried instead of a code. */
+  value?: unknown;
 }
 
 /** A provider's webhook, as a hint for one flow to look. */
@@ -112,23 +115,19 @@ export interface PaymentNotification {
 }
 
 /** A liveness callback: the progress of one liveness request. */
-export interface LivenessProgress {
+export interface LivenessCallback {
   transactionId: string;
   correlationId: string;
   cpf: string;
   status: LivenessStatus;
+  /** The provider's word for the person's step in its flow (free text; `biometric_...` later). */
+  step: string;
   type: 'onboarding' | 'biometric_identification';
   event: string;
   at: string;
   partnerId: string;
-}
-
-/** One HTTP exchange with a provider, for metrics (status 0 when no answer came back). */
-export interface ConnectorCallEvent {
-  endpoint: string;
-  status: number;
-  durationMs: number;
-  outcome: 'ok' | 'error' | 'timeout' | 'connection_error';
+  /** A status word no rule reads: the progress is kept as `processing` and an operator told. */
+  unclassifiedStatus?: string;
 }
 
 /** A provider reached through its connector, in pixflow's words. */

@@ -4,9 +4,16 @@
 /**
  * The rules: many deposits just under a value (structuring), a payout soon after deposits with
  * nothing between (quick in-out), a total over a window (window total), a payout soon after the
- * person registered (new account).
+ * person registered (new account). Besides them, a flow whose provider answered what pixflow
+ * cannot read (provider unclassified): the flow waits, and an operator looks.
  */
-export const alertRules = ['structuring', 'quick_in_out', 'window_total', 'new_account'] as const;
+export const alertRules = [
+  'structuring',
+  'quick_in_out',
+  'window_total',
+  'new_account',
+  'provider_unclassified',
+] as const;
 export type AlertRule = (typeof alertRules)[number];
 
 /** open until an operator marks it reviewed (nothing to report) or reported (to the authority). */

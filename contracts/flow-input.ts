@@ -84,9 +84,17 @@ const personBase = {
 /** The person who pays a deposit, with the bank account the rules ask operators to collect. */
 export const depositPayerSchema = z.object({
   ...personBase,
-  bankispb: z.string().optional(),
-  bankbranch: z.string().optional(),
-  bankaccount: z.string().optional(),
+  bankAccount: z
+    .object({
+      ispb: z.string().regex(/^\d{8}$/, 'must be 8 digits'),
+      branch: z.string().regex(/^\d{1,5}$/, 'must be 1 to 5 digits'),
+      number: z.string().regex(/^\d{1,20}$/, 'must be 1 to 20 digits, check digit included, no hyphen'),
+    })
+    .optional()
+    .meta({
+      description:
+        "the payer's own bank account (Portaria SPA/MF 615/2024 asks operators to collect it): the bank's ISPB, the branch and the account number",
+    }),
 });
 
 /** The person a payout goes to. */

@@ -273,3 +273,29 @@ export async function decideAlert(
   );
   return rows[0] ? alertOf(rows[0]) : undefined;
 }
+
+/**
+ * An alert on a flow whose provider answered what no rule of its connector reads (`op`, `field`):
+ * one per flow, whoever asks again. Answers whether it was new; none when the flow has no row
+ * with a person yet.
+ */
+export async function raiseUnclassifiedAnswer(
+  db: Queryable,
+  a: { id: string; workflowId: string; op: string; field: string },
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT cpf_hash, cpf_masked FROM flows WHERE workflow_id = $1 AND cpf_hash IS NOT NULL LIMIT 1`,
+    [a.workflowId],
+  );
+  const person = rows[0] as { cpf_hash: string; cpf_masked: string | null } | undefined;
+  if (!person) return false;
+  return raiseAlert(db, {
+    id: a.id,
+    rule: 'provider_unclassified',
+    cpfHash: person.cpf_hash,
+    cpfMasked: person.cpf_masked,
+    flowId: a.workflowId,
+    flowIds: [a.workflowId],
+    facts: { op: a.op, field: a.field },
+  });
+}

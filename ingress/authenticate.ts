@@ -1,12 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { partnerIdOf } from '../connectors/identity-payments';
 import type { NotificationPoint } from '../db/inbox';
 import type { FailedAuthLimit } from '../http/failed-auth';
 import { Problem } from '../http/problem';
 import { NOTIFICATION_POINTS } from './notification';
 
 // Who may post: the secret in the URL (checked before the body is read) and the body's
-// partner_id (checked before anything else in the body is looked at, so an unauthenticated
+// partner id (checked before anything else in the body is looked at, so an unauthenticated
 // caller learns nothing about what we would accept).
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
@@ -41,7 +42,7 @@ export function ingressAuth(
       next();
     },
     checkPartner(fields) {
-      const partner = typeof fields.partner_id === 'string' ? fields.partner_id : '';
+      const partner = partnerIdOf(fields);
       return sameSecret(partner, partnerDigest)
         ? undefined
         : new Problem(401, 'unauthorized', 'Unauthorized');

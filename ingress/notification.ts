@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
 import {
-  livenessCallbackSchema,
-  notificationMessageSchema,
-} from '../connectors/identity-payments/wire/schemas';
+  notificationPointOf,
+  readLivenessCallback,
+  readPaymentNotification,
+} from '../connectors/identity-payments';
 import {
   type BiometricProgress,
   biometricProgressSignal,
@@ -40,9 +41,7 @@ export function dedupeKey(parts: string[]): string {
 
 /** One URL for all points: the body tells. */
 function pointOf(body: Record<string, unknown>): NotificationPoint | undefined {
-  if (body.type === 'deposit' || body.type === 'withdraw') return body.type;
-  if ('status_verification' in body) return 'liveness';
-  return undefined;
+  return notificationPointOf(body);
 }
 
 export function parseNotification(
@@ -67,11 +66,11 @@ export function parseNotification(
 }
 
 function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string): ParsedNotification {
-  const parsed = livenessCallbackSchema.safeParse(body);
+  const parsed = readLivenessCallback(body);
   if (!parsed.success) throw validationProblem('body', parsed.error);
   const cb = parsed.data;
   // Workflow ids carry the bare 11 digits; tolerate a formatted CPF.
-  const cpf = cb.document.replace(/[.-]/g, '');
+  const cpf = cb.cpf.replace(/[.-]/g, '');
   // A CPF with wrong check digits can never name an onboarding: refused now, not kept pending.
   if (!cpfSchema.safeParse(cpf).success) {
     throw new Problem(400, 'validation-error', 'Request validation failed', 'body.document: must be a CPF');
@@ -92,27 +91,23 @@ function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string
     dedupeKey: dedupeKey([
       'liveness',
       workflowId,
-      cb.transaction_id,
-      cb.correlation_id,
-      cb.status_onboarding,
-      cb.status_verification,
+      cb.transactionId,
+      cb.correlationId,
+      cb.step,
+      cb.unclassifiedStatus ?? cb.status,
     ]),
   });
   // What both flows hear of a session; the biometrics flow also hears what kind of session it was.
   const progress = {
-    statusVerification: cb.status_verification,
-    transactionId: cb.transaction_id,
-    correlationId: cb.correlation_id,
-    at: cb.datetime,
+    statusVerification: cb.status,
+    transactionId: cb.transactionId,
+    correlationId: cb.correlationId,
+    at: cb.at,
   } satisfies LivenessProgress;
   const hashedCpf = cpfHash(cpf, piiHashKey);
   // An approved person's later sessions are biometric identifications: their own flow's news.
-  if (cb.action_type === 'biometric_identification' || cb.status_onboarding.startsWith('biometric_')) {
-    const biometric: BiometricProgress = {
-      ...progress,
-      statusOnboarding: cb.status_onboarding,
-      actionType: cb.action_type,
-    };
+  if (cb.type === 'biometric_identification' || cb.step.startsWith('biometric_')) {
+    const biometric: BiometricProgress = { ...progress, statusOnboarding: cb.step, actionType: cb.type };
     return notificationFor(
       biometricsWorkflowId(hashedCpf),
       `biometric identification of ${maskCpf(cpf)}`,
@@ -133,9 +128,9 @@ function parseMessage(
   body: Record<string, unknown>,
   receivedAt: Date,
 ): ParsedNotification {
-  const parsed = notificationMessageSchema.safeParse(body);
+  const parsed = readPaymentNotification(body);
   if (!parsed.success) throw validationProblem('body', parsed.error);
-  const msg = parsed.data;
+  const msg = { ...parsed.data, type: parsed.data.kind === 'deposit' ? 'deposit' : 'withdraw' } as const;
   if (msg.type !== point) {
     throw new Problem(
       400,

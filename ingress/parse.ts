@@ -3,7 +3,7 @@ import { Problem } from '../http/problem';
 import { illFormedTextPath } from '../http/request-input';
 import { type ParsedNotification, parseNotification } from './notification';
 
-// From the raw text of a request to a notification: first only far enough to read partner_id
+// From the raw text of a request to a notification: first only far enough to read its partner id
 // (parseBody), then, once the caller is authenticated, all of it (parseStorable).
 
 const malformed = (detail: string) => new Problem(400, 'malformed-json', 'Malformed JSON body', detail);

@@ -22,7 +22,7 @@ import { parseBody, parseStorable } from './parse';
 import { headersOfInterest, keepNotification, storeNotification } from './store';
 
 // POST /webhooks/provider/:secret[/deposit|/withdraw|/liveness]. Authenticated by the secret in
-// the URL and the body's partner_id; stored in the inbox before the 2xx; then signalled without
+// the URL and the body's partner id; stored in the inbox before the 2xx; then signalled without
 // making the provider wait. The ingress answers its own errors so the secret never appears in
 // a problem's `instance`.
 

@@ -5,10 +5,11 @@ import { screenerOf, screenPerson } from '../activities/screen-person';
 import { pixflowDataConverter } from '../common/codec';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
+import type { ProviderCallEvent } from '../common/metrics';
 import { accountKeyHash, cpfHash } from '../common/pii';
 import { openSecret, sealSecret } from '../common/secret-box';
 import { temporalConnectionOptions } from '../common/temporal-connection';
-import { createProviderClient, type ProviderCallEvent } from '../connectors/identity-payments/client';
+import { createIdentityPaymentsConnector } from '../connectors/identity-payments';
 import { moneyRulesOf, payoutControlsOf } from '../contracts/rules';
 import { createPool } from '../db/pool';
 
@@ -20,7 +21,7 @@ import { createPool } from '../db/pool';
  */
 const RECONCILIATION_SCHEDULE_MS = [30_000, 120_000, 600_000, 3_600_000];
 
-// Builds the activities with their real dependencies: the provider client (one per process,
+// Builds the activities with their real dependencies: the provider's connector (one per process,
 // so one token cache), a Postgres pool, the wall clock, the money rules and a Temporal client.
 export async function createWorkerActivities(
   config: Config,
@@ -29,8 +30,10 @@ export async function createWorkerActivities(
     onProviderCall,
     countPayoutDeadline,
     countRefusedDecision,
+    countUnclassified,
   }: {
     onProviderCall?: (e: ProviderCallEvent) => void;
+    countUnclassified?: (op: string) => void;
     countPayoutDeadline?: (mark: 'at_risk' | 'missed') => void;
     countRefusedDecision?: (kind: string, cause: string) => void;
   } = {},
@@ -39,7 +42,7 @@ export async function createWorkerActivities(
     throw new Error('DATABASE_URL is not set (npm start provides an embedded Postgres)');
   }
   const pool = createPool(config.DATABASE_URL);
-  const provider = createProviderClient({
+  const provider = createIdentityPaymentsConnector({
     ...config.provider,
     logger: log.child({ component: 'provider' }),
     onCall: onProviderCall,
@@ -63,6 +66,7 @@ export async function createWorkerActivities(
     payoutAuthorization: payoutAuthorizationOf(config),
     ...(countPayoutDeadline ? { countPayoutDeadline } : {}),
     ...(countRefusedDecision ? { countRefusedDecision } : {}),
+    ...(countUnclassified ? { countUnclassified } : {}),
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     reconciliation: {
       scheduleMs: config.POLL_SCHEDULE_MS ?? RECONCILIATION_SCHEDULE_MS,

@@ -127,6 +127,7 @@ async function main() {
     onProviderCall: metrics.onProviderCall,
     countPayoutDeadline: metrics.countPayoutDeadline,
     countRefusedDecision: refusedDecisionCounter(metrics.registry),
+    countUnclassified: metrics.countUnclassified,
   });
   metrics.countTokenRequests(() => provider.tokenRequests);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));

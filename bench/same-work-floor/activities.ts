@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ProviderClient } from '../../connectors/identity-payments/client';
+import type { Connector } from '../../connectors/types';
 
 // The same-work floor's activities: each one provider call (two for a completed payout: the
 // inquiry, then its receipt) and one statement on the floor's own table. Each is idempotent, as
@@ -44,7 +44,7 @@ export const SAME_WORK_TABLE = `CREATE TABLE IF NOT EXISTS bench_same_work (
   PRIMARY KEY (kind, id)
 )`;
 
-export function sameWorkActivities(provider: ProviderClient, pool: pg.Pool) {
+export function sameWorkActivities(provider: Connector, pool: pg.Pool) {
   const insertRow = (kind: string, id: string, status: string) =>
     pool.query('INSERT INTO bench_same_work (kind, id, status) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
       kind,
@@ -58,34 +58,37 @@ export function sameWorkActivities(provider: ProviderClient, pool: pg.Pool) {
     );
   return {
     async createDeposit(input: SameWorkDepositInput): Promise<Qr> {
-      const created = await provider.createDeposit(input);
+      const created = await provider.createCharge({
+        txid: input.txid,
+        amountCentavos: input.amountCentavos,
+        payer: input.client,
+      });
       await insertRow('deposit', input.txid, 'awaiting_payment');
-      return { pixPayload: created.pixPayload, expiry: created.expiry };
+      return { pixPayload: created.payload, expiry: created.expiresAt };
     },
-    /** The provider's status of the deposit; the row follows once it is paid or expired. */
+    /** Whether the deposit is paid (`completed`) or not yet (`processing`); the row follows once paid. */
     async settleDeposit(txid: string): Promise<string> {
-      const { status } = await provider.getDeposit(txid);
+      const status = (await provider.lookUpDeposit(txid)).state === 'paid' ? 'completed' : 'processing';
       if (status !== 'processing') await updateRow('deposit', txid, status);
       return status;
     },
     async createPayout(input: SameWorkWithdrawalInput): Promise<void> {
       try {
-        await provider.createWithdrawal(input);
+        await provider.sendPayout({ ...input, payee: input.client });
       } catch (err) {
         // A retry after the provider took it: the payout exists, which is what was asked.
-        const known = await provider.getWithdrawal(input.transactionId).catch(() => undefined);
-        if (!known) throw err;
+        const known = await provider.lookUpPayout(input.transactionId).catch(() => undefined);
+        if (!known || known.state === 'not_found') throw err;
       }
       await insertRow('withdrawal', input.transactionId, 'sending');
     },
     /** The payout's outcome; a completed one's receipt image is stored with it. */
     async settlePayout(transactionId: string): Promise<string> {
-      const { status } = await provider.getWithdrawal(transactionId);
+      const tx = await provider.lookUpPayout(transactionId);
+      const status = tx.state === 'completed' || tx.state === 'failed' ? tx.state : 'processing';
       if (status === 'processing') return status;
-      const receipt = status === 'completed' ? await provider.getReceipt(transactionId) : undefined;
-      const image = receipt?.invoice
-        ? Buffer.from(receipt.invoice.replace(/^data:image\/\w+;base64,/, ''), 'base64')
-        : null;
+      const receipt = status === 'completed' ? await provider.payoutReceipt(transactionId) : undefined;
+      const image = receipt?.imageBase64 ? Buffer.from(receipt.imageBase64, 'base64') : null;
       await updateRow('withdrawal', transactionId, status, image);
       return status;
     },

@@ -4,7 +4,7 @@ import { Client, Connection, WithStartWorkflowOperation, WorkflowNotFoundError }
 import { z } from 'zod';
 import { pixflowDataConverter } from '../../common/codec';
 import { loadConfig } from '../../common/config';
-import { notificationMessageSchema } from '../../connectors/identity-payments/wire/schemas';
+import { readPaymentNotification } from '../../connectors/identity-payments';
 import { validationProblem } from '../../http/problem';
 import { SAME_WORK_QUEUE } from '../settings';
 import {
@@ -107,13 +107,13 @@ async function main() {
       return { status: 202, body: { transactionId: input.data.transactionId, status } };
     },
     async [`/notifications/${config.WEBHOOK_SECRET}`](body) {
-      const note = notificationMessageSchema.safeParse(body);
+      const note = readPaymentNotification(body);
       if (!note.success) return badRequest(note.error);
-      if (note.data.partner_id !== config.WEBHOOK_PARTNER_ID) return { status: 401 };
+      if (note.data.partnerId !== config.WEBHOOK_PARTNER_ID) return { status: 401 };
       // The charge's `requested` says nothing the flow does not know: only an outcome is looked at.
       if (note.data.action !== 'updated') return { status: 200 };
       const id =
-        note.data.type === 'deposit' ? sameWorkDepositId(note.data.id) : sameWorkWithdrawalId(note.data.id);
+        note.data.kind === 'deposit' ? sameWorkDepositId(note.data.id) : sameWorkWithdrawalId(note.data.id);
       try {
         await client.workflow.getHandle(id).signal(notifiedSignal);
       } catch (err) {

@@ -1,4 +1,4 @@
-import { createProviderClient } from '../../connectors/identity-payments/client';
+import { createIdentityPaymentsConnector } from '../../connectors/identity-payments';
 import { createPool } from '../../db/pool';
 import { SAME_WORK_QUEUE } from '../settings';
 import { runBenchWorker, tellBench } from '../worker-process';
@@ -13,7 +13,7 @@ runBenchWorker('same-work floor worker', async (config) => {
   if (!config.DATABASE_URL) throw new Error('DATABASE_URL is not set');
   const pool = createPool(config.DATABASE_URL);
   await pool.query(SAME_WORK_TABLE);
-  const provider = createProviderClient(config.provider);
+  const provider = createIdentityPaymentsConnector(config.provider);
   // The sandbox counts every worker's token requests; the bench takes this one's off pixflow's figure.
   let told = 0;
   const tell = setInterval(() => {

@@ -1,4 +1,5 @@
-import { ContractError } from '../errors';
+import { decimalTextToCentavos } from '../../common/money';
+import { BadRequestError, ContractError, UnclassifiedAnswerError } from '../errors';
 import { centavosToValue, jsonWithDecimalValue, valueToCentavosOrThrow } from './money';
 import {
   checkRequest,
@@ -14,8 +15,8 @@ import {
   depositCreateResultSchema,
   type InquiryRecord,
   inquiryRecordSchema,
-  type KycRecordFor,
-  kycRecordSchema,
+  type KycAnswer,
+  kycAnswerSchema,
   type LivenessResponse,
   livenessRequestSchema,
   livenessResponseSchema,
@@ -29,9 +30,10 @@ import {
   withdrawCreateResultSchema,
 } from './wire/schemas';
 
-// The provider's endpoints as typed methods, by family: identity (KYC, liveness), deposits,
-// withdrawals (payouts and their receipts), and the inquiry both kinds of transaction share. Money is
-// integer centavos on this side; the transport (./transport) does auth, timeouts and error mapping.
+// The provider's endpoints as typed methods over its wire, by family: identity (KYC, liveness),
+// deposits, withdrawals (payouts and their receipts), and the inquiry both kinds of transaction
+// share. Money is integer centavos on this side; the transport (./transport) does auth, timeouts
+// and error mapping; connector.ts turns these answers into pixflow's types.
 
 export type { ProviderCallEvent, ProviderClientOptions } from './transport';
 
@@ -59,9 +61,25 @@ interface CreateWithdrawalInput {
 }
 
 type DepositCreated = DepositCreateResult & { amountCentavos: number };
+/** What a withdrawal's creation answered: its body when it was an object, or nothing (a 204). */
 type WithdrawalCreated = WithdrawCreateResult & { amountCentavos: number | undefined };
 /** Inquiry record plus integer centavos and `paidAt` normalised from payedAt/paidAt ('' when unpaid). */
 export type Transaction = InquiryRecord & { amountCentavos: number; paidAt: string };
+
+/** The request field spelling a liveness request carries (the document shows both). */
+export type LivenessIdField = 'correlation_id' | 'correlationId';
+
+/** An amount as the wire gives it (a number or its decimal text) in centavos. */
+export function amountToCentavos(value: number | string, path: string): number {
+  if (typeof value === 'number') return valueToCentavosOrThrow(value, path);
+  const centavos = decimalTextToCentavos(value);
+  if (centavos === null) {
+    throw new ContractError(`provider ${path} ${value} is not an amount with at most 2 decimal places`, {
+      path,
+    });
+  }
+  return centavos;
+}
 
 /** GET /dataconnector/transaction/{id}/type/{kind}: a record of the other kind breaks the contract. */
 async function inquireTransaction(
@@ -72,7 +90,7 @@ async function inquireTransaction(
   const path = `/dataconnector/transaction/${encodeURIComponent(id)}/type/${kind}`;
   const body = await transport.getWithToken('inquiry', path);
   const record = parseResponse(inquiryRecordSchema, body, 'inquiry');
-  if (record.type_transaction !== kind) {
+  if (record.type_transaction.trim().toLowerCase() !== kind) {
     throw new ContractError(`provider inquiry: expected type_transaction ${kind}`, {
       path: 'type_transaction',
       endpoint: 'inquiry',
@@ -81,33 +99,61 @@ async function inquireTransaction(
   }
   return {
     ...record,
-    amountCentavos: valueToCentavosOrThrow(record.value, 'value'),
+    amountCentavos: amountToCentavos(record.value, 'value'),
     paidAt: record.payedAt || record.paidAt || '',
   };
 }
 
-/** KYC lookup and liveness sessions, both keyed by the document (CPF) in the path. */
-function identityEndpoints(transport: ProviderTransport) {
+const otherIdField = (f: LivenessIdField): LivenessIdField =>
+  f === 'correlation_id' ? 'correlationId' : 'correlation_id';
+
+/**
+ * KYC lookup and liveness sessions, both keyed by the document (CPF) in the path. The liveness
+ * request's id field is spelled as configured; in `auto`, a refusal naming the field is asked
+ * again once with the other spelling, which is then kept for later requests.
+ */
+function identityEndpoints(transport: ProviderTransport, idFieldSetting: LivenessIdField | 'auto') {
+  let idField: LivenessIdField = idFieldSetting === 'auto' ? 'correlation_id' : idFieldSetting;
+  const livenessBody = (input: StartLivenessInput, field: LivenessIdField) => {
+    const request = checkRequest(
+      livenessRequestSchema,
+      {
+        correlation_id: input.correlationId,
+        plan: input.plan,
+        event: input.event,
+        ...(input.redirectUrl === undefined ? {} : { redirectUrl: input.redirectUrl }),
+      },
+      'liveness',
+    );
+    if (field === 'correlation_id') return JSON.stringify(request);
+    const { correlation_id, ...rest } = request;
+    return JSON.stringify({ correlationId: correlation_id, ...rest });
+  };
+  const namesIdField = (err: unknown) =>
+    err instanceof BadRequestError && err.fields.some((f) => f === 'correlation_id' || f === 'correlationId');
   return {
-    async kyc<P extends Plan>(document: string, plan: P): Promise<KycRecordFor<P>> {
+    /** The liveness request's id field as last used (the conformance command prints it). */
+    livenessIdField(): LivenessIdField {
+      return idField;
+    },
+
+    async kyc(document: string, plan: Plan): Promise<KycAnswer> {
       const payload = JSON.stringify({ plan });
       const body = await transport.postWithToken('kyc', `/kyc/${encodeURIComponent(document)}`, payload);
-      return parseResponse(kycRecordSchema(plan), body, 'kyc') as KycRecordFor<P>;
+      return parseResponse(kycAnswerSchema, body, 'kyc');
     },
 
     async startLiveness(document: string, input: StartLivenessInput): Promise<LivenessResponse> {
-      const request = checkRequest(
-        livenessRequestSchema,
-        {
-          correlation_id: input.correlationId,
-          plan: input.plan,
-          event: input.event,
-          ...(input.redirectUrl === undefined ? {} : { redirectUrl: input.redirectUrl }),
-        },
-        'liveness',
-      );
       const path = `/kyc-liveness/${encodeURIComponent(document)}`;
-      const body = await transport.postWithToken('liveness', path, JSON.stringify(request));
+      let body: unknown;
+      try {
+        body = await transport.postWithToken('liveness', path, livenessBody(input, idField));
+      } catch (err) {
+        if (idFieldSetting !== 'auto' || !namesIdField(err)) throw err;
+        const other = otherIdField(idField);
+        body = await transport.postWithToken('liveness', path, livenessBody(input, other));
+        idField = other;
+      }
       return parseResponse(livenessResponseSchema, body, 'liveness');
     },
   };
@@ -131,7 +177,7 @@ function depositEndpoints(transport: ProviderTransport, defaultMerchant: string)
       const payload = jsonWithDecimalValue(rest, input.amountCentavos);
       const body = await transport.postWithApiKey('deposit', '/v2/deposit/create', payload);
       const result = parseResponse(depositCreateResultSchema, body, 'deposit');
-      return { ...result, amountCentavos: valueToCentavosOrThrow(result.value, 'value') };
+      return { ...result, amountCentavos: amountToCentavos(result.value, 'value') };
     },
 
     getDeposit(txid: string): Promise<Transaction> {
@@ -159,12 +205,23 @@ function withdrawalEndpoints(transport: ProviderTransport, defaultMerchant: stri
       const { value: _value, ...rest } = request;
       const payload = jsonWithDecimalValue(rest, input.amountCentavos);
       const body = await transport.postWithApiKey('withdraw', '/v2/withdraw/create', payload);
-      const result = parseResponse(withdrawCreateResultSchema, body, 'withdraw');
-      return {
-        ...result,
-        amountCentavos:
-          result.value === undefined ? undefined : valueToCentavosOrThrow(result.value, 'value'),
-      };
+      // A 2xx took the payout. Its body is not shown in the document: nothing (a 204) says
+      // no more than that; anything that is not an object cannot be read, and money may have
+      // gone, so it is never a refusal, only an answer to look up again.
+      if (body === '' || body === undefined || body === null) return { amountCentavos: undefined };
+      const parsed = withdrawCreateResultSchema.safeParse(body);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new UnclassifiedAnswerError('provider withdraw: a 2xx answer pixflow cannot read', {
+          op: 'withdraw',
+          field: issue?.path.map(String).join('.') || '(body)',
+          endpoint: 'withdraw',
+          body,
+        });
+      }
+      const result = parsed.data;
+      const centavos = result.value == null ? null : amountOrNull(result.value);
+      return { ...result, amountCentavos: centavos ?? undefined };
     },
 
     getWithdrawal(transactionId: string): Promise<Transaction> {
@@ -179,7 +236,17 @@ function withdrawalEndpoints(transport: ProviderTransport, defaultMerchant: stri
   };
 }
 
-export function createProviderClient(options: ProviderClientOptions) {
+function amountOrNull(value: number | string): number | null {
+  try {
+    return amountToCentavos(value, 'value');
+  } catch {
+    return null;
+  }
+}
+
+export function createProviderClient(
+  options: ProviderClientOptions & { livenessIdField?: LivenessIdField | 'auto' },
+) {
   const transport = createTransport(options);
   return {
     /** Token requests issued by this client so far. */
@@ -192,7 +259,7 @@ export function createProviderClient(options: ProviderClientOptions) {
       transport.tokens.invalidate();
     },
 
-    ...identityEndpoints(transport),
+    ...identityEndpoints(transport, options.livenessIdField ?? 'auto'),
     ...depositEndpoints(transport, options.merchant),
     ...withdrawalEndpoints(transport, options.merchant),
   };

@@ -1,6 +1,15 @@
-export * from '../errors';
-export * from './client';
-export * from './money';
-export * from './token-cache';
-export * from './wire/errors';
-export * from './wire/schemas';
+// The connector's public face: the rest of pixflow builds it here and speaks to it in pixflow's
+// types (../types.ts); its wire stays inside this folder.
+
+export {
+  createIdentityPaymentsConnector,
+  type IdentityPaymentsConnector,
+  type IdentityPaymentsOptions,
+} from './connector';
+export {
+  notificationPointOf,
+  partnerIdOf,
+  readLivenessCallback,
+  readPaymentNotification,
+} from './notifications';
+export { OPEN_POINT_IDS, OPEN_POINTS, type OpenPointId, type Side } from './open-points';

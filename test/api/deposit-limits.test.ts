@@ -258,7 +258,7 @@ describe('deposit limits and deposits that end unpaid', () => {
     // never counts.
     const taken = txid();
     const body = depositBody(cpf, 15_000, { txid: taken });
-    await e.provider.createDeposit({ client: body.client, amountCentavos: 1, txid: taken });
+    await e.provider.createCharge({ payer: body.client, amountCentavos: 1, txid: taken });
     const refused = expectActivityFailure({
       workflowId: depositWorkflowId(taken),
       activityType: 'createDepositQr',

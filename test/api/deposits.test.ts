@@ -159,7 +159,7 @@ describe('deposits', () => {
     const txid = `9${Date.now()}${++n}`;
     const body = { ...depositBody(), txid };
     // Occupy the txid at the provider with another amount: our create is then refused as a duplicate.
-    await e.provider.createDeposit({ client: body.client, amountCentavos: 1, txid });
+    await e.provider.createCharge({ payer: body.client, amountCentavos: 1, txid });
     const refused = expectActivityFailure({
       workflowId: depositWorkflowId(txid),
       activityType: 'createDepositQr',
@@ -199,6 +199,27 @@ describe('deposits', () => {
       400,
     );
     expect(cents.invalid_params?.map((i) => i.name)).toEqual(['body.amountCentavos']);
+    const account = await expectProblem(
+      await e.call('POST', '/v1/deposits', {
+        body: depositBody({
+          txid,
+          client: { ...depositBody().client, bankAccount: { ispb: '6070119', branch: '1', number: '1' } },
+        }),
+      }),
+      400,
+    );
+    expect(account.invalid_params).toEqual([
+      { name: 'body.client.bankAccount.ispb', reason: 'must be 8 digits' },
+    ]);
+    // The names the payer's account had before are refused, not dropped: the caller learns where they went.
+    const renamed = await expectProblem(
+      await e.call('POST', '/v1/deposits', {
+        body: depositBody({ txid, client: { ...depositBody().client, bankispb: '60701190' } }),
+      }),
+      400,
+      'validation-error',
+    );
+    expect(renamed.detail).toBe('body.client.bankispb: renamed to client.bankAccount.ispb');
     expect(await e.workflowExists(depositWorkflowId(txid))).toBe(false);
 
     const path = await expectProblem(await e.call('GET', '/v1/deposits/abc'), 400);

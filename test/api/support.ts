@@ -10,7 +10,7 @@ import { createApp } from '../../api/app';
 import { loadConfig } from '../../common/config';
 import { createLogger, type Logger } from '../../common/logger';
 import { createApiMetrics } from '../../common/metrics';
-import type { ProviderClient } from '../../connectors/identity-payments/client';
+import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
 import type { FlowTimings } from '../../contracts/flow';
 import { moneyRulesOf, payoutControlsOf } from '../../contracts/rules';
 import { migrate } from '../../db/migrate';
@@ -27,7 +27,7 @@ export { waitUntil as eventually } from '../helpers/wait';
 
 import { ensureReconciler } from '../../worker/reconciler';
 import { freshDatabase } from '../helpers/postgres';
-import { clientFor, sandboxControl } from '../helpers/sandbox-client';
+import { connectorFor, sandboxControl } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { createTestWorker, testReconciliation } from '../helpers/worker';
 
@@ -44,7 +44,7 @@ export const CODEC_TOKEN = 'test-codec-token';
 export interface ApiEnv {
   url: string;
   sandbox: RunningSandbox;
-  provider: ProviderClient;
+  provider: IdentityPaymentsConnector;
   pool: Pool;
   /** The env's own database (for a process such as `npm run operator` to reach). */
   databaseUrl: string;
@@ -98,7 +98,7 @@ export async function startApiEnv(
   const databaseUrl = await freshDatabase();
   await migrate(databaseUrl);
   const pool = createPool(databaseUrl, 5);
-  const provider = clientFor(sandbox.url, {
+  const provider = connectorFor(sandbox.url, {
     timeoutMs: 5_000,
   });
   const config = loadConfig({

@@ -4,6 +4,7 @@ import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { centavosToDecimal } from '../../common/money';
+import { brCodeReference } from '../../sandbox/brcode';
 import {
   BadRequestError,
   DuplicateTransactionError,
@@ -13,8 +14,7 @@ import {
   NotFoundError,
   notificationMessageSchema,
   valueToCentavos,
-} from '../../connectors/identity-payments';
-import { brCodeReference } from '../../sandbox/brcode';
+} from '../helpers/identity-payments-wire';
 import { clientFor, control, payee, startProviderSandbox, startReceiver, waitFor } from './support';
 
 type Sandbox = Awaited<ReturnType<typeof startProviderSandbox>>;
@@ -114,7 +114,7 @@ describe('deposits', () => {
       expect(parsed.merchantCity).toBe('SAO PAULO');
       expect(parsed.countryCode).toBe('BR');
       expect(parsed.transactionCurrency).toBe('986');
-      expect(decodeQr(created.pixImage)).toBe(created.pixPayload);
+      expect(decodeQr(created.pixImage ?? '')).toBe(created.pixPayload);
     },
   );
 
@@ -215,7 +215,7 @@ describe('deposits', () => {
     let status = '';
     await waitFor(() => {
       void client.getDeposit('8080').then((t) => {
-        status = t.status;
+        status = t.status ?? '';
       });
       return status === 'completed';
     });

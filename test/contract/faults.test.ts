@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ProviderUnavailableError, RateLimitedError } from '../../connectors/identity-payments';
+import { ProviderUnavailableError, RateLimitedError } from '../helpers/identity-payments-wire';
 import { waitUntil } from '../helpers/wait';
 import {
   clientFor,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDocuments } from '../../sandbox/test-documents';
 import {
   DeceasedOrUnderAgeError,
   DocumentNotFoundError,
@@ -11,8 +12,7 @@ import {
   plansInOrder,
   RestrictedDocumentError,
   restrictDocumentErrorSchema,
-} from '../../connectors/identity-payments';
-import { testDocuments } from '../../sandbox/test-documents';
+} from '../helpers/identity-payments-wire';
 import { clientFor, rawToken, startProviderSandbox } from './support';
 
 type Sandbox = Awaited<ReturnType<typeof startProviderSandbox>>;

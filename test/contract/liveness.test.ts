@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDocumentFor } from '../../sandbox/test-documents';
 import {
   DeceasedOrUnderAgeError,
   deceasedOrUnderAgeErrorSchema,
@@ -8,8 +9,7 @@ import {
   livenessResponseSchema,
   RestrictedDocumentError,
   restrictDocumentErrorSchema,
-} from '../../connectors/identity-payments';
-import { testDocumentFor } from '../../sandbox/test-documents';
+} from '../helpers/identity-payments-wire';
 import { clientFor, control, rawToken, startProviderSandbox, startReceiver, waitFor } from './support';
 
 type Sandbox = Awaited<ReturnType<typeof startProviderSandbox>>;

@@ -138,17 +138,17 @@ describe('POST /receipts/merchant/cash-out/generate', () => {
     expect((await control(sb.url, '/sandbox/withdrawals/w-receipt-http/settle')).status).toBe(200);
     const receipt = await client.getReceipt('w-receipt-http');
     expect(receipt.status).toBe(4);
-    const bytes = Buffer.from(receipt.invoice, 'base64');
+    const bytes = Buffer.from(receipt.invoice ?? '', 'base64');
     const png = PNG.sync.read(bytes);
     expect(png.width).toBe(520);
     expect(inkBands(png).length).toBeGreaterThanOrEqual(14);
     const tx = await client.getWithdrawal('w-receipt-http');
     const expected = await receiptPng({
       amountCentavos: 123_456,
-      paidAt: receipt.datetimepayed,
+      paidAt: receipt.datetimepayed ?? '',
       payer: { name: 'Sandbox Merchant', document: '11222333000181' },
       payee: { name: payee.name, document: payee.cpf },
-      e2eId: tx.e2eId,
+      e2eId: tx.e2eId ?? '',
       transactionId: 'w-receipt-http',
     });
     expect(bytes.equals(expected)).toBe(true);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RateLimitedError, UnauthorizedError } from '../../connectors/identity-payments';
+import { RateLimitedError, UnauthorizedError } from '../helpers/identity-payments-wire';
 import { clientFor, control, rawToken, sandboxState, startProviderSandbox } from './support';
 
 type Sandbox = Awaited<ReturnType<typeof startProviderSandbox>>;

@@ -8,7 +8,7 @@ import {
   notificationMessageSchema,
   receiptResultSchema,
   withdrawCreateResultSchema,
-} from '../../connectors/identity-payments';
+} from '../helpers/identity-payments-wire';
 import {
   clientFor,
   control,
@@ -150,7 +150,7 @@ describe('withdrawals', () => {
     const receipt = await client.getReceipt('ok-1');
     expect(receiptResultSchema.safeParse(receipt).success).toBe(true);
     expect(receipt.status).toBe(4);
-    const png = PNG.sync.read(Buffer.from(receipt.invoice, 'base64'));
+    const png = PNG.sync.read(Buffer.from(receipt.invoice ?? '', 'base64'));
     expect(png.width).toBeGreaterThan(0);
     expect(receipt.datetimepayed).toBe(tx.paidAt);
     await control(sb.url, '/sandbox/faults', { receiptLagCalls: 0 });
@@ -202,7 +202,7 @@ describe('withdrawals', () => {
     let status = '';
     await waitFor(() => {
       void client.getWithdrawal('auto-1').then((t) => {
-        status = t.status;
+        status = t.status ?? '';
       });
       return status === 'completed';
     });

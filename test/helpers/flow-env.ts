@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inject } from 'vitest';
 import type { PayoutAuthorizationSettings } from '../../activities/payout-authorization';
-import type { ProviderClient } from '../../connectors/identity-payments/client';
+import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
 import type { MoneyRules, PayoutControls } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { testPool } from './postgres';
-import { clientFor, sandboxControl } from './sandbox-client';
+import { connectorFor, sandboxControl } from './sandbox-client';
 import { startTimeSkippingServer, testDataConverter } from './temporal';
 import { createTestWorker } from './worker';
 
@@ -16,7 +16,7 @@ export const TEST_PII_KEY = 'test-pii-hash-key-0123456789';
 export interface FlowEnv {
   env: TestWorkflowEnvironment;
   sandbox: RunningSandbox;
-  provider: ProviderClient;
+  provider: IdentityPaymentsConnector;
   pool: Pool;
   taskQueue: string;
   /** Sets the sandbox's clock to the time-skipping server's, so expiries agree on both sides. */
@@ -48,7 +48,7 @@ export async function startFlowEnv(
       : await startTimeSkippingServer();
   const sandbox = await startSandbox({ now: () => Date.now() + offset, ...opts.sandbox });
   const pool = testPool();
-  const provider = clientFor(sandbox.url, {
+  const provider = connectorFor(sandbox.url, {
     timeoutMs: opts.providerTimeoutMs ?? 5_000,
   });
   const taskQueue = `flows-${randomBytes(4).toString('hex')}`;
@@ -86,7 +86,7 @@ export async function onOwnWorker(
   f: FlowEnv,
   suffix: string,
   over: {
-    provider?: ProviderClient;
+    provider?: IdentityPaymentsConnector;
     rules?: MoneyRules;
     payoutControls?: PayoutControls;
     payoutAuthorization?: PayoutAuthorizationSettings;

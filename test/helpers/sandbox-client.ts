@@ -1,8 +1,26 @@
+import {
+  createIdentityPaymentsConnector,
+  type IdentityPaymentsOptions,
+} from '../../connectors/identity-payments';
 import { createProviderClient, type ProviderClientOptions } from '../../connectors/identity-payments/client';
 
 /** The real provider client pointed at a sandbox, with the sandbox's default credentials. */
 export function clientFor(url: string, overrides: Partial<ProviderClientOptions> = {}) {
   return createProviderClient({
+    baseUrl: url,
+    authUrl: url,
+    clientId: 'sandbox-client',
+    clientSecret: 'sandbox-secret',
+    apiKey: 'sandbox-api-key',
+    merchant: 'sandbox-merchant',
+    timeoutMs: 5000,
+    ...overrides,
+  });
+}
+
+/** The provider's connector (what the worker's activities use) pointed at a sandbox. */
+export function connectorFor(url: string, overrides: Partial<IdentityPaymentsOptions> = {}) {
+  return createIdentityPaymentsConnector({
     baseUrl: url,
     authUrl: url,
     clientId: 'sandbox-client',

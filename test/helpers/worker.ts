@@ -9,7 +9,7 @@ import { screenPerson } from '../../activities/screen-person';
 import { envSchema } from '../../common/config';
 import { accountKeyHash, cpfHash } from '../../common/pii';
 import { openSecret, sealSecret } from '../../common/secret-box';
-import type { ProviderClient } from '../../connectors/identity-payments/client';
+import type { Connector } from '../../connectors/types';
 import { type MoneyRules, moneyRulesOf, type PayoutControls, payoutControlsOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { EligibilityRegistry } from '../../eligibility/registry';
@@ -60,7 +60,7 @@ export async function testDeploymentOptions(client: Client): Promise<WorkerDeplo
 export async function createTestWorker(opts: {
   connection: NativeConnection;
   taskQueue: string;
-  provider: ProviderClient;
+  provider: Connector;
   pool: Pool;
   piiKey: string;
   /** What the withdrawal's step-up starts biometric identifications with. */

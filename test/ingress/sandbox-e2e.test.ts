@@ -18,7 +18,7 @@ import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { verifiedWithKnownPayee } from '../helpers/customers';
 import { TEST_PII_KEY } from '../helpers/flow-env';
 import { testPool } from '../helpers/postgres';
-import { clientFor } from '../helpers/sandbox-client';
+import { connectorFor } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { createTestWorker } from '../helpers/worker';
 import { PARTNER, post, type RunningIngress, silentLog, startIngress, uniqueId, waitUntil } from './harness';
@@ -46,7 +46,7 @@ beforeAll(async () => {
   temporal = new Client({ connection, dataConverter: testDataConverter });
   nativeConnection = await NativeConnection.connect({ address });
   taskQueue = `ingress-e2e-${randomBytes(4).toString('hex')}`;
-  const provider = clientFor(sandbox.url, {
+  const provider = connectorFor(sandbox.url, {
     timeoutMs: 5_000,
   });
   worker = await createTestWorker({

@@ -24,7 +24,7 @@ import { httpEligibilityRegistry } from '../../eligibility/registry';
 import { isDatabaseUnavailable, PROBLEM_BASE } from '../../http/problem';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { freePort } from '../helpers/ports';
-import { clientFor } from '../helpers/sandbox-client';
+import { connectorFor } from '../helpers/sandbox-client';
 import { expectSdkLog } from '../helpers/sdk-log';
 import { testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
@@ -100,7 +100,7 @@ beforeAll(async () => {
     connection: nativeConnection,
     client: temporal,
     taskQueue,
-    provider: clientFor(sandbox.url, { timeoutMs: 5_000 }),
+    provider: connectorFor(sandbox.url, { timeoutMs: 5_000 }),
     pool,
     piiKey: PII_KEY,
     rules: moneyRulesOf(config),

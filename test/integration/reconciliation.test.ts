@@ -20,7 +20,7 @@ import { ensureReconciler } from '../../worker/reconciler';
 import { verifiedWithKnownPayee } from '../helpers/customers';
 import { TEST_PII_KEY } from '../helpers/flow-env';
 import { freshDatabase } from '../helpers/postgres';
-import { clientFor, sandboxControl } from '../helpers/sandbox-client';
+import { connectorFor, sandboxControl } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
 import { createTestWorker } from '../helpers/worker';
@@ -47,7 +47,7 @@ beforeAll(async () => {
   await migrate(url);
   pool = createPool(url, 5);
   sandbox = await startSandbox();
-  const provider = clientFor(sandbox.url);
+  const provider = connectorFor(sandbox.url);
   connection = await Connection.connect({ address: inject('temporalAddress') });
   client = new Client({ connection, dataConverter: testDataConverter });
   native = await NativeConnection.connect({ address: inject('temporalAddress') });
@@ -203,7 +203,7 @@ describe('one sweep', () => {
   /** One sweep over `own`'s rows at these settings: what it did, and how long it took (ms). */
   async function sweep(own: Pool, settings: { maxPerSecond: number; intervalMs: number }) {
     const { reconcileDue } = createReconciliationActivities({
-      provider: clientFor(sandbox.url),
+      provider: connectorFor(sandbox.url),
       pool: own,
       temporal: { client, taskQueue },
       reconciliation: { scheduleMs: [60_000], ...settings },

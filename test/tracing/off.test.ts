@@ -11,7 +11,7 @@ import {
 } from '../../common/tracing';
 import { requestTracing } from '../../http/request-tracing';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { clientFor } from '../helpers/sandbox-client';
+import { connectorFor } from '../helpers/sandbox-client';
 
 // Tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT): no tracer provider, no interceptors, no sink,
 // and the spans the code still asks @opentelemetry/api for are no-ops that record nothing.
@@ -43,7 +43,7 @@ describe('tracing off', () => {
 
   it('provider calls and API requests get no-op spans that record nothing', async () => {
     const recording: boolean[] = [];
-    const provider = clientFor(sandbox.url, {
+    const provider = connectorFor(sandbox.url, {
       timeoutMs: 5_000,
       fetch: (input, init) => {
         recording.push(trace.getActiveSpan()?.isRecording() ?? false);

@@ -23,7 +23,7 @@ import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { workflowBundle } from '../../worker/build-id';
 import { onboard, type Person } from '../helpers/people';
 import { testPool } from '../helpers/postgres';
-import { clientFor, sandboxControl } from '../helpers/sandbox-client';
+import { connectorFor, sandboxControl } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
 import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
@@ -70,7 +70,7 @@ beforeAll(async () => {
 
   sandbox = await startSandbox();
   pool = testPool();
-  const provider = clientFor(sandbox.url, {
+  const provider = connectorFor(sandbox.url, {
     timeoutMs: 5_000,
     fetch: (input, init) => {
       providerCallsRecording.push(trace.getActiveSpan()?.isRecording() ?? false);

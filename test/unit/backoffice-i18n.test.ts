@@ -5,11 +5,11 @@ import { keyStatuses } from '../../api-keys/admin';
 import { formatterFor } from '../../backoffice/format';
 import { catalogs, type Language, labelsFor, languages } from '../../backoffice/i18n';
 import { providerErrorCodes } from '../../connectors/errors';
-import { statusVerifications } from '../../connectors/identity-payments/wire/schemas';
 import { biometricsStatuses } from '../../contracts/biometrics';
 import { accountKinds, customerVerifications } from '../../contracts/customer';
 import { depositStatuses } from '../../contracts/deposit';
 import { eventTypes } from '../../contracts/events';
+import { LIVENESS_STATUSES as statusVerifications } from '../../contracts/flow';
 import { onboardingStatuses } from '../../contracts/onboarding';
 import {
   biometricsReasons,

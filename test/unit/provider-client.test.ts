@@ -13,7 +13,7 @@ import {
   RateLimitedError,
   RestrictedDocumentError,
   UnauthorizedError,
-} from '../../connectors/identity-payments';
+} from '../helpers/identity-payments-wire';
 
 type Call = { url: string; init: RequestInit };
 type Reply = { status: number; body?: unknown; headers?: Record<string, string> } | (() => Promise<Response>);
@@ -83,7 +83,16 @@ describe('provider client error mapping', () => {
       InvalidDocumentError,
     ],
     [{ document: '1', statusCode: 400, message: 'x', error: 'RESTRICT_DOCUMENT' }, RestrictedDocumentError],
-    [{ statusCode: 400, message: ['x'], error: 'Bad Request' }, DeceasedOrUnderAgeError],
+    [
+      {
+        statusCode: 400,
+        message: ['CPF invalido: titular falecido ou menor de idade'],
+        error: 'Bad Request',
+      },
+      DeceasedOrUnderAgeError,
+    ],
+    // The same shape with words about neither the person nor a field: a refusal, not an outcome.
+    [{ statusCode: 400, message: ['x'], error: 'Bad Request' }, BadRequestError],
     [
       { statusCode: 400, message: 'x', error: 'Bad Request', document: '1', response_at: at },
       DocumentNotFoundError,
@@ -117,7 +126,7 @@ describe('provider client error mapping', () => {
     }
   });
 
-  it('refreshes the token once and retries once after a 401', async () => {
+  it('with a fixed Authorization form, refreshes the token once and retries once after a 401', async () => {
     const record = {
       txid: '1',
       e2eId: '',
@@ -135,7 +144,7 @@ describe('provider client error mapping', () => {
       { status: 401, body: {} },
       { status: 200, body: record },
     ]);
-    const c = client(f.fn);
+    const c = client(f.fn, { authHeader: 'bearer' });
     const tx = await c.getDeposit('1');
     expect(tx).toMatchObject({ amountCentavos: 150, paidAt: at });
     expect(f.tokens).toBe(2);
@@ -148,7 +157,9 @@ describe('provider client error mapping', () => {
       { status: 401, body: {} },
       { status: 401, body: {} },
     ]);
-    await expect(client(g.fn).getDeposit('1')).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(client(g.fn, { authHeader: 'bearer' }).getDeposit('1')).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
     expect(g.tokens).toBe(2);
   });
 
@@ -182,24 +193,16 @@ describe('provider client error mapping', () => {
   });
 
   it('names the missing field in a ContractError', async () => {
-    const f = fakeFetch([
-      {
+    // A token answer without its token: what every call stands on breaks the contract.
+    const noToken = (async () =>
+      new Response(JSON.stringify({ expires_in: 3600, token_type: 'Bearer' }), {
         status: 200,
-        body: {
-          cpf: '1',
-          name: 'n',
-          is_under_18: false,
-          status: 'regular',
-          status_code: 0,
-          date_death: null,
-        },
-      },
-    ]);
-    const err = await client(f.fn)
+      })) as typeof fetch;
+    const err = await client(noToken)
       .kyc('1', 'plan_basic')
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ContractError);
-    expect((err as ContractError).path).toBe('is_pep');
+    expect((err as ContractError).path).toBe('access_token');
     expect((err as ContractError).retryable).toBe(false);
   });
 

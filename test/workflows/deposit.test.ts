@@ -223,8 +223,8 @@ describe('deposit flow', () => {
     let calls = 0;
     const provider = {
       ...f.provider,
-      async getDeposit(txid: string) {
-        const tx = await f.provider.getDeposit(txid);
+      async lookUpDeposit(txid: string) {
+        const tx = await f.provider.lookUpDeposit(txid);
         calls += 1;
         if (calls === 1) {
           firstRead();
@@ -296,7 +296,7 @@ describe('deposit flow', () => {
   it('a txid the provider refuses ends failed and the update reports it', async () => {
     const input = depositInput();
     // Occupy the txid at the provider with another body: our create is then a 409 DUPLICATE_TRANSACTION.
-    await f.provider.createDeposit({ client: input.client, amountCentavos: 1, txid: input.txid });
+    await f.provider.createCharge({ payer: input.client, amountCentavos: 1, txid: input.txid });
     const refused = expectActivityFailure({
       workflowId: depositWorkflowId(input.txid),
       activityType: 'createDepositQr',
@@ -381,8 +381,8 @@ describe('deposit paid by someone else', () => {
   });
 
   it('an inquiry the provider fails three times here is made through the server, and the payment is found', async () => {
-    const getDeposit = downAtFirst(3, f.provider.getDeposit.bind(f.provider));
-    const provider = { ...f.provider, getDeposit: getDeposit.call };
+    const lookUpDeposit = downAtFirst(3, f.provider.lookUpDeposit.bind(f.provider));
+    const provider = { ...f.provider, lookUpDeposit: lookUpDeposit.call };
     await onOwnWorker(f, 'inquiry-falls-back', { provider }, async (queue) => {
       const input = depositInput();
       await startOn(queue, input);
@@ -399,7 +399,7 @@ describe('deposit paid by someone else', () => {
         (s) => s.status === 'completed',
       );
       expect(done).toMatchObject({ status: 'completed', inquiries: 1 });
-      expect(getDeposit.calls()).toBe(4);
+      expect(lookUpDeposit.calls()).toBe(4);
       expect(failed()).toHaveLength(3);
       // The local activity's three attempts are one marker (its failure); the activity task succeeded.
       expect(await inquiriesOf(handle)).toEqual({ local: 1, tasks: 1 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderClient } from '../../connectors/identity-payments/client';
+import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
 import {
   livenessLinkUpdate,
   livenessProgressSignal,
@@ -193,7 +193,7 @@ describe('liveness progress and review', () => {
     const cpf = '73628883504';
     const workflowId = `${onboardingWorkflowId(cpf)}-${++seq}`;
     const handle = f.env.client.workflow.getHandle(workflowId);
-    const provider: ProviderClient = {
+    const provider: IdentityPaymentsConnector = {
       ...f.provider,
       async startLiveness(document, input) {
         const res = await f.provider.startLiveness(document, input);
@@ -201,7 +201,7 @@ describe('liveness progress and review', () => {
         await handle.signal(livenessProgressSignal, {
           statusVerification: 'completed',
           correlationId: randomUUID(),
-          transactionId: res.transaction_id,
+          transactionId: res.transactionId,
         });
         return res;
       },

@@ -10,7 +10,7 @@ import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { TEST_PII_KEY } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
 import { freshDatabase } from '../helpers/postgres';
-import { clientFor } from '../helpers/sandbox-client';
+import { connectorFor } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
 import { createTestWorker } from '../helpers/worker';
@@ -41,7 +41,7 @@ beforeAll(async () => {
     connection: native,
     client,
     taskQueue,
-    provider: clientFor(sandbox.url),
+    provider: connectorFor(sandbox.url),
     pool,
     piiKey: TEST_PII_KEY,
     reconciliation: { scheduleMs: [500], maxPerSecond: 50, intervalMs: 300 },

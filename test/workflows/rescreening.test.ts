@@ -22,7 +22,7 @@ import { recordHistory } from '../helpers/histories';
 import { newCpf } from '../helpers/people';
 import { freshDatabase } from '../helpers/postgres';
 import { checksAsked, seedCustomers } from '../helpers/rescreening';
-import { clientFor } from '../helpers/sandbox-client';
+import { connectorFor } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
 import { createTestWorker } from '../helpers/worker';
@@ -63,7 +63,7 @@ async function rescreeningStack(perSecond: number) {
     connection: native,
     client,
     taskQueue,
-    provider: clientFor(sandbox.url),
+    provider: connectorFor(sandbox.url),
     pool,
     piiKey: TEST_PII_KEY,
     eligibility: httpEligibilityRegistry({

@@ -207,8 +207,8 @@ describe('withdrawal flow', () => {
 
   it('a look the provider fails three times here is made through the server, and the payout completes', async () => {
     await f.sandboxControl('/sandbox/faults', { receiptLagCalls: 0 });
-    const getReceipt = downAtFirst(3, f.provider.getReceipt.bind(f.provider));
-    const provider = { ...f.provider, getReceipt: getReceipt.call };
+    const payoutReceipt = downAtFirst(3, f.provider.payoutReceipt.bind(f.provider));
+    const provider = { ...f.provider, payoutReceipt: payoutReceipt.call };
     await onOwnWorker(f, 'look-falls-back', { provider }, async (taskQueue) => {
       const input = withdrawalInput();
       await verifiedWithKnownPayee(f.pool, TEST_PII_KEY, input);
@@ -224,7 +224,7 @@ describe('withdrawal flow', () => {
       });
       await settleAndNotify(handle, input.transactionId);
       expect(await handle.result()).toMatchObject({ status: 'completed', receiptStored: true, inquiries: 1 });
-      expect(getReceipt.calls()).toBe(4);
+      expect(payoutReceipt.calls()).toBe(4);
       expect(failed()).toHaveLength(3);
       // The three tries here are one marker (their failure); then one activity task succeeded.
       expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout']);
@@ -243,12 +243,12 @@ describe('withdrawal flow', () => {
             .rows[0],
         (row) => row?.details?.deadlineState === 'at_risk',
       );
-    const createWithdrawal = f.provider.createWithdrawal.bind(f.provider);
+    const sendPayout = f.provider.sendPayout.bind(f.provider);
     const provider = {
       ...f.provider,
-      createWithdrawal: async (...args: Parameters<typeof createWithdrawal>) => {
+      sendPayout: async (...args: Parameters<typeof sendPayout>) => {
         await markWritten();
-        return createWithdrawal(...args);
+        return sendPayout(...args);
       },
     };
     // At risk 1.2 s after the request: while sendPayout waits for the mark; due long after.

@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { PIX_TYPES } from '../../../contracts/pix-key';
 
 // The provider contract (shared/provider-api.md) as zod schemas. Request schemas are what we send
-// (and what the sandbox enforces); response schemas parse liberally: unknown extra fields pass
-// (z.looseObject), because the real provider may add fields at any time.
+// (and what the sandbox enforces). Response schemas parse liberally: unknown extra fields pass
+// (z.looseObject), a field the document says "may be empty" may be "", null or absent, and a
+// number may come as its decimal text, because the document leaves these open
+// (open-points.ts). What the words and codes mean is the transformers' business (transformers.ts).
 
 export const planSchema = z.enum(['plan_basic', 'plan_standard', 'plan_plus', 'plan_premium', 'plan_full']);
 export type Plan = z.infer<typeof planSchema>;
@@ -28,6 +30,11 @@ export type PixType = z.infer<typeof pixTypeSchema>;
 
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
 
+/** A field that "may be empty": text, "", null or absent. */
+const emptyable = z.string().nullish();
+/** An amount: a JSON number, or its decimal text ("10.50"). */
+const amount = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal amount')]);
+
 // ---------------------------------------------------------------- token
 
 export const tokenRequestSchema = z.object({
@@ -36,9 +43,17 @@ export const tokenRequestSchema = z.object({
   grant_type: z.literal('client_credentials'),
 });
 
+/** The table says integer; a provider may send its digits as text ("3600"): both are read as a number. */
 export const tokenResponseSchema = z.looseObject({
   access_token: z.string().min(1),
-  expires_in: z.number().int().positive(),
+  expires_in: z.union([
+    z.number().int().positive(),
+    z
+      .string()
+      .regex(/^\d+$/, 'must be a whole number of seconds')
+      .transform(Number)
+      .pipe(z.number().int().positive()),
+  ]),
   token_type: z.string(),
 });
 
@@ -154,6 +169,18 @@ export function kycPlanFields(plan: Plan): string[] {
   return Object.keys(kycRecordSchemas[plan].shape);
 }
 
+/**
+ * What pixflow reads of a KYC answer, whatever the plan: the fields its rules decide on, each in
+ * any form the document leaves open (status in any case or null, flags as booleans or their text).
+ */
+export const kycAnswerSchema = z.looseObject({
+  status: z.string().nullish(),
+  is_under_18: z.union([z.boolean(), z.string()]).nullish(),
+  date_death: z.string().nullish(),
+  is_pep: z.union([z.boolean(), z.string()]).nullish(),
+});
+export type KycAnswer = z.infer<typeof kycAnswerSchema>;
+
 // ---------------------------------------------------------------- liveness
 
 export const livenessRequestSchema = z.object({
@@ -193,10 +220,11 @@ const livenessKycSchema = z.looseObject({
 export const livenessResponseSchema = z.looseObject({
   correlation_id: z.string(),
   transaction_id: z.string(),
-  status_onboarding: z.string(),
-  status_verification: statusVerificationSchema,
-  event: z.string(),
-  action: z.looseObject({ url: z.string(), qrcode: z.string(), type: actionTypeSchema }),
+  status_onboarding: z.string().nullish(),
+  // Any word: the transformer reads it through its table, and says so when it cannot.
+  status_verification: z.string(),
+  event: z.string().nullish(),
+  action: z.looseObject({ url: z.string(), qrcode: z.string().nullish(), type: actionTypeSchema }),
   url_callback: z.looseObject({
     sent: z.array(z.looseObject({ url: z.string(), correlation_id: z.string() })),
   }),
@@ -213,8 +241,9 @@ export const livenessCallbackSchema = z.looseObject({
   transaction_id: z.string(),
   correlation_id: z.string(),
   document: z.string(),
-  status_verification: statusVerificationSchema,
-  status_onboarding: z.string(),
+  // Any word: an unknown one is kept as progress that decides nothing (transformers.ts).
+  status_verification: z.string().min(1),
+  status_onboarding: z.string().nullish(),
   action_type: actionTypeSchema,
   event: z.string(),
   datetime: z.string(),
@@ -251,17 +280,17 @@ export const depositCreateRequestSchema = z.object({
 export type DepositCreateRequest = z.infer<typeof depositCreateRequestSchema>;
 
 export const depositCreateResultSchema = z.looseObject({
-  e2eId: z.string(),
-  pixImage: z.string(),
-  pixPayload: z.string(),
-  status: z.string(),
-  value: z.number(),
-  bank: z.string(),
-  client: z.string(),
-  expiry: z.string(),
-  merchant: z.string(),
-  txid: z.string(),
-  responseStatus: z.number().int(),
+  e2eId: emptyable,
+  pixImage: emptyable,
+  pixPayload: z.string().min(1),
+  status: emptyable,
+  value: amount,
+  bank: emptyable,
+  client: emptyable,
+  expiry: z.string().min(1),
+  merchant: emptyable,
+  txid: z.string().min(1),
+  responseStatus: z.union([z.number().int(), z.string()]).nullish(),
 });
 export type DepositCreateResult = z.infer<typeof depositCreateResultSchema>;
 
@@ -284,14 +313,14 @@ export type WithdrawCreateRequest = z.infer<typeof withdrawCreateRequestSchema>;
  * the client requires nothing of it (every field optional), so a different real body still parses.
  */
 export const withdrawCreateResultSchema = z.looseObject({
-  transactionId: z.string().optional(),
-  e2eId: z.string().optional(),
-  status: z.string().optional(),
-  value: z.number().optional(),
-  pixKey: z.string().optional(),
-  pixType: z.string().optional(),
-  createdAt: z.string().optional(),
-  responseStatus: z.number().int().optional(),
+  transactionId: emptyable,
+  e2eId: emptyable,
+  status: emptyable,
+  value: amount.nullish(),
+  pixKey: emptyable,
+  pixType: emptyable,
+  createdAt: emptyable,
+  responseStatus: z.union([z.number().int(), z.string()]).nullish(),
 });
 export type WithdrawCreateResult = z.infer<typeof withdrawCreateResultSchema>;
 
@@ -299,22 +328,24 @@ const transactionTypeSchema = z.enum(['deposit', 'withdraw']);
 
 /** Inquiry record. Accepts both spellings payedAt / paidAt; payer fields and payedAt may be empty. */
 export const inquiryRecordSchema = z.looseObject({
-  txid: z.string(),
-  e2eId: z.string(),
-  type_transaction: transactionTypeSchema,
-  external_id_client: z.string(),
-  name_client: z.string(),
-  cpf_client: z.string(),
-  email_client: z.string(),
-  name_payer: z.string().optional(),
-  cpf_payer: z.string().optional(),
-  value: z.number(),
-  status: z.string(),
-  createdAt: z.string(),
-  payedAt: z.string().optional(),
-  paidAt: z.string().optional(),
+  txid: emptyable,
+  e2eId: emptyable,
+  // `deposit` or `withdraw`, in any letter case.
+  type_transaction: z.string(),
+  external_id_client: emptyable,
+  name_client: emptyable,
+  cpf_client: emptyable,
+  email_client: emptyable,
+  name_payer: emptyable,
+  cpf_payer: emptyable,
+  value: amount,
+  // Any word, or none: the transformer reads it through connectors/status-words.ts.
+  status: emptyable,
+  createdAt: emptyable,
+  payedAt: emptyable,
+  paidAt: emptyable,
   /** sandbox extra on failed withdrawals */
-  reason: z.string().optional(),
+  reason: emptyable,
 });
 export type InquiryRecord = z.infer<typeof inquiryRecordSchema>;
 
@@ -331,12 +362,13 @@ export const receiptStatusCodes = {
   completed: 4,
 } as const;
 
+/** Receipt result: `status` a code 0-4 "or empty", as a number or its text; the others may be empty. */
 export const receiptResultSchema = z.looseObject({
-  transactionId: z.string(),
-  status: z.union([z.number().int().min(0).max(4), z.literal('')]),
-  invoice: z.string(),
-  datetimerequest: z.string(),
-  datetimepayed: z.string(),
+  transactionId: emptyable,
+  status: z.union([z.number().int(), z.string()]).nullish(),
+  invoice: emptyable,
+  datetimerequest: emptyable,
+  datetimepayed: emptyable,
 });
 export type ReceiptResult = z.infer<typeof receiptResultSchema>;
 
