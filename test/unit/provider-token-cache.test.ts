@@ -62,3 +62,61 @@ describe('TokenCache', () => {
     expect(await cache.get()).toBe('ok');
   });
 });
+
+describe('TokenCache guards against token requests per retry', () => {
+  it('replaces a refused token once, and keeps a replacement nothing has taken yet', async () => {
+    const issuer = fakeIssuer();
+    const cache = new TokenCache({ fetchToken: issuer.fetchToken });
+    const first = await cache.get();
+    cache.accepted(first);
+    expect(cache.refused(first)).toBe(true);
+    const second = await cache.get();
+    expect(second).toBe('t2');
+    // Refused before anything took it: a new token would be refused too.
+    expect(cache.refused(second)).toBe(false);
+    expect(await cache.get()).toBe('t2');
+    expect(cache.refused(second)).toBe(false);
+    expect(cache.tokenRequests).toBe(2);
+    // Once taken, a later refusal may mean it died: one more replacement.
+    cache.accepted(second);
+    expect(cache.refused(second)).toBe(true);
+    expect(await cache.get()).toBe('t3');
+    expect(cache.tokenRequests).toBe(3);
+  });
+
+  it('a refusal of a token already replaced asks for the current one', async () => {
+    const issuer = fakeIssuer();
+    const cache = new TokenCache({ fetchToken: issuer.fetchToken });
+    const first = await cache.get();
+    expect(cache.refused(first)).toBe(true);
+    expect(cache.refused(first)).toBe(true);
+    expect(await cache.get()).toBe('t2');
+    expect(cache.tokenRequests).toBe(2);
+  });
+
+  it("asks for no token during a rate limit's hold-off, then asks again", async () => {
+    let now = 1_000_000;
+    let limited = true;
+    let asked = 0;
+    const limit = new Error('rate limited');
+    const cache = new TokenCache({
+      now: () => now,
+      holdOffMs: (err) => (err === limit ? 30_000 : undefined),
+      fetchToken: async () => {
+        asked += 1;
+        if (limited) throw limit;
+        return { accessToken: 'ok', expiresInSeconds: 3600 };
+      },
+    });
+    await expect(cache.get()).rejects.toBe(limit);
+    await expect(cache.get()).rejects.toBe(limit);
+    expect(asked).toBe(1);
+    limited = false;
+    now += 29_999;
+    await expect(cache.get()).rejects.toBe(limit);
+    expect(asked).toBe(1);
+    now += 1;
+    expect(await cache.get()).toBe('ok');
+    expect(asked).toBe(2);
+  });
+});
