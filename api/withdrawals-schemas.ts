@@ -89,7 +89,11 @@ const withdrawalStateSchema = z.object({
   transactionId: z.string(),
   amountCentavos: z.number().int(),
   e2eId: z.string().optional(),
-  receiptStatus: z.number().int().optional(),
+  receiptStatus: z.number().int().optional().meta({
+    deprecated: true,
+    description:
+      "the provider's own receipt code as it answered (0 not found, 1 requested, 2 failed, 3 processing, 4 completed), not pixflow's: to be removed; `status` says the payout's outcome and `receiptStored` whether its receipt is kept",
+  }),
   receiptStored: z.boolean(),
   paidAt: z.string().optional(),
   stepUp: stepUpSchema.optional(),
@@ -132,7 +136,6 @@ export const withdrawalResponseSchema = z
         transactionId: 'payout-4711',
         amountCentavos: 15_000,
         e2eId: 'E1234567820261121140300000004711',
-        receiptStatus: 1,
         receiptStored: true,
         paidAt: AT,
         notifications: 1,

@@ -231,9 +231,7 @@ describe('customers', () => {
           cpf,
           email: 'ana@example.com',
           name: 'Ana Souza',
-          bankispb: '60701190',
-          bankbranch: '0001',
-          bankaccount: '0987654-3',
+          bankAccount: { ispb: '60701190', branch: '0001', number: '09876543' },
         },
       },
     });

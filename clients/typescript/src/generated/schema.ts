@@ -868,7 +868,7 @@ export interface components {
         AlertRaisedState: {
             alertId: string;
             /** @enum {string} */
-            rule: "structuring" | "quick_in_out" | "window_total" | "new_account";
+            rule: "structuring" | "quick_in_out" | "window_total" | "new_account" | "provider_unclassified";
             cpfHash: string;
             cpfMasked: string | null;
             /** @description the workflow id of the flow whose event tripped the rule */
@@ -1285,7 +1285,6 @@ export interface components {
          *         "transactionId": "payout-4711",
          *         "amountCentavos": 15000,
          *         "e2eId": "E1234567820261121140300000004711",
-         *         "receiptStatus": 1,
          *         "receiptStored": true,
          *         "paidAt": "2026-11-21T14:03:00.000Z",
          *         "notifications": 1,
@@ -1307,6 +1306,10 @@ export interface components {
             transactionId: string;
             amountCentavos: number;
             e2eId?: string;
+            /**
+             * @deprecated
+             * @description the provider's own receipt code as it answered (0 not found, 1 requested, 2 failed, 3 processing, 4 completed), not pixflow's: to be removed; `status` says the payout's outcome and `receiptStored` whether its receipt is kept
+             */
             receiptStatus?: number;
             receiptStored: boolean;
             paidAt?: string;
