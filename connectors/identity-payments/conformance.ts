@@ -2,6 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { maskCpfsIn } from '../../common/mask';
 import { decimalTextToCentavos } from '../../common/money';
+import { normaliseWord, standingOf } from '../status-words';
 import { OPEN_POINT_IDS, OPEN_POINTS, type OpenPointId } from './open-points';
 
 // `npm run conformance`: which side of every open point (./open-points.ts) a real provider takes,
@@ -186,18 +187,20 @@ function centavosOf(value: number | string): number | null {
 
 // ---------------------------------------------------------------- status words (inquiry.status)
 
-type Standing = 'pending' | 'settled' | 'failed';
-
-/** The words each side's sandbox uses; a real provider's other words are looked up in STANDINGS. */
-const SIDE_WORDS: Record<string, { side: 'doc' | 'other'; standing: Standing }> = {
-  processing: { side: 'doc', standing: 'pending' },
-  completed: { side: 'doc', standing: 'settled' },
-  failed: { side: 'doc', standing: 'failed' },
-  expired: { side: 'doc', standing: 'failed' },
-  ATIVA: { side: 'other', standing: 'pending' },
-  CONCLUIDA: { side: 'other', standing: 'settled' },
-  REJEITADA: { side: 'other', standing: 'failed' },
-  EXPIRADA: { side: 'other', standing: 'failed' },
+/**
+ * The words of each side as the sandbox writes them, to tell the side; where a word stands
+ * (pending, settled, failed) comes from pixflow's one table of status words, as the connector
+ * reads it.
+ */
+const SIDE_WORDS: Record<string, 'doc' | 'other'> = {
+  processing: 'doc',
+  completed: 'doc',
+  failed: 'doc',
+  expired: 'doc',
+  ATIVA: 'other',
+  CONCLUIDA: 'other',
+  REJEITADA: 'other',
+  EXPIRADA: 'other',
 };
 
 export interface ProbeContext {
@@ -390,15 +393,15 @@ function judgeKycStatus(ctx: ProbeContext, answer: Answer): void {
     'consta_lista_restritiva',
   ];
   const observed = `the test document's status is "${status}"`;
-  if (status === status.toLowerCase() && known.includes(status))
-    ctx.points['kyc.status'] = { side: 'doc', observed };
-  else if (status === status.toUpperCase() && known.includes(status.toLowerCase()))
-    ctx.points['kyc.status'] = { side: 'other', observed };
-  else {
+  if (!known.includes(normaliseWord(status))) {
     ctx.points['kyc.status'] = { side: 'neither', observed };
     check(ctx, 'KYC status', false, `status "${status}" is not a registry status pixflow knows`);
     return;
   }
+  // pixflow reads the word in any letter case; the side is the case it is written in.
+  const side =
+    status === status.toLowerCase() ? 'doc' : status === status.toUpperCase() ? 'other' : 'neither';
+  ctx.points['kyc.status'] = { side, observed };
   check(ctx, 'KYC', true, observed);
 }
 
@@ -519,8 +522,8 @@ async function inquireDeposit(ctx: ProbeContext, token: string, form: Form, txid
 
 function judgeInquiryStatus(ctx: ProbeContext, record: InquiryAnswer): void {
   const word = record.status;
-  const known = SIDE_WORDS[word];
-  const standing = known?.standing;
+  const side = SIDE_WORDS[word];
+  const standing = standingOf(word);
   const observed = `a deposit nobody paid shows "${word}"${standing ? ` (${standing})` : ''}`;
   if (standing === undefined) {
     ctx.points['inquiry.status'] = { side: 'neither', observed };
@@ -529,7 +532,7 @@ function judgeInquiryStatus(ctx: ProbeContext, record: InquiryAnswer): void {
     ctx.points['inquiry.status'] = { side: 'neither', observed };
     check(ctx, 'inquiry status', false, `a deposit nobody paid reads as ${standing}`);
   } else {
-    ctx.points['inquiry.status'] = known ? { side: known.side, observed } : { side: 'neither', observed };
+    ctx.points['inquiry.status'] = { side: side ?? 'neither', observed };
     check(ctx, 'inquiry status', true, observed);
   }
 }
