@@ -158,6 +158,14 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   },
   PROVIDER_MERCHANT: { meaning: 'merchant the deposits are made for' },
   PROVIDER_TIMEOUT_MS: { meaning: 'timeout of every provider call' },
+  PROVIDER_AUTH_HEADER: {
+    meaning:
+      "how the OAuth token goes in `Authorization` (the document shows the bare token for KYC and liveness, `Bearer <token>` for inquiries): `auto` sends the document's form, tries the other once on a 401 or 403 and keeps, per endpoint, the one the provider took (logged once); `bare` or `bearer` sends only that form",
+  },
+  PROVIDER_RECEIPT_FORMAT: {
+    meaning:
+      "the receipt request's body (the document shows both): `auto` sends JSON, a form once when the provider refuses the content type (415, or a 400 that says so), and keeps the one it took (logged once); `json` or `form` sends only that",
+  },
   WEBHOOK_SECRET: { meaning: 'secret path segment of the webhook URLs (16+ characters)', secret: true },
   WEBHOOK_PARTNER_ID: { meaning: 'the `partner_id` the provider must send back' },
   CODEC_KEYS: {

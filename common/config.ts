@@ -194,6 +194,10 @@ export const envSchema = z.object({
   PROVIDER_API_KEY: z.string().min(1).default('sandbox-api-key'),
   PROVIDER_MERCHANT: z.string().min(1).default('sandbox-merchant'),
   PROVIDER_TIMEOUT_MS: durationMs.default(10_000),
+  /** The token's Authorization form: auto (the document's per endpoint, the other on a refusal, learned), bare or bearer. */
+  PROVIDER_AUTH_HEADER: z.enum(['auto', 'bare', 'bearer']).default('auto'),
+  /** The receipt request's body: auto (JSON, a form when the content type is refused, learned), json or form. */
+  PROVIDER_RECEIPT_FORMAT: z.enum(['auto', 'json', 'form']).default('auto'),
 
   WEBHOOK_SECRET: z
     .string()
@@ -523,6 +527,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       apiKey: e.PROVIDER_API_KEY,
       merchant: e.PROVIDER_MERCHANT,
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
+      authHeader: e.PROVIDER_AUTH_HEADER,
+      receiptFormat: e.PROVIDER_RECEIPT_FORMAT,
     },
   };
 }
