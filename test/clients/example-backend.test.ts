@@ -119,9 +119,17 @@ it('onboards a player, takes a deposit and pays a prize, told of each by verifie
       x.data.state.verification === 'approved',
   );
 
+  // A deposit from an account pixflow refuses: its refusal comes back naming the field.
+  const badAccount = await ask<{ fields: { name: string }[] }>('POST', `/players/${PLAYER.cpf}/deposits`, {
+    amountCentavos: 15_000,
+    bankAccount: { ispb: '6070119', branch: '1234', number: '987654321' },
+  });
+  expect(badAccount.status).toBe(400);
+  expect(badAccount.body.fields.map((f) => f.name)).toEqual(['body.client.bankAccount.ispb']);
   // A deposit: the client gave it a txid; the player's bank pays the Pix code.
   const deposit = await ask<{ txid: string; pixCode: string }>('POST', `/players/${PLAYER.cpf}/deposits`, {
     amountCentavos: 15_000,
+    bankAccount: { ispb: '60701190', branch: '1234', number: '987654321' },
   });
   expect(deposit.status).toBe(201);
   expect(deposit.body.txid).toMatch(/^\d{32}$/);

@@ -22,6 +22,10 @@ export interface ExampleBackendOptions {
 
 const playerSchema = z.object({ cpf: z.string(), name: z.string().min(1), email: z.string() });
 const amountSchema = z.object({ amountCentavos: z.number().int().positive() });
+/** The account the player pays from, which the rules ask an operator to collect: pixflow checks it. */
+const depositSchema = amountSchema.extend({
+  bankAccount: z.object({ ispb: z.string(), branch: z.string(), number: z.string() }).optional(),
+});
 type Player = z.infer<typeof playerSchema>;
 type EventTypes = components['schemas']['WebhookEndpointCreate']['events'];
 
@@ -78,10 +82,10 @@ function playerRoutes(pixflow: PixflowClient) {
     res.json({ status: onboarding.state.status });
   });
 
-  // A deposit: the Pix code the player pays. The client gives it its txid.
+  // A deposit: the Pix code the player pays, from the bank account they name. The client gives it its txid.
   r.post('/players/:cpf/deposits', async (req, res) => {
-    const { amountCentavos } = amountSchema.parse(req.body);
-    const body = { amountCentavos, client: client(playerOf(req.params.cpf)) };
+    const { amountCentavos, bankAccount } = depositSchema.parse(req.body);
+    const body = { amountCentavos, client: { ...client(playerOf(req.params.cpf)), bankAccount } };
     const deposit = await dataOf(pixflow.POST('/v1/deposits', { body }));
     res.status(201).json({ txid: deposit.txid, pixCode: deposit.payload });
   });
