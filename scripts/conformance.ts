@@ -3,11 +3,13 @@ import { parseArgs, parseEnv } from 'node:util';
 import { z } from 'zod';
 import { envSchema } from '../common/config';
 import {
+  AUTH_HEADER_SETTINGS,
   type ConformanceReport,
   findingText,
   OPEN_POINT_IDS,
   OPEN_POINTS,
   type ProviderTarget,
+  RECEIPT_FORMAT_SETTINGS,
   runConformance,
 } from '../connectors/identity-payments/conformance';
 import { cpfSchema } from '../contracts/flow-input';
@@ -21,7 +23,8 @@ import { testDocumentFor } from '../sandbox/test-documents';
 
 const USAGE = `usage: npm run conformance -- [--env-file PATH] [--kyc-document CPF] [--json]
   PROVIDER_BASE_URL, PROVIDER_AUTH_URL, PROVIDER_CLIENT_ID, PROVIDER_CLIENT_SECRET, PROVIDER_API_KEY,
-  PROVIDER_MERCHANT and PROVIDER_TIMEOUT_MS come from the env file, else from the environment.`;
+  PROVIDER_MERCHANT and PROVIDER_TIMEOUT_MS come from the env file, else from the environment;
+  PROVIDER_AUTH_HEADER and PROVIDER_RECEIPT_FORMAT, when set, are checked against the provider.`;
 
 const providerSettingsSchema = envSchema.pick({
   PROVIDER_BASE_URL: true,
@@ -46,8 +49,19 @@ function fail(problems: string[]): never {
   throw new UsageError(problems.join('\n'));
 }
 
+// The two settings conformance tells, checked as pixflow checks them when they are set already.
+const givenSettingsSchema = z.object({
+  PROVIDER_AUTH_HEADER: z.enum(AUTH_HEADER_SETTINGS).optional(),
+  PROVIDER_RECEIPT_FORMAT: z.enum(RECEIPT_FORMAT_SETTINGS).optional(),
+});
+
+interface Settings {
+  target: ProviderTarget;
+  given: z.infer<typeof givenSettingsSchema>;
+}
+
 /** The env file's values over the environment's: the file named is the provider tested. */
-function settingsFrom(envFile: string | undefined): ProviderTarget {
+function settingsFrom(envFile: string | undefined): Settings {
   let fromFile: Record<string, string> = {};
   if (envFile) {
     try {
@@ -61,14 +75,14 @@ function settingsFrom(envFile: string | undefined): ProviderTarget {
     Object.entries({ ...process.env, ...fromFile }).filter(([, v]) => v !== undefined && v !== ''),
   );
   const parsed = providerSettingsSchema.safeParse(merged);
-  if (!parsed.success) {
-    fail(parsed.error.issues.map((i) => `${String(i.path[0] ?? '?')}: ${i.message}`));
-  }
+  const given = givenSettingsSchema.safeParse(merged);
+  const issues = [...(parsed.error?.issues ?? []), ...(given.error?.issues ?? [])];
+  if (!parsed.success || !given.success) fail(issues.map((i) => `${String(i.path[0] ?? '?')}: ${i.message}`));
   const e = parsed.data;
   // Unset, as for pixflow itself: the sandbox `npm start` runs.
   const sandbox = `http://127.0.0.1:${e.SANDBOX_PORT}`;
   const baseUrl = e.PROVIDER_BASE_URL ?? sandbox;
-  return {
+  const target = {
     baseUrl,
     authUrl: e.PROVIDER_AUTH_URL ?? (e.PROVIDER_BASE_URL ? baseUrl : sandbox),
     clientId: e.PROVIDER_CLIENT_ID,
@@ -77,6 +91,7 @@ function settingsFrom(envFile: string | undefined): ProviderTarget {
     merchant: e.PROVIDER_MERCHANT,
     timeoutMs: e.PROVIDER_TIMEOUT_MS,
   };
+  return { target, given: given.data };
 }
 
 function verdictOf(report: ConformanceReport): string {
@@ -159,8 +174,8 @@ async function main(argv: string[]): Promise<number> {
     json: raw.json,
   });
   if (!args.success) fail(args.error.issues.map((i) => `--kyc-document: ${i.message}`));
-  const target = settingsFrom(args.data.envFile);
-  const report = await runConformance(target, { document: args.data.kycDocument });
+  const { target, given } = settingsFrom(args.data.envFile);
+  const report = await runConformance(target, { document: args.data.kycDocument, given });
   const verdict = verdictOf(report);
   process.stdout.write(`${args.data.json ? json(report, verdict) : text(report, verdict)}\n`);
   return report.ok ? 0 : 1;

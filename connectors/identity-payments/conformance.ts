@@ -24,6 +24,8 @@ export interface ProviderTarget {
 export interface ConformanceOptions {
   /** The CPF the KYC, liveness and deposit probes use: a test document of the provider's sandbox. */
   document: string;
+  /** The settings the operator already gave pixflow, checked against what the provider takes. */
+  given?: { PROVIDER_AUTH_HEADER?: AuthHeaderSetting; PROVIDER_RECEIPT_FORMAT?: ReceiptFormatSetting };
 }
 
 /** A side of a point, or why there is none: what `npm run conformance` prints for it. */
@@ -39,8 +41,12 @@ export interface Check {
   detail: string;
 }
 
-export type AuthHeaderSetting = 'bare' | 'bearer';
-export type ReceiptFormatSetting = 'json' | 'form';
+/** PROVIDER_AUTH_HEADER's values (connectors/identity-payments/transport.ts reads them). */
+export const AUTH_HEADER_SETTINGS = ['auto', 'bare', 'bearer'] as const;
+export type AuthHeaderSetting = (typeof AUTH_HEADER_SETTINGS)[number];
+/** PROVIDER_RECEIPT_FORMAT's values. */
+export const RECEIPT_FORMAT_SETTINGS = ['auto', 'json', 'form'] as const;
+export type ReceiptFormatSetting = (typeof RECEIPT_FORMAT_SETTINGS)[number];
 
 export interface ConformanceReport {
   baseUrl: string;
@@ -325,6 +331,32 @@ const formWord = (f: Form) => (f === 'bare' ? 'bare' : 'Bearer');
 const formsWord = (forms: Form[]) => (forms.length ? forms.map(formWord).join(' and ') : 'neither form');
 const statusWord = (a: Answer) => (a.status === 0 ? 'no answer' : String(a.status));
 
+/**
+ * PROVIDER_AUTH_HEADER as the transport reads it: `bare` or `bearer` is that form on every
+ * endpoint, `auto` the document's form per endpoint and the other once on a refusal. A fixed
+ * form when one is taken everywhere (Bearer when both are), else `auto`.
+ */
+function authSettings(kyc: Form[], inquiry: Form[]): { works: AuthHeaderSetting[]; use?: AuthHeaderSetting } {
+  const works: AuthHeaderSetting[] = (['bare', 'bearer'] as const).filter(
+    (f) => kyc.includes(f) && inquiry.includes(f),
+  );
+  if (kyc.length > 0 && inquiry.length > 0) works.push('auto');
+  const use = works.includes('bearer') ? 'bearer' : works[0];
+  return { works, ...(use ? { use } : {}) };
+}
+
+/** A setting the operator gave that this provider would refuse: a check that fails. */
+function checkGivenSetting(
+  ctx: ProbeContext,
+  name: string,
+  given: string | undefined,
+  works: string[],
+): void {
+  if (given === undefined || works.includes(given)) return;
+  const instead = works.length ? `; it takes ${works.join(' or ')}` : '';
+  check(ctx, name, false, `${name}=${given}, as set, would be refused by this provider${instead}`);
+}
+
 /** `auth.header` and PROVIDER_AUTH_HEADER; the forms to go on with, undefined when KYC takes none. */
 function judgeAuthForms(ctx: ProbeContext, seen: AuthSeen): FormsTaken | undefined {
   const kyc = formsTaken(seen.kyc);
@@ -339,28 +371,30 @@ function judgeAuthForms(ctx: ProbeContext, seen: AuthSeen): FormsTaken | undefin
   else if (is(kyc, 'bearer') && is(inquiry, 'bearer')) side = 'other';
   else if (is(kyc, 'bare', 'bearer') && is(inquiry, 'bare', 'bearer')) side = 'both accepted';
   ctx.points['auth.header'] = { side, observed };
+  const refused = (answers: Record<Form, Answer>) =>
+    `bare: ${describeAnswer(answers.bare)}; Bearer: ${describeAnswer(answers.bearer)}`;
   const kycOk = check(
     ctx,
     'KYC and liveness authorization',
     kyc.length > 0,
-    kyc.length > 0
-      ? `${formsWord(kyc)} accepted`
-      : `bare: ${describeAnswer(seen.kyc.bare)}; Bearer: ${describeAnswer(seen.kyc.bearer)}`,
+    kyc.length > 0 ? `${formsWord(kyc)} accepted` : refused(seen.kyc),
   );
-  // pixflow sends inquiries `Bearer`, as the document shows, under either setting.
-  check(
+  const inquiryOk = check(
     ctx,
     'inquiry authorization',
-    inquiry.includes('bearer'),
-    inquiry.includes('bearer')
-      ? `Bearer accepted (an unknown txid answered ${seen.inquiry.bearer.status})`
-      : `Bearer refused: ${describeAnswer(seen.inquiry.bearer)}`,
+    inquiry.length > 0,
+    inquiry.length > 0
+      ? `${formsWord(inquiry)} accepted (an unknown txid answered ${statusWord(seen.inquiry[inquiry[0] as Form])})`
+      : refused(seen.inquiry),
   );
+  const settings = authSettings(kyc, inquiry);
+  if (settings.use) ctx.settings.PROVIDER_AUTH_HEADER = settings.use;
+  checkGivenSetting(ctx, 'PROVIDER_AUTH_HEADER', ctx.options.given?.PROVIDER_AUTH_HEADER, settings.works);
   if (!kycOk) return undefined;
-  // The bare token where the document shows it, whenever the provider takes it.
-  const kycForm: Form = kyc.includes('bare') ? 'bare' : 'bearer';
-  ctx.settings.PROVIDER_AUTH_HEADER = kycForm;
-  return { kyc: kycForm, inquiry: inquiry.includes('bearer') || inquiry.length === 0 ? 'bearer' : 'bare' };
+  // The document's form first, as `auto` sends it.
+  const first = (forms: Form[], documented: Form): Form =>
+    forms.includes(documented) ? documented : (forms[0] ?? documented);
+  return { kyc: first(kyc, 'bare'), inquiry: inquiryOk ? first(inquiry, 'bearer') : 'bearer' };
 }
 
 /** `kyc.status`: the letter case of the test document's registry status. */
@@ -616,32 +650,31 @@ async function probeReceipts(ctx: ProbeContext): Promise<void> {
   const readable = (a: Answer) => (ok2xx(a) ? receiptSchema.safeParse(a.json) : undefined);
   const [jsonRead, formRead] = [readable(json), readable(form)];
   const observed = `JSON ${json.status || 'no answer'}, form ${form.status || 'no answer'}`;
-  const point = (side: 'doc' | 'other' | 'both accepted' | 'neither'): Finding => ({ side, observed });
-  const takes = (r: typeof jsonRead) => r?.success === true;
-  if (takes(jsonRead) && takes(formRead)) ctx.points['receipt.content-type'] = point('both accepted');
-  else if (takes(jsonRead))
-    ctx.points['receipt.content-type'] = point(form.status === 415 ? 'doc' : 'neither');
-  else if (takes(formRead))
-    ctx.points['receipt.content-type'] = point(json.status === 415 ? 'other' : 'neither');
-  else
-    ctx.points['receipt.content-type'] = {
-      side: 'neither',
-      observed: `JSON ${describeAnswer(json)}; form ${describeAnswer(form)}`,
-    };
+  const takesJson = jsonRead?.success === true;
+  const takesForm = formRead?.success === true;
+  const side = takesJson && takesForm ? 'both accepted' : takesJson ? 'doc' : takesForm ? 'other' : undefined;
+  ctx.points['receipt.content-type'] = side
+    ? { side, observed }
+    : { side: 'neither', observed: `JSON ${describeAnswer(json)}; form ${describeAnswer(form)}` };
+  // `auto` sends JSON, then a form once when the content type is refused (a 415, or a 400 saying so).
+  const contentTypeRefused =
+    json.status === 415 ||
+    (json.status === 400 && /content[\s-]?type|media[\s-]?type|urlencoded|json/i.test(json.text));
+  const works: ReceiptFormatSetting[] = [
+    ...(takesJson ? (['json'] as const) : []),
+    ...(takesForm ? (['form'] as const) : []),
+    ...(takesJson || (takesForm && contentTypeRefused) ? (['auto'] as const) : []),
+  ];
+  checkGivenSetting(ctx, 'PROVIDER_RECEIPT_FORMAT', ctx.options.given?.PROVIDER_RECEIPT_FORMAT, works);
   const read = jsonRead?.success ? jsonRead.data : formRead?.success ? formRead.data : undefined;
-  if (
-    !check(
-      ctx,
-      'receipt',
-      read !== undefined,
-      read ? `${observed}: readable` : `no format gave a readable receipt: ${observed}`,
-    )
-  ) {
+  if (!read) {
+    check(ctx, 'receipt', false, `no format gave a readable receipt: ${observed}`);
     ctx.points['receipt.status'] = { side: 'not probed', why: 'no receipt answer was readable' };
     return;
   }
-  ctx.settings.PROVIDER_RECEIPT_FORMAT = jsonRead?.success ? 'json' : 'form';
-  judgeReceiptStatus(ctx, read as ReceiptAnswer);
+  check(ctx, 'receipt', true, `${observed}: readable`);
+  ctx.settings.PROVIDER_RECEIPT_FORMAT = takesJson ? 'json' : 'form';
+  judgeReceiptStatus(ctx, read);
 }
 
 function judgeReceiptStatus(ctx: ProbeContext, receipt: ReceiptAnswer): void {
