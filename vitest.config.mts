@@ -12,6 +12,17 @@ const deadlineFiles = [
   'test/workflows/rescreening.test.ts',
 ];
 
+// The flows' tests run a second time with the sandbox taking the other side of every point the
+// provider's document leaves open (SANDBOX_DIALECT=other, docs/sandbox.md): what pixflow does must
+// not hang on the side its sandbox happens to take.
+const otherDialectFiles = [
+  'test/workflows/deposit.test.ts',
+  'test/workflows/withdrawal.test.ts',
+  'test/workflows/onboarding.test.ts',
+  'test/e2e/e2e.test.ts',
+  'test/e2e/docs-tour.test.ts',
+];
+
 // Each project's settings; the global setup is the root's alone, so it runs once per run.
 const shared = {
   setupFiles: ['test/setup-runtime.ts'],
@@ -32,6 +43,14 @@ export default defineConfig({
     allowOnly: false,
     projects: [
       { test: { ...shared, name: 'suite', include: ['test/**/*.test.ts'], exclude: deadlineFiles } },
+      {
+        test: {
+          ...shared,
+          name: 'other-dialect',
+          include: otherDialectFiles,
+          env: { SANDBOX_DIALECT: 'other' },
+        },
+      },
       // maxWorkers 1: vitest runs these after every other group, one file at a time.
       { test: { ...shared, name: 'deadlines', include: deadlineFiles, maxWorkers: 1 } },
     ],

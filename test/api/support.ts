@@ -27,7 +27,7 @@ export { waitUntil as eventually } from '../helpers/wait';
 
 import { ensureReconciler } from '../../worker/reconciler';
 import { freshDatabase } from '../helpers/postgres';
-import { connectorFor, sandboxControl } from '../helpers/sandbox-client';
+import { connectorFor, sandboxControl, sandboxDialectFromEnv } from '../helpers/sandbox-client';
 import { testDataConverter } from '../helpers/temporal';
 import { createTestWorker, testReconciliation } from '../helpers/worker';
 
@@ -93,7 +93,7 @@ export async function startApiEnv(
 ): Promise<ApiEnv> {
   const address = options.temporalAddress ?? inject('temporalAddress');
   const taskQueue = `api-${randomBytes(4).toString('hex')}`;
-  const sandbox = await startSandbox(options.sandbox);
+  const sandbox = await startSandbox({ dialect: sandboxDialectFromEnv(), ...options.sandbox });
   // A database of its own: the env's reconciliation sweeps every waiting row it finds.
   const databaseUrl = await freshDatabase();
   await migrate(databaseUrl);

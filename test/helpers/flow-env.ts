@@ -7,7 +7,7 @@ import type { MoneyRules, PayoutControls } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { testPool } from './postgres';
-import { connectorFor, sandboxControl } from './sandbox-client';
+import { connectorFor, sandboxControl, sandboxDialectFromEnv } from './sandbox-client';
 import { startTimeSkippingServer, testDataConverter } from './temporal';
 import { createTestWorker } from './worker';
 
@@ -46,7 +46,11 @@ export async function startFlowEnv(
           client: { dataConverter: testDataConverter },
         })
       : await startTimeSkippingServer();
-  const sandbox = await startSandbox({ now: () => Date.now() + offset, ...opts.sandbox });
+  const sandbox = await startSandbox({
+    now: () => Date.now() + offset,
+    dialect: sandboxDialectFromEnv(),
+    ...opts.sandbox,
+  });
   const pool = testPool();
   const provider = connectorFor(sandbox.url, {
     timeoutMs: opts.providerTimeoutMs ?? 5_000,

@@ -1,3 +1,4 @@
+import { loadConfig } from '../../common/config';
 import {
   createIdentityPaymentsConnector,
   type IdentityPaymentsOptions,
@@ -41,4 +42,12 @@ export async function sandboxControl(sandboxUrl: string, path: string, body?: un
   });
   if (!res.ok) throw new Error(`sandbox ${path}: ${res.status} ${await res.text()}`);
   return res.json();
+}
+
+/**
+ * The sandbox dialect the run asks for (SANDBOX_DIALECT, as the sandbox itself reads it): the
+ * flow tests run once in the document's dialect and once in the other (vitest.config.mts).
+ */
+export function sandboxDialectFromEnv() {
+  return loadConfig({ SANDBOX_DIALECT: process.env.SANDBOX_DIALECT }).SANDBOX_DIALECT;
 }

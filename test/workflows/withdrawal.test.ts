@@ -24,7 +24,7 @@ import {
   waitForState,
 } from '../helpers/flow-env';
 import { historyBytes, patchMarkers, recordHistory } from '../helpers/histories';
-import { expectActivityFailure } from '../helpers/sdk-log';
+import { expectActivityFailure, expectSdkLog } from '../helpers/sdk-log';
 import { defaultPayoutControls } from '../helpers/worker';
 
 // Withdrawals on the time-skipping server, with the real activities against the sandbox.
@@ -467,4 +467,47 @@ describe('withdrawal flow', () => {
       await recordHistory(handle, `withdrawal-create-retried-${mode}`);
     });
   }
+
+  it('a create answer pixflow cannot read leaves it sending, with an alert: looked up, never failed, paid once', async () => {
+    await f.sandboxControl('/sandbox/faults', { actThenFail: { withdraw: { mode: 'garbled', count: 1 } } });
+    const input = withdrawalInput();
+    const workflowId = withdrawalWorkflowId(input.transactionId);
+    const unreadable = expectActivityFailure({
+      workflowId,
+      activityType: 'sendPayout',
+      error: /a 2xx answer pixflow cannot read/,
+    });
+    // The worker's log line naming what it could not read.
+    const told = expectSdkLog(
+      ({ message, meta }) =>
+        message.startsWith('provider answer pixflow cannot read') && meta.workflowId === workflowId,
+    );
+    const handle = await start(input);
+    await settleAndNotify(handle, input.transactionId);
+    expect((await handle.result()).status).toBe('completed');
+    expect(unreadable()).toHaveLength(1);
+    expect(told().map((e) => [e.meta.op, e.meta.field])).toEqual([['withdraw', '(body)']]);
+    expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
+    expect(await statusEvents(workflowId)).not.toContain('withdrawal.failed');
+    const { rows } = await f.pool.query(
+      `SELECT facts FROM alerts WHERE rule = 'provider_unclassified' AND flow_id = $1`,
+      [workflowId],
+    );
+    expect(rows).toEqual([{ facts: { op: 'withdraw', field: '(body)' } }]);
+  });
+
+  it('a payout the provider already holds (its answer lost before pixflow knew) is looked up, not sent again', async () => {
+    const input = withdrawalInput();
+    // The provider has it already: the doc dialect answers the repeat 409, the other 400.
+    await f.provider.sendPayout({ ...input, payee: input.client });
+    const handle = await start(input);
+    await settleAndNotify(handle, input.transactionId);
+    expect((await handle.result()).status).toBe('completed');
+    expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
+    const { rows } = await f.pool.query(
+      'SELECT length(image) AS bytes FROM withdrawal_receipts WHERE transaction_id = $1',
+      [input.transactionId],
+    );
+    expect(rows[0]?.bytes).toBeGreaterThan(0);
+  });
 });
