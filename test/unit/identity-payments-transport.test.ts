@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../common/config';
 import {
   BadRequestError,
   ContractError,
@@ -495,5 +496,21 @@ describe('readErrorMessages', () => {
     [[], 'other'],
   ] as const)('%j reads as %s', (message, kind) => {
     expect(readErrorMessages(message).kind).toBe(kind);
+  });
+});
+
+describe('settings', () => {
+  it('PROVIDER_AUTH_HEADER and PROVIDER_RECEIPT_FORMAT land in config.provider, auto by default', () => {
+    expect(loadConfig({}).provider).toMatchObject({ authHeader: 'auto', receiptFormat: 'auto' });
+    expect(
+      loadConfig({ PROVIDER_AUTH_HEADER: 'bearer', PROVIDER_RECEIPT_FORMAT: 'form' }).provider,
+    ).toMatchObject({ authHeader: 'bearer', receiptFormat: 'form' });
+  });
+
+  it.each([
+    ['PROVIDER_AUTH_HEADER', 'Bearer'],
+    ['PROVIDER_RECEIPT_FORMAT', 'xml'],
+  ])('%s=%s is refused, naming the setting', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });
 });
