@@ -6,6 +6,7 @@ import {
 import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { payerIsClient } from '../../activities/deposit';
+import { UnclassifiedAnswerError } from '../../connectors/errors';
 import {
   type DepositFingerprint,
   type DepositInput,
@@ -17,7 +18,7 @@ import {
 import { providerNotificationSignal } from '../../contracts/flow';
 import { downAtFirst, type FlowEnv, onOwnWorker, startFlowEnv, waitForState } from '../helpers/flow-env';
 import { historyBytes, patchMarkers, recordHistory } from '../helpers/histories';
-import { expectActivityFailure } from '../helpers/sdk-log';
+import { expectActivityFailure, expectSdkLog } from '../helpers/sdk-log';
 import { testDataConverter } from '../helpers/temporal';
 import { defaultRules } from '../helpers/worker';
 
@@ -378,6 +379,57 @@ describe('deposit paid by someone else', () => {
         expect(done.reason).toBeUndefined();
       },
     );
+  });
+
+  it('an inquiry status pixflow cannot read is never "unpaid": the deposit waits, with an alert, until one it reads', async () => {
+    let unreadable = true;
+    let calls = 0;
+    const provider = {
+      ...f.provider,
+      async lookUpDeposit(txid: string) {
+        calls += 1;
+        if (unreadable) {
+          throw new UnclassifiedAnswerError(
+            'provider deposit_inquiry: status "QUASE" is not a value pixflow knows',
+            {
+              op: 'deposit_inquiry',
+              field: 'status',
+            },
+          );
+        }
+        return f.provider.lookUpDeposit(txid);
+      },
+    };
+    await onOwnWorker(f, 'inquiry-unreadable', { provider }, async (queue) => {
+      const input = depositInput();
+      await startOn(queue, input);
+      const handle = handleOf(input);
+      const failed = expectActivityFailure({
+        workflowId: handle.workflowId,
+        activityType: 'inquireDeposit',
+        error: /is not a value pixflow knows/,
+      });
+      const told = expectSdkLog(
+        ({ message, meta }) =>
+          message.startsWith('provider answer pixflow cannot read') && meta.workflowId === handle.workflowId,
+      );
+      await pay(input.txid);
+      await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+      await waitForState(
+        () => Promise.resolve(calls),
+        (c) => c >= 5,
+      );
+      expect((await handle.query(depositStateQuery)).status).toBe('awaiting_payment');
+      const { rows } = await f.pool.query(
+        `SELECT facts FROM alerts WHERE rule = 'provider_unclassified' AND flow_id = $1`,
+        [handle.workflowId],
+      );
+      expect(rows).toEqual([{ facts: { op: 'deposit_inquiry', field: 'status' } }]);
+      unreadable = false;
+      expect((await handle.result()).status).toBe('completed');
+      expect(failed().length).toBeGreaterThanOrEqual(1);
+      expect(told().map((e) => e.meta.field)).toContain('status');
+    });
   });
 
   it('an inquiry the provider fails three times here is made through the server, and the payment is found', async () => {
