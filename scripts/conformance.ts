@@ -3,13 +3,13 @@ import { parseArgs, parseEnv } from 'node:util';
 import { z } from 'zod';
 import { envSchema } from '../common/config';
 import {
-  AUTH_HEADER_SETTINGS,
+  type AuthHeaderSetting,
   type ConformanceReport,
   findingText,
   OPEN_POINT_IDS,
   OPEN_POINTS,
   type ProviderTarget,
-  RECEIPT_FORMAT_SETTINGS,
+  type ReceiptFormatSetting,
   runConformance,
 } from '../connectors/identity-payments/conformance';
 import { cpfSchema } from '../contracts/flow-input';
@@ -24,7 +24,7 @@ import { testDocumentFor } from '../sandbox/test-documents';
 const USAGE = `usage: npm run conformance -- [--env-file PATH] [--kyc-document CPF] [--json]
   PROVIDER_BASE_URL, PROVIDER_AUTH_URL, PROVIDER_CLIENT_ID, PROVIDER_CLIENT_SECRET, PROVIDER_API_KEY,
   PROVIDER_MERCHANT and PROVIDER_TIMEOUT_MS come from the env file, else from the environment;
-  PROVIDER_AUTH_HEADER and PROVIDER_RECEIPT_FORMAT, when set, are checked against the provider.`;
+  PROVIDER_AUTH_HEADER and PROVIDER_RECEIPT_FORMAT (auto when unset) are checked against the provider.`;
 
 const providerSettingsSchema = envSchema.pick({
   PROVIDER_BASE_URL: true,
@@ -34,6 +34,8 @@ const providerSettingsSchema = envSchema.pick({
   PROVIDER_API_KEY: true,
   PROVIDER_MERCHANT: true,
   PROVIDER_TIMEOUT_MS: true,
+  PROVIDER_AUTH_HEADER: true,
+  PROVIDER_RECEIPT_FORMAT: true,
   SANDBOX_PORT: true,
 });
 
@@ -49,15 +51,10 @@ function fail(problems: string[]): never {
   throw new UsageError(problems.join('\n'));
 }
 
-// The two settings conformance tells, checked as pixflow checks them when they are set already.
-const givenSettingsSchema = z.object({
-  PROVIDER_AUTH_HEADER: z.enum(AUTH_HEADER_SETTINGS).optional(),
-  PROVIDER_RECEIPT_FORMAT: z.enum(RECEIPT_FORMAT_SETTINGS).optional(),
-});
-
 interface Settings {
   target: ProviderTarget;
-  given: z.infer<typeof givenSettingsSchema>;
+  /** The two settings conformance tells, as pixflow would use them now (`auto` when unset). */
+  given: { PROVIDER_AUTH_HEADER: AuthHeaderSetting; PROVIDER_RECEIPT_FORMAT: ReceiptFormatSetting };
 }
 
 /** The env file's values over the environment's: the file named is the provider tested. */
@@ -75,9 +72,7 @@ function settingsFrom(envFile: string | undefined): Settings {
     Object.entries({ ...process.env, ...fromFile }).filter(([, v]) => v !== undefined && v !== ''),
   );
   const parsed = providerSettingsSchema.safeParse(merged);
-  const given = givenSettingsSchema.safeParse(merged);
-  const issues = [...(parsed.error?.issues ?? []), ...(given.error?.issues ?? [])];
-  if (!parsed.success || !given.success) fail(issues.map((i) => `${String(i.path[0] ?? '?')}: ${i.message}`));
+  if (!parsed.success) fail(parsed.error.issues.map((i) => `${String(i.path[0] ?? '?')}: ${i.message}`));
   const e = parsed.data;
   // Unset, as for pixflow itself: the sandbox `npm start` runs.
   const sandbox = `http://127.0.0.1:${e.SANDBOX_PORT}`;
@@ -91,7 +86,11 @@ function settingsFrom(envFile: string | undefined): Settings {
     merchant: e.PROVIDER_MERCHANT,
     timeoutMs: e.PROVIDER_TIMEOUT_MS,
   };
-  return { target, given: given.data };
+  const given = {
+    PROVIDER_AUTH_HEADER: e.PROVIDER_AUTH_HEADER,
+    PROVIDER_RECEIPT_FORMAT: e.PROVIDER_RECEIPT_FORMAT,
+  };
+  return { target, given };
 }
 
 function verdictOf(report: ConformanceReport): string {
@@ -107,16 +106,22 @@ function verdictOf(report: ConformanceReport): string {
   return `verdict: READY: pixflow handles every answer this provider gave (${parts.join(', ')})`;
 }
 
-const settingLines = (report: ConformanceReport): string[] => [
-  report.settings.PROVIDER_AUTH_HEADER
-    ? `PROVIDER_AUTH_HEADER=${report.settings.PROVIDER_AUTH_HEADER}`
-    : '# PROVIDER_AUTH_HEADER: not told by this run (no KYC answer)',
-  report.settings.PROVIDER_RECEIPT_FORMAT
-    ? `PROVIDER_RECEIPT_FORMAT=${report.settings.PROVIDER_RECEIPT_FORMAT}`
-    : '# PROVIDER_RECEIPT_FORMAT: not told by this run (no readable receipt answer)',
-];
+function settingLines(report: ConformanceReport, given: Settings['given']): string[] {
+  const line = (name: keyof Settings['given'], none: string) => {
+    const told = report.settings[name];
+    if (!told) return [`# ${name}: not told by this run (${none})`];
+    return [
+      `${name}=${told}`,
+      ...(given[name] === told ? [] : [`# (pixflow uses now: ${name}=${given[name]})`]),
+    ];
+  };
+  return [
+    ...line('PROVIDER_AUTH_HEADER', 'no KYC or inquiry answer'),
+    ...line('PROVIDER_RECEIPT_FORMAT', 'no readable receipt answer'),
+  ];
+}
 
-function text(report: ConformanceReport, verdict: string): string {
+function text(report: ConformanceReport, given: Settings['given'], verdict: string): string {
   const width = Math.max(...OPEN_POINT_IDS.map((id) => id.length)) + 2;
   const points = OPEN_POINT_IDS.map((id) => {
     const f = report.points[id];
@@ -135,17 +140,21 @@ function text(report: ConformanceReport, verdict: string): string {
     ...checks,
     '',
     'settings pixflow will use with this provider (paste into its environment)',
-    ...settingLines(report),
+    ...settingLines(report, given),
     '',
     verdict,
   ].join('\n');
 }
 
-function json(report: ConformanceReport, verdict: string): string {
+function json(report: ConformanceReport, given: Settings['given'], verdict: string): string {
   const points = Object.fromEntries(
     OPEN_POINT_IDS.map((id) => [id, { question: OPEN_POINTS[id].question, ...report.points[id] }]),
   );
-  return JSON.stringify({ ...report, points, verdict: verdict.replace(/^verdict: /, '') }, null, 2);
+  return JSON.stringify(
+    { ...report, points, settingsNow: given, verdict: verdict.replace(/^verdict: /, '') },
+    null,
+    2,
+  );
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -177,7 +186,7 @@ async function main(argv: string[]): Promise<number> {
   const { target, given } = settingsFrom(args.data.envFile);
   const report = await runConformance(target, { document: args.data.kycDocument, given });
   const verdict = verdictOf(report);
-  process.stdout.write(`${args.data.json ? json(report, verdict) : text(report, verdict)}\n`);
+  process.stdout.write(`${args.data.json ? json(report, given, verdict) : text(report, given, verdict)}\n`);
   return report.ok ? 0 : 1;
 }
 
