@@ -56,7 +56,7 @@ export interface BiometricsState {
   status: BiometricsStatus;
   reason?: string;
   link?: LivenessLink;
-  /** The provider's last liveness status for this link (status_verification). */
+  /** The provider's last liveness status for this link. */
   livenessStatus?: string;
   startedAt: string;
   updatedAt: string;

@@ -1,5 +1,6 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { INBOX_DEFAULTS } from '../common/config';
+import { readLivenessCallback } from '../connectors/identity-payments';
 import { maskCpfsIn } from '../common/mask';
 import type { ApiMetrics } from '../common/metrics';
 import { isBiometricsWorkflowId } from '../contracts/biometrics';
@@ -206,11 +207,11 @@ async function suspendOnContradiction(pool: Pool, row: InboxRow): Promise<string
   return reason ? `customer suspended (${reason})` : undefined;
 }
 
-/** The callback's status_onboarding (the body is kept whole in the inbox; only this is copied). */
+/** The callback's step in the provider's flow (the body is kept whole in the inbox; only this is copied). */
 function statusOnboardingOf(raw: string | undefined): string | null {
   try {
-    const body = JSON.parse(raw ?? '') as { status_onboarding?: unknown };
-    return typeof body.status_onboarding === 'string' ? body.status_onboarding : null;
+    const read = readLivenessCallback(JSON.parse(raw ?? ''));
+    return read.success && read.data.step !== '' ? read.data.step : null;
   } catch {
     return null;
   }

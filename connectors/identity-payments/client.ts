@@ -229,8 +229,10 @@ function withdrawalEndpoints(transport: ProviderTransport, defaultMerchant: stri
     },
 
     async getReceipt(transactionId: string, merchant?: string): Promise<ReceiptResult> {
-      const payload = JSON.stringify({ merchant: merchant ?? defaultMerchant, transactionId });
-      const body = await transport.postWithApiKey('receipt', '/receipts/merchant/cash-out/generate', payload);
+      const body = await transport.postReceipt('/receipts/merchant/cash-out/generate', {
+        merchant: merchant ?? defaultMerchant,
+        transactionId,
+      });
       return parseResponse(receiptResultSchema, body, 'receipt');
     },
   };
@@ -253,6 +255,9 @@ export function createProviderClient(
     get tokenRequests(): number {
       return transport.tokens.tokenRequests;
     },
+
+    /** The auth header forms and the receipt format the transport learnt (or was set to). */
+    learned: () => transport.learned(),
 
     /** Drops the cached token (the next call fetches a new one). */
     invalidateToken(): void {

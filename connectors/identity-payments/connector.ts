@@ -22,7 +22,7 @@ export interface IdentityPaymentsOptions extends ProviderClientOptions {
 
 export type IdentityPaymentsConnector = Connector & {
   /** What the connector learnt of the provider's choices so far (logs, conformance). */
-  learnt(): { livenessIdField: LivenessIdField };
+  learnt(): { livenessIdField: LivenessIdField } & ReturnType<ReturnType<typeof createProviderClient>['learned']>;
   /** Drops the cached token: the next call fetches a new one. */
   invalidateToken(): void;
 };
@@ -45,7 +45,7 @@ export function createIdentityPaymentsConnector(options: IdentityPaymentsOptions
       return client.tokenRequests;
     },
     invalidateToken: () => client.invalidateToken(),
-    learnt: () => ({ livenessIdField: client.livenessIdField() }),
+    learnt: () => ({ ...client.learned(), livenessIdField: client.livenessIdField() }),
 
     kyc: async (cpf, plan) => toKycFacts(await client.kyc(cpf, plan)),
     startLiveness: async (cpf, request) => toLivenessSession(await client.startLiveness(cpf, request)),
