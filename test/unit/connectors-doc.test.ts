@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { sectionIsCurrent } from '../../scripts/generated-section';
+import {
+  OPEN_POINTS_SECTION,
+  openPointsTable,
+  STATUS_WORDS_SECTION,
+  statusWordsTable,
+} from '../../scripts/write-connector-reference';
+
+// docs/connectors.md's tables are the code's: `npm run docs:connectors` rewrites them.
+
+describe('docs/connectors.md', () => {
+  it('lists every status word the connectors read, by standing', () => {
+    expect(sectionIsCurrent(STATUS_WORDS_SECTION, statusWordsTable())).toBe(true);
+  });
+
+  it('says how the identity-payments connector reads both sides of every open point of its document', () => {
+    expect(sectionIsCurrent(OPEN_POINTS_SECTION, openPointsTable())).toBe(true);
+  });
+});
