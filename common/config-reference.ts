@@ -167,7 +167,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
       "the receipt request's body (the document shows both): `auto` sends JSON, a form once when the provider refuses the content type (415, or a 400 that says so), and keeps the one it took (logged once); `json` or `form` sends only that",
   },
   WEBHOOK_SECRET: { meaning: 'secret path segment of the webhook URLs (16+ characters)', secret: true },
-  WEBHOOK_PARTNER_ID: { meaning: 'the `partner_id` the provider must send back' },
+  WEBHOOK_PARTNER_ID: { meaning: 'the partner id the provider must send back in every webhook' },
   CODEC_KEYS: {
     meaning:
       'payload encryption keys, `id:base64(32 bytes)` comma-separated; keep old ids while histories need them',
@@ -219,9 +219,14 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   SANDBOX_LIVENESS_URL_VALIDITY_MS: { meaning: "the sandbox's liveness link lifetime" },
   SANDBOX_NOTIFICATION_URL: {
     meaning:
-      "where the sandbox sends its deposit, payout and liveness notifications from its start, with `WEBHOOK_PARTNER_ID` as their `partner_id`: the API's ingress, `<API>/webhooks/provider/<WEBHOOK_SECRET>` (`POST /sandbox/notifications` changes it while it runs; `POST /sandbox/reset` goes back to it)",
+      "where the sandbox sends its deposit, payout and liveness notifications from its start, with `WEBHOOK_PARTNER_ID` as their partner id: the API's ingress, `<API>/webhooks/provider/<WEBHOOK_SECRET>` (`POST /sandbox/notifications` changes it while it runs; `POST /sandbox/reset` goes back to it)",
     shownDefault:
       'none: no notifications until `POST /sandbox/notifications` (`npm start` registers its API)',
+  },
+  SANDBOX_DIALECT: {
+    meaning:
+      "which side of each point the provider's document leaves open the sandbox answers, strictly: `doc` (the document's side), `other` (the other side a provider may take), or a comma list of `point=side` such as `inquiry.status=other,auth.header=other` (the rest on `doc`); an unknown point or side stops the sandbox naming it ([Sandbox](sandbox.md#dialect); `PUT /sandbox/dialect` changes it while it runs, `POST /sandbox/reset` goes back to it)",
+    shownDefault: '`doc`',
   },
   INBOX_RELAY_INTERVAL_MS: { meaning: 'how often the relay looks for undelivered webhook notifications' },
   INBOX_RETRY_MAX_MS: { meaning: 'longest back-off between delivery attempts of one notification' },

@@ -112,6 +112,32 @@ export const PAYOUT_AUTHORIZATION_DEV_SECRET = 'whsec_ZGV2LXBheW91dC1hdXRob3Jpem
  */
 export const PAYOUT_CONTROL_DEFAULTS = { approvalAboveCentavos: 1_000_000 } as const;
 
+/**
+ * The sandbox's dialect: `doc` or `other` (every open point on that side), or a comma list of
+ * `point=side` (the rest on `doc`, or on a bare `doc`/`other` in the list). Which point ids exist
+ * is the sandbox's to check (sandbox/dialect.ts): it refuses to start naming an unknown one.
+ */
+const sandboxDialect = z.string().transform((v, check) => {
+  const dialect: { default: 'doc' | 'other'; points: Record<string, 'doc' | 'other'> } = {
+    default: 'doc',
+    points: {},
+  };
+  const isSide = (s: string): s is 'doc' | 'other' => s === 'doc' || s === 'other';
+  for (const item of v.split(',').map((s) => s.trim())) {
+    const [point, side, ...more] = item.split('=').map((s) => s.trim());
+    if (more.length === 0 && side === undefined && point && isSide(point)) dialect.default = point;
+    else if (more.length === 0 && point && side !== undefined && isSide(side)) dialect.points[point] = side;
+    else {
+      check.addIssue({
+        code: 'custom',
+        message: `"${item}" is not doc, other or point=doc|other (e.g. inquiry.status=other,auth.header=other)`,
+      });
+      return z.NEVER;
+    }
+  }
+  return dialect;
+});
+
 const cidr = z
   .string()
   .refine((v) => ipaddr.isValidCIDR(v), 'must be CIDR ranges, e.g. 10.1.0.0/16,fd00::/8');
@@ -131,6 +157,8 @@ export const envSchema = z.object({
   SANDBOX_LIVENESS_URL_VALIDITY_MS: durationMs.default(30 * 60_000),
   /** Sandbox: where it sends every notification from its start (the API's ingress URL), with WEBHOOK_PARTNER_ID. */
   SANDBOX_NOTIFICATION_URL: httpUrl.optional(),
+  /** Sandbox: which side of each point the provider's document leaves open it answers (docs/sandbox.md, Dialect). */
+  SANDBOX_DIALECT: sandboxDialect.prefault('doc'),
   /** Bootstrap API keys, comma-separated: each holds every scope (records: `npm run operator -- key`). */
   API_KEYS: csv.optional(),
   /** Requests per minute per API key on /v1 (per key record, whichever of its secrets); 0 turns the limit off. */

@@ -19,7 +19,7 @@ import { Timers } from './timers';
 
 function createSandbox(opts: SandboxOptions = {}) {
   const options = resolveOptions(opts);
-  const state = createState(options.notificationTarget);
+  const state = createState(options.notificationTarget, options.dialect);
   const timers = new Timers();
   const notifier = new Notifier({
     state,

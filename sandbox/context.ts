@@ -1,4 +1,5 @@
 import { ELIGIBILITY_DEV_SECRET, PAYOUT_AUTHORIZATION_DEV_SECRET } from '../common/config';
+import { type Dialect, DOC_DIALECT, dialectOf, type Side } from './dialect';
 import type { Notifier } from './notifier';
 import type { SandboxState } from './state';
 import type { Timers } from './timers';
@@ -31,14 +32,22 @@ export interface SandboxOptions {
   eligibilitySecret?: string;
   /** Verifies the emulated payout authorization's requests (PAYOUT_AUTHORIZATION_SECRET). */
   payoutAuthorizationSecret?: string;
+  /**
+   * Which side of each open point it answers (SANDBOX_DIALECT; ./dialect.ts); default every point
+   * on `doc`. `POST /sandbox/reset` comes back to it. An unknown point id throws, naming it.
+   */
+  dialect?: { default: Side; points: Record<string, Side> };
   now?: () => number;
   random?: () => number;
   logger?: SandboxLogger;
 }
 
-export type ResolvedOptions = Required<Omit<SandboxOptions, 'livenessUrl' | 'notificationTarget'>> & {
+export type ResolvedOptions = Required<
+  Omit<SandboxOptions, 'livenessUrl' | 'notificationTarget' | 'dialect'>
+> & {
   livenessUrl: string | undefined;
   notificationTarget: SandboxOptions['notificationTarget'];
+  dialect: Dialect;
 };
 
 export function resolveOptions(o: SandboxOptions = {}): ResolvedOptions {
@@ -58,6 +67,7 @@ export function resolveOptions(o: SandboxOptions = {}): ResolvedOptions {
     notificationTimeoutMs: o.notificationTimeoutMs ?? 5000,
     eligibilitySecret: o.eligibilitySecret ?? ELIGIBILITY_DEV_SECRET,
     payoutAuthorizationSecret: o.payoutAuthorizationSecret ?? PAYOUT_AUTHORIZATION_DEV_SECRET,
+    dialect: o.dialect ? dialectOf(o.dialect) : DOC_DIALECT,
     now: o.now ?? Date.now,
     random: o.random ?? Math.random,
     logger: o.logger ?? { info() {}, warn() {} },

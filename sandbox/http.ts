@@ -3,6 +3,7 @@ import { type Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { z } from 'zod';
 import type { EndpointName } from '../connectors/identity-payments/wire/schemas';
 import type { SandboxContext } from './context';
+import { sideOf } from './dialect';
 import { type HeldAnswer, latencyFor, takeActThenFail, takeFailure } from './faults';
 
 // Shared HTTP pieces: error bodies, the fault gate in front of every provider endpoint, credentials.
@@ -121,14 +122,32 @@ export function faultGate(ctx: SandboxContext, endpoint: EndpointName): RequestH
   };
 }
 
-/** OAuth token check: `Bearer <token>` and the bare token are both accepted. */
-export function requireToken(ctx: SandboxContext): RequestHandler {
+/**
+ * The OAuth token check, by the dialect's `auth.header`: on `doc`, the form the document's samples
+ * show for this endpoint (`docForm`: the bare token for KYC and liveness, `Bearer <token>` for
+ * inquiries) and only that; on `other`, `Bearer <token>` everywhere. The wrong form is a 401.
+ */
+export function requireToken(ctx: SandboxContext, docForm: 'bare' | 'bearer'): RequestHandler {
   return (req, res, next) => {
-    const header = req.get('authorization') ?? '';
-    const token = header.replace(/^Bearer\s+/i, '').trim();
-    const expiresAt = token ? ctx.state.tokens.get(token) : undefined;
+    const form = sideOf(ctx, 'auth.header') === 'doc' ? docForm : 'bearer';
+    const header = (req.get('authorization') ?? '').trim();
+    const bearer = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!header) {
+      sendError(res, 401, 'Unauthorized', 'missing access token');
+      return;
+    }
+    if (form === 'bare' && bearer) {
+      sendError(res, 401, 'Unauthorized', 'Authorization must be the access token alone, without Bearer');
+      return;
+    }
+    if (form === 'bearer' && !bearer) {
+      sendError(res, 401, 'Unauthorized', 'Authorization must be Bearer <access token>');
+      return;
+    }
+    const token = bearer?.[1] ?? header;
+    const expiresAt = ctx.state.tokens.get(token);
     if (expiresAt === undefined || expiresAt <= ctx.options.now()) {
-      sendError(res, 401, 'Unauthorized', token ? 'invalid or expired access token' : 'missing access token');
+      sendError(res, 401, 'Unauthorized', 'invalid or expired access token');
       return;
     }
     next();

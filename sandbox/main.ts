@@ -3,11 +3,22 @@ import { onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
 import { SECRETS_READ_BY } from '../common/production-secrets';
 import { startSandbox } from './app';
+import { type Dialect, DialectError, dialectOf } from './dialect';
 
 async function main() {
   const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.sandbox });
   const logger = createLogger('sandbox', config.LOG_LEVEL);
+  let dialect: Dialect;
+  try {
+    dialect = dialectOf(config.SANDBOX_DIALECT);
+  } catch (err) {
+    if (!(err instanceof DialectError)) throw err;
+    // As loadConfigOrExit says a wrong variable: one line, no stack.
+    process.stderr.write(`pixflow: invalid configuration\n  SANDBOX_DIALECT: ${err.message}\n`);
+    process.exit(1);
+  }
   const sandbox = await startSandbox({
+    dialect,
     port: config.SANDBOX_PORT,
     host: config.HTTP_HOST,
     clientId: config.provider.clientId,

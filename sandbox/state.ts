@@ -8,6 +8,7 @@ import type {
   StatusVerification,
   WithdrawClient,
 } from '../connectors/identity-payments/wire/schemas';
+import { type Dialect, DOC_DIALECT } from './dialect';
 import { type EligibilityEmulation, emptyEligibility } from './eligibility';
 import { defaultFaults, type Faults } from './faults';
 import { emptyPayoutAuthorization, type PayoutAuthorizationEmulation } from './payout-authorization';
@@ -114,6 +115,8 @@ export interface SandboxState {
   counters: Counters;
   faults: Faults;
   auto: { payDepositsAfterMs: number | null; settleWithdrawalsAfterMs: number | null };
+  /** Which side of each open point the provider endpoints answer now (./dialect.ts). */
+  dialect: Dialect;
   /** The operator's eligibility service, emulated (./eligibility.ts). */
   eligibility: EligibilityEmulation;
   /** The operator's payout authorization, emulated (./payout-authorization.ts). */
@@ -140,8 +143,11 @@ function targetsOf(target: NotificationTarget | undefined): SandboxState['target
   return target ? { deposit: { ...target }, withdraw: { ...target }, liveness: { ...target } } : {};
 }
 
-/** `target`: where notifications go from the start (the sandbox's settings), none when unset. */
-export function createState(target?: NotificationTarget): SandboxState {
+/**
+ * `target`: where notifications go from the start (the sandbox's settings), none when unset;
+ * `dialect`: the configured one.
+ */
+export function createState(target?: NotificationTarget, dialect: Dialect = DOC_DIALECT): SandboxState {
   return {
     tokens: new Map(),
     tokenIssueTimes: [],
@@ -156,12 +162,13 @@ export function createState(target?: NotificationTarget): SandboxState {
     counters: emptyCounters(),
     faults: defaultFaults(),
     auto: { payDepositsAfterMs: null, settleWithdrawalsAfterMs: null },
+    dialect: { default: dialect.default, points: { ...dialect.points } },
     eligibility: emptyEligibility(),
     payoutAuthorization: emptyPayoutAuthorization(),
   };
 }
 
 /** Clears everything in place (the same object stays shared by every route). */
-export function resetState(state: SandboxState, target?: NotificationTarget): void {
-  Object.assign(state, createState(target));
+export function resetState(state: SandboxState, target?: NotificationTarget, dialect?: Dialect): void {
+  Object.assign(state, createState(target, dialect));
 }

@@ -1,6 +1,7 @@
 import { type Response, Router } from 'express';
 import { z } from 'zod';
 import type { SandboxContext } from '../context';
+import { dialectOf, dialectSchema, sidesOf } from '../dialect';
 import { applyFaultsPatch, defaultFaults, faultsPatchSchema } from '../faults';
 import { parseBody, sendError } from '../http';
 import { resetState } from '../state';
@@ -168,6 +169,31 @@ function faultRoutes(ctx: SandboxContext): Router {
   return router;
 }
 
+/**
+ * Which side of each open point the provider endpoints answer: read it, or put another in place
+ * (`{default, points}`, the whole dialect) on a running sandbox; a reset comes back to the
+ * configured one (SANDBOX_DIALECT).
+ */
+function dialectRoutes(ctx: SandboxContext): Router {
+  const router = Router();
+  const view = () => ({ ...ctx.state.dialect, sides: sidesOf(ctx.state.dialect) });
+  router.get('/sandbox/dialect', (_req, res) => {
+    res.json(view());
+  });
+  router.put('/sandbox/dialect', (req, res) => {
+    const body = parseBody(dialectSchema, req.body, res);
+    if (!body) return;
+    ctx.state.dialect = dialectOf(body);
+    res.json(view());
+  });
+  router.delete('/sandbox/dialect', (_req, res) => {
+    const { dialect } = ctx.options;
+    ctx.state.dialect = { default: dialect.default, points: { ...dialect.points } };
+    res.json(view());
+  });
+  return router;
+}
+
 /** Everything the sandbox holds, to read (tests, people) or to forget at once. */
 function stateRoutes(ctx: SandboxContext): Router {
   const router = Router();
@@ -175,7 +201,7 @@ function stateRoutes(ctx: SandboxContext): Router {
   router.post('/sandbox/reset', (_req, res) => {
     ctx.timers.clearAll();
     ctx.notifier.reset();
-    resetState(state, ctx.options.notificationTarget);
+    resetState(state, ctx.options.notificationTarget, ctx.options.dialect);
     res.json({ ok: true });
   });
   router.get('/sandbox/state', (_req, res) => {
@@ -185,6 +211,7 @@ function stateRoutes(ctx: SandboxContext): Router {
       targets: state.targets,
       auto: state.auto,
       faults: state.faults,
+      dialect: state.dialect,
       deposits: [...state.deposits.values()].map((d) => depositInquiry(ctx, d)),
       withdrawals: [...state.withdrawals.values()].map((w) => withdrawalInquiry(w)),
       liveness: [...state.liveness.values()].map(({ qrcode: _qrcode, ...s }) => s),
@@ -200,6 +227,7 @@ export function controlRoutes(ctx: SandboxContext): Router {
     settlementRoutes(ctx),
     livenessControlRoutes(ctx),
     faultRoutes(ctx),
+    dialectRoutes(ctx),
     stateRoutes(ctx),
   );
 }

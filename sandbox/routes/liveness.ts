@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { type Request, Router } from 'express';
+import { type Request, type Response, Router } from 'express';
 import { qrDataUrl } from '../../common/qr-image';
 import {
   type LivenessRequest,
@@ -8,7 +8,8 @@ import {
   type StatusVerification,
 } from '../../connectors/identity-payments/wire/schemas';
 import { isoNow, type SandboxContext } from '../context';
-import { faultGate, parseBody, requireToken } from '../http';
+import { sideOf } from '../dialect';
+import { faultGate, parseBody, requireToken, sendError } from '../http';
 import { personFor } from '../kyc-data';
 import type { LivenessSession } from '../state';
 import { lookupTestDocument, type TestDocument } from '../test-documents';
@@ -20,7 +21,8 @@ import { livenessDocumentOrError } from './documents';
 // - status_onboarding values: requested -> in_progress -> approved | rejected_document_validation |
 //   rejected_proof_of_life | under_review -> (approved | refused); biometric sessions end
 //   biometric_approved | biometric_failed.
-// - The request field is correlation_id (correlationId is accepted too).
+// - The request field is correlation_id, or correlationId under the dialect's
+//   `liveness.correlation` `other` (each refuses the other spelling); the answer echoes correlation_id.
 // - The kyc object does not depend on the plan.
 // - A new call while the document's session is open (not finished, younger than the validity) returns
 //   the same action.url with a new transaction_id; the correlation_id/event of the latest call are kept.
@@ -190,43 +192,65 @@ async function openSession(
   return session;
 }
 
+/** What NestJS's validation answers a body without the camel-case field (the `other` side's 400). */
+const CORRELATION_ID_MISSING = ['correlationId should not be empty', 'correlationId must be a string'];
+
+/**
+ * The request in the dialect's spelling (`liveness.correlation`): `doc` requires correlation_id,
+ * `other` correlationId, refusing a body that carries only correlation_id with the NestJS 400 (the
+ * same shape as the document's deceased-or-under-age error). Undefined once a 400 has been sent.
+ */
+function livenessRequestOf(ctx: SandboxContext, raw: unknown, res: Response): LivenessRequest | undefined {
+  if (sideOf(ctx, 'liveness.correlation') === 'doc') return parseBody(livenessRequestSchema, raw, res);
+  const { correlationId, correlation_id: _snake, ...rest } = (raw ?? {}) as Record<string, unknown>;
+  if (typeof correlationId !== 'string' || correlationId === '') {
+    const messages =
+      correlationId === undefined || correlationId === ''
+        ? CORRELATION_ID_MISSING
+        : CORRELATION_ID_MISSING.slice(1);
+    sendError(res, 400, 'Bad Request', messages);
+    return undefined;
+  }
+  return parseBody(livenessRequestSchema, { ...rest, correlation_id: correlationId }, res);
+}
+
 export function livenessRoutes(ctx: SandboxContext): Router {
   const router = Router();
 
-  router.post('/kyc-liveness/:document', faultGate(ctx, 'liveness'), requireToken(ctx), async (req, res) => {
-    const raw = (req.body ?? {}) as Record<string, unknown>;
-    const body = parseBody(
-      livenessRequestSchema,
-      { ...raw, correlation_id: raw.correlation_id ?? raw.correlationId },
-      res,
-    );
-    if (!body) return;
-    const document = String(req.params.document);
-    const doc = livenessDocumentOrError(ctx, res, document);
-    if (!doc) return;
-    const now = ctx.options.now();
-    const current = findSession(ctx, { document });
-    const session =
-      current && isOpen(ctx, current)
-        ? current
-        : await openSession(ctx, baseUrl(ctx, req), document, body, now);
-    session.transactionId = randomUUID();
-    session.correlationId = body.correlation_id;
-    session.event = body.event;
-    const target = ctx.notifier.targetFor('liveness');
-    const response: LivenessResponse = {
-      correlation_id: body.correlation_id,
-      transaction_id: session.transactionId,
-      status_onboarding: session.statusOnboarding,
-      status_verification: session.statusVerification,
-      event: body.event,
-      action: { url: session.url, qrcode: session.qrcode, type: session.actionType },
-      url_callback: { sent: target ? [{ url: target.url, correlation_id: body.correlation_id }] : [] },
-      datetime: new Date(now).toISOString(),
-      kyc: livenessKyc(ctx, doc),
-    };
-    res.json(response);
-  });
+  router.post(
+    '/kyc-liveness/:document',
+    faultGate(ctx, 'liveness'),
+    requireToken(ctx, 'bare'),
+    async (req, res) => {
+      const body = livenessRequestOf(ctx, req.body, res);
+      if (!body) return;
+      const document = String(req.params.document);
+      const doc = livenessDocumentOrError(ctx, res, document);
+      if (!doc) return;
+      const now = ctx.options.now();
+      const current = findSession(ctx, { document });
+      const session =
+        current && isOpen(ctx, current)
+          ? current
+          : await openSession(ctx, baseUrl(ctx, req), document, body, now);
+      session.transactionId = randomUUID();
+      session.correlationId = body.correlation_id;
+      session.event = body.event;
+      const target = ctx.notifier.targetFor('liveness');
+      const response: LivenessResponse = {
+        correlation_id: body.correlation_id,
+        transaction_id: session.transactionId,
+        status_onboarding: session.statusOnboarding,
+        status_verification: session.statusVerification,
+        event: body.event,
+        action: { url: session.url, qrcode: session.qrcode, type: session.actionType },
+        url_callback: { sent: target ? [{ url: target.url, correlation_id: body.correlation_id }] : [] },
+        datetime: new Date(now).toISOString(),
+        kyc: livenessKyc(ctx, doc),
+      };
+      res.json(response);
+    },
+  );
 
   router.get('/liveness/:sessionId', (req, res) => {
     const s = ctx.state.liveness.get(String(req.params.sessionId));

@@ -1,15 +1,14 @@
 import { Router } from 'express';
-import {
-  type ReceiptResult,
-  receiptRequestSchema,
-  receiptStatusCodes,
-} from '../../connectors/identity-payments/wire/schemas';
+import { receiptRequestSchema, receiptStatusCodes } from '../../connectors/identity-payments/wire/schemas';
 import { isoNow, type SandboxContext } from '../context';
-import { faultGate, merchantOk, parseBody, requireApiKey } from '../http';
+import { sideOf } from '../dialect';
+import { faultGate, merchantOk, parseBody, requireApiKey, sendError } from '../http';
 import { type ReceiptParty, receiptPng } from '../receipt-image';
 import type { WithdrawalRecord } from '../state';
 
-// POST /receipts/merchant/cash-out/generate (JSON or form-encoded). Status code 0-4; the invoice is a
+// POST /receipts/merchant/cash-out/generate: JSON only, or a form only under the dialect's
+// `receipt.content-type` `other` (the other one is a 415). Status code 0-4 (an integer with "" for an
+// empty field, or under `receipt.status` `other` its text with null); the invoice is a
 // base64 PNG (no data-URL prefix) only for a completed withdrawal, and stays empty for the first
 // `receiptLagCalls` calls after completion (the real provider renders it with a lag). The image is
 // a readable comprovante (sandbox/receipt-image.ts), rendered once per payout: a settled payout
@@ -17,6 +16,26 @@ import type { WithdrawalRecord } from '../state';
 
 /** Who pays every sandbox payout: the merchant, with a made-up CNPJ (valid check digits). */
 const SANDBOX_PAYER: ReceiptParty = { name: 'Sandbox Merchant', document: '11222333000181' };
+
+/** The receipt result as the `doc` side writes it. */
+interface Receipt {
+  transactionId: string;
+  status: number;
+  invoice: string;
+  datetimerequest: string;
+  datetimepayed: string;
+}
+
+/** The `other` side of `receipt.status`: the code as text, null for every empty field. */
+function receiptAsText(result: Receipt) {
+  const orNull = (v: string) => (v === '' ? null : v);
+  return {
+    ...result,
+    status: orNull(String(result.status)),
+    invoice: orNull(result.invoice),
+    datetimepayed: orNull(result.datetimepayed),
+  };
+}
 
 export function receiptRoutes(ctx: SandboxContext): Router {
   const router = Router();
@@ -43,11 +62,19 @@ export function receiptRoutes(ctx: SandboxContext): Router {
     faultGate(ctx, 'receipt'),
     requireApiKey(ctx),
     async (req, res) => {
+      const type =
+        sideOf(ctx, 'receipt.content-type') === 'doc'
+          ? 'application/json'
+          : 'application/x-www-form-urlencoded';
+      if (!req.is(type)) {
+        sendError(res, 415, 'Unsupported Media Type', `Content-Type must be ${type}`);
+        return;
+      }
       const body = parseBody(receiptRequestSchema, req.body, res);
       if (!body) return;
       if (!merchantOk(ctx, res, body.merchant)) return;
       const w = ctx.state.withdrawals.get(body.transactionId);
-      const result: ReceiptResult = {
+      const result: Receipt = {
         transactionId: body.transactionId,
         status: receiptStatusCodes.notFound,
         invoice: '',
@@ -64,7 +91,7 @@ export function receiptRoutes(ctx: SandboxContext): Router {
           }
         }
       }
-      res.json(result);
+      res.json(sideOf(ctx, 'receipt.status') === 'doc' ? result : receiptAsText(result));
     },
   );
   return router;

@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import { centavosToDecimal } from '../../common/money';
 import { centavosToValue } from '../../connectors/identity-payments/money';
 import {
   type InquiryRecord,
@@ -8,14 +9,16 @@ import {
 } from '../../connectors/identity-payments/wire/schemas';
 import { pixKeyProblem } from '../../contracts/pix-key';
 import type { SandboxContext } from '../context';
+import { sideOf } from '../dialect';
 import { sendError } from '../http';
 import type { WithdrawalRecord } from '../state';
 import { e2eId } from './ids';
 import { type TransactionCreateRequest, transactionCreateRoute } from './transaction-create';
 
-// POST /v2/withdraw/create. Sandbox choices: HTTP 201 with
-// {transactionId, e2eId, status: 'processing', value, pixKey, pixType, createdAt, responseStatus: 201};
-// a repeated transactionId always answers 409 DUPLICATE_TRANSACTION and never pays twice.
+// POST /v2/withdraw/create. The answer the document does not show follows the dialect's
+// `withdraw.create`: 201 {transactionId, e2eId, status: 'processing', value, pixKey, pixType,
+// createdAt, responseStatus: 201}, or 200 with `value` a decimal string and `e2eId` null. A repeated
+// transactionId never pays twice: 409 DUPLICATE_TRANSACTION, or 400 under `withdraw.duplicate` `other`.
 // States: processing -> completed | failed (inquiry carries `reason` when failed).
 
 export function withdrawalInquiry(w: WithdrawalRecord): InquiryRecord {
@@ -106,7 +109,8 @@ export function withdrawalRoutes(ctx: SandboxContext): Router {
       const { state, options } = ctx;
       if (state.withdrawals.has(body.transactionId)) {
         state.counters.duplicateWithdrawalsRejected += 1;
-        sendError(res, 409, 'DUPLICATE_TRANSACTION', 'transactionId already used');
+        const status = sideOf(ctx, 'withdraw.duplicate') === 'doc' ? 409 : 400;
+        sendError(res, status, 'DUPLICATE_TRANSACTION', 'transactionId already used');
         return;
       }
       const record = newWithdrawal(request, options.now());
@@ -116,7 +120,11 @@ export function withdrawalRoutes(ctx: SandboxContext): Router {
       if (autoMs !== null) {
         ctx.timers.set(() => finishWithdrawal(ctx, body.transactionId, { status: 'completed' }), autoMs);
       }
-      res.status(201).json(createdBody(record));
+      if (sideOf(ctx, 'withdraw.create') === 'doc') res.status(201).json(createdBody(record));
+      else {
+        const value = centavosToDecimal(record.amountCentavos);
+        res.status(200).json({ ...createdBody(record), value, e2eId: null, responseStatus: 200 });
+      }
     },
   );
 }

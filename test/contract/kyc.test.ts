@@ -111,7 +111,7 @@ describe('POST /kyc/:document', () => {
   it('refuses an unknown plan with 400', async () => {
     const res = await fetch(`${sb.url}/kyc/63401825771`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await rawToken(sb.url)}` },
+      headers: { 'content-type': 'application/json', authorization: await rawToken(sb.url) },
       body: JSON.stringify({ plan: 'plan_gold' }),
     });
     expect(res.status).toBe(400);

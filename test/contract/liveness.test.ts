@@ -85,14 +85,15 @@ describe('liveness', () => {
     expect(await (await fetch(first.action.url)).text()).toMatch(/expired/);
   });
 
-  it('accepts correlationId spelling in the request', async () => {
+  // The document's sample spelling; test/sandbox/dialect.test.ts has the dialect that wants correlationId.
+  it('requires the correlation_id spelling in the request', async () => {
     const res = await fetch(`${sb.url}/kyc-liveness/47372560802`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: await rawToken(sb.url) },
       body: JSON.stringify({ correlationId: 'camel', plan: 'plan_full', event: 'x' }),
     });
-    expect(res.status).toBe(200);
-    expect(livenessResponseSchema.parse(await res.json()).correlation_id).toBe('camel');
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(await res.json())).toContain('correlation_id');
   });
 
   it('default document: manual_approve_pending, then an operator decision; approved -> biometric_identification', async () => {

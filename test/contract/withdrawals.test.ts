@@ -176,18 +176,25 @@ describe('withdrawals', () => {
     expect((await control(sb.url, '/sandbox/withdrawals/ko-1/settle')).status).toBe(409);
   });
 
-  it('receipt of an unknown transaction is status 0 with an empty invoice; form-encoded bodies work', async () => {
-    const res = await fetch(`${sb.url}/receipts/merchant/cash-out/generate`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'x-service-api-key': 'Api-Key sandbox-api-key',
-      },
-      body: 'merchant=sandbox-merchant&transactionId=nope',
-    });
+  // JSON, as the dialect's `doc` side wants it (test/sandbox/dialect.test.ts: `receipt.content-type`).
+  it('receipt of an unknown transaction is status 0 with an empty invoice; a form-encoded body is a 415', async () => {
+    const send = (contentType: string, body: string) =>
+      fetch(`${sb.url}/receipts/merchant/cash-out/generate`, {
+        method: 'POST',
+        headers: { 'content-type': contentType, 'x-service-api-key': 'Api-Key sandbox-api-key' },
+        body,
+      });
+    const res = await send(
+      'application/json',
+      JSON.stringify({ merchant: 'sandbox-merchant', transactionId: 'nope' }),
+    );
     expect(res.status).toBe(200);
     const body = receiptResultSchema.parse(await res.json());
     expect(body).toMatchObject({ transactionId: 'nope', status: 0, invoice: '' });
+    expect(
+      (await send('application/x-www-form-urlencoded', 'merchant=sandbox-merchant&transactionId=nope'))
+        .status,
+    ).toBe(415);
   });
 
   it('auto mode settles withdrawals after N ms', async () => {
