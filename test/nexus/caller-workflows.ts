@@ -156,6 +156,24 @@ export async function backendRefusals(input: {
     await attempt('waitForOutcome: a deposit that does not exist', () =>
       pixflow().executeOperation('waitForOutcome', { flow: 'deposit', txid: '404404404' }, opts),
     ),
+    await attempt("createDeposit: a payer's bank account whose ispb is not 8 digits", () =>
+      pixflow().executeOperation(
+        'createDeposit',
+        {
+          amountCentavos: 1_000,
+          client: { ...stranger, bankAccount: { ispb: '6070119', branch: '1', number: '1' } },
+        },
+        opts,
+      ),
+    ),
+    await attempt("createDeposit: the payer's bank account by the names it had before bankAccount", () =>
+      pixflow().executeOperation(
+        'createDeposit',
+        // A caller built against the old service: its type no longer has the field.
+        { amountCentavos: 1_000, client: { ...stranger, bankispb: '60701190' } as Person },
+        opts,
+      ),
+    ),
   ];
 }
 

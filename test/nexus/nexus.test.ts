@@ -316,9 +316,14 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
     const handle = await startCaller<typeof backendRefusals>('backendRefusals', [
       { apiKey: API_KEY, stranger, approved: ana, conflictingTransactionId: payout },
     ]);
-    const [badCpf, unverifiedDeposit, unverifiedPayout, conflict, noSuchFlow] = await handle.result();
+    const [badCpf, unverifiedDeposit, unverifiedPayout, conflict, noSuchFlow, badIspb, oldName] =
+      await handle.result();
     expect(badCpf).toMatchObject({ kind: 'handler-error', type: 'BAD_REQUEST' });
     expect(badCpf?.message).toContain('input.client.cpf: has invalid check digits');
+    expect(badIspb).toMatchObject({ kind: 'handler-error', type: 'BAD_REQUEST' });
+    expect(badIspb?.message).toContain('input.client.bankAccount.ispb: must be 8 digits');
+    expect(oldName).toMatchObject({ kind: 'handler-error', type: 'BAD_REQUEST' });
+    expect(oldName?.message).toContain('input.client.bankispb: renamed to client.bankAccount.ispb');
     expect(unverifiedDeposit).toMatchObject({
       kind: 'operation-failed',
       type: 'not-verified',
