@@ -2,12 +2,11 @@ import { readFileSync } from 'node:fs';
 import { parseArgs, parseEnv } from 'node:util';
 import { z } from 'zod';
 import { envSchema } from '../common/config';
+import { OPEN_POINT_IDS, OPEN_POINTS } from '../connectors/identity-payments';
 import {
   type AuthHeaderSetting,
   type ConformanceReport,
   findingText,
-  OPEN_POINT_IDS,
-  OPEN_POINTS,
   type ProviderTarget,
   type ReceiptFormatSetting,
   runConformance,

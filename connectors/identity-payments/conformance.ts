@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { maskCpfsIn } from '../../common/mask';
 import { decimalTextToCentavos } from '../../common/money';
 import { normaliseWord, standingOf } from '../status-words';
-import { OPEN_POINT_IDS, OPEN_POINTS, type OpenPointId } from './open-points';
+import { OPEN_POINT_IDS, type OpenPointId } from './open-points';
 
 // `npm run conformance`: which side of every open point (./open-points.ts) a real provider takes,
 // seen on the wire with plain fetch, so each answer is observed as the provider gives it and not
@@ -773,6 +773,3 @@ export function findingText(f: Finding): string {
       ? `neither: ${f.observed}`
       : f.side;
 }
-
-// What the command prints the findings against.
-export { OPEN_POINT_IDS, OPEN_POINTS };
