@@ -352,7 +352,8 @@ function checkGivenSetting(
   given: string | undefined,
   works: string[],
 ): void {
-  if (given === undefined || works.includes(given)) return;
+  // With nothing taken, the check of the step itself fails already.
+  if (given === undefined || works.length === 0 || works.includes(given)) return;
   const instead = works.length ? `; it takes ${works.join(' or ')}` : '';
   check(ctx, name, false, `${name}=${given}, as set, would be refused by this provider${instead}`);
 }
