@@ -41,7 +41,7 @@ export type DepositBody = z.output<typeof depositBodySchema>;
  * drops properties it does not know; these it refuses, saying where they went, so that a caller
  * still sending them learns it instead of losing the account without a word.
  */
-export const RENAMED_PAYER_FIELDS = {
+const RENAMED_PAYER_FIELDS = {
   bankispb: 'client.bankAccount.ispb',
   bankbranch: 'client.bankAccount.branch',
   bankaccount: 'client.bankAccount.number',
