@@ -189,7 +189,10 @@ async function main(argv: string[]): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
-main(process.argv.slice(2)).then(
+// npm's script ends in `--`: Node itself reads a later `--env-file` whose file is missing as its own
+// option and stops, before this code could name it.
+const argv = process.argv.slice(2);
+main(argv[0] === '--' ? argv.slice(1) : argv).then(
   (code) => {
     process.exitCode = code;
   },

@@ -210,6 +210,15 @@ describe('npm run conformance', () => {
     const badUrl = await conformance([], { ...envFor(s.url), PROVIDER_BASE_URL: 'ftp://provider.example' });
     expect(badUrl.code).toBe(2);
     expect(badUrl.err).toContain('PROVIDER_BASE_URL: must be an http:// or https:// URL');
+    const badSetting = await conformance([], { ...envFor(s.url), PROVIDER_AUTH_HEADER: 'basic' });
+    expect(badSetting.code).toBe(2);
+    expect(badSetting.err).toContain('PROVIDER_AUTH_HEADER: ');
+    const noFile = await conformance(
+      ['--env-file', path.join(tmpdir(), 'no-such-provider.env')],
+      envFor(s.url),
+    );
+    expect(noFile.code).toBe(2);
+    expect(noFile.err).toContain('--env-file ');
     expect((await sandboxState(s.url)).counters.tokenRequests).toBe(0);
   });
 });
