@@ -181,7 +181,9 @@ async function main(argv: string[]): Promise<number> {
     kycDocument: raw['kyc-document'],
     json: raw.json,
   });
-  if (!args.success) fail(args.error.issues.map((i) => `--kyc-document: ${i.message}`));
+  const flag = (key: PropertyKey | undefined) =>
+    `--${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  if (!args.success) fail(args.error.issues.map((i) => `${flag(i.path[0])}: ${i.message}`));
   const { target, given } = settingsFrom(args.data.envFile);
   const report = await runConformance(target, { document: args.data.kycDocument, given });
   const verdict = verdictOf(report);

@@ -270,7 +270,8 @@ async function probeToken(ctx: ProbeContext): Promise<string | undefined> {
 
 /** `token.errors`: a wrong client_secret (read-only; the rate limit is not tripped on purpose). */
 async function probeTokenErrors(ctx: ProbeContext): Promise<void> {
-  const wrong = `${ctx.target.clientSecret}-wrong-${randomBytes(4).toString('hex')}`;
+  // Nothing like the real secret: a provider may log what it refuses.
+  const wrong = `pixflow-conformance-wrong-${randomBytes(12).toString('hex')}`;
   const answer = await requestToken(ctx, wrong);
   const said = `a wrong client_secret: ${describeAnswer(answer)}; the rate limit not probed (it would trip it)`;
   const errorCode = z.looseObject({ error: z.string() }).safeParse(answer.json);
