@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -91,6 +93,57 @@ function expectOneUnpaidDeposit(state: SandboxStateView) {
   expect(state.counters.payouts).toEqual({});
 }
 
+interface Passed {
+  method: string;
+  path: string;
+  status: number;
+  body: string;
+  contentType: string;
+}
+
+/**
+ * The sandbox behind a proxy that changes some of its answers, as a provider that writes what
+ * pixflow cannot read would: `rewrite` gets each answer and returns it, or another one.
+ */
+async function rewritingProxy(target: string, rewrite: (answer: Passed) => Passed) {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(
+          (e): e is [string, string] =>
+            typeof e[1] === 'string' && !['host', 'content-length'].includes(e[0]),
+        ),
+      );
+      const method = req.method ?? 'GET';
+      const answer = await fetch(`${target}${req.url}`, {
+        method,
+        headers,
+        body: method === 'GET' ? undefined : Buffer.concat(chunks),
+      });
+      const out = rewrite({
+        method,
+        path: req.url ?? '',
+        status: answer.status,
+        body: await answer.text(),
+        contentType: answer.headers.get('content-type') ?? '',
+      });
+      res.writeHead(out.status, { 'content-type': out.contentType });
+      res.end(out.body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  sandboxes.push({
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 describe('npm run conformance', () => {
   it('against the default dialect: the document side of every probed point, exit 0', async () => {
     const s = await sandbox();
@@ -179,6 +232,37 @@ describe('npm run conformance', () => {
     expect(sideLine(run.out, 'auth.header')).toMatch(/^doc\b/);
     expect(run.out.trimEnd().split('\n').at(-1)).toMatch(/^verdict: NOT READY: .*deposit create.*receipt/);
     expect((await sandboxState(s.url)).deposits).toEqual([]);
+  });
+
+  it('answers pixflow cannot read: exit non-zero, naming each; a word in another case is neither side', async () => {
+    const s = await sandbox();
+    const json = (a: Passed, body: unknown): Passed => ({ ...a, body: JSON.stringify(body) });
+    const url = await rewritingProxy(s.url, (a) => {
+      const body = a.contentType.includes('json') ? (JSON.parse(a.body) as Record<string, unknown>) : {};
+      if (a.path.startsWith('/kyc/') && a.status === 200) return json(a, { ...body, status: 'Regular' });
+      // The created deposit's inquiry (the unknown txid's stays a 404).
+      if (a.path.startsWith('/dataconnector/') && a.status === 200)
+        return json(a, { ...body, status: 'EM_ANALISE_INTERNA' });
+      if (a.path === '/v2/deposit/create' && a.status === 400)
+        return { ...a, contentType: 'text/html', body: '<html><body>Bad Request</body></html>' };
+      return a;
+    });
+    const run = await conformance([], envFor(url));
+    expect(run.code, run.out + run.err).toBe(1);
+    expect(sideLine(run.out, 'kyc.status')).toBe('neither: the test document\'s status is "Regular"');
+    expect(run.out).toMatch(/^\s*ok\s+KYC: /m);
+    expect(sideLine(run.out, 'inquiry.status')).toMatch(
+      /^neither: a deposit nobody paid shows "EM_ANALISE_INTERNA"/,
+    );
+    expect(run.out).toMatch(
+      /^\s*FAIL\s+inquiry status: status "EM_ANALISE_INTERNA" is not a word pixflow understands/m,
+    );
+    expect(run.out).toMatch(
+      /^\s*FAIL\s+error bodies: a deposit with an invalid body: 400 \(not JSON\) <html>/m,
+    );
+    expect(run.out.trimEnd().split('\n').at(-1)).toBe(
+      'verdict: NOT READY: these would stop flows: inquiry status; error bodies',
+    );
   });
 
   it('--json: one JSON document a machine reads, the same findings', async () => {
