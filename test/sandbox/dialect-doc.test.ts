@@ -25,7 +25,9 @@ const section = (text: string) =>
 
 describe("docs/sandbox.md's Dialect section", () => {
   it('holds the tables open-points.ts and the sandbox make, every point with both sides', () => {
-    expect(section(page).trim()).toBe(dialectTables());
+    expect(section(page).trim(), 'docs/sandbox.md: put dialectTables() between the markers').toBe(
+      dialectTables(),
+    );
     expect(withSection(page, DIALECT_SECTION, dialectTables())).toBe(page);
     for (const id of OPEN_POINT_IDS) {
       const p = OPEN_POINTS[id];

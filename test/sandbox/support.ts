@@ -23,8 +23,7 @@ async function answer(res: Response): Promise<Answer> {
   return { status: res.status, headers: res.headers, body };
 }
 
-export const CREDENTIALS =
-  'client_id=sandbox-client&client_secret=sandbox-secret&grant_type=client_credentials';
+const CREDENTIALS = 'client_id=sandbox-client&client_secret=sandbox-secret&grant_type=client_credentials';
 const API_KEY = 'Api-Key sandbox-api-key';
 const MERCHANT = 'sandbox-merchant';
 
@@ -40,17 +39,14 @@ export function speaker(url: string) {
   const json = (body: unknown) => JSON.stringify(body);
   const call = async (method: string, path: string, headers: Record<string, string>, body?: string) =>
     answer(await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) }));
+  const tokenRequest = (form = CREDENTIALS) =>
+    call('POST', '/oauth2/token', { 'content-type': 'application/x-www-form-urlencoded' }, form);
   return {
     url,
-    tokenRequest: (form = CREDENTIALS) =>
-      call('POST', '/oauth2/token', { 'content-type': 'application/x-www-form-urlencoded' }, form),
+    tokenRequest,
+    /** A fresh access token. */
     async token(): Promise<string> {
-      const r = await call(
-        'POST',
-        '/oauth2/token',
-        { 'content-type': 'application/x-www-form-urlencoded' },
-        CREDENTIALS,
-      );
+      const r = await tokenRequest();
       if (r.status !== 200) throw new Error(`token: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body.access_token as string;
     },
