@@ -1,6 +1,9 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OPEN_POINT_IDS, type OpenPointId } from '../../connectors/identity-payments/open-points';
 import type { RunningSandbox } from '../../sandbox/app';
+import { waitUntil } from '../helpers/wait';
 import { person, type Side, type Speaker, speaker, startDialectSandbox } from './support';
 
 // Each open point's two sides, as the provider endpoints answer them in raw HTTP, and the strict
@@ -346,26 +349,60 @@ describe('receipt.status', () => {
 });
 
 describe('every point at once', () => {
-  it('`other` answers every point on its other side; the console still works', async () => {
-    await p.dialect({ default: 'other' });
-    const token = await p.tokenRequest();
-    expect(token.body.expires_in).toBe('3600');
-    const bearer = `Bearer ${token.body.access_token}`;
-    expect((await p.kyc('30281362874', bearer)).body.status).toBe('SUSPENSO');
-    expect((await p.liveness(person.cpf, bearer, { correlationId: 'all-other' })).status).toBe(200);
-    expect((await p.deposit('3001', 1)).status).toBe(201);
-    expect((await p.inquiry('deposit', '3001', bearer)).body).toMatchObject({
-      status: 'ATIVA',
-      paidAt: null,
+  it('`other` answers every point on its other side; the console, pages and notifications still work', async () => {
+    const received: Record<string, unknown>[] = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
+        res.statusCode = 204;
+        res.end();
+      });
     });
-    expect((await p.withdraw('a-1', 1)).status).toBe(200);
-    expect((await p.withdraw('a-1', 1)).status).toBe(400);
-    expect((await p.receipt('a-1', 'form')).body).toMatchObject({ status: '3', invoice: null });
-    const page = await fetch(`${sb.url}/sandbox/console`);
-    expect(page.status).toBe(200);
-    const rows = await (await fetch(`${sb.url}/sandbox/console/rows`)).text();
-    expect(rows).toContain('deposit-3001');
-    expect(rows).toContain('withdrawal-a-1');
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      expect((await p.control('/sandbox/notifications', { url: hook, partnerId: 'p-1' })).status).toBe(200);
+      await p.dialect({ default: 'other' });
+      const token = await p.tokenRequest();
+      expect(token.body.expires_in).toBe('3600');
+      const bearer = `Bearer ${token.body.access_token}`;
+      expect((await p.kyc('30281362874', bearer)).body.status).toBe('SUSPENSO');
+      const live = await p.liveness(person.cpf, bearer, { correlationId: 'all-other' });
+      expect(live.status).toBe(200);
+      const livenessPage = await fetch(live.body.action.url);
+      expect(livenessPage.status).toBe(200);
+      expect(await livenessPage.text()).toContain('Liveness check (sandbox)');
+      expect((await p.deposit('3001', 1)).status).toBe(201);
+      expect((await p.inquiry('deposit', '3001', bearer)).body).toMatchObject({
+        status: 'ATIVA',
+        paidAt: null,
+      });
+      expect((await p.withdraw('a-1', 1)).status).toBe(200);
+      expect((await p.withdraw('a-1', 1)).status).toBe(400);
+      expect((await p.receipt('a-1', 'form')).body).toMatchObject({ status: '3', invoice: null });
+      const page = await fetch(`${sb.url}/sandbox/console`);
+      expect(page.status).toBe(200);
+      const rows = await (await fetch(`${sb.url}/sandbox/console/rows`)).text();
+      expect(rows).toContain('deposit-3001');
+      expect(rows).toContain('withdrawal-a-1');
+      // The notifications are the sandbox's own: the same messages in every dialect.
+      expect((await p.control('/sandbox/deposits/3001/pay')).status).toBe(200);
+      await waitUntil(
+        () => received.length,
+        (n) => n >= 2,
+        5_000,
+      );
+      expect(received).toEqual(
+        expect.arrayContaining([
+          { id: '3001', type: 'deposit', action: 'requested', partner_id: 'p-1' },
+          { id: '3001', type: 'deposit', action: 'updated', partner_id: 'p-1' },
+        ]),
+      );
+    } finally {
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   });
 });
 
