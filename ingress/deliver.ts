@@ -1,8 +1,8 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { INBOX_DEFAULTS } from '../common/config';
-import { readLivenessCallback } from '../connectors/identity-payments';
 import { maskCpfsIn } from '../common/mask';
 import type { ApiMetrics } from '../common/metrics';
+import { readLivenessCallback } from '../connectors/identity-payments';
 import { isBiometricsWorkflowId } from '../contracts/biometrics';
 import { type ProviderNotification, providerNotificationSignal } from '../contracts/flow';
 import type { LivenessProgress } from '../contracts/onboarding';

@@ -20,11 +20,16 @@ const faultsSchema = z.object({
   /**
    * The next `count` calls of an endpoint ACT (a payout is created, a deposit exists, ...) and then either
    * answer 500 (`mode: 'error'`), answer only after `delayMs` (`mode: 'timeout'`, past the caller's
-   * timeout) or never answer (`mode: 'hang'`: held until the caller gives up or dies).
+   * timeout), never answer (`mode: 'hang'`: held until the caller gives up or dies), or answer
+   * 200 with a body no client can read (`mode: 'garbled'`: plain text).
    */
   actThenFail: z.partialRecord(
     endpointNameSchema,
-    z.object({ mode: z.enum(['timeout', 'error', 'hang']), count: count, delayMs: count.default(30_000) }),
+    z.object({
+      mode: z.enum(['timeout', 'error', 'hang', 'garbled']),
+      count: count,
+      delayMs: count.default(30_000),
+    }),
   ),
   /** The next N token requests answer 429 with Retry-After. */
   tokenRateLimitNext: count,
@@ -119,7 +124,7 @@ export function takeFailure(faults: Faults, endpoint: EndpointName, random: () =
 export function takeActThenFail(
   faults: Faults,
   endpoint: EndpointName,
-): { mode: 'timeout' | 'error' | 'hang'; delayMs: number } | undefined {
+): { mode: 'timeout' | 'error' | 'hang' | 'garbled'; delayMs: number } | undefined {
   const knob = faults.actThenFail[endpoint];
   if (!knob || knob.count <= 0) return undefined;
   knob.count -= 1;

@@ -101,6 +101,10 @@ export function faultGate(ctx: SandboxContext, endpoint: EndpointName): RequestH
     if (late) {
       const json = res.json.bind(res);
       res.json = (body: unknown) => {
+        if (late.mode === 'garbled') {
+          res.status(200).type('text/plain').send(`OK ${endpoint} accepted`);
+          return res;
+        }
         if (late.mode === 'error') {
           res.status(500);
           return json({

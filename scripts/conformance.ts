@@ -2,15 +2,16 @@ import { readFileSync } from 'node:fs';
 import { parseArgs, parseEnv } from 'node:util';
 import { z } from 'zod';
 import { envSchema } from '../common/config';
-import { OPEN_POINT_IDS, OPEN_POINTS } from '../connectors/identity-payments';
 import {
   type AuthHeaderSetting,
   type ConformanceReport,
   findingText,
+  OPEN_POINT_IDS,
+  OPEN_POINTS,
   type ProviderTarget,
   type ReceiptFormatSetting,
   runConformance,
-} from '../connectors/identity-payments/conformance';
+} from '../connectors/identity-payments';
 import { cpfSchema } from '../contracts/flow-input';
 import { testDocumentFor } from '../sandbox/test-documents';
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { OPEN_POINTS } from '../connectors/identity-payments/open-points';
+import { OPEN_POINTS } from '../connectors/identity-payments';
 import { STATUS_WORDS } from '../connectors/status-words';
 import { type GeneratedSection, writeSection } from './generated-section';
 

@@ -22,7 +22,9 @@ export interface IdentityPaymentsOptions extends ProviderClientOptions {
 
 export type IdentityPaymentsConnector = Connector & {
   /** What the connector learnt of the provider's choices so far (logs, conformance). */
-  learnt(): { livenessIdField: LivenessIdField } & ReturnType<ReturnType<typeof createProviderClient>['learned']>;
+  learnt(): { livenessIdField: LivenessIdField } & ReturnType<
+    ReturnType<typeof createProviderClient>['learned']
+  >;
   /** Drops the cached token: the next call fetches a new one. */
   invalidateToken(): void;
 };

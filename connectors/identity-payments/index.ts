@@ -2,6 +2,14 @@
 // types (../types.ts); its wire stays inside this folder.
 
 export {
+  type AuthHeaderSetting,
+  type ConformanceReport,
+  findingText,
+  type ProviderTarget,
+  type ReceiptFormatSetting,
+  runConformance,
+} from './conformance';
+export {
   createIdentityPaymentsConnector,
   type IdentityPaymentsConnector,
   type IdentityPaymentsOptions,
