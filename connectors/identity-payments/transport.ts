@@ -206,7 +206,12 @@ function mapHttpError(endpoint: EndpointName, res: RawResponse, now: number): Pr
     if (error) return error;
   }
   if (status === 401) return new UnauthorizedError(msg('unauthorized'), details);
-  // Credentials taken but refused for this (a key without the right, an address not released).
+  // A charge or a payout refused (an unknown merchant, a key without the right): nothing was
+  // done, which the payout's own look-up confirms before it counts as refused.
+  if (status === 403 && (endpoint === 'deposit' || endpoint === 'withdraw')) {
+    return new BadRequestError(msg('forbidden'), { ...details, fields: refusedFields(body) });
+  }
+  // Elsewhere the credentials were taken but refused here (an address not released): retried.
   if (status === 403) return new UnauthorizedError(msg('forbidden'), details);
   if (status === 404) return new NotFoundError(msg('not found'), details);
   if (status === 409) return new DuplicateTransactionError(msg('duplicate transaction'), details);
