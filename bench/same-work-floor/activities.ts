@@ -29,7 +29,7 @@ export interface SameWorkWithdrawalInput {
 
 /** The QR the caller waits for. */
 export interface Qr {
-  pixPayload: string;
+  payload: string;
   expiry: string;
 }
 
@@ -64,7 +64,7 @@ export function sameWorkActivities(provider: Connector, pool: pg.Pool) {
         payer: input.client,
       });
       await insertRow('deposit', input.txid, 'awaiting_payment');
-      return { pixPayload: created.payload, expiry: created.expiresAt };
+      return { payload: created.payload, expiry: created.expiresAt };
     },
     /** Whether the deposit is paid (`completed`) or not yet (`processing`); the row follows once paid. */
     async settleDeposit(txid: string): Promise<string> {
