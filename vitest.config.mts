@@ -49,10 +49,20 @@ export default defineConfig({
           name: 'other-dialect',
           include: otherDialectFiles,
           env: { SANDBOX_DIALECT: 'other' },
+          // After the suite: the same files' two runs never share the servers at once.
+          sequence: { groupOrder: 1 },
         },
       },
       // maxWorkers 1: vitest runs these after every other group, one file at a time.
-      { test: { ...shared, name: 'deadlines', include: deadlineFiles, maxWorkers: 1 } },
+      {
+        test: {
+          ...shared,
+          name: 'deadlines',
+          include: deadlineFiles,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
+      },
     ],
   },
 });

@@ -209,7 +209,7 @@ function mapHttpError(endpoint: EndpointName, res: RawResponse, now: number): Pr
   // A charge or a payout refused (an unknown merchant, a key without the right): nothing was
   // done, which the payout's own look-up confirms before it counts as refused.
   if (status === 403 && (endpoint === 'deposit' || endpoint === 'withdraw')) {
-    return new BadRequestError(msg('forbidden'), { ...details, fields: refusedFields(body) });
+    return new BadRequestError(msg(`HTTP ${status}`), { ...details, fields: refusedFields(body) });
   }
   // Elsewhere the credentials were taken but refused here (an address not released): retried.
   if (status === 403) return new UnauthorizedError(msg('forbidden'), details);

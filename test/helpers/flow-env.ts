@@ -11,7 +11,14 @@ import { connectorFor, sandboxControl, sandboxDialectFromEnv } from './sandbox-c
 import { startTimeSkippingServer, testDataConverter } from './temporal';
 import { createTestWorker } from './worker';
 
-export const TEST_PII_KEY = 'test-pii-hash-key-0123456789';
+/**
+ * The keyed CPF hash's key. Each sandbox dialect's run of the same test file has its own, so the
+ * people (and the workflow ids named after them) of one run are never the other's.
+ */
+export const TEST_PII_KEY =
+  process.env.SANDBOX_DIALECT === 'other'
+    ? 'test-pii-hash-key-other-dialect-01'
+    : 'test-pii-hash-key-0123456789';
 
 export interface FlowEnv {
   env: TestWorkflowEnvironment;
