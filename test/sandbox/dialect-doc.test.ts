@@ -3,18 +3,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OPEN_POINT_IDS, OPEN_POINTS } from '../../connectors/identity-payments/open-points';
 import { dialectTables } from '../../sandbox/dialect';
-import { type GeneratedSection, withSection } from '../../scripts/generated-section';
+import { withSection } from '../../scripts/generated-section';
+import { DIALECT_SECTION } from '../../scripts/write-sandbox-dialect';
 
 // docs/sandbox.md's dialect tables are sandbox/dialect.ts's dialectTables(), made from the one
 // list of open points and the sandbox's status words: when either changes, this fails until the
 // page holds the new tables between its markers (the failure's diff shows them).
-
-const DIALECT_SECTION: GeneratedSection = {
-  page: path.resolve(__dirname, '../../docs/sandbox.md'),
-  begin:
-    '<!-- dialect tables: generated from connectors/identity-payments/open-points.ts and sandbox/dialect.ts -->',
-  end: '<!-- end of the dialect tables -->',
-};
 
 const page = readFileSync(DIALECT_SECTION.page, 'utf8');
 const section = (text: string) =>
@@ -25,9 +19,7 @@ const section = (text: string) =>
 
 describe("docs/sandbox.md's Dialect section", () => {
   it('holds the tables open-points.ts and the sandbox make, every point with both sides', () => {
-    expect(section(page).trim(), 'docs/sandbox.md: put dialectTables() between the markers').toBe(
-      dialectTables(),
-    );
+    expect(section(page).trim(), 'docs/sandbox.md: run npm run docs:sandbox').toBe(dialectTables());
     expect(withSection(page, DIALECT_SECTION, dialectTables())).toBe(page);
     for (const id of OPEN_POINT_IDS) {
       const p = OPEN_POINTS[id];
