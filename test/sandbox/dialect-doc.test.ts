@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OPEN_POINT_IDS, OPEN_POINTS } from '../../connectors/identity-payments/open-points';
 import { dialectTables } from '../../sandbox/dialect';
