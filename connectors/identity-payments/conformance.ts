@@ -1,3 +1,7 @@
+// One file over 400 lines on purpose: the probes run in order on one context, each using what
+// the ones before it found (the token, the auth form the provider takes), and their findings are
+// told in that order.
+
 import { randomBytes, randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { maskCpfsIn } from '../../common/mask';

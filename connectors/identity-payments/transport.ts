@@ -1,3 +1,7 @@
+// One file over 400 lines on purpose: every call's path (auth form, token refresh, timeout,
+// span, error mapping) reads top to bottom in one place; the error bodies it reads are in
+// wire/errors.ts, the token cache in token-cache.ts.
+
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { z } from 'zod';
 import {
