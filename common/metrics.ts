@@ -90,6 +90,12 @@ export function createApiMetrics() {
     buckets: latencyBuckets,
     registers: [registry],
   });
+  const unclassified = new Counter({
+    name: 'pixflow_provider_unclassified_total',
+    help: 'Provider answers no rule of the connector reads, by operation: the flow waits, an alert is raised',
+    labelNames: ['op'] as const,
+    registers: [registry],
+  });
   const notifications = new Counter({
     name: 'pixflow_ingress_notifications_total',
     help: 'Webhook notifications by point, type and outcome',
@@ -136,6 +142,9 @@ export function createApiMetrics() {
       const labels = { method, route, status: String(status) };
       requests.inc(labels);
       latency.observe(labels, seconds);
+    },
+    countUnclassified(op: string) {
+      unclassified.inc({ op });
     },
     countNotification(point: string, type: string, outcome: string) {
       notifications.inc({ point, type, outcome });

@@ -33,6 +33,8 @@ export interface ParsedNotification {
   signalName: string;
   signalPayload: ProviderNotification | LivenessProgress | BiometricProgress;
   dedupeKey: string;
+  /** A field no rule of the connector reads: the progress decides nothing, and an operator is told. */
+  unclassified?: { op: string; field: string };
 }
 
 export function dedupeKey(parts: string[]): string {
@@ -88,6 +90,9 @@ function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string
     logTarget,
     signalName,
     signalPayload,
+    ...(cb.unclassifiedStatus === undefined
+      ? {}
+      : { unclassified: { op: 'liveness_callback', field: 'status' } }),
     dedupeKey: dedupeKey([
       'liveness',
       workflowId,

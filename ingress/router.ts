@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../common/logger';
 import type { ApiMetrics } from '../common/metrics';
+import { raiseUnclassifiedAnswer } from '../db/alerts';
 import { claimForDelivery, type NotificationPoint, type Stored } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import { failedAuthLimit } from '../http/failed-auth';
@@ -45,7 +47,11 @@ export interface IngressDeps {
   bodyLimit?: string;
   metrics?: Pick<
     ApiMetrics,
-    'countNotification' | 'countUnmatchedLiveness' | 'countAuthFailure' | 'countAuthLimited'
+    | 'countNotification'
+    | 'countUnmatchedLiveness'
+    | 'countAuthFailure'
+    | 'countAuthLimited'
+    | 'countUnclassified'
   >;
   /** Bound on the one INSERT; past it the provider gets a 503 and retries. */
   storeTimeoutMs?: number;
@@ -106,6 +112,7 @@ export function ingressRouter(deps: IngressDeps) {
     deps.metrics?.countNotification(n.point, String(fields.type ?? n.point), outcome);
     res.status(200).json({ received: true, duplicate });
     log.info({ point: n.point, target: n.logTarget, duplicate }, 'provider notification stored');
+    if (n.unclassified && !duplicate) tellUnclassified(deps, log, n);
     // A copy that joined a waiting row, or whose window holds it, is the relay's to signal.
     if (duplicate || !stored.deliverNow) return;
     signalNow(ctx, log, stored.id, n, receivedAt);
@@ -118,6 +125,24 @@ export function ingressRouter(deps: IngressDeps) {
   router.post(paths, failures.refuseWhileLimited, auth.checkUrl, rawBody, receive);
   router.use(ingressErrors(deps));
   return router;
+}
+
+/**
+ * A callback whose status no rule reads: kept as progress that decides nothing, and told (the
+ * metric, a log line naming the field, the flow's alert) after the provider has its answer.
+ */
+function tellUnclassified(deps: IngressDeps, log: Logger, n: ParsedNotification) {
+  const { op, field } = n.unclassified ?? { op: '', field: '' };
+  deps.metrics?.countUnclassified(op);
+  log.warn({ target: n.logTarget, op, field }, 'provider answer pixflow cannot read: the flow keeps waiting');
+  raiseUnclassifiedAnswer(deps.pool, {
+    id: `alr_${randomBytes(16).toString('hex')}`,
+    workflowId: n.workflowId,
+    op,
+    field,
+  }).catch((err) =>
+    log.warn({ err: String(err), target: n.logTarget }, 'unclassified answer alert not raised'),
+  );
 }
 
 /** The fast path, after the answer: the relay picks the row up if this fails or the process dies. */

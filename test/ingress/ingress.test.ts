@@ -299,6 +299,44 @@ describe('webhook ingress: good notifications', () => {
   });
 });
 
+describe('webhook ingress: a status pixflow cannot read', () => {
+  it('is kept as progress that decides nothing, counted, logged and alerted on its flow', async () => {
+    const metrics = createApiMetrics();
+    const own = await startIngress(pool, temporal, { delivery: fast, metrics });
+    try {
+      const cpf = uniqueCpf();
+      const wf = await requested(cpf);
+      await pool.query(
+        `INSERT INTO flows (workflow_id, type, business_id, status, cpf_hash, cpf_masked)
+         VALUES ($1, 'onboarding', $1, 'awaiting_liveness', $2, '***.***.***-**')`,
+        [wf, cpfHash(cpf, INGRESS_PII_KEY)],
+      );
+      await startRecorder(wf);
+      expect((await post(`${own.base}/liveness`, livenessCb(cpf, 'Aprovado_Talvez'))).status).toBe(200);
+      const got = await waitUntil(
+        () => received(wf),
+        (r) => r.length >= 1,
+      );
+      expect((got[0]?.payload as { statusVerification: string }).statusVerification).toBe('processing');
+      const counted = await metrics.registry.getSingleMetricAsString('pixflow_provider_unclassified_total');
+      expect(counted).toContain('pixflow_provider_unclassified_total{op="liveness_callback"} 1');
+      const alerts = await waitUntil(
+        async () =>
+          (
+            await pool.query(
+              `SELECT facts FROM alerts WHERE rule = 'provider_unclassified' AND flow_id = $1`,
+              [wf],
+            )
+          ).rows,
+        (rows) => rows.length === 1,
+      );
+      expect(alerts[0]).toEqual({ facts: { op: 'liveness_callback', field: 'status' } });
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('webhook ingress: a liveness callback moves a flow only when it names a request pixflow made', () => {
   // Long enough for a request's record to land in the race below; short enough to wait out.
   const WAIT_MS = 3_000;
