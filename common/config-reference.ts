@@ -166,6 +166,10 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning:
       "the receipt request's body (the document shows both): `auto` sends JSON, a form once when the provider refuses the content type (415, or a 400 that says so), and keeps the one it took (logged once); `json` or `form` sends only that",
   },
+  PROVIDER_LIVENESS_ID_FIELD: {
+    meaning:
+      "the liveness request's id field (the document's sample says `correlation_id`, its table `correlationId`): `auto` sends `correlation_id`, asks once again with `correlationId` when a 400 names the field, and keeps the one the provider took; either spelling sends only that",
+  },
   WEBHOOK_SECRET: { meaning: 'secret path segment of the webhook URLs (16+ characters)', secret: true },
   WEBHOOK_PARTNER_ID: { meaning: 'the partner id the provider must send back in every webhook' },
   CODEC_KEYS: {

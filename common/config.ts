@@ -226,6 +226,8 @@ export const envSchema = z.object({
   PROVIDER_AUTH_HEADER: z.enum(['auto', 'bare', 'bearer']).default('auto'),
   /** The receipt request's body: auto (JSON, a form when the content type is refused, learned), json or form. */
   PROVIDER_RECEIPT_FORMAT: z.enum(['auto', 'json', 'form']).default('auto'),
+  /** The liveness request's id field: auto (correlation_id, correlationId once when refused, learned) or either spelling. */
+  PROVIDER_LIVENESS_ID_FIELD: z.enum(['auto', 'correlation_id', 'correlationId']).default('auto'),
 
   WEBHOOK_SECRET: z
     .string()
@@ -557,6 +559,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       timeoutMs: e.PROVIDER_TIMEOUT_MS,
       authHeader: e.PROVIDER_AUTH_HEADER,
       receiptFormat: e.PROVIDER_RECEIPT_FORMAT,
+      livenessIdField: e.PROVIDER_LIVENESS_ID_FIELD,
     },
   };
 }

@@ -6,6 +6,7 @@ import {
   type AuthHeaderSetting,
   type ConformanceReport,
   findingText,
+  type LivenessIdFieldSetting,
   OPEN_POINT_IDS,
   OPEN_POINTS,
   type ProviderTarget,
@@ -36,6 +37,7 @@ const providerSettingsSchema = envSchema.pick({
   PROVIDER_TIMEOUT_MS: true,
   PROVIDER_AUTH_HEADER: true,
   PROVIDER_RECEIPT_FORMAT: true,
+  PROVIDER_LIVENESS_ID_FIELD: true,
   SANDBOX_PORT: true,
 });
 
@@ -54,7 +56,11 @@ function fail(problems: string[]): never {
 interface Settings {
   target: ProviderTarget;
   /** The two settings conformance tells, as pixflow would use them now (`auto` when unset). */
-  given: { PROVIDER_AUTH_HEADER: AuthHeaderSetting; PROVIDER_RECEIPT_FORMAT: ReceiptFormatSetting };
+  given: {
+    PROVIDER_AUTH_HEADER: AuthHeaderSetting;
+    PROVIDER_RECEIPT_FORMAT: ReceiptFormatSetting;
+    PROVIDER_LIVENESS_ID_FIELD: LivenessIdFieldSetting;
+  };
 }
 
 /** The env file's values over the environment's: the file named is the provider tested. */
@@ -89,6 +95,7 @@ function settingsFrom(envFile: string | undefined): Settings {
   const given = {
     PROVIDER_AUTH_HEADER: e.PROVIDER_AUTH_HEADER,
     PROVIDER_RECEIPT_FORMAT: e.PROVIDER_RECEIPT_FORMAT,
+    PROVIDER_LIVENESS_ID_FIELD: e.PROVIDER_LIVENESS_ID_FIELD,
   };
   return { target, given };
 }
@@ -118,6 +125,7 @@ function settingLines(report: ConformanceReport, given: Settings['given']): stri
   return [
     ...line('PROVIDER_AUTH_HEADER', 'no KYC or inquiry answer'),
     ...line('PROVIDER_RECEIPT_FORMAT', 'no readable receipt answer'),
+    ...line('PROVIDER_LIVENESS_ID_FIELD', 'no liveness session started'),
   ];
 }
 

@@ -29,7 +29,11 @@ export interface ConformanceOptions {
   /** The CPF the KYC, liveness and deposit probes use: a test document of the provider's sandbox. */
   document: string;
   /** The settings the operator already gave pixflow, checked against what the provider takes. */
-  given?: { PROVIDER_AUTH_HEADER?: AuthHeaderSetting; PROVIDER_RECEIPT_FORMAT?: ReceiptFormatSetting };
+  given?: {
+    PROVIDER_AUTH_HEADER?: AuthHeaderSetting;
+    PROVIDER_RECEIPT_FORMAT?: ReceiptFormatSetting;
+    PROVIDER_LIVENESS_ID_FIELD?: LivenessIdFieldSetting;
+  };
 }
 
 /** A side of a point, or why there is none: what `npm run conformance` prints for it. */
@@ -52,13 +56,20 @@ export type AuthHeaderSetting = (typeof AUTH_HEADER_SETTINGS)[number];
 export const RECEIPT_FORMAT_SETTINGS = ['auto', 'json', 'form'] as const;
 export type ReceiptFormatSetting = (typeof RECEIPT_FORMAT_SETTINGS)[number];
 
+/** PROVIDER_LIVENESS_ID_FIELD's values. */
+export type LivenessIdFieldSetting = 'auto' | 'correlation_id' | 'correlationId';
+
 export interface ConformanceReport {
   baseUrl: string;
   authUrl: string;
   points: Record<OpenPointId, Finding>;
   checks: Check[];
   /** The settings pixflow will use against this provider; absent when no answer tells. */
-  settings: { PROVIDER_AUTH_HEADER?: AuthHeaderSetting; PROVIDER_RECEIPT_FORMAT?: ReceiptFormatSetting };
+  settings: {
+    PROVIDER_AUTH_HEADER?: AuthHeaderSetting;
+    PROVIDER_RECEIPT_FORMAT?: ReceiptFormatSetting;
+    PROVIDER_LIVENESS_ID_FIELD?: LivenessIdFieldSetting;
+  };
   /** The smallest-value deposit the run created (never paid). */
   depositTxid?: string;
   ok: boolean;
@@ -470,6 +481,11 @@ async function probeLiveness(ctx: ProbeContext, token: string, form: Form): Prom
       observed: `correlation_id accepted (${first.status})`,
     };
     check(ctx, 'liveness', true, `started with correlation_id (${first.status})`);
+    ctx.settings.PROVIDER_LIVENESS_ID_FIELD = 'correlation_id';
+    checkGivenSetting(ctx, 'PROVIDER_LIVENESS_ID_FIELD', options.given?.PROVIDER_LIVENESS_ID_FIELD, [
+      'auto',
+      'correlation_id',
+    ]);
     return;
   }
   if (first.status === 400 && /correlationId/.test(first.text)) {
@@ -480,6 +496,11 @@ async function probeLiveness(ctx: ProbeContext, token: string, form: Form): Prom
         observed: `correlation_id refused (${describeAnswer(first)}); correlationId accepted (${second.status})`,
       };
       check(ctx, 'liveness', true, `started with correlationId (${second.status})`);
+      ctx.settings.PROVIDER_LIVENESS_ID_FIELD = 'correlationId';
+      checkGivenSetting(ctx, 'PROVIDER_LIVENESS_ID_FIELD', options.given?.PROVIDER_LIVENESS_ID_FIELD, [
+        'auto',
+        'correlationId',
+      ]);
       return;
     }
     ctx.points['liveness.correlation'] = {

@@ -5,6 +5,7 @@ export {
   type AuthHeaderSetting,
   type ConformanceReport,
   findingText,
+  type LivenessIdFieldSetting,
   type ProviderTarget,
   type ReceiptFormatSetting,
   runConformance,

@@ -41,7 +41,7 @@ export const OPEN_POINTS = {
     doc: 'correlation_id',
     other: 'correlationId; correlation_id refused with a 400 whose message is an array (NestJS style)',
     pixflow:
-      'sends correlation_id; a 400 naming the field is asked again once with correlationId, which is then kept (a validation 400 is never a KYC outcome)',
+      'sends correlation_id; a 400 naming the field is asked again once with correlationId, which is then kept (PROVIDER_LIVENESS_ID_FIELD fixes it; a validation 400 is never a KYC outcome)',
   },
   'kyc.status': {
     question: 'KYC status words are lower case in /kyc, upper case in the liveness kyc object',

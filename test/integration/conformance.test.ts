@@ -154,6 +154,7 @@ describe('npm run conformance', () => {
     // The bare token for KYC, Bearer for inquiries: no one form for every endpoint.
     expect(run.out).toMatch(/^PROVIDER_AUTH_HEADER=auto$/m);
     expect(run.out).toMatch(/^PROVIDER_RECEIPT_FORMAT=json$/m);
+    expect(run.out).toMatch(/^PROVIDER_LIVENESS_ID_FIELD=correlation_id$/m);
     expect(run.out).not.toMatch(/^\s*FAIL/m);
     expect(run.out.trimEnd().split('\n').at(-1)).toMatch(/^verdict: READY/);
     // No secret and no whole CPF on the screen.
@@ -179,6 +180,7 @@ describe('npm run conformance', () => {
     for (const id of PROBED) expect(sideLine(run.out, id), id).toMatch(/^other\b/);
     expect(run.out).toMatch(/^PROVIDER_AUTH_HEADER=bearer$/m);
     expect(run.out).toMatch(/^PROVIDER_RECEIPT_FORMAT=form$/m);
+    expect(run.out).toMatch(/^PROVIDER_LIVENESS_ID_FIELD=correlationId$/m);
     expect(run.out.trimEnd().split('\n').at(-1)).toMatch(/^verdict: READY/);
     expectOneUnpaidDeposit(await sandboxState(s.url));
   });
@@ -213,12 +215,17 @@ describe('npm run conformance', () => {
       ...envFor(s.url),
       PROVIDER_AUTH_HEADER: 'bare',
       PROVIDER_RECEIPT_FORMAT: 'json',
+      PROVIDER_LIVENESS_ID_FIELD: 'correlationId',
     });
     expect(given.code).toBe(1);
     expect(given.out).toMatch(
       /^\s*FAIL\s+PROVIDER_AUTH_HEADER: PROVIDER_AUTH_HEADER=bare, as set, would be refused/m,
     );
     expect(given.out).toMatch(/^\s*FAIL\s+PROVIDER_RECEIPT_FORMAT: PROVIDER_RECEIPT_FORMAT=json, as set/m);
+    // The mixed dialect takes correlation_id: the other spelling, as set, would be refused.
+    expect(given.out).toMatch(
+      /^\s*FAIL\s+PROVIDER_LIVENESS_ID_FIELD: PROVIDER_LIVENESS_ID_FIELD=correlationId, as set/m,
+    );
   });
 
   it('with an API key the provider refuses: exit non-zero, naming the deposit and the receipt', async () => {
@@ -282,7 +289,11 @@ describe('npm run conformance', () => {
     expect(Object.keys(report.points)).toEqual(OPEN_POINT_IDS);
     for (const id of PROBED) expect(report.points[id]?.side, id).toBe('doc');
     for (const id of NOT_PROBED) expect(report.points[id]?.side).toBe('not probed');
-    expect(report.settings).toEqual({ PROVIDER_AUTH_HEADER: 'auto', PROVIDER_RECEIPT_FORMAT: 'json' });
+    expect(report.settings).toEqual({
+      PROVIDER_AUTH_HEADER: 'auto',
+      PROVIDER_RECEIPT_FORMAT: 'json',
+      PROVIDER_LIVENESS_ID_FIELD: 'correlation_id',
+    });
     expect(report.checks.every((c) => c.ok)).toBe(true);
     const state = await sandboxState(s.url);
     expect(state.deposits.map((d) => d.txid)).toEqual([report.depositTxid]);

@@ -500,16 +500,25 @@ describe('readErrorMessages', () => {
 });
 
 describe('settings', () => {
-  it('PROVIDER_AUTH_HEADER and PROVIDER_RECEIPT_FORMAT land in config.provider, auto by default', () => {
-    expect(loadConfig({}).provider).toMatchObject({ authHeader: 'auto', receiptFormat: 'auto' });
+  it('PROVIDER_AUTH_HEADER, PROVIDER_RECEIPT_FORMAT and PROVIDER_LIVENESS_ID_FIELD land in config.provider, auto by default', () => {
+    expect(loadConfig({}).provider).toMatchObject({
+      authHeader: 'auto',
+      receiptFormat: 'auto',
+      livenessIdField: 'auto',
+    });
     expect(
-      loadConfig({ PROVIDER_AUTH_HEADER: 'bearer', PROVIDER_RECEIPT_FORMAT: 'form' }).provider,
-    ).toMatchObject({ authHeader: 'bearer', receiptFormat: 'form' });
+      loadConfig({
+        PROVIDER_AUTH_HEADER: 'bearer',
+        PROVIDER_RECEIPT_FORMAT: 'form',
+        PROVIDER_LIVENESS_ID_FIELD: 'correlationId',
+      }).provider,
+    ).toMatchObject({ authHeader: 'bearer', receiptFormat: 'form', livenessIdField: 'correlationId' });
   });
 
   it.each([
     ['PROVIDER_AUTH_HEADER', 'Bearer'],
     ['PROVIDER_RECEIPT_FORMAT', 'xml'],
+    ['PROVIDER_LIVENESS_ID_FIELD', 'correlationid'],
   ])('%s=%s is refused, naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });
