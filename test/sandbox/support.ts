@@ -24,7 +24,7 @@ async function answer(res: Response): Promise<Answer> {
 }
 
 const CREDENTIALS = 'client_id=sandbox-client&client_secret=sandbox-secret&grant_type=client_credentials';
-const API_KEY = 'Api-Key sandbox-api-key';
+const API_KEY_HEADER = 'Api-Key sandbox-api-key';
 const MERCHANT = 'sandbox-merchant';
 
 export const person = {
@@ -68,14 +68,14 @@ export function speaker(url: string) {
       call(
         'POST',
         '/v2/deposit/create',
-        { 'content-type': 'application/json', 'x-service-api-key': API_KEY },
+        { 'content-type': 'application/json', 'x-service-api-key': API_KEY_HEADER },
         json({ merchant: MERCHANT, client: person, value, txid }),
       ),
     withdraw: (transactionId: string, value: number) =>
       call(
         'POST',
         '/v2/withdraw/create',
-        { 'content-type': 'application/json', 'x-service-api-key': API_KEY },
+        { 'content-type': 'application/json', 'x-service-api-key': API_KEY_HEADER },
         json({
           merchant: MERCHANT,
           client: person,
@@ -90,13 +90,13 @@ export function speaker(url: string) {
         ? call(
             'POST',
             '/receipts/merchant/cash-out/generate',
-            { 'content-type': 'application/json', 'x-service-api-key': API_KEY },
+            { 'content-type': 'application/json', 'x-service-api-key': API_KEY_HEADER },
             json({ merchant: MERCHANT, transactionId }),
           )
         : call(
             'POST',
             '/receipts/merchant/cash-out/generate',
-            { 'content-type': 'application/x-www-form-urlencoded', 'x-service-api-key': API_KEY },
+            { 'content-type': 'application/x-www-form-urlencoded', 'x-service-api-key': API_KEY_HEADER },
             new URLSearchParams({ merchant: MERCHANT, transactionId }).toString(),
           ),
     control: (path: string, body?: unknown, method = 'POST') =>
