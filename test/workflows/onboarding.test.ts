@@ -18,6 +18,8 @@ import { patchMarkers, recordHistory } from '../helpers/histories';
 const DEFAULT_CPF = '63401825771'; // regular; liveness ends manual_approve_pending
 let f: FlowEnv;
 let seq = 0;
+// Each run of this file (one per sandbox dialect, one Postgres) names its own flows.
+const RUN = randomUUID().slice(0, 8);
 
 beforeAll(async () => {
   f = await startFlowEnv();
@@ -30,7 +32,7 @@ function start(cpf: string, extra: Partial<OnboardingInput> = {}) {
   // Same CPF in several tests: a suffix keeps workflow ids apart (the API uses onboarding-<cpf>).
   return f.env.client.workflow.start('onboardingWorkflow', {
     taskQueue: f.taskQueue,
-    workflowId: `${onboardingWorkflowId(cpf)}-${++seq}`,
+    workflowId: `${onboardingWorkflowId(cpf)}-${RUN}-${++seq}`,
     args: [{ cpf, plan: 'plan_standard', event: 'signup', redirectUrl: '/done', ...extra }],
   });
 }
@@ -192,7 +194,7 @@ describe('liveness progress and review', () => {
 
   it("a callback that overtakes the provider's answer to its request waits for that answer, then counts", async () => {
     const cpf = '73628883504';
-    const workflowId = `${onboardingWorkflowId(cpf)}-${++seq}`;
+    const workflowId = `${onboardingWorkflowId(cpf)}-${RUN}-${++seq}`;
     const handle = f.env.client.workflow.getHandle(workflowId);
     const provider: IdentityPaymentsConnector = {
       ...f.provider,
