@@ -8,6 +8,7 @@ import { maskCpfsIn } from '../../common/mask';
 import { decimalTextToCentavos } from '../../common/money';
 import { normaliseWord, standingOf } from '../status-words';
 import { OPEN_POINT_IDS, type OpenPointId } from './open-points';
+import type { ProviderClientOptions } from './transport';
 
 // `npm run conformance`: which side of every open point (./open-points.ts) a real provider takes,
 // seen on the wire with plain fetch, so each answer is observed as the provider gives it and not
@@ -15,15 +16,11 @@ import { OPEN_POINT_IDS, type OpenPointId } from './open-points';
 // liveness request, look-ups of ids that do not exist, one deposit of R$ 0,01 whose QR code is
 // never paid, refused requests. Nothing here sends a payout.
 
-export interface ProviderTarget {
-  baseUrl: string;
-  authUrl: string;
-  clientId: string;
-  clientSecret: string;
-  apiKey: string;
-  merchant: string;
-  timeoutMs: number;
-}
+/** The provider to probe: the same settings the connector is built with. */
+export type ProviderTarget = Pick<
+  ProviderClientOptions,
+  'baseUrl' | 'authUrl' | 'clientId' | 'clientSecret' | 'apiKey' | 'merchant' | 'timeoutMs'
+>;
 
 export interface ConformanceOptions {
   /** The CPF the KYC, liveness and deposit probes use: a test document of the provider's sandbox. */

@@ -9,6 +9,8 @@ import {
   toPayoutAccepted,
   toPayoutLookup,
   toPayoutReceipt,
+  toWirePayer,
+  toWirePerson,
 } from './transformers';
 
 // The provider of shared/provider-api.md as a pixflow connector: its wire client (client.ts) with
@@ -56,21 +58,7 @@ export function createIdentityPaymentsConnector(options: IdentityPaymentsOptions
       toDepositCharge(
         await client.createDeposit({
           merchant: request.merchant,
-          client: {
-            externalId: request.payer.externalId,
-            cpf: request.payer.cpf,
-            email: request.payer.email,
-            name: request.payer.name,
-            ...(request.payer.phone === undefined ? {} : { phone: request.payer.phone }),
-            ...(request.payer.birthday === undefined ? {} : { birthday: request.payer.birthday }),
-            ...(request.payer.bankAccount === undefined
-              ? {}
-              : {
-                  bankispb: request.payer.bankAccount.ispb,
-                  bankbranch: request.payer.bankAccount.branch,
-                  bankaccount: request.payer.bankAccount.number,
-                }),
-          },
+          client: toWirePayer(request.payer),
           amountCentavos: request.amountCentavos,
           txid: request.txid,
         }),
@@ -84,14 +72,7 @@ export function createIdentityPaymentsConnector(options: IdentityPaymentsOptions
       toPayoutAccepted(
         await client.createWithdrawal({
           merchant: request.merchant,
-          client: {
-            externalId: request.payee.externalId,
-            cpf: request.payee.cpf,
-            email: request.payee.email,
-            name: request.payee.name,
-            ...(request.payee.phone === undefined ? {} : { phone: request.payee.phone }),
-            ...(request.payee.birthday === undefined ? {} : { birthday: request.payee.birthday }),
-          },
+          client: toWirePerson(request.payee),
           pixKey: request.pixKey,
           ...(request.pixType === undefined ? {} : { pixType: request.pixType }),
           amountCentavos: request.amountCentavos,

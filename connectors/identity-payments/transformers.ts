@@ -1,4 +1,5 @@
 import { LIVENESS_STATUSES, type LivenessStatus } from '../../contracts/flow';
+import type { DepositPayer, Payee } from '../../contracts/flow-input';
 import { UnclassifiedAnswerError } from '../errors';
 import { normaliseWord, standingOf } from '../status-words';
 import type {
@@ -14,17 +15,40 @@ import type {
 } from '../types';
 import type { Transaction } from './client';
 import type {
+  DepositClient,
   DepositCreateResult,
   KycAnswer,
   LivenessResponse,
   ReceiptResult,
+  WithdrawClient,
   WithdrawCreateResult,
 } from './wire/schemas';
 
-// This provider's answers in pixflow's words. Liberal where the document is silent (any letter
+// pixflow's requests in this provider's words, and its answers in pixflow's. Liberal where the document is silent (any letter
 // case, "" or null for an empty field, codes as numbers or text); an answer a money or identity
 // decision hangs on that no rule reads is an UnclassifiedAnswerError naming the field, never a
 // guess.
+
+/** A payee (and a payer's identity) as the provider's `client` object. */
+export function toWirePerson(p: Payee): WithdrawClient {
+  return {
+    externalId: p.externalId,
+    cpf: p.cpf,
+    email: p.email,
+    name: p.name,
+    ...(p.phone === undefined ? {} : { phone: p.phone }),
+    ...(p.birthday === undefined ? {} : { birthday: p.birthday }),
+  };
+}
+
+/** A deposit's payer, with the bank account the rules ask for under the provider's names. */
+export function toWirePayer(p: DepositPayer): DepositClient {
+  const account = p.bankAccount;
+  return {
+    ...toWirePerson(p),
+    ...(account ? { bankispb: account.ispb, bankbranch: account.branch, bankaccount: account.number } : {}),
+  };
+}
 
 const unclassified = (op: string, field: string, value: unknown) =>
   new UnclassifiedAnswerError(

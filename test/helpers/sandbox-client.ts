@@ -7,30 +7,23 @@ import { createProviderClient, type ProviderClientOptions } from '../../connecto
 
 /** The real provider client pointed at a sandbox, with the sandbox's default credentials. */
 export function clientFor(url: string, overrides: Partial<ProviderClientOptions> = {}) {
-  return createProviderClient({
-    baseUrl: url,
-    authUrl: url,
-    clientId: 'sandbox-client',
-    clientSecret: 'sandbox-secret',
-    apiKey: 'sandbox-api-key',
-    merchant: 'sandbox-merchant',
-    timeoutMs: 5000,
-    ...overrides,
-  });
+  return createProviderClient({ ...sandboxProvider(url), ...overrides });
 }
+
+/** The sandbox's default credentials, at `url`. */
+const sandboxProvider = (url: string) => ({
+  baseUrl: url,
+  authUrl: url,
+  clientId: 'sandbox-client',
+  clientSecret: 'sandbox-secret',
+  apiKey: 'sandbox-api-key',
+  merchant: 'sandbox-merchant',
+  timeoutMs: 5000,
+});
 
 /** The provider's connector (what the worker's activities use) pointed at a sandbox. */
 export function connectorFor(url: string, overrides: Partial<IdentityPaymentsOptions> = {}) {
-  return createIdentityPaymentsConnector({
-    baseUrl: url,
-    authUrl: url,
-    clientId: 'sandbox-client',
-    clientSecret: 'sandbox-secret',
-    apiKey: 'sandbox-api-key',
-    merchant: 'sandbox-merchant',
-    timeoutMs: 5000,
-    ...overrides,
-  });
+  return createIdentityPaymentsConnector({ ...sandboxProvider(url), ...overrides });
 }
 
 /** POSTs to one of the sandbox's /sandbox/* controls; a refusal is an error with its answer. */
