@@ -317,7 +317,7 @@ describe('webhook ingress: a status pixflow cannot read', () => {
         () => received(wf),
         (r) => r.length >= 1,
       );
-      expect((got[0]?.payload as { statusVerification: string }).statusVerification).toBe('processing');
+      expect(got[0]?.payload).toMatchObject({ statusVerification: 'processing' });
       const counted = await metrics.registry.getSingleMetricAsString('pixflow_provider_unclassified_total');
       expect(counted).toContain('pixflow_provider_unclassified_total{op="liveness_callback"} 1');
       const alerts = await waitUntil(
