@@ -17,9 +17,9 @@ import {
   inquiryRecordSchema,
   type KycAnswer,
   kycAnswerSchema,
-  type LivenessResponse,
+  type LivenessAnswer,
+  livenessAnswerSchema,
   livenessRequestSchema,
-  livenessResponseSchema,
   type PixType,
   type Plan,
   type ReceiptResult,
@@ -143,7 +143,7 @@ function identityEndpoints(transport: ProviderTransport, idFieldSetting: Livenes
       return parseResponse(kycAnswerSchema, body, 'kyc');
     },
 
-    async startLiveness(document: string, input: StartLivenessInput): Promise<LivenessResponse> {
+    async startLiveness(document: string, input: StartLivenessInput): Promise<LivenessAnswer> {
       const path = `/kyc-liveness/${encodeURIComponent(document)}`;
       let body: unknown;
       try {
@@ -154,7 +154,7 @@ function identityEndpoints(transport: ProviderTransport, idFieldSetting: Livenes
         body = await transport.postWithToken('liveness', path, livenessBody(input, other));
         idField = other;
       }
-      return parseResponse(livenessResponseSchema, body, 'liveness');
+      return parseResponse(livenessAnswerSchema, body, 'liveness');
     },
   };
 }

@@ -18,7 +18,7 @@ import type {
   DepositClient,
   DepositCreateResult,
   KycAnswer,
-  LivenessResponse,
+  LivenessAnswer,
   ReceiptResult,
   WithdrawClient,
   WithdrawCreateResult,
@@ -93,7 +93,7 @@ export function livenessStatusOf(word: unknown): LivenessStatus | undefined {
   return typeof word === 'string' ? LIVENESS_WORDS.get(normaliseWord(word)) : undefined;
 }
 
-export function toLivenessSession(res: LivenessResponse): LivenessSession {
+export function toLivenessSession(res: LivenessAnswer): LivenessSession {
   const status = livenessStatusOf(res.status_verification);
   if (!status) throw unclassified('liveness', 'status_verification', res.status_verification);
   return {

@@ -34,14 +34,16 @@ afterAll(async () => {
   await receiver.close();
 });
 
-function start(cpf: string) {
+/** A liveness request through the client, its answer checked against the document's whole record. */
+async function start(cpf: string) {
   n += 1;
-  return client.startLiveness(cpf, {
+  const answer = await client.startLiveness(cpf, {
     correlationId: `corr-${n}`,
     plan: 'plan_basic',
     event: 'personal_data_change',
     redirectUrl: '/done',
   });
+  return livenessResponseSchema.parse(answer);
 }
 
 async function callbacksFor(cpf: string, count: number) {

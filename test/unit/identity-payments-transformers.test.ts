@@ -10,6 +10,7 @@ import {
   toPayoutLookup,
   toPayoutReceipt,
 } from '../../connectors/identity-payments/transformers';
+import { livenessAnswerSchema } from '../../connectors/identity-payments/wire/schemas';
 import { normaliseWord, STATUS_WORDS, standingOf } from '../../connectors/status-words';
 
 // The identity-payments connector's reading of its provider's answers: both sides of every point
@@ -139,6 +140,19 @@ describe('identity', () => {
     expect(toKycFacts({ status: null, is_under_18: false }).status).toBeNull();
     expect(toKycFacts({ status: 'CONSTA_LISTA_RESTRITIVA', is_under_18: false }).restricted).toBe(true);
     expect(() => toKycFacts({ status: 'regular' })).toThrow(UnclassifiedAnswerError);
+  });
+
+  it('starts a liveness check from an answer with only its id, status and link (no kyc object, no callbacks)', () => {
+    const lean = {
+      transaction_id: 't',
+      status_verification: 'requested',
+      action: { url: 'https://l/x', type: 'onboarding' },
+    };
+    expect(toLivenessSession(livenessAnswerSchema.parse(lean))).toMatchObject({
+      transactionId: 't',
+      status: 'requested',
+    });
+    expect(livenessAnswerSchema.safeParse({ ...lean, action: { type: 'onboarding' } }).success).toBe(false);
   });
 
   it('reads liveness statuses in any case, and an unknown one is progress that decides nothing', () => {

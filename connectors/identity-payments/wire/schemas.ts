@@ -234,6 +234,18 @@ export const livenessResponseSchema = z.looseObject({
 export type LivenessResponse = z.infer<typeof livenessResponseSchema>;
 
 /**
+ * What pixflow reads of a liveness answer: the request's id, where the check stands and the link.
+ * The rest of the record (its kyc object, which the plan may change; its callbacks) is not
+ * needed, so a provider that leaves it out, or shapes it otherwise, still starts a check.
+ */
+export const livenessAnswerSchema = z.looseObject({
+  transaction_id: z.string().min(1),
+  status_verification: z.string(),
+  action: z.looseObject({ url: z.string().min(1), qrcode: z.string().nullish(), type: actionTypeSchema }),
+});
+export type LivenessAnswer = z.infer<typeof livenessAnswerSchema>;
+
+/**
  * Liveness callback body. The contract does not show it ("payloads: not shown"); this is the
  * sandbox's documented choice, and the shape our ingress accepts.
  */
