@@ -258,6 +258,20 @@ describe('webhook ingress: good notifications', () => {
     });
   });
 
+  it('a liveness callback whose fields are camelCase (its payload is not in the document) is read the same', async () => {
+    const cpf = uniqueCpf();
+    const wf = await requested(cpf);
+    await startRecorder(wf);
+    const snake = livenessCb(cpf);
+    const camel = Object.fromEntries(
+      Object.entries(snake).map(([k, v]) => [k.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase()), v]),
+    );
+    expect(camel).toHaveProperty('statusVerification', 'completed');
+    expect((await post(ingress.base, camel)).status).toBe(200);
+    const { signal } = await expectDeliveredOnce(wf);
+    expect(signal.payload).toMatchObject({ statusVerification: 'completed', transactionId: `tx-${cpf}` });
+  });
+
   it("a biometric identification's callback reaches biometrics-<hash of document>, not the onboarding", async () => {
     const cpf = uniqueCpf();
     const wf = await requested(cpf, 'biometrics');
