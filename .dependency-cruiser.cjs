@@ -1,5 +1,5 @@
 // The import rules of the tree, checked in CI (`npm run lint:deps`). Layers, lowest first:
-//   eligibility, db  ->  common  ->  contracts  ->  connectors  ->  activities, workflows
+//   signed-requests  ->  eligibility, db  ->  common  ->  contracts  ->  connectors  ->  activities, workflows
 //   ->  http  ->  api-keys, customers  ->  ingress, events, monitoring, backoffice  ->  api  ->  nexus
 //   ->  worker, sandbox  ->  scripts, bench
 // The API process is six rooms: `http` (the plumbing every surface shares), `api-keys` and
@@ -50,6 +50,11 @@ module.exports = {
       from: { pathNot: '^(connectors/identity-payments|sandbox)/' },
       to: { path: '^connectors/identity-payments/', pathNot: '^connectors/identity-payments/index\\.ts$' },
     },
+    layer(
+      'signed-requests',
+      `eligibility|common|db|connectors|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      "pixflow's signed POST to an operator's service and its receiving side: it knows no service, no contract of theirs.",
+    ),
     layer(
       'eligibility',
       `common|db|connectors|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,

@@ -1,69 +1,22 @@
 import { maskCpf, maskPixKey } from '../common/mask';
 import {
   type PayoutAuthorization,
-  type PayoutAuthorizationAnswer,
   type PayoutAuthorizationRequest,
   payoutAuthorizationAnswerSchema,
 } from '../contracts/payout-authorization';
 import type { WithdrawalInput } from '../contracts/withdrawal';
-import { signedJsonRequest } from '../eligibility/registry';
+import { postSignedJson, type SignedPostOptions } from '../signed-requests/client';
 
 // The client of the operator's payout authorization (PAYOUT_AUTHORIZATION_URL,
-// docs/payout-controls.md): one signed POST per attempt, a few attempts, each within its bound.
+// docs/payout-controls.md): a signed POST (signed-requests/), and what no valid answer means here.
 
 /** The authorization as configured. */
-export interface PayoutAuthorizationSettings {
-  url: string;
-  /** The signing secret, `whsec_<base64>` (Standard Webhooks). */
-  secret: string;
-  /** Each attempt's bound. */
-  timeoutMs: number;
+export interface PayoutAuthorizationSettings extends SignedPostOptions {
   /** No valid answer: `deny` refuses the payout (fail closed), `approve` sends it. */
   onNoAnswer: 'deny' | 'approve';
-  /** Attempts in all (default 3); only a failure worth repeating is repeated. */
-  attempts?: number;
-  /** Wait before the second attempt, doubled after each (default 100 ms). */
-  backoffMs?: number;
 }
 
-/** A failure the same request may not meet again: a network error, a timeout, a 5xx or a 429. */
-class Retryable extends Error {}
-
-async function attempt(s: PayoutAuthorizationSettings, body: string): Promise<PayoutAuthorizationAnswer> {
-  let res: Response;
-  try {
-    res = await fetch(s.url, {
-      method: 'POST',
-      headers: signedJsonRequest(body, s.secret, {
-        idPrefix: 'payauth',
-        userAgent: 'pixflow-payout-authorization/1',
-      }),
-      body,
-      redirect: 'error',
-      signal: AbortSignal.timeout(s.timeoutMs),
-    });
-  } catch (err) {
-    const timedOut = (err as Error).name === 'TimeoutError';
-    throw new Retryable(
-      timedOut ? `no answer within ${s.timeoutMs} ms` : `unreachable: ${(err as Error).message}`,
-    );
-  }
-  const text = await res.text().catch(() => '');
-  if (res.status >= 500 || res.status === 429) throw new Retryable(`answered ${res.status}`);
-  if (res.status !== 200) throw new Error(`answered ${res.status}`);
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new Error('answered something that is not JSON');
-  }
-  const parsed = payoutAuthorizationAnswerSchema.safeParse(json);
-  if (!parsed.success)
-    throw new Error(
-      `answered off contract: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`,
-    );
-  return parsed.data;
-}
+const SENDER = { idPrefix: 'payauth', userAgent: 'pixflow-payout-authorization/1' };
 
 /** The request for one withdrawal: the person only masked and hashed, never the whole CPF. */
 export function payoutAuthorizationRequest(
@@ -90,25 +43,17 @@ export async function askPayoutAuthorization(
   s: PayoutAuthorizationSettings,
   request: PayoutAuthorizationRequest,
 ): Promise<PayoutAuthorization> {
-  const attempts = s.attempts ?? 3;
-  const backoffMs = s.backoffMs ?? 100;
-  const body = JSON.stringify(request);
-  for (let n = 1; ; n++) {
-    try {
-      const answer = await attempt(s, body);
-      return answer.decision === 'approve'
-        ? { outcome: 'approved' }
-        : { outcome: 'denied', reason: answer.reason };
-    } catch (err) {
-      if (!(err instanceof Retryable) || n >= attempts) {
-        return {
-          outcome: 'unanswered',
-          send: s.onNoAnswer === 'approve',
-          problem: `no valid answer from the payout authorization: ${(err as Error).message} (attempt ${n} of ${attempts})`,
-        };
-      }
-      await new Promise((r) => setTimeout(r, backoffMs * 2 ** (n - 1)));
-    }
+  try {
+    const answer = await postSignedJson(s, SENDER, payoutAuthorizationAnswerSchema, request);
+    return answer.decision === 'approve'
+      ? { outcome: 'approved' }
+      : { outcome: 'denied', reason: answer.reason };
+  } catch (err) {
+    return {
+      outcome: 'unanswered',
+      send: s.onNoAnswer === 'approve',
+      problem: `no valid answer from the payout authorization: ${(err as Error).message}`,
+    };
   }
 }
 

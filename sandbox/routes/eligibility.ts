@@ -1,11 +1,11 @@
 import { isValid as isValidCpf } from '@fnando/cpf';
-import express, { type Request, type Response, Router } from 'express';
-import { Webhook } from 'standardwebhooks';
+import express, { Router } from 'express';
 import { z } from 'zod';
 import { type EligibilityAnswer, eligibilityRequestSchema, impededReasons } from '../../eligibility/contract';
+import { signedJsonEndpoint } from '../../signed-requests/verify';
 import type { SandboxContext } from '../context';
 import { answerFor, type EligibilityEmulation } from '../eligibility';
-import { parseBody, parseJsonBody, sendError, verifiedBody } from '../http';
+import { parseBody, sendError } from '../http';
 
 // The emulated eligibility service's endpoint (the contract's, signed) and its control endpoints.
 
@@ -41,32 +41,32 @@ function takeOutage(e: EligibilityEmulation): 'none' | 'error' | 'timeout' {
   return mode;
 }
 
-function checkRoute(ctx: SandboxContext, secret: string) {
-  const webhook = new Webhook(secret);
-  return (req: Request, res: Response) => {
-    const e = ctx.state.eligibility;
-    const raw = verifiedBody(webhook, req, res);
-    if (raw === undefined) {
-      e.refused++;
-      return;
-    }
-    const question = parseJsonBody(eligibilityRequestSchema, raw, res);
-    if (!question) return;
-    e.checks++;
-    const outage = takeOutage(e);
-    if (outage === 'error') {
-      sendError(res, 503, 'Service Unavailable', 'sandbox fault: the registry is unavailable');
-      return;
-    }
-    const answer = answerFor(e, question.cpf);
-    if (outage === 'timeout') {
-      ctx.timers.set(() => {
-        if (!res.writableEnded && !res.destroyed) res.json(answer);
-      }, e.outage.delayMs);
-      return;
-    }
-    res.json(answer);
-  };
+function checkRoute(ctx: SandboxContext) {
+  return signedJsonEndpoint({
+    secret: ctx.options.eligibilitySecret,
+    request: eligibilityRequestSchema,
+    refuse: sendError,
+    onUnverified: () => {
+      ctx.state.eligibility.refused++;
+    },
+    answer: (question, res) => {
+      const e = ctx.state.eligibility;
+      e.checks++;
+      const outage = takeOutage(e);
+      if (outage === 'error') {
+        sendError(res, 503, 'Service Unavailable', 'sandbox fault: the registry is unavailable');
+        return;
+      }
+      const answer = answerFor(e, question.cpf);
+      if (outage === 'timeout') {
+        ctx.timers.set(() => {
+          if (!res.writableEnded && !res.destroyed) res.json(answer);
+        }, e.outage.delayMs);
+        return;
+      }
+      res.json(answer);
+    },
+  });
 }
 
 /**
@@ -75,12 +75,7 @@ function checkRoute(ctx: SandboxContext, secret: string) {
  */
 export function eligibilityRoutes(ctx: SandboxContext): Router {
   const router = Router();
-  // The signature covers the body's bytes: read as text, parsed once verified.
-  router.post(
-    '/eligibility/check',
-    express.text({ type: () => true, limit: '16kb' }),
-    checkRoute(ctx, ctx.options.eligibilitySecret),
-  );
+  router.post('/eligibility/check', ...checkRoute(ctx));
   router.post('/sandbox/eligibility/status', express.json(), (req, res) => {
     const body = parseBody(statusSchema, req.body, res);
     if (!body) return;

@@ -1,12 +1,12 @@
-import express, { type Request, type Response, Router } from 'express';
-import { Webhook } from 'standardwebhooks';
+import express, { Router } from 'express';
 import { z } from 'zod';
 import {
   payoutAuthorizationAnswerSchema,
   payoutAuthorizationRequestSchema,
 } from '../../contracts/payout-authorization';
+import { signedJsonEndpoint } from '../../signed-requests/verify';
 import type { SandboxContext } from '../context';
-import { parseBody, parseJsonBody, verifiedBody } from '../http';
+import { parseBody, sendError } from '../http';
 import { decisionFor, type EmulatedDecision } from '../payout-authorization';
 
 // The emulated payout authorization's endpoint (the contract's, signed) and its control endpoints.
@@ -29,32 +29,32 @@ const decisionSchema = z
     message: 'only with decision deny',
   });
 
-function askRoute(ctx: SandboxContext, secret: string) {
-  const webhook = new Webhook(secret);
-  return (req: Request, res: Response) => {
-    const a = ctx.state.payoutAuthorization;
-    const raw = verifiedBody(webhook, req, res);
-    if (raw === undefined) {
-      a.refused++;
-      return;
-    }
-    const question = parseJsonBody(payoutAuthorizationRequestSchema, raw, res);
-    if (!question) return;
-    a.asked.set(question.transactionId, (a.asked.get(question.transactionId) ?? 0) + 1);
-    const answer = decisionFor(a, question.transactionId, question.amountCentavos);
-    if (answer.decision === 'no_answer') {
-      // Never answered: pixflow's own timeout ends the request by closing its connection.
-      a.held++;
-      res.on('close', () => {
-        a.held--;
-      });
-      ctx.timers.set(() => {
-        if (!res.writableEnded && !res.destroyed) res.destroy();
-      }, HOLD_AT_MOST_MS);
-      return;
-    }
-    res.json(answer);
-  };
+function askRoute(ctx: SandboxContext) {
+  return signedJsonEndpoint({
+    secret: ctx.options.payoutAuthorizationSecret,
+    request: payoutAuthorizationRequestSchema,
+    refuse: sendError,
+    onUnverified: () => {
+      ctx.state.payoutAuthorization.refused++;
+    },
+    answer: (question, res) => {
+      const a = ctx.state.payoutAuthorization;
+      a.asked.set(question.transactionId, (a.asked.get(question.transactionId) ?? 0) + 1);
+      const answer = decisionFor(a, question.transactionId, question.amountCentavos);
+      if (answer.decision === 'no_answer') {
+        // Never answered: pixflow's own timeout ends the request by closing its connection.
+        a.held++;
+        res.on('close', () => {
+          a.held--;
+        });
+        ctx.timers.set(() => {
+          if (!res.writableEnded && !res.destroyed) res.destroy();
+        }, HOLD_AT_MOST_MS);
+        return;
+      }
+      res.json(answer);
+    },
+  });
 }
 
 /**
@@ -64,12 +64,7 @@ function askRoute(ctx: SandboxContext, secret: string) {
  */
 export function payoutAuthorizationRoutes(ctx: SandboxContext): Router {
   const router = Router();
-  // The signature covers the body's bytes: read as text, parsed once verified.
-  router.post(
-    '/operator/payout-authorization',
-    express.text({ type: () => true, limit: '16kb' }),
-    askRoute(ctx, ctx.options.payoutAuthorizationSecret),
-  );
+  router.post('/operator/payout-authorization', ...askRoute(ctx));
   router.post('/sandbox/payout-authorization/decision', express.json(), (req, res) => {
     const body = parseBody(decisionSchema, req.body, res);
     if (!body) return;
