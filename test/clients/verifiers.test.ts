@@ -67,6 +67,11 @@ function verify(lang: VerifierLanguage, key: string, d: Delivery): Promise<Verdi
     });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A verifier that refuses before reading (no secret) may close its stdin first: the body it
+    // never read is not this test's failure, its exit code and message are.
+    child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') reject(err);
+    });
     child.stdin.end(d.body);
   });
 }
