@@ -1,5 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { DecisionCheck, DecisionClaim, DecisionRefusal } from '../contracts/decision';
+import { identificationEndedAs } from '../db/biometrics';
 import { type CheckSite, findDecision, recordRefusedDecision, useDecision } from '../db/operator-decisions';
 import type { ActivityDeps } from './deps';
 
@@ -70,12 +71,14 @@ export function createDecisionProofActivities({
      */
     async verifyStepUpOutcome(claim: StepUpClaim): Promise<DecisionCheck> {
       const site = siteOf();
-      const { rowCount } = await pool.query(
-        `SELECT 1 FROM biometric_identifications
-          WHERE workflow_id = $1 AND run_id = $2 AND cpf_hash = $3 AND outcome = $4 AND finished_at >= $5`,
-        [claim.biometricsWorkflowId, claim.runId, hashCpf(claim.cpf), claim.outcome, claim.askedAt],
-      );
-      return rowCount ? { proven: true } : refuse(site, 'withdrawal.step_up', 'unknown');
+      const ended = await identificationEndedAs(pool, {
+        workflowId: claim.biometricsWorkflowId,
+        runId: claim.runId,
+        cpfHash: hashCpf(claim.cpf),
+        outcome: claim.outcome,
+        finishedFrom: claim.askedAt,
+      });
+      return ended ? { proven: true } : refuse(site, 'withdrawal.step_up', 'unknown');
     },
   };
 }

@@ -7,6 +7,7 @@ import {
 } from '../connectors/errors';
 import type { KycPlan } from '../contracts/flow-input';
 import { type KycFacts, recordKycFacts } from '../db/customers';
+import { recordKycAnswer } from '../db/kyc-records';
 import type { ActivityDeps } from './deps';
 import { providerCall, unclassifiedNotice } from './errors';
 
@@ -84,11 +85,12 @@ export async function readKyc(
     }
     return providerCall(() => Promise.reject(err), unclassifiedNotice({ pool, countUnclassified }));
   }
-  await pool.query(
-    `INSERT INTO kyc_records (workflow_id, plan, cpf_hash, record) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (workflow_id, plan) DO UPDATE SET record = EXCLUDED.record, received_at = now()`,
-    [input.workflowId, input.plan, hashCpf(input.cpf), JSON.stringify(record.record)],
-  );
+  await recordKycAnswer(pool, {
+    workflowId: input.workflowId,
+    plan: input.plan,
+    cpfHash: hashCpf(input.cpf),
+    record: record.record,
+  });
   const facts: KycFacts = {
     status: record.status ?? 'null',
     under18: record.under18,

@@ -3,7 +3,7 @@ import { WITHDRAWAL_DEADLINE_AT_RISK, WITHDRAWAL_DEADLINE_MISSED } from '../cont
 import type { FlowRecord } from '../contracts/flow';
 import type { PayoutAuthorization } from '../contracts/payout-authorization';
 import type { WithdrawalInput } from '../contracts/withdrawal';
-import { flowStateJsonSql } from '../db/events';
+import { appendFlowEventOnce } from '../db/flows';
 import { inTransaction } from '../db/pool';
 import type { ActivityDeps } from './deps';
 import { upsertFlowRow } from './flows';
@@ -17,13 +17,6 @@ const PAYOUT_DEADLINE_EVENTS = {
   at_risk: WITHDRAWAL_DEADLINE_AT_RISK,
   missed: WITHDRAWAL_DEADLINE_MISSED,
 } as const;
-
-// The withdrawal's event, once per withdrawal and type: a retry, or a mark recorded again,
-// appends none. The flows row written before it, locked by that upsert, orders two writers.
-const APPEND_DEADLINE_EVENT = `SELECT pixflow_append_event($2, f.workflow_id, f.type, f.business_id, ${flowStateJsonSql('f')})
-    FROM flows f
-   WHERE f.workflow_id = $1
-     AND NOT EXISTS (SELECT 1 FROM events e WHERE e.stream_id = f.workflow_id AND e.type = $2)`;
 
 export function createPayoutControlActivities({
   pool,
@@ -41,11 +34,8 @@ export function createPayoutControlActivities({
     async recordPayoutDeadline(row: FlowRecord, mark: 'at_risk' | 'missed'): Promise<void> {
       const appended = await inTransaction(pool, async (client) => {
         await upsertFlowRow(client, row, { hashCpf, clock });
-        const { rowCount } = await client.query(APPEND_DEADLINE_EVENT, [
-          row.workflowId,
-          PAYOUT_DEADLINE_EVENTS[mark],
-        ]);
-        return (rowCount ?? 0) > 0;
+        // Once per withdrawal and mark: a retry, or a mark recorded again, appends none.
+        return appendFlowEventOnce(client, row.workflowId, PAYOUT_DEADLINE_EVENTS[mark]);
       });
       if (appended) countPayoutDeadline?.(mark);
     },

@@ -8,8 +8,8 @@ import {
 import type { PayoutLookup, PayoutReceipt } from '../connectors/types';
 import type { FlowRecord } from '../contracts/flow';
 import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
+import { upsertWithdrawalReceipt } from '../db/flows';
 import { recordPayoutDestination } from '../db/payout-destinations';
-import { prepared } from '../db/pool';
 import type { ActivityDeps } from './deps';
 import { providerCall, type UnclassifiedNotice, unclassifiedNotice } from './errors';
 import { payeeHashOf } from './withdrawal-rules';
@@ -32,12 +32,6 @@ export interface PayoutCheck {
   /** true when this check wrote the withdrawal's `completed` row it was given. */
   recorded?: boolean;
 }
-
-const upsertReceipt = prepared(
-  'upsert-receipt',
-  `INSERT INTO withdrawal_receipts (transaction_id, image, paid_at) VALUES ($1, $2, $3)
-   ON CONFLICT (transaction_id) DO UPDATE SET image = EXCLUDED.image, paid_at = EXCLUDED.paid_at`,
-);
 
 /**
  * The payout's outcome as its receipt and inquiry tell it (receiptStored: ready, for the caller to
@@ -124,7 +118,7 @@ export function createWithdrawalActivities({
   /** Upserts the receipt image (idempotent); answers its size in bytes. */
   async function saveReceipt(transactionId: string, receipt: PayoutReceipt): Promise<number> {
     const image = Buffer.from(receipt.imageBase64 ?? '', 'base64');
-    await pool.query(upsertReceipt([transactionId, image, receipt.paidAt ?? null]));
+    await upsertWithdrawalReceipt(pool, { transactionId, image, paidAt: receipt.paidAt ?? null });
     return image.length;
   }
 

@@ -50,3 +50,19 @@ export async function recordBiometricOutcome(
     }
   });
 }
+
+/**
+ * Whether this run of the biometrics flow recorded this outcome for this person, finishing at or
+ * after `finishedFrom` (what proves a step-up's outcome signal to the withdrawal that asked).
+ */
+export async function identificationEndedAs(
+  pool: Pool,
+  r: { workflowId: string; runId: string; cpfHash: string; outcome: string; finishedFrom: string },
+): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `SELECT 1 FROM biometric_identifications
+      WHERE workflow_id = $1 AND run_id = $2 AND cpf_hash = $3 AND outcome = $4 AND finished_at >= $5`,
+    [r.workflowId, r.runId, r.cpfHash, r.outcome, r.finishedFrom],
+  );
+  return Boolean(rowCount);
+}

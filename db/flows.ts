@@ -1,9 +1,13 @@
-import type { Pool } from './pool';
+import type pg from 'pg';
+import { flowStateJsonSql } from './events';
+import { type Pool, prepared } from './pool';
 
-// Typed reads over the flows table (written by the flows' recordFlow activity) and the stored
-// withdrawal receipts, for the backend API.
+// The flows table and the stored withdrawal receipts: what the flows' activities write (a flow's
+// row with its status event, a receipt) and the typed reads the backend API makes.
 
 type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
+
+type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
 export interface FlowRow {
   workflowId: string;
@@ -123,4 +127,104 @@ export async function getWithdrawalReceipt(
     contentType: r.content_type,
     paidAt: r.paid_at ? (r.paid_at as Date).toISOString() : null,
   };
+}
+
+/** A flow's row as its flow writes it: the person's CPF only as its keyed hash and masked form. */
+export interface FlowRowWrite {
+  workflowId: string;
+  type: FlowType;
+  businessId: string;
+  status: string;
+  cpfHash: string | null;
+  cpfMasked: string | null;
+  merchant: string | null;
+  amountCentavos: number | null;
+  reason: string | null;
+  details: Record<string, unknown>;
+  seq: number;
+  at: Date;
+  /** The run that writes; null when unknown (then only the sequence number orders writes). */
+  runId: string | null;
+}
+
+// The row's upsert, and in the same statement its event when the status changed (or a new run
+// of the id began): the outbox entry exists exactly when the change does.
+const upsertFlowStatement = prepared(
+  'upsert-flow',
+  `WITH prev AS (SELECT status, run_id FROM flows WHERE workflow_id = $1),
+       up AS (
+         INSERT INTO flows (workflow_id, type, business_id, status, cpf_hash, cpf_masked, merchant, amount_centavos,
+                            reason, details, seq, created_at, updated_at, run_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)
+         ON CONFLICT (workflow_id) DO UPDATE SET
+           status = EXCLUDED.status, reason = EXCLUDED.reason, details = EXCLUDED.details,
+           amount_centavos = COALESCE(EXCLUDED.amount_centavos, flows.amount_centavos),
+           seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at, run_id = COALESCE(EXCLUDED.run_id, flows.run_id)
+         WHERE flows.seq < EXCLUDED.seq
+            -- A new run of the same id (an onboarding started again, each biometric
+            -- identification) counts from 1 again; the previous run has closed, so its rows lose.
+            OR flows.run_id <> EXCLUDED.run_id
+         RETURNING *)
+  SELECT pixflow_append_event(up.type || '.' || up.status, up.workflow_id, up.type, up.business_id,
+                              ${flowStateJsonSql('up')})
+    FROM up LEFT JOIN prev ON true
+   WHERE prev.status IS DISTINCT FROM up.status OR prev.run_id IS DISTINCT FROM up.run_id`,
+);
+
+/**
+ * Upserts a flow's row, never moving it back to an older state, and appends its status event
+ * when the status changed or a new run of the id began.
+ */
+export async function upsertFlowAndEvent(db: Queryable, row: FlowRowWrite): Promise<void> {
+  await db.query(
+    upsertFlowStatement([
+      row.workflowId,
+      row.type,
+      row.businessId,
+      row.status,
+      row.cpfHash,
+      row.cpfMasked,
+      row.merchant,
+      row.amountCentavos,
+      row.reason,
+      JSON.stringify(row.details),
+      row.seq,
+      row.at,
+      row.runId,
+    ]),
+  );
+}
+
+/**
+ * Appends the flow's event of this type unless the flow already has one, with the flow's state
+ * as its row holds it; answers whether it appended. Run after the row's upsert in the same
+ * transaction: that upsert's lock orders two writers.
+ */
+export async function appendFlowEventOnce(
+  db: Queryable,
+  workflowId: string,
+  eventType: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `SELECT pixflow_append_event($2, f.workflow_id, f.type, f.business_id, ${flowStateJsonSql('f')})
+    FROM flows f
+   WHERE f.workflow_id = $1
+     AND NOT EXISTS (SELECT 1 FROM events e WHERE e.stream_id = f.workflow_id AND e.type = $2)`,
+    [workflowId, eventType],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+const upsertReceiptStatement = prepared(
+  'upsert-receipt',
+  `INSERT INTO withdrawal_receipts (transaction_id, image, paid_at) VALUES ($1, $2, $3)
+   ON CONFLICT (transaction_id) DO UPDATE SET image = EXCLUDED.image, paid_at = EXCLUDED.paid_at`,
+);
+
+/** Stores a withdrawal's receipt image, replacing one stored before (idempotent). */
+export async function upsertWithdrawalReceipt(
+  db: Queryable,
+  r: { transactionId: string; image: Buffer; paidAt: string | null },
+): Promise<void> {
+  await db.query(upsertReceiptStatement([r.transactionId, r.image, r.paidAt]));
 }
