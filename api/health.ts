@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { ping } from '../db/pool';
 import { withTemporalDeadline } from '../http/temporal-deadline';
 import { withTimeout } from '../http/timeout';
 import type { ApiDeps } from './deps';
@@ -24,7 +25,7 @@ export function healthRoutes({ temporal, pool }: Pick<ApiDeps, 'temporal' | 'poo
     const [temporalStatus, postgresStatus] = await Promise.all([
       // The call itself ends at the deadline too: probes of a frozen server pile up no calls.
       check(() => withTemporalDeadline(temporal, CHECK_MS, () => temporal.workflowService.getSystemInfo({}))),
-      check(() => withTimeout(pool.query('SELECT 1'), CHECK_MS, 'postgres')),
+      check(() => withTimeout(ping(pool), CHECK_MS, 'postgres')),
     ]);
     const ready = temporalStatus === 'ok' && postgresStatus === 'ok';
     res

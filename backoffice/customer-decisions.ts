@@ -1,7 +1,12 @@
 import { Router } from 'express';
 import type pg from 'pg';
 import { getCustomer } from '../db/customers';
-import { closeCustomer, type EligibilityRecord, recordOf, reinstateCustomer } from '../db/eligibility';
+import {
+  closeCustomer,
+  type EligibilityRecord,
+  lockCustomerEligibility,
+  reinstateCustomer,
+} from '../db/eligibility';
 import { type OperatorActionName, recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import { inTransaction } from '../db/pool';
@@ -93,8 +98,7 @@ export function customerDecisionRoutes({ pool }: BackofficeDeps) {
       const form = parseForm(customerDecisionFormSchema, req.body, back, t);
       if (!(await getCustomer(pool, hash))) throw notFoundPage((w) => w.errors.what.customer);
       const after = await inTransaction(pool, async (client) => {
-        const { rows } = await client.query('SELECT * FROM customers WHERE cpf_hash = $1 FOR UPDATE', [hash]);
-        const before = rows[0] && rows[0].eligibility !== null ? recordOf(rows[0]) : undefined;
+        const before = await lockCustomerEligibility(client, hash);
         const now = await kind.apply(client, hash, operator.email, form.reason);
         await recordAction(client, {
           ...auditOf(operator),

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { type DepositState, depositStateQuery, resolutionUpdate } from '../contracts/deposit';
 import { type OnboardingState, onboardingStateQuery, reviewSignal } from '../contracts/onboarding';
 import { getFlowRow } from '../db/backoffice-queues';
+import { lockUntilCommit } from '../db/locks';
 import { type NewOperatorAction, type OperatorActionName, recordAction } from '../db/operator-actions';
 import { recordDecision, sessionRef } from '../db/operator-decisions';
 import type { Operator } from '../db/operators';
@@ -43,7 +44,7 @@ async function decideUnderCaseLock(
   decide: () => Promise<Audit>,
 ) {
   const outcome = await inTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`backoffice:${caseId}`]);
+    await lockUntilCommit(client, `backoffice:${caseId}`);
     const result = await decide().catch((err) => {
       if (err instanceof Decided) return err;
       throw err;

@@ -11,6 +11,7 @@ import {
   withdrawalStateQuery,
 } from '../contracts/withdrawal';
 import type { FlowRow } from '../db/flows';
+import { lockUntilCommit } from '../db/locks';
 import { type NewOperatorAction, recordAction } from '../db/operator-actions';
 import { recordDecision, sessionRef } from '../db/operator-decisions';
 import type { Operator } from '../db/operators';
@@ -245,7 +246,7 @@ function sendDecision(
     reason: form.reason || undefined,
   };
   return inTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`backoffice:${id}`]);
+    await lockUntilCommit(client, `backoffice:${id}`);
     const handle = temporal.workflow.getHandle(id);
     const before = await flowState(handle, withdrawalStateQuery).catch((err) => {
       if (isNotFound(err)) return undefined;

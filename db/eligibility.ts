@@ -54,6 +54,18 @@ export async function depositStandingOfHash(db: Queryable, cpfHash: string): Pro
   };
 }
 
+/**
+ * Locks the person's customers row until the transaction ends (an operator's decision on them)
+ * and answers their recorded eligibility, if any.
+ */
+export async function lockCustomerEligibility(
+  client: pg.PoolClient,
+  cpfHash: string,
+): Promise<EligibilityRecord | undefined> {
+  const { rows } = await client.query('SELECT * FROM customers WHERE cpf_hash = $1 FOR UPDATE', [cpfHash]);
+  return rows[0] && rows[0].eligibility !== null ? recordOf(rows[0]) : undefined;
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: a pg row
 export function recordOf(r: any): EligibilityRecord {
   return {

@@ -12,6 +12,11 @@ export function createPool(databaseUrl: string, max = 10): pg.Pool {
   return pool;
 }
 
+/** Answers once Postgres runs a statement: what a readiness probe asks of it. */
+export async function ping(pool: Pick<pg.Pool, 'query'>): Promise<void> {
+  await pool.query('SELECT 1');
+}
+
 const preparedTexts = new Map<string, string>();
 
 /**

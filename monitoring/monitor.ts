@@ -14,6 +14,7 @@ import {
   WITHDRAWAL_MOVED_STATUSES,
 } from '../db/alerts';
 import { sequenceEvents } from '../db/events';
+import { tryLockUntilCommit } from '../db/locks';
 import { inTransaction, type Pool } from '../db/pool';
 import { type AlertRuleSettings, alertRuleSettings, evaluateRules, lookbackMs } from './rules';
 
@@ -114,8 +115,7 @@ export function startAlertMonitor(deps: AlertMonitorDeps): AlertMonitor {
     await sequenceEvents(pool);
     const raisedNow: string[] = [];
     const read = await inTransaction(pool, async (client) => {
-      const { rows } = await client.query('SELECT pg_try_advisory_xact_lock($1) AS held', [MONITOR_LOCK]);
-      if (!rows[0]?.held) return 0;
+      if (!(await tryLockUntilCommit(client, MONITOR_LOCK))) return 0;
       const cursor = await lockCursor(client);
       const events = await triggersAfter(client, cursor, TRIGGERS, BATCH);
       for (const ev of events) {
