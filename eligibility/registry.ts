@@ -30,9 +30,6 @@ export function signedEligibilityRequest(body: string, secret: string, now = new
   return signedJsonRequest(body, secret, ELIGIBILITY_SENDER, now);
 }
 
-/** The signer lives in signed-requests/; still named here for the tests that sign by hand. */
-export { signedJsonRequest };
-
 export function httpEligibilityRegistry(o: HttpRegistryOptions): EligibilityRegistry {
   return {
     async check(cpf, purpose) {

@@ -1,5 +1,4 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { type Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { z } from 'zod';
 import type { EndpointName } from '../connectors/identity-payments/wire/schemas';
 import type { SandboxContext } from './context';
@@ -22,43 +21,6 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown, res: Response)
   if (parsed.success) return parsed.data;
   sendError(res, 400, 'Bad Request', zodMessages(parsed.error));
   return undefined;
-}
-
-/**
- * The raw body of a request signed as pixflow signs its own (Standard Webhooks; read with
- * `express.text`, since the signature covers its bytes), or undefined once a 401 has been sent.
- */
-export function verifiedBody(webhook: Webhook, req: Request, res: Response): string | undefined {
-  const raw = typeof req.body === 'string' ? req.body : '';
-  try {
-    // Not parsed here: a signed body that is not JSON is the caller's 400, not a throw.
-    webhook.verify(
-      raw,
-      {
-        'webhook-id': req.get('webhook-id') ?? '',
-        'webhook-timestamp': req.get('webhook-timestamp') ?? '',
-        'webhook-signature': req.get('webhook-signature') ?? '',
-      },
-      { jsonParse: false },
-    );
-  } catch (err) {
-    if (!(err instanceof WebhookVerificationError)) throw err;
-    sendError(res, 401, 'Unauthorized', `signature: ${err.message}`);
-    return undefined;
-  }
-  return raw;
-}
-
-/** A verified body as `schema` parses its JSON, or undefined once a 400 has been sent. */
-export function parseJsonBody<T>(schema: z.ZodType<T>, raw: string, res: Response): T | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    sendError(res, 400, 'Bad Request', 'body: not JSON');
-    return undefined;
-  }
-  return parseBody(schema, json, res);
 }
 
 const heldIdSchema = z.looseObject({ transactionId: z.string().optional(), txid: z.string().optional() });

@@ -4,9 +4,9 @@ import {
   type PayoutAuthorizationSettings,
 } from '../../activities/payout-authorization';
 import { PAYOUT_AUTHORIZATION_DEV_SECRET } from '../../common/config';
-import { signedJsonRequest } from '../../eligibility/registry';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { payoutAuthorizationTestAmounts } from '../../sandbox/payout-authorization';
+import { signedJsonRequest } from '../../signed-requests/client';
 import { payoutAuthorizationRequest } from '../helpers/payout-authorization';
 import { waitUntil } from '../helpers/wait';
 
