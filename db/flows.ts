@@ -130,22 +130,12 @@ export async function getWithdrawalReceipt(
 }
 
 /** A flow's row as its flow writes it: the person's CPF only as its keyed hash and masked form. */
-export interface FlowRowWrite {
-  workflowId: string;
-  type: FlowType;
-  businessId: string;
-  status: string;
-  cpfHash: string | null;
-  cpfMasked: string | null;
-  merchant: string | null;
-  amountCentavos: number | null;
-  reason: string | null;
-  details: Record<string, unknown>;
+export type FlowRowWrite = Omit<FlowRow, 'createdAt' | 'updatedAt'> & {
   seq: number;
   at: Date;
   /** The run that writes; null when unknown (then only the sequence number orders writes). */
   runId: string | null;
-}
+};
 
 // The row's upsert, and in the same statement its event when the status changed (or a new run
 // of the id began): the outbox entry exists exactly when the change does.

@@ -259,11 +259,6 @@ export function createProviderClient(
     /** The auth header forms and the receipt format the transport learnt (or was set to). */
     learned: () => transport.learned(),
 
-    /** Drops the cached token (the next call fetches a new one). */
-    invalidateToken(): void {
-      transport.tokens.invalidate();
-    },
-
     ...identityEndpoints(transport, options.livenessIdField ?? 'auto'),
     ...depositEndpoints(transport, options.merchant),
     ...withdrawalEndpoints(transport, options.merchant),

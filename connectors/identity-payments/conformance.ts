@@ -6,6 +6,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { maskCpfsIn } from '../../common/mask';
 import { decimalTextToCentavos } from '../../common/money';
+import { kycRegistryStatuses } from '../../contracts/reasons';
 import { normaliseWord, standingOf } from '../status-words';
 import { OPEN_POINT_IDS, type OpenPointId } from './open-points';
 import type { ProviderClientOptions } from './transport';
@@ -432,14 +433,7 @@ function judgeKycStatus(ctx: ProbeContext, answer: Answer): void {
     };
     return;
   }
-  const known = [
-    'regular',
-    'pendente_regularizacao',
-    'suspenso',
-    'cancelado',
-    'titularfalecido',
-    'consta_lista_restritiva',
-  ];
+  const known: readonly string[] = kycRegistryStatuses;
   const observed = `the test document's status is "${status}"`;
   if (!known.includes(normaliseWord(status))) {
     ctx.points['kyc.status'] = { side: 'neither', observed };

@@ -27,8 +27,6 @@ export type IdentityPaymentsConnector = Connector & {
   learnt(): { livenessIdField: LivenessIdField } & ReturnType<
     ReturnType<typeof createProviderClient>['learned']
   >;
-  /** Drops the cached token: the next call fetches a new one. */
-  invalidateToken(): void;
 };
 
 export function createIdentityPaymentsConnector(options: IdentityPaymentsOptions): IdentityPaymentsConnector {
@@ -48,7 +46,6 @@ export function createIdentityPaymentsConnector(options: IdentityPaymentsOptions
     get tokenRequests() {
       return client.tokenRequests;
     },
-    invalidateToken: () => client.invalidateToken(),
     learnt: () => ({ ...client.learned(), livenessIdField: client.livenessIdField() }),
 
     kyc: async (cpf, plan) => toKycFacts(await client.kyc(cpf, plan)),

@@ -23,6 +23,7 @@ import type {
   WithdrawClient,
   WithdrawCreateResult,
 } from './wire/schemas';
+import { receiptStatusCodes } from './wire/schemas';
 
 // pixflow's requests in this provider's words, and its answers in pixflow's. Liberal where the document is silent (any letter
 // case, "" or null for an empty field, codes as numbers or text); an answer a money or identity
@@ -157,13 +158,20 @@ export function toPayoutLookup(tx: Transaction): PayoutLookup {
   return { state: 'processing', ...base };
 }
 
-const RECEIPT_STATES = ['not_found', 'requested', 'failed', 'processing', 'completed'] as const;
+/** The document's receipt codes (wire/schemas.ts) in pixflow's words. */
+const RECEIPT_STATE: Record<number, PayoutReceipt['state']> = {
+  [receiptStatusCodes.notFound]: 'not_found',
+  [receiptStatusCodes.requested]: 'requested',
+  [receiptStatusCodes.failed]: 'failed',
+  [receiptStatusCodes.processing]: 'processing',
+  [receiptStatusCodes.completed]: 'completed',
+};
 
 /** The receipt's code 0-4, as a number or its text; "", null or absent is none. */
 function receiptCode(status: ReceiptResult['status']): number | undefined | 'unreadable' {
   if (status === null || status === undefined || status === '') return undefined;
   const code = typeof status === 'number' ? status : /^\s*\d+\s*$/.test(status) ? Number(status) : Number.NaN;
-  return Number.isInteger(code) && code >= 0 && code < RECEIPT_STATES.length ? code : 'unreadable';
+  return RECEIPT_STATE[code] === undefined ? 'unreadable' : code;
 }
 
 /**
@@ -182,7 +190,7 @@ export function toPayoutReceipt(res: ReceiptResult): PayoutReceipt {
       : { state: 'requested' };
   }
   return {
-    state: RECEIPT_STATES[code] as PayoutReceipt['state'],
+    state: RECEIPT_STATE[code] as PayoutReceipt['state'],
     code,
     ...(image ? { imageBase64: image } : {}),
     ...(paidAt ? { paidAt } : {}),

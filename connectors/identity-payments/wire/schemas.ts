@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIVENESS_STATUSES } from '../../../contracts/flow';
 import { PIX_TYPES } from '../../../contracts/pix-key';
 
 // The provider contract (shared/provider-api.md) as zod schemas. Request schemas are what we send
@@ -12,18 +13,9 @@ export type Plan = z.infer<typeof planSchema>;
 /** Plans from the smallest field set to the largest (field sets are cumulative in this order). */
 export const plansInOrder = planSchema.options;
 
-const statusVerificationSchema = z.enum([
-  'requested',
-  'processing',
-  'completed',
-  'failed',
-  'manual_approve_pending',
-  'manual_approved',
-  'manual_refused',
-]);
+// The document's seven words, which pixflow took as its own liveness statuses.
+const statusVerificationSchema = z.enum(LIVENESS_STATUSES);
 export type StatusVerification = z.infer<typeof statusVerificationSchema>;
-/** Every liveness status the provider documents, in order. */
-export const statusVerifications = statusVerificationSchema.options;
 
 export const pixTypeSchema = z.enum(PIX_TYPES);
 export type PixType = z.infer<typeof pixTypeSchema>;
@@ -159,10 +151,6 @@ export const kycRecordSchemas = {
 } as const;
 
 export type KycRecordFor<P extends Plan> = z.infer<(typeof kycRecordSchemas)[P]>;
-
-export function kycRecordSchema<P extends Plan>(plan: P): (typeof kycRecordSchemas)[P] {
-  return kycRecordSchemas[plan];
-}
 
 /** The exact top-level field names a plan returns. */
 export function kycPlanFields(plan: Plan): string[] {
