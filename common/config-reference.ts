@@ -1,10 +1,10 @@
+// Over 400 lines on purpose: one entry per variable, kept whole so the type can require every one.
 import type { z } from 'zod';
 import { envSchema } from './config';
 
 // What each setting means, for docs/configuration.md: the table there is generated from this and
 // from the schema's own defaults (`npm run docs:config`), and a test fails when it is stale. A new
 // variable in the schema without an entry here does not compile.
-// Over 400 lines on purpose: one entry per variable, kept whole so the type can require every one.
 
 interface VariableDoc {
   meaning: string;

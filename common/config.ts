@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: one schema, so every variable is checked the same way and
+// docs/configuration.md is generated from it.
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { CodecKeyError, parseCodecKeys } from './codec';
@@ -8,8 +10,7 @@ import {
   type SecretVariable,
 } from './production-secrets';
 
-// One place parses process.env (over 400 lines on purpose: one schema, so every variable is
-// checked the same way and docs/configuration.md is generated from it). Every process (api, worker, sandbox, start) calls loadConfig()
+// One place parses process.env. Every process (api, worker, sandbox, start) calls loadConfig()
 // and fails fast with one line per wrong variable instead of failing later somewhere deep.
 // The secrets' defaults below are public, for development and tests: NODE_ENV=production
 // refuses them, and any other value from this repository (common/production-secrets.ts).
