@@ -3,6 +3,7 @@ import type { Connector } from '../connectors/types';
 import type { MoneyRules, PayoutControls } from '../contracts/rules';
 import type { Pool } from '../db/pool';
 import type { EligibilityRegistry } from '../eligibility/registry';
+import type { PolicyReader } from '../policy/schema';
 import type { PayoutAuthorizationSettings } from './payout-authorization';
 
 /** What every activity factory receives; tests pass their own. */
@@ -15,6 +16,8 @@ export interface ActivityDeps {
   hashCpf: (cpf: string) => string;
   /** Keyed hash of a registered account's normalised key (common/pii.ts accountKeyHash). */
   hashAccount: (normalisedKey: string) => string;
+  /** The rules in force (docs/policy.md): read once per decision, whose version it records. */
+  policy: PolicyReader;
   /** The money rules as configured (docs/rules.md). */
   rules: MoneyRules;
   /** The payout controls as configured (docs/payout-controls.md). */

@@ -26,8 +26,11 @@ export type PayoutVerdict =
   | { verdict: 'send' }
   | { verdict: 'step_up'; cause: StepUpCause };
 
-/** The verdict, with the payout controls the withdrawal runs under from then on. */
-export type PayoutRulesAnswer = PayoutVerdict & { controls: PayoutControls };
+/**
+ * The verdict, with the payout controls the withdrawal runs under from then on and the version
+ * of the policy both were taken under (docs/policy.md).
+ */
+export type PayoutRulesAnswer = PayoutVerdict & { controls: PayoutControls; policyVersion: number };
 
 /** The link a withdrawal's step-up hands the person (its QR image stays in the biometrics flow). */
 export interface StepUpLink {
@@ -55,6 +58,7 @@ export function createWithdrawalRuleActivities({
   rules,
   temporal,
   payoutControls,
+  policy,
 }: ActivityDeps) {
   /** KYC reason codes when the person's registry check no longer passes; read again when old. */
   async function kycRefusal(input: WithdrawalInput, workflowId: string, kyc: CustomerRow['kyc']) {
@@ -115,7 +119,8 @@ export function createWithdrawalRuleActivities({
      * withdrawal reads them here once, so one run keeps them whatever the configuration does next.
      */
     async checkPayoutRules(input: WithdrawalInput, validating: FlowRecord): Promise<PayoutRulesAnswer> {
-      return { ...(await verdictOf(input, validating)), controls: payoutControls };
+      const { version } = await policy.current();
+      return { ...(await verdictOf(input, validating)), controls: payoutControls, policyVersion: version };
     },
 
     /**

@@ -15,6 +15,7 @@ import { answerClientError } from '../http/problem';
 import { deliveryOptionsFrom } from '../ingress/deliver';
 import { startInboxRelay } from '../ingress/inbox-relay';
 import { alertMonitorSettings, startAlertMonitor } from '../monitoring/monitor';
+import { policyFromConfig, staticPolicyReader } from '../policy/seed';
 import { createApp } from './app';
 
 async function main() {
@@ -48,7 +49,8 @@ async function main() {
   });
   const metrics = createApiMetrics();
   const codec = dataConverter.payloadCodecs[0];
-  const server = http.createServer(createApp({ config, temporal, pool, log, metrics, codec }));
+  const policy = staticPolicyReader(policyFromConfig(config));
+  const server = http.createServer(createApp({ config, temporal, pool, log, policy, metrics, codec }));
   server.on('clientError', answerClientError);
   await listen(server, config.API_PORT, config.HTTP_HOST);
   log.info({ port: config.API_PORT, tracing: Boolean(tracing) }, 'api listening');

@@ -12,6 +12,7 @@ import { temporalConnectionOptions } from '../common/temporal-connection';
 import { createIdentityPaymentsConnector } from '../connectors/identity-payments';
 import { moneyRulesOf, payoutControlsOf } from '../contracts/rules';
 import { createPool } from '../db/pool';
+import { policyFromConfig, staticPolicyReader } from '../policy/seed';
 
 /**
  * Reconciliation's schedule when POLL_SCHEDULE_MS sets none: the backstop for a lost
@@ -61,6 +62,7 @@ export async function createWorkerActivities(
     clock: () => new Date(),
     hashCpf: (cpf) => cpfHash(cpf, config.PII_HASH_KEY),
     hashAccount: (k) => accountKeyHash(k, config.PII_HASH_KEY),
+    policy: staticPolicyReader(policyFromConfig(config)),
     rules: moneyRulesOf(config),
     payoutControls: payoutControlsOf(config),
     payoutAuthorization: payoutAuthorizationOf(config),

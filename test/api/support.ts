@@ -20,6 +20,7 @@ import { type EventsRelaySettings, eventsRelaySettings, startEventsRelay } from 
 import { deliveryOptionsFrom } from '../../ingress/deliver';
 import { startInboxRelay } from '../../ingress/inbox-relay';
 import { type AlertMonitor, alertMonitorSettings, startAlertMonitor } from '../../monitoring/monitor';
+import { policyFromConfig, staticPolicyReader } from '../../policy/seed';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { onboard, type PixflowAt, sendLivenessCallbacksTo } from '../helpers/people';
 
@@ -119,6 +120,7 @@ export async function startApiEnv(
   const temporal = new Client({ connection, dataConverter: testDataConverter });
   const nativeConnection = await NativeConnection.connect({ address });
   // The worker runs the rules the API is configured with, as one deployment does.
+  const policy = staticPolicyReader(policyFromConfig(config));
   const worker = await createTestWorker({
     connection: nativeConnection,
     client: temporal,
@@ -126,6 +128,7 @@ export async function startApiEnv(
     provider,
     pool,
     piiKey: PII_KEY,
+    policy,
     rules: moneyRulesOf(config),
     payoutControls: payoutControlsOf(config),
     payoutAuthorization: payoutAuthorizationOf(config),
@@ -154,6 +157,7 @@ export async function startApiEnv(
     temporal,
     pool,
     log: options.log ?? createLogger('api-test', 'silent'),
+    policy,
     metrics,
     timings,
     codec: testDataConverter.payloadCodecs[0],

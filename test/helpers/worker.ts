@@ -13,6 +13,8 @@ import type { Connector } from '../../connectors/types';
 import { type MoneyRules, moneyRulesOf, type PayoutControls, payoutControlsOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { EligibilityRegistry } from '../../eligibility/registry';
+import type { Policy, PolicyReader } from '../../policy/schema';
+import { policyFromConfig, staticPolicyReader } from '../../policy/seed';
 import { bundleHash } from '../../worker/build-id';
 import { deploymentOptions, type WorkerVersion } from '../../worker/versioning';
 import { testCodecKeys, testDataConverter } from './temporal';
@@ -65,6 +67,8 @@ export async function createTestWorker(opts: {
   piiKey: string;
   /** What the withdrawal's step-up starts biometric identifications with. */
   client: Client;
+  /** The rules in force; unset: the default policy, version 1. */
+  policy?: PolicyReader;
   /** The money rules; unset: the defaults. */
   rules?: MoneyRules;
   /** The payout controls; unset: the defaults. */
@@ -92,6 +96,7 @@ export async function createTestWorker(opts: {
       clock: () => new Date(),
       hashCpf: (cpf) => cpfHash(cpf, opts.piiKey),
       hashAccount: (k) => accountKeyHash(k, opts.piiKey),
+      policy: opts.policy ?? staticPolicyReader(defaultPolicy()),
       rules: opts.rules ?? defaultRules(),
       payoutControls: opts.payoutControls ?? defaultPayoutControls(),
       ...(opts.payoutAuthorization ? { payoutAuthorization: opts.payoutAuthorization } : {}),
@@ -130,6 +135,9 @@ export const testReconciliation: ReconciliationSettings = {
   maxPerSecond: 50,
   intervalMs: 500,
 };
+
+/** The policy an unconfigured deployment seeds as its first version. */
+export const defaultPolicy = (): Policy => policyFromConfig(envSchema.parse({}));
 
 /** The money rules as an unconfigured deployment has them. */
 export const defaultRules = (): MoneyRules => moneyRulesOf(envSchema.parse({}));

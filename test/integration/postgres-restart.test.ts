@@ -22,6 +22,7 @@ import { saveOperator } from '../../db/operators';
 import { createPool, type Pool } from '../../db/pool';
 import { httpEligibilityRegistry } from '../../eligibility/registry';
 import { isDatabaseUnavailable, PROBLEM_BASE } from '../../http/problem';
+import { policyFromConfig, staticPolicyReader } from '../../policy/seed';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { freePort } from '../helpers/ports';
 import { connectorFor } from '../helpers/sandbox-client';
@@ -103,6 +104,7 @@ beforeAll(async () => {
     provider: connectorFor(sandbox.url, { timeoutMs: 5_000 }),
     pool,
     piiKey: PII_KEY,
+    policy: staticPolicyReader(policyFromConfig(config)),
     rules: moneyRulesOf(config),
     payoutControls: payoutControlsOf(config),
     payoutAuthorization: payoutAuthorizationOf(config),
@@ -119,6 +121,7 @@ beforeAll(async () => {
     temporal,
     pool,
     log: silent,
+    policy: staticPolicyReader(policyFromConfig(config)),
     codec: testDataConverter.payloadCodecs[0],
   });
   httpServer = await new Promise((resolve) => {

@@ -19,6 +19,7 @@ import {
 } from '../../common/tracing';
 import { moneyRulesOf, payoutControlsOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
+import { policyFromConfig, staticPolicyReader } from '../../policy/seed';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { workflowBundle } from '../../worker/build-id';
 import { onboard, type Person } from '../helpers/people';
@@ -102,6 +103,7 @@ beforeAll(async () => {
       clock: () => new Date(),
       hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
       hashAccount: (k) => accountKeyHash(k, PII_KEY),
+      policy: staticPolicyReader(policyFromConfig(config)),
       rules: moneyRulesOf(config),
       payoutControls: payoutControlsOf(config),
       temporal: { client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE },
@@ -117,6 +119,7 @@ beforeAll(async () => {
     temporal,
     pool,
     log: createLogger('trace-test', 'silent'),
+    policy: staticPolicyReader(policyFromConfig(config)),
   });
   server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
