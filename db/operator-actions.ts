@@ -27,6 +27,10 @@ export const operatorActionNames = [
   'withdrawal.decision',
   'withdrawal.approve',
   'withdrawal.refuse',
+  'policy.change',
+  'policy.propose',
+  'policy.approve',
+  'policy.reject',
 ] as const;
 export type OperatorActionName = (typeof operatorActionNames)[number];
 

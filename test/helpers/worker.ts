@@ -13,10 +13,11 @@ import type { Connector } from '../../connectors/types';
 import { type MoneyRules, moneyRulesOf, type PayoutControls, payoutControlsOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { EligibilityRegistry } from '../../eligibility/registry';
-import type { Policy, PolicyReader } from '../../policy/schema';
-import { policyFromConfig, staticPolicyReader } from '../../policy/seed';
+import type { PolicyReader } from '../../policy/schema';
+import { staticPolicyReader } from '../../policy/seed';
 import { bundleHash } from '../../worker/build-id';
 import { deploymentOptions, type WorkerVersion } from '../../worker/versioning';
+import { defaultPolicy } from './policy';
 import { testCodecKeys, testDataConverter } from './temporal';
 
 /**
@@ -135,9 +136,6 @@ export const testReconciliation: ReconciliationSettings = {
   maxPerSecond: 50,
   intervalMs: 500,
 };
-
-/** The policy an unconfigured deployment seeds as its first version. */
-export const defaultPolicy = (): Policy => policyFromConfig(envSchema.parse({}));
 
 /** The money rules as an unconfigured deployment has them. */
 export const defaultRules = (): MoneyRules => moneyRulesOf(envSchema.parse({}));

@@ -1,0 +1,246 @@
+import pg from 'pg';
+import type { Pool } from './pool';
+
+// The rules policy's versions and the changes waiting for a second admin (docs/policy.md). The
+// policy is stored as written, jsonb; policy/ checks it against its schema on each read.
+
+type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+/** The channel a new version is announced on (the migration's trigger). */
+export const POLICY_CHANNEL = 'pixflow_policy';
+
+/** Who wrote the seeded first version. */
+export const SEEDED_BY = 'environment';
+
+export interface PolicyVersionRow {
+  version: number;
+  policy: unknown;
+  reason: string;
+  changedBy: string;
+  approvedBy: string | null;
+  createdAt: string;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+const versionOf = (r: any): PolicyVersionRow => ({
+  version: r.version,
+  policy: r.policy,
+  reason: r.reason,
+  changedBy: r.changed_by,
+  approvedBy: r.approved_by,
+  createdAt: (r.created_at as Date).toISOString(),
+});
+
+const VERSION_COLUMNS = 'version, policy, reason, changed_by, approved_by, created_at';
+
+/** The version in force: the newest. */
+export async function latestPolicyVersion(db: Queryable): Promise<PolicyVersionRow | undefined> {
+  const { rows } = await db.query(
+    `SELECT ${VERSION_COLUMNS} FROM rules_policy ORDER BY version DESC LIMIT 1`,
+  );
+  return rows[0] ? versionOf(rows[0]) : undefined;
+}
+
+export async function getPolicyVersion(
+  db: Queryable,
+  version: number,
+): Promise<PolicyVersionRow | undefined> {
+  const { rows } = await db.query(`SELECT ${VERSION_COLUMNS} FROM rules_policy WHERE version = $1`, [
+    version,
+  ]);
+  return rows[0] ? versionOf(rows[0]) : undefined;
+}
+
+/** The versions, newest first. */
+export async function listPolicyVersions(db: Queryable, limit: number): Promise<PolicyVersionRow[]> {
+  const { rows } = await db.query(
+    `SELECT ${VERSION_COLUMNS} FROM rules_policy ORDER BY version DESC LIMIT $1`,
+    [limit],
+  );
+  return rows.map(versionOf);
+}
+
+/**
+ * Writes version 1 unless one exists: any number of processes starting at once write one, and
+ * the others keep theirs unwritten. Whether this one was written.
+ */
+export async function seedPolicyVersion(db: Queryable, policy: unknown, reason: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO rules_policy (version, policy, reason, changed_by) VALUES (1, $1, $2, $3)
+     ON CONFLICT (version) DO NOTHING`,
+    [JSON.stringify(policy), reason, SEEDED_BY],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Holds the versions for one transaction's change (plain reads go on): a second change waits,
+ * then sees the version the first wrote. The version in force, as of the lock.
+ */
+export async function lockPolicyVersions(client: pg.PoolClient): Promise<PolicyVersionRow | undefined> {
+  await client.query('LOCK TABLE rules_policy IN SHARE ROW EXCLUSIVE MODE');
+  return latestPolicyVersion(client);
+}
+
+/** Adds a version (under lockPolicyVersions, the next number); every process is told. */
+export async function insertPolicyVersion(
+  client: pg.PoolClient,
+  v: { version: number; policy: unknown; reason: string; changedBy: string; approvedBy?: string },
+): Promise<void> {
+  await client.query(
+    `INSERT INTO rules_policy (version, policy, reason, changed_by, approved_by) VALUES ($1, $2, $3, $4, $5)`,
+    [v.version, JSON.stringify(v.policy), v.reason, v.changedBy, v.approvedBy ?? null],
+  );
+}
+
+export const policyChangeStatuses = ['pending', 'applied', 'rejected'] as const;
+export type PolicyChangeStatus = (typeof policyChangeStatuses)[number];
+
+export interface PolicyChangeRow {
+  id: number;
+  baseVersion: number;
+  policy: unknown;
+  reason: string;
+  proposedBy: string;
+  proposedAt: string;
+  status: PolicyChangeStatus;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  version: number | null;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+const changeOf = (r: any): PolicyChangeRow => ({
+  id: Number(r.id),
+  baseVersion: r.base_version,
+  policy: r.policy,
+  reason: r.reason,
+  proposedBy: r.proposed_by,
+  proposedAt: (r.proposed_at as Date).toISOString(),
+  status: r.status,
+  decidedBy: r.decided_by,
+  decidedAt: r.decided_at ? (r.decided_at as Date).toISOString() : null,
+  version: r.version,
+});
+
+const CHANGE_COLUMNS =
+  'id, base_version, policy, reason, proposed_by, proposed_at, status, decided_by, decided_at, version';
+
+/** A change that waits for a second admin; its id. */
+export async function insertPolicyChange(
+  db: Queryable,
+  c: { baseVersion: number; policy: unknown; reason: string; proposedBy: string },
+): Promise<number> {
+  const { rows } = await db.query(
+    `INSERT INTO rules_policy_changes (base_version, policy, reason, proposed_by) VALUES ($1, $2, $3, $4)
+     RETURNING id`,
+    [c.baseVersion, JSON.stringify(c.policy), c.reason, c.proposedBy],
+  );
+  return Number(rows[0].id);
+}
+
+/** One change; `lock` holds it for this transaction's decision. */
+export async function getPolicyChange(
+  db: Queryable,
+  id: number,
+  lock = false,
+): Promise<PolicyChangeRow | undefined> {
+  const { rows } = await db.query(
+    `SELECT ${CHANGE_COLUMNS} FROM rules_policy_changes WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
+  return rows[0] ? changeOf(rows[0]) : undefined;
+}
+
+/** The changes waiting for a second admin, oldest first. */
+export async function pendingPolicyChanges(db: Queryable): Promise<PolicyChangeRow[]> {
+  const { rows } = await db.query(
+    `SELECT ${CHANGE_COLUMNS} FROM rules_policy_changes WHERE status = 'pending' ORDER BY proposed_at, id`,
+  );
+  return rows.map(changeOf);
+}
+
+/** The changes that waited, decided or not, newest first. */
+export async function listPolicyChanges(db: Queryable, limit: number): Promise<PolicyChangeRow[]> {
+  const { rows } = await db.query(
+    `SELECT ${CHANGE_COLUMNS} FROM rules_policy_changes ORDER BY id DESC LIMIT $1`,
+    [limit],
+  );
+  return rows.map(changeOf);
+}
+
+/** Decides a pending change (held by getPolicyChange's lock); whether it was still pending. */
+export async function decidePolicyChange(
+  client: pg.PoolClient,
+  id: number,
+  d: { status: 'applied' | 'rejected'; decidedBy: string; version?: number },
+): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `UPDATE rules_policy_changes SET status = $2, decided_by = $3, decided_at = clock_timestamp(), version = $4
+      WHERE id = $1 AND status = 'pending'`,
+    [id, d.status, d.decidedBy, d.version ?? null],
+  );
+  return rowCount === 1;
+}
+
+export interface PolicyListener {
+  listening(): boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * Calls `onChange` on each new version's notification, on a connection of its own (the pool's
+ * settings), and once each time it listens (again), for the versions written while it did not.
+ * A lost connection is made again after `retryMs`.
+ */
+export function listenForPolicy(
+  pool: Pool,
+  onChange: () => void,
+  onLost: (err: unknown) => void,
+  retryMs = 1_000,
+): PolicyListener {
+  let client: pg.Client | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async () => {
+    const c = new pg.Client(pool.options);
+    let gone = false;
+    const lost = (err?: unknown) => {
+      if (gone) return;
+      gone = true;
+      if (client === c) client = undefined;
+      c.end().catch(() => {});
+      if (closed) return;
+      if (err) onLost(err);
+      retry = setTimeout(() => void connect(), retryMs);
+    };
+    c.on('notification', () => onChange());
+    c.on('error', lost);
+    c.on('end', () => lost(new Error('policy listener connection ended')));
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${POLICY_CHANNEL}`);
+    } catch (err) {
+      lost(err);
+      return;
+    }
+    if (closed) {
+      gone = true;
+      await c.end().catch(() => {});
+      return;
+    }
+    client = c;
+    onChange();
+  };
+  void connect();
+  return {
+    listening: () => client !== undefined,
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => {});
+    },
+  };
+}

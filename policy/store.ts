@@ -1,0 +1,88 @@
+import type { Logger } from '../common/logger';
+import { latestPolicyVersion, listenForPolicy, seedPolicyVersion } from '../db/policy';
+import type { Pool } from '../db/pool';
+import { checkedPolicy } from './diff';
+import type { Policy, PolicyInForce, PolicyReader } from './schema';
+
+// The policy every process decides with (docs/policy.md): the newest version in Postgres, kept
+// in memory. A new version is announced (NOTIFY pixflow_policy) and read at once; a reconnect
+// reads again, and so does a periodic look, in case a notification was lost. A version that is
+// not a policy (written by hand) is logged and skipped: the process keeps the one it had.
+
+export interface PolicyStore extends PolicyReader {
+  /** Reads the newest version now (what a notification does). */
+  refresh(): Promise<PolicyInForce>;
+  /** Whether it listens for new versions (else the periodic look alone brings them). */
+  listening(): boolean;
+  close(): Promise<void>;
+}
+
+export interface PolicyStoreOptions {
+  pool: Pool;
+  /** Version 1 when the table is empty: the environment's rules (policy/seed.ts). */
+  seed: Policy;
+  log: Logger;
+  /** The fallback look for a new version, ms. */
+  refreshMs?: number;
+}
+
+/** Seeds version 1 if there is none, reads the version in force, and keeps it current. */
+export async function startPolicyStore({
+  pool,
+  seed,
+  log,
+  refreshMs = 5_000,
+}: PolicyStoreOptions): Promise<PolicyStore> {
+  if (await seedPolicyVersion(pool, checkedPolicy(seed), 'seeded from the environment'))
+    log.info({ policyVersion: 1 }, 'rules policy seeded from the environment');
+  let inForce = await read();
+  if (!inForce) throw new Error('the rules policy has no version after seeding');
+  // Reads run one after another, each started after the one before it ended: a notification
+  // that comes during a read is answered by a read that sees its version.
+  let reads: Promise<unknown> = Promise.resolve();
+
+  async function read(): Promise<PolicyInForce | undefined> {
+    const row = await latestPolicyVersion(pool);
+    if (!row) return undefined;
+    return { version: row.version, policy: checkedPolicy(row.policy) };
+  }
+
+  /** Reads the newest version; a version never goes back. */
+  function refresh(): Promise<PolicyInForce> {
+    const next = reads.then(async () => {
+      const latest = await read();
+      if (latest && inForce && latest.version > inForce.version) {
+        log.info({ policyVersion: latest.version, was: inForce.version }, 'rules policy changed');
+        inForce = latest;
+      }
+      return inForce as PolicyInForce;
+    });
+    reads = next.catch(() => {});
+    return next;
+  }
+
+  const quietly = () => {
+    refresh().catch((err) =>
+      log.warn({ err: (err as Error).message }, 'rules policy not read; keeping the version in force'),
+    );
+  };
+  const listener = listenForPolicy(pool, quietly, (err) =>
+    log.warn(
+      { err: (err as Error).message },
+      'rules policy listener lost; looking every few seconds meanwhile',
+    ),
+  );
+  const timer = setInterval(quietly, refreshMs);
+  timer.unref();
+
+  return {
+    current: async () => inForce as PolicyInForce,
+    refresh,
+    listening: () => listener.listening(),
+    async close() {
+      clearInterval(timer);
+      await listener.close();
+      await reads;
+    },
+  };
+}
