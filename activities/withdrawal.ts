@@ -29,7 +29,7 @@ export interface PayoutCheck {
   paidAt?: string;
   /** true when the payout completed and its receipt image was ready, and is now stored. */
   receiptStored: boolean;
-  /** true when this check wrote the withdrawal's `completed` row it was given. */
+  /** true when this look wrote the withdrawal's `completed` row it was given. */
   recorded?: boolean;
 }
 
@@ -131,15 +131,15 @@ export function createWithdrawalActivities({
      * may answer a repeated id that way. An answer no rule reads leaves it `sending`, retried
      * (the retry looks it up first) and told, never failed.
      *
-     * It writes the withdrawal's flows rows around the send (`sending` before, `processing`
+     * It records the withdrawal's flows rows around the send (`sending` before, `processing`
      * after, with the e2eId), instead of local activities of their own: the first workflow task,
      * which the caller's answer waits for, then runs no activity. The writes are idempotent, so
      * every attempt makes them.
      */
-    async sendPayout(
+    async sendPayoutAndRecord(
       input: WithdrawalInput,
       sending: FlowRecord,
-      processing?: FlowRecord,
+      processing: FlowRecord,
     ): Promise<PayoutSent> {
       await recordFlow(sending);
       const sent = await providerCall(async (): Promise<PayoutSent> => {
@@ -180,7 +180,7 @@ export function createWithdrawalActivities({
         payeeHash: payeeHashOf(input, hashAccount),
         transactionId: input.transactionId,
       });
-      if (processing) await recordFlow(withDetails(processing, { e2eId: sent.e2eId }));
+      await recordFlow(withDetails(processing, { e2eId: sent.e2eId }));
       return sent;
     },
 
@@ -188,9 +188,9 @@ export function createWithdrawalActivities({
      * Reads the outcome through the inquiry and the receipt status code (0-4). A completed payout
      * whose receipt image is already there has it stored now, from the same read: the common case
      * then needs no separate storeReceipt call (one provider call and one activity fewer), and
-     * the withdrawal's `completed` row, when given, is written too (no activity of its own).
+     * the withdrawal's `completed` row it was given is recorded too (no activity of its own).
      */
-    async checkPayout(transactionId: string, completed?: FlowRecord): Promise<PayoutCheck> {
+    async checkPayoutAndRecordCompleted(transactionId: string, completed: FlowRecord): Promise<PayoutCheck> {
       // The receipt first: the inquiry, read after it, is at least as new, so a failure either
       // of them shows comes with the inquiry's reason (not a torn read across the two).
       const { receipt, tx } = await providerCall(async () => {
@@ -199,7 +199,7 @@ export function createWithdrawalActivities({
       }, notice);
       const check = outcomeOf(receipt, tx);
       if (check.receiptStored) await saveReceipt(transactionId, receipt);
-      if (!completed || check.outcome !== 'completed' || !check.receiptStored) return check;
+      if (check.outcome !== 'completed' || !check.receiptStored) return check;
       await recordFlow(
         withDetails(completed, {
           e2eId: check.e2eId ?? completed.details?.e2eId,

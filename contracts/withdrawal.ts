@@ -100,6 +100,8 @@ export interface WithdrawalState extends PaymentProgress {
   requestedBy?: string;
   /** Only when the operator's backend was asked (PAYOUT_AUTHORIZATION_URL): what it answered. */
   authorization?: PayoutAuthorizationOutcome;
+  /** The version of the rules the withdrawal was decided under; unset in runs from before it was kept. */
+  policyVersion?: number;
 }
 
 /** The operator's backend on a payout: approve, deny with its reason, or no valid answer (why). */

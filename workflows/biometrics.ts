@@ -26,7 +26,7 @@ import {
   type StepUpAsk,
 } from '../contracts/biometrics';
 import { type FlowTimings, resolveTimings } from '../contracts/flow';
-import { isoNow, POSTGRES_WRITE_OPTIONS, PROVIDER_CALL_OPTIONS, trackFlow } from './flow-lifecycle';
+import { FlowTracker, isoNow, POSTGRES_WRITE_OPTIONS, PROVIDER_CALL_OPTIONS } from './flow-lifecycle';
 import { keptLink } from './liveness-link';
 import { livenessStageOf } from './liveness-progress';
 
@@ -48,6 +48,19 @@ const OUTCOME: Record<string, 'passed' | 'failed'> = {
   manual_refused: 'failed',
 };
 
+/** A biometric identification's status changes. */
+class BiometricsFlow extends FlowTracker<BiometricsStatus, BiometricsState> {
+  constructor(input: BiometricsInput, state: BiometricsState) {
+    super({ type: 'biometrics', businessId: input.cpf, cpf: input.cpf }, state, biometricsFinalStatuses);
+  }
+
+  protected override details() {
+    // A new run reuses the workflow id: its flows row names the run (activities/flows.ts).
+    const { livenessStatus, link } = this.state;
+    return { runId: workflowInfo().runId, livenessStatus, linkIssuedAt: link?.issuedAt };
+  }
+}
+
 /**
  * Biometric identification of an approved person: one link from the provider, handed out again
  * to every ask while the flow runs, then the outcome its callbacks announce. The link is valid
@@ -58,13 +71,7 @@ export async function biometricsWorkflow(input: BiometricsInput): Promise<Biomet
   const timings = resolveTimings(input.timings);
   const state: BiometricsState = { status: 'issuing_link', startedAt: isoNow(), updatedAt: isoNow() };
   const { workflowId, runId } = workflowInfo();
-  const flow = trackFlow({
-    record: { type: 'biometrics', businessId: input.cpf, cpf: input.cpf },
-    state,
-    finalStatuses: biometricsFinalStatuses,
-    // A new run reuses the workflow id: its flows row names the run (activities/flows.ts).
-    details: () => ({ runId, livenessStatus: state.livenessStatus, linkIssuedAt: state.link?.issuedAt }),
-  });
+  const flow = new BiometricsFlow(input, state);
   setHandler(biometricsStateQuery, () => state);
 
   const correlation = { id: uuid4() };

@@ -57,26 +57,13 @@ const { recordFlow } = proxyLocalActivities<{ recordFlow(r: FlowRecord): Promise
  * A look at the provider that a hint wakes runs first as a local activity, inside the workflow
  * task the hint started: no activity task and no second workflow task through the server, so an
  * outcome is seen sooner and costs the server less. A provider that does not answer in these few
- * tries hands over to the activity through the server, whose long retries add nothing to history.
+ * tries hands over to the activity through the server (isLocalActivityFailure), whose long
+ * retries add nothing to history.
  */
 export const LOCAL_LOOK_OPTIONS = {
   startToCloseTimeout: '10s',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
 } as const;
-
-/** The look as a local activity (LOCAL_LOOK_OPTIONS), then as an activity through the server if it failed. */
-export async function lookAsLocalActivityFirst<A extends unknown[], R>(
-  local: (...args: A) => Promise<R>,
-  throughServer: (...args: A) => Promise<R>,
-  ...args: A
-): Promise<R> {
-  try {
-    return await local(...args);
-  } catch (err) {
-    if (isLocalActivityFailure(err)) return throughServer(...args);
-    throw err;
-  }
-}
 
 /** A local activity's failure: it arrives either wrapped in an ActivityFailure or as its cause. */
 export function isLocalActivityFailure(
@@ -91,108 +78,109 @@ export function isoNow(): string {
 
 type RecordBase = Omit<FlowRecord, 'workflowId' | 'status' | 'seq' | 'reason' | 'details'>;
 
+/** A flow's row of one of its statuses. */
+export type RowOf<Status extends string> = FlowRecord & { status: Status };
+
 interface TrackedState<Status extends string> {
   status: Status;
   updatedAt: string;
   finishedAt?: string;
 }
 
-export interface FlowTracking<Status extends string, State extends TrackedState<Status>> {
-  /** The flow's record: type, business id, and the person and amount it is about. */
-  record: RecordBase;
-  state: State;
-  finalStatuses: readonly Status[];
-  /** Where the state keeps the reason a status change gives; unset: its `reason`. */
-  keepReason?: (reason: string | undefined) => void;
-  /** What the flows row says of the state, besides its status and reason. */
-  details: () => Record<string, unknown>;
-  /** The flows rows the run this one continues wrote already: its rows come after them. */
-  rowsBefore?: number;
-}
-
 /**
  * A flow's status changes, each shown in three places: the PixflowStatus search attribute
- * (Temporal UI filters), the UI's current-details line, and the Postgres flows table (GET
- * /v1/flows). Tags the flow for the UI's filters (type, masked CPF, amount, merchant) at once.
+ * (Temporal UI filters), the UI's current-details line, and the flow's row in the Postgres
+ * `flows` table (GET /v1/flows, the back office, the events outbox). Tags the flow for the UI's
+ * filters (type, masked CPF, amount, merchant) at once. Each flow extends it with what its row
+ * says of its state (`details`).
+ *
+ * The row protocol, the one place it is written down:
+ * - One row per workflow id, upserted. Every write carries a sequence number (`seq`), and the
+ *   upsert keeps the row with the highest (db/flows.ts): a late retry of an older write, or a
+ *   write that lost a race, never moves the row back. seq only orders writes: it may skip.
+ * - Every row the flow names takes the next seq at once: the rows it writes itself (`moveTo`, a
+ *   local activity, `recordFlow`) and the rows it hands to an activity (`nextRow`), which writes
+ *   one along with its own work so the change costs no activity of its own. Such an activity says
+ *   so in its name (`…AndRecord…`); one that may not write it (a look that finds no outcome)
+ *   leaves its seq unused.
+ * - A row an activity wrote counts once the flow is told (`wrote`): shown everywhere else. If a
+ *   later row was named meanwhile (a payout's deadline mark, written while the activity ran), one
+ *   of the two may have lost in Postgres, so the change is written again, after both.
+ * - A run continued as new (a held deposit) goes on from the seq its first run reached
+ *   (`lastSeq`); a new run of the same id (an onboarding started again) counts from 1, and the
+ *   upsert lets it replace the closed run's row.
  */
-export function trackFlow<Status extends string, State extends TrackedState<Status>>(
-  f: FlowTracking<Status, State>,
-) {
-  tagForFilters(f.record);
-  let seq = f.rowsBefore ?? 0;
-  const rowOf = (status: Status, reason?: string, details?: Record<string, unknown>): FlowRecord => {
-    seq += 1;
-    return { ...f.record, workflowId: workflowInfo().workflowId, status, seq, reason, details };
-  };
-  /** The status in the state, the search attribute and the UI's details: everywhere but Postgres. */
-  const showStatus = (status: Status, reason?: string) => {
-    f.state.status = status;
-    if (f.keepReason) f.keepReason(reason);
-    else Object.assign(f.state, { reason });
-    f.state.updatedAt = isoNow();
-    if (f.finalStatuses.includes(status)) f.state.finishedAt = f.state.updatedAt;
+export abstract class FlowTracker<Status extends string, State extends TrackedState<Status>> {
+  private seq: number;
+
+  /** `seqBefore`: the seq the run this one continues reached; its rows come after. */
+  constructor(
+    private readonly record: RecordBase,
+    readonly state: State,
+    private readonly finalStatuses: readonly Status[],
+    seqBefore = 0,
+  ) {
+    this.seq = seqBefore;
+    tagForFilters(record);
+  }
+
+  /** What the flow's row says of its state, besides its status and reason. */
+  protected abstract details(): Record<string, unknown>;
+
+  /** Keeps the reason a status change gives in the state: its `reason`, unless a flow says otherwise. */
+  protected keepReason(reason: string | undefined): void {
+    Object.assign(this.state, { reason });
+  }
+
+  isFinal(): boolean {
+    return this.finalStatuses.includes(this.state.status);
+  }
+
+  /** The last seq named: where a run continued as new starts. */
+  lastSeq(): number {
+    return this.seq;
+  }
+
+  /** The row of the next status change, for an activity to write (it takes the next seq now). */
+  nextRow(status: Status, reason?: string): RowOf<Status> {
+    this.seq += 1;
+    const { workflowId } = workflowInfo();
+    return { ...this.record, workflowId, status, seq: this.seq, reason, details: this.details() };
+  }
+
+  /** Shows the status in the state, the search attribute and the UI's line: everywhere but its row. */
+  show(status: Status, reason?: string): void {
+    this.state.status = status;
+    this.keepReason(reason);
+    this.state.updatedAt = isoNow();
+    if (this.isFinal()) this.state.finishedAt = this.state.updatedAt;
     upsertSearchAttributes([{ key: FlowStatusKey, value: status }]);
     setCurrentDetails(`**${escapeMarkdown(status)}**${reason ? ` — ${escapeMarkdown(reason)}` : ''}`);
-  };
+  }
 
-  const moveTo = async (status: Status, reason?: string) => {
-    showStatus(status, reason);
-    await recordFlow(rowOf(status, reason, f.details()));
-  };
+  /** Shows the status and writes its row. */
+  async moveTo(status: Status, reason?: string): Promise<void> {
+    this.show(status, reason);
+    await recordFlow(this.nextRow(status, reason));
+  }
 
-  const recorded = async (status: Status, row: FlowRecord) => {
-    if (row.seq !== seq + 1) return moveTo(status);
-    seq = row.seq;
-    showStatus(status);
-  };
+  /** An activity wrote `row` (nextRow): shown, and written again if a later row was named meanwhile. */
+  async wrote(row: RowOf<Status>): Promise<void> {
+    if (row.seq !== this.seq) return this.moveTo(row.status, row.reason);
+    this.show(row.status, row.reason);
+  }
 
   /** Lets running handlers answer, then hands back the final state. */
-  const settle = async (): Promise<State> => {
+  async settle(): Promise<State> {
     await condition(allHandlersFinished);
-    return f.state;
-  };
+    return this.state;
+  }
 
-  return {
-    isFinal: () => f.finalStatuses.includes(f.state.status),
-    moveTo,
-    settle,
-    /** Moves to a final status, then settles. */
-    async finish(status: Status, reason?: string): Promise<State> {
-      await moveTo(status, reason);
-      return settle();
-    },
-    /**
-     * The flows row of the next status change, for an activity that writes it along with its own
-     * work, so the change costs no activity of its own (the deposit's QR, the payout).
-     */
-    nextRow: (status: Status) => rowOf(status),
-    /** A status change whose flows row an activity writes (nextRow): shown everywhere else. */
-    showStatus: (status: Status) => showStatus(status),
-    /**
-     * The row the next status change would write, for an activity that may write it (it is
-     * counted only once `finishRecorded` says the activity did).
-     */
-    rowAfter: (status: Status): FlowRecord => ({
-      ...f.record,
-      workflowId: workflowInfo().workflowId,
-      status,
-      seq: seq + 1,
-      details: f.details(),
-    }),
-    /**
-     * A status change whose row (rowAfter) an activity wrote: counted, and shown everywhere else.
-     * Had another row taken its seq while the activity ran (a payout's deadline mark), one of the
-     * two lost to the other in Postgres, so the change is written again after both.
-     */
-    recorded,
-    /** The flow's last status, whose row (rowAfter) an activity wrote (see recorded), then settles. */
-    async finishRecorded(status: Status, row: FlowRecord): Promise<State> {
-      await recorded(status, row);
-      return settle();
-    },
-    /** How many flows rows this run and the runs before it wrote: where a continued run starts. */
-    rowsWritten: () => seq,
-  };
+  /** Moves to a final status, then settles. */
+  async finish(status: Status, reason?: string): Promise<State> {
+    await this.moveTo(status, reason);
+    return this.settle();
+  }
 }
 
 /** The record of a deposit or a withdrawal: the person who pays or is paid, and the amount. */
@@ -242,26 +230,79 @@ export function listenForProviderHints(state: { notifications: number }): Provid
 }
 
 /**
- * Looks for the outcome on each provider hint (from the ingress, or from reconciliation when the
- * provider's was lost) until `look` finds one or the deadline (epoch ms) passes: then undefined.
+ * Waits for the next provider hint (from the ingress, or from reconciliation when the provider's
+ * was lost) until the deadline (epoch ms): true when the flow should look for its outcome, false
+ * once the deadline has passed (the flow decides then: a deposit looks once more).
  */
+export async function awaitHint(hint: ProviderHint, deadline: number, summary: string): Promise<boolean> {
+  const left = deadline - Date.now();
+  if (left <= 0) return false;
+  // The summary costs each payment's TIMER_STARTED event one sealed payload; an operator reading
+  // the timeline sees what the timer waits for instead of a bare duration.
+  const woke = await condition(() => hint.pending, left, { summary });
+  if (!woke && deadline <= Date.now()) return false;
+  hint.pending = false;
+  return true;
+}
+
+/**
+ * The deposit's runs until they read as phases (FlowTracker's own surface, under the names they
+ * call it by). Goes with that change.
+ */
+export function trackFlow<Status extends string, State extends TrackedState<Status>>(f: {
+  record: RecordBase;
+  state: State;
+  finalStatuses: readonly Status[];
+  details: () => Record<string, unknown>;
+  rowsBefore?: number;
+}) {
+  class Tracked extends FlowTracker<Status, State> {
+    protected override details() {
+      return f.details();
+    }
+  }
+  const t = new Tracked(f.record, f.state, f.finalStatuses, f.rowsBefore);
+  return {
+    isFinal: () => t.isFinal(),
+    moveTo: (status: Status, reason?: string) => t.moveTo(status, reason),
+    settle: () => t.settle(),
+    finish: (status: Status, reason?: string) => t.finish(status, reason),
+    nextRow: (status: Status) => t.nextRow(status),
+    showStatus: (status: Status) => t.show(status),
+    rowAfter: (status: Status) => t.nextRow(status),
+    recorded: (status: Status, row: FlowRecord) => t.wrote({ ...row, status }),
+    async finishRecorded(status: Status, row: FlowRecord) {
+      await t.wrote({ ...row, status });
+      return t.settle();
+    },
+    rowsWritten: () => t.lastSeq(),
+  };
+}
+
+/** The look as a local activity, then through the server if it failed (the deposit's, as above). */
+export async function lookAsLocalActivityFirst<A extends unknown[], R>(
+  local: (...args: A) => Promise<R>,
+  throughServer: (...args: A) => Promise<R>,
+  ...args: A
+): Promise<R> {
+  try {
+    return await local(...args);
+  } catch (err) {
+    if (isLocalActivityFailure(err)) return throughServer(...args);
+    throw err;
+  }
+}
+
+/** Looks on each hint until `look` finds the outcome or the deadline passes (the deposit's, as above). */
 export async function waitForOutcome<T>(w: {
   hint: ProviderHint;
   deadline: number;
   look: () => Promise<T | undefined>;
-  /** The deadline timer's name in the Temporal UI. */
   summary: string;
 }): Promise<T | undefined> {
-  for (;;) {
-    const left = w.deadline - Date.now();
-    if (left <= 0) return undefined;
-    // The summary costs each payment's TIMER_STARTED event one sealed payload; an operator
-    // reading the timeline sees what the timer waits for instead of a bare duration.
-    const woke = await condition(() => w.hint.pending, left, { summary: w.summary });
-    // At the deadline the caller decides (a deposit looks once more): no look here too.
-    if (!woke && w.deadline <= Date.now()) return undefined;
-    w.hint.pending = false;
+  while (await awaitHint(w.hint, w.deadline, w.summary)) {
     const outcome = await w.look();
     if (outcome !== undefined) return outcome;
   }
+  return undefined;
 }

@@ -28,7 +28,7 @@ import {
 } from '../contracts/onboarding';
 import { IMPEDED_PREFIX } from '../contracts/reasons';
 import { DECISION_PROOFS_PATCH, isProven } from './decision-proofs';
-import { isoNow, PROVIDER_CALL_OPTIONS, trackFlow } from './flow-lifecycle';
+import { FlowTracker, isoNow, PROVIDER_CALL_OPTIONS } from './flow-lifecycle';
 import { keptLink } from './liveness-link';
 import { livenessStageOf } from './liveness-progress';
 
@@ -50,8 +50,6 @@ const { checkEligibility } = proxyActivities<ReturnType<typeof createEligibility
 /** Liveness states after which the user has finished the process: the link is spent. */
 const PROCESS_DONE = ['completed', 'failed', 'manual_approve_pending', 'manual_approved', 'manual_refused'];
 
-type Flow = ReturnType<typeof trackOnboarding>;
-
 /**
  * Onboarding: KYC, the registry of impeded people, then liveness. The flow holds the user's current liveness link and hands it
  * out again while it is valid (30 minutes, until the process completes), asking the provider for
@@ -67,9 +65,9 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
     startedAt: isoNow(),
     updatedAt: isoNow(),
   };
-  const flow = trackOnboarding(input, state);
+  const flow = new OnboardingFlow(input, state);
   setHandler(onboardingStateQuery, () => state);
-  const liveness = serveLiveness(input, state, timings.livenessLinkTtlMs, flow.isFinal);
+  const liveness = serveLiveness(input, state, timings.livenessLinkTtlMs, flow);
   setHandler(reviewSignal, async ({ decisionId, ...review }) => {
     const open = () => state.status === 'awaiting_review' && !state.review;
     if (!open()) return;
@@ -115,16 +113,19 @@ export async function onboardingWorkflow(input: OnboardingInput): Promise<Onboar
 // build, so a change to it is made with `patched` (docs/versioning.md).
 setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, onboardingWorkflow);
 
-function trackOnboarding(input: OnboardingInput, state: OnboardingState) {
-  return trackFlow({
-    record: { type: 'onboarding', businessId: input.cpf, cpf: input.cpf },
-    state,
-    finalStatuses: onboardingFinalStatuses,
-    keepReason: (reason) => {
-      if (reason) state.reasons.push(reason);
-    },
-    details: () => ({ reasons: state.reasons, pep: state.flags.pep }),
-  });
+/** An onboarding's status changes: a reason given is added to the state's reasons. */
+class OnboardingFlow extends FlowTracker<OnboardingState['status'], OnboardingState> {
+  constructor(input: OnboardingInput, state: OnboardingState) {
+    super({ type: 'onboarding', businessId: input.cpf, cpf: input.cpf }, state, onboardingFinalStatuses);
+  }
+
+  protected override details() {
+    return { reasons: this.state.reasons, pep: this.state.flags.pep };
+  }
+
+  protected override keepReason(reason: string | undefined) {
+    if (reason) this.state.reasons.push(reason);
+  }
 }
 
 /** The first liveness link; a provider refusal (non-retryable) is the onboarding's reason to reject. */
@@ -141,7 +142,7 @@ async function firstLinkRefusal(issueLink: () => Promise<LivenessLink>): Promise
 }
 
 /** Liveness callbacks and the operator's review decide, in the order they arrive. */
-async function decide(state: OnboardingState, progress: string[], flow: Flow): Promise<void> {
+async function decide(state: OnboardingState, progress: string[], flow: OnboardingFlow): Promise<void> {
   for (;;) {
     await condition(() => progress.length > 0 || state.review !== undefined);
     const review = state.review;
@@ -165,12 +166,7 @@ async function decide(state: OnboardingState, progress: string[], flow: Flow): P
  * The user's liveness link, handed out again while it is valid and unspent, and the liveness
  * callbacks, queued in arrival order for `decide`.
  */
-function serveLiveness(
-  input: OnboardingInput,
-  state: OnboardingState,
-  ttlMs: number,
-  isFinal: () => boolean,
-) {
+function serveLiveness(input: OnboardingInput, state: OnboardingState, ttlMs: number, flow: OnboardingFlow) {
   let linkSpent = false;
   // Whether an ask was already answered with the current link: the flow issues the first link
   // itself, so the first ask gets a link new to the caller. Only state: no command depends on it.
@@ -210,8 +206,8 @@ function serveLiveness(
     livenessLinkUpdate,
     async (): Promise<LivenessLinkAnswer> => {
       // Asked right after start: wait for the first link rather than racing KYC.
-      await condition(() => state.link !== undefined || isFinal());
-      if (isFinal())
+      await condition(() => state.link !== undefined || flow.isFinal());
+      if (flow.isFinal())
         throw ApplicationFailure.nonRetryable(`onboarding is ${state.status}`, ONBOARDING_FINISHED);
       if (linkValid() && !renewal) {
         const reused = linkHandedOut;
@@ -228,14 +224,14 @@ function serveLiveness(
     },
     {
       validator: () => {
-        if (isFinal()) throw new Error(`onboarding is already ${state.status}`);
+        if (flow.isFinal()) throw new Error(`onboarding is already ${state.status}`);
       },
     },
   );
 
   const progress: string[] = [];
   const onProgress = (p: LivenessProgress) => {
-    if (isFinal() || !requests.admit(p)) return;
+    if (flow.isFinal() || !requests.admit(p)) return;
     progress.push(p.statusVerification);
     // Callbacks can arrive out of order: a late earlier stage never hides the current link's outcome.
     if (!linkSpent || livenessStageOf(p.statusVerification) >= livenessStageOf(state.livenessStatus)) {

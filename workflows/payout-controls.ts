@@ -9,7 +9,6 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { createPayoutControlActivities } from '../activities/payout-controls';
-import type { FlowRecord } from '../contracts/flow';
 import type { PayoutControls, WithdrawalRefusal } from '../contracts/rules';
 import {
   PAYOUT_ALREADY_APPROVED_BY,
@@ -22,12 +21,17 @@ import {
   payoutDecisionUpdate,
   type WithdrawalInput,
   type WithdrawalState,
+  type WithdrawalStatus,
 } from '../contracts/withdrawal';
 import { requireProof } from './decision-proofs';
-import { isoNow, POSTGRES_WRITE_OPTIONS, PROVIDER_CALL_OPTIONS } from './flow-lifecycle';
+import { type FlowTracker, isoNow, POSTGRES_WRITE_OPTIONS, PROVIDER_CALL_OPTIONS } from './flow-lifecycle';
 
 // The payout controls of a withdrawal (docs/payout-controls.md): the prize deadline watched
 // beside the flow, four eyes on a large payout, and the operator's authorization before sending.
+// Each is a phase the withdrawal runs with its flow (the state and its status changes).
+
+/** A withdrawal's status changes and state, as workflows/withdrawal.ts tracks them. */
+export type WithdrawalFlow = FlowTracker<WithdrawalStatus, WithdrawalState>;
 
 type ControlActivities = ReturnType<typeof createPayoutControlActivities>;
 
@@ -42,7 +46,7 @@ const { authorizePayout } = proxyActivities<ControlActivities>({
 });
 
 /** The deadline of a withdrawal asked at `startedAt`, under `controls`. */
-export function deadlineOf(startedAt: string, controls: PayoutControls): PayoutDeadline {
+function deadlineOf(startedAt: string, controls: PayoutControls): PayoutDeadline {
   const asked = Date.parse(startedAt);
   return {
     dueAt: new Date(asked + controls.deadlineMs).toISOString(),
@@ -76,28 +80,32 @@ export function payoutControlDetails(state: WithdrawalState): Record<string, unk
   };
 }
 
+/** The deadline's watch: `stop` ends it and waits for a mark being recorded. */
+export interface DeadlineWatch {
+  stop(): Promise<void>;
+}
+
 /**
- * Watches the deadline beside the flow: at atRiskAt, then at dueAt, a withdrawal still open is
- * marked (its row, an event and a metric by `record`). `stop` ends the watch and waits for a mark
- * being recorded, so the flow's final row comes after it.
+ * Sets the withdrawal's deadline under `controls` (from the person's request, whatever the flow
+ * waits for) and watches it beside the flow: at atRiskAt, then at dueAt, a withdrawal still open
+ * is marked (its row as it stands, the details saying so, an event and a metric). Stop it before
+ * the flow's final row, so that row comes after any mark.
  */
-export function watchDeadline(
-  state: WithdrawalState,
-  isOpen: () => boolean,
-  record: (mark: 'at_risk' | 'missed') => Promise<void>,
-): { stop(): Promise<void> } {
-  const deadline = state.deadline;
+export function watchDeadline(flow: WithdrawalFlow, controls: PayoutControls): DeadlineWatch {
+  const { state } = flow;
+  const deadline = deadlineOf(state.startedAt, controls);
+  state.deadline = deadline;
   const scope = new CancellationScope();
   const markAt = async (at: string, mark: 'at_risk' | 'missed', summary: string) => {
     await sleep(Math.max(Date.parse(at) - Date.now(), 1), { summary });
-    if (!isOpen() || !deadline) return;
+    if (flow.isFinal()) return;
     deadline.state = mark;
     // Once due, the mark is recorded even when the flow ends meanwhile.
-    await CancellationScope.nonCancellable(() => record(mark));
+    const row = flow.nextRow(state.status, state.reason);
+    await CancellationScope.nonCancellable(() => recordPayoutDeadline(row, mark));
   };
   const watching = scope
     .run(async () => {
-      if (!deadline) return;
       await markAt(deadline.atRiskAt, 'at_risk', 'Payout deadline: at risk');
       await markAt(deadline.dueAt, 'missed', 'Payout deadline: missed');
     })
@@ -112,23 +120,14 @@ export function watchDeadline(
   };
 }
 
-/** Records a deadline mark: the flows row as it stands (details saying so) and its event. */
-export function deadlineRecorder(
-  state: WithdrawalState,
-  row: (status: WithdrawalState['status']) => FlowRecord,
-  details: () => Record<string, unknown>,
-) {
-  return (mark: 'at_risk' | 'missed') =>
-    recordPayoutDeadline({ ...row(state.status), reason: state.reason, details: details() }, mark);
-}
-
 /**
  * Takes the back office's decisions on this payout (payoutDecisionUpdate). The validator refuses
  * what four eyes forbid while nothing changes; then the decision must be proven (the record the
  * back office wrote when it checked the operator), and the rules hold again after that read. An
- * approval is written to the flows row (`written`) before the update answers.
+ * approval is written to the flows row before the update answers.
  */
-export function takePayoutDecisions(state: WithdrawalState, written: () => Promise<unknown>) {
+export function takePayoutDecisions(flow: WithdrawalFlow) {
+  const { state } = flow;
   const validator = (d: PayoutDecision) => {
     const approval = state.approval;
     const operator = d.operator.toLowerCase();
@@ -172,7 +171,7 @@ export function takePayoutDecisions(state: WithdrawalState, written: () => Promi
         return state;
       }
       approval.approvals.push({ operator, at: isoNow() });
-      await written();
+      await flow.moveTo('awaiting_approval');
       return state;
     },
     { validator },
@@ -181,25 +180,14 @@ export function takePayoutDecisions(state: WithdrawalState, written: () => Promi
 
 /**
  * After the rules and any step-up: four eyes on a large payout, then the operator's
- * authorization; the payout shows `sending` once both let it go. Answers the refusal, or undefined when the payout may go.
+ * authorization. Answers the refusal, or undefined when the payout may go.
  */
 export async function passPayoutControls(
   input: WithdrawalInput,
-  state: WithdrawalState,
+  flow: WithdrawalFlow,
   controls: PayoutControls,
-  flow: {
-    moveTo: (status: 'awaiting_approval' | 'awaiting_authorization') => Promise<unknown>;
-    showSending: () => void;
-  },
 ): Promise<WithdrawalRefusal | undefined> {
-  const unapproved = await awaitApproval(input, state, controls, flow.moveTo);
-  if (unapproved) return unapproved;
-  // The caller's answer comes at once, saying the backend is being asked: one told `sending` is
-  // never then told `refused`.
-  if (controls.askAuthorization) await flow.moveTo('awaiting_authorization');
-  const denied = await authorize(input, state, controls);
-  if (!denied) flow.showSending();
-  return denied;
+  return (await awaitApproval(input, flow, controls)) ?? (await authorize(input, flow, controls));
 }
 
 /**
@@ -209,29 +197,31 @@ export async function passPayoutControls(
  */
 async function awaitApproval(
   input: WithdrawalInput,
-  state: WithdrawalState,
+  flow: WithdrawalFlow,
   controls: PayoutControls,
-  moveTo: (status: 'awaiting_approval') => Promise<unknown>,
 ): Promise<WithdrawalRefusal | undefined> {
   if (!(controls.approvalAboveCentavos > 0 && input.amountCentavos > controls.approvalAboveCentavos))
     return undefined;
   const approval: PayoutApprovals = { required: controls.approvers, approvals: [] };
-  state.approval = approval;
-  await moveTo('awaiting_approval');
+  flow.state.approval = approval;
+  await flow.moveTo('awaiting_approval');
   await condition(() => approval.refusedBy !== undefined || approval.approvals.length >= approval.required);
   return approval.refusedBy !== undefined ? 'operator_refused' : undefined;
 }
 
 /**
  * The operator's authorization, when configured: answers the refusal, or undefined when the
- * payout may go (approved, or no answer where it fails open).
+ * payout may go (approved, or no answer where it fails open). The caller's answer comes at once,
+ * saying the backend is being asked: one told `sending` is never then told `refused`.
  */
 async function authorize(
   input: WithdrawalInput,
-  state: WithdrawalState,
+  flow: WithdrawalFlow,
   controls: PayoutControls,
 ): Promise<WithdrawalRefusal | undefined> {
   if (!controls.askAuthorization) return undefined;
+  const { state } = flow;
+  await flow.moveTo('awaiting_authorization');
   const answer = await authorizePayout(input, state.approval?.approvals.map((a) => a.operator) ?? []);
   switch (answer.outcome) {
     case 'approved':

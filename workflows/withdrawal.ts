@@ -8,8 +8,8 @@ import {
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { createWithdrawalActivities, PayoutSent } from '../activities/withdrawal';
-import type { createWithdrawalRuleActivities } from '../activities/withdrawal-rules';
+import type { createWithdrawalActivities, PayoutCheck } from '../activities/withdrawal';
+import type { createWithdrawalRuleActivities, PayoutRulesAnswer } from '../activities/withdrawal-rules';
 import { canonicalJson } from '../common/canonical-json';
 import { type BiometricsOutcome, biometricsOutcomeSignal } from '../contracts/biometrics';
 import { type FlowRecord, resolveTimings } from '../contracts/flow';
@@ -22,25 +22,25 @@ import {
   type WithdrawalInput,
   type WithdrawalRequest,
   type WithdrawalState,
+  type WithdrawalStatus,
   withdrawalFinalStatuses,
   withdrawalRequestUpdate,
   withdrawalStateQuery,
 } from '../contracts/withdrawal';
 import { isStepUpProven } from './decision-proofs';
 import {
+  awaitHint,
+  FlowTracker,
+  isLocalActivityFailure,
   isoNow,
   LOCAL_LOOK_OPTIONS,
   listenForProviderHints,
-  lookAsLocalActivityFirst,
   PROVIDER_CALL_OPTIONS,
   type ProviderHint,
   paymentRecord,
-  trackFlow,
-  waitForOutcome,
 } from './flow-lifecycle';
 import {
-  deadlineOf,
-  deadlineRecorder,
+  type DeadlineWatch,
   passPayoutControls,
   payoutControlDetails,
   takePayoutDecisions,
@@ -60,12 +60,14 @@ const { requestStepUp } = proxyActivities<RuleActivities>({
   summary: "Ask for the person's biometric identification (step-up)",
 });
 
-// Sending money: retried forever on unknown outcomes, which is safe because sendPayout looks
-// the transaction up before any second attempt. Business rejections are non-retryable.
-const { sendPayout, checkPayout } = proxyActivities<WithdrawalActivities>(PROVIDER_CALL_OPTIONS);
+// Sending money: retried forever on unknown outcomes, which is safe because the send looks the
+// transaction up before any second attempt. Business rejections are non-retryable.
+const { sendPayoutAndRecord, checkPayoutAndRecordCompleted } =
+  proxyActivities<WithdrawalActivities>(PROVIDER_CALL_OPTIONS);
 // The look a hint wakes runs as a local activity first (flow-lifecycle.ts says why).
-const { checkPayout: checkPayoutLocally } = proxyLocalActivities<WithdrawalActivities>(LOCAL_LOOK_OPTIONS);
-// Only when checkPayout found the receipt not rendered yet: the provider renders it with a lag,
+const { checkPayoutAndRecordCompleted: checkPayoutLocally } =
+  proxyLocalActivities<WithdrawalActivities>(LOCAL_LOOK_OPTIONS);
+// Only when the look found the receipt not rendered yet: the provider renders it with a lag,
 // and an empty invoice is retried for up to a day.
 const { storeReceipt } = proxyActivities<WithdrawalActivities>({
   startToCloseTimeout: '30s',
@@ -75,15 +77,72 @@ const { storeReceipt } = proxyActivities<WithdrawalActivities>({
 });
 
 /**
- * Withdrawal: validate the payee key, pass the money rules (refused, or a biometric step-up
- * first) and the payout controls (the deadline watched from then on, operators' approval of a
- * large payout, the operator's authorization), send the payout exactly once, learn the outcome
- * (webhook hint, then inquiry + receipt status; reconciliation's hint when webhooks are lost),
- * and on success store the receipt image.
+ * Withdrawal: validate the payee key, screen it under the money rules (refused, or a biometric
+ * step-up first), pass the payout controls (the deadline watched from then on, operators'
+ * approval of a large payout, the operator's authorization), send the payout exactly once, learn
+ * its outcome (webhook hint, then inquiry + receipt status; reconciliation's hint when webhooks
+ * are lost), and on success keep the receipt image.
  */
 export async function withdrawalWorkflow(input: WithdrawalInput): Promise<WithdrawalState> {
-  const timings = resolveTimings(input.timings);
-  const state: WithdrawalState = {
+  const flow = openWithdrawal(input);
+  const keyProblem = pixKeyProblem(input.pixKey, input.pixType);
+  if (keyProblem) return flow.finish('failed', `invalid_pix_key: ${keyProblem}`);
+
+  const verdict = await screen(input, flow);
+  if (verdict.verdict === 'refused') return flow.finish('refused', verdict.reason);
+  flow.deadline = watchDeadline(flow, verdict.controls);
+  if (verdict.verdict === 'step_up') {
+    const refusal = await stepUp(input, flow, verdict.cause);
+    if (refusal) return flow.finish('refused', refusal);
+  }
+  const refusal = await passPayoutControls(input, flow, verdict.controls);
+  if (refusal) return flow.finish('refused', refusal);
+
+  const rejected = await send(input, flow);
+  if (rejected) return flow.finish('failed', rejected);
+  const outcome = await awaitOutcome(input, flow);
+  // No outcome after days: hand it to an operator instead of polling forever.
+  if (!outcome) return flow.finish('stuck', 'no_final_outcome_before_deadline');
+  if (outcome.outcome === 'failed') return flow.finish('failed', outcome.reason);
+  return flow.complete(await keepReceipt(input, flow, outcome));
+}
+// A payout's outcome comes within seconds: a withdrawal ends on the build it started on.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, withdrawalWorkflow);
+
+/** A withdrawal's status changes, and the deadline watched from the rules' verdict on. */
+class WithdrawalFlow extends FlowTracker<WithdrawalStatus, WithdrawalState> {
+  readonly hint: ProviderHint = listenForProviderHints(this.state);
+  deadline?: DeadlineWatch;
+
+  constructor(readonly input: WithdrawalInput) {
+    super(
+      paymentRecord('withdrawal', input.transactionId, input),
+      initialState(input),
+      withdrawalFinalStatuses,
+    );
+  }
+
+  protected override details() {
+    return withdrawalDetails(this.state);
+  }
+
+  /** Ends the withdrawal: the deadline watch stops first, so its last mark's row comes before. */
+  override async finish(status: WithdrawalStatus, reason?: string): Promise<WithdrawalState> {
+    await this.deadline?.stop();
+    return super.finish(status, reason);
+  }
+
+  /** Ends it completed: its row written by the look that found it so (`written`), or now. */
+  async complete(written: FlowRecord | undefined): Promise<WithdrawalState> {
+    if (!written) return this.finish('completed');
+    await this.deadline?.stop();
+    await this.wrote({ ...written, status: 'completed' });
+    return this.settle();
+  }
+}
+
+function initialState(input: WithdrawalInput): WithdrawalState {
+  return {
     status: 'validating',
     transactionId: input.transactionId,
     amountCentavos: input.amountCentavos,
@@ -94,113 +153,106 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
     updatedAt: isoNow(),
     ...(input.requestedBy ? { requestedBy: input.requestedBy.toLowerCase() } : {}),
   };
-  const details = () => withdrawalDetails(state);
-  const flow = trackFlow({
-    record: paymentRecord('withdrawal', input.transactionId, input),
-    state,
-    finalStatuses: withdrawalFinalStatuses,
-    details,
-  });
-  setHandler(withdrawalStateQuery, () => state);
-  takePayoutDecisions(state, () => flow.moveTo('awaiting_approval'));
-  // The caller's answer says what the rules decided (refused, a step-up link, or on its way): it
-  // waits until the withdrawal has left `validating`.
-  answerRepeatedRequests(input, state, () => state.status !== 'validating');
-  const hint = listenForProviderHints(state);
+}
 
-  const keyProblem = pixKeyProblem(input.pixKey, input.pixType);
-  if (keyProblem) return flow.finish('failed', `invalid_pix_key: ${keyProblem}`);
+/** The withdrawal's flow, answering its state query, its repeated requests and payout decisions. */
+function openWithdrawal(input: WithdrawalInput): WithdrawalFlow {
+  const flow = new WithdrawalFlow(input);
+  setHandler(withdrawalStateQuery, () => flow.state);
+  takePayoutDecisions(flow);
+  answerRepeatedRequests(input, flow.state);
+  return flow;
+}
 
+/**
+ * Screen: the money rules' verdict, under the policy version it names (kept in the state and the
+ * flows row). The rules write the `validating` row with the daily limit's count.
+ */
+async function screen(input: WithdrawalInput, flow: WithdrawalFlow): Promise<PayoutRulesAnswer> {
   const verdict = await checkPayoutRules(input, flow.nextRow('validating'));
-  if (verdict.verdict === 'refused') return flow.finish('refused', verdict.reason);
-  const { controls } = verdict;
-  // The deadline runs from the person's request, whatever the flow waits for.
-  state.deadline = deadlineOf(state.startedAt, controls);
-  const watch = watchDeadline(state, () => !flow.isFinal(), deadlineRecorder(state, flow.nextRow, details));
-  const finish = async (status: WithdrawalState['status'], reason?: string) => {
-    await watch.stop();
-    return flow.finish(status, reason);
-  };
+  flow.state.policyVersion = verdict.policyVersion;
+  return verdict;
+}
 
-  if (verdict.verdict === 'step_up') {
-    const refusal = await stepUp(input, state, verdict.cause, (s, r) => flow.moveTo(s, r));
-    if (refusal) return finish('refused', refusal);
-  }
-  // sendPayout writes the `sending` row itself before it sends, and `processing` after.
-  const refusal = await passPayoutControls(input, state, controls, {
-    moveTo: (s) => flow.moveTo(s),
-    showSending: () => flow.showStatus('sending'),
-  });
-  if (refusal) return finish('refused', refusal);
-
-  let sent: PayoutSent;
-  const sending = { ...flow.nextRow('sending'), details: details() };
-  const processingRow = flow.rowAfter('processing');
+/**
+ * Send: the payout goes exactly once. `sending` shows at once (the caller's answer says so); the
+ * send writes its row before it sends and `processing` after. Answers why the provider rejected
+ * the payout (nothing was sent), or undefined once it was sent.
+ */
+async function send(input: WithdrawalInput, flow: WithdrawalFlow): Promise<string | undefined> {
+  flow.show('sending');
+  const sending = flow.nextRow('sending');
+  const processing = flow.nextRow('processing');
   try {
-    sent = await sendPayout(input, sending, processingRow);
+    flow.state.e2eId = (await sendPayoutAndRecord(input, sending, processing)).e2eId;
   } catch (err) {
-    // The provider refused the payout on create: nothing was sent, so the withdrawal fails.
-    // Any other failure (a response pixflow cannot read) leaves the outcome unknown: the run
-    // fails for an operator.
+    // Any failure but the provider's refusal (a response pixflow cannot read) leaves the
+    // outcome unknown: the run fails for an operator.
     const status = rejectedStatus(err);
-    if (status !== undefined) return finish('failed', `payout_rejected: HTTP ${status}`);
-    throw err;
+    if (status === undefined) throw err;
+    return `payout_rejected: HTTP ${status}`;
   }
-  state.e2eId = sent.e2eId;
-  await flow.recorded('processing', processingRow);
+  await flow.wrote(processing);
+  return undefined;
+}
 
-  // A payout just sent is still processing: the first look waits for the outcome notification
-  // (reconciliation sends one if the provider's is lost; as for deposits, no timer of its own).
-  const outcome = await payoutOutcome(input.transactionId, state, hint, timings.withdrawalDeadlineMs, () =>
-    flow.rowAfter('completed'),
-  );
-  // No outcome after days: hand it to an operator instead of polling forever.
-  if (!outcome) return finish('stuck', 'no_final_outcome_before_deadline');
-  if (outcome.outcome === 'failed') return finish('failed', outcome.reason);
+type PayoutOutcome = PayoutCheck & { outcome: 'completed' | 'failed'; row: FlowRecord };
+
+/**
+ * Outcome: a payout just sent is still processing, so it looks on each hint (the outcome
+ * notification; reconciliation sends one if the provider's is lost; as for deposits, no timer of
+ * its own) until the outcome, or the withdrawal deadline (undefined).
+ */
+async function awaitOutcome(
+  input: WithdrawalInput,
+  flow: WithdrawalFlow,
+): Promise<PayoutOutcome | undefined> {
+  const deadline = Date.now() + resolveTimings(input.timings).withdrawalDeadlineMs;
+  while (await awaitHint(flow.hint, deadline, 'Payout outcome, until the withdrawal deadline')) {
+    const check = await lookAtPayout(input.transactionId, flow);
+    if (check.outcome !== 'processing') return { ...check, outcome: check.outcome };
+  }
+  return undefined;
+}
+
+/**
+ * One look at the payout, first as a local activity. A completed payout whose receipt is ready
+ * has the receipt stored and its `completed` row (`row`) written by the same look.
+ */
+async function lookAtPayout(transactionId: string, flow: WithdrawalFlow) {
+  const { state } = flow;
+  state.inquiries += 1;
+  const row = flow.nextRow('completed');
+  let check: PayoutCheck;
+  try {
+    check = await checkPayoutLocally(transactionId, row);
+  } catch (err) {
+    if (!isLocalActivityFailure(err)) throw err;
+    check = await checkPayoutAndRecordCompleted(transactionId, row);
+  }
+  state.receiptStatus = check.receiptStatus;
+  state.e2eId = check.e2eId ?? state.e2eId;
+  return { ...check, row };
+}
+
+/**
+ * Receipt: the completed payout's receipt image is kept (stored by the look that found it ready,
+ * or fetched now). Answers the `completed` row the look wrote, if it did.
+ */
+async function keepReceipt(
+  input: WithdrawalInput,
+  flow: WithdrawalFlow,
+  outcome: PayoutOutcome,
+): Promise<FlowRecord | undefined> {
+  const { state } = flow;
   state.paidAt = outcome.paidAt;
   state.receiptStored = outcome.receiptStored;
-  if (outcome.recorded) {
-    await watch.stop();
-    return flow.finishRecorded('completed', outcome.completedRow);
-  }
+  if (outcome.recorded) return outcome.row;
   if (!state.receiptStored) {
     await storeReceipt(input.transactionId);
     state.receiptStored = true;
   }
-  return finish('completed');
-}
-// A payout's outcome comes within seconds: a withdrawal ends on the build it started on.
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, withdrawalWorkflow);
-
-/**
- * Looks at the payout on each hint until its outcome or the deadline (undefined). A completed
- * payout whose receipt is ready comes with the `completed` row (`nextRow`) its look wrote.
- */
-function payoutOutcome(
-  transactionId: string,
-  state: WithdrawalState,
-  hint: ProviderHint,
-  deadlineMs: number,
-  nextRow: () => FlowRecord,
-) {
-  return waitForOutcome({
-    hint,
-    deadline: Date.now() + deadlineMs,
-    summary: 'Payout outcome, until the withdrawal deadline',
-    look: async () => {
-      state.inquiries += 1;
-      const completedRow = nextRow();
-      const check = await lookAsLocalActivityFirst(
-        checkPayoutLocally,
-        checkPayout,
-        transactionId,
-        completedRow,
-      );
-      state.receiptStatus = check.receiptStatus;
-      state.e2eId = check.e2eId ?? state.e2eId;
-      return check.outcome === 'processing' ? undefined : { ...check, completedRow };
-    },
-  });
+  return undefined;
 }
 
 /** What the withdrawal's flows row says besides its status and reason. */
@@ -209,15 +261,17 @@ function withdrawalDetails(state: WithdrawalState): Record<string, unknown> {
     e2eId: state.e2eId,
     receiptStatus: state.receiptStatus,
     stepUp: state.stepUp,
+    policyVersion: state.policyVersion,
     ...payoutControlDetails(state),
   };
 }
 
 /**
  * Money moves once per transactionId: a different request for it is refused, nothing is sent.
- * The answer is the state once `answerable` holds.
+ * The answer says what the rules decided (refused, a step-up link, or on its way): the state once
+ * the withdrawal has left `validating`.
  */
-function answerRepeatedRequests(input: WithdrawalInput, state: WithdrawalState, answerable: () => boolean) {
+function answerRepeatedRequests(input: WithdrawalInput, state: WithdrawalState) {
   const { timings: _timings, ...asked } = input;
   const request = canonicalJson(asked satisfies WithdrawalRequest);
   const validator = (again: WithdrawalRequest) => {
@@ -226,7 +280,7 @@ function answerRepeatedRequests(input: WithdrawalInput, state: WithdrawalState, 
   setHandler(
     withdrawalRequestUpdate,
     async () => {
-      await condition(answerable);
+      await condition(() => state.status !== 'validating');
       return state;
     },
     { validator },
@@ -250,10 +304,10 @@ const STEP_UP_GRACE_MS = 60_000;
  */
 async function stepUp(
   input: WithdrawalInput,
-  state: WithdrawalState,
+  flow: WithdrawalFlow,
   cause: StepUpCause,
-  moveTo: (status: 'awaiting_biometrics', reason: string) => Promise<unknown>,
 ): Promise<WithdrawalRefusal | undefined> {
+  const { state } = flow;
   let outcome: BiometricsOutcome['outcome'] | undefined;
   let noStepUp = false;
   // The outcome counts once the identification this withdrawal asked for is found to have
@@ -285,7 +339,7 @@ async function stepUp(
     }
     throw err;
   }
-  await moveTo('awaiting_biometrics', cause);
+  await flow.moveTo('awaiting_biometrics', cause);
   const waitFrom = Date.now();
   const left = Date.parse(state.stepUp.expiresAt ?? '') - Date.now();
   const decided = await condition(() => outcome !== undefined, Math.max(left, 1) + STEP_UP_GRACE_MS, {
@@ -298,7 +352,7 @@ async function stepUp(
   return STEP_UP_REFUSAL[ended];
 }
 
-/** The provider's HTTP status when a sendPayout failure says it refused the payout. */
+/** The provider's HTTP status when the send's failure says it refused the payout. */
 function rejectedStatus(err: unknown): unknown {
   const cause = err instanceof ActivityFailure ? err.cause : undefined;
   if (!(cause instanceof ApplicationFailure) || cause.type !== PAYOUT_REJECTED) return undefined;

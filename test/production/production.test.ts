@@ -150,7 +150,7 @@ async function sendPayoutAttempts(transactionId: string) {
     const events = history.events ?? [];
     const sends = new Set(
       events
-        .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendPayout')
+        .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendPayoutAndRecord')
         .map((e) => String(e.eventId)),
     );
     return events.flatMap((e) => {

@@ -126,9 +126,9 @@ describe('withdrawal flow', () => {
     const png = rows[0].image as Buffer;
     expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
     expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
-    // The receipt was not ready when checkPayout (here, a local activity) saw the payout completed:
+    // The receipt was not ready when the look (here, a local activity) saw the payout completed:
     // storeReceipt waited for it.
-    expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'storeReceipt']);
+    expect(await scheduledActivities(handle)).toEqual(['sendPayoutAndRecord', 'storeReceipt']);
     expect(notReady()).toHaveLength(1);
     // Encrypted payloads included: a completed withdrawal's history fits in 8 KB.
     expect(await historyBytes(handle)).toBeLessThanOrEqual(8 * 1024);
@@ -168,9 +168,10 @@ describe('withdrawal flow', () => {
     });
     const result = await handle.result();
     expect(result).toMatchObject({ status: 'completed', notifications: 1, receiptStored: true });
-    // The receipt was ready: checkPayout, a local activity in the task the hint started, stored it
+    expect(result.policyVersion).toBeGreaterThanOrEqual(1);
+    // The receipt was ready: the look, a local activity in the task the hint started, stored it
     // from the same read, with no storeReceipt call and no activity task.
-    expect(await scheduledActivities(handle)).toEqual(['sendPayout']);
+    expect(await scheduledActivities(handle)).toEqual(['sendPayoutAndRecord']);
     const { rows } = await f.pool.query(
       'SELECT length(image) AS n FROM withdrawal_receipts WHERE transaction_id = $1',
       [input.transactionId],
@@ -178,7 +179,8 @@ describe('withdrawal flow', () => {
     expect(rows[0]?.n).toBeGreaterThan(100);
     // Every state change is in the flows table, each written by the work it follows, with no
     // activity of its own: `validating` by the rules' local activity, `sending` and `processing`
-    // by sendPayout, `completed` by the look that found the payout paid and its receipt ready.
+    // by the send, `completed` by the look that found the payout paid and its receipt ready. Each
+    // row names the rules' version the withdrawal was decided under.
     const flow = await f.pool.query('SELECT status, seq, details FROM flows WHERE business_id = $1', [
       input.transactionId,
     ]);
@@ -186,7 +188,11 @@ describe('withdrawal flow', () => {
       {
         status: 'completed',
         seq: 4,
-        details: expect.objectContaining({ e2eId: result.e2eId, receiptStatus: 4 }),
+        details: expect.objectContaining({
+          e2eId: result.e2eId,
+          receiptStatus: 4,
+          policyVersion: result.policyVersion,
+        }),
       },
     ]);
     expect(await statusEvents(handle.workflowId)).toEqual([
@@ -214,7 +220,7 @@ describe('withdrawal flow', () => {
       await verifiedWithKnownPayee(f.pool, TEST_PII_KEY, input);
       const failed = expectActivityFailure({
         workflowId: withdrawalWorkflowId(input.transactionId),
-        activityType: 'checkPayout',
+        activityType: 'checkPayoutAndRecordCompleted',
         error: /provider down/,
       });
       const handle = await f.env.client.workflow.start('withdrawalWorkflow', {
@@ -227,14 +233,17 @@ describe('withdrawal flow', () => {
       expect(payoutReceipt.calls()).toBe(4);
       expect(failed()).toHaveLength(3);
       // The three tries here are one marker (their failure); then one activity task succeeded.
-      expect(await scheduledActivities(handle)).toEqual(['sendPayout', 'checkPayout']);
+      expect(await scheduledActivities(handle)).toEqual([
+        'sendPayoutAndRecord',
+        'checkPayoutAndRecordCompleted',
+      ]);
       expect((await sandboxState()).counters.payouts[input.transactionId]).toBe(1);
     });
   });
 
   it('a deadline mark written while the payout is sent does not hide its processing status', async () => {
-    // The mark takes the flows row's next seq while sendPayout runs: sendPayout's `processing`
-    // row then loses to it in Postgres, and the workflow writes the change again after the mark.
+    // The mark takes the flows row's next seq while the send runs: the send's `processing` row
+    // then loses to it in Postgres, and the workflow writes the change again after the mark.
     const input = withdrawalInput();
     const markWritten = () =>
       waitForState(
@@ -265,9 +274,10 @@ describe('withdrawal flow', () => {
       const row = await f.pool.query('SELECT status, seq, details FROM flows WHERE business_id = $1', [
         input.transactionId,
       ]);
-      // validating 1, sending 2, the mark 3 (sendPayout's processing 3 lost to it), processing 4.
+      // validating 1, sending 2, processing 3 (handed to the send, lost to the mark), the mark 4,
+      // processing again 5.
       expect(row.rows).toEqual([
-        { status: 'processing', seq: 4, details: expect.objectContaining({ deadlineState: 'at_risk' }) },
+        { status: 'processing', seq: 5, details: expect.objectContaining({ deadlineState: 'at_risk' }) },
       ]);
       await settleAndNotify(handle, input.transactionId);
       expect(await handle.result()).toMatchObject({ status: 'completed', deadline: { state: 'at_risk' } });
@@ -413,7 +423,7 @@ describe('withdrawal flow', () => {
     const input = withdrawalInput({ merchant: 'unknown-merchant' });
     const refused = expectActivityFailure({
       workflowId: withdrawalWorkflowId(input.transactionId),
-      activityType: 'sendPayout',
+      activityType: 'sendPayoutAndRecord',
       error: /HTTP 403: unknown merchant/,
     });
     const result = await (await start(input)).result();
@@ -434,11 +444,11 @@ describe('withdrawal flow', () => {
       const input = withdrawalInput({ pixKey: 'a4b7c2d1-1111-4a2b-9c3d-123456789abc', pixType: 'EVP' });
       const failedSends = expectActivityFailure({
         workflowId: withdrawalWorkflowId(input.transactionId),
-        activityType: 'sendPayout',
+        activityType: 'sendPayoutAndRecord',
         error: mode === 'timeout' ? /no answer within 1000 ms/ : /HTTP 500: sandbox fault/,
       });
       const handle = await start(input);
-      // While the send is held, the flows table already says `sending`: sendPayout writes the
+      // While the send is held, the flows table already says `sending`: the send writes the
       // row before it calls the provider.
       await waitForState(
         async () =>
@@ -452,10 +462,10 @@ describe('withdrawal flow', () => {
       expect(result.status).toBe('completed');
       const state = await sandboxState();
       expect(state.counters.payouts[input.transactionId]).toBe(1);
-      // It really was retried: sendPayout's started event records a second attempt.
+      // It really was retried: the send's started event records a second attempt.
       const events = (await handle.fetchHistory()).events ?? [];
       const scheduled = events.find(
-        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendPayout',
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendPayoutAndRecord',
       );
       const started = events.find(
         (e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
@@ -474,7 +484,7 @@ describe('withdrawal flow', () => {
     const workflowId = withdrawalWorkflowId(input.transactionId);
     const unreadable = expectActivityFailure({
       workflowId,
-      activityType: 'sendPayout',
+      activityType: 'sendPayoutAndRecord',
       error: /a 2xx answer pixflow cannot read/,
     });
     // The worker's log line naming what it could not read.
