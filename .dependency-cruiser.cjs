@@ -74,6 +74,9 @@ module.exports = {
       'activities',
       `workflows|${API_ROOMS}|${SERVICES}`,
       'activities do the I/O a workflow asks for; they know no workflow code.',
+      // A deposit's screening reserves its amount within the person's own limits, as the
+      // customers' routes count them.
+      '^customers/deposit-limits\\.ts$',
     ),
     layer(
       'workflows',

@@ -1,6 +1,7 @@
 import { createBiometricsActivities } from './biometrics';
 import { createDecisionProofActivities } from './decision-proofs';
 import { createDepositActivities } from './deposit';
+import { createDepositScreeningActivities } from './deposit-screening';
 import type { ActivityDeps } from './deps';
 import { createEligibilityActivities } from './eligibility';
 import { createFlowActivities } from './flows';
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createOnboardingActivities(deps),
     ...createEligibilityActivities(deps),
     ...createBiometricsActivities(deps),
+    ...createDepositScreeningActivities(deps),
     ...createDepositActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalRuleActivities(deps),

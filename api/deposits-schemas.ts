@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { customerVerifications } from '../contracts/customer';
 import {
   type DepositQr,
+  type DepositRefusal,
   type DepositResolution,
   type DepositResolutionAnswer,
   type DepositState,
@@ -8,6 +10,7 @@ import {
 } from '../contracts/deposit';
 import { depositInputSchema, depositResolutionInputSchema } from '../contracts/deposit-input';
 import { txidSchema } from '../contracts/flow-input';
+import { depositLimitPeriods } from '../contracts/rules';
 import { validationProblem } from '../http/problem';
 import { parse, type RequestPart } from '../http/request-input';
 import { AT, client, iso, LATER, moneyFlowProgress, TXID } from './schema-parts';
@@ -104,6 +107,32 @@ const depositQrViewSchema = depositQrSchema.omit({ image: true }).extend({
   imageUrl: z.string().meta({ description: 'the QR code as PNG: GET /v1/deposits/{txid}/qrcode.png' }),
 });
 
+const depositLimitPeriodsSchema = z.enum(depositLimitPeriods);
+
+/** Why the rules refused a deposit, with what the caller acts on (a `refused` deposit only). */
+const depositRefusalSchema = z
+  .discriminatedUnion('reason', [
+    z.object({
+      reason: z.literal('not_verified'),
+      verification: z.enum(customerVerifications).exclude(['approved']),
+    }),
+    z.object({
+      reason: z.literal('impeded'),
+      impeded: z.object({ reason: z.string(), since: iso, until: iso.nullable() }),
+    }),
+    z.object({ reason: z.literal('closed') }),
+    z.object({
+      reason: z.literal('deposit_limit_exceeded'),
+      exceeded: z.array(depositLimitPeriodsSchema),
+      remainingCentavos: z.partialRecord(depositLimitPeriodsSchema, z.number().int()),
+    }),
+    z.object({ reason: z.literal('eligibility_unavailable') }),
+  ])
+  .meta({
+    id: 'DepositRefusal',
+    description: 'why the rules refused the deposit (docs/rules.md)',
+  }) satisfies z.ZodType<DepositRefusal | undefined>;
+
 const depositStateSchema = z.object({
   status: z.enum(depositStatuses),
   txid: z.string(),
@@ -127,6 +156,11 @@ const depositStateSchema = z.object({
     .meta({ description: "an operator's decision on the held deposit" }) satisfies z.ZodType<
     DepositResolution | undefined
   >,
+  policyVersion: z.number().int().optional().meta({
+    description:
+      'the version of the rules the deposit was screened under (docs/rules.md); absent for older deposits',
+  }),
+  refusal: depositRefusalSchema.optional(),
   ...moneyFlowProgress,
 }) satisfies z.ZodType<DepositState>;
 

@@ -103,6 +103,10 @@ const withdrawalStateSchema = z.object({
     .meta({ description: 'only above PAYOUT_APPROVAL_ABOVE_CENTAVOS: it waits in awaiting_approval' }),
   requestedBy: z.string().optional().meta({ description: 'a manual payout: the operator who asked for it' }),
   authorization: authorizationSchema.optional(),
+  policyVersion: z.number().int().optional().meta({
+    description:
+      'the version of the rules the withdrawal was decided under (docs/rules.md); absent for older withdrawals',
+  }),
   ...moneyFlowProgress,
 }) satisfies z.ZodType<WithdrawalState>;
 

@@ -1,7 +1,9 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { CustomerVerification } from './customer';
 import type { DecisionProof } from './decision';
 import type { DepositInput, DepositResolutionRequest } from './deposit-input';
 import type { PaymentProgress } from './flow';
+import type { DepositLimitPeriod } from './rules';
 
 // The deposit's contract: a Pix QR code at once, then payment proven by inquiry. What it is
 // started with is checked by the schema in deposit-input.ts.
@@ -24,12 +26,51 @@ export const depositStatuses = [
   'expired',
   'failed',
   'to_return',
+  'refused',
 ] as const;
 export type DepositStatus = (typeof depositStatuses)[number];
-export const depositFinalStatuses: readonly DepositStatus[] = ['completed', 'expired', 'failed', 'to_return'];
+/** `refused`: the rules refused it before anything was created at the provider (docs/rules.md). */
+export const depositFinalStatuses: readonly DepositStatus[] = [
+  'completed',
+  'expired',
+  'failed',
+  'to_return',
+  'refused',
+];
 
-/** Why the API refuses to start a deposit: the person's onboarding is not approved. */
+/** Why a deposit is refused: the person's onboarding is not approved. */
 export const NOT_VERIFIED = 'not_verified';
+
+/**
+ * Why the rules refused a deposit (its `reason`), with what the caller needs to act on it: the
+ * person's verification, the registry's impediment, what is left of the person's own limits.
+ * Nothing personal: it crosses to a Nexus caller in the clear.
+ */
+export type DepositRefusal =
+  | { reason: 'not_verified'; verification: Exclude<CustomerVerification, 'approved'> }
+  | { reason: 'impeded'; impeded: { reason: string; since: string; until: string | null } }
+  | { reason: 'closed' }
+  | {
+      reason: 'deposit_limit_exceeded';
+      exceeded: DepositLimitPeriod[];
+      remainingCentavos: Partial<Record<DepositLimitPeriod, number>>;
+    }
+  /** The registry of impeded people gave no answer while the screening kept asking (fail closed). */
+  | { reason: 'eligibility_unavailable' };
+export type DepositRefusalReason = DepositRefusal['reason'];
+
+/**
+ * Failure type of the `qrCode` update when the rules refused the deposit: its details are the
+ * DepositRefusal with the `policyVersion` it was decided under.
+ */
+export const DEPOSIT_REFUSED = 'DepositRefused';
+
+/**
+ * Failure type of the deposit's screening when the registry gave no answer and the rules do not
+ * let a deposit through unscreened (`eligibility.failClosed`): retried for a while, its details
+ * carry the policy's version for the refusal the flow records once it stops asking.
+ */
+export const DEPOSIT_ELIGIBILITY_UNAVAILABLE = 'EligibilityUnavailable';
 
 /**
  * Why a paid deposit is held instead of credited (the reason of `held`, and of `to_return`):
@@ -95,6 +136,10 @@ export interface DepositState extends PaymentProgress {
   };
   /** An operator's decision on a held deposit. */
   resolution?: DepositResolution;
+  /** The version of the rules the deposit was screened under; unset in runs from before it was kept. */
+  policyVersion?: number;
+  /** Why the rules refused it, with the details a caller acts on (`refused` only). */
+  refusal?: DepositRefusal;
 }
 
 /** Why a second request for a txid is refused (the update's validator and the API say the same). */

@@ -1,4 +1,4 @@
-import { THIRD_PARTY_PAYER } from './deposit';
+import { type DepositRefusalReason, THIRD_PARTY_PAYER } from './deposit';
 import { withdrawalRefusals } from './rules';
 
 // The reason codes pixflow writes beside a status: a flow's `reason`, an onboarding's `reasons`,
@@ -6,6 +6,15 @@ import { withdrawalRefusals } from './rules';
 // as words (backoffice/i18n.ts has a label for each, in every language). Some are families: a
 // prefix, then a part that comes from elsewhere (the registry's status, the provider's error
 // code, the problem found). No zod here: the flows import these.
+
+/** Why the rules refuse a deposit (a refused deposit's `reason`; contracts/deposit.ts's DepositRefusal). */
+export const depositRefusalReasons = [
+  'not_verified',
+  'impeded',
+  'closed',
+  'deposit_limit_exceeded',
+  'eligibility_unavailable',
+] as const satisfies readonly DepositRefusalReason[];
 
 /** The registry statuses (KYC `status`) the provider documents; any but `regular` rejects. */
 export const kycRegistryStatuses = [
@@ -46,10 +55,16 @@ export const onboardingReasons = [
 ] as const;
 
 /**
- * A deposit's: held (and to be returned) for a third-party payer, expired unpaid, or failed
- * because the provider made no QR (its error code, in capitals, when it said one).
+ * A deposit's: refused by the rules before anything was created, held (and to be returned) for a
+ * third-party payer, expired unpaid, or failed because the provider made no QR (its error code,
+ * in capitals, when it said one).
  */
-export const depositReasons = [THIRD_PARTY_PAYER, 'qr_expired_unpaid', 'provider_unavailable'] as const;
+export const depositReasons = [
+  ...depositRefusalReasons,
+  THIRD_PARTY_PAYER,
+  'qr_expired_unpaid',
+  'provider_unavailable',
+] as const;
 
 /** Why a withdrawal waits for a biometric identification (the reason of `awaiting_biometrics`). */
 export const stepUpCauses = ['amount_above_step_up', 'first_payout_to_account'] as const;

@@ -10,12 +10,16 @@ import {
   setWorkflowOptions,
 } from '@temporalio/workflow';
 import type { createDepositActivities } from '../activities/deposit';
+import type { createDepositScreeningActivities, DepositScreening } from '../activities/deposit-screening';
 import {
   DEPOSIT_CONFLICT,
+  DEPOSIT_ELIGIBILITY_UNAVAILABLE,
   DEPOSIT_FAILED,
+  DEPOSIT_REFUSED,
   type DepositHoldReason,
   type DepositInput,
   type DepositQrRequest,
+  type DepositRefusal,
   type DepositResolutionDecision,
   type DepositState,
   depositFinalStatuses,
@@ -39,6 +43,16 @@ import {
 } from './flow-lifecycle';
 
 type DepositActivities = ReturnType<typeof createDepositActivities>;
+type ScreeningActivities = ReturnType<typeof createDepositScreeningActivities>;
+
+// The rules read our own Postgres (and the registry of impeded people when its answer is old): a
+// local activity in the first workflow task, which the caller's answer waits for. The registry
+// unreachable, when the rules do not let a deposit through unscreened, is asked again for about
+// five minutes (1 s doubling to 30 s, 14 tries), then the deposit is refused.
+const { screenDeposit } = proxyLocalActivities<ScreeningActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 14 },
+});
 
 // A local activity: the API's caller waits for the QR, and a local activity runs inside the
 // workflow task that accepted the update, so the answer needs no activity task round trip
@@ -128,6 +142,15 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
     return true;
   };
 
+  // The rules first: a refused deposit ends here, recorded with its reason and the rules' version,
+  // and the provider never hears of it.
+  const screening = await screen(input);
+  if (screening.policyVersion !== undefined) state.policyVersion = screening.policyVersion;
+  if (screening.verdict === 'refused') {
+    state.refusal = screening.refusal;
+    return flow.finish('refused', screening.refusal.reason);
+  }
+
   // The QR first: the caller is waiting on it. The same local activity writes the deposit's
   // flows row as awaiting payment once the QR exists, so the answer waits for one activity.
   try {
@@ -165,6 +188,8 @@ export function trackDeposit(input: DepositInput, state: DepositState, rowsBefor
     state,
     finalStatuses: depositFinalStatuses,
     details: () => ({
+      policyVersion: state.policyVersion,
+      refusal: state.refusal,
       e2eId: state.payment?.e2eId,
       paidAt: state.payment?.paidAt,
       payerIsClient: state.payment?.payerIsClient,
@@ -224,7 +249,17 @@ export function answerQrRequests(input: DepositInput, state: DepositState) {
   setHandler(
     qrCodeUpdate,
     async (asked) => {
-      await condition(() => state.qr !== undefined || state.status === 'failed');
+      await condition(
+        () => state.qr !== undefined || state.status === 'failed' || state.status === 'refused',
+      );
+      if (state.refusal) {
+        throw ApplicationFailure.create({
+          type: DEPOSIT_REFUSED,
+          message: `the rules refused the deposit: ${state.refusal.reason}`,
+          nonRetryable: true,
+          details: [{ ...state.refusal, policyVersion: state.policyVersion }],
+        });
+      }
       if (!state.qr) throw ApplicationFailure.nonRetryable(state.reason ?? 'deposit failed', DEPOSIT_FAILED);
       return { qr: state.qr, created: asked.requestId !== undefined && asked.requestId === input.requestId };
     },
@@ -240,6 +275,23 @@ export function answerQrRequests(input: DepositInput, state: DepositState) {
       },
     },
   );
+}
+
+/**
+ * The rules' verdict; the registry still unreachable once the screening stops asking is a
+ * refusal (`eligibility_unavailable`) under the version the last try read.
+ */
+async function screen(
+  input: DepositInput,
+): Promise<DepositScreening | { verdict: 'refused'; policyVersion?: number; refusal: DepositRefusal }> {
+  try {
+    return await screenDeposit(input);
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    if (!(cause instanceof ApplicationFailure && cause.type === DEPOSIT_ELIGIBILITY_UNAVAILABLE)) throw err;
+    const { policyVersion } = (cause.details?.[0] ?? {}) as { policyVersion?: number };
+    return { verdict: 'refused', policyVersion, refusal: { reason: 'eligibility_unavailable' } };
+  }
 }
 
 /** Why the QR could not be created, when the provider said so or never answered; else undefined. */

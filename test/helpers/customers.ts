@@ -35,3 +35,16 @@ export async function verifiedWithKnownPayee(pool: Pool, piiKey: string, input: 
   );
   await recordPayoutDestination(pool, { cpfHash: hash, payeeHash, transactionId: 'earlier-payout' });
 }
+
+/**
+ * For workflow tests about what happens after a deposit's rules: the person's onboarding
+ * approved, as Postgres holds it after a real one (the API tests onboard people themselves).
+ */
+export async function verifiedDepositor(pool: Pool, piiKey: string, cpf: string) {
+  await pool.query(
+    `INSERT INTO customers (cpf_hash, cpf_masked, verification, verification_at, verification_by)
+     VALUES ($1, $2, 'approved', now(), 'test fixture')
+     ON CONFLICT (cpf_hash) DO UPDATE SET verification = 'approved', verification_at = now()`,
+    [cpfHash(cpf, piiKey), maskCpf(cpf)],
+  );
+}

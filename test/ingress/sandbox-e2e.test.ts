@@ -15,7 +15,7 @@ import { withdrawalStateQuery, withdrawalWorkflowId } from '../../contracts/with
 import type { Pool } from '../../db/pool';
 import { startInboxRelay } from '../../ingress/inbox-relay';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { verifiedWithKnownPayee } from '../helpers/customers';
+import { verifiedDepositor, verifiedWithKnownPayee } from '../helpers/customers';
 import { TEST_PII_KEY } from '../helpers/flow-env';
 import { testPool } from '../helpers/postgres';
 import { connectorFor } from '../helpers/sandbox-client';
@@ -58,6 +58,8 @@ beforeAll(async () => {
     piiKey: TEST_PII_KEY,
   });
   running = worker.run();
+  // The person of these deposits is verified: the rules let their deposits through.
+  await verifiedDepositor(pool, TEST_PII_KEY, '63401825771');
   ingress = await startIngress(pool, temporal);
   // As in every API process: the relay signals what the request path left waiting.
   relay = startInboxRelay({ pool, temporal, log: silentLog, intervalMs: 100 });

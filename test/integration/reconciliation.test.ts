@@ -17,7 +17,7 @@ import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { ensureReconciler } from '../../worker/reconciler';
-import { verifiedWithKnownPayee } from '../helpers/customers';
+import { verifiedDepositor, verifiedWithKnownPayee } from '../helpers/customers';
 import { TEST_PII_KEY } from '../helpers/flow-env';
 import { freshDatabase } from '../helpers/postgres';
 import { connectorFor, sandboxControl } from '../helpers/sandbox-client';
@@ -61,6 +61,8 @@ beforeAll(async () => {
     reconciliation: { scheduleMs: SCHEDULE_MS, maxPerSecond: 50, intervalMs: 300 },
   });
   running = worker.run();
+  // The person of these deposits is verified: the rules let their deposits through.
+  await verifiedDepositor(pool, TEST_PII_KEY, CPF);
   await ensureReconciler(client, taskQueue, createLogger('test', 'silent'), {
     retryMs: 500,
     stopped: () => false,

@@ -3,11 +3,12 @@ import {
   type WorkflowHandle,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
+import { ApplicationFailure, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { payerIsClient } from '../../activities/deposit';
 import { UnclassifiedAnswerError } from '../../connectors/errors';
 import {
+  DEPOSIT_REFUSED,
   type DepositFingerprint,
   type DepositInput,
   depositStateQuery,
@@ -16,8 +17,17 @@ import {
   resolutionUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/flow';
-import { downAtFirst, type FlowEnv, onOwnWorker, startFlowEnv, waitForState } from '../helpers/flow-env';
+import { verifiedDepositor } from '../helpers/customers';
+import {
+  downAtFirst,
+  type FlowEnv,
+  onOwnWorker,
+  startFlowEnv,
+  TEST_PII_KEY,
+  waitForState,
+} from '../helpers/flow-env';
 import { historyBytes, patchMarkers, recordHistory } from '../helpers/histories';
+import { newCpf } from '../helpers/people';
 import { expectActivityFailure, expectSdkLog } from '../helpers/sdk-log';
 import { testDataConverter } from '../helpers/temporal';
 import { defaultRules } from '../helpers/worker';
@@ -27,8 +37,12 @@ import { defaultRules } from '../helpers/worker';
 let f: FlowEnv;
 let n = 0;
 
+/** The person of these deposits, verified: the rules let their deposits through. */
+const PERSON = '63401825771';
+
 beforeAll(async () => {
   f = await startFlowEnv();
+  await verifiedDepositor(f.pool, TEST_PII_KEY, PERSON);
 });
 afterAll(async () => {
   await f?.close();
@@ -136,7 +150,8 @@ describe('deposit flow', () => {
     const handle = handleOf(input);
     expect((await handle.query(depositStateQuery)).status).toBe('awaiting_payment');
     // The QR's local activity wrote the flows row too: the row is there when the answer arrives,
-    // and the flow has run that one local activity (one marker), not a second for the row.
+    // and the flow has run the rules' and the QR's local activities (two markers), not a third
+    // for the row.
     const { rows } = await f.pool.query('SELECT status, seq FROM flows WHERE workflow_id = $1', [
       handle.workflowId,
     ]);
@@ -144,7 +159,7 @@ describe('deposit flow', () => {
     const markers = ((await handle.fetchHistory()).events ?? []).filter(
       (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     );
-    expect(markers).toHaveLength(1);
+    expect(markers).toHaveLength(2);
 
     await pay(input.txid);
     await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
@@ -155,12 +170,12 @@ describe('deposit flow', () => {
     expect(result.notifications).toBe(1);
     // The hint's inquiry ran in the task the hint woke, as a local activity: no activity task.
     expect(await inquiriesOf(handle)).toEqual({ local: 1, tasks: 0 });
-    // That inquiry also wrote the completed row, with the payment's details: two local
+    // That inquiry also wrote the completed row, with the payment's details: three local
     // activities in all, none of its own for the last row.
     const allMarkers = ((await handle.fetchHistory()).events ?? []).filter(
       (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
     );
-    expect(allMarkers).toHaveLength(2);
+    expect(allMarkers).toHaveLength(3);
     const done = await f.pool.query('SELECT status, seq, details FROM flows WHERE workflow_id = $1', [
       handle.workflowId,
     ]);
@@ -168,7 +183,12 @@ describe('deposit flow', () => {
       {
         status: 'completed',
         seq: 2,
-        details: { e2eId: result.payment?.e2eId, paidAt: result.payment?.paidAt, payerIsClient: true },
+        details: {
+          policyVersion: 1,
+          e2eId: result.payment?.e2eId,
+          paidAt: result.payment?.paidAt,
+          payerIsClient: true,
+        },
       },
     ]);
     // Encrypted payloads included: a paid deposit's history fits in 6 KB.
@@ -307,6 +327,42 @@ describe('deposit flow', () => {
     const result = await handleOf(input).result();
     expect(result).toMatchObject({ status: 'failed', reason: 'DUPLICATE_TRANSACTION' });
     expect(refused()).toHaveLength(1);
+  });
+});
+
+describe('a deposit the rules refuse', () => {
+  it('ends refused in its first task, before the provider hears of it: reason and policy version in its state, row and update failure', async () => {
+    // Nobody onboarded this person: deposits need a verified one.
+    const input = depositInput({
+      client: { externalId: 'user-x', cpf: newCpf(), email: 'x@example.com', name: 'Xavier Lima' },
+    });
+    const failed = await answerQr(input).catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(WorkflowUpdateFailedError);
+    const cause = (failed as WorkflowUpdateFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe(DEPOSIT_REFUSED);
+    expect((cause as ApplicationFailure).details?.[0]).toEqual({
+      reason: 'not_verified',
+      verification: 'none',
+      policyVersion: 1,
+    });
+    const result = await handleOf(input).result();
+    expect(result).toMatchObject({
+      status: 'refused',
+      reason: 'not_verified',
+      policyVersion: 1,
+      refusal: { reason: 'not_verified', verification: 'none' },
+    });
+    expect(result.qr).toBeUndefined();
+    const { rows } = await f.pool.query('SELECT status, reason, details FROM flows WHERE workflow_id = $1', [
+      depositWorkflowId(input.txid),
+    ]);
+    expect(rows).toMatchObject([
+      { status: 'refused', reason: 'not_verified', details: { policyVersion: 1 } },
+    ]);
+    // Nothing was created at the provider for its txid.
+    expect(await f.provider.lookUpDeposit(input.txid)).toEqual({ state: 'not_found' });
+    await recordHistory(handleOf(input), 'deposit-refused');
   });
 });
 

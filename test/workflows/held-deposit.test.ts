@@ -10,8 +10,9 @@ import {
   resolutionUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/flow';
+import { verifiedDepositor } from '../helpers/customers';
 import { provenDecision } from '../helpers/decisions';
-import { type FlowEnv, startFlowEnv, waitForState } from '../helpers/flow-env';
+import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
 import { patchMarkers, recordHistory } from '../helpers/histories';
 import { testDataConverter } from '../helpers/temporal';
 
@@ -26,6 +27,8 @@ let n = 0;
 
 beforeAll(async () => {
   f = await startFlowEnv({ temporal: 'dev' });
+  // The person is verified: the rules let their deposits through.
+  await verifiedDepositor(f.pool, TEST_PII_KEY, CLIENT_CPF);
 });
 afterAll(async () => {
   await f?.close();

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { escapeMarkdown } from '../../common/markdown';
 import { type DepositInput, depositWorkflowId, qrCodeUpdate } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/flow';
-import { type FlowEnv, startFlowEnv } from '../helpers/flow-env';
+import { verifiedDepositor } from '../helpers/customers';
+import { type FlowEnv, startFlowEnv, TEST_PII_KEY } from '../helpers/flow-env';
 import { testDataConverter } from '../helpers/temporal';
 
 // Every timer a flow starts has a summary: the Temporal UI names it on the timeline ("Payment,
@@ -15,6 +16,8 @@ import { testDataConverter } from '../helpers/temporal';
 let f: FlowEnv;
 beforeAll(async () => {
   f = await startFlowEnv({ temporal: 'dev' });
+  // The person is verified: the rules let their deposits through.
+  await verifiedDepositor(f.pool, TEST_PII_KEY, '63401825771');
 });
 afterAll(async () => {
   await f?.close();

@@ -609,7 +609,7 @@ export interface webhooks {
         put?: never;
         /**
          * deposit events
-         * @description Types: `deposit.awaiting_payment`, `deposit.held`, `deposit.completed`, `deposit.expired`, `deposit.failed`, `deposit.to_return`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
+         * @description Types: `deposit.awaiting_payment`, `deposit.held`, `deposit.completed`, `deposit.expired`, `deposit.failed`, `deposit.to_return`, `deposit.refused`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
          */
         post: operations["receiveDepositEvent"];
         delete?: never;
@@ -1201,7 +1201,7 @@ export interface components {
         };
         DepositState: {
             /** @enum {string} */
-            status: "creating" | "awaiting_payment" | "held" | "completed" | "expired" | "failed" | "to_return";
+            status: "creating" | "awaiting_payment" | "held" | "completed" | "expired" | "failed" | "to_return" | "refused";
             txid: string;
             amountCentavos: number;
             qr?: {
@@ -1231,6 +1231,9 @@ export interface components {
                 /** @description ISO 8601 time */
                 at: string;
             };
+            /** @description the version of the rules the deposit was screened under (docs/rules.md); absent for older deposits */
+            policyVersion?: number;
+            refusal?: components["schemas"]["DepositRefusal"];
             reason?: string;
             notifications: number;
             inquiries: number;
@@ -1240,6 +1243,38 @@ export interface components {
             updatedAt: string;
             /** @description ISO 8601 time */
             finishedAt?: string;
+        };
+        /** @description why the rules refused the deposit (docs/rules.md) */
+        DepositRefusal: {
+            /** @enum {string} */
+            reason: "not_verified";
+            /** @enum {string} */
+            verification: "none" | "pending" | "rejected" | "expired" | "suspended";
+        } | {
+            /** @enum {string} */
+            reason: "impeded";
+            impeded: {
+                reason: string;
+                /** @description ISO 8601 time */
+                since: string;
+                /** @description ISO 8601 time */
+                until: string | null;
+            };
+        } | {
+            /** @enum {string} */
+            reason: "closed";
+        } | {
+            /** @enum {string} */
+            reason: "deposit_limit_exceeded";
+            exceeded: ("daily" | "weekly" | "monthly")[];
+            remainingCentavos: {
+                daily?: number;
+                weekly?: number;
+                monthly?: number;
+            };
+        } | {
+            /** @enum {string} */
+            reason: "eligibility_unavailable";
         };
         /**
          * @example {
@@ -1260,7 +1295,7 @@ export interface components {
              * @description what the decision led to: completed or to_return
              * @enum {string}
              */
-            status: "creating" | "awaiting_payment" | "held" | "completed" | "expired" | "failed" | "to_return";
+            status: "creating" | "awaiting_payment" | "held" | "completed" | "expired" | "failed" | "to_return" | "refused";
         };
         /**
          * @description An operator's decision on a held deposit: `accept` credits it (completed), `return` leaves it to be paid back by hand (to_return).
@@ -1368,6 +1403,8 @@ export interface components {
                 /** @description the backend's reason to deny, or why there was no answer */
                 reason?: string;
             };
+            /** @description the version of the rules the withdrawal was decided under (docs/rules.md); absent for older withdrawals */
+            policyVersion?: number;
             /** @description why it failed or was refused: a refusal reason code (docs/rules.md), a KYC reason code, or the provider's reason */
             reason?: string;
             notifications: number;
@@ -1833,7 +1870,7 @@ export interface components {
              */
             url: string;
             /** @description event types to receive; ["*"] for every type */
-            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.awaiting_authorization" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
+            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "deposit.refused" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.awaiting_authorization" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
             /** @default  */
             description?: string;
         };
@@ -1917,7 +1954,7 @@ export interface components {
              */
             url?: string;
             /** @description event types to receive; ["*"] for every type */
-            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.awaiting_authorization" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
+            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "deposit.refused" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.awaiting_authorization" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
             description?: string;
             /** @description true also forgets why it was disabled */
             enabled?: boolean;
@@ -3378,7 +3415,7 @@ export interface operations {
             query?: {
                 type?: "onboarding" | "deposit" | "withdrawal" | "biometrics";
                 /** @description a status of the given `type` (without `type`: of any type) */
-                status?: "kyc" | "awaiting_liveness" | "awaiting_review" | "approved" | "rejected" | "expired" | "creating" | "awaiting_payment" | "held" | "completed" | "failed" | "to_return" | "validating" | "awaiting_biometrics" | "awaiting_approval" | "awaiting_authorization" | "sending" | "processing" | "stuck" | "refused" | "issuing_link" | "awaiting_identification" | "passed" | "unavailable";
+                status?: "kyc" | "awaiting_liveness" | "awaiting_review" | "approved" | "rejected" | "expired" | "creating" | "awaiting_payment" | "held" | "completed" | "failed" | "to_return" | "refused" | "validating" | "awaiting_biometrics" | "awaiting_approval" | "awaiting_authorization" | "sending" | "processing" | "stuck" | "issuing_link" | "awaiting_identification" | "passed" | "unavailable";
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf?: components["schemas"]["Cpf"];
                 /** @description inclusive, ISO 8601 */
