@@ -9,7 +9,7 @@ import {
   setHandler,
   setWorkflowOptions,
 } from '@temporalio/workflow';
-import type { createDepositActivities } from '../activities/deposit';
+import type { createDepositActivities, DepositCheck } from '../activities/deposit';
 import type { createDepositScreeningActivities, DepositScreening } from '../activities/deposit-screening';
 import {
   DEPOSIT_CONFLICT,
@@ -22,6 +22,7 @@ import {
   type DepositRefusal,
   type DepositResolutionDecision,
   type DepositState,
+  type DepositStatus,
   depositFinalStatuses,
   depositNotHeld,
   depositStateQuery,
@@ -31,15 +32,15 @@ import {
 import type { FlowRecord } from '../contracts/flow';
 import { DECISION_PROOFS_PATCH, requireProof } from './decision-proofs';
 import {
+  awaitHint,
+  FlowTracker,
   isLocalActivityFailure,
   isoNow,
   LOCAL_LOOK_OPTIONS,
   listenForProviderHints,
-  lookAsLocalActivityFirst,
   PROVIDER_CALL_OPTIONS,
+  type ProviderHint,
   paymentRecord,
-  trackFlow,
-  waitForOutcome,
 } from './flow-lifecycle';
 
 type DepositActivities = ReturnType<typeof createDepositActivities>;
@@ -74,29 +75,73 @@ export interface HeldDepositInput {
   deposit: DepositInput;
   state: DepositState;
   hold: DepositHoldReason;
-  /** The flows rows the deposit's run wrote. */
+  /** The last seq of the deposit's row its run named (FlowTracker, flow-lifecycle.ts). */
   rowsWritten: number;
 }
 
 /**
- * Deposit: create the Pix QR (handed to the API through the `qrCode` update as soon as it
- * exists), then wait for payment. A notification is only a hint to look: payment is proven by
- * the deposit inquiry. A lost notification is made up for by reconciliation, which looks the
- * deposit up on its schedule and sends the hint; one last look after expiry, then `expired`. A
- * payment the rules hold (someone else paid it) continues as a held deposit's run
- * (held-deposit.ts), which waits for an operator's `resolution`.
+ * Deposit: screened by the rules, then the Pix QR (handed to the API through the `qrCode` update
+ * as soon as it exists), then the wait for payment. A notification is only a hint to look:
+ * payment is proven by the deposit inquiry. A lost notification is made up for by
+ * reconciliation, which looks the deposit up on its schedule and sends the hint; one last look
+ * after expiry, then `expired`. A payment the rules hold (someone else paid it) continues as a
+ * held deposit's run (held-deposit.ts), which waits for an operator's `resolution`.
  */
 export async function depositWorkflow(input: DepositInput): Promise<DepositState> {
-  // The result leaves out the QR: its history keeps it already (the local activity's marker and
-  // the update's answer), and a query of the closed flow still shows it.
-  const { qr: _qr, ...result } = await runDeposit(input);
-  return result;
+  const flow = openDeposit(input);
+  const refusal = await screen(input, flow);
+  if (refusal) return flow.finish('refused', refusal);
+  const failure = await charge(input, flow);
+  if (failure) return flow.finish('failed', failure);
+  const payment = await awaitPayment(input, flow);
+  if (!payment) return flow.finish('expired', 'qr_expired_unpaid');
+  if (payment.hold) return continueAsHeld(input, flow, payment.hold);
+  return flow.complete(payment.written);
 }
 // Minutes from the QR to its payment: a deposit ends on the build it started on.
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, depositWorkflow);
 
-async function runDeposit(input: DepositInput): Promise<DepositState> {
-  const state: DepositState = {
+/** A deposit's status changes, in either of its runs. */
+export class DepositFlow extends FlowTracker<DepositStatus, DepositState> {
+  readonly hint: ProviderHint = listenForProviderHints(this.state);
+
+  /** `seqBefore`: where the deposit's run left its row, for the held run it continues as. */
+  constructor(input: DepositInput, state: DepositState, seqBefore?: number) {
+    super(paymentRecord('deposit', input.txid, input), state, depositFinalStatuses, seqBefore);
+  }
+
+  protected override details() {
+    const { policyVersion, refusal, payment, resolution } = this.state;
+    return {
+      policyVersion,
+      refusal,
+      e2eId: payment?.e2eId,
+      paidAt: payment?.paidAt,
+      payerIsClient: payment?.payerIsClient,
+      resolution,
+    };
+  }
+
+  /**
+   * The final state without the QR: the history keeps it already (the local activity's marker
+   * and the update's answer), and a query of the closed flow still shows it.
+   */
+  override async settle(): Promise<DepositState> {
+    const { qr: _qr, ...result } = await super.settle();
+    return result;
+  }
+
+  /** Ends it completed: its row written by the inquiry that found it paid (`written`), or now. */
+  async complete(written: FlowRecord | undefined): Promise<DepositState> {
+    if (!written) return this.finish('completed');
+    await this.wrote({ ...written, status: 'completed' });
+    return this.settle();
+  }
+}
+
+/** The deposit's flow, answering its state query, the QR's requests and (refused) resolutions. */
+function openDeposit(input: DepositInput): DepositFlow {
+  const flow = new DepositFlow(input, {
     status: 'creating',
     txid: input.txid,
     amountCentavos: input.amountCentavos,
@@ -104,99 +149,105 @@ async function runDeposit(input: DepositInput): Promise<DepositState> {
     inquiries: 0,
     startedAt: isoNow(),
     updatedAt: isoNow(),
-  };
-  const flow = trackDeposit(input, state);
-  setHandler(depositStateQuery, () => state);
-  answerQrRequests(input, state);
+  });
+  setHandler(depositStateQuery, () => flow.state);
+  answerQrRequests(input, flow.state);
   // Refused here: a deposit is held only in the run it continues as.
-  answerResolutions(input, state);
-  const hint = listenForProviderHints(state);
-  let hold: DepositHoldReason | undefined;
-  // The completed row the inquiry wrote, if it did.
-  let completedRow: FlowRecord | undefined;
+  answerResolutions(input, flow.state);
+  return flow;
+}
 
-  /**
-   * Asks the provider whether the person paid the deposit; keeps the payment, and the rules' hold,
-   * when it is paid. A payment the rules let through is recorded `completed` by the inquiry itself.
-   */
-  const lookForPayment = async (): Promise<true | undefined> => {
-    state.inquiries += 1;
-    const completed = flow.rowAfter('completed');
-    const check = await lookAsLocalActivityFirst(
-      inquireDepositLocally,
-      inquireDeposit,
-      input.txid,
-      input.client.cpf,
-      completed,
-    );
-    if (!check.paid) return undefined;
-    state.payment = {
-      e2eId: check.e2eId ?? '',
-      payerName: check.payerName,
-      payerCpfMasked: check.payerCpfMasked,
-      paidAt: check.paidAt,
-      ...(check.payerIsClient === undefined ? {} : { payerIsClient: check.payerIsClient }),
-    };
-    hold = check.hold;
-    completedRow = check.recorded === true ? completed : undefined;
-    return true;
-  };
-
-  // The rules first: a refused deposit ends here, recorded with its reason and the rules' version,
-  // and the provider never hears of it.
-  const screening = await screen(input);
+/**
+ * Screen: the rules first, so a refused deposit ends here, recorded with its reason and the
+ * rules' version, and the provider never hears of it. Answers the refusal's reason, if refused.
+ */
+async function screen(input: DepositInput, flow: DepositFlow): Promise<string | undefined> {
+  const { state } = flow;
+  const screening = await screenWithRetries(input);
   if (screening.policyVersion !== undefined) state.policyVersion = screening.policyVersion;
-  if (screening.verdict === 'refused') {
-    state.refusal = screening.refusal;
-    return flow.finish('refused', screening.refusal.reason);
-  }
+  if (screening.verdict !== 'refused') return undefined;
+  state.refusal = screening.refusal;
+  return screening.refusal.reason;
+}
 
-  // The QR first: the caller is waiting on it. The same local activity writes the deposit's
-  // flows row as awaiting payment once the QR exists, so the answer waits for one activity.
+/**
+ * Charge: the QR first, the caller is waiting on it. The same local activity writes the
+ * deposit's row as awaiting payment once the QR exists, so the answer waits for one activity.
+ * Answers why the QR could not be created, if it could not.
+ */
+async function charge(input: DepositInput, flow: DepositFlow): Promise<string | undefined> {
+  const row = flow.nextRow('awaiting_payment');
   try {
-    state.qr = await createDepositQr(input, flow.nextRow('awaiting_payment'));
+    flow.state.qr = await createDepositQr(input, row);
   } catch (err) {
     const reason = qrFailureReason(err);
     if (reason === undefined) throw err;
-    return flow.finish('failed', reason);
+    return reason;
   }
-  flow.showStatus('awaiting_payment');
-
-  // No reconciliation timer of its own: the sweep sends the hint when it finds the deposit paid.
-  await waitForOutcome({
-    hint,
-    deadline: new Date(state.qr.expiresAt).getTime(),
-    look: lookForPayment,
-    summary: 'Payment, until the QR code expires',
-  });
-  if (!(state.payment || (await lookForPayment()))) return flow.finish('expired', 'qr_expired_unpaid');
-  if (!hold) return completedRow ? flow.finishRecorded('completed', completedRow) : flow.finish('completed');
-
-  // Held, it may wait days for an operator: a run of its own (held-deposit.ts), under the same
-  // workflow id, which moves to newer builds.
-  await flow.settle();
-  const continueAsHeld = makeContinueAsNewFunc<(input: HeldDepositInput) => Promise<DepositState>>({
-    workflowType: 'heldDepositWorkflow',
-  });
-  return continueAsHeld({ deposit: input, state, hold, rowsWritten: flow.rowsWritten() });
+  await flow.wrote(row);
+  return undefined;
 }
 
-/** A deposit's status changes, in either of its runs. */
-export function trackDeposit(input: DepositInput, state: DepositState, rowsBefore?: number) {
-  return trackFlow({
-    record: paymentRecord('deposit', input.txid, input),
-    state,
-    finalStatuses: depositFinalStatuses,
-    details: () => ({
-      policyVersion: state.policyVersion,
-      refusal: state.refusal,
-      e2eId: state.payment?.e2eId,
-      paidAt: state.payment?.paidAt,
-      payerIsClient: state.payment?.payerIsClient,
-      resolution: state.resolution,
-    }),
-    ...(rowsBefore === undefined ? {} : { rowsBefore }),
+/** A payment found: the rules' hold, or the `completed` row its inquiry wrote (if it did). */
+interface Payment {
+  hold?: DepositHoldReason;
+  written?: FlowRecord;
+}
+
+/**
+ * Await payment: a look on each hint until the QR expires (no reconciliation timer of its own:
+ * the sweep sends the hint when it finds the deposit paid), then one last look.
+ */
+async function awaitPayment(input: DepositInput, flow: DepositFlow): Promise<Payment | undefined> {
+  const expiry = new Date(flow.state.qr?.expiresAt ?? 0).getTime();
+  while (await awaitHint(flow.hint, expiry, 'Payment, until the QR code expires')) {
+    const payment = await lookForPayment(input, flow);
+    if (payment) return payment;
+  }
+  return lookForPayment(input, flow);
+}
+
+/**
+ * Asks the provider whether the person paid the deposit, first as a local activity; keeps the
+ * payment when it is paid. A payment the rules let through is recorded `completed` by the
+ * inquiry itself.
+ */
+async function lookForPayment(input: DepositInput, flow: DepositFlow): Promise<Payment | undefined> {
+  const { state } = flow;
+  state.inquiries += 1;
+  const row = flow.nextRow('completed');
+  let check: DepositCheck;
+  try {
+    check = await inquireDepositLocally(input.txid, input.client.cpf, row);
+  } catch (err) {
+    if (!isLocalActivityFailure(err)) throw err;
+    check = await inquireDeposit(input.txid, input.client.cpf, row);
+  }
+  if (!check.paid) return undefined;
+  state.payment = {
+    e2eId: check.e2eId ?? '',
+    payerName: check.payerName,
+    payerCpfMasked: check.payerCpfMasked,
+    paidAt: check.paidAt,
+    ...(check.payerIsClient === undefined ? {} : { payerIsClient: check.payerIsClient }),
+  };
+  return { hold: check.hold, written: check.recorded ? row : undefined };
+}
+
+/**
+ * Held, it may wait days for an operator: a run of its own (held-deposit.ts), under the same
+ * workflow id, which moves to newer builds.
+ */
+async function continueAsHeld(
+  input: DepositInput,
+  flow: DepositFlow,
+  hold: DepositHoldReason,
+): Promise<never> {
+  await flow.settle();
+  const continueAsNew = makeContinueAsNewFunc<(input: HeldDepositInput) => Promise<DepositState>>({
+    workflowType: 'heldDepositWorkflow',
   });
+  return continueAsNew({ deposit: input, state: flow.state, hold, rowsWritten: flow.lastSeq() });
 }
 
 /**
@@ -281,7 +332,7 @@ export function answerQrRequests(input: DepositInput, state: DepositState) {
  * The rules' verdict; the registry still unreachable once the screening stops asking is a
  * refusal (`eligibility_unavailable`) under the version the last try read.
  */
-async function screen(
+async function screenWithRetries(
   input: DepositInput,
 ): Promise<DepositScreening | { verdict: 'refused'; policyVersion?: number; refusal: DepositRefusal }> {
   try {

@@ -1,7 +1,6 @@
 import { condition, setHandler, setWorkflowOptions } from '@temporalio/workflow';
 import { type DepositState, depositStateQuery } from '../contracts/deposit';
-import { answerQrRequests, answerResolutions, type HeldDepositInput, trackDeposit } from './deposit';
-import { listenForProviderHints } from './flow-lifecycle';
+import { answerQrRequests, answerResolutions, DepositFlow, type HeldDepositInput } from './deposit';
 
 /**
  * A paid deposit the rules hold (someone else paid it), continued from its deposit run under the
@@ -15,12 +14,11 @@ export async function heldDepositWorkflow({
   hold,
   rowsWritten,
 }: HeldDepositInput): Promise<DepositState> {
-  const flow = trackDeposit(input, state, rowsWritten);
+  // Notifications still count (the flow listens); the payment is proven already.
+  const flow = new DepositFlow(input, state, rowsWritten);
   setHandler(depositStateQuery, () => state);
   answerQrRequests(input, state);
   const resolved = answerResolutions(input, state);
-  // Notifications still count; the payment is proven already.
-  listenForProviderHints(state);
 
   // Not credited: an operator decides. No deadline: the money is here, and only a person may
   // say whether it stays.
@@ -29,8 +27,7 @@ export async function heldDepositWorkflow({
   const accepted = state.resolution?.decision === 'accept';
   await flow.moveTo(accepted ? 'completed' : 'to_return', accepted ? undefined : hold);
   resolved.done = true;
-  const { qr: _qr, ...result } = await flow.settle();
-  return result;
+  return flow.settle();
 }
 // It may wait days for its operator: each of its workflow tasks runs on the current build.
 setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, heldDepositWorkflow);
