@@ -23,6 +23,8 @@ export interface DepositCheck {
   payerIsClient?: boolean;
   /** Why the paid deposit must wait for an operator instead of being credited (the rules say). */
   hold?: DepositHoldReason;
+  /** With a hold: the version of the rules policy that decided it. */
+  policyVersion?: number;
   /** The `completed` row the inquiry was given is written: the flow has nothing left to record. */
   recorded?: true;
 }
@@ -65,10 +67,10 @@ export function createDepositActivities({
   pool,
   hashCpf,
   hashAccount,
-  rules,
+  policy,
   recordFlow,
   countUnclassified,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount' | 'rules' | 'countUnclassified'> & {
+}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount' | 'policy' | 'countUnclassified'> & {
   recordFlow: (row: FlowRecord) => Promise<void>;
 }) {
   const notice = unclassifiedNotice({ pool, countUnclassified });
@@ -123,7 +125,8 @@ export function createDepositActivities({
      * The deposit inquiry: the only proof of payment (a notification is just a hint). Given the
      * client's CPF (the one the deposit was started with), it says whether the person paid it
      * and whether the rules hold it: the payer's CPF stays here, only its masked form goes back
-     * into the workflow's history, and the hold is decided by the rules this worker runs with.
+     * into the workflow's history, and the hold is decided by the policy in force (its version
+     * goes with the hold).
      * Given the `completed` row the flow writes next, a payment the rules do not hold is recorded
      * here with its payment's details: the flow then ends with no activity of its own for it.
      * An answer no rule reads fails the attempt (retried, and told): never "unpaid".
@@ -131,7 +134,9 @@ export function createDepositActivities({
     async inquireDeposit(txid: string, clientCpf?: string, completed?: FlowRecord): Promise<DepositCheck> {
       const tx = await providerCall(() => provider.lookUpDeposit(txid), notice);
       // Not visible to the inquiry yet: unpaid as far as we can prove.
-      const check = paidCheck(tx, clientCpf, rules.holdThirdPartyDeposits);
+      const inForce = await policy.current();
+      const paid = paidCheck(tx, clientCpf, inForce.policy.deposits.holdThirdParty);
+      const check = paid.hold ? { ...paid, policyVersion: inForce.version } : paid;
       if (!completed || !check.paid || check.hold) return check;
       await recordFlow({ ...completed, details: { ...completed.details, ...paymentDetails(check) } });
       return { ...check, recorded: true };

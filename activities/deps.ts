@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import type { Connector } from '../connectors/types';
-import type { MoneyRules, PayoutControls } from '../contracts/rules';
 import type { Pool } from '../db/pool';
 import type { EligibilityRegistry } from '../eligibility/registry';
 import type { PolicyReader } from '../policy/schema';
@@ -18,10 +17,6 @@ export interface ActivityDeps {
   hashAccount: (normalisedKey: string) => string;
   /** The rules in force (docs/policy.md): read once per decision, whose version it records. */
   policy: PolicyReader;
-  /** The money rules as configured (docs/rules.md). */
-  rules: MoneyRules;
-  /** The payout controls as configured (docs/payout-controls.md). */
-  payoutControls: PayoutControls;
   /** The operator's payout authorization (PAYOUT_AUTHORIZATION_URL); none: not asked. */
   payoutAuthorization?: PayoutAuthorizationSettings;
   /** Counts a payout's deadline passing (the worker's metrics); none: not counted. */
@@ -43,10 +38,8 @@ export interface ActivityDeps {
   rescreening?: RescreeningSettings;
 }
 
-/** How a rescreening pass runs (docs/configuration.md). */
+/** How a rescreening pass runs (docs/configuration.md); whom it screens is the policy's. */
 export interface RescreeningSettings {
-  /** Customers with a flow or verification change within this many days are screened. */
-  activeDays: number;
   /** People screened a second, at most. */
   perSecond: number;
   /**

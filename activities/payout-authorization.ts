@@ -10,11 +10,8 @@ import { postSignedJson, type SignedPostOptions } from '../signed-requests/clien
 // The client of the operator's payout authorization (PAYOUT_AUTHORIZATION_URL,
 // docs/payout-controls.md): a signed POST (signed-requests/), and what no valid answer means here.
 
-/** The authorization as configured. */
-export interface PayoutAuthorizationSettings extends SignedPostOptions {
-  /** No valid answer: `deny` refuses the payout (fail closed), `approve` sends it. */
-  onNoAnswer: 'deny' | 'approve';
-}
+/** Where the authorization is asked, as configured (what no answer means is the policy's). */
+export type PayoutAuthorizationSettings = SignedPostOptions;
 
 const SENDER = { idPrefix: 'payauth', userAgent: 'pixflow-payout-authorization/1' };
 
@@ -38,10 +35,14 @@ export function payoutAuthorizationRequest(
   };
 }
 
-/** Asks the operator's backend; answers its decision, or no answer as the settings say. */
+/**
+ * Asks the operator's backend; answers its decision, or no answer as the policy's
+ * payouts.authorizationOnNoAnswer says: `deny` refuses the payout (fail closed), `approve` sends it.
+ */
 export async function askPayoutAuthorization(
   s: PayoutAuthorizationSettings,
   request: PayoutAuthorizationRequest,
+  onNoAnswer: 'deny' | 'approve',
 ): Promise<PayoutAuthorization> {
   try {
     const answer = await postSignedJson(s, SENDER, payoutAuthorizationAnswerSchema, request);
@@ -51,7 +52,7 @@ export async function askPayoutAuthorization(
   } catch (err) {
     return {
       outcome: 'unanswered',
-      send: s.onNoAnswer === 'approve',
+      send: onNoAnswer === 'approve',
       problem: `no valid answer from the payout authorization: ${(err as Error).message}`,
     };
   }
@@ -62,13 +63,11 @@ export function payoutAuthorizationOf(c: {
   PAYOUT_AUTHORIZATION_URL?: string | undefined;
   PAYOUT_AUTHORIZATION_SECRET: string;
   PAYOUT_AUTHORIZATION_TIMEOUT_MS: number;
-  PAYOUT_AUTHORIZATION_ON_NO_ANSWER: 'deny' | 'approve';
 }): PayoutAuthorizationSettings | undefined {
   if (!c.PAYOUT_AUTHORIZATION_URL) return undefined;
   return {
     url: c.PAYOUT_AUTHORIZATION_URL,
     secret: c.PAYOUT_AUTHORIZATION_SECRET,
     timeoutMs: c.PAYOUT_AUTHORIZATION_TIMEOUT_MS,
-    onNoAnswer: c.PAYOUT_AUTHORIZATION_ON_NO_ANSWER,
   };
 }

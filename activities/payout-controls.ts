@@ -24,7 +24,11 @@ export function createPayoutControlActivities({
   clock,
   payoutAuthorization,
   countPayoutDeadline,
-}: Pick<ActivityDeps, 'pool' | 'hashCpf' | 'clock' | 'payoutAuthorization' | 'countPayoutDeadline'>) {
+  policy,
+}: Pick<
+  ActivityDeps,
+  'pool' | 'hashCpf' | 'clock' | 'payoutAuthorization' | 'countPayoutDeadline' | 'policy'
+>) {
   return {
     /**
      * Records that an open withdrawal passed its at-risk mark or its deadline: its flows row
@@ -41,8 +45,9 @@ export function createPayoutControlActivities({
     },
 
     /**
-     * Asks the operator's backend whether the payout may go (PAYOUT_AUTHORIZATION_URL). Not
-     * configured on this worker while the workflow asks: a failure to retry, never a silent send.
+     * Asks the operator's backend whether the payout may go (PAYOUT_AUTHORIZATION_URL); no valid
+     * answer is decided by the policy in force (payouts.authorizationOnNoAnswer). Not configured
+     * on this worker while the workflow asks: a failure to retry, never a silent send.
      */
     async authorizePayout(input: WithdrawalInput, approvedBy: string[]): Promise<PayoutAuthorization> {
       if (!payoutAuthorization)
@@ -50,9 +55,11 @@ export function createPayoutControlActivities({
           'PAYOUT_AUTHORIZATION_URL is not set on this worker',
           'NotConfigured',
         );
+      const { policy: rules } = await policy.current();
       return askPayoutAuthorization(
         payoutAuthorization,
         payoutAuthorizationRequest(input, approvedBy, hashCpf, clock()),
+        rules.payouts.authorizationOnNoAnswer,
       );
     },
   };

@@ -12,7 +12,9 @@ interface BatchHeartbeat {
   counts: RescreeningCounts;
 }
 
-export function createRescreeningActivities(deps: Pick<ActivityDeps, 'pool' | 'rescreening' | 'openCpf'>) {
+export function createRescreeningActivities(
+  deps: Pick<ActivityDeps, 'pool' | 'rescreening' | 'openCpf' | 'policy'>,
+) {
   return {
     /**
      * Screens the next `limit` active customers after `after` (purpose `rescreening`), at most
@@ -35,7 +37,9 @@ export function createRescreeningActivities(deps: Pick<ActivityDeps, 'pool' | 'r
       let cursor = resumed?.cursor ?? input.after;
       if (resumed) Object.assign(counts, resumed.counts);
       const handledBefore = resumed ? counts.screened + counts.noCpf : 0;
-      const since = new Date(Date.parse(input.startedAt) - rescreening.activeDays * DAY_MS);
+      // Active within the policy's days, as in force at each batch.
+      const { rescreenActiveDays } = (await deps.policy.current()).policy.eligibility;
+      const since = new Date(Date.parse(input.startedAt) - rescreenActiveDays * DAY_MS);
       const page = await activeCustomersPage(pool, {
         since,
         after: cursor,

@@ -10,6 +10,7 @@ import {
   EligibilityUnavailableError,
   httpEligibilityRegistry,
 } from '../eligibility/registry';
+import type { PolicyReader } from '../policy/schema';
 
 // Whether the registry of impeded people bars a person (docs/rules.md, Eligibility): its last answer
 // while fresh, else the registry asked again, and every answer recorded on the person's row (an
@@ -33,7 +34,8 @@ export interface Screener {
   registry: EligibilityRegistry;
   pool: Pool;
   piiKey: string;
-  freshMs: number;
+  /** The rules in force: how long an answer is reused (eligibility.freshMs). */
+  policy: PolicyReader;
   /** Seals the CPF kept on the person's row for the rescreening (common/secret-box.ts). */
   sealCpf?: (cpf: string) => string;
 }
@@ -55,15 +57,30 @@ export function eligibilityRegistryOf(config: Config): EligibilityRegistry | und
   return registry;
 }
 
+const policies = new WeakMap<Config, PolicyReader>();
+
+/**
+ * The policy a process decides under, for what is built from its configuration alone (the API's
+ * deposit gate builds its screener from the configuration): the API and the worker bind theirs.
+ */
+export function bindPolicy(config: Config, policy: PolicyReader): void {
+  policies.set(config, policy);
+}
+
 /** What screening a person needs, from the configuration; none when it names no registry. */
-export function screenerOf(config: Config, pool: Pool): Screener | undefined {
+export function screenerOf(
+  config: Config,
+  pool: Pool,
+  policy: PolicyReader | undefined = policies.get(config),
+): Screener | undefined {
   const registry = eligibilityRegistryOf(config);
   if (!registry) return undefined;
+  if (!policy) throw new Error('no rules policy bound to this configuration: the process calls bindPolicy');
   return {
     registry,
     pool,
     piiKey: config.PII_HASH_KEY,
-    freshMs: config.ELIGIBILITY_FRESH_MS,
+    policy,
     sealCpf: (cpf) => sealSecret(config.codecKeys, cpf),
   };
 }
@@ -84,7 +101,8 @@ export async function screenPerson(
     last?.registryAnswer === 'impeded' && last.impeded?.until
       ? Date.parse(last.impeded.until) <= now.getTime()
       : false;
-  if (last && !lapsed && now.getTime() - last.checkedAt.getTime() < s.freshMs) {
+  const { freshMs } = (await s.policy.current()).policy.eligibility;
+  if (last && !lapsed && now.getTime() - last.checkedAt.getTime() < freshMs) {
     if (!last.impeded) return { status: 'eligible' };
     return { status: 'impeded', ...last.impeded, reason: last.impeded.reason as ImpededReason };
   }

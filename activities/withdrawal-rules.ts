@@ -9,6 +9,7 @@ import { BIOMETRICS_UNAVAILABLE, type StepUpCause, type WithdrawalInput } from '
 import { type CustomerRow, lockCustomer, payoutsToday } from '../db/customers';
 import { payoutStandingOf } from '../db/payout-destinations';
 import { inTransaction } from '../db/pool';
+import type { Policy } from '../policy/schema';
 import { askBiometrics, BiometricsUnavailableError } from './ask-biometrics';
 import type { ActivityDeps } from './deps';
 import { upsertFlowRow } from './flows';
@@ -49,19 +50,29 @@ export function payeeHashOf(input: WithdrawalInput, hashAccount: (key: string) =
   return hashAccount(payee.kind === 'bank_account' ? payee.key : pixKeyKey(input.pixKey, input.pixType));
 }
 
+/** The payout controls a withdrawal runs under, from the policy in force. */
+export function payoutControlsOf(policy: Policy, askAuthorization: boolean): PayoutControls {
+  const { deadlineMs, atRiskShare, approvalAboveCentavos, approvers } = policy.payouts;
+  return { deadlineMs, atRiskShare, approvalAboveCentavos, approvers, askAuthorization };
+}
+
 export function createWithdrawalRuleActivities({
   provider,
   pool,
   hashCpf,
   hashAccount,
   clock,
-  rules,
   temporal,
-  payoutControls,
   policy,
+  payoutAuthorization,
 }: ActivityDeps) {
   /** KYC reason codes when the person's registry check no longer passes; read again when old. */
-  async function kycRefusal(input: WithdrawalInput, workflowId: string, kyc: CustomerRow['kyc']) {
+  async function kycRefusal(
+    rules: Policy['withdrawals'],
+    input: WithdrawalInput,
+    workflowId: string,
+    kyc: CustomerRow['kyc'],
+  ) {
     const age = kyc.readAt ? clock().getTime() - Date.parse(kyc.readAt) : Number.POSITIVE_INFINITY;
     if (age <= rules.kycMaxAgeMs) return kycReasonsOf(kyc);
     const fresh = await readKyc(
@@ -73,22 +84,26 @@ export function createWithdrawalRuleActivities({
 
   /**
    * Checks the money rules (docs/rules.md) before anything is sent, in order: the person is
-   * verified, their KYC answer is recent (read again when older than KYC_MAX_AGE) and passes,
+   * verified, their KYC answer is recent (read again when older than kycMaxAgeMs) and passes,
    * the payee is theirs, and the payout fits the daily limit. The limit is checked and the
    * withdrawal's row (`validating`, with its amount) written in one transaction that holds the
    * person's row locked: two withdrawals of one person are counted one after the other, and a
    * withdrawal counts against the limit from then on unless it is refused or fails. Idempotent:
    * a retry finds its own row and leaves it out of the sum.
    */
-  async function verdictOf(input: WithdrawalInput, validating: FlowRecord): Promise<PayoutVerdict> {
+  async function verdictOf(
+    rules: Policy['withdrawals'],
+    input: WithdrawalInput,
+    validating: FlowRecord,
+  ): Promise<PayoutVerdict> {
     const cpfHash = hashCpf(input.client.cpf);
     const refused = (reason: string): PayoutVerdict => ({ verdict: 'refused', reason });
     const payee = payeeOfInput(input);
     const standing = await payoutStandingOf(pool, cpfHash, payeeHashOf(input, hashAccount));
     const { customer } = standing;
-    if (rules.requireVerifiedForWithdrawals) {
+    if (rules.requireVerified) {
       if (customer?.verification !== 'approved') return refused('not_verified');
-      const kyc = await kycRefusal(input, validating.workflowId, customer.kyc);
+      const kyc = await kycRefusal(rules, input, validating.workflowId, customer.kyc);
       if (kyc.length > 0) return refused(kyc.join(','));
     }
     const registered = (payee.kind === 'pix_key' || payee.kind === 'bank_account') && standing.registered;
@@ -115,12 +130,16 @@ export function createWithdrawalRuleActivities({
 
   return {
     /**
-     * The money rules' verdict (verdictOf), with the payout controls as configured: the
-     * withdrawal reads them here once, so one run keeps them whatever the configuration does next.
+     * The money rules' verdict (verdictOf) under the policy in force, read once, with its payout
+     * controls and its version: the withdrawal keeps them from here on, whatever version comes next.
      */
     async checkPayoutRules(input: WithdrawalInput, validating: FlowRecord): Promise<PayoutRulesAnswer> {
-      const { version } = await policy.current();
-      return { ...(await verdictOf(input, validating)), controls: payoutControls, policyVersion: version };
+      const inForce = await policy.current();
+      return {
+        ...(await verdictOf(inForce.policy.withdrawals, input, validating)),
+        controls: payoutControlsOf(inForce.policy, payoutAuthorization !== undefined),
+        policyVersion: inForce.version,
+      };
     },
 
     /**

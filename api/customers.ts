@@ -164,7 +164,7 @@ export const customerOperations = {
 /** The limits a person sets on their own deposits (customers/deposit-limits.ts). */
 function depositLimitRoutes(
   r: Router,
-  { config, pool }: Pick<ApiDeps, 'config' | 'pool'>,
+  { pool, policy }: Pick<ApiDeps, 'pool' | 'policy'>,
   hashOf: (cpf: string) => string,
   requireKnown: (hash: string) => Promise<void>,
 ) {
@@ -181,12 +181,13 @@ function depositLimitRoutes(
     const change = parse(depositLimitsBodySchema, 'body', req.body);
     const hash = hashOf(cpf);
     await requireKnown(hash);
+    const { deposits } = (await policy.current()).policy;
     const view: DepositLimitsView = await changeDepositLimits(
       pool,
       { cpfHash: hash, cpfMasked: maskCpf(cpf) },
       change,
       new Date(),
-      config.DEPOSIT_LIMIT_COOLING_OFF_MS,
+      deposits.limitCoolingOffMs,
     );
     res.json(view);
   });
@@ -207,7 +208,7 @@ const eligibilityView = (
   closedAt: e?.closed?.at ?? null,
 });
 
-export function customerRoutes({ config, pool }: ApiDeps) {
+export function customerRoutes({ config, pool, policy }: ApiDeps) {
   const r = Router();
   const hashOf = (cpf: string) => cpfHash(cpf, config.PII_HASH_KEY);
   const hashAccount = (k: string) => accountKeyHash(k, config.PII_HASH_KEY);
@@ -221,9 +222,10 @@ export function customerRoutes({ config, pool }: ApiDeps) {
     const now = new Date();
     const customer = await getCustomer(pool, hash);
     if (!customer) await requireKnown(hash);
+    const { withdrawals } = (await policy.current()).policy;
     const [accounts, payouts, open, eligibility] = await Promise.all([
       listAccounts(pool, hash),
-      payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, now),
+      payoutsTodayView(pool, withdrawals.dailyLimitCentavos, hash, now),
       openFlows(pool, hash, {
         onboarding: onboardingFinalStatuses,
         deposit: depositFinalStatuses,
@@ -291,7 +293,7 @@ export function customerRoutes({ config, pool }: ApiDeps) {
     res.status(204).end();
   });
 
-  depositLimitRoutes(r, { config, pool }, hashOf, requireKnown);
+  depositLimitRoutes(r, { pool, policy }, hashOf, requireKnown);
 
   return r;
 }

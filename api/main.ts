@@ -15,7 +15,8 @@ import { answerClientError } from '../http/problem';
 import { deliveryOptionsFrom } from '../ingress/deliver';
 import { startInboxRelay } from '../ingress/inbox-relay';
 import { alertMonitorSettings, startAlertMonitor } from '../monitoring/monitor';
-import { policyFromConfig, staticPolicyReader } from '../policy/seed';
+import { policySeedOrExit } from '../policy/seed';
+import { startPolicyStore } from '../policy/store';
 import { createApp } from './app';
 
 async function main() {
@@ -23,6 +24,8 @@ async function main() {
   const config = loadConfigOrExit(process.env, {
     secrets: SECRETS_READ_BY.api.filter((name) => name !== 'API_KEYS'),
   });
+  // The rules policy's first version, should Postgres hold none yet (docs/policy.md).
+  const seed = policySeedOrExit(process.env);
   if (!config.DATABASE_URL) {
     process.stderr.write('pixflow api: DATABASE_URL is not set (npm start provides an embedded Postgres)\n');
     process.exit(1);
@@ -49,7 +52,8 @@ async function main() {
   });
   const metrics = createApiMetrics();
   const codec = dataConverter.payloadCodecs[0];
-  const policy = staticPolicyReader(policyFromConfig(config));
+  // Every decision reads the version in force, which a change reaches within moments.
+  const policy = startPolicyStore({ pool, seed, log: log.child({ component: 'policy' }) });
   const server = http.createServer(createApp({ config, temporal, pool, log, policy, metrics, codec }));
   server.on('clientError', answerClientError);
   await listen(server, config.API_PORT, config.HTTP_HOST);
@@ -72,7 +76,7 @@ async function main() {
 
   // Monitoring alerts: reads the same outbox after its own cursor and flags suspicious movement.
   const alertMonitor = config.ALERT_MONITOR
-    ? startAlertMonitor({ pool, log, metrics, settings: alertMonitorSettings(config) })
+    ? startAlertMonitor({ pool, log, metrics, policy, settings: alertMonitorSettings(config) })
     : undefined;
 
   onShutdown(async (reason) => {
@@ -81,6 +85,7 @@ async function main() {
     await relay.stop();
     await eventsRelay?.stop();
     await alertMonitor?.stop();
+    await policy.close();
     await connection.close();
     await pool.end();
     await tracing?.shutdown();

@@ -200,7 +200,7 @@ function receiptPage(r: Router, { pool }: BackofficeDeps) {
   });
 }
 
-function customerPages(r: Router, { pool, config }: BackofficeDeps) {
+function customerPages(r: Router, { pool, config, policy }: BackofficeDeps) {
   r.get('/customers', (req, res) => {
     const { cpf } = parseForm(z.object({ cpf: typedCpfSchema }), req.query, '/backoffice', wordsOf(req, res));
     res.redirect(303, `/backoffice/customers/${cpfHash(cpf, config.PII_HASH_KEY)}`);
@@ -212,10 +212,11 @@ function customerPages(r: Router, { pool, config }: BackofficeDeps) {
     const [customer, flows] = await Promise.all([getCustomer(pool, hash), flowsOfPerson(pool, hash)]);
     if (!customer && flows.length === 0) throw notFoundPage((t) => t.errors.what.customer);
     const cases = [`customer-${hash}`, ...flows.map((f) => f.workflowId)];
+    const rules = (await policy.current()).policy;
     const [identity, limits, depositLimits, accounts, timeline, actions, eligibility, personAlerts] =
       await Promise.all([
         kycIdentity(pool, hash),
-        payoutsTodayView(pool, config.WITHDRAWAL_DAILY_LIMIT_CENTAVOS, hash, new Date()),
+        payoutsTodayView(pool, rules.withdrawals.dailyLimitCentavos, hash, new Date()),
         depositLimitsView(pool, hash, new Date()),
         listAccounts(pool, hash),
         timelineOf(pool, cases),
@@ -258,7 +259,7 @@ function customerPages(r: Router, { pool, config }: BackofficeDeps) {
       timeline: timelineEntries(timeline, label),
       actions,
       hash,
-      impeded: impededOf(eligibility, config.IMPEDED_CLOSE_WITHIN_MS, t, fmt),
+      impeded: impededOf(eligibility, rules.eligibility.impededCloseWithinMs, t, fmt),
       mayDecide: roleAtLeast(operator.role, 'reviewer'),
     });
   });

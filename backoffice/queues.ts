@@ -47,7 +47,7 @@ export function detailOf(f: QueueItem, t: Catalog, label: Label): string {
 
 export const isQueueId = (q: string): q is QueueId => (queueIds as readonly string[]).includes(q);
 
-export function queueRoutes({ pool, config }: BackofficeDeps) {
+export function queueRoutes({ pool, config, policy }: BackofficeDeps) {
   const r = Router();
   r.get('/', async (req, res) => {
     page(req, res, 'home', { counts: await countQueues(pool) });
@@ -66,7 +66,7 @@ export function queueRoutes({ pool, config }: BackofficeDeps) {
     );
     const { items, total } = await listImpeded(pool, {
       cpfHash: filters.cpf ? cpfHash(filters.cpf, config.PII_HASH_KEY) : undefined,
-      closeWithinMs: config.IMPEDED_CLOSE_WITHIN_MS,
+      closeWithinMs: (await policy.current()).policy.eligibility.impededCloseWithinMs,
       limit: PAGE_SIZE,
     });
     page(req, res, 'impeded-queue', {

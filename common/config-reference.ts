@@ -1,5 +1,6 @@
 // Over 400 lines on purpose: one entry per variable, kept whole so the type can require every one.
 import type { z } from 'zod';
+import { RULE_VARIABLE_FIELDS, ruleEnvSchema } from '../policy/seed';
 import { envSchema } from './config';
 
 // What each setting means, for docs/configuration.md: the table there is generated from this and
@@ -243,37 +244,9 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning:
       "an identical notification within this long of the last one's signal is signalled when the window ends (one signal per window in a storm of copies)",
   },
-  WITHDRAWAL_DAILY_LIMIT_CENTAVOS: rule({
+  REQUIRE_VERIFIED_FOR_DEPOSITS: rule({
     meaning:
-      "a person's payouts per America/Sao_Paulo day; `GET /v1/customers/:cpf` shows today's total against it",
-  }),
-  REQUIRE_VERIFIED_FOR_WITHDRAWALS: rule({
-    meaning: 'payouts only for a person whose onboarding is approved',
-  }),
-  REQUIRE_VERIFIED_FOR_DEPOSITS: rule({ meaning: 'deposits only for a person whose onboarding is approved' }),
-  REQUIRE_OWN_PAYEE_ACCOUNT: rule({
-    meaning: "payouts only to the person's CPF key or a registered account",
-  }),
-  BIOMETRIC_STEP_UP_CENTAVOS: rule({
-    meaning: 'a withdrawal above this waits for a biometric identification; 0: none by amount',
-  }),
-  BIOMETRIC_STEP_UP_NEW_ACCOUNT: rule({ meaning: 'the first payout to a registered account waits for one' }),
-  PAYOUT_DEADLINE: {
-    meaning:
-      'a payout is due this long (`120m`, `2h`) after the person asked for it: past it, still not completed, it is `withdrawal.deadline_missed` ([Payout controls](payout-controls.md))',
-    shownDefault: '120m',
-  },
-  PAYOUT_AT_RISK_SHARE: {
-    meaning:
-      'at this share of `PAYOUT_DEADLINE` (between 0 and 1), still not completed, a payout is `withdrawal.deadline_at_risk` ([Payout controls](payout-controls.md))',
-  },
-  PAYOUT_APPROVAL_ABOVE_CENTAVOS: rule({
-    meaning:
-      "a payout above this waits in `awaiting_approval` for operators' approval (four eyes, [Payout controls](payout-controls.md)); 0: off",
-  }),
-  PAYOUT_APPROVERS: rule({
-    meaning:
-      'different operators who must approve such a payout (1 or 2); the operator who asked for a manual payout never approves it',
+      "deposits only for a person whose onboarding is approved: read by the API's deposit gate until the deposit flow decides with the policy's `deposits.requireVerified`, which it also seeds (below)",
   }),
   PAYOUT_AUTHORIZATION_URL: rule({
     meaning:
@@ -290,22 +263,6 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   PAYOUT_AUTHORIZATION_TIMEOUT_MS: {
     meaning: "one attempt's bound on the authorization's answer (three attempts at most)",
   },
-  PAYOUT_AUTHORIZATION_ON_NO_ANSWER: rule({
-    meaning:
-      'no valid answer from the authorization: `deny` refuses the payout (`authorization_unavailable`, fail closed), `approve` sends it',
-  }),
-  HOLD_THIRD_PARTY_DEPOSITS: rule({
-    meaning: "a paid deposit whose payer CPF is not the person's waits for an operator (`held`)",
-  }),
-  KYC_MAX_AGE: rule({
-    meaning: 'a KYC answer older than this (`30d`, `12h`, `90m`, `45s`) is read again before a payout',
-    shownDefault: '30d',
-  }),
-  DEPOSIT_LIMIT_COOLING_OFF_MS: rule({
-    meaning:
-      "how long a person's raised or removed deposit limit (`PUT /v1/customers/:cpf/deposit-limits`) waits before it applies; a lower one applies at once",
-    shownDefault: '86400000 (24 h)',
-  }),
   ELIGIBILITY_URL: rule({
     meaning:
       "the operator's eligibility service, which asks the registry of impeded people ([eligibility](rules.md#eligibility)), before a deposit and at onboarding; unset: no one is screened, and production refuses to start unless `ELIGIBILITY_SCREENED_ELSEWHERE=true`",
@@ -326,20 +283,9 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   ELIGIBILITY_TIMEOUT_MS: {
     meaning: "one attempt's bound on the eligibility service's answer (three attempts at most)",
   },
-  ELIGIBILITY_FRESH_MS: {
-    meaning: "a person's eligibility answer younger than this is reused instead of asking again",
-  },
-  IMPEDED_CLOSE_WITHIN_MS: {
-    meaning:
-      "the time an operator has, from the registry's bar, to close an impeded person's account: the back office's impeded queue counts down to it. Set the period your regulation gives; the default is a placeholder",
-  },
   ELIGIBILITY_FAIL_CLOSED: rule({
     meaning:
-      'the eligibility service unreachable: true refuses a new deposit (503 `eligibility-unavailable`, `Retry-After`), false lets it through unscreened',
-  }),
-  ELIGIBILITY_RESCREEN_ACTIVE_DAYS: rule({
-    meaning:
-      'rescreening: customers with a flow or a verification change within this many days are asked about again on every pass (the rules ask for every 15 days at least)',
+      "the eligibility service unreachable: true refuses a new deposit (503 `eligibility-unavailable`, `Retry-After`), false lets it through unscreened; read by the API's deposit gate until the deposit flow decides with the policy's `eligibility.failClosed`, which it also seeds (below)",
   }),
   ELIGIBILITY_RESCREEN_EVERY_MS: rule({
     meaning:
@@ -354,6 +300,109 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   },
   ALERT_MONITOR_INTERVAL_MS: {
     meaning: 'how often the alert monitor reads the events written since its last pass',
+  },
+  WEBHOOK_ALLOW_LOOPBACK: {
+    meaning: 'webhook endpoints may be loopback addresses, over http too: development only',
+    defaultNote: '`npm start`: true',
+  },
+  WEBHOOK_ALLOWED_CIDRS: {
+    meaning: 'private ranges webhook endpoints may be in (your own network), comma-separated CIDRs',
+  },
+  WEBHOOK_TIMEOUT_MS: { meaning: 'how long a delivery attempt waits for an answer' },
+  WEBHOOK_RETRY_SCHEDULE_MS: {
+    meaning: "waits between a delivery's attempts (±20%); after the last, it is given up",
+    shownDefault: '5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 20 h, 24 h',
+  },
+  WEBHOOK_DISABLE_AFTER_MS: {
+    meaning: 'an endpoint whose every attempt failed this long is disabled (a 410 disables it at once)',
+  },
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: { meaning: 'deliveries in flight to one endpoint, per API process' },
+  WEBHOOK_SECRET_OVERLAP_MS: {
+    meaning: 'how long a rotated-out signing secret keeps signing beside the new one',
+  },
+  EVENTS_RETENTION_MS: { meaning: 'events older than this are deleted, with their deliveries and attempts' },
+  EVENTS_RELAY_INTERVAL_MS: {
+    meaning:
+      'the least time between two passes of the events relay that new events wake (it listens for them, and looks every second when none come); how often it polls while it cannot listen',
+  },
+  EVENTS_RELAY: {
+    meaning: 'whether this API process runs the events relay (several may: they share the work)',
+  },
+  LOG_LEVEL: { meaning: 'pino level' },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    meaning:
+      "OTLP/HTTP collector base URL; when set, the API and worker export OpenTelemetry traces (request → workflow → activity → provider call) to `<url>/v1/traces` as `pixflow-api` and `pixflow-worker`; the worker's workflow code then carries the tracing interceptors, so a worker with tracing is a build of its own (turn it on for every worker of a build)",
+    shownDefault: 'none (tracing off)',
+  },
+};
+
+/**
+ * The rule variables: read only to seed the rules policy's first version (policy/seed.ts), each
+ * into one field of the policy; once Postgres holds a version, the policy is changed instead.
+ */
+export const seedReference: Record<keyof typeof ruleEnvSchema.shape, VariableDoc> = {
+  WITHDRAWAL_DAILY_LIMIT_CENTAVOS: rule({
+    meaning:
+      "a person's payouts per America/Sao_Paulo day; `GET /v1/customers/:cpf` shows today's total against it",
+  }),
+  REQUIRE_VERIFIED_FOR_WITHDRAWALS: rule({
+    meaning: 'payouts only for a person whose onboarding is approved',
+  }),
+  REQUIRE_VERIFIED_FOR_DEPOSITS: rule({ meaning: 'deposits only for a person whose onboarding is approved' }),
+  REQUIRE_OWN_PAYEE_ACCOUNT: rule({
+    meaning: "payouts only to the person's CPF key or a registered account",
+  }),
+  BIOMETRIC_STEP_UP_CENTAVOS: rule({
+    meaning: 'a withdrawal above this waits for a biometric identification; 0: none by amount',
+  }),
+  BIOMETRIC_STEP_UP_NEW_ACCOUNT: rule({ meaning: 'the first payout to a registered account waits for one' }),
+  KYC_MAX_AGE: rule({
+    meaning: 'a KYC answer older than this (`30d`, `12h`, `90m`, `45s`) is read again before a payout',
+    shownDefault: '30d',
+  }),
+  PAYOUT_DEADLINE: {
+    meaning:
+      'a payout is due this long (`120m`, `2h`) after the person asked for it: past it, still not completed, it is `withdrawal.deadline_missed` ([Payout controls](payout-controls.md))',
+    shownDefault: '120m',
+  },
+  PAYOUT_AT_RISK_SHARE: {
+    meaning:
+      'at this share of `PAYOUT_DEADLINE` (between 0 and 1), still not completed, a payout is `withdrawal.deadline_at_risk` ([Payout controls](payout-controls.md))',
+  },
+  PAYOUT_APPROVAL_ABOVE_CENTAVOS: rule({
+    meaning:
+      "a payout above this waits in `awaiting_approval` for operators' approval (four eyes, [Payout controls](payout-controls.md)); 0: off",
+  }),
+  PAYOUT_APPROVERS: rule({
+    meaning:
+      'different operators who must approve such a payout (1 or 2); the operator who asked for a manual payout never approves it',
+  }),
+  PAYOUT_AUTHORIZATION_ON_NO_ANSWER: rule({
+    meaning:
+      'no valid answer from the authorization: `deny` refuses the payout (`authorization_unavailable`, fail closed), `approve` sends it',
+  }),
+  HOLD_THIRD_PARTY_DEPOSITS: rule({
+    meaning: "a paid deposit whose payer CPF is not the person's waits for an operator (`held`)",
+  }),
+  DEPOSIT_LIMIT_COOLING_OFF_MS: rule({
+    meaning:
+      "how long a person's raised or removed deposit limit (`PUT /v1/customers/:cpf/deposit-limits`) waits before it applies; a lower one applies at once",
+    shownDefault: '86400000 (24 h)',
+  }),
+  ELIGIBILITY_FRESH_MS: {
+    meaning: "a person's eligibility answer younger than this is reused instead of asking again",
+  },
+  ELIGIBILITY_FAIL_CLOSED: rule({
+    meaning:
+      'the eligibility service unreachable: true refuses a new deposit (503 `eligibility-unavailable`, `Retry-After`), false lets it through unscreened',
+  }),
+  ELIGIBILITY_RESCREEN_ACTIVE_DAYS: rule({
+    meaning:
+      'rescreening: customers with a flow or a verification change within this many days are asked about again on every pass (the rules ask for every 15 days at least)',
+  }),
+  IMPEDED_CLOSE_WITHIN_MS: {
+    meaning:
+      "the time an operator has, from the registry's bar, to close an impeded person's account: the back office's impeded queue counts down to it. Set the period your regulation gives; the default is a placeholder",
   },
   ALERT_STRUCTURING_BELOW_CENTAVOS: monitoring({
     meaning: 'structuring: deposits just under this value are counted; 0 turns the rule off',
@@ -391,39 +440,6 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   ALERT_NEW_ACCOUNT_MIN_CENTAVOS: monitoring({
     meaning: 'new account: payouts below this are not looked at',
   }),
-  WEBHOOK_ALLOW_LOOPBACK: {
-    meaning: 'webhook endpoints may be loopback addresses, over http too: development only',
-    defaultNote: '`npm start`: true',
-  },
-  WEBHOOK_ALLOWED_CIDRS: {
-    meaning: 'private ranges webhook endpoints may be in (your own network), comma-separated CIDRs',
-  },
-  WEBHOOK_TIMEOUT_MS: { meaning: 'how long a delivery attempt waits for an answer' },
-  WEBHOOK_RETRY_SCHEDULE_MS: {
-    meaning: "waits between a delivery's attempts (±20%); after the last, it is given up",
-    shownDefault: '5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 20 h, 24 h',
-  },
-  WEBHOOK_DISABLE_AFTER_MS: {
-    meaning: 'an endpoint whose every attempt failed this long is disabled (a 410 disables it at once)',
-  },
-  WEBHOOK_CONCURRENCY_PER_ENDPOINT: { meaning: 'deliveries in flight to one endpoint, per API process' },
-  WEBHOOK_SECRET_OVERLAP_MS: {
-    meaning: 'how long a rotated-out signing secret keeps signing beside the new one',
-  },
-  EVENTS_RETENTION_MS: { meaning: 'events older than this are deleted, with their deliveries and attempts' },
-  EVENTS_RELAY_INTERVAL_MS: {
-    meaning:
-      'the least time between two passes of the events relay that new events wake (it listens for them, and looks every second when none come); how often it polls while it cannot listen',
-  },
-  EVENTS_RELAY: {
-    meaning: 'whether this API process runs the events relay (several may: they share the work)',
-  },
-  LOG_LEVEL: { meaning: 'pino level' },
-  OTEL_EXPORTER_OTLP_ENDPOINT: {
-    meaning:
-      "OTLP/HTTP collector base URL; when set, the API and worker export OpenTelemetry traces (request → workflow → activity → provider call) to `<url>/v1/traces` as `pixflow-api` and `pixflow-worker`; the worker's workflow code then carries the tracing interceptors, so a worker with tracing is a build of its own (turn it on for every worker of a build)",
-    shownDefault: 'none (tracing off)',
-  },
 };
 
 const DURATIONS: Array<[number, string]> = [
@@ -475,7 +491,28 @@ export function configReferenceTable(schema: z.ZodObject = envSchema): string {
       const field = schema.shape[name] as z.ZodType;
       return `| \`${name}\` | ${cell(shownDefaultOf(name, field, doc))} | ${cell(doc.meaning)} |`;
     });
-  return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
+  return [
+    '| variable | default | meaning |',
+    '|---|---|---|',
+    ...rows,
+    '',
+    SEED_INTRO,
+    '',
+    seedReferenceTable(),
+  ].join('\n');
+}
+
+const SEED_INTRO =
+  "The rules' variables below are read once, to seed version 1 of the [rules policy](policy.md) when Postgres holds none; after that the policy is changed, never the environment (`npm run operator -- policy set`, or the back office's Policy page), and these are ignored.";
+
+/** The rule variables: each one's default, the policy field it seeds, and its meaning. */
+export function seedReferenceTable(): string {
+  const rows = Object.entries(seedReference).map(([name, doc]) => {
+    const field = ruleEnvSchema.shape[name as keyof typeof seedReference] as z.ZodType;
+    const seeds = RULE_VARIABLE_FIELDS[name as keyof typeof seedReference];
+    return `| \`${name}\` | ${cell(shownDefaultOf(name, field, doc))} | \`${seeds}\` | ${cell(doc.meaning)} |`;
+  });
+  return ['| variable | default | seeds | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 /** A variable's default as the reference shows it. */

@@ -21,7 +21,8 @@ const port = z.coerce
   .min(1, 'must be between 1 and 65535')
   .max(65535, 'must be between 1 and 65535');
 
-const bool = z
+/** A switch as the environment writes it (the rule variables' too, policy/seed.ts). */
+export const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
@@ -31,32 +32,7 @@ const postgresUrl = z
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
-const durationMs = z.coerce.number({ error: 'must be a number of milliseconds' }).int().positive();
-
-/** A duration as a whole number and a unit (30d, 12h, 90m, 45s), read as milliseconds by unitDurationMs. */
-const unitDuration = z
-  .string()
-  .regex(/^\d+(d|h|m|s)$/, 'must be a whole number and a unit: 30d, 12h, 90m or 45s');
-const unitDurationMs = (v: string) =>
-  Number(v.slice(0, -1)) * { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 }[v.slice(-1) as 'd'];
-
-/** A bound in centavos where 0 turns its rule off. */
-const centavosOrOff = z.coerce
-  .number({ error: 'must be a number of centavos' })
-  .int('must be whole centavos')
-  .min(0, 'must be 0 (off) or more');
-
-/** A window in milliseconds where 0 turns its rule off. */
-const windowOrOff = z.coerce
-  .number({ error: 'must be a number of milliseconds' })
-  .int('must be a whole number')
-  .min(0, 'must be 0 (off) or more');
-
-const percent = z.coerce
-  .number({ error: 'must be a percentage' })
-  .int('must be a whole number')
-  .min(1, 'must be between 1 and 100')
-  .max(100, 'must be between 1 and 100');
+export const durationMs = z.coerce.number({ error: 'must be a number of milliseconds' }).int().positive();
 
 const csv = z.string().transform((v) =>
   v
@@ -77,12 +53,6 @@ export const INBOX_DEFAULTS = {
 
 /** Failed authentication's budget per address (docs/security.md), also for an ingress a test mounts alone. */
 export const AUTH_FAILURE_DEFAULTS = { limit: 20, windowMs: 5 * 60_000 } as const;
-
-/** The money rules' amounts by default (docs/rules.md), also for whoever must stay within them. */
-export const MONEY_RULE_DEFAULTS = {
-  withdrawalDailyLimitCentavos: 5_000_000,
-  biometricStepUpCentavos: 500_000,
-} as const;
 
 /** Outbound events' defaults (docs/api.md, Events). */
 export const EVENTS_DEFAULTS = {
@@ -106,12 +76,6 @@ export const ELIGIBILITY_DEV_SECRET = 'whsec_ZGV2LWVsaWdpYmlsaXR5LXNlY3JldC1jaGF
 
 /** The payout authorization's signing secret in development: public, like the other defaults. */
 export const PAYOUT_AUTHORIZATION_DEV_SECRET = 'whsec_ZGV2LXBheW91dC1hdXRob3JpemF0aW9uLWNoYW5nZS1tZQ==';
-
-/**
- * The payout controls' amounts by default (docs/payout-controls.md): four eyes below the daily
- * limit, or a payout that needs them would be refused `limit_exceeded` before it could wait.
- */
-export const PAYOUT_CONTROL_DEFAULTS = { approvalAboveCentavos: 1_000_000 } as const;
 
 /**
  * The sandbox's dialect: `doc` or `other` (every open point on that side), or a comma list of
@@ -276,51 +240,6 @@ export const envSchema = z.object({
     .default(25),
   /** Reconciliation: how often the sweep looks for due flows. */
   RECONCILE_INTERVAL_MS: durationMs.default(10_000),
-  /** A person's payouts per Brasília day, in centavos: a withdrawal that would pass it is refused. */
-  WITHDRAWAL_DAILY_LIMIT_CENTAVOS: z.coerce
-    .number({ error: 'must be a number of centavos' })
-    .int('must be whole centavos')
-    .positive('must be at least 1 centavo')
-    .default(MONEY_RULE_DEFAULTS.withdrawalDailyLimitCentavos),
-  /** Money rules (docs/rules.md): each on by default; a caller satisfies them, never skips them. */
-  REQUIRE_VERIFIED_FOR_WITHDRAWALS: bool.default(true),
-  REQUIRE_VERIFIED_FOR_DEPOSITS: bool.default(true),
-  /** Payouts only to the person's own CPF key or to an account registered as theirs. */
-  REQUIRE_OWN_PAYEE_ACCOUNT: bool.default(true),
-  /** A withdrawal above this many centavos waits for a biometric identification; 0: none by amount. */
-  BIOMETRIC_STEP_UP_CENTAVOS: z.coerce
-    .number({ error: 'must be a number of centavos' })
-    .int('must be whole centavos')
-    .min(0, 'must be 0 (off) or more')
-    .default(MONEY_RULE_DEFAULTS.biometricStepUpCentavos),
-  /** The first payout to a registered account waits for a biometric identification. */
-  BIOMETRIC_STEP_UP_NEW_ACCOUNT: bool.default(true),
-  /** A KYC answer older than this is read again before money moves: 30d, 12h, 90m, 45s. */
-  KYC_MAX_AGE: unitDuration.default('30d').transform(unitDurationMs),
-  /** Payout controls (docs/payout-controls.md): a payout is due this long after the person asked (120m, 2h). */
-  PAYOUT_DEADLINE: unitDuration
-    .default('120m')
-    .transform(unitDurationMs)
-    .refine((ms) => ms > 0, 'must be more than 0'),
-  /** At this share of PAYOUT_DEADLINE, still not completed, a payout is at risk. */
-  PAYOUT_AT_RISK_SHARE: z.coerce
-    .number({ error: 'must be a number between 0 and 1' })
-    .gt(0, 'must be above 0')
-    .lt(1, 'must be below 1')
-    .default(0.75),
-  /** A payout above this many centavos waits for operators' approval (four eyes); 0: off. */
-  PAYOUT_APPROVAL_ABOVE_CENTAVOS: z.coerce
-    .number({ error: 'must be a number of centavos' })
-    .int('must be whole centavos')
-    .min(0, 'must be 0 (off) or more')
-    .default(PAYOUT_CONTROL_DEFAULTS.approvalAboveCentavos),
-  /** Different operators who must approve such a payout. */
-  PAYOUT_APPROVERS: z.coerce
-    .number({ error: 'must be 1 or 2' })
-    .int('must be 1 or 2')
-    .min(1, 'must be 1 or 2')
-    .max(2, 'must be 1 or 2')
-    .default(2),
   /** The operator's backend, asked before each payout is sent; unset: not asked. */
   PAYOUT_AUTHORIZATION_URL: httpUrl.optional(),
   /** Signs pixflow's requests to PAYOUT_AUTHORIZATION_URL (Standard Webhooks, `whsec_<base64>`). */
@@ -330,14 +249,13 @@ export const envSchema = z.object({
     .default(PAYOUT_AUTHORIZATION_DEV_SECRET),
   /** One attempt's bound on the authorization's answer (three attempts at most). */
   PAYOUT_AUTHORIZATION_TIMEOUT_MS: durationMs.default(3_000),
-  /** No valid answer from the authorization: deny (refused, fail closed) or approve (sent). */
-  PAYOUT_AUTHORIZATION_ON_NO_ANSWER: z
-    .enum(['deny', 'approve'], { error: 'must be deny or approve' })
-    .default('deny'),
-  /** A paid deposit whose payer CPF is not the person's waits for an operator (`held`). */
-  HOLD_THIRD_PARTY_DEPOSITS: bool.default(true),
-  /** How long a person's raised or removed deposit limit waits before it applies (a lower one applies at once). */
-  DEPOSIT_LIMIT_COOLING_OFF_MS: durationMs.default(24 * 3_600_000),
+  /**
+   * Read by the API's deposit gate (api/deposit-gates.ts) until the deposit flow decides with the
+   * policy's deposits.requireVerified and eligibility.failClosed; the policy's first version is
+   * seeded from the same two variables (policy/seed.ts).
+   */
+  REQUIRE_VERIFIED_FOR_DEPOSITS: bool.default(true),
+  ELIGIBILITY_FAIL_CLOSED: bool.default(true),
   /**
    * The operator's eligibility service (docs/rules.md, Eligibility). Unset, no one is screened:
    * production then refuses to start unless ELIGIBILITY_SCREENED_ELSEWHERE is true.
@@ -352,16 +270,6 @@ export const envSchema = z.object({
     .default(ELIGIBILITY_DEV_SECRET),
   /** One attempt's bound on the eligibility service's answer (three attempts at most). */
   ELIGIBILITY_TIMEOUT_MS: durationMs.default(3_000),
-  /** A person's answer younger than this is reused instead of asking again. */
-  ELIGIBILITY_FRESH_MS: durationMs.default(24 * 3_600_000),
-  /** The eligibility service unreachable: true refuses new deposits (503), false lets them through. */
-  ELIGIBILITY_FAIL_CLOSED: bool.default(true),
-  /** Rescreening: customers active (a flow or verification change) within this many days are asked again. */
-  ELIGIBILITY_RESCREEN_ACTIVE_DAYS: z.coerce
-    .number({ error: 'must be a number of days' })
-    .int()
-    .min(1)
-    .default(15),
   /** Rescreening: how often the schedule starts a pass over the active customers. */
   ELIGIBILITY_RESCREEN_EVERY_MS: durationMs.default(24 * 3_600_000),
   /** Rescreening: people screened a second, at most (one pass runs at a time, whatever the workers). */
@@ -369,40 +277,10 @@ export const envSchema = z.object({
     .number({ error: 'must be a number' })
     .positive('must be above 0')
     .default(10),
-  /** How long an operator has to close an impeded person's account: the back office's deadline. */
-  IMPEDED_CLOSE_WITHIN_MS: durationMs.default(30 * 86_400_000),
   /** Whether this API process runs the alert monitor (any number may: one reads at a time). */
   ALERT_MONITOR: bool.default(true),
   /** How often the alert monitor reads the events written since its last pass. */
   ALERT_MONITOR_INTERVAL_MS: durationMs.default(2_000),
-  /** Structuring: deposits just under this many centavos are counted; 0: the rule is off. */
-  ALERT_STRUCTURING_BELOW_CENTAVOS: centavosOrOff.default(5_000_000),
-  /** Structuring: "just under" is within this percentage below the value. */
-  ALERT_STRUCTURING_BAND_PERCENT: percent.default(10),
-  /** Structuring: this many such deposits within the window raise an alert. */
-  ALERT_STRUCTURING_COUNT: z.coerce
-    .number({ error: 'must be a number of deposits' })
-    .int('must be a whole number')
-    .min(2, 'must be at least 2')
-    .default(3),
-  ALERT_STRUCTURING_WINDOW_MS: durationMs.default(24 * 3_600_000),
-  /** Quick in-out: a payout within this long of the deposits before it; 0: the rule is off. */
-  ALERT_QUICK_IN_OUT_WINDOW_MS: windowOrOff.default(3_600_000),
-  /** Quick in-out: the payout is at least this share of those deposits. */
-  ALERT_QUICK_IN_OUT_SHARE_PERCENT: percent.default(80),
-  /** Quick in-out: smaller payouts are not looked at. */
-  ALERT_QUICK_IN_OUT_MIN_CENTAVOS: centavosOrOff.default(100_000),
-  /** Window total: a person's total moved over the window above this raises an alert; 0: off. */
-  ALERT_WINDOW_TOTAL_ABOVE_CENTAVOS: centavosOrOff.default(10_000_000),
-  ALERT_WINDOW_TOTAL_WINDOW_MS: durationMs.default(24 * 3_600_000),
-  /** Window total: what is added up, deposits, withdrawals, or each apart. */
-  ALERT_WINDOW_TOTAL_OF: z
-    .enum(['deposits', 'withdrawals', 'each'], { error: 'must be deposits, withdrawals or each' })
-    .default('each'),
-  /** New account: a payout within this long of the person's registration; 0: the rule is off. */
-  ALERT_NEW_ACCOUNT_WINDOW_MS: windowOrOff.default(24 * 3_600_000),
-  /** New account: smaller payouts are not looked at. */
-  ALERT_NEW_ACCOUNT_MIN_CENTAVOS: centavosOrOff.default(100_000),
   /** Webhook endpoints may be loopback (http too): for development, never in production. */
   WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
   /** Private ranges webhook endpoints may be in (the operator's own network), comma-separated CIDRs. */

@@ -40,72 +40,20 @@ export const IMPEDED = 'impeded';
  */
 export const CLOSED = 'closed';
 
-/** The rules as configured (common/config.ts); activities and the API decide with them. */
-export interface MoneyRules {
-  requireVerifiedForWithdrawals: boolean;
-  requireVerifiedForDeposits: boolean;
-  requireOwnPayeeAccount: boolean;
-  /** 0: no step-up by amount. */
-  stepUpAboveCentavos: number;
-  stepUpNewAccount: boolean;
-  dailyLimitCentavos: number;
-  kycMaxAgeMs: number;
-  holdThirdPartyDeposits: boolean;
-}
-
 /**
- * The payout controls as configured: the prize deadline, four eyes on
- * large payouts and the operator's authorization hook.
+ * The payout controls a withdrawal runs under, from the rules policy in force when its rules were
+ * checked (docs/policy.md): the prize deadline, four eyes on large payouts and the operator's
+ * authorization hook.
  */
 export interface PayoutControls {
-  /** PAYOUT_DEADLINE: a payout is due this long after the person asked for it. */
+  /** payouts.deadlineMs: a payout is due this long after the person asked for it. */
   deadlineMs: number;
-  /** PAYOUT_AT_RISK_SHARE: at this share of the deadline, still open, it is at risk (0-1). */
+  /** payouts.atRiskShare: at this share of the deadline, still open, it is at risk (0-1). */
   atRiskShare: number;
-  /** PAYOUT_APPROVAL_ABOVE_CENTAVOS: a payout above it waits for operators; 0: off. */
+  /** payouts.approvalAboveCentavos: a payout above it waits for operators; 0: off. */
   approvalAboveCentavos: number;
-  /** PAYOUT_APPROVERS: different operators who must approve it (1 or 2). */
+  /** payouts.approvers: different operators who must approve it (1 or 2). */
   approvers: number;
   /** PAYOUT_AUTHORIZATION_URL is set: the operator's backend is asked before a payout is sent. */
   askAuthorization: boolean;
-}
-
-/** The rules from the parsed configuration. */
-export function moneyRulesOf(c: {
-  REQUIRE_VERIFIED_FOR_WITHDRAWALS: boolean;
-  REQUIRE_VERIFIED_FOR_DEPOSITS: boolean;
-  REQUIRE_OWN_PAYEE_ACCOUNT: boolean;
-  BIOMETRIC_STEP_UP_CENTAVOS: number;
-  BIOMETRIC_STEP_UP_NEW_ACCOUNT: boolean;
-  WITHDRAWAL_DAILY_LIMIT_CENTAVOS: number;
-  KYC_MAX_AGE: number;
-  HOLD_THIRD_PARTY_DEPOSITS: boolean;
-}): MoneyRules {
-  return {
-    requireVerifiedForWithdrawals: c.REQUIRE_VERIFIED_FOR_WITHDRAWALS,
-    requireVerifiedForDeposits: c.REQUIRE_VERIFIED_FOR_DEPOSITS,
-    requireOwnPayeeAccount: c.REQUIRE_OWN_PAYEE_ACCOUNT,
-    stepUpAboveCentavos: c.BIOMETRIC_STEP_UP_CENTAVOS,
-    stepUpNewAccount: c.BIOMETRIC_STEP_UP_NEW_ACCOUNT,
-    dailyLimitCentavos: c.WITHDRAWAL_DAILY_LIMIT_CENTAVOS,
-    kycMaxAgeMs: c.KYC_MAX_AGE,
-    holdThirdPartyDeposits: c.HOLD_THIRD_PARTY_DEPOSITS,
-  };
-}
-
-/** The payout controls from the parsed configuration. */
-export function payoutControlsOf(c: {
-  PAYOUT_DEADLINE: number;
-  PAYOUT_AT_RISK_SHARE: number;
-  PAYOUT_APPROVAL_ABOVE_CENTAVOS: number;
-  PAYOUT_APPROVERS: number;
-  PAYOUT_AUTHORIZATION_URL?: string | undefined;
-}): PayoutControls {
-  return {
-    deadlineMs: c.PAYOUT_DEADLINE,
-    atRiskShare: c.PAYOUT_AT_RISK_SHARE,
-    approvalAboveCentavos: c.PAYOUT_APPROVAL_ABOVE_CENTAVOS,
-    approvers: c.PAYOUT_APPROVERS,
-    askAuthorization: c.PAYOUT_AUTHORIZATION_URL !== undefined,
-  };
 }

@@ -164,6 +164,8 @@ export interface NewAlert {
   flowId: string;
   flowIds: string[];
   facts: Record<string, number | string>;
+  /** The version of the rules policy whose thresholds raised it; none for an alert no threshold raises. */
+  policyVersion?: number;
 }
 
 /**
@@ -173,8 +175,8 @@ export interface NewAlert {
 export async function raiseAlert(db: Queryable, a: NewAlert): Promise<boolean> {
   const { rows } = await db.query(
     `WITH ins AS (
-       INSERT INTO alerts (id, rule, cpf_hash, cpf_masked, flow_id, flow_ids, facts)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       INSERT INTO alerts (id, rule, cpf_hash, cpf_masked, flow_id, flow_ids, facts, policy_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (rule, cpf_hash, flow_id) DO NOTHING RETURNING *)
      SELECT pixflow_append_event('${ALERT_RAISED}', ins.id, 'alert', ins.cpf_hash,
               jsonb_build_object('alertId', ins.id, 'rule', ins.rule, 'cpfHash', ins.cpf_hash,
@@ -182,7 +184,16 @@ export async function raiseAlert(db: Queryable, a: NewAlert): Promise<boolean> {
                                  'flowIds', to_jsonb(ins.flow_ids), 'facts', ins.facts,
                                  'raisedAt', ${isoSql('ins.raised_at')})) AS event
        FROM ins`,
-    [a.id, a.rule, a.cpfHash, a.cpfMasked, a.flowId, a.flowIds, JSON.stringify(a.facts)],
+    [
+      a.id,
+      a.rule,
+      a.cpfHash,
+      a.cpfMasked,
+      a.flowId,
+      a.flowIds,
+      JSON.stringify(a.facts),
+      a.policyVersion ?? null,
+    ],
   );
   return rows.length > 0;
 }
@@ -200,6 +211,8 @@ export interface AlertRow {
   decidedBy: string | null;
   decidedAt: string | null;
   note: string | null;
+  /** The version of the rules policy it was raised under; null: raised before the policy. */
+  policyVersion: number | null;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a pg row
@@ -216,6 +229,7 @@ const alertOf = (r: any): AlertRow => ({
   decidedBy: r.decided_by,
   decidedAt: r.decided_at ? (r.decided_at as Date).toISOString() : null,
   note: r.note,
+  policyVersion: r.policy_version ?? null,
 });
 
 export interface AlertFilter {

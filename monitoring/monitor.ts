@@ -16,7 +16,8 @@ import {
 import { sequenceEvents } from '../db/events';
 import { tryLockUntilCommit } from '../db/locks';
 import { inTransaction, type Pool } from '../db/pool';
-import { type AlertRuleSettings, alertRuleSettings, evaluateRules, lookbackMs } from './rules';
+import type { PolicyReader } from '../policy/schema';
+import { type AlertRuleSettings, evaluateRules, lookbackMs } from './rules';
 
 // The alert monitor, run by every API process beside the events relay: it reads the outbox (the
 // events every flow's status change writes) after its own cursor, evaluates the rules when a
@@ -28,7 +29,6 @@ import { type AlertRuleSettings, alertRuleSettings, evaluateRules, lookbackMs } 
 
 export interface AlertMonitorSettings {
   intervalMs: number;
-  rules: AlertRuleSettings;
 }
 
 export interface AlertMonitor {
@@ -62,6 +62,7 @@ async function evaluate(
   client: Parameters<typeof raiseAlert>[0],
   trigger: Movement,
   rules: AlertRuleSettings,
+  policyVersion: number,
 ): Promise<string[]> {
   const t = trigger.at.getTime();
   // One millisecond either side: pg's microseconds against JavaScript's milliseconds.
@@ -93,6 +94,7 @@ async function evaluate(
       flowId: trigger.workflowId,
       flowIds: f.flowIds,
       facts: f.facts,
+      policyVersion,
     });
     if (isNew) raised.push(f.rule);
   }
@@ -103,6 +105,8 @@ export interface AlertMonitorDeps {
   pool: Pool;
   log: Logger;
   settings: AlertMonitorSettings;
+  /** The rules' thresholds in force, read once a pass; each alert records the version. */
+  policy: PolicyReader;
   metrics?: Pick<ApiMetrics, 'countAlert'>;
 }
 
@@ -113,6 +117,7 @@ export function startAlertMonitor(deps: AlertMonitorDeps): AlertMonitor {
     // Events get their reading order from the sequencer; the events relay runs it too, but this
     // process may run without one.
     await sequenceEvents(pool);
+    const { version, policy } = await deps.policy.current();
     const raisedNow: string[] = [];
     const read = await inTransaction(pool, async (client) => {
       if (!(await tryLockUntilCommit(client, MONITOR_LOCK))) return 0;
@@ -121,7 +126,7 @@ export function startAlertMonitor(deps: AlertMonitorDeps): AlertMonitor {
       for (const ev of events) {
         const trigger = await movementOfFlow(client, ev.flowId);
         if (!trigger || !counts(trigger)) continue;
-        const raised = await evaluate(client, trigger, settings.rules);
+        const raised = await evaluate(client, trigger, policy.alerts, version);
         if (raised.length) log.info({ rules: raised, flow: ev.flowId }, 'monitoring alerts raised');
         raisedNow.push(...raised);
       }
@@ -149,7 +154,7 @@ export function startAlertMonitor(deps: AlertMonitorDeps): AlertMonitor {
   };
 }
 
-/** The monitor's settings from the configuration (common/config.ts). */
+/** The monitor's settings from the configuration (common/config.ts); its thresholds are the policy's. */
 export function alertMonitorSettings(config: Config): AlertMonitorSettings {
-  return { intervalMs: config.ALERT_MONITOR_INTERVAL_MS, rules: alertRuleSettings(config) };
+  return { intervalMs: config.ALERT_MONITOR_INTERVAL_MS };
 }

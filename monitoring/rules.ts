@@ -1,40 +1,14 @@
-import type { Config } from '../common/config';
 import type { AlertRule } from '../contracts/alert';
 import type { Movement } from '../db/alerts';
+import type { Policy } from '../policy/schema';
 
 // The monitoring rules (docs/monitoring.md), as plain functions of one person's movements around
 // the one that tripped them: the monitor reads, these decide. A deposit counts when it is
 // credited, a withdrawal when it is asked for (and only once it passed the rules: a refused or
 // failed payout moved no money). A rule with its bound or window at 0 is off.
 
-export interface AlertRuleSettings {
-  structuring: { belowCentavos: number; bandPercent: number; count: number; windowMs: number };
-  quickInOut: { windowMs: number; sharePercent: number; minCentavos: number };
-  windowTotal: { aboveCentavos: number; windowMs: number; of: 'deposits' | 'withdrawals' | 'each' };
-  newAccount: { windowMs: number; minCentavos: number };
-}
-
-export function alertRuleSettings(c: Config): AlertRuleSettings {
-  return {
-    structuring: {
-      belowCentavos: c.ALERT_STRUCTURING_BELOW_CENTAVOS,
-      bandPercent: c.ALERT_STRUCTURING_BAND_PERCENT,
-      count: c.ALERT_STRUCTURING_COUNT,
-      windowMs: c.ALERT_STRUCTURING_WINDOW_MS,
-    },
-    quickInOut: {
-      windowMs: c.ALERT_QUICK_IN_OUT_WINDOW_MS,
-      sharePercent: c.ALERT_QUICK_IN_OUT_SHARE_PERCENT,
-      minCentavos: c.ALERT_QUICK_IN_OUT_MIN_CENTAVOS,
-    },
-    windowTotal: {
-      aboveCentavos: c.ALERT_WINDOW_TOTAL_ABOVE_CENTAVOS,
-      windowMs: c.ALERT_WINDOW_TOTAL_WINDOW_MS,
-      of: c.ALERT_WINDOW_TOTAL_OF,
-    },
-    newAccount: { windowMs: c.ALERT_NEW_ACCOUNT_WINDOW_MS, minCentavos: c.ALERT_NEW_ACCOUNT_MIN_CENTAVOS },
-  };
-}
+/** The rules' thresholds: the policy's `alerts` (docs/policy.md), read for each pass. */
+export type AlertRuleSettings = Policy['alerts'];
 
 /** How far back the rules look from a movement: the longest window of a rule that is on. */
 export function lookbackMs(s: AlertRuleSettings): number {

@@ -6,8 +6,9 @@ import type { Policy, PolicyInForce, PolicyReader } from './schema';
 
 // The policy every process decides with (docs/policy.md): the newest version in Postgres, kept
 // in memory. A new version is announced (NOTIFY pixflow_policy) and read at once; a reconnect
-// reads again, and so does a periodic look, in case a notification was lost. A version that is
-// not a policy (written by hand) is logged and skipped: the process keeps the one it had.
+// reads again, and so does a periodic look, in case a notification was lost. Until Postgres has
+// answered once, a decision waits for it (or fails as Postgres unavailable): a process never
+// decides under rules no version holds.
 
 export interface PolicyStore extends PolicyReader {
   /** Reads the newest version now (what a notification does). */
@@ -26,24 +27,26 @@ export interface PolicyStoreOptions {
   refreshMs?: number;
 }
 
-/** Seeds version 1 if there is none, reads the version in force, and keeps it current. */
-export async function startPolicyStore({
-  pool,
-  seed,
-  log,
-  refreshMs = 5_000,
-}: PolicyStoreOptions): Promise<PolicyStore> {
-  if (await seedPolicyVersion(pool, checkedPolicy(seed), 'seeded from the environment'))
-    log.info({ policyVersion: 1 }, 'rules policy seeded from the environment');
-  let inForce = await read();
-  if (!inForce) throw new Error('the rules policy has no version after seeding');
+/**
+ * Seeds version 1 if there is none and keeps the version in force: read at start (again every
+ * refreshMs until Postgres answers), on each notification, on each reconnect, every refreshMs.
+ */
+export function startPolicyStore({ pool, seed, log, refreshMs = 5_000 }: PolicyStoreOptions): PolicyStore {
+  const seedPolicy = checkedPolicy(seed);
+  let inForce: PolicyInForce | undefined;
+  let seeded = false;
   // Reads run one after another, each started after the one before it ended: a notification
   // that comes during a read is answered by a read that sees its version.
   let reads: Promise<unknown> = Promise.resolve();
 
-  async function read(): Promise<PolicyInForce | undefined> {
+  async function read(): Promise<PolicyInForce> {
+    if (!seeded) {
+      if (await seedPolicyVersion(pool, seedPolicy, 'seeded from the environment'))
+        log.info({ policyVersion: 1 }, 'rules policy seeded from the environment');
+      seeded = true;
+    }
     const row = await latestPolicyVersion(pool);
-    if (!row) return undefined;
+    if (!row) throw new Error('the rules policy has no version');
     return { version: row.version, policy: checkedPolicy(row.policy) };
   }
 
@@ -51,11 +54,12 @@ export async function startPolicyStore({
   function refresh(): Promise<PolicyInForce> {
     const next = reads.then(async () => {
       const latest = await read();
-      if (latest && inForce && latest.version > inForce.version) {
-        log.info({ policyVersion: latest.version, was: inForce.version }, 'rules policy changed');
+      if (!inForce || latest.version > inForce.version) {
+        if (inForce)
+          log.info({ policyVersion: latest.version, was: inForce.version }, 'rules policy changed');
         inForce = latest;
       }
-      return inForce as PolicyInForce;
+      return inForce;
     });
     reads = next.catch(() => {});
     return next;
@@ -63,9 +67,13 @@ export async function startPolicyStore({
 
   const quietly = () => {
     refresh().catch((err) =>
-      log.warn({ err: (err as Error).message }, 'rules policy not read; keeping the version in force'),
+      log.warn(
+        { err: (err as Error).message, policyVersion: inForce?.version },
+        'rules policy not read; keeping the version in force',
+      ),
     );
   };
+  // Its first notification-less call reads the version in force (the start's read).
   const listener = listenForPolicy(pool, quietly, (err) =>
     log.warn(
       { err: (err as Error).message },
@@ -76,7 +84,7 @@ export async function startPolicyStore({
   timer.unref();
 
   return {
-    current: async () => inForce as PolicyInForce,
+    current: async () => inForce ?? refresh(),
     refresh,
     listening: () => listener.listening(),
     async close() {

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities';
 import { payoutAuthorizationOf } from '../activities/payout-authorization';
-import { screenerOf, screenPerson } from '../activities/screen-person';
+import { bindPolicy, screenerOf, screenPerson } from '../activities/screen-person';
 import { pixflowDataConverter } from '../common/codec';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
@@ -10,9 +10,9 @@ import { accountKeyHash, cpfHash } from '../common/pii';
 import { openSecret, sealSecret } from '../common/secret-box';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { createIdentityPaymentsConnector } from '../connectors/identity-payments';
-import { moneyRulesOf, payoutControlsOf } from '../contracts/rules';
 import { createPool } from '../db/pool';
-import { policyFromConfig, staticPolicyReader } from '../policy/seed';
+import type { Policy } from '../policy/schema';
+import { startPolicyStore } from '../policy/store';
 
 /**
  * Reconciliation's schedule when POLL_SCHEDULE_MS sets none: the backstop for a lost
@@ -23,10 +23,12 @@ import { policyFromConfig, staticPolicyReader } from '../policy/seed';
 const RECONCILIATION_SCHEDULE_MS = [30_000, 120_000, 600_000, 3_600_000];
 
 // Builds the activities with their real dependencies: the provider's connector (one per process,
-// so one token cache), a Postgres pool, the wall clock, the money rules and a Temporal client.
+// so one token cache), a Postgres pool, the wall clock, the rules policy in force (seeded from
+// `seed` when Postgres holds none) and a Temporal client.
 export async function createWorkerActivities(
   config: Config,
   log: Logger,
+  seed: Policy,
   {
     onProviderCall,
     countPayoutDeadline,
@@ -55,16 +57,17 @@ export async function createWorkerActivities(
     namespace: config.TEMPORAL_NAMESPACE,
     dataConverter: pixflowDataConverter(config.codecKeys),
   });
-  const screener = screenerOf(config, pool);
+  const policy = startPolicyStore({ pool, seed, log: log.child({ component: 'policy' }) });
+  // The worker's Nexus service starts deposits through the API's gate, built from this config.
+  bindPolicy(config, policy);
+  const screener = screenerOf(config, pool, policy);
   const activities = createActivities({
     provider,
     pool,
     clock: () => new Date(),
     hashCpf: (cpf) => cpfHash(cpf, config.PII_HASH_KEY),
     hashAccount: (k) => accountKeyHash(k, config.PII_HASH_KEY),
-    policy: staticPolicyReader(policyFromConfig(config)),
-    rules: moneyRulesOf(config),
-    payoutControls: payoutControlsOf(config),
+    policy,
     payoutAuthorization: payoutAuthorizationOf(config),
     ...(countPayoutDeadline ? { countPayoutDeadline } : {}),
     ...(countRefusedDecision ? { countRefusedDecision } : {}),
@@ -80,7 +83,6 @@ export async function createWorkerActivities(
     ...(screener
       ? {
           rescreening: {
-            activeDays: config.ELIGIBILITY_RESCREEN_ACTIVE_DAYS,
             perSecond: config.ELIGIBILITY_RESCREEN_PER_SECOND,
             screen: (cpf: string) => screenPerson(screener, cpf, 'rescreening'),
           },
@@ -89,8 +91,9 @@ export async function createWorkerActivities(
     ...(screener ? { eligibility: screener.registry } : {}),
   });
   const close = async () => {
+    await policy.close();
     await pool.end();
     await connection.close();
   };
-  return { activities, provider, client, pool, close };
+  return { activities, provider, client, pool, policy, close };
 }

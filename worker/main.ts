@@ -14,6 +14,7 @@ import { setupTracing, type Tracing, tracingBundleModules, tracingWorkerOptions 
 import { workerTuningOptions } from '../common/worker-tuning';
 import { pixflowNexusService } from '../nexus/handlers';
 import { nexusBundleOptions } from '../nexus/worker-bundle';
+import { policySeedOrExit } from '../policy/seed';
 import { createWorkerActivities } from './activities';
 import { buildIdFor, workflowBundle } from './build-id';
 import { ensureReconciler } from './reconciler';
@@ -123,7 +124,9 @@ async function main() {
   // Undefined (no exporter, no interceptors) without OTEL_EXPORTER_OTLP_ENDPOINT.
   const tracing = setupTracing('pixflow-worker', config);
   const metrics = createWorkerMetrics();
-  const { activities, provider, client, pool, close } = await createWorkerActivities(config, log, {
+  // The rules policy's first version, should Postgres hold none yet (docs/policy.md).
+  const seed = policySeedOrExit(process.env);
+  const { activities, provider, client, pool, close } = await createWorkerActivities(config, log, seed, {
     onProviderCall: metrics.onProviderCall,
     countPayoutDeadline: metrics.countPayoutDeadline,
     countRefusedDecision: refusedDecisionCounter(metrics.registry),

@@ -12,7 +12,6 @@ import { createLogger, type Logger } from '../../common/logger';
 import { createApiMetrics } from '../../common/metrics';
 import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
 import type { FlowTimings } from '../../contracts/flow';
-import { moneyRulesOf, payoutControlsOf } from '../../contracts/rules';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { httpEligibilityRegistry } from '../../eligibility/registry';
@@ -20,7 +19,8 @@ import { type EventsRelaySettings, eventsRelaySettings, startEventsRelay } from 
 import { deliveryOptionsFrom } from '../../ingress/deliver';
 import { startInboxRelay } from '../../ingress/inbox-relay';
 import { type AlertMonitor, alertMonitorSettings, startAlertMonitor } from '../../monitoring/monitor';
-import { policyFromConfig, staticPolicyReader } from '../../policy/seed';
+import { policyFromEnv } from '../../policy/seed';
+import { type PolicyStore, startPolicyStore } from '../../policy/store';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { onboard, type PixflowAt, sendLivenessCallbacksTo } from '../helpers/people';
 
@@ -62,6 +62,8 @@ export interface ApiEnv {
   workflowExists(workflowId: string): Promise<boolean>;
   /** The alert monitor, when the options asked for it. */
   alertMonitor?: AlertMonitor;
+  /** The rules policy the API and the worker decide under (the env's database). */
+  policy: PolicyStore;
   close(): Promise<void>;
 }
 
@@ -119,8 +121,13 @@ export async function startApiEnv(
   const connection = await Connection.connect({ address });
   const temporal = new Client({ connection, dataConverter: testDataConverter });
   const nativeConnection = await NativeConnection.connect({ address });
-  // The worker runs the rules the API is configured with, as one deployment does.
-  const policy = staticPolicyReader(policyFromConfig(config));
+  // One rules policy in the env's database, seeded from the env's rule variables: the worker and
+  // the API decide under the same version, as one deployment does.
+  const policy = startPolicyStore({
+    pool,
+    seed: policyFromEnv(options.env ?? {}),
+    log: options.log ?? createLogger('api-test', 'silent'),
+  });
   const worker = await createTestWorker({
     connection: nativeConnection,
     client: temporal,
@@ -129,8 +136,6 @@ export async function startApiEnv(
     pool,
     piiKey: PII_KEY,
     policy,
-    rules: moneyRulesOf(config),
-    payoutControls: payoutControlsOf(config),
     payoutAuthorization: payoutAuthorizationOf(config),
     ...(options.countPayoutDeadline ? { countPayoutDeadline: options.countPayoutDeadline } : {}),
     // Reconciliation on the flows' schedule, for flows whose notification never comes.
@@ -189,6 +194,7 @@ export async function startApiEnv(
         pool,
         log: options.log ?? createLogger('api-test', 'silent'),
         settings: alertMonitorSettings(config),
+        policy,
         metrics,
       })
     : undefined;
@@ -197,6 +203,7 @@ export async function startApiEnv(
     url,
     sandbox,
     alertMonitor,
+    policy,
     provider,
     pool,
     databaseUrl,
@@ -250,6 +257,7 @@ export async function startApiEnv(
       await nativeConnection.close();
       await connection.close();
       await sandbox.close();
+      await policy.close();
       await pool.end();
     },
   };

@@ -10,7 +10,6 @@ import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { hashPassword } from '../../common/passwords';
 import { saveOperator } from '../../db/operators';
-import { policyFromConfig, staticPolicyReader } from '../../policy/seed';
 import { API_KEY, type ApiEnv, startApiEnv } from '../api/support';
 
 // When an operator's back-office sessions end: a password reset, a disable (and a reset after
@@ -41,7 +40,7 @@ async function secondApi(env: Record<string, string>) {
     temporal: e.temporal,
     pool: e.pool,
     log: createLogger('api-2', 'silent'),
-    policy: staticPolicyReader(policyFromConfig(config)),
+    policy: e.policy,
   });
   const server: http.Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

@@ -3,13 +3,15 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inject } from 'vitest';
 import type { PayoutAuthorizationSettings } from '../../activities/payout-authorization';
 import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
-import type { MoneyRules, PayoutControls } from '../../contracts/rules';
+import type { PayoutControls } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
+import type { Policy } from '../../policy/schema';
+import { staticPolicyReader } from '../../policy/seed';
 import { type RunningSandbox, type StartSandboxOptions, startSandbox } from '../../sandbox';
 import { testPool } from './postgres';
 import { connectorFor, sandboxControl, sandboxDialectFromEnv } from './sandbox-client';
 import { startTimeSkippingServer, testDataConverter } from './temporal';
-import { createTestWorker } from './worker';
+import { createTestWorker, type MoneyRules } from './worker';
 
 /**
  * The keyed CPF hash's key. Each sandbox dialect's run of the same test file has its own, so the
@@ -98,6 +100,8 @@ export async function onOwnWorker(
   suffix: string,
   over: {
     provider?: IdentityPaymentsConnector;
+    /** The rules policy the worker decides under (version 1); else the default with rules, controls. */
+    policy?: Policy;
     rules?: MoneyRules;
     payoutControls?: PayoutControls;
     payoutAuthorization?: PayoutAuthorizationSettings;
@@ -112,6 +116,7 @@ export async function onOwnWorker(
     provider: over.provider ?? f.provider,
     pool: f.pool,
     piiKey: TEST_PII_KEY,
+    ...(over.policy ? { policy: staticPolicyReader(over.policy) } : {}),
     ...(over.rules ? { rules: over.rules } : {}),
     ...(over.payoutControls ? { payoutControls: over.payoutControls } : {}),
     ...(over.payoutAuthorization ? { payoutAuthorization: over.payoutAuthorization } : {}),

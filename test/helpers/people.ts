@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { generate as generateCpf } from '@fnando/cpf';
-import { MONEY_RULE_DEFAULTS } from '../../common/config';
 import { maskCpf } from '../../common/mask';
+import { RULE_DEFAULTS } from '../../policy/seed';
 import { testDocuments } from '../../sandbox/test-documents';
 
 // People who may move money, made the way a real one is: onboarded through pixflow's API until
@@ -13,9 +13,9 @@ import { testDocuments } from '../../sandbox/test-documents';
 // The tests, the fault suite and the bench share it.
 
 /** A person's payouts per America/Sao_Paulo day (WITHDRAWAL_DAILY_LIMIT_CENTAVOS' default). */
-export const DAILY_PAYOUT_LIMIT_CENTAVOS = MONEY_RULE_DEFAULTS.withdrawalDailyLimitCentavos;
+export const DAILY_PAYOUT_LIMIT_CENTAVOS = RULE_DEFAULTS.withdrawalDailyLimitCentavos;
 /** A payout above this needs the person's biometric step-up, which these people do not do. */
-export const STEP_UP_ABOVE_CENTAVOS = MONEY_RULE_DEFAULTS.biometricStepUpCentavos;
+export const STEP_UP_ABOVE_CENTAVOS = RULE_DEFAULTS.biometricStepUpCentavos;
 
 /** Where pixflow answers: its API with a key it accepts, and the provider sandbox. */
 export interface PixflowAt {

@@ -6,18 +6,18 @@ import type { RescreeningSettings } from '../../activities/deps';
 import type { PayoutAuthorizationSettings } from '../../activities/payout-authorization';
 import type { ReconciliationSettings } from '../../activities/reconciliation';
 import { screenPerson } from '../../activities/screen-person';
-import { envSchema } from '../../common/config';
+import { payoutControlsOf } from '../../activities/withdrawal-rules';
 import { accountKeyHash, cpfHash } from '../../common/pii';
 import { openSecret, sealSecret } from '../../common/secret-box';
 import type { Connector } from '../../connectors/types';
-import { type MoneyRules, moneyRulesOf, type PayoutControls, payoutControlsOf } from '../../contracts/rules';
+import type { PayoutControls } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { EligibilityRegistry } from '../../eligibility/registry';
-import type { PolicyReader } from '../../policy/schema';
+import type { Policy, PolicyReader } from '../../policy/schema';
 import { staticPolicyReader } from '../../policy/seed';
 import { bundleHash } from '../../worker/build-id';
 import { deploymentOptions, type WorkerVersion } from '../../worker/versioning';
-import { defaultPolicy } from './policy';
+import { defaultPolicy, policyWith } from './policy';
 import { testCodecKeys, testDataConverter } from './temporal';
 
 /**
@@ -68,7 +68,7 @@ export async function createTestWorker(opts: {
   piiKey: string;
   /** What the withdrawal's step-up starts biometric identifications with. */
   client: Client;
-  /** The rules in force; unset: the default policy, version 1. */
+  /** The rules in force; unset: the default policy, version 1, with `rules` and `payoutControls`. */
   policy?: PolicyReader;
   /** The money rules; unset: the defaults. */
   rules?: MoneyRules;
@@ -85,6 +85,7 @@ export async function createTestWorker(opts: {
   /** How the rescreening's batches run, asking `eligibility`; unset: a pass screens no one. */
   rescreening?: { activeDays: number; perSecond: number; freshMs: number };
 }) {
+  const policy = opts.policy ?? staticPolicyReader(testPolicyOf(opts));
   return Worker.create({
     connection: opts.connection,
     taskQueue: opts.taskQueue,
@@ -97,16 +98,14 @@ export async function createTestWorker(opts: {
       clock: () => new Date(),
       hashCpf: (cpf) => cpfHash(cpf, opts.piiKey),
       hashAccount: (k) => accountKeyHash(k, opts.piiKey),
-      policy: opts.policy ?? staticPolicyReader(defaultPolicy()),
-      rules: opts.rules ?? defaultRules(),
-      payoutControls: opts.payoutControls ?? defaultPayoutControls(),
+      policy,
       ...(opts.payoutAuthorization ? { payoutAuthorization: opts.payoutAuthorization } : {}),
       ...(opts.countPayoutDeadline ? { countPayoutDeadline: opts.countPayoutDeadline } : {}),
       temporal: { client: opts.client, taskQueue: opts.taskQueue },
       reconciliation: opts.reconciliation ?? testReconciliation,
       ...(opts.eligibility ? { eligibility: opts.eligibility } : {}),
       ...(opts.rescreening && opts.eligibility
-        ? { rescreening: testRescreening(opts.rescreening, opts.eligibility, opts.pool, opts.piiKey) }
+        ? { rescreening: testRescreening(opts.rescreening, opts.eligibility, opts.pool, opts.piiKey, policy) }
         : {}),
       sealCpf: (cpf) => sealSecret(testCodecKeys, cpf),
       openCpf: (sealed) => openSecret(testCodecKeys, sealed),
@@ -116,17 +115,16 @@ export async function createTestWorker(opts: {
 
 /** The rescreening as the worker builds it (worker/activities.ts), on the test's codec keys. */
 function testRescreening(
-  r: { activeDays: number; perSecond: number; freshMs: number },
+  r: { perSecond: number },
   registry: EligibilityRegistry,
   pool: Pool,
   piiKey: string,
+  policy: PolicyReader,
 ): RescreeningSettings {
   const sealCpf = (cpf: string) => sealSecret(testCodecKeys, cpf);
   return {
-    activeDays: r.activeDays,
     perSecond: r.perSecond,
-    screen: (cpf) =>
-      screenPerson({ registry, pool, piiKey, freshMs: r.freshMs, sealCpf }, cpf, 'rescreening'),
+    screen: (cpf) => screenPerson({ registry, pool, piiKey, policy, sealCpf }, cpf, 'rescreening'),
   };
 }
 
@@ -137,8 +135,73 @@ export const testReconciliation: ReconciliationSettings = {
   intervalMs: 500,
 };
 
-/** The money rules as an unconfigured deployment has them. */
-export const defaultRules = (): MoneyRules => moneyRulesOf(envSchema.parse({}));
+/** The money rules as the workflow tests name them: the policy's deposits and withdrawals. */
+export interface MoneyRules {
+  requireVerifiedForWithdrawals: boolean;
+  requireVerifiedForDeposits: boolean;
+  requireOwnPayeeAccount: boolean;
+  stepUpAboveCentavos: number;
+  stepUpNewAccount: boolean;
+  dailyLimitCentavos: number;
+  kycMaxAgeMs: number;
+  holdThirdPartyDeposits: boolean;
+}
 
-/** The payout controls as an unconfigured deployment has them. */
-export const defaultPayoutControls = (): PayoutControls => payoutControlsOf(envSchema.parse({}));
+/** The money rules as an unconfigured deployment has them. */
+export const defaultRules = (): MoneyRules => {
+  const { deposits: d, withdrawals: w } = defaultPolicy();
+  return {
+    requireVerifiedForWithdrawals: w.requireVerified,
+    requireVerifiedForDeposits: d.requireVerified,
+    requireOwnPayeeAccount: w.requireOwnPayeeAccount,
+    stepUpAboveCentavos: w.stepUpAboveCentavos,
+    stepUpNewAccount: w.stepUpNewAccount,
+    dailyLimitCentavos: w.dailyLimitCentavos,
+    kycMaxAgeMs: w.kycMaxAgeMs,
+    holdThirdPartyDeposits: d.holdThirdParty,
+  };
+};
+
+/** The worker's policy: the default, with the test's rules, controls and rescreening on it. */
+function testPolicyOf(o: {
+  rules?: MoneyRules;
+  payoutControls?: PayoutControls;
+  rescreening?: { activeDays: number; freshMs: number };
+}): Policy {
+  const r = o.rules;
+  const c = o.payoutControls;
+  return policyWith({
+    ...(r
+      ? {
+          deposits: {
+            requireVerified: r.requireVerifiedForDeposits,
+            holdThirdParty: r.holdThirdPartyDeposits,
+          },
+          withdrawals: {
+            requireVerified: r.requireVerifiedForWithdrawals,
+            requireOwnPayeeAccount: r.requireOwnPayeeAccount,
+            dailyLimitCentavos: r.dailyLimitCentavos,
+            stepUpAboveCentavos: r.stepUpAboveCentavos,
+            stepUpNewAccount: r.stepUpNewAccount,
+            kycMaxAgeMs: r.kycMaxAgeMs,
+          },
+        }
+      : {}),
+    ...(c
+      ? {
+          payouts: {
+            deadlineMs: c.deadlineMs,
+            atRiskShare: c.atRiskShare,
+            approvalAboveCentavos: c.approvalAboveCentavos,
+            approvers: c.approvers,
+          },
+        }
+      : {}),
+    ...(o.rescreening
+      ? { eligibility: { rescreenActiveDays: o.rescreening.activeDays, freshMs: o.rescreening.freshMs } }
+      : {}),
+  });
+}
+
+/** The payout controls as an unconfigured deployment has them (no authorization asked). */
+export const defaultPayoutControls = (): PayoutControls => payoutControlsOf(defaultPolicy(), false);

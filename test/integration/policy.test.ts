@@ -47,7 +47,7 @@ const pools: Pool[] = [];
 /** A process's store on its own pool, as the API and the worker each have. */
 async function processStore(seed: Policy): Promise<PolicyStore> {
   const own = createPool(databaseUrl, 2);
-  const store = await startPolicyStore({ pool: own, seed, log, refreshMs: 60_000 });
+  const store = startPolicyStore({ pool: own, seed, log, refreshMs: 60_000 });
   stores.push(store);
   pools.push(own);
   return store;
@@ -72,14 +72,16 @@ describe('the rules policy in Postgres', () => {
     const seed = defaultPolicy();
     const other = set(seed, 'withdrawals.dailyLimitCentavos', '123');
     const [a, b] = await Promise.all([processStore(seed), processStore(other)]);
+    const [ra, rb] = await Promise.all([a.current(), b.current()]);
     const versions = await listPolicyVersions(pool, 10);
     expect(versions).toHaveLength(1);
     expect(versions[0]).toMatchObject({ version: 1, changedBy: 'environment', approvedBy: null });
-    const [ra, rb] = await Promise.all([a.current(), b.current()]);
     expect(ra.version).toBe(1);
     expect(ra).toEqual(rb);
+    expect([seed, other]).toContainEqual(ra.policy);
     // Whichever seed was written, a third process's environment changes nothing.
-    await processStore(set(seed, 'withdrawals.dailyLimitCentavos', '999'));
+    const third = await processStore(set(seed, 'withdrawals.dailyLimitCentavos', '999'));
+    expect(await third.current()).toEqual(ra);
     expect(await listPolicyVersions(pool, 10)).toHaveLength(1);
   });
 
@@ -239,7 +241,7 @@ describe('the rules policy in Postgres', () => {
 
   it('a store whose listening connection is lost still finds a new version (read again on reconnect, and looked for every refreshMs)', async () => {
     const own = createPool(databaseUrl, 2);
-    const store = await startPolicyStore({ pool: own, seed: defaultPolicy(), log, refreshMs: 300 });
+    const store = startPolicyStore({ pool: own, seed: defaultPolicy(), log, refreshMs: 300 });
     stores.push(store);
     pools.push(own);
     await waitFor(async () => store.listening(), { timeoutMs: 5_000 });

@@ -15,14 +15,13 @@ import { createApp } from '../../api/app';
 import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { hashPassword } from '../../common/passwords';
-import { moneyRulesOf, payoutControlsOf } from '../../contracts/rules';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../../db/embedded';
 import { migrate } from '../../db/migrate';
 import { saveOperator } from '../../db/operators';
 import { createPool, type Pool } from '../../db/pool';
 import { httpEligibilityRegistry } from '../../eligibility/registry';
 import { isDatabaseUnavailable, PROBLEM_BASE } from '../../http/problem';
-import { policyFromConfig, staticPolicyReader } from '../../policy/seed';
+import { policyFromEnv, staticPolicyReader } from '../../policy/seed';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { freePort } from '../helpers/ports';
 import { connectorFor } from '../helpers/sandbox-client';
@@ -94,6 +93,7 @@ beforeAll(async () => {
     // A deposit whose flow waits out the outage answers 503 soon, and its loop asks again.
     TEMPORAL_CALL_TIMEOUT_MS: '3000',
   });
+  const policy = staticPolicyReader(policyFromEnv({ REQUIRE_VERIFIED_FOR_DEPOSITS: 'false' }));
   connection = await Connection.connect({ address });
   const temporal = new Client({ connection, dataConverter: testDataConverter });
   nativeConnection = await NativeConnection.connect({ address });
@@ -104,9 +104,7 @@ beforeAll(async () => {
     provider: connectorFor(sandbox.url, { timeoutMs: 5_000 }),
     pool,
     piiKey: PII_KEY,
-    policy: staticPolicyReader(policyFromConfig(config)),
-    rules: moneyRulesOf(config),
-    payoutControls: payoutControlsOf(config),
+    policy,
     payoutAuthorization: payoutAuthorizationOf(config),
     reconciliation: testReconciliation,
     eligibility: httpEligibilityRegistry({
@@ -121,7 +119,7 @@ beforeAll(async () => {
     temporal,
     pool,
     log: silent,
-    policy: staticPolicyReader(policyFromConfig(config)),
+    policy,
     codec: testDataConverter.payloadCodecs[0],
   });
   httpServer = await new Promise((resolve) => {

@@ -244,6 +244,7 @@ describe('alerts on a large payout before its approvers decide', () => {
       pool: e.pool,
       log: createLogger('alerts-on-payout-test', 'silent'),
       settings: alertMonitorSettings(loadConfig(ALERT_ENV)),
+      policy: e.policy,
     });
     try {
       await monitorCaughtUp(workflowId);

@@ -478,6 +478,7 @@ describe('the monitor across a restart', () => {
       pool: e.pool,
       log: createLogger('alerts-test', 'silent'),
       settings: alertMonitorSettings(loadConfig(ALERT_ENV)),
+      policy: e.policy,
     });
     try {
       await monitorCaughtUp();

@@ -17,9 +17,8 @@ import {
   tracingClientInterceptors,
   tracingWorkerOptions,
 } from '../../common/tracing';
-import { moneyRulesOf, payoutControlsOf } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
-import { policyFromConfig, staticPolicyReader } from '../../policy/seed';
+import { policyFromEnv, staticPolicyReader } from '../../policy/seed';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { workflowBundle } from '../../worker/build-id';
 import { onboard, type Person } from '../helpers/people';
@@ -64,6 +63,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'silent',
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
   });
+  const policy = staticPolicyReader(policyFromEnv({}));
   // One process plays API and worker here, so one (global) tracer provider serves both.
   const t = setupTracing('pixflow-test', config);
   if (!t) throw new Error('tracing should be on with an endpoint');
@@ -103,9 +103,7 @@ beforeAll(async () => {
       clock: () => new Date(),
       hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
       hashAccount: (k) => accountKeyHash(k, PII_KEY),
-      policy: staticPolicyReader(policyFromConfig(config)),
-      rules: moneyRulesOf(config),
-      payoutControls: payoutControlsOf(config),
+      policy,
       temporal: { client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE },
       reconciliation: testReconciliation,
     }),
@@ -119,7 +117,7 @@ beforeAll(async () => {
     temporal,
     pool,
     log: createLogger('trace-test', 'silent'),
-    policy: staticPolicyReader(policyFromConfig(config)),
+    policy,
   });
   server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

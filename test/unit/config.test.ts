@@ -19,6 +19,7 @@ import {
 import { PUBLIC_CODEC_KEY_MATERIAL, PUBLIC_POSTGRES_PASSWORDS } from '../../common/public-secrets';
 import { temporalConnectionOptions } from '../../common/temporal-connection';
 import { defaultDeliveryOptions, deliveryOptionsFrom } from '../../ingress/deliver';
+import { policyFromEnv } from '../../policy/seed';
 
 // The codec endpoint's browser origins: the Temporal UI the embedded stack runs, wherever it runs.
 
@@ -375,10 +376,11 @@ describe('secrets under NODE_ENV=production', () => {
   });
 });
 
-describe('payout controls settings', () => {
+describe('payout controls settings (the rules policy seeded from the environment)', () => {
   const problemsOf = (env: Record<string, string>) => {
     try {
       loadConfig(env);
+      policyFromEnv(env);
       return [];
     } catch (err) {
       if (err instanceof ConfigError) return err.problems;
@@ -387,19 +389,20 @@ describe('payout controls settings', () => {
   };
 
   it('default to a 120-minute deadline at risk at 75%, two approvers above R$ 10.000,00, below the daily limit, fail closed', () => {
-    const c = loadConfig({});
-    expect(c).toMatchObject({
-      PAYOUT_DEADLINE: 120 * 60_000,
-      PAYOUT_AT_RISK_SHARE: 0.75,
-      PAYOUT_APPROVAL_ABOVE_CENTAVOS: 1_000_000,
-      PAYOUT_APPROVERS: 2,
-      PAYOUT_AUTHORIZATION_TIMEOUT_MS: 3_000,
-      PAYOUT_AUTHORIZATION_ON_NO_ANSWER: 'deny',
+    const { payouts, withdrawals } = policyFromEnv({});
+    expect(payouts).toEqual({
+      deadlineMs: 120 * 60_000,
+      atRiskShare: 0.75,
+      approvalAboveCentavos: 1_000_000,
+      approvers: 2,
+      authorizationOnNoAnswer: 'deny',
     });
     // Otherwise a payout that needs four eyes is refused `limit_exceeded` before it can wait.
-    expect(c.PAYOUT_APPROVAL_ABOVE_CENTAVOS).toBeLessThan(c.WITHDRAWAL_DAILY_LIMIT_CENTAVOS);
+    expect(payouts.approvalAboveCentavos).toBeLessThan(withdrawals.dailyLimitCentavos);
+    const c = loadConfig({});
+    expect(c.PAYOUT_AUTHORIZATION_TIMEOUT_MS).toBe(3_000);
     expect(c.PAYOUT_AUTHORIZATION_URL).toBeUndefined();
-    expect(loadConfig({ PAYOUT_DEADLINE: '2h' }).PAYOUT_DEADLINE).toBe(7_200_000);
+    expect(policyFromEnv({ PAYOUT_DEADLINE: '2h' }).payouts.deadlineMs).toBe(7_200_000);
   });
 
   it('refuse a deadline without its unit, a share outside 0-1, three approvers, another no-answer policy', () => {

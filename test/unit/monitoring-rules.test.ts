@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../common/config';
+import { ConfigError } from '../../common/config';
 import type { Movement } from '../../db/alerts';
-import {
-  type AlertRuleSettings,
-  alertRuleSettings,
-  evaluateRules,
-  type RuleInput,
-} from '../../monitoring/rules';
+import { type AlertRuleSettings, evaluateRules, type RuleInput } from '../../monitoring/rules';
+import { policyFromEnv } from '../../policy/seed';
 
 // The monitoring rules as functions of a person's movements (docs/monitoring.md): the edges of
 // each (the band, the share, the window, "nothing between"), each rule off at 0, and the settings
@@ -118,7 +114,9 @@ describe('monitoring rules', () => {
   });
 
   it('settings: defaults with every rule on, 0 turns one off, nonsense refused by name', () => {
-    const s = alertRuleSettings(loadConfig({}));
+    // The thresholds are the policy's alerts, seeded from these variables.
+    const alertRuleSettings = (env: Record<string, string>): AlertRuleSettings => policyFromEnv(env).alerts;
+    const s = alertRuleSettings({});
     expect(s.structuring).toEqual({
       belowCentavos: 5_000_000,
       bandPercent: 10,
@@ -126,7 +124,7 @@ describe('monitoring rules', () => {
       windowMs: 86_400_000,
     });
     expect(s.windowTotal.of).toBe('each');
-    expect(alertRuleSettings(loadConfig({ ALERT_NEW_ACCOUNT_WINDOW_MS: '0' })).newAccount.windowMs).toBe(0);
+    expect(alertRuleSettings({ ALERT_NEW_ACCOUNT_WINDOW_MS: '0' }).newAccount.windowMs).toBe(0);
     for (const [name, value] of [
       ['ALERT_STRUCTURING_BAND_PERCENT', '0'],
       ['ALERT_STRUCTURING_COUNT', '1'],
@@ -134,7 +132,8 @@ describe('monitoring rules', () => {
       ['ALERT_WINDOW_TOTAL_OF', 'both'],
       ['ALERT_NEW_ACCOUNT_MIN_CENTAVOS', '-1'],
     ] as const) {
-      expect(() => loadConfig({ [name]: value }), name).toThrow(name);
+      expect(() => alertRuleSettings({ [name]: value }), name).toThrow(ConfigError);
+      expect(() => alertRuleSettings({ [name]: value }), name).toThrow(name);
     }
   });
 });

@@ -1,19 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { envSchema } from '../../common/config';
-import { shownDefault } from '../../common/config-reference';
 import { THIRD_PARTY_PAYER } from '../../contracts/deposit';
-import {
-  CLOSED,
-  DEPOSIT_LIMIT_EXCEEDED,
-  IMPEDED,
-  moneyRulesOf,
-  withdrawalRefusals,
-} from '../../contracts/rules';
+import { CLOSED, DEPOSIT_LIMIT_EXCEEDED, IMPEDED, withdrawalRefusals } from '../../contracts/rules';
+import { policyFields } from '../../policy/diff';
+import { defaultPolicy } from '../../policy/seed';
 
 // docs/rules.md's table against the rules' own definitions: every refusal code and every rule's
-// setting is in it, each setting with the default the configuration has.
+// policy field is in it, each with the default the policy's first version has.
 
 const page = readFileSync(path.resolve(__dirname, '../../docs/rules.md'), 'utf8');
 const rows = page
@@ -26,27 +20,19 @@ const rows = page
       .map((c) => c.trim()),
   );
 
-/** The settings moneyRulesOf reads: each rule is one of them. */
-function settingsOfTheRules(): Array<keyof typeof envSchema.shape> {
-  const read: Array<keyof typeof envSchema.shape> = [];
-  const config = new Proxy(
-    {},
-    {
-      get: (_target, name) => {
-        read.push(String(name) as keyof typeof envSchema.shape);
-        return 0;
-      },
-    },
-  );
-  moneyRulesOf(config as Parameters<typeof moneyRulesOf>[0]);
-  return read;
-}
-const ruleSettings = settingsOfTheRules();
+/** The policy's fields a money rule reads: the deposits' and withdrawals', four eyes, the authorization, eligibility's. */
+const RULE_FIELD =
+  /^(deposits|withdrawals)\.|^payouts\.(approvalAboveCentavos|approvers|authorizationOnNoAnswer)$|^eligibility\.(failClosed|freshMs|impededCloseWithinMs)$/;
+const ruleFields = policyFields(defaultPolicy()).filter(([path]) => RULE_FIELD.test(path));
 
 describe('docs/rules.md', () => {
   it('has one row of four cells per rule', () => {
-    expect(rows.length).toBeGreaterThanOrEqual(ruleSettings.length - 1);
-    for (const row of rows) expect(row, row.join(' | ')).toHaveLength(4);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row, row.join(' | ')).toHaveLength(4);
+      // Each rule names the policy field it is, or says it has none.
+      expect(row[2], row.join(' | ')).toMatch(/`[a-z]+\.[A-Za-z.]+`|^none/);
+    }
   });
 
   it('names every refusal code a rule can give', () => {
@@ -55,25 +41,18 @@ describe('docs/rules.md', () => {
       expect(reasons, code).toContain(`\`${code}\``);
   });
 
-  it('names every rule setting with the default the configuration has', () => {
+  it("names every rule's policy field with the default the policy's first version has", () => {
     const settings = rows.map((r) => r[2]).join(' ');
-    for (const name of ruleSettings) {
-      const given = new RegExp(`\`${name}\` \\(([^,;)]+)`).exec(settings)?.[1];
-      expect(given, `${name} is not in the table's settings`).toBeDefined();
-      expect(given, name).toBe(shownDefault(name).split(/[ ,]/)[0]);
+    for (const [path, value] of ruleFields) {
+      const given = new RegExp(`\`${path.replace('.', '\\.')}\` \\(([^,;)]+)`).exec(settings)?.[1];
+      expect(given, `${path} is not in the table's policy fields`).toBeDefined();
+      expect(given, path).toBe(String(value));
     }
   });
 
-  it("gives each setting's number as the configuration's default, the payout controls' included", () => {
-    const named = [
-      ...rows
-        .map((r) => r[2])
-        .join(' ')
-        .matchAll(/`([A-Z][A-Z0-9_]+)` \((\d+)[,;)]/g),
-    ];
-    expect(named.map((m) => m[1])).toContain('PAYOUT_APPROVAL_ABOVE_CENTAVOS');
-    for (const [, name, given] of named)
-      if (name && name in envSchema.shape)
-        expect(given, name).toBe(shownDefault(name as keyof typeof envSchema.shape).split(/[ ,]/)[0]);
+  it("names no environment variable as a rule's setting: the rules are the policy", () => {
+    const settings = rows.map((r) => r[2]).join(' ');
+    const variables = [...settings.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]);
+    expect(variables).toEqual(['PAYOUT_AUTHORIZATION_URL', 'ELIGIBILITY_URL']);
   });
 });

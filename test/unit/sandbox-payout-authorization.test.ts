@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  askPayoutAuthorization,
+  askPayoutAuthorization as askWith,
   type PayoutAuthorizationSettings,
 } from '../../activities/payout-authorization';
 import { PAYOUT_AUTHORIZATION_DEV_SECRET } from '../../common/config';
@@ -29,11 +29,13 @@ const settings = (over: Partial<PayoutAuthorizationSettings> = {}): PayoutAuthor
   url: url(),
   secret: PAYOUT_AUTHORIZATION_DEV_SECRET,
   timeoutMs: 1_000,
-  onNoAnswer: 'deny',
   backoffMs: 10,
   ...over,
 });
 const request = payoutAuthorizationRequest;
+/** Asked as the default policy has it: no valid answer refuses the payout. */
+const askPayoutAuthorization = (s: PayoutAuthorizationSettings, r: Parameters<typeof askWith>[1]) =>
+  askWith(s, r, 'deny');
 const control = (path: string, body: unknown) =>
   fetch(`${sandbox.url}${path}`, {
     method: 'POST',

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { generate as generateCpf } from '@fnando/cpf';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PayoutAuthorizationSettings } from '../../activities/payout-authorization';
 import { cpfHash } from '../../common/pii';
 import { FlowStatusKey } from '../../common/search-attributes';
 import { providerNotificationSignal } from '../../contracts/flow';
@@ -17,11 +16,12 @@ import {
   withdrawalStateQuery,
   withdrawalWorkflowId,
 } from '../../contracts/withdrawal';
+import type { Policy } from '../../policy/schema';
 import { verifiedWithKnownPayee } from '../helpers/customers';
 import { type FlowEnv, onOwnWorker, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
+import { policyWith } from '../helpers/policy';
 import { signedRequestOf } from '../helpers/webhook-receiver';
-import { defaultPayoutControls } from '../helpers/worker';
 
 // The payout controls on the time-skipping server, with the real activities against the sandbox
 // and Postgres: the deadline's marks at their times, and the operator's authorization over HTTP
@@ -235,7 +235,7 @@ describe("the operator's authorization", () => {
   /** Runs a withdrawal on a worker that asks the backend, to its end. */
   async function withdrawAsking(
     suffix: string,
-    onNoAnswer: PayoutAuthorizationSettings['onNoAnswer'],
+    onNoAnswer: Policy['payouts']['authorizationOnNoAnswer'],
     answer: AuthorizationBackend['answer'],
   ): Promise<{
     input: WithdrawalInput;
@@ -252,14 +252,14 @@ describe("the operator's authorization", () => {
       f,
       suffix,
       {
-        payoutControls: { ...defaultPayoutControls(), askAuthorization: true },
+        // What no answer means is the policy's; a worker that has the backend asks it.
+        policy: policyWith({ payouts: { authorizationOnNoAnswer: onNoAnswer } }),
         // A backend that answers is given long enough on two loaded cores; one that hangs never
         // answers, so the short wait decides nothing but the test's length.
         payoutAuthorization: {
           url: backend.url,
           secret: backend.secret,
           timeoutMs: answer === 'hang' ? 300 : 10_000,
-          onNoAnswer,
         },
       },
       async (taskQueue) => {
