@@ -12,6 +12,7 @@ import type { BackofficeDeps } from './deps';
 import { wellFormedInput } from './forms';
 import { languageRoutes } from './language';
 import { payoutRoutes } from './payouts';
+import { policyRoutes } from './policy';
 import { queueRoutes } from './queues';
 import { errorPages, unavailablePage } from './render';
 import { searchRoutes } from './search';
@@ -74,6 +75,7 @@ export function backofficeRoutes(deps: BackofficeDeps) {
   r.use(alertRoutes(deps));
   r.use(auditRoutes(deps));
   r.use(apiKeyRoutes(deps));
+  r.use(policyRoutes(deps));
   r.use((req, _res, next) => next(Object.assign(new Error(`no page at ${req.path}`), { status: 404 })));
   r.use(errorPages(deps.log));
   return r;

@@ -12,12 +12,14 @@ import {
 } from '../db/operators';
 import { createPool } from '../db/pool';
 import { runKeyCommand } from './operator-keys';
+import { runPolicyCommand } from './operator-policy';
 
 // Back-office operators for a real deployment:
 //   DATABASE_URL=... npm run operator -- create --email ana@example.com --name "Ana" --role reviewer [--language en]
 //   DATABASE_URL=... npm run operator -- reset --email ana@example.com
 //   DATABASE_URL=... npm run operator -- role --email ana@example.com --role admin
 //   DATABASE_URL=... npm run operator -- disable --email ana@example.com
+//   DATABASE_URL=... npm run operator -- policy show|diff|set|approve|reject ... (scripts/operator-policy.ts)
 // reset, role and disable end every session the operator has (db/operators.ts). A password is
 // read from standard input when one is piped in (--password-stdin); otherwise a strong one is
 // generated and printed once.
@@ -88,6 +90,7 @@ export async function upsertOperator(
 
 async function main() {
   if (process.argv[2] === 'key') process.exit(await runKeyCommand(process.argv.slice(3)));
+  if (process.argv[2] === 'policy') process.exit(await runPolicyCommand(process.argv.slice(3)));
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {

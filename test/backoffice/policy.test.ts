@@ -1,0 +1,192 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogs } from '../../backoffice/i18n';
+import { hashPassword } from '../../common/passwords';
+import { raiseAlert } from '../../db/alerts';
+import { listActions } from '../../db/operator-actions';
+import { saveOperator } from '../../db/operators';
+import { latestPolicyVersion, pendingPolicyChanges } from '../../db/policy';
+import { type ApiEnv, startApiEnv } from '../api/support';
+import { launchChromium } from '../helpers/browser';
+import { waitUntil } from '../helpers/wait';
+
+// The back office's rules policy page in a real browser against the real API: an admin tightens a
+// limit (it applies at once, in every reader of the policy), proposes a loosening that waits for a
+// second admin, who approves it on their own session; bad input names the field and changes
+// nothing; other roles are refused the page. An alert's page says the policy version it was
+// raised under.
+
+const PASSWORD = 'policy page password';
+const t = catalogs['pt-BR'];
+const ana = 'ana.admin@example.com';
+const bia = 'bia.admin@example.com';
+const rui = 'rui.reviewer@example.com';
+
+let e: ApiEnv;
+let browser: Browser;
+beforeAll(async () => {
+  e = await startApiEnv();
+  const passwordHash = await hashPassword(PASSWORD);
+  await saveOperator(e.pool, { email: ana, name: 'Ana', role: 'admin', passwordHash });
+  await saveOperator(e.pool, { email: bia, name: 'Bia', role: 'admin', passwordHash });
+  await saveOperator(e.pool, { email: rui, name: 'Rui', role: 'reviewer', passwordHash });
+  browser = await launchChromium();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await e?.close();
+});
+
+/** A signed-in page of its own (its own cookies), on the policy page. */
+async function signedIn(email: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, locale: 'pt-BR' });
+  const page = await context.newPage();
+  await page.goto(`${e.url}/backoffice/policy`);
+  await page.getByLabel(t.signIn.email).fill(email);
+  await page.getByLabel(t.signIn.password).fill(PASSWORD);
+  await page.getByRole('button', { name: t.signIn.submit }).click();
+  return page;
+}
+
+async function propose(page: Page, changes: string, reason: string) {
+  await page.getByLabel(t.policy.changesLabel).fill(changes);
+  await page.getByLabel(t.policy.reasonLabel).fill(reason);
+  await page.getByRole('button', { name: t.policy.send }).click();
+}
+
+const versionInForce = async () => (await latestPolicyVersion(e.pool))?.version;
+
+describe('the rules policy page', () => {
+  it('an admin tightens a limit: a new version at once, in the history with its diff, read by the API', async () => {
+    // The API's reader has the seeded version before anything changes.
+    expect((await e.policy.current()).version).toBe(1);
+    const page = await signedIn(ana);
+    await page.getByRole('heading', { name: t.policy.current(1) }).waitFor();
+    expect(await page.locator('tr[data-field="withdrawals.dailyLimitCentavos"] td').textContent()).toBe(
+      '5000000',
+    );
+
+    await propose(page, 'withdrawals.dailyLimitCentavos=100000', 'fraud wave this week');
+    await page
+      .getByRole('status')
+      .filter({ hasText: t.policy.applied(2) })
+      .waitFor();
+    await page.getByRole('heading', { name: t.policy.current(2) }).waitFor();
+    expect(await page.locator('tr[data-version="2"]').textContent()).toContain(
+      'withdrawals.dailyLimitCentavos: 5000000 → 100000',
+    );
+    expect(await page.locator('tr[data-version="1"]').textContent()).toContain(t.policy.firstVersion);
+    // Notified, the API's own reader has it within moments.
+    await waitUntil(
+      () => e.policy.current(),
+      (p) => p.version === 2,
+      5_000,
+    );
+    expect((await e.policy.current()).policy.withdrawals.dailyLimitCentavos).toBe(100_000);
+    const [audit] = await listActions(e.pool, { action: 'policy.change', order: 'newest', limit: 1 });
+    expect(audit).toMatchObject({ operatorEmail: ana, outcome: 'done', reason: 'fraud wave this week' });
+    await page.context().close();
+  }, 60_000);
+
+  it('bad input names the field, in Portuguese, and changes nothing', async () => {
+    const page = await signedIn(ana);
+    await page.getByRole('heading', { name: t.policy.current(2) }).waitFor();
+    await propose(page, 'payouts.approvers=3', 'three approvers');
+    const body = await page.locator('main').textContent();
+    expect(body).toContain(t.policy.refused);
+    expect(body).toContain('payouts.approvers');
+    expect(body).toContain('deve ser 1 ou 2');
+    await page.goto(`${e.url}/backoffice/policy`);
+    await propose(page, 'withdrawals.weeklyLimitCentavos=1', 'no such field');
+    expect(await page.locator('main').textContent()).toContain('não é um campo da política');
+    expect(await versionInForce()).toBe(2);
+    expect(await pendingPolicyChanges(e.pool)).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
+  it('a loosening waits for a second admin: its proposer cannot approve it, another admin does', async () => {
+    const anaPage = await signedIn(ana);
+    await anaPage.getByRole('heading', { name: t.policy.current(2) }).waitFor();
+    await propose(anaPage, 'payouts.approvers=1\nalerts.structuring.count=4', 'one approver in December');
+    const [change] = await pendingPolicyChanges(e.pool);
+    expect(change).toBeDefined();
+    const id = Number(change?.id);
+    await anaPage
+      .getByRole('status')
+      .filter({ hasText: t.policy.waiting(id) })
+      .waitFor();
+    const pending = anaPage.locator(`article[data-change-id="${id}"]`);
+    expect(await pending.locator('tr[data-field="payouts.approvers"]').textContent()).toContain(
+      t.policy.loosensYes,
+    );
+    expect(await pending.textContent()).toContain(t.policy.ownChange);
+    expect(await pending.getByRole('button', { name: t.policy.approveLabel(id) }).count()).toBe(0);
+    expect(await versionInForce()).toBe(2);
+
+    const biaPage = await signedIn(bia);
+    await biaPage.getByRole('button', { name: t.policy.approveLabel(id) }).click();
+    await biaPage
+      .getByRole('status')
+      .filter({ hasText: t.policy.applied(3) })
+      .waitFor();
+    expect(await latestPolicyVersion(e.pool)).toMatchObject({ version: 3, changedBy: ana, approvedBy: bia });
+    expect(await biaPage.locator('tr[data-version="3"]').textContent()).toContain(t.policy.approvedBy(bia));
+    await waitUntil(
+      () => e.policy.current(),
+      (p) => p.version === 3,
+      5_000,
+    );
+    expect((await e.policy.current()).policy.payouts.approvers).toBe(1);
+    const [approved] = await listActions(e.pool, { action: 'policy.approve', order: 'newest', limit: 1 });
+    expect(approved).toMatchObject({ operatorEmail: bia, outcome: 'done' });
+    await anaPage.context().close();
+    await biaPage.context().close();
+  }, 60_000);
+
+  it('another role is refused the page, and its change is refused and audited', async () => {
+    const page = await signedIn(rui);
+    const main = await page.locator('main').textContent();
+    expect(main).toContain(t.errors.notAllowed);
+    expect(await page.getByLabel(t.policy.changesLabel).count()).toBe(0);
+    const cookies = await page.context().cookies();
+    const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+    const home = await (await fetch(`${e.url}/backoffice`, { headers: { cookie } })).text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(home)?.[1] ?? '';
+    const res = await fetch(`${e.url}/backoffice/policy`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        _csrf: token,
+        changes: 'payouts.approvers=2',
+        reason: 'x',
+        baseVersion: '3',
+      }),
+    });
+    expect(res.status).toBe(403);
+    expect(await versionInForce()).toBe(3);
+    const [refused] = await listActions(e.pool, { action: 'policy.change', order: 'newest', limit: 1 });
+    expect(refused).toMatchObject({ operatorEmail: rui, outcome: 'refused' });
+    await page.context().close();
+  }, 60_000);
+
+  it("an alert's page says the policy version it was raised under", async () => {
+    const id = `alr_${'0'.repeat(31)}1`;
+    await raiseAlert(e.pool, {
+      id,
+      rule: 'quick_in_out',
+      cpfHash: 'h'.repeat(64),
+      cpfMasked: '***.456.789-**',
+      flowId: 'withdrawal-policy-test',
+      flowIds: ['withdrawal-policy-test'],
+      facts: { payoutCentavos: 50_000 },
+      policyVersion: 3,
+    });
+    const page = await signedIn(ana);
+    await page.goto(`${e.url}/backoffice/alerts/${id}`);
+    const facts = await page.locator('dl.facts').textContent();
+    expect(facts).toContain(t.alerts.policyVersion);
+    expect(facts).toContain(t.alerts.policyVersionValue(3));
+    await page.context().close();
+  }, 60_000);
+});
