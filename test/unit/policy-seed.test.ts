@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, envSchema, loadConfig } from '../../common/config';
 import { policyFields } from '../../policy/diff';
@@ -104,5 +106,16 @@ describe('the policy seeded from the environment', () => {
     expect(loadConfig({ WITHDRAWAL_DAILY_LIMIT_CENTAVOS: '1' })).not.toHaveProperty(
       'WITHDRAWAL_DAILY_LIMIT_CENTAVOS',
     );
+  });
+
+  it('are each in docs/policy.md, with the default and the variable that seeds the field', () => {
+    const page = readFileSync(path.resolve(__dirname, '../../docs/policy.md'), 'utf8');
+    const variableOf = new Map(Object.entries(RULE_VARIABLE_FIELDS).map(([name, field]) => [field, name]));
+    for (const [field, value] of policyFields(defaultPolicy())) {
+      const row = page.split('\n').find((l) => l.startsWith(`| \`${field}\` |`));
+      expect(row, field).toBeDefined();
+      expect(row?.split('|')[2]?.trim().split(' ')[0], field).toBe(String(value));
+      expect(row, field).toContain(`\`${variableOf.get(field)}\``);
+    }
   });
 });
