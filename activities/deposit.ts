@@ -95,13 +95,16 @@ export function createDepositActivities({
   };
   return {
     /**
-     * Creates the Pix charge, then writes the deposit's flows row (`awaiting`) once it exists:
+     * Creates the Pix charge, then records the deposit's flows row (`awaiting`) once it exists:
      * one local activity does both, so the caller waiting for the QR waits for one. Safe to
      * retry: the provider answers the same QR for the same txid and body (a txid it already holds
      * with another body fails non-retryably, DUPLICATE_TRANSACTION), and the row's write and the
      * payer's bank account (client.bankAccount, when given) are idempotent.
      */
-    async createDepositQr(input: DepositInput, awaiting: FlowRecord): Promise<DepositQr> {
+    async createChargeAndRecordAwaitingPayment(
+      input: DepositInput,
+      awaiting: FlowRecord,
+    ): Promise<DepositQr> {
       const res = await providerCall(() =>
         provider.createCharge({
           merchant: input.merchant,
@@ -131,13 +134,17 @@ export function createDepositActivities({
      * here with its payment's details: the flow then ends with no activity of its own for it.
      * An answer no rule reads fails the attempt (retried, and told): never "unpaid".
      */
-    async inquireDeposit(txid: string, clientCpf?: string, completed?: FlowRecord): Promise<DepositCheck> {
+    async inquireDepositAndRecordCompleted(
+      txid: string,
+      clientCpf: string | undefined,
+      completed: FlowRecord,
+    ): Promise<DepositCheck> {
       const tx = await providerCall(() => provider.lookUpDeposit(txid), notice);
       // Not visible to the inquiry yet: unpaid as far as we can prove.
       const inForce = await policy.current();
       const paid = paidCheck(tx, clientCpf, inForce.policy.deposits.holdThirdParty);
       const check = paid.hold ? { ...paid, policyVersion: inForce.version } : paid;
-      if (!completed || !check.paid || check.hold) return check;
+      if (!check.paid || check.hold) return check;
       await recordFlow({ ...completed, details: { ...completed.details, ...paymentDetails(check) } });
       return { ...check, recorded: true };
     },

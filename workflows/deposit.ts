@@ -49,10 +49,12 @@ type ScreeningActivities = ReturnType<typeof createDepositScreeningActivities>;
 // The rules read our own Postgres (and the registry of impeded people when its answer is old): a
 // local activity in the first workflow task, which the caller's answer waits for. The registry
 // unreachable, when the rules do not let a deposit through unscreened, is asked again for about
-// five minutes (1 s doubling to 30 s, 14 tries), then the deposit is refused.
+// five minutes (1 s doubling to 30 s, 14 tries), then the deposit is refused. A wait longer than
+// 2 s between tries is a timer, so no workflow task stays open through the outage.
 const { screenDeposit } = proxyLocalActivities<ScreeningActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 14 },
+  localRetryThreshold: '2s',
 });
 
 // A local activity: the API's caller waits for the QR, and a local activity runs inside the
@@ -60,15 +62,16 @@ const { screenDeposit } = proxyLocalActivities<ScreeningActivities>({
 // through the server. Safe to re-run if the task is retried: the provider answers the same QR
 // for the same txid and body. Every deposit runs both activities, so they go by their names,
 // without a summary: one is kept, encrypted, in each event that schedules the activity.
-const { createDepositQr } = proxyLocalActivities<DepositActivities>({
+const { createChargeAndRecordAwaitingPayment } = proxyLocalActivities<DepositActivities>({
   startToCloseTimeout: '30s',
   // The caller waits for the QR: give up after a few minutes rather than hang.
   scheduleToCloseTimeout: '5m',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
 });
-const { inquireDeposit } = proxyActivities<DepositActivities>(PROVIDER_CALL_OPTIONS);
+const { inquireDepositAndRecordCompleted } = proxyActivities<DepositActivities>(PROVIDER_CALL_OPTIONS);
 // The inquiry a hint wakes runs as a local activity first (flow-lifecycle.ts says why).
-const { inquireDeposit: inquireDepositLocally } = proxyLocalActivities<DepositActivities>(LOCAL_LOOK_OPTIONS);
+const { inquireDepositAndRecordCompleted: inquireLocally } =
+  proxyLocalActivities<DepositActivities>(LOCAL_LOOK_OPTIONS);
 
 /** What a held deposit's run starts from: the deposit so far, and the hold's reason. */
 export interface HeldDepositInput {
@@ -178,7 +181,7 @@ async function screen(input: DepositInput, flow: DepositFlow): Promise<string | 
 async function charge(input: DepositInput, flow: DepositFlow): Promise<string | undefined> {
   const row = flow.nextRow('awaiting_payment');
   try {
-    flow.state.qr = await createDepositQr(input, row);
+    flow.state.qr = await createChargeAndRecordAwaitingPayment(input, row);
   } catch (err) {
     const reason = qrFailureReason(err);
     if (reason === undefined) throw err;
@@ -209,7 +212,7 @@ async function awaitPayment(input: DepositInput, flow: DepositFlow): Promise<Pay
 
 /**
  * Asks the provider whether the person paid the deposit, first as a local activity; keeps the
- * payment when it is paid. A payment the rules let through is recorded `completed` by the
+ * payment when it is paid, and the rules' hold. A payment the rules let through is recorded `completed` by the
  * inquiry itself.
  */
 async function lookForPayment(input: DepositInput, flow: DepositFlow): Promise<Payment | undefined> {
@@ -218,10 +221,10 @@ async function lookForPayment(input: DepositInput, flow: DepositFlow): Promise<P
   const row = flow.nextRow('completed');
   let check: DepositCheck;
   try {
-    check = await inquireDepositLocally(input.txid, input.client.cpf, row);
+    check = await inquireLocally(input.txid, input.client.cpf, row);
   } catch (err) {
     if (!isLocalActivityFailure(err)) throw err;
-    check = await inquireDeposit(input.txid, input.client.cpf, row);
+    check = await inquireDepositAndRecordCompleted(input.txid, input.client.cpf, row);
   }
   if (!check.paid) return undefined;
   state.payment = {
@@ -231,6 +234,8 @@ async function lookForPayment(input: DepositInput, flow: DepositFlow): Promise<P
     paidAt: check.paidAt,
     ...(check.payerIsClient === undefined ? {} : { payerIsClient: check.payerIsClient }),
   };
+  // A hold is the rules' latest decision on the deposit: its row names the version that held it.
+  if (check.hold && check.policyVersion !== undefined) state.policyVersion = check.policyVersion;
   return { hold: check.hold, written: check.recorded ? row : undefined };
 }
 

@@ -114,7 +114,7 @@ class WithdrawalFlow extends FlowTracker<WithdrawalStatus, WithdrawalState> {
   readonly hint: ProviderHint = listenForProviderHints(this.state);
   deadline?: DeadlineWatch;
 
-  constructor(readonly input: WithdrawalInput) {
+  constructor(input: WithdrawalInput) {
     super(
       paymentRecord('withdrawal', input.transactionId, input),
       initialState(input),

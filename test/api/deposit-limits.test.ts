@@ -261,7 +261,7 @@ describe('deposit limits and deposits that end unpaid', () => {
     await e.provider.createCharge({ payer: body.client, amountCentavos: 1, txid: taken });
     const refused = expectActivityFailure({
       workflowId: depositWorkflowId(taken),
-      activityType: 'createDepositQr',
+      activityType: 'createChargeAndRecordAwaitingPayment',
       error: /duplicate transaction/,
     });
     await expectProblem(await e.call('POST', '/v1/deposits', { body }), 422, 'deposit-failed');

@@ -162,7 +162,7 @@ describe('deposits', () => {
     await e.provider.createCharge({ payer: body.client, amountCentavos: 1, txid });
     const refused = expectActivityFailure({
       workflowId: depositWorkflowId(txid),
-      activityType: 'createDepositQr',
+      activityType: 'createChargeAndRecordAwaitingPayment',
       error: /duplicate transaction/,
     });
     const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 422, 'deposit-failed');

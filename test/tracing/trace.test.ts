@@ -223,10 +223,10 @@ describe('tracing on', () => {
         'POST /v1/deposits',
         'UpdateWithStartWorkflow:qrCode',
         'RunWorkflow:depositWorkflow',
-        'StartActivity:createDepositQr',
-        'RunActivity:createDepositQr',
+        'StartActivity:createChargeAndRecordAwaitingPayment',
+        'RunActivity:createChargeAndRecordAwaitingPayment',
         'provider deposit',
-        'RunActivity:inquireDeposit',
+        'RunActivity:inquireDepositAndRecordCompleted',
         'provider inquiry',
       ]),
     );
@@ -255,8 +255,8 @@ describe('tracing on', () => {
     });
     const chain = chainToRoot(spans, deposit);
     expect(chain[0]).toBe('provider deposit');
-    expect(chain[1]).toBe('RunActivity:createDepositQr');
-    expect(chain).toContain('StartActivity:createDepositQr');
+    expect(chain[1]).toBe('RunActivity:createChargeAndRecordAwaitingPayment');
+    expect(chain).toContain('StartActivity:createChargeAndRecordAwaitingPayment');
     expect(chain).toContain('UpdateWithStartWorkflow:qrCode');
     expect(chain.at(-1)).toBe('POST /v1/deposits');
     const run = spans.find((s) => s.name === 'RunWorkflow:depositWorkflow');

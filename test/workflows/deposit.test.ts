@@ -127,9 +127,10 @@ async function inquiriesOf(handle: WorkflowHandle) {
       : undefined;
   };
   return {
-    local: events.filter((e) => typeOf(e) === 'inquireDeposit').length,
+    local: events.filter((e) => typeOf(e) === 'inquireDepositAndRecordCompleted').length,
     tasks: events.filter(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'inquireDeposit',
+      (e) =>
+        e.activityTaskScheduledEventAttributes?.activityType?.name === 'inquireDepositAndRecordCompleted',
     ).length,
   };
 }
@@ -320,7 +321,7 @@ describe('deposit flow', () => {
     await f.provider.createCharge({ payer: input.client, amountCentavos: 1, txid: input.txid });
     const refused = expectActivityFailure({
       workflowId: depositWorkflowId(input.txid),
-      activityType: 'createDepositQr',
+      activityType: 'createChargeAndRecordAwaitingPayment',
       error: /duplicate transaction/,
     });
     await expect(createWithQr(input)).rejects.toThrow();
@@ -462,7 +463,7 @@ describe('deposit paid by someone else', () => {
       const handle = handleOf(input);
       const failed = expectActivityFailure({
         workflowId: handle.workflowId,
-        activityType: 'inquireDeposit',
+        activityType: 'inquireDepositAndRecordCompleted',
         error: /is not a value pixflow knows/,
       });
       const told = expectSdkLog(
@@ -497,7 +498,7 @@ describe('deposit paid by someone else', () => {
       const handle = handleOf(input);
       const failed = expectActivityFailure({
         workflowId: handle.workflowId,
-        activityType: 'inquireDeposit',
+        activityType: 'inquireDepositAndRecordCompleted',
         error: /provider down/,
       });
       await pay(input.txid);

@@ -129,10 +129,12 @@ describe('a deposit paid by someone else', () => {
       payment: { payerIsClient: false, payerCpfMasked: '***.982.247-**' },
     });
     expect(held.finishedAt).toBeUndefined();
+    // The hold names the version of the rules that decided it, in the state and the row.
+    expect(held.policyVersion).toBeGreaterThanOrEqual(1);
     expect(await flowRow(handle.workflowId)).toMatchObject({
       status: 'held',
       reason: 'third_party_payer',
-      details: { payerIsClient: false },
+      details: { payerIsClient: false, policyVersion: held.policyVersion },
     });
 
     // The deposit's run is pinned to its build and ends by continuing as the held deposit's
