@@ -1,7 +1,7 @@
 import type { Logger } from '../common/logger';
 import { latestPolicyVersion, listenForPolicy, seedPolicyVersion } from '../db/policy';
 import type { Pool } from '../db/pool';
-import { checkedPolicy } from './diff';
+import { checkedPolicy, diffPolicies } from './diff';
 import type { Policy, PolicyInForce, PolicyReader } from './schema';
 
 // The policy every process decides with (docs/policy.md): the newest version in Postgres, kept
@@ -54,6 +54,15 @@ export function startPolicyStore({ pool, seed, log, refreshMs = 5_000 }: PolicyS
   function refresh(): Promise<PolicyInForce> {
     const next = reads.then(async () => {
       const latest = await read();
+      if (!inForce) {
+        // Said once a start: rule variables changed after version 1 change nothing.
+        const differs = diffPolicies(seedPolicy, latest.policy).map((c) => c.path);
+        if (differs.length)
+          log.warn(
+            { policyVersion: latest.version, fields: differs },
+            'the environment seeds only the first rules policy version: its rule variables differ from the version in force, which applies (change the policy instead, docs/policy.md)',
+          );
+      }
       if (!inForce || latest.version > inForce.version) {
         if (inForce)
           log.info({ policyVersion: latest.version, was: inForce.version }, 'rules policy changed');

@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../common/logger';
 import { migrate } from '../../db/migrate';
@@ -257,5 +258,23 @@ describe('the rules policy in Postgres', () => {
     });
     await waitFor(async () => (await store.current()).version === current.version + 1, { timeoutMs: 5_000 });
     expect((await store.current()).policy.payouts.deadlineMs).toBe(90 * 60_000);
+  });
+
+  it('a process whose rule variables differ from the version in force says so once, naming the fields, and applies the version', async () => {
+    const lines: string[] = [];
+    const captured = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+    const inForce = await latestPolicyVersion(pool);
+    const own = createPool(databaseUrl, 2);
+    pools.push(own);
+    const seed = set(defaultPolicy(), 'alerts.newAccount.minCentavos', '7');
+    const store = startPolicyStore({ pool: own, seed, log: captured, refreshMs: 60_000 });
+    stores.push(store);
+    expect((await store.current()).version).toBe(inForce?.version);
+    expect((await store.current()).policy.alerts.newAccount.minCentavos).not.toBe(7);
+    const warned = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40);
+    expect(warned).toHaveLength(1);
+    expect(warned[0].fields).toContain('alerts.newAccount.minCentavos');
+    await store.refresh();
+    expect(lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40)).toHaveLength(1);
   });
 });
