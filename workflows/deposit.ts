@@ -212,8 +212,8 @@ async function awaitPayment(input: DepositInput, flow: DepositFlow): Promise<Pay
 
 /**
  * Asks the provider whether the person paid the deposit, first as a local activity; keeps the
- * payment when it is paid, and the rules' hold. A payment the rules let through is recorded `completed` by the
- * inquiry itself.
+ * payment when it is paid, and the rules' hold. A payment the rules let through is recorded
+ * `completed` by the inquiry itself.
  */
 async function lookForPayment(input: DepositInput, flow: DepositFlow): Promise<Payment | undefined> {
   const { state } = flow;
