@@ -14,9 +14,9 @@ import { inTransaction, type Pool } from '../db/pool';
 
 // The limits a person sets on their own deposits (responsible gaming, docs/rules.md): per São
 // Paulo day, ISO week and month. A lower limit applies at once; a higher one, or removing one,
-// only after the cooling-off (DEPOSIT_LIMIT_COOLING_OFF_MS). A new deposit is checked and
-// reserved under a lock of the person's row, as a payout against its daily limit, so two deposits
-// at once are counted one after the other.
+// only after the cooling-off (the rules policy's deposits.limitCoolingOffMs). A new deposit is
+// checked and reserved under a lock of the person's row, as a payout against its daily limit, so
+// two deposits at once are counted one after the other.
 
 type Queryable = Parameters<typeof readDepositLimits>[0];
 
