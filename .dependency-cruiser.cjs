@@ -1,15 +1,19 @@
 // The import rules of the tree, checked in CI (`npm run lint:deps`). Layers, lowest first:
 //   signed-requests  ->  eligibility, db  ->  common  ->  contracts  ->  connectors  ->  activities, workflows
-//   ->  http  ->  api-keys, customers  ->  ingress, events, monitoring, backoffice  ->  api  ->  nexus
-//   ->  worker, sandbox  ->  scripts, bench
-// The API process is six rooms: `http` (the plumbing every surface shares), `api-keys` and
-// `customers` (what several surfaces read), the three surfaces beside each other (the provider's
-// `ingress`, the outbound `events`, the operators' `backoffice`) and `api`, the backend API, which
-// also assembles the process. `monitoring` (the alert monitor over the outbox) runs in the API
-// process beside the events relay and knows no surface. A module imports from its own folder and the layers below it, never
-// from a layer above or a sibling, and no two modules import each other, even through others or
-// for types only. `nexus`, pixflow's Nexus service, starts flows through the API's own start
-// paths and rules, and the worker serves it.
+//   ->  http  ->  starters  ->  api-keys, customers  ->  ingress, events, monitoring, backoffice  ->  api
+//   ->  nexus  ->  worker, sandbox  ->  scripts, bench
+// `starters` starts the flows, whoever asks: one module per flow, answering typed outcomes
+// (started, attached, refused, conflict), never an HTTP status. It knows the contracts, a Temporal
+// client and the calls every surface makes of Temporal (http/workflow-calls.ts), no workflow code
+// and no surface. The API process is six rooms: `http` (the plumbing every
+// surface shares), `api-keys` and `customers` (what several surfaces read), the three surfaces
+// beside each other (the provider's `ingress`, the outbound `events`, the operators' `backoffice`)
+// and `api`, the backend API, which also assembles the process. `monitoring` (the alert monitor
+// over the outbox) runs in the API process beside the events relay and knows no surface. A module
+// imports from its own folder and the layers below it, never from a layer above or a sibling, and
+// no two modules import each other, even through others or for types only. `nexus`, pixflow's
+// Nexus service, starts flows through the same starters and rules as the API, and the worker
+// serves it.
 const layer = (from, notTo, comment, except) => ({
   name: `layer: ${from}`,
   comment,
@@ -19,7 +23,7 @@ const layer = (from, notTo, comment, except) => ({
 });
 
 /** The rooms of the API process, lowest first. */
-const API_ROOMS = 'http|api-keys|customers|ingress|events|monitoring|backoffice|api';
+const API_ROOMS = 'http|starters|api-keys|customers|ingress|events|monitoring|backoffice|api';
 /** Above the API's rooms: the Nexus service (the worker serves it), then the services. */
 const SERVICES = 'nexus|worker|sandbox|scripts|bench';
 
@@ -85,9 +89,22 @@ module.exports = {
     ),
     layer(
       'http',
-      `connectors|db|contracts|activities|workflows|api-keys|customers|ingress|events|monitoring|backoffice|api|${SERVICES}`,
+      `connectors|db|contracts|activities|workflows|starters|api-keys|customers|ingress|events|monitoring|backoffice|api|${SERVICES}`,
       'the HTTP plumbing (problems, hardening, observability, deadlines) serves every surface alike: it knows none of them, no flow and no table.',
     ),
+    layer(
+      'starters',
+      `signed-requests|eligibility|db|connectors|activities|workflows|policy|api-keys|customers|ingress|events|monitoring|backoffice|api|${SERVICES}`,
+      "the starters start flows for every surface alike: they know no surface, no table, no provider, and no activity or workflow code (a flow's name and contract are enough to start it).",
+    ),
+    {
+      name: 'starters: no HTTP',
+      comment:
+        'a starter answers typed outcomes, never a Problem or a request: of http/ it knows only the calls every surface makes of Temporal.',
+      severity: 'error',
+      from: { path: '^starters/' },
+      to: { path: '^http/', pathNot: '^http/workflow-calls\\.ts$' },
+    },
     layer(
       'api-keys',
       `contracts|activities|workflows|customers|ingress|events|monitoring|backoffice|api|${SERVICES}`,
@@ -121,8 +138,8 @@ module.exports = {
     layer('api', SERVICES, 'the API process is a service; it does not reach into the others.'),
     layer(
       'nexus',
-      `activities|workflows|ingress|events|monitoring|backoffice|worker|sandbox|scripts|bench`,
-      'the Nexus service starts flows as the backend API does (its start paths, its rules); it knows no other surface, no workflow code, and no service.',
+      `api|activities|workflows|ingress|events|monitoring|backoffice|worker|sandbox|scripts|bench`,
+      'the Nexus service starts flows as the backend API does (the same starters, the same rules); it knows no other surface (the backend API least), no workflow code, and no service.',
     ),
     layer(
       'worker',

@@ -8,68 +8,41 @@ import {
   type DepositState,
   depositStatuses,
 } from '../contracts/deposit';
-import { depositInputSchema, depositResolutionInputSchema } from '../contracts/deposit-input';
+import { depositResolutionInputSchema } from '../contracts/deposit-input';
 import { txidSchema } from '../contracts/flow-input';
 import { depositLimitPeriods } from '../contracts/rules';
 import { validationProblem } from '../http/problem';
 import { parse, type RequestPart } from '../http/request-input';
+import { depositRequestSchema, renamedPayerFieldIssues } from '../starters/requests';
 import { AT, client, iso, LATER, moneyFlowProgress, TXID } from './schema-parts';
 
 // What the deposit routes take and answer.
 
-/** txid and merchant may be left out: the API generates a txid and uses the configured merchant. */
-export const depositBodySchema = depositInputSchema
-  .extend({
-    txid: txidSchema.optional().meta({ description: 'digits only; generated when absent' }),
-    merchant: depositInputSchema.shape.merchant
-      .optional()
-      .meta({ description: 'default: the configured merchant' }),
-  })
-  .meta({
-    id: 'DepositRequest',
-    example: {
-      txid: TXID,
-      client: {
-        ...client,
-        birthday: '1990-01-02',
-        bankAccount: { ispb: '60701190', branch: '1234', number: '987654321' },
-      },
-      amountCentavos: 15_000,
+/** txid and merchant may be left out: a txid is generated and the configured merchant used. */
+export const depositBodySchema = depositRequestSchema.meta({
+  id: 'DepositRequest',
+  example: {
+    txid: TXID,
+    client: {
+      ...client,
+      birthday: '1990-01-02',
+      bankAccount: { ispb: '60701190', branch: '1234', number: '987654321' },
     },
-  });
+    amountCentavos: 15_000,
+  },
+});
 export type DepositBody = z.output<typeof depositBodySchema>;
 
 /**
- * The payer's bank account fields as the API named them before `client.bankAccount`. The API
- * drops properties it does not know; these it refuses, saying where they went, so that a caller
- * still sending them learns it instead of losing the account without a word.
+ * A deposit request (the API's body, a Nexus operation's input), checked: 400 naming each bad
+ * field, each renamed one with where it went (starters/requests.ts).
  */
-const RENAMED_PAYER_FIELDS = {
-  bankispb: 'client.bankAccount.ispb',
-  bankbranch: 'client.bankAccount.branch',
-  bankaccount: 'client.bankAccount.number',
-} as const;
-
-/** A 400 naming each renamed field the request still sends (`body.client.bankispb`), with the rest of its errors. */
-function refuseRenamedFields(where: RequestPart, value: unknown): void {
-  const payer = (value as { client?: unknown } | null | undefined)?.client;
-  if (!payer || typeof payer !== 'object') return;
-  const renamed = Object.entries(RENAMED_PAYER_FIELDS)
-    .filter(([old]) => Object.hasOwn(payer, old))
-    .map(([old, now]) => ({
-      code: 'custom' as const,
-      path: ['client', old],
-      message: `renamed to ${now}`,
-      input: undefined,
-    }));
-  if (renamed.length === 0) return;
-  const rest = depositBodySchema.safeParse(value);
-  throw validationProblem(where, new z.ZodError([...renamed, ...(rest.success ? [] : rest.error.issues)]));
-}
-
-/** A deposit request (the API's body, a Nexus operation's input), checked: 400 naming each bad field. */
 export function parseDepositBody(where: RequestPart, value: unknown): DepositBody {
-  refuseRenamedFields(where, value);
+  const renamed = renamedPayerFieldIssues(value);
+  if (renamed.length > 0) {
+    const rest = depositBodySchema.safeParse(value);
+    throw validationProblem(where, new z.ZodError([...renamed, ...(rest.success ? [] : rest.error.issues)]));
+  }
   return parse(depositBodySchema, where, value);
 }
 

@@ -1,44 +1,17 @@
-import { randomInt, randomUUID } from 'node:crypto';
 import { type Client, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { Router } from 'express';
 import { principalOf } from '../api-keys/authenticate';
-import { escapeMarkdown } from '../common/markdown';
-import { maskCpf } from '../common/mask';
-import { formatBrl } from '../common/money';
-import { cpfHash } from '../common/pii';
-import { qrDataUrl, qrPng } from '../common/qr-image';
-import { startSearchAttributes } from '../common/search-attributes';
-import {
-  DEPOSIT_CONFLICT,
-  DEPOSIT_FAILED,
-  type DepositFingerprint,
-  type DepositInput,
-  type DepositQr,
-  type DepositQrAnswer,
-  type DepositState,
-  depositNotHeld,
-  depositStateQuery,
-  depositWorkflowId,
-  qrCodeUpdate,
-  resolutionUpdate,
-} from '../contracts/deposit';
+import { qrPng } from '../common/qr-image';
+import { type DepositState, depositNotHeld, depositWorkflowId, resolutionUpdate } from '../contracts/deposit';
 import { recordApiKeyDecision } from '../db/operator-decisions';
 import type { Pool } from '../db/pool';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
+import { isNotFound, retryUpdateLostWithTask } from '../http/workflow-calls';
+import { depositState, describeDepositRefusal, startDeposit } from '../starters/deposit';
+import type { depositWorkflow } from '../workflows/deposit';
 import {
-  flowState,
-  isNotFound,
-  retryUpdateLostWithTask,
-  runRecord,
-  workflowExists,
-} from '../http/workflow-calls';
-import type { depositWorkflow, HeldDepositInput } from '../workflows/deposit';
-import { depositStandingOf, refuseImpeded, refuseOverDepositLimits, refuseUnverified } from './deposit-gates';
-import {
-  type DepositBody,
   type DepositStateView,
   depositBodySchema,
   depositResolutionBodySchema,
@@ -48,25 +21,8 @@ import {
   parseDepositBody,
   txidParamsSchema,
 } from './deposits-schemas';
-import type { ApiDeps, FlowStarter } from './deps';
-import { flowNotFound, pngBytes } from './flow-answers';
-import { requestHash, startOrAttach } from './start-flow';
-
-/**
- * A completed deposit's state with its QR, which the run's result leaves out and its history
- * keeps: a held deposit's run was continued with the deposit's state, a deposit's run answered it
- * to the `qrCode` update.
- */
-async function withQrOfRun(state: DepositState, run: WorkflowHandle): Promise<DepositState> {
-  const { input, updateAnswers } = await runRecord(run, qrCodeUpdate.name);
-  const qr =
-    (input as Partial<HeldDepositInput> | undefined)?.state?.qr ??
-    (updateAnswers[0] as DepositQrAnswer | undefined)?.qr;
-  return qr ? { ...state, qr } : state;
-}
-
-/** A deposit's state, running or finished (http/workflow-calls.ts). */
-const depositState = (handle: WorkflowHandle) => flowState(handle, depositStateQuery, withQrOfRun);
+import type { ApiDeps } from './deps';
+import { conflict, flowNotFound, pngBytes, refusedProblem } from './flow-answers';
 
 /** The state as reads answer it: the QR's payload and a link to its PNG, not the image itself. */
 function depositStateView({ qr, ...state }: DepositState): DepositStateView {
@@ -76,27 +32,12 @@ function depositStateView({ qr, ...state }: DepositState): DepositStateView {
 }
 
 /**
- * The QR as the caller gets it, with its image: drawn from the payload, which is all a flow needs
- * to keep (an image a flow holds, the provider's, is the same code).
- */
-async function withQrImage(qr: DepositQr): Promise<DepositQr & { image: string }> {
-  return { ...qr, image: qr.image ?? (await qrDataUrl(qr.payload)) };
-}
-
-/**
  * 422: the provider refused to create the deposit (a business error: its txid taken, a merchant
  * it does not know, data it will not take). Nothing was created and the same request would be
  * refused again, so it is the caller's to change, not a gateway failure to retry.
  */
-const depositRefused = (reason: string | undefined) =>
+const depositFailed = (reason: string | undefined) =>
   new Problem(422, 'deposit-failed', 'The provider refused the deposit', reason);
-
-/** 32 random digits: a valid txid (digits only, at most 33). */
-export function newTxid(): string {
-  let s = '';
-  for (let i = 0; i < 32; i++) s += String(randomInt(10));
-  return s;
-}
 
 /** 409: a resolution for a deposit that is not held, or whose hold is already decided. */
 const notHeld = (state: DepositState) =>
@@ -114,102 +55,31 @@ const depositHandles =
   (txid) =>
     temporal.workflow.getHandle<typeof depositWorkflow>(depositWorkflowId(txid));
 
-/** A deposit as its start answers it. */
-export interface DepositStart {
-  workflowId: string;
-  txid: string;
-  qr: DepositQr & { image: string };
-  /** This request started the flow (the API's 201); false for a repeat (200). */
-  created: boolean;
-  /** The flow was closed already: the same request again, answered from its state. */
-  closed: boolean;
-}
-
 /**
- * One round trip: update-with-start creates the flow (or attaches to the running one) and waits
- * for its QR. Whether this request started the flow the update answers, comparing `requestId`
- * with the one in the flow's input. Refusals are Problems: not verified, a conflict, the
- * provider's refusal.
+ * 201 when this request started the flow, 200 for a repeat (same QR); a refusal of the rules is
+ * 409 with its reason and policyVersion, the provider's refusal 422, another request for the
+ * same txid 409 `conflict`.
  */
-export async function startDeposit(
-  deps: FlowStarter,
-  body: DepositBody,
-  requestId: string = randomUUID(),
-): Promise<DepositStart> {
-  const { config, temporal, timings } = deps;
-  const handleOf = depositHandles(temporal);
-  // Whether a deposit exists for the txid, asked once and only when a rule would refuse.
-  let repeat: Promise<boolean> | undefined;
-  const isRepeat = () => {
-    const { txid } = body;
-    repeat ??= txid === undefined ? Promise.resolve(false) : workflowExists(handleOf(txid));
-    return repeat;
-  };
-  const standing = await depositStandingOf(deps, body.client.cpf);
-  await refuseUnverified(deps, standing, isRepeat);
-  await refuseImpeded(deps, body.client.cpf, standing, isRepeat);
-  const input: DepositInput = {
-    ...body,
-    requestId,
-    txid: body.txid ?? newTxid(),
-    merchant: body.merchant ?? config.PROVIDER_MERCHANT,
-    ...(timings ? { timings } : {}),
-  };
-  const fingerprint: DepositFingerprint = {
-    amountCentavos: input.amountCentavos,
-    payerCpf: input.client.cpf,
-    merchant: input.merchant,
-  };
-  await refuseOverDepositLimits(deps, input, standing);
-  const handle = handleOf(input.txid);
-  const masked = maskCpf(input.client.cpf);
-
-  const outcome = await startOrAttach(temporal, qrCodeUpdate, [{ ...fingerprint, requestId }], {
-    workflowType: 'depositWorkflow',
-    options: {
-      workflowId: handle.workflowId,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      args: [input],
-      staticSummary: escapeMarkdown(
-        `Deposit ${formatBrl(input.amountCentavos)} — txid ${input.txid.slice(0, 8)}…, payer ${masked}`,
-      ),
-      typedSearchAttributes: startSearchAttributes({
-        type: 'deposit',
-        status: 'creating',
-        cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
-        cpfMasked: masked,
-        amountCentavos: input.amountCentavos,
-        merchant: input.merchant,
-      }),
-    },
-    requestHash: { memoKey: 'fingerprintHash', value: requestHash(fingerprint, config.PII_HASH_KEY) },
-    conflictReason: DEPOSIT_CONFLICT,
-    refusal: (cause) =>
-      cause instanceof ApplicationFailure && cause.type === DEPOSIT_FAILED
-        ? depositRefused(cause.message)
-        : undefined,
-  });
-  const started = { workflowId: handle.workflowId, txid: input.txid };
-  if (!outcome.answered) {
-    // The same deposit again, closed: its QR, if it ever had one.
-    const state = await depositState(outcome.closed);
-    if (!state.qr) throw depositRefused(state.reason);
-    return { ...started, qr: await withQrImage(state.qr), created: false, closed: true };
-  }
-  const { qr, created } = outcome.answer;
-  return { ...started, qr: await withQrImage(qr), created, closed: false };
-}
-
-/** 201 when this request started the flow, 200 for a repeat (same QR). */
 function startRoute(r: Router, deps: ApiDeps) {
   route(r, depositOperations.create, async (req, res) => {
     const body = parseDepositBody('body', req.body);
-    const { workflowId, txid, qr, created, closed } = await startDeposit(deps, body);
-    if (closed) return res.status(200).json({ workflowId, ...qr });
+    const started = await startDeposit(deps, body);
+    switch (started.outcome) {
+      case 'conflict':
+        throw conflict(started.reason);
+      case 'failed':
+        throw depositFailed(started.reason);
+      case 'refused':
+        throw refusedProblem(started, describeDepositRefusal(started.details));
+      case 'attached':
+        if (started.closed)
+          return res.status(200).json({ workflowId: started.workflowId, ...started.answer.qr });
+        break;
+    }
     res
-      .status(created ? 201 : 200)
-      .location(`/v1/deposits/${txid}`)
-      .json({ workflowId, ...qr });
+      .status(started.outcome === 'started' ? 201 : 200)
+      .location(`/v1/deposits/${started.answer.txid}`)
+      .json({ workflowId: started.workflowId, ...started.answer.qr });
   });
 }
 
@@ -257,7 +127,7 @@ export const depositOperations = {
     tag: 'Deposits',
     summary: 'Create a deposit and get its Pix QR code in one call',
     description:
-      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. A new deposit for a person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`), and nothing is created; a repeat of a deposit that exists is answered as before. A new deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each), and nothing is created. A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`); the registry unreachable is 503 `eligibility-unavailable` with Retry-After (unless ELIGIBILITY_FAIL_CLOSED is false). `client.bankAccount`, when given, is the payer's own bank account (`ispb` 8 digits, `branch` 1-5 digits, `number` 1-20 digits, check digit included, no hyphen), registered as the person's. The fields it replaces, `client.bankispb`, `client.bankbranch` and `client.bankaccount`, are a 400 naming each and where it went (`renamed to client.bankAccount.ispb`).",
+      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. The deposit's flow screens it under the rules first (docs/rules.md) and creates nothing at the provider for one it refuses: a refusal is 409 with its `reason`, the `policyVersion` of the rules it was decided under and the `workflowId` of the flow that keeps it (GET /v1/deposits/{txid} shows it `refused`). A person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`). A deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each). A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`). The registry unreachable is asked again for about five minutes (unless ELIGIBILITY_FAIL_CLOSED is false): the caller's wait ends in 503 with Retry-After, and the same request again gets the QR once the registry answers, or 409 `eligibility-unavailable` (reason `eligibility_unavailable`) once the flow stopped asking. A refused deposit's txid stays refused: ask again with a new txid. `client.bankAccount`, when given, is the payer's own bank account (`ispb` 8 digits, `branch` 1-5 digits, `number` 1-20 digits, check digit included, no hyphen), registered as the person's. The fields it replaces, `client.bankispb`, `client.bankbranch` and `client.bankaccount`, are a 400 naming each and where it went (`renamed to client.bankAccount.ispb`).",
     body: depositBodySchema,
     ok: [
       { status: 201, description: 'Created', schema: depositResponseSchema },

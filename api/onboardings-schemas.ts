@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { type OnboardingState, onboardingStatuses } from '../contracts/onboarding';
-import { onboardingInputSchema, reviewDecisionSchema } from '../contracts/onboarding-input';
+import { reviewDecisionSchema } from '../contracts/onboarding-input';
+import { onboardingRequestSchema } from '../starters/requests';
 import { AT, CPF, iso, LATER, livenessLinkSchema } from './schema-parts';
 
 // What the onboarding routes take and answer.
 
-export const onboardingBodySchema = onboardingInputSchema.meta({
+export const onboardingBodySchema = onboardingRequestSchema.meta({
   id: 'OnboardingRequest',
   example: { cpf: CPF, plan: 'plan_basic', event: 'signup', redirectUrl: '/welcome', userRef: 'user-4711' },
 });

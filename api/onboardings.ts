@@ -1,14 +1,9 @@
-import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
 import { principalOf } from '../api-keys/authenticate';
-import type { Config } from '../common/config';
-import { escapeMarkdown } from '../common/markdown';
-import { maskCpf } from '../common/mask';
 import { cpfHash } from '../common/pii';
-import { startSearchAttributes } from '../common/search-attributes';
 import {
   livenessLinkUpdate,
-  type OnboardingInput,
   type OnboardingState,
   onboardingStateQuery,
   onboardingWorkflowId,
@@ -18,7 +13,8 @@ import { recordApiKeyDecision } from '../db/operator-decisions';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
-import { flowState, isAlreadyStarted, isNotFound, workflowExists } from '../http/workflow-calls';
+import { flowState, isNotFound, workflowExists } from '../http/workflow-calls';
+import { startOnboarding } from '../starters/onboarding';
 import type { onboardingWorkflow } from '../workflows/onboarding';
 import { biometricLink } from './biometrics';
 import type { ApiDeps } from './deps';
@@ -50,63 +46,6 @@ const noQrCode = (status: string) =>
     'No QR code',
     `the onboarding is ${status} and has no liveness link QR code`,
   );
-
-export type Reuse = 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE';
-
-/** How an onboarding's flow is started: its id (the keyed hash of the CPF), its tags for the UI. */
-export function onboardingStart(config: Config, input: OnboardingInput) {
-  return {
-    workflowId: onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)),
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    args: [input] as [OnboardingInput],
-    staticSummary: escapeMarkdown(`Onboarding ${maskCpf(input.cpf)} — ${input.plan}`),
-    // The labels bold, the caller's values as they are.
-    staticDetails: [
-      `**event** ${escapeMarkdown(input.event)}`,
-      input.userRef ? `**userRef** ${escapeMarkdown(input.userRef)}` : undefined,
-      `**plan** ${escapeMarkdown(input.plan)}`,
-    ]
-      .filter(Boolean)
-      .join('\n\n'),
-    typedSearchAttributes: startSearchAttributes({
-      type: 'onboarding',
-      status: 'kyc',
-      cpfHash: cpfHash(input.cpf, config.PII_HASH_KEY),
-      cpfMasked: maskCpf(input.cpf),
-    }),
-  };
-}
-
-/**
- * Idempotent per CPF: an existing onboarding is answered as it is; only an expired one starts
- * over. `start` starts the flow (onboardingStart) with the given reuse policy, or throws that it
- * exists already; its conflict policy says whether a running one is an error or is joined.
- * Answers what `start` answered, or the state of the onboarding that exists.
- */
-export async function startOnboardingOnce<T>(
-  temporal: Client,
-  config: Config,
-  input: OnboardingInput,
-  start: (reuse: Reuse) => Promise<T>,
-): Promise<{ started: T } | { existing: OnboardingState }> {
-  try {
-    return { started: await start('REJECT_DUPLICATE') };
-  } catch (err) {
-    if (!isAlreadyStarted(err)) throw err;
-  }
-  const current = await flowState(
-    temporal.workflow.getHandle(onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY))),
-    onboardingStateQuery,
-  );
-  // An abandoned (expired) onboarding is not an answer: the person starts over.
-  if (current.status !== 'expired') return { existing: current };
-  try {
-    return { started: await start('ALLOW_DUPLICATE') };
-  } catch (again) {
-    if (!isAlreadyStarted(again)) throw again;
-    return { existing: current };
-  }
-}
 
 /** The onboarding routes, as /openapi.json describes them and in its order. */
 export const onboardingOperations = {
@@ -180,24 +119,14 @@ export const onboardingOperations = {
 } satisfies Record<string, Operation>;
 
 /** 201 when this request started the onboarding, 200 with the state of the one that exists. */
-function startRoute(r: Router, { config, temporal, timings }: ApiDeps) {
+function startRoute(r: Router, deps: ApiDeps) {
   route(r, onboardingOperations.start, async (req, res) => {
     const body = parse(onboardingBodySchema, 'body', req.body);
-    const input: OnboardingInput = { ...body, ...(timings ? { timings } : {}) };
-    const outcome = await startOnboardingOnce(temporal, config, input, (reuse) =>
-      temporal.workflow.start<typeof onboardingWorkflow>('onboardingWorkflow', {
-        ...onboardingStart(config, input),
-        // FAIL (not USE_EXISTING) so we know whether this request started it: 201 vs 200.
-        workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: reuse,
-      }),
-    );
-    const handle = temporal.workflow.getHandle(onboardingWorkflowId(cpfHash(input.cpf, config.PII_HASH_KEY)));
-    const state = await flowState(handle, onboardingStateQuery);
+    const started = await startOnboarding(deps, body);
     res
-      .status('started' in outcome ? 201 : 200)
-      .location(`/v1/onboardings/${input.cpf}`)
-      .json({ workflowId: handle.workflowId, state: onboardingStateView(input.cpf, state) });
+      .status(started.outcome === 'started' ? 201 : 200)
+      .location(`/v1/onboardings/${body.cpf}`)
+      .json({ workflowId: started.workflowId, state: onboardingStateView(body.cpf, started.answer) });
   });
 }
 

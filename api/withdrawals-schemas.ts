@@ -1,35 +1,22 @@
 import { z } from 'zod';
 import { type WithdrawalState, withdrawalStatuses } from '../contracts/withdrawal';
-import { transactionIdSchema, withdrawalInputSchema } from '../contracts/withdrawal-input';
+import { transactionIdSchema } from '../contracts/withdrawal-input';
+import { withdrawalRequestSchema } from '../starters/requests';
 import { AT, client, iso, LATER, moneyFlowProgress } from './schema-parts';
 
 // What the withdrawal routes take and answer.
 
-/**
- * withdrawalInputSchema carries a refinement (pix key vs type), which zod does not let us extend:
- * this is its shape with the two optional fields; the route then parses the filled-in body with
- * withdrawalInputSchema itself, so the key check runs and names the same fields.
- */
-export const withdrawalBodySchema = z
-  .object({
-    ...withdrawalInputSchema.shape,
-    transactionId: transactionIdSchema
-      .optional()
-      .meta({ description: 'idempotency key; generated when absent' }),
-    merchant: withdrawalInputSchema.shape.merchant
-      .optional()
-      .meta({ description: 'default: the configured merchant' }),
-  })
-  .meta({
-    id: 'WithdrawalRequest',
-    example: {
-      transactionId: 'payout-4711',
-      client,
-      pixKey: 'ana@example.com',
-      pixType: 'EMAIL',
-      amountCentavos: 15_000,
-    },
-  });
+/** transactionId and merchant may be left out (starters/requests.ts); the route checks the filled-in request. */
+export const withdrawalBodySchema = withdrawalRequestSchema.meta({
+  id: 'WithdrawalRequest',
+  example: {
+    transactionId: 'payout-4711',
+    client,
+    pixKey: 'ana@example.com',
+    pixType: 'EMAIL',
+    amountCentavos: 15_000,
+  },
+});
 
 export type WithdrawalBody = z.output<typeof withdrawalBodySchema>;
 

@@ -1,19 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import type { Config } from '../common/config';
-import { escapeMarkdown } from '../common/markdown';
-import { maskCpf } from '../common/mask';
-import { formatBrl } from '../common/money';
-import { cpfHash } from '../common/pii';
-import { startSearchAttributes } from '../common/search-attributes';
 import { biometricsFinalStatuses, biometricsStateQuery } from '../contracts/biometrics';
 import {
-  WITHDRAWAL_CONFLICT,
-  type WithdrawalInput,
   type WithdrawalRequest,
   type WithdrawalState,
   type WithdrawalStatus,
-  withdrawalRequestUpdate,
   withdrawalStateQuery,
   withdrawalWorkflowId,
 } from '../contracts/withdrawal';
@@ -23,11 +15,13 @@ import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse, type RequestPart } from '../http/request-input';
 import { flowState, isNotFound } from '../http/workflow-calls';
+import { withdrawalRequestOf } from '../starters/requests';
+import type { Refused } from '../starters/types';
+import { startWithdrawal, WITHDRAWAL_REFUSED_TYPE } from '../starters/withdrawal';
 import type { biometricsWorkflow } from '../workflows/biometrics';
 import type { withdrawalWorkflow } from '../workflows/withdrawal';
-import type { ApiDeps, FlowStarter } from './deps';
-import { flowNotFound, pngBytes } from './flow-answers';
-import { type FlowStart, requestHash, startOrAttach } from './start-flow';
+import type { ApiDeps } from './deps';
+import { conflict, flowNotFound, pngBytes, refusedProblem } from './flow-answers';
 import {
   type WithdrawalBody,
   type WithdrawalStateView,
@@ -77,36 +71,6 @@ async function stepUpQrCode(temporal: ApiDeps['temporal'], stepUp: NonNullable<W
   return png;
 }
 
-/** How a withdrawal's flow is started: its id, its tags for the UI, the request's keyed hash. */
-export function withdrawalStart(
-  config: ApiDeps['config'],
-  input: WithdrawalInput,
-  request: Omit<WithdrawalInput, 'timings'>,
-): FlowStart<typeof withdrawalWorkflow> {
-  const masked = maskCpf(input.client.cpf);
-  return {
-    workflowType: 'withdrawalWorkflow',
-    options: {
-      workflowId: withdrawalWorkflowId(input.transactionId),
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      args: [input],
-      staticSummary: escapeMarkdown(
-        `Withdrawal ${formatBrl(input.amountCentavos)} — ${input.transactionId}, payee ${masked} (${input.pixType} key)`,
-      ),
-      typedSearchAttributes: startSearchAttributes({
-        type: 'withdrawal',
-        status: 'validating',
-        cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
-        cpfMasked: masked,
-        amountCentavos: input.amountCentavos,
-        merchant: input.merchant,
-      }),
-    },
-    requestHash: { memoKey: 'requestHash', value: requestHash(request, config.PII_HASH_KEY) },
-    conflictReason: WITHDRAWAL_CONFLICT,
-  };
-}
-
 /** An image of a withdrawal's: 410 once the withdrawal will never have it. */
 const withdrawalImage = (op: Pick<Operation, 'operationId' | 'path' | 'summary' | 'description'>) =>
   ({
@@ -128,7 +92,7 @@ export const withdrawalOperations = {
     tag: 'Withdrawals',
     summary: 'Send a Pix payout (idempotent per transactionId)',
     description:
-      'The same body again is 202 with the same flow; another body with the same transactionId is 409. The answer comes once the money rules have decided (docs/rules.md): `refused` with its reason code and nothing sent, `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above PAYOUT_APPROVAL_ABOVE_CENTAVOS (docs/payout-controls.md), `awaiting_authorization` while the operator backend is asked (PAYOUT_AUTHORIZATION_URL), or on its way (`sending`).',
+      "The same body again is 202 with the same flow; another body with the same transactionId is 409 `conflict`. The answer comes once the money rules have decided, in the withdrawal's flow (docs/rules.md): `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above PAYOUT_APPROVAL_ABOVE_CENTAVOS (docs/payout-controls.md), `awaiting_authorization` while the operator backend is asked (PAYOUT_AUTHORIZATION_URL), or on its way (`sending`). A withdrawal the rules refuse is 409 `withdrawal-refused` with its `reason` code, the `policyVersion` of the rules it was decided under, the `workflowId` of the flow that keeps it, its `transactionId` and `state` (`refused`): nothing is sent, and the same request again is answered the same way.",
     body: withdrawalBodySchema,
     ok: [{ status: 202, description: 'Accepted', schema: withdrawalResponseSchema }],
     errors: [409],
@@ -170,44 +134,17 @@ export function withdrawalRequest(
   where: RequestPart,
   transactionId: string,
 ): WithdrawalRequest {
-  return parse(withdrawalInputSchema, where, {
-    ...body,
-    transactionId: body.transactionId ?? transactionId,
-    merchant: body.merchant ?? config.PROVIDER_MERCHANT,
+  return parse(withdrawalInputSchema, where, withdrawalRequestOf(config, body, transactionId));
+}
+
+/** 409: the money rules refused the withdrawal in its first step, nothing sent. */
+const withdrawalRefused = (r: Refused<WithdrawalState>) =>
+  refusedProblem(r, {
+    type: WITHDRAWAL_REFUSED_TYPE,
+    title: 'The rules refused the withdrawal',
+    detail: `the money rules refused the withdrawal (${r.reason}): nothing was sent`,
+    fields: { transactionId: r.details.transactionId, state: withdrawalStateView(r.details) },
   });
-}
-
-/** A withdrawal as its start answers it: its state once the money rules have decided. */
-export interface WithdrawalStart {
-  workflowId: string;
-  transactionId: string;
-  state: WithdrawalState;
-  /** The flow was closed already: the same request again, answered from its state. */
-  closed: boolean;
-}
-
-/**
- * One round trip: update-with-start creates the flow (or attaches to the running one) and
- * answers its state once the first workflow task is done. Idempotent per transactionId: the
- * update's validator refuses a request that differs from the one that started the flow (a
- * conflict, nothing is sent). A finished flow is never started again: its memo's keyed hash of
- * the request tells a repeat (its state) from a conflict.
- */
-export async function startWithdrawal(
-  { config, temporal, timings }: FlowStarter,
-  request: WithdrawalRequest,
-): Promise<WithdrawalStart> {
-  const input: WithdrawalInput = { ...request, ...(timings ? { timings } : {}) };
-  const start = withdrawalStart(config, input, request);
-  const outcome = await startOrAttach(temporal, withdrawalRequestUpdate, [request], start);
-  const state = outcome.answered ? outcome.answer : await flowState(outcome.closed, withdrawalStateQuery);
-  return {
-    workflowId: start.options.workflowId,
-    transactionId: input.transactionId,
-    state,
-    closed: !outcome.answered,
-  };
-}
 
 export function withdrawalRoutes(deps: ApiDeps) {
   const { config, temporal, pool } = deps;
@@ -217,14 +154,18 @@ export function withdrawalRoutes(deps: ApiDeps) {
 
   route(r, withdrawalOperations.send, async (req, res) => {
     const body = parse(withdrawalBodySchema, 'body', req.body);
-    const { workflowId, transactionId, state } = await startWithdrawal(
-      deps,
-      withdrawalRequest(config, body, 'body', randomUUID()),
-    );
+    const started = await startWithdrawal(deps, withdrawalRequest(config, body, 'body', randomUUID()));
+    if (started.outcome === 'conflict') throw conflict(started.reason);
+    if (started.outcome === 'refused') throw withdrawalRefused(started);
+    const state = started.answer;
     res
       .status(202)
-      .location(`/v1/withdrawals/${transactionId}`)
-      .json({ workflowId, transactionId, state: withdrawalStateView(state) });
+      .location(`/v1/withdrawals/${state.transactionId}`)
+      .json({
+        workflowId: started.workflowId,
+        transactionId: state.transactionId,
+        state: withdrawalStateView(state),
+      });
   });
 
   const stateOf = async (transactionId: string) => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { newTxid } from '../api/deposits';
+import { newTxid } from '../starters/deposit';
 import { ownCpfKey, type People } from '../test/helpers/people';
 import type { FloorShape } from './floor-workflow';
 import { type Bench, runOnFreshStack } from './harness';

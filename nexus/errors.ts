@@ -3,15 +3,16 @@ import { ApplicationFailure } from '@temporalio/common';
 import { HandlerError, OperationError } from 'nexus-rpc';
 import { inTheClear } from '../common/payload-converter';
 import { isDatabaseUnavailable, isTemporalUnavailable, Problem } from '../http/problem';
+import type { Refused } from '../starters/types';
 
-// How the Nexus operations say no, from the same Problems the API answers with. Bad input is a
-// handler error the caller's server does not retry (BAD_REQUEST, naming the field); a refusal (a
-// rule, a conflict, the provider's refusal, no such flow) fails the operation, once and for good;
-// Temporal not answering in time is retried by the caller's server, as anything unexpected is.
-// Each refusal's cause carries the Problem's `type` slug and its extra fields as details, so a
-// caller's workflow can branch on them as an API client does. The details cross in the clear
-// (common/payload-converter.ts): a caller reads them with no pixflow key, so they hold nothing
-// personal (codes, statuses, amounts).
+// How the Nexus operations say no, from the starters' outcomes (starters/types.ts). Bad input is
+// a handler error the caller's server does not retry (BAD_REQUEST, naming the field, as the API's
+// request parsing words it); a refusal (a rule, a conflict, the provider's refusal, no such flow)
+// fails the operation, once and for good; Temporal not answering in time is retried by the
+// caller's server, as anything unexpected is. Each refusal's cause carries the `type` the API's
+// problem has and its fields as details, so a caller's workflow can branch on them as an API
+// client does. The details cross in the clear (common/payload-converter.ts): a caller reads them
+// with no pixflow key, so they hold nothing personal (codes, statuses, amounts).
 
 const message = (p: Problem) => (p.detail ? `${p.title}: ${p.detail}` : p.title);
 
@@ -35,13 +36,36 @@ export function refused(type: string, why: string, details: object): OperationEr
   });
 }
 
+/**
+ * A flow's refusal of its rules as the failed operation: the API's problem `type`, and as details
+ * the reason code, the rules' version, the flow that keeps it, and what the caller acts on.
+ */
+export function refusalError(
+  r: Refused<unknown>,
+  said: { type: string; title: string; detail: string; fields: Record<string, unknown> },
+): OperationError {
+  return refused(said.type, `${said.title}: ${said.detail}`, {
+    reason: r.reason,
+    ...(r.policyVersion === undefined ? {} : { policyVersion: r.policyVersion }),
+    workflowId: r.workflowId,
+    ...said.fields,
+  });
+}
+
+/** Another request for the same id: the API's 409 `conflict`. */
+export const conflictError = (reason: string) =>
+  refused('conflict', `Conflicts with the existing flow: ${reason}`, {});
+
+/** No such flow: the API's 404 `flow-not-found`. */
+export const flowNotFoundError = (what: string) =>
+  refused('flow-not-found', `Flow not found: no ${what}`, {});
+
 /** The Nexus error for what a start path threw; anything else as it is (a retried INTERNAL). */
 export function nexusError(err: unknown): unknown {
   if (err instanceof HandlerError || err instanceof OperationError) return err;
-  if (err instanceof Problem) {
-    if (err.status === 400) return new HandlerError('BAD_REQUEST', message(err), { cause: causeOf(err) });
-    if (err.status < 500) return new OperationError('failed', message(err), { cause: causeOf(err) });
-    return new HandlerError('UNAVAILABLE', message(err), { cause: causeOf(err) });
+  // The input's problems, as the API's request parsing words them (http/request-input.ts).
+  if (err instanceof Problem && err.status === 400) {
+    return new HandlerError('BAD_REQUEST', message(err), { cause: causeOf(err) });
   }
   if (isTemporalUnavailable(err)) {
     return new HandlerError(

@@ -2,14 +2,6 @@ import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import * as temporalNexus from '@temporalio/nexus';
 import * as nexus from 'nexus-rpc';
-import { depositOperations, startDeposit } from '../api/deposits';
-import { parseDepositBody } from '../api/deposits-schemas';
-import { configuredTimings, type FlowStarter } from '../api/deps';
-import { flowNotFound } from '../api/flow-answers';
-import { onboardingOperations, onboardingStart, startOnboardingOnce } from '../api/onboardings';
-import { onboardingBodySchema } from '../api/onboardings-schemas';
-import { startWithdrawal, withdrawalOperations, withdrawalRequest } from '../api/withdrawals';
-import { withdrawalBodySchema } from '../api/withdrawals-schemas';
 import { keyDirectory } from '../api-keys/directory';
 import type { Scope } from '../common/api-key';
 import type { Config } from '../common/config';
@@ -20,12 +12,18 @@ import { depositWorkflowId } from '../contracts/deposit';
 import type { OnboardingInput } from '../contracts/onboarding';
 import { onboardingWorkflowId } from '../contracts/onboarding';
 import { withdrawalWorkflowId } from '../contracts/withdrawal';
+import { withdrawalInputSchema } from '../contracts/withdrawal-input';
 import type { Pool } from '../db/pool';
 import { parse } from '../http/request-input';
 import { isAlreadyStarted, isNotFound } from '../http/workflow-calls';
+import { describeDepositRefusal, startDeposit } from '../starters/deposit';
+import { onboardingStart, startOnboardingOnce } from '../starters/onboarding';
+import { onboardingRequestSchema, withdrawalRequestOf, withdrawalRequestSchema } from '../starters/requests';
+import { configuredTimings, type StarterDeps } from '../starters/types';
+import { startWithdrawal, WITHDRAWAL_REFUSED_TYPE } from '../starters/withdrawal';
 import { type NexusAuth, nexusAuth } from './auth';
-import { answering, refused } from './errors';
-import { type FlowRefInput, flowRefSchema } from './inputs';
+import { answering, conflictError, flowNotFoundError, refusalError, refused } from './errors';
+import { type FlowRefInput, flowRefSchema, parseDepositInput } from './inputs';
 import {
   type FlowOutcome,
   type OnboardingOutcome,
@@ -38,7 +36,8 @@ import { type FlowRef, type OnboardingRequest, pixflowService, type WithdrawalRe
 
 // The Nexus service's handlers, run by pixflow's worker. Each checks its caller's API key and
 // scopes as the API route it stands for does (nexus/auth.ts), then starts its flow through the
-// API's own start path (api/*.ts), with its rules: what the API refuses, the operation refuses. The
+// same starter the API calls (starters/), with its rules: what the API refuses, the operation
+// refuses, with the same type and details (nexus/errors.ts). The
 // asynchronous operations are backed by the flows' own runs: the Temporal server calls the
 // caller back when the run ends, with its outcome (nexus/outcomes.ts): the flow's result, whose
 // outcome part crosses in the clear (nexus/outcome-interceptor.ts). What the handlers answer
@@ -109,6 +108,19 @@ async function join<O extends FlowOutcome>(
 }
 
 /**
+ * The scopes of the API route each operation stands for (its `scopes` in api/*.ts; the Nexus
+ * tests check they agree).
+ */
+export const SCOPES = {
+  startOnboarding: ['onboardings:write'],
+  createDeposit: ['deposits:write'],
+  requestWithdrawal: ['withdrawals:write'],
+  onboardingState: ['onboardings:read'],
+  depositState: ['deposits:read'],
+  withdrawalState: ['withdrawals:read'],
+} as const satisfies Record<string, readonly Scope[]>;
+
+/**
  * 32 digits from the operation's request id, which the caller's server keeps across retries: a
  * deposit asked without a txid is the same deposit when the operation is asked again.
  */
@@ -129,19 +141,19 @@ function workflowIdOf(
       return {
         workflowId: onboardingWorkflowId(cpfHash(ref.cpf, config.PII_HASH_KEY)),
         what: 'onboarding for this CPF',
-        scopes: onboardingOperations.state.scopes,
+        scopes: SCOPES.onboardingState,
       };
     case 'deposit':
       return {
         workflowId: depositWorkflowId(ref.txid),
         what: 'deposit with this txid',
-        scopes: depositOperations.state.scopes,
+        scopes: SCOPES.depositState,
       };
     case 'withdrawal':
       return {
         workflowId: withdrawalWorkflowId(ref.transactionId),
         what: 'withdrawal with this transactionId',
-        scopes: withdrawalOperations.state.scopes,
+        scopes: SCOPES.withdrawalState,
       };
   }
 }
@@ -158,7 +170,7 @@ async function outcomeOf(
     const { type, status } = await temporal.workflow.getHandle(workflowId).describe();
     running = status.name === 'RUNNING' ? { type } : undefined;
   } catch (err) {
-    if (isNotFound(err)) throw flowNotFound(what);
+    if (isNotFound(err)) throw flowNotFoundError(what);
     throw err;
   }
   if (!running) return { ended: await endedOutcome<FlowOutcome>(temporal, workflowId) };
@@ -189,14 +201,14 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
   const caller = async (ctx: nexus.OperationContext, scopes: readonly Scope[]) =>
     auth.requireScopes(ctx, await auth.authenticate(ctx), scopes);
   // The worker's own client for this operation: its connection, namespace and payload codec.
-  const starter = (): FlowStarter => ({ config, pool, temporal: temporalNexus.getClient(), timings });
+  const starter = (): StarterDeps => ({ config, temporal: temporalNexus.getClient(), timings });
 
   return nexus.serviceHandler(pixflowService, {
     startOnboarding: flowRunOperation<OnboardingRequest, OnboardingOutcome>(async (ctx, raw) => {
-      await caller(ctx, onboardingOperations.start.scopes);
+      await caller(ctx, SCOPES.startOnboarding);
       const { temporal } = starter();
       const input: OnboardingInput = {
-        ...parse(onboardingBodySchema, 'input', raw),
+        ...parse(onboardingRequestSchema, 'input', raw),
         ...(timings ? { timings } : {}),
       };
       // A running onboarding is joined (USE_EXISTING) where the API answers its state: either way
@@ -217,32 +229,54 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
 
     createDeposit: async (ctx, raw) =>
       answering(async () => {
-        await caller(ctx, depositOperations.create.scopes);
-        const body = parseDepositBody('input', raw);
+        await caller(ctx, SCOPES.createDeposit);
+        const body = parseDepositInput(raw);
         const started = await startDeposit(
           starter(),
           { ...body, txid: body.txid ?? txidOfRequest(ctx.requestId) },
           ctx.requestId,
         );
-        const { workflowId, txid, qr, created } = started;
+        switch (started.outcome) {
+          case 'conflict':
+            throw conflictError(started.reason);
+          case 'failed':
+            throw refused('deposit-failed', `The provider refused the deposit: ${started.reason}`, {});
+          case 'refused':
+            throw refusalError(started, describeDepositRefusal(started.details));
+        }
+        const { workflowId, answer } = started;
         // The QR and ids: nothing personal.
-        return inTheClear({ workflowId, txid, qr, created });
+        return inTheClear({
+          workflowId,
+          txid: answer.txid,
+          qr: answer.qr,
+          created: started.outcome === 'started',
+        });
       }),
 
     requestWithdrawal: flowRunOperation<WithdrawalRequest, WithdrawalOutcome>(async (ctx, raw) => {
-      await caller(ctx, withdrawalOperations.send.scopes);
+      await caller(ctx, SCOPES.requestWithdrawal);
       const deps = starter();
-      const body = parse(withdrawalBodySchema, 'input', raw);
-      const request = withdrawalRequest(config, body, 'input', transactionIdOfRequest(ctx.requestId));
-      const { workflowId, state, closed } = await startWithdrawal(deps, request);
-      if (state.status === 'refused') {
-        throw refused(
-          'withdrawal-refused',
-          `the money rules refused the withdrawal: ${state.reason}`,
-          withdrawalOutcome(state),
-        );
+      const body = parse(withdrawalRequestSchema, 'input', raw);
+      const request = parse(
+        withdrawalInputSchema,
+        'input',
+        withdrawalRequestOf(config, body, transactionIdOfRequest(ctx.requestId)),
+      );
+      const started = await startWithdrawal(deps, request);
+      if (started.outcome === 'conflict') throw conflictError(started.reason);
+      if (started.outcome === 'refused') {
+        throw refusalError(started, {
+          type: WITHDRAWAL_REFUSED_TYPE,
+          title: 'The rules refused the withdrawal',
+          detail: `the money rules refused the withdrawal (${started.reason}): nothing was sent`,
+          fields: withdrawalOutcome(started.details),
+        });
       }
-      if (closed) return { ended: await endedOutcome<WithdrawalOutcome>(deps.temporal, workflowId) };
+      const { workflowId } = started;
+      if (started.outcome === 'attached' && started.closed) {
+        return { ended: await endedOutcome<WithdrawalOutcome>(deps.temporal, workflowId) };
+      }
       return join<WithdrawalOutcome>(ctx, deps.temporal, 'withdrawalWorkflow', workflowId);
     }),
 

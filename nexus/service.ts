@@ -1,9 +1,11 @@
 import * as nexus from 'nexus-rpc';
 import type { z } from 'zod';
-import type { depositBodySchema } from '../api/deposits-schemas';
-import type { onboardingBodySchema } from '../api/onboardings-schemas';
-import type { withdrawalBodySchema } from '../api/withdrawals-schemas';
 import type { DepositQr } from '../contracts/deposit';
+import type {
+  depositRequestSchema,
+  onboardingRequestSchema,
+  withdrawalRequestSchema,
+} from '../starters/requests';
 import type { flowRefSchema } from './inputs';
 import type { FlowOutcome, OnboardingOutcome, WithdrawalOutcome } from './outcomes';
 
@@ -27,17 +29,17 @@ export const PIXFLOW_NEXUS_ENDPOINT = 'pixflow';
 export const PIXFLOW_API_KEY_HEADER = 'pixflow-api-key';
 
 /** An onboarding, as POST /v1/onboardings takes it. */
-export type OnboardingRequest = z.input<typeof onboardingBodySchema>;
+export type OnboardingRequest = z.input<typeof onboardingRequestSchema>;
 /**
  * A deposit, as POST /v1/deposits takes it. Without `txid`, one is derived from the operation's
  * request id, so a retried operation is the same deposit.
  */
-export type DepositRequest = z.input<typeof depositBodySchema>;
+export type DepositRequest = z.input<typeof depositRequestSchema>;
 /**
  * A withdrawal, as POST /v1/withdrawals takes it. Without `transactionId`, one is derived from
  * the operation's request id (`nexus-<request id>`), so a retried operation is the same payout.
  */
-export type WithdrawalRequest = z.input<typeof withdrawalBodySchema>;
+export type WithdrawalRequest = z.input<typeof withdrawalRequestSchema>;
 /** Which flow to wait for: an onboarding by CPF, a deposit by txid, a withdrawal by transactionId. */
 export type FlowRef = z.input<typeof flowRefSchema>;
 

@@ -112,8 +112,12 @@ describe('deposit limits of a verified person', () => {
       const p = await overLimit(res);
       expect(p.exceeded).toEqual(['daily']);
       expect(p.remainingCentavos).toEqual({ daily: 5_000, weekly: 85_000, monthly: 485_000 });
-      // Nothing was created for a refused deposit.
-      expect(await e.workflowExists(depositWorkflowId(String(txids[i])))).toBe(false);
+      // The refused deposit's flow keeps why, and created nothing at the provider (no QR).
+      expect(p).toMatchObject({ policyVersion: 1, workflowId: depositWorkflowId(String(txids[i])) });
+      const read = await e.call('GET', `/v1/deposits/${txids[i]}`);
+      const { state } = (await read.json()) as { state: { status: string; reason: string; qr?: unknown } };
+      expect(state).toMatchObject({ status: 'refused', reason: 'deposit_limit_exceeded', policyVersion: 1 });
+      expect(state.qr).toBeUndefined();
     }
     const limits = await limitsOf(e, ana);
     expect(limits.daily).toMatchObject({ countedCentavos: 15_000, remainingCentavos: 5_000 });

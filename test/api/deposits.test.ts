@@ -236,20 +236,34 @@ const sandboxState = async () =>
   (await (await fetch(`${e.sandbox.url}/sandbox/state`)).json()) as SandboxState;
 
 describe('only a verified person deposits (REQUIRE_VERIFIED_FOR_DEPOSITS, on by default)', () => {
-  it('a person pixflow never onboarded: 409 not_verified, nothing at the provider, no flow', async () => {
+  it("a person pixflow never onboarded: 409 not_verified from the deposit's flow, refused under the rules' version, nothing at the provider", async () => {
     const cpf = freshCpf();
     const txid = `3${Date.now()}${++n}`;
     const before = await sandboxState();
-    const p = await expectProblem(
-      await e.call('POST', '/v1/deposits', { body: depositBody({ txid }, cpf) }),
-      409,
-      'not-verified',
-    );
-    expect(p).toMatchObject({ reason: 'not_verified', verification: 'none' });
+    const body = depositBody({ txid }, cpf);
+    const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 409, 'not-verified');
+    expect(p).toMatchObject({
+      reason: 'not_verified',
+      verification: 'none',
+      policyVersion: 1,
+      workflowId: depositWorkflowId(txid),
+    });
     expect(p.detail).toMatch(/verification is none/);
     expect(p.detail).toMatch(/POST \/v1\/onboardings/);
     expect(JSON.stringify(p)).not.toContain(cpf);
-    expect(await e.workflowExists(depositWorkflowId(txid))).toBe(false);
+    // The refusal is the flow's, kept: refused, with why and under which version of the rules.
+    const read = await e.call('GET', `/v1/deposits/${txid}`);
+    expect(read.status).toBe(200);
+    expect(((await read.json()) as { state: unknown }).state).toMatchObject({
+      status: 'refused',
+      reason: 'not_verified',
+      policyVersion: 1,
+      refusal: { reason: 'not_verified', verification: 'none' },
+    });
+    // The same request again is answered the same way, from the closed flow.
+    expect(
+      await expectProblem(await e.call('POST', '/v1/deposits', { body }), 409, 'not-verified'),
+    ).toMatchObject({ reason: 'not_verified', policyVersion: 1, workflowId: depositWorkflowId(txid) });
     const after = await sandboxState();
     expect(after.deposits.map((d) => d.txid)).not.toContain(txid);
     expect(after.deposits).toHaveLength(before.deposits.length);

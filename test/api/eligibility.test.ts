@@ -6,6 +6,8 @@ import { openSecret } from '../../common/secret-box';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { CUSTOMER_IMPEDED, eventSchema } from '../../contracts/events';
 import { patchMarkers, recordHistory } from '../helpers/histories';
+import { expectActivityFailure } from '../helpers/sdk-log';
+import { testCodecKeys } from '../helpers/temporal';
 import {
   type ApiEnv,
   eventually,
@@ -78,13 +80,21 @@ describe('eligibility before a deposit', () => {
     expect(await checksAsked()).toBe(before + 1);
   });
 
-  it('refuses an impeded person’s new deposit (409 impeded), creates nothing, records and tells it once', async () => {
+  it('refuses an impeded person’s new deposit in its flow (409 impeded), creates nothing at the provider, records and tells it once', async () => {
     await setStatus('impeded', 'court_order');
     await stale();
     const body = depositBody();
     const p = await expectProblem(await e.call('POST', '/v1/deposits', { body }), 409, 'impeded');
-    expect(p).toMatchObject({ reason: 'impeded', impeded: { reason: 'court_order', until: null } });
-    expect(await e.workflowExists(depositWorkflowId(body.txid))).toBe(false);
+    expect(p).toMatchObject({
+      reason: 'impeded',
+      impeded: { reason: 'court_order', until: null },
+      policyVersion: 1,
+      workflowId: depositWorkflowId(body.txid),
+    });
+    // The flow keeps the refusal; the provider never heard of the deposit (it has no QR).
+    const refused = await json(await e.call('GET', `/v1/deposits/${body.txid}`));
+    expect(refused.state).toMatchObject({ status: 'refused', reason: 'impeded', policyVersion: 1 });
+    expect(refused.state.qr).toBeUndefined();
 
     // The customer read model records it, by keyed hash and masked CPF only.
     const { rows } = await e.pool.query('SELECT * FROM customers WHERE cpf_hash = $1', [
@@ -97,7 +107,7 @@ describe('eligibility before a deposit', () => {
     });
     expect(JSON.stringify(rows[0])).not.toContain(ANA);
     // Sealed with the codec keys, for the rescreening to ask about the person again.
-    expect(openSecret(loadConfig({}).codecKeys, rows[0].cpf_sealed)).toBe(ANA);
+    expect(openSecret(testCodecKeys, rows[0].cpf_sealed)).toBe(ANA);
 
     // Asked again (stale), still impeded: refused again, and no second event. The event is
     // written with the answer, before the 409: the events table holds all there will be.
@@ -167,24 +177,33 @@ describe('eligibility before a deposit', () => {
     );
   });
 
-  it('answers 503 with Retry-After while the registry is down (fail closed), creating nothing; once it is back, an eligible answer does not lift the impediment', async () => {
+  it('keeps asking while the registry is down (fail closed): the caller gets 503 with Retry-After, the same request its answer once the registry is back; an eligible answer does not lift the impediment', async () => {
     await setStatus('eligible');
     await e.sandboxControl('/sandbox/eligibility/outage', { mode: 'error' });
     await stale();
     const body = depositBody();
+    // The screening's tries while the registry is down, each a warning of the worker's.
+    const tries = expectActivityFailure({
+      workflowId: depositWorkflowId(body.txid),
+      activityType: 'screenDeposit',
+      error: /registry of impeded people did not answer/,
+    });
     const down = await e.call('POST', '/v1/deposits', { body });
-    expect(down.headers.get('retry-after')).toBe('30');
-    const p = await expectProblem(down, 503, 'eligibility-unavailable');
-    expect(p.detail).toMatch(/registry did not answer/);
-    expect(await e.workflowExists(depositWorkflowId(body.txid))).toBe(false);
+    // The flow goes on asking past the API's wait (TEMPORAL_CALL_TIMEOUT_MS).
+    expect(Number(down.headers.get('retry-after'))).toBeGreaterThan(0);
+    await expectProblem(down, 503, 'unavailable');
 
     await e.sandboxControl('/sandbox/eligibility/outage', { mode: 'none' });
     // Eligible again at the registry: recorded as its latest answer, but the impediment stays
-    // until an operator reinstates the person (the back office's test does).
-    const before = await checksAsked();
-    await expectProblem(await e.call('POST', '/v1/deposits', { body }), 409, 'impeded');
-    expect(await checksAsked()).toBe(before + 1);
-    expect(await e.workflowExists(depositWorkflowId(body.txid))).toBe(false);
+    // until an operator reinstates the person (the back office's test does). The same request
+    // again attaches to the flow and gets its answer once the screening has asked again.
+    const again = await eventually(
+      () => e.call('POST', '/v1/deposits', { body }),
+      (res) => res.status !== 503,
+      { timeoutMs: 40_000 },
+    );
+    expect(await expectProblem(again, 409, 'impeded')).toMatchObject({ reason: 'impeded', policyVersion: 1 });
+    expect(tries().length).toBeGreaterThan(1);
     const { rows } = await e.pool.query(
       'SELECT eligibility, registry_answer, impeded_reason FROM customers WHERE cpf_hash = $1',
       [cpfHash(ANA, PII_KEY)],

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { newTxid } from '../../api/deposits';
 import { parseDepositBody } from '../../api/deposits-schemas';
-import { requestHash } from '../../api/start-flow';
 import { canonicalJson } from '../../common/canonical-json';
 import { formatBrl } from '../../common/money';
 import { txidSchema } from '../../contracts/flow-input';
 import { Problem } from '../../http/problem';
 import { parse } from '../../http/request-input';
+import { newTxid } from '../../starters/deposit';
+import { requestHash } from '../../starters/start-or-attach';
 
 describe('what the routes share', () => {
   it('formats centavos as BRL by integer string arithmetic', () => {

@@ -6,6 +6,7 @@ import { recordHistory } from '../helpers/histories';
 import {
   type ApiEnv,
   eventually,
+  expectProblem,
   freshCpf,
   json,
   onboardApproved,
@@ -57,6 +58,16 @@ const withdraw = async (cpf: string, over: Record<string, unknown> = {}): Promis
     ...over,
   };
   const res = await e.call('POST', '/v1/withdrawals', { body });
+  if (res.status === 409) {
+    // Refused by the rules in the flow's first step: the problem carries the flow's state.
+    const p = (await expectProblem(res, 409, 'withdrawal-refused')) as unknown as Withdrawal;
+    expect(p).toMatchObject({
+      reason: p.state.reason,
+      policyVersion: 1,
+      workflowId: `withdrawal-${body.transactionId}`,
+    });
+    return withdrawalResponseSchema.parse(p);
+  }
   expect(res.status).toBe(202);
   return withdrawalResponseSchema.parse(await res.json());
 };
@@ -74,9 +85,9 @@ const payoutsSent = async (transactionId: string): Promise<number> => {
 };
 
 const expectRefused = async (w: Withdrawal, reason: string) => {
-  // The answer says so at once, GET agrees, and the provider never heard of it.
+  // The answer says so at once, GET agrees with the rules' version, and the provider never heard of it.
   expect(w.state).toMatchObject({ status: 'refused', reason });
-  expect(await stateOf(w.transactionId)).toMatchObject({ status: 'refused', reason });
+  expect(await stateOf(w.transactionId)).toMatchObject({ status: 'refused', reason, policyVersion: 1 });
   expect(await payoutsSent(w.transactionId)).toBe(0);
 };
 

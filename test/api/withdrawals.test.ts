@@ -143,9 +143,26 @@ describe('withdrawals', () => {
   it('a refused withdrawal says why, and that its receipt will never come', async () => {
     const body = withdrawalBody({ client: { ...withdrawalBody().client, cpf: freshCpf() } });
     body.pixKey = body.client.cpf;
-    const res = await e.call('POST', '/v1/withdrawals', { body });
-    expect(res.status).toBe(202);
-    expect((await json(res)).state).toMatchObject({ status: 'refused', reason: 'not_verified' });
+    // Refused in the flow's first step: 409 with the reason, the rules' version and the flow.
+    const refused = await expectProblem(
+      await e.call('POST', '/v1/withdrawals', { body }),
+      409,
+      'withdrawal-refused',
+    );
+    expect(refused).toMatchObject({
+      reason: 'not_verified',
+      policyVersion: 1,
+      workflowId: `withdrawal-${body.transactionId}`,
+      transactionId: body.transactionId,
+      state: { status: 'refused', reason: 'not_verified', policyVersion: 1 },
+    });
+    // The flow keeps it: GET says the same, and the same request again is answered the same way.
+    expect((await json(await e.call('GET', `/v1/withdrawals/${body.transactionId}`))).state).toMatchObject({
+      status: 'refused',
+      reason: 'not_verified',
+      policyVersion: 1,
+    });
+    await expectProblem(await e.call('POST', '/v1/withdrawals', { body }), 409, 'withdrawal-refused');
     const p = await expectProblem(
       await e.call('GET', `/v1/withdrawals/${body.transactionId}/receipt.png`),
       410,

@@ -106,8 +106,14 @@ const steps: Step[] = [
   { request: '/v1/withdrawals/$WID/receipt.png', status: 200, repeat: true },
   {
     request: '"pixKey": "52998224725"',
-    status: 202,
-    check: (a) => expect(a.body.state).toMatchObject({ status: 'refused', reason: 'payee_not_owner' }),
+    status: 409,
+    check: (a) =>
+      expect(a.body).toMatchObject({
+        type: 'https://pixflow.dev/problems/withdrawal-refused',
+        reason: 'payee_not_owner',
+        policyVersion: 1,
+        state: { status: 'refused', reason: 'payee_not_owner' },
+      }),
   },
   {
     request: '/v1/events?flow=deposit-$TXID',

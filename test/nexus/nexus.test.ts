@@ -324,21 +324,40 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
     expect(badIspb?.message).toContain('input.client.bankAccount.ispb: must be 8 digits');
     expect(oldName).toMatchObject({ kind: 'handler-error', type: 'BAD_REQUEST' });
     expect(oldName?.message).toContain('input.client.bankispb: renamed to client.bankAccount.ispb');
+    // A refusal of the rules, deposit or withdrawal, has the type and details the API's 409 has:
+    // the reason, the rules' version, the flow that keeps it.
     expect(unverifiedDeposit).toMatchObject({
       kind: 'operation-failed',
       type: 'not-verified',
-      details: { reason: 'not_verified', verification: 'none' },
+      details: {
+        reason: 'not_verified',
+        verification: 'none',
+        policyVersion: 1,
+        workflowId: expect.stringMatching(/^deposit-/),
+      },
     });
     expect(unverifiedPayout).toMatchObject({
       kind: 'operation-failed',
       type: 'withdrawal-refused',
-      details: { status: 'refused', reason: 'not_verified' },
+      details: {
+        status: 'refused',
+        reason: 'not_verified',
+        policyVersion: 1,
+        workflowId: expect.stringMatching(/^withdrawal-/),
+      },
     });
     expect(conflict).toMatchObject({ kind: 'operation-failed', type: 'conflict' });
     expect(noSuchFlow).toMatchObject({ kind: 'operation-failed', type: 'flow-not-found' });
-    // Refused before anything started: no deposit, no payout for the stranger.
+    // Refused in their flows, before the provider heard of them: the stranger's deposit and payout
+    // ended refused, with nothing charged or sent.
     const flows = await api(`/v1/flows?cpf=${stranger.cpf}`);
-    expect(flows.body.items.filter((f: { type: string }) => f.type === 'deposit')).toEqual([]);
+    const theirs = flows.body.items as { type: string; status: string; reason: string }[];
+    expect(theirs.filter((f) => f.type === 'deposit')).toMatchObject([
+      { status: 'refused', reason: 'not_verified' },
+    ]);
+    expect(theirs.filter((f) => f.type === 'withdrawal')).toMatchObject([
+      { status: 'refused', reason: 'not_verified' },
+    ]);
     expect(pixflowService.name).toBe('pixflow');
   }, 60_000);
 

@@ -1,7 +1,8 @@
+import type { ApplicationFailure } from '@temporalio/common';
 import { HandlerError, OperationError } from 'nexus-rpc';
 import { describe, expect, it } from 'vitest';
 import { Problem } from '../../http/problem';
-import { nexusError } from '../../nexus/errors';
+import { nexusError, refusalError } from '../../nexus/errors';
 
 // What a Nexus caller's workflow sees of a start path's failure: its own mistake fails the
 // operation, a dependency away is asked again, and a database's words never cross.
@@ -11,7 +12,20 @@ describe('nexusError', () => {
     const e = nexusError(new Problem(400, 'invalid-request', 'Invalid request', 'amountCentavos: too small'));
     expect(e).toBeInstanceOf(HandlerError);
     expect((e as HandlerError).type).toBe('BAD_REQUEST');
-    expect(nexusError(new Problem(409, 'conflict', 'Conflict'))).toBeInstanceOf(OperationError);
+  });
+
+  it('fails the operation for good on a refusal of the rules, with the type and details the API answers', () => {
+    const e = refusalError(
+      { outcome: 'refused', workflowId: 'deposit-1', reason: 'closed', policyVersion: 3, details: {} },
+      { type: 'customer-closed', title: "The person's account is closed", detail: 'no deposit', fields: {} },
+    );
+    expect(e).toBeInstanceOf(OperationError);
+    expect(e.state).toBe('failed');
+    const cause = e.cause as ApplicationFailure;
+    expect(cause.type).toBe('customer-closed');
+    expect(cause.nonRetryable).toBe(true);
+    expect(cause.details?.[0]).toMatchObject({ reason: 'closed', policyVersion: 3, workflowId: 'deposit-1' });
+    expect(nexusError(e)).toBe(e);
   });
 
   it('asks again, without its words, when the database is restarting', () => {
