@@ -2225,7 +2225,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2310,7 +2310,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2380,7 +2380,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which) */
+            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2404,7 +2404,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2489,7 +2489,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2563,7 +2563,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which) */
+            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2587,7 +2587,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2672,7 +2672,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2743,7 +2743,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which) */
+            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2776,7 +2776,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2860,7 +2860,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -2933,7 +2933,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which) */
+            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2957,7 +2957,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3041,7 +3041,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3103,7 +3103,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which) */
+            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3127,7 +3127,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3211,7 +3211,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3304,7 +3304,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3397,7 +3397,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3483,7 +3483,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3568,7 +3568,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3653,7 +3653,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3760,7 +3760,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3845,7 +3845,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -3930,7 +3930,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4019,7 +4019,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4083,7 +4083,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4160,7 +4160,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4244,7 +4244,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4326,7 +4326,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4414,7 +4414,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4498,7 +4498,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4588,7 +4588,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4669,7 +4669,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4753,7 +4753,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
@@ -4840,7 +4840,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer; for a new deposit, also the registry of impeded people unreachable (type `eligibility-unavailable`: nothing was created) */
+            /** @description Temporal or the flow's worker cannot answer now, or not within the API's deadline (TEMPORAL_CALL_TIMEOUT_MS): retry after the Retry-After seconds; what the request started goes on, and the same request again gets its answer (a new deposit's flow, for one, keeps asking the registry of impeded people while it does not answer) */
             503: {
                 headers: {
                     /** @description seconds after which to ask again */
