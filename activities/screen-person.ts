@@ -57,25 +57,13 @@ export function eligibilityRegistryOf(config: Config): EligibilityRegistry | und
   return registry;
 }
 
-const policies = new WeakMap<Config, PolicyReader>();
-
 /**
- * The policy a process decides under, for what is built from its configuration alone (the API's
- * deposit gate builds its screener from the configuration): the API and the worker bind theirs.
+ * What screening a person needs: the configuration's registry (none when it names none: no one is
+ * screened) and the policy in force.
  */
-export function bindPolicy(config: Config, policy: PolicyReader): void {
-  policies.set(config, policy);
-}
-
-/** What screening a person needs, from the configuration; none when it names no registry. */
-export function screenerOf(
-  config: Config,
-  pool: Pool,
-  policy: PolicyReader | undefined = policies.get(config),
-): Screener | undefined {
+export function screenerOf(config: Config, pool: Pool, policy: PolicyReader): Screener | undefined {
   const registry = eligibilityRegistryOf(config);
   if (!registry) return undefined;
-  if (!policy) throw new Error('no rules policy bound to this configuration: the process calls bindPolicy');
   return {
     registry,
     pool,

@@ -1,5 +1,4 @@
 import express, { type RequestHandler } from 'express';
-import { bindPolicy } from '../activities/screen-person';
 import { backofficeRoutes } from '../backoffice';
 import { createApiMetrics } from '../common/metrics';
 import { countPending } from '../db/inbox';
@@ -38,8 +37,6 @@ export function createApp(input: ApiDeps) {
   const metrics = input.metrics ?? createApiMetrics();
   metrics.measureBacklog(() => countPending(input.pool));
   const deps = { ...input, metrics, timings: configuredTimings(input.config, input.timings) };
-  // The deposit gate screens people with a screener built from the configuration alone.
-  bindPolicy(input.config, input.policy);
   const app = express();
   app.disable('x-powered-by');
   if (deps.config.TRUST_PROXY !== undefined) app.set('trust proxy', deps.config.TRUST_PROXY);

@@ -244,10 +244,6 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning:
       "an identical notification within this long of the last one's signal is signalled when the window ends (one signal per window in a storm of copies)",
   },
-  REQUIRE_VERIFIED_FOR_DEPOSITS: rule({
-    meaning:
-      "deposits only for a person whose onboarding is approved: read by the API's deposit gate until the deposit flow decides with the policy's `deposits.requireVerified`, which it also seeds (below)",
-  }),
   PAYOUT_AUTHORIZATION_URL: rule({
     meaning:
       "the operator's backend, asked before each payout is sent (a signed POST, [Payout controls](payout-controls.md#the-operators-authorization)); unset: not asked. The provider sandbox emulates one at `/operator/payout-authorization` ([test amounts](sandbox.md#payout-authorization-test-amounts)); `npm start` does not ask it unless this points there",
@@ -283,10 +279,6 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   ELIGIBILITY_TIMEOUT_MS: {
     meaning: "one attempt's bound on the eligibility service's answer (three attempts at most)",
   },
-  ELIGIBILITY_FAIL_CLOSED: rule({
-    meaning:
-      "the eligibility service unreachable: true refuses a new deposit (503 `eligibility-unavailable`, `Retry-After`), false lets it through unscreened; read by the API's deposit gate until the deposit flow decides with the policy's `eligibility.failClosed`, which it also seeds (below)",
-  }),
   ELIGIBILITY_RESCREEN_EVERY_MS: rule({
     meaning:
       'rescreening: how often the Temporal Schedule starts a pass over the active customers (a pass still running makes the next one skip)',

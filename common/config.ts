@@ -250,13 +250,6 @@ export const envSchema = z.object({
   /** One attempt's bound on the authorization's answer (three attempts at most). */
   PAYOUT_AUTHORIZATION_TIMEOUT_MS: durationMs.default(3_000),
   /**
-   * Read by the API's deposit gate (api/deposit-gates.ts) until the deposit flow decides with the
-   * policy's deposits.requireVerified and eligibility.failClosed; the policy's first version is
-   * seeded from the same two variables (policy/seed.ts).
-   */
-  REQUIRE_VERIFIED_FOR_DEPOSITS: bool.default(true),
-  ELIGIBILITY_FAIL_CLOSED: bool.default(true),
-  /**
    * The operator's eligibility service (docs/rules.md, Eligibility). Unset, no one is screened:
    * production then refuses to start unless ELIGIBILITY_SCREENED_ELSEWHERE is true.
    */

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities';
 import { payoutAuthorizationOf } from '../activities/payout-authorization';
-import { bindPolicy, screenerOf, screenPerson } from '../activities/screen-person';
+import { screenerOf, screenPerson } from '../activities/screen-person';
 import { pixflowDataConverter } from '../common/codec';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
@@ -58,8 +58,6 @@ export async function createWorkerActivities(
     dataConverter: pixflowDataConverter(config.codecKeys),
   });
   const policy = startPolicyStore({ pool, seed, log: log.child({ component: 'policy' }) });
-  // The worker's Nexus service starts deposits through the API's gate, built from this config.
-  bindPolicy(config, policy);
   const screener = screenerOf(config, pool, policy);
   const activities = createActivities({
     provider,

@@ -25,9 +25,7 @@ describe('the configuration reference', () => {
         new RegExp(`\\| \`${name}\` \\| [^|]+ \\| \`${field.replace(/\./g, '\\.')}\` \\|`),
       );
     }
-    // The two the API's deposit gate still reads stay settings too, until the deposit flow reads the policy.
-    const both = Object.keys(RULE_VARIABLE_FIELDS).filter((name) => name in envSchema.shape);
-    expect(both.sort()).toEqual(['ELIGIBILITY_FAIL_CLOSED', 'REQUIRE_VERIFIED_FOR_DEPOSITS']);
+    expect(Object.keys(RULE_VARIABLE_FIELDS).filter((name) => name in envSchema.shape)).toEqual([]);
   });
 
   it('goes stale when a default changes', () => {

@@ -101,8 +101,7 @@ describe('the policy seeded from the environment', () => {
 
   it("are no longer the process's settings: the configuration neither reads nor shows them", () => {
     const inBoth = Object.keys(ruleEnvSchema.shape).filter((name) => name in envSchema.shape);
-    // The API's deposit gate reads these two until the deposit flow reads the policy.
-    expect(inBoth.sort()).toEqual(['ELIGIBILITY_FAIL_CLOSED', 'REQUIRE_VERIFIED_FOR_DEPOSITS']);
+    expect(inBoth).toEqual([]);
     expect(loadConfig({ WITHDRAWAL_DAILY_LIMIT_CENTAVOS: '1' })).not.toHaveProperty(
       'WITHDRAWAL_DAILY_LIMIT_CENTAVOS',
     );
