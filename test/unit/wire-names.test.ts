@@ -56,7 +56,7 @@ const OLD_PAYER_NAMES = {
   why: "the API's own former names of a payer's account, refused with a 400 saying where each went",
 };
 for (const file of [
-  'api/deposits-schemas.ts',
+  'starters/requests.ts',
   'api/deposits.ts',
   'clients/openapi.json',
   'clients/typescript/src/generated/schema.ts',
