@@ -10,6 +10,8 @@ import { cpfHash } from '../../common/pii';
 import { webhookBodySchema } from '../../contracts/events';
 import { saveOperator } from '../../db/operators';
 import { alertMonitorSettings, startAlertMonitor, TRIGGERS } from '../../monitoring/monitor';
+import { proposePolicyChange } from '../../policy/changes';
+import { applyAssignments } from '../../policy/diff';
 import { type ApiEnv, counterValue, eventually, PII_KEY, peopleAt, startApiEnv } from '../api/support';
 import { launchChromium } from '../helpers/browser';
 import { newPerson, onboard, type Person } from '../helpers/people';
@@ -146,6 +148,7 @@ interface AlertView {
   facts: Record<string, number | string>;
   cpf_masked: string;
   status: string;
+  policy_version: number | null;
 }
 const alertsOf = async (p: Person) =>
   (
@@ -222,6 +225,9 @@ describe('monitoring rules over real movements', () => {
     const fAlerts = await alertsOf(f);
     expect(fAlerts.map((a) => a.rule)).toEqual(['new_account']);
     expect(fAlerts[0]).toMatchObject({ flow_id: fresh[0], facts: { withdrawalCentavos: 60_000 } });
+    // Each raised under the policy's version in force: the one the environment seeded.
+    for (const a of [...sAlerts, ...qAlerts, ...tAlerts, ...fAlerts])
+      expect(a.policy_version, a.rule).toBe(1);
     expect(Number(fAlerts[0]?.facts.sinceRegistrationMs)).toBeLessThan(600_000);
 
     expect(await alertsOf(c)).toEqual([]);
@@ -491,6 +497,45 @@ describe('the monitor across a restart', () => {
       });
     } finally {
       await restarted.stop();
+    }
+  }, 90_000);
+});
+
+describe('the thresholds are the rules policy in force', () => {
+  it('a threshold an admin changes applies at the next pass, and the alert records the version that raised it', async () => {
+    const inForce = await e.policy.current();
+    // Smaller payouts soon after registering are looked at too (under 50000 before).
+    const changed = await proposePolicyChange(
+      e.pool,
+      { operatorId: null, operatorEmail: 'ana.admin@example.com', operatorRole: 'admin' },
+      {
+        policy: applyAssignments(inForce.policy, [['alerts.newAccount.minCentavos', '5000']]),
+        reason: 'smaller payouts after registration are looked at too',
+      },
+    );
+    expect(changed).toMatchObject({ kind: 'applied', version: inForce.version + 1 });
+    await eventually(
+      () => e.policy.current(),
+      (p) => p.version === inForce.version + 1,
+      5_000,
+    );
+    const monitor = startAlertMonitor({
+      pool: e.pool,
+      log: createLogger('alerts-test', 'silent'),
+      settings: alertMonitorSettings(loadConfig(ALERT_ENV)),
+      policy: e.policy,
+    });
+    try {
+      const p = newPerson();
+      await onboard(await peopleAt(e), p);
+      const payout = await withdraw(p, 6_000);
+      await monitorCaughtUp();
+      const alerts = await alertsOf(p);
+      expect(alerts.map((a) => [a.rule, a.flow_id, a.policy_version])).toEqual([
+        ['new_account', payout, inForce.version + 1],
+      ]);
+    } finally {
+      await monitor.stop();
     }
   }, 90_000);
 });
