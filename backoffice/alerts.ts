@@ -98,7 +98,10 @@ function factsOf(a: AlertRow, t: Catalog, fmt: Formatter, summary = false) {
 /** A cell a spreadsheet would read as a formula is written as text. */
 const inert = (v: string) => (/^[=+\-@\t\r]/.test(v) ? `'${v}` : v);
 
-/** The alerts as the compliance report takes them: codes as stored, amounts in centavos, facts as JSON. */
+/**
+ * The alerts as the compliance report takes them: codes as stored, amounts in centavos, facts as
+ * JSON, and the rules policy version whose thresholds raised each.
+ */
 function csvOf(alerts: AlertRow[]): string {
   return stringify(
     alerts.map((a) => [
@@ -114,6 +117,7 @@ function csvOf(alerts: AlertRow[]): string {
       a.decidedBy ?? '',
       a.decidedAt ?? '',
       a.note ?? '',
+      a.policyVersion ?? '',
     ]),
     {
       header: true,
@@ -130,6 +134,7 @@ function csvOf(alerts: AlertRow[]): string {
         'decided_by',
         'decided_at',
         'note',
+        'policy_version',
       ],
       cast: { string: inert },
     },

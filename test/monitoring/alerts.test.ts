@@ -409,9 +409,10 @@ describe('the alerts queue in the back office', () => {
     const csv = readFileSync(await (await download).path(), 'utf8');
     const lines = csv.trim().split('\n');
     expect(lines[0]).toBe(
-      'id,raised_at,rule,status,cpf_masked,cpf_hash,triggered_by,flow_ids,facts,decided_by,decided_at,note',
+      'id,raised_at,rule,status,cpf_masked,cpf_hash,triggered_by,flow_ids,facts,decided_by,decided_at,note,policy_version',
     );
     expect(lines).toHaveLength(5);
+    for (const line of lines.slice(1)) expect(line, 'raised under version 1').toMatch(/,1$/);
     for (const rule of ['structuring', 'quick_in_out', 'window_total', 'new_account'])
       expect(csv).toMatch(new RegExp(`^alr_[0-9a-f]{32},[^,]+,${rule},`, 'm'));
     expect(csv).not.toMatch(
