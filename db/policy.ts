@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { lockUntilCommit } from './locks';
 import type { Pool } from './pool';
 
 // The rules policy's versions and the changes waiting for a second admin (docs/policy.md). The
@@ -74,11 +75,11 @@ export async function seedPolicyVersion(db: Queryable, policy: unknown, reason: 
 }
 
 /**
- * Holds the versions for one transaction's change (plain reads go on): a second change waits,
- * then sees the version the first wrote. The version in force, as of the lock.
+ * Holds the versions for one transaction's change, across processes (reads go on): a second
+ * change waits, then sees the version the first wrote. The version in force, as of the lock.
  */
 export async function lockPolicyVersions(client: pg.PoolClient): Promise<PolicyVersionRow | undefined> {
-  await client.query('LOCK TABLE rules_policy IN SHARE ROW EXCLUSIVE MODE');
+  await lockUntilCommit(client, 'pixflow rules_policy change');
   return latestPolicyVersion(client);
 }
 

@@ -277,4 +277,24 @@ describe('the rules policy in Postgres', () => {
     await store.refresh();
     expect(lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40)).toHaveLength(1);
   });
+
+  it('two changes at once over the same version: one applies, the other is refused as stale; without a base, each is the next version', async () => {
+    const inForce = await latestPolicyVersion(pool);
+    const base = (await (stores[0] as PolicyStore).refresh()).policy;
+    const over = (value: string, baseVersion?: number) =>
+      proposePolicyChange(pool, ana, {
+        policy: set(base, 'payouts.deadlineMs', value),
+        reason: `deadline ${value}`,
+        ...(baseVersion === undefined ? {} : { baseVersion }),
+      }).then(
+        (r) => r,
+        (err: unknown) => err,
+      );
+    const both = await Promise.all([over('61m', inForce?.version), over('62m', inForce?.version)]);
+    expect(both.filter((r) => (r as { kind?: string }).kind === 'applied')).toHaveLength(1);
+    expect(both.filter((r) => r instanceof PolicyChangeRefused && r.kind === 'stale')).toHaveLength(1);
+    const next = (await latestPolicyVersion(pool))?.version ?? 0;
+    const unbased = await Promise.all([over('63m'), over('64m')]);
+    expect(unbased.map((r) => (r as { version?: number }).version).sort()).toEqual([next + 1, next + 2]);
+  });
 });
