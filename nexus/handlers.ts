@@ -108,8 +108,8 @@ async function join<O extends FlowOutcome>(
 }
 
 /**
- * The scopes of the API route each operation stands for (its `scopes` in api/*.ts; the Nexus
- * tests check they agree).
+ * The scopes of the API route each operation stands for (its `scopes` in api/*.ts;
+ * test/unit/starters.test.ts checks they agree).
  */
 export const SCOPES = {
   startOnboarding: ['onboardings:write'],

@@ -14,19 +14,26 @@ export type OnboardingOutcome = { flow: 'onboarding' } & Pick<
   'status' | 'reasons' | 'startedAt' | 'updatedAt' | 'finishedAt'
 >;
 
-/** A deposit's end (`completed`, `expired`, `to_return`...), with the payment's E2E id and time. */
+/**
+ * A deposit's end (`completed`, `expired`, `to_return`, `refused`...), with the payment's E2E id
+ * and time, and the version of the rules it was screened under.
+ */
 export type DepositOutcome = { flow: 'deposit'; e2eId?: string; paidAt?: string } & Pick<
   DepositState,
-  'status' | 'txid' | 'amountCentavos' | 'reason' | 'startedAt' | 'updatedAt' | 'finishedAt'
+  'status' | 'txid' | 'amountCentavos' | 'reason' | 'policyVersion' | 'startedAt' | 'updatedAt' | 'finishedAt'
 >;
 
-/** A withdrawal's end (`completed` with its receipt stored, `failed`, `stuck`, `refused`). */
+/**
+ * A withdrawal's end (`completed` with its receipt stored, `failed`, `stuck`, `refused`), and the
+ * version of the rules it was decided under.
+ */
 export type WithdrawalOutcome = { flow: 'withdrawal' } & Pick<
   WithdrawalState,
   | 'status'
   | 'transactionId'
   | 'amountCentavos'
   | 'reason'
+  | 'policyVersion'
   | 'e2eId'
   | 'paidAt'
   | 'receiptStored'
@@ -58,6 +65,7 @@ export const depositOutcome = (s: DepositState): DepositOutcome =>
     txid: s.txid,
     amountCentavos: s.amountCentavos,
     reason: s.reason,
+    policyVersion: s.policyVersion,
     e2eId: s.payment?.e2eId,
     paidAt: s.payment?.paidAt,
     startedAt: s.startedAt,
@@ -72,6 +80,7 @@ export const withdrawalOutcome = (s: WithdrawalState): WithdrawalOutcome =>
     transactionId: s.transactionId,
     amountCentavos: s.amountCentavos,
     reason: s.reason,
+    policyVersion: s.policyVersion,
     e2eId: s.e2eId,
     paidAt: s.paidAt,
     receiptStored: s.receiptStored,
