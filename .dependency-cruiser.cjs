@@ -1,7 +1,9 @@
 // The import rules of the tree, checked in CI (`npm run lint:deps`). Layers, lowest first:
-//   signed-requests  ->  eligibility, db  ->  common  ->  contracts  ->  connectors  ->  activities, workflows
+//   signed-requests  ->  eligibility, db  ->  common  ->  contracts  ->  connectors, policy  ->  activities, workflows
 //   ->  http  ->  starters  ->  api-keys, customers  ->  ingress, events, monitoring, backoffice  ->  api
 //   ->  nexus  ->  worker, sandbox  ->  scripts, bench
+// `policy` holds the rules every process decides with: their schema, their versions in Postgres
+// (through db/), how a process follows the version in force, and how admins change them.
 // `starters` starts the flows, whoever asks: one module per flow, answering typed outcomes
 // (started, attached, refused, conflict), never an HTTP status. It knows the contracts, a Temporal
 // client and the calls every surface makes of Temporal (http/workflow-calls.ts), no workflow code
@@ -38,12 +40,17 @@ module.exports = {
     },
     layer(
       'common',
-      `db|connectors|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `db|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'common serves every process: it knows no flow and no service.',
     ),
     layer(
+      'policy',
+      `connectors|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      'the rules policy knows Postgres (through db/) and the configuration that seeds it: no provider, no flow code, no surface.',
+    ),
+    layer(
       'connectors',
-      `db|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `db|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       "a connector turns one provider's wire into pixflow's own types: it knows no table, no flow code and no surface.",
     ),
     {
@@ -56,22 +63,22 @@ module.exports = {
     },
     layer(
       'signed-requests',
-      `eligibility|common|db|connectors|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `eligibility|common|db|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       "pixflow's signed POST to an operator's service and its receiving side: it knows no service, no contract of theirs.",
     ),
     layer(
       'eligibility',
-      `common|db|connectors|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `common|db|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'the eligibility registry client knows only its contract, which the sandbox emulates.',
     ),
     layer(
       'db',
-      `common|connectors|contracts|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `common|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'db knows only Postgres.',
     ),
     layer(
       'contracts',
-      `db|connectors|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `db|connectors|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'contracts say what the flows exchange; they do no I/O, so the workflow bundle can import them.',
     ),
     layer(
@@ -84,7 +91,7 @@ module.exports = {
     ),
     layer(
       'workflows',
-      `db|connectors|${API_ROOMS}|${SERVICES}`,
+      `db|connectors|policy|${API_ROOMS}|${SERVICES}`,
       'workflows are deterministic: no I/O module, no service.',
     ),
     layer(

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { configReferenceTable } from '../common/config-reference';
+import { SEED_INTRO, seedReferenceTable } from '../policy/seed-reference';
 import { type GeneratedSection, withSection, writeSection } from './generated-section';
 
 // `npm run docs:config`: writes the configuration reference into docs/configuration.md, between
@@ -17,4 +18,8 @@ export function withReference(page: string, table: string): string {
   return withSection(page, REFERENCE, table);
 }
 
-if (require.main === module) writeSection(REFERENCE, configReferenceTable());
+/** The page's reference: the process's settings, then the rule variables that seed the policy. */
+export const configPageReference = (settings = configReferenceTable()) =>
+  [settings, '', SEED_INTRO, '', seedReferenceTable()].join('\n');
+
+if (require.main === module) writeSection(REFERENCE, configPageReference());
