@@ -8,9 +8,10 @@ import { Problem, problemHandler, sendProblem } from '../http/problem';
 import { requestTracing } from '../http/request-tracing';
 import { securityHeaders } from '../http/security-headers';
 import { ingressRouter } from '../ingress/router';
+import { configuredTimings } from '../starters/types';
 import { apiReferenceRoutes } from './api-reference';
 import { codecRoutes } from './codec-endpoint';
-import { type ApiDeps, configuredTimings } from './deps';
+import type { ApiDeps } from './deps';
 import { healthRoutes } from './health';
 import { v1Routes } from './v1';
 

@@ -207,7 +207,7 @@ describe('the image: compiled JavaScript, its commands as docker-compose.yml giv
     expect(await page(`${api_}/backoffice/assets/backoffice.css`, /text\/css/)).not.toBe('');
 
     // A flow through the worker's bundle of the compiled workflows: a payout for a person
-    // never onboarded is refused by the first workflow task, and the API answers its outcome.
+    // never onboarded is refused by the first workflow task, and the API answers its refusal.
     const withdrawal = await fetch(`${api_}/v1/withdrawals`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
@@ -219,8 +219,13 @@ describe('the image: compiled JavaScript, its commands as docker-compose.yml giv
         client: { externalId: 'user-1', cpf: '52998224725', email: 'ana@example.com', name: 'Ana Souza' },
       }),
     });
-    const answer = (await withdrawal.json()) as { state?: { status?: string; reason?: string } };
-    expect(withdrawal.status, JSON.stringify(answer)).toBe(202);
+    const answer = (await withdrawal.json()) as {
+      reason?: string;
+      policyVersion?: number;
+      state?: { status?: string; reason?: string };
+    };
+    expect(withdrawal.status, JSON.stringify(answer)).toBe(409);
+    expect(answer).toMatchObject({ reason: 'not_verified', policyVersion: 1 });
     expect(answer.state).toMatchObject({ status: 'refused', reason: 'not_verified' });
 
     for (const [part, p] of Object.entries(running)) {
