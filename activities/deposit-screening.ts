@@ -10,15 +10,9 @@ import {
 } from '../contracts/deposit';
 import { CLOSED, DEPOSIT_LIMIT_EXCEEDED, IMPEDED } from '../contracts/rules';
 import { reserveWithinDepositLimits } from '../customers/deposit-limits';
-import {
-  depositStandingOfHash,
-  type EligibilityRecord,
-  eligibilityOfHash,
-  isClosed,
-  recordEligibility,
-} from '../db/eligibility';
-import { EligibilityUnavailableError } from '../eligibility/registry';
+import { depositStandingOfHash, isClosed } from '../db/eligibility';
 import type { ActivityDeps } from './deps';
+import { type Screener, type Screening, screenPerson } from './screen-person';
 
 // What a new deposit must pass before anything is created at the provider (docs/rules.md): the
 // person verified, not named by the registry of impeded people nor closed, and within the limits
@@ -30,61 +24,20 @@ export type DepositScreening =
   | { verdict: 'pass'; policyVersion: number }
   | { verdict: 'refused'; policyVersion: number; refusal: DepositRefusal };
 
-type Screening =
-  | { status: 'eligible' }
-  | { status: 'impeded'; reason: string; since: string; until: string | null }
-  | { status: 'unavailable'; error: string };
-
 export function createDepositScreeningActivities(
   deps: Pick<ActivityDeps, 'pool' | 'hashCpf' | 'clock' | 'policy' | 'eligibility' | 'sealCpf'>,
 ) {
   const { pool, hashCpf, clock } = deps;
 
-  /**
-   * The person's last registry answer while younger than `freshMs` (and its bar has not ended),
-   * else the registry asked and its answer recorded on their row, as the rescreening does
-   * (activities/screen-person.ts). A recorded impediment holds until an operator reinstates them.
-   */
-  async function screen(
-    cpf: string,
-    hash: string,
-    last: EligibilityRecord | undefined,
-    freshMs: number,
-  ): Promise<Screening> {
-    const registry = deps.eligibility;
-    if (!registry) return { status: 'eligible' };
-    const now = clock();
-    // A bar whose end has passed is asked about again, however fresh.
-    const lapsed =
-      last?.registryAnswer === 'impeded' && last.impeded?.until
-        ? Date.parse(last.impeded.until) <= now.getTime()
-        : false;
-    if (last && !lapsed && now.getTime() - last.checkedAt.getTime() < freshMs) {
-      if (!last.impeded) return { status: 'eligible' };
-      const { reason, since, until } = last.impeded;
-      return { status: 'impeded', reason, since, until };
-    }
-    let answer: Awaited<ReturnType<typeof registry.check>>;
-    try {
-      answer = await registry.check(cpf, 'deposit');
-    } catch (err) {
-      if (err instanceof EligibilityUnavailableError) return { status: 'unavailable', error: err.message };
-      throw err;
-    }
-    await recordEligibility(pool, {
-      cpfHash: hash,
-      cpfMasked: maskCpf(cpf),
-      ...(deps.sealCpf ? { cpfSealed: deps.sealCpf(cpf) } : {}),
-      status: answer.status,
-      reason: answer.status === 'impeded' ? answer.reason : null,
-      until: answer.status === 'impeded' ? (answer.until ?? null) : null,
-      source: 'registry:deposit',
-      at: clock(),
-    });
-    const recorded = (await eligibilityOfHash(pool, hash))?.impeded;
-    if (!recorded) return { status: 'eligible' };
-    return { status: 'impeded', reason: recorded.reason, since: recorded.since, until: recorded.until };
-  }
+  // No registry configured: no one is screened (production refuses to start so unless the
+  // operator screens elsewhere, common/config.ts).
+  const screener: Screener | undefined = deps.eligibility && {
+    registry: deps.eligibility,
+    pool,
+    hashCpf,
+    policy: deps.policy,
+    ...(deps.sealCpf ? { sealCpf: deps.sealCpf } : {}),
+  };
 
   return {
     /**
@@ -109,7 +62,9 @@ export function createDepositScreeningActivities(
         const verification = (standing.verification ?? 'none') as CustomerVerification;
         if (verification !== 'approved') return refused({ reason: NOT_VERIFIED, verification });
       }
-      const screening: Screening = await screen(cpf, hash, standing.eligibility, policy.eligibility.freshMs);
+      const screening: Screening = screener
+        ? await screenPerson(screener, cpf, 'deposit', clock(), { last: standing.eligibility })
+        : { status: 'eligible' };
       // Only an impeded person is ever closed: a passing screening needs no second read.
       if (screening.status !== 'eligible' && (await isClosed(pool, hash))) return refused({ reason: CLOSED });
       if (screening.status === 'impeded') {

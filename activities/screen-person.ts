@@ -17,7 +17,7 @@ import type { PolicyReader } from '../policy/schema';
 // impeded one with a `customer.impeded` event). A recorded impediment stays, whatever the registry
 // answers later, until an operator reinstates the person. Only the keyed hash, the masked CPF and
 // the CPF sealed with the codec keys (for the rescreening to ask again) are kept. Shared by a
-// deposit's start (api/deposits.ts) and the rescreening's batches (activities/rescreening.ts).
+// deposit's screening (activities/deposit-screening.ts) and the rescreening's batches.
 
 export type Screening =
   | { status: 'eligible' }
@@ -33,7 +33,8 @@ export type Screening =
 export interface Screener {
   registry: EligibilityRegistry;
   pool: Pool;
-  piiKey: string;
+  /** Keyed CPF hash (common/pii.ts with the configured key). */
+  hashCpf: (cpf: string) => string;
   /** The rules in force: how long an answer is reused (eligibility.freshMs). */
   policy: PolicyReader;
   /** Seals the CPF kept on the person's row for the rescreening (common/secret-box.ts). */
@@ -67,7 +68,7 @@ export function screenerOf(config: Config, pool: Pool, policy: PolicyReader): Sc
   return {
     registry,
     pool,
-    piiKey: config.PII_HASH_KEY,
+    hashCpf: (cpf) => cpfHash(cpf, config.PII_HASH_KEY),
     policy,
     sealCpf: (cpf) => sealSecret(config.codecKeys, cpf),
   };
@@ -82,7 +83,7 @@ export async function screenPerson(
   /** The person's last answer, when the caller has just read it. */
   known?: { last: EligibilityRecord | undefined },
 ): Promise<Screening> {
-  const hash = cpfHash(cpf, s.piiKey);
+  const hash = s.hashCpf(cpf);
   const last = known ? known.last : await eligibilityOfHash(s.pool, hash);
   // A bar whose end has passed is asked about again, however fresh.
   const lapsed =

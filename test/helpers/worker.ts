@@ -124,7 +124,12 @@ function testRescreening(
   const sealCpf = (cpf: string) => sealSecret(testCodecKeys, cpf);
   return {
     perSecond: r.perSecond,
-    screen: (cpf) => screenPerson({ registry, pool, piiKey, policy, sealCpf }, cpf, 'rescreening'),
+    screen: (cpf) =>
+      screenPerson(
+        { registry, pool, hashCpf: (c) => cpfHash(c, piiKey), policy, sealCpf },
+        cpf,
+        'rescreening',
+      ),
   };
 }
 
