@@ -101,7 +101,10 @@ export const customerSchema = z
         .int()
         .meta({ description: "today's withdrawals that were not refused and have not failed" }),
       count: z.number().int(),
-      limitCentavos: z.number().int().meta({ description: 'WITHDRAWAL_DAILY_LIMIT_CENTAVOS' }),
+      limitCentavos: z
+        .number()
+        .int()
+        .meta({ description: "the rules policy's withdrawals.dailyLimitCentavos in force" }),
       remainingCentavos: z.number().int(),
     }),
     lastBiometric: z.object({ at: iso, outcome: z.string() }).nullable(),
@@ -185,7 +188,7 @@ export type CustomerView = z.infer<typeof customerSchema>;
 export const depositLimitsBodySchema = depositLimitsInputSchema.meta({
   id: 'DepositLimitsRequest',
   description:
-    'The limits the person sets on their own deposits, in integer centavos per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month; null removes one, a period left out stays as it is. A lower limit applies at once; a higher one, or removing one, after the cooling-off (DEPOSIT_LIMIT_COOLING_OFF_MS).',
+    "The limits the person sets on their own deposits, in integer centavos per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month; null removes one, a period left out stays as it is. A lower limit applies at once; a higher one, or removing one, after the cooling-off (the rules policy's deposits.limitCoolingOffMs).",
   example: { daily: 50_000, weekly: 200_000, monthly: null },
 });
 

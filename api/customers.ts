@@ -153,7 +153,7 @@ export const customerOperations = {
     tag: 'Customers',
     summary: 'Set the limits the person puts on their own deposits (responsible gaming)',
     description:
-      'Integer centavos per period, null to remove one; a period left out stays as it is. A lower limit (or a first one) applies at once; a higher one, or removing one, waits for the cooling-off (DEPOSIT_LIMIT_COOLING_OFF_MS) and is answered as `pending` with `appliesAt`. A new deposit that would pass a limit is refused (409 `deposit-limit-exceeded`, reason `deposit_limit_exceeded`).',
+      "Integer centavos per period, null to remove one; a period left out stays as it is. A lower limit (or a first one) applies at once; a higher one, or removing one, waits for the cooling-off (the rules policy's deposits.limitCoolingOffMs, docs/policy.md) and is answered as `pending` with `appliesAt`. A new deposit that would pass a limit is refused (409 `deposit-limit-exceeded`, reason `deposit_limit_exceeded`).",
     params: cpfParamsSchema,
     body: depositLimitsBodySchema,
     ok: [{ status: 200, description: 'The limits now', schema: depositLimitsSchema }],

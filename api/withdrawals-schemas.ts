@@ -24,9 +24,10 @@ export const withdrawalParamsSchema = z.object({ transactionId: transactionIdSch
 
 /** The biometric identification a withdrawal waits for (step-up), its QR image as a link. */
 const stepUpSchema = z.object({
-  cause: z
-    .enum(['amount_above_step_up', 'first_payout_to_account'])
-    .meta({ description: 'above BIOMETRIC_STEP_UP_CENTAVOS, or the first payout to a registered account' }),
+  cause: z.enum(['amount_above_step_up', 'first_payout_to_account']).meta({
+    description:
+      "above the rules policy's withdrawals.stepUpAboveCentavos, or the first payout to a registered account",
+  }),
   biometricsWorkflowId: z.string(),
   url: z.string().optional().meta({ description: 'the liveness link to hand the person' }),
   issuedAt: iso.optional(),
@@ -36,8 +37,10 @@ const stepUpSchema = z.object({
 
 /** The prize deadline (docs/payout-controls.md). */
 const deadlineSchema = z.object({
-  dueAt: iso.meta({ description: 'PAYOUT_DEADLINE after the request' }),
-  atRiskAt: iso.meta({ description: 'PAYOUT_AT_RISK_SHARE of the deadline after the request' }),
+  dueAt: iso.meta({ description: "the rules policy's payouts.deadlineMs after the request" }),
+  atRiskAt: iso.meta({
+    description: "the rules policy's payouts.atRiskShare of the deadline after the request",
+  }),
   state: z
     .enum(['at_risk', 'missed'])
     .optional()
@@ -53,7 +56,7 @@ const approvalSchema = z.object({
   required: z
     .number()
     .int()
-    .meta({ description: 'different operators who must approve it (PAYOUT_APPROVERS)' }),
+    .meta({ description: "different operators who must approve it (the rules policy's payouts.approvers)" }),
   approvals: z.array(
     z.object({ operator: z.string().meta({ description: "the operator's e-mail" }), at: iso }),
   ),
@@ -85,9 +88,9 @@ const withdrawalStateSchema = z.object({
   paidAt: z.string().optional(),
   stepUp: stepUpSchema.optional(),
   deadline: deadlineSchema.optional().meta({ description: 'set once the money rules let it through' }),
-  approval: approvalSchema
-    .optional()
-    .meta({ description: 'only above PAYOUT_APPROVAL_ABOVE_CENTAVOS: it waits in awaiting_approval' }),
+  approval: approvalSchema.optional().meta({
+    description: "only above the rules policy's payouts.approvalAboveCentavos: it waits in awaiting_approval",
+  }),
   requestedBy: z.string().optional().meta({ description: 'a manual payout: the operator who asked for it' }),
   authorization: authorizationSchema.optional(),
   policyVersion: z.number().int().optional().meta({

@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Create a deposit and get its Pix QR code in one call
-         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. The deposit's flow screens it under the rules first (docs/rules.md) and creates nothing at the provider for one it refuses: a refusal is 409 with its `reason`, the `policyVersion` of the rules it was decided under and the `workflowId` of the flow that keeps it (GET /v1/deposits/{txid} shows it `refused`). A person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`). A deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each). A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`). The registry unreachable is asked again for about five minutes (unless ELIGIBILITY_FAIL_CLOSED is false): the caller's wait ends in 503 with Retry-After, and the same request again gets the QR once the registry answers, or 409 `eligibility-unavailable` (reason `eligibility_unavailable`) once the flow stopped asking. A refused deposit's txid stays refused: ask again with a new txid. `client.bankAccount`, when given, is the payer's own bank account (`ispb` 8 digits, `branch` 1-5 digits, `number` 1-20 digits, check digit included, no hyphen), registered as the person's. The fields it replaces, `client.bankispb`, `client.bankbranch` and `client.bankaccount`, are a 400 naming each and where it went (`renamed to client.bankAccount.ispb`).
+         * @description Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. The deposit's flow screens it under the rules first (docs/rules.md) and creates nothing at the provider for one it refuses: a refusal is 409 with its `reason`, the `policyVersion` of the rules it was decided under and the `workflowId` of the flow that keeps it (GET /v1/deposits/{txid} shows it `refused`). A person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`). A deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each). A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`). The registry unreachable is asked again for about five minutes (unless the rules policy's eligibility.failClosed is false): the caller's wait ends in 503 with Retry-After, and the same request again gets the QR once the registry answers, or 409 `eligibility-unavailable` (reason `eligibility_unavailable`) once the flow stopped asking. A refused deposit's txid stays refused: ask again with a new txid. `client.bankAccount`, when given, is the payer's own bank account (`ispb` 8 digits, `branch` 1-5 digits, `number` 1-20 digits, check digit included, no hyphen), registered as the person's. The fields it replaces, `client.bankispb`, `client.bankbranch` and `client.bankaccount`, are a 400 naming each and where it went (`renamed to client.bankAccount.ispb`).
          *
          *     API key scope: `deposits:write` (a write scope includes its read).
          */
@@ -229,7 +229,7 @@ export interface paths {
         put?: never;
         /**
          * Send a Pix payout (idempotent per transactionId)
-         * @description The same body again is 202 with the same flow; another body with the same transactionId is 409 `conflict`. The answer comes once the money rules have decided, in the withdrawal's flow (docs/rules.md): `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above PAYOUT_APPROVAL_ABOVE_CENTAVOS (docs/payout-controls.md), `awaiting_authorization` while the operator backend is asked (PAYOUT_AUTHORIZATION_URL), or on its way (`sending`). A withdrawal the rules refuse is 409 `withdrawal-refused` with its `reason` code, the `policyVersion` of the rules it was decided under, the `workflowId` of the flow that keeps it, its `transactionId` and `state` (`refused`): nothing is sent, and the same request again is answered the same way.
+         * @description The same body again is 202 with the same flow; another body with the same transactionId is 409 `conflict`. The answer comes once the money rules have decided, in the withdrawal's flow (docs/rules.md): `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above the rules policy's payouts.approvalAboveCentavos (docs/payout-controls.md), `awaiting_authorization` while the operator backend is asked (PAYOUT_AUTHORIZATION_URL), or on its way (`sending`). A withdrawal the rules refuse is 409 `withdrawal-refused` with its `reason` code, the `policyVersion` of the rules it was decided under, the `workflowId` of the flow that keeps it, its `transactionId` and `state` (`refused`): nothing is sent, and the same request again is answered the same way.
          *
          *     API key scope: `withdrawals:write` (a write scope includes its read).
          */
@@ -410,7 +410,7 @@ export interface paths {
         get: operations["getCustomerDepositLimits"];
         /**
          * Set the limits the person puts on their own deposits (responsible gaming)
-         * @description Integer centavos per period, null to remove one; a period left out stays as it is. A lower limit (or a first one) applies at once; a higher one, or removing one, waits for the cooling-off (DEPOSIT_LIMIT_COOLING_OFF_MS) and is answered as `pending` with `appliesAt`. A new deposit that would pass a limit is refused (409 `deposit-limit-exceeded`, reason `deposit_limit_exceeded`).
+         * @description Integer centavos per period, null to remove one; a period left out stays as it is. A lower limit (or a first one) applies at once; a higher one, or removing one, waits for the cooling-off (the rules policy's deposits.limitCoolingOffMs, docs/policy.md) and is answered as `pending` with `appliesAt`. A new deposit that would pass a limit is refused (409 `deposit-limit-exceeded`, reason `deposit_limit_exceeded`).
          *
          *     API key scope: `customers:write` (a write scope includes its read).
          */
@@ -1350,7 +1350,7 @@ export interface components {
             paidAt?: string;
             stepUp?: {
                 /**
-                 * @description above BIOMETRIC_STEP_UP_CENTAVOS, or the first payout to a registered account
+                 * @description above the rules policy's withdrawals.stepUpAboveCentavos, or the first payout to a registered account
                  * @enum {string}
                  */
                 cause: "amount_above_step_up" | "first_payout_to_account";
@@ -1368,9 +1368,9 @@ export interface components {
             };
             /** @description set once the money rules let it through */
             deadline?: {
-                /** @description PAYOUT_DEADLINE after the request */
+                /** @description the rules policy's payouts.deadlineMs after the request */
                 dueAt: string;
-                /** @description PAYOUT_AT_RISK_SHARE of the deadline after the request */
+                /** @description the rules policy's payouts.atRiskShare of the deadline after the request */
                 atRiskAt: string;
                 /**
                  * @description set once the withdrawal, still open, passed atRiskAt or dueAt
@@ -1380,9 +1380,9 @@ export interface components {
                 /** @description time spent waiting for the person (biometric step-up), apart from pixflow's */
                 waitedForPersonMs: number;
             };
-            /** @description only above PAYOUT_APPROVAL_ABOVE_CENTAVOS: it waits in awaiting_approval */
+            /** @description only above the rules policy's payouts.approvalAboveCentavos: it waits in awaiting_approval */
             approval?: {
-                /** @description different operators who must approve it (PAYOUT_APPROVERS) */
+                /** @description different operators who must approve it (the rules policy's payouts.approvers) */
                 required: number;
                 approvals: {
                     /** @description the operator's e-mail */
@@ -1616,7 +1616,7 @@ export interface components {
                 /** @description today's withdrawals that were not refused and have not failed */
                 totalCentavos: number;
                 count: number;
-                /** @description WITHDRAWAL_DAILY_LIMIT_CENTAVOS */
+                /** @description the rules policy's withdrawals.dailyLimitCentavos in force */
                 limitCentavos: number;
                 remainingCentavos: number;
             };
@@ -1798,7 +1798,7 @@ export interface components {
             remainingCentavos: number | null;
         };
         /**
-         * @description The limits the person sets on their own deposits, in integer centavos per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month; null removes one, a period left out stays as it is. A lower limit applies at once; a higher one, or removing one, after the cooling-off (DEPOSIT_LIMIT_COOLING_OFF_MS).
+         * @description The limits the person sets on their own deposits, in integer centavos per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month; null removes one, a period left out stays as it is. A lower limit applies at once; a higher one, or removing one, after the cooling-off (the rules policy's deposits.limitCoolingOffMs).
          * @example {
          *       "daily": 50000,
          *       "weekly": 200000,
