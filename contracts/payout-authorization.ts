@@ -40,7 +40,7 @@ export type PayoutAuthorizationAnswer = z.infer<typeof payoutAuthorizationAnswer
 
 /**
  * What the withdrawal learns: approved, denied with the backend's reason, or no valid answer,
- * which PAYOUT_AUTHORIZATION_ON_NO_ANSWER turns into a send (`approve`) or a refusal (`deny`).
+ * which the rules policy's `payouts.authorizationOnNoAnswer` turns into a send (`approve`) or a refusal (`deny`).
  */
 export type PayoutAuthorization =
   | { outcome: 'approved' }

@@ -1,9 +1,10 @@
 import { defineQuery } from '@temporalio/workflow';
 
 // The rescreening's contract: a Temporal Schedule starts one pass at a time over the customers
-// active in the last ELIGIBILITY_RESCREEN_ACTIVE_DAYS days, each asked about again in the
-// registry of impeded people (docs/rules.md, Eligibility). A pass goes in keyset batches by
-// cpf_hash and continues as new every BATCHES_PER_RUN batches, carrying its cursor and counts.
+// active in the last `eligibility.rescreenActiveDays` days (the rules policy), each asked about
+// again in the registry of impeded people (docs/rules.md, Eligibility). A pass goes in keyset
+// batches by cpf_hash and continues as new every BATCHES_PER_RUN batches, carrying its cursor and
+// counts.
 
 /** One Schedule per task queue, like the reconciler: another deployment's workers keep theirs. */
 export const rescreeningScheduleId = (taskQueue: string) => `rescreening-${taskQueue}`;

@@ -19,8 +19,8 @@ export const withdrawalRefusals = [
 export type WithdrawalRefusal = (typeof withdrawalRefusals)[number];
 
 /**
- * Why the API refuses to start a deposit: it would pass one of the limits the person set on their
- * own deposits (responsible gaming).
+ * Why a deposit's flow refuses it while screening: it would pass one of the limits the person set
+ * on their own deposits (responsible gaming).
  */
 export const DEPOSIT_LIMIT_EXCEEDED = 'deposit_limit_exceeded';
 
@@ -30,7 +30,7 @@ export type DepositLimitPeriod = (typeof depositLimitPeriods)[number];
 
 /**
  * A new deposit's refusal for a person the registry of impeded people names (docs/rules.md, Eligibility):
- * checked in the API before anything is created.
+ * checked by the deposit's flow before anything is created at the provider.
  */
 export const IMPEDED = 'impeded';
 

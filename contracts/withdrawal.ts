@@ -54,8 +54,8 @@ interface StepUp {
 }
 
 /**
- * The prize deadline: the payout is due `PAYOUT_DEADLINE` after the
- * person asked for it; at `PAYOUT_AT_RISK_SHARE` of that, still not completed, it is at risk.
+ * The prize deadline: the payout is due the rules policy's `payouts.deadlineMs` after the person
+ * asked for it; at `payouts.atRiskShare` of that, still not completed, it is at risk.
  */
 export interface PayoutDeadline {
   dueAt: string;
@@ -75,7 +75,7 @@ export interface PayoutApproval {
 
 /** A large payout's wait for operators (`awaiting_approval`), once the rules and step-up passed. */
 export interface PayoutApprovals {
-  /** How many different operators must approve (PAYOUT_APPROVERS). */
+  /** How many different operators must approve (the rules policy's `payouts.approvers`). */
   required: number;
   approvals: PayoutApproval[];
   /** The operator who refused it, and why. */
@@ -94,7 +94,7 @@ export interface WithdrawalState extends PaymentProgress {
   stepUp?: StepUp;
   /** Set once the rules have been read (every withdrawal the rules do not refuse at once). */
   deadline?: PayoutDeadline;
-  /** Only for a payout above PAYOUT_APPROVAL_ABOVE_CENTAVOS. */
+  /** Only for a payout above the rules policy's `payouts.approvalAboveCentavos`. */
   approval?: PayoutApprovals;
   /** The operator who asked for a manual payout (input `requestedBy`): they may not approve it. */
   requestedBy?: string;
@@ -114,7 +114,7 @@ export interface PayoutAuthorizationOutcome {
 export const WITHDRAWAL_CONFLICT = 'transactionId already used for a different withdrawal';
 
 /**
- * Failure type of sendPayout when the provider refused the payout on create (a 4xx other than a
+ * Failure type of sendPayoutAndRecord when the provider refused the payout on create (a 4xx other than a
  * repeated transactionId): nothing was sent. The details carry the HTTP status.
  */
 export const PAYOUT_REJECTED = 'PAYOUT_REJECTED';

@@ -26,7 +26,7 @@ const NOT_COUNTED = depositFinalStatuses.filter((s) => s !== 'completed');
 /**
  * How long a reservation counts while its deposit has no flows row: the deposit writes its row
  * with its QR, and gives up on the QR after 5 minutes (workflows/deposit.ts). One older than this
- * belongs to a deposit that never started (the API stopped before starting it).
+ * belongs to a deposit whose flow reserved it while screening and never wrote its row.
  */
 export const RESERVATION_GRACE_MS = 10 * 60_000;
 

@@ -79,7 +79,7 @@ export interface ImpededItem {
   until: string | null;
   source: string;
   registryAnswer: 'eligible' | 'impeded';
-  /** `since` plus the period to close (IMPEDED_CLOSE_WITHIN_MS). */
+  /** `since` plus the period to close (the rules policy's `eligibility.impededCloseWithinMs`). */
   closeBy: string;
 }
 

@@ -31,7 +31,7 @@ export async function eligibilityOfHash(
   return recordOf(r);
 }
 
-/** What a new deposit's rules read about the person, in one statement (api/deposit-gates.ts). */
+/** What a new deposit's rules read about the person, in one statement (activities/deposit-screening.ts). */
 export interface DepositStanding {
   verification: string | undefined;
   eligibility: EligibilityRecord | undefined;

@@ -26,7 +26,7 @@ export const payoutAuthorizationTestAmounts: readonly PayoutAuthorizationTestAmo
     centavos: 29,
     decision: { decision: 'no_answer' },
     description:
-      'a backend that hangs: each attempt is held open until pixflow gives up (`PAYOUT_AUTHORIZATION_TIMEOUT_MS`), then `PAYOUT_AUTHORIZATION_ON_NO_ANSWER` decides',
+      "a backend that hangs: each attempt is held open until pixflow gives up (`PAYOUT_AUTHORIZATION_TIMEOUT_MS`), then the rules policy's `payouts.authorizationOnNoAnswer` decides",
   },
 ];
 
