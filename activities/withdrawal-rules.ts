@@ -133,7 +133,10 @@ export function createWithdrawalRuleActivities({
      * The money rules' verdict (verdictOf) under the policy in force, read once, with its payout
      * controls and its version: the withdrawal keeps them from here on, whatever version comes next.
      */
-    async checkPayoutRules(input: WithdrawalInput, validating: FlowRecord): Promise<PayoutRulesAnswer> {
+    async checkPayoutRulesAndRecordValidating(
+      input: WithdrawalInput,
+      validating: FlowRecord,
+    ): Promise<PayoutRulesAnswer> {
       const inForce = await policy.current();
       return {
         ...(await verdictOf(inForce.policy.withdrawals, input, validating)),
@@ -163,12 +166,8 @@ export function createWithdrawalRuleActivities({
           update: biometricStepUpUpdate,
           args: [{ waiter: ask.waiter, askedAt: ask.askedAt }],
         });
-        return {
-          biometricsWorkflowId: workflowId,
-          url: link.url,
-          issuedAt: link.issuedAt,
-          expiresAt: link.expiresAt,
-        };
+        const { url, issuedAt, expiresAt } = link;
+        return { biometricsWorkflowId: workflowId, url, issuedAt, expiresAt };
       } catch (err) {
         if (err instanceof BiometricsUnavailableError) {
           throw ApplicationFailure.create({

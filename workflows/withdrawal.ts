@@ -54,7 +54,7 @@ type RuleActivities = ReturnType<typeof createWithdrawalRuleActivities>;
 // local activity, inside the first workflow task, which the caller's answer waits for.
 // Every payout runs the activities below, so they go by their names, without a summary: one is
 // kept, encrypted, in each event that schedules the activity.
-const { checkPayoutRules } = proxyLocalActivities<RuleActivities>(PROVIDER_CALL_OPTIONS);
+const { checkPayoutRulesAndRecordValidating } = proxyLocalActivities<RuleActivities>(PROVIDER_CALL_OPTIONS);
 const { requestStepUp } = proxyActivities<RuleActivities>({
   ...PROVIDER_CALL_OPTIONS,
   summary: "Ask for the person's biometric identification (step-up)",
@@ -169,7 +169,7 @@ function openWithdrawal(input: WithdrawalInput): WithdrawalFlow {
  * flows row). The rules write the `validating` row with the daily limit's count.
  */
 async function screen(input: WithdrawalInput, flow: WithdrawalFlow): Promise<PayoutRulesAnswer> {
-  const verdict = await checkPayoutRules(input, flow.nextRow('validating'));
+  const verdict = await checkPayoutRulesAndRecordValidating(input, flow.nextRow('validating'));
   flow.state.policyVersion = verdict.policyVersion;
   return verdict;
 }
