@@ -60,7 +60,7 @@ export const conflictError = (reason: string) =>
 export const flowNotFoundError = (what: string) =>
   refused('flow-not-found', `Flow not found: no ${what}`, {});
 
-/** The Nexus error for what a start path threw; anything else as it is (a retried INTERNAL). */
+/** The Nexus error for what a handler threw around its starter; anything else as it is (a retried INTERNAL). */
 export function nexusError(err: unknown): unknown {
   if (err instanceof HandlerError || err instanceof OperationError) return err;
   // The input's problems, as the API's request parsing words them (http/request-input.ts).

@@ -103,7 +103,7 @@ const heldAnswers = async (): Promise<Array<{ endpoint: string; id?: string; cal
 
 /**
  * Once the load is under way and both workers made provider calls, the sandbox takes the next
- * payout and holds its answer; on its word, the worker whose sendPayout sent it is killed with
+ * payout and holds its answer; on its word, the worker whose sendPayoutAndRecord sent it is killed with
  * SIGKILL: the provider has the payout, the worker never learns it, and the flow must finish on
  * another worker without a second payout.
  */
@@ -138,7 +138,7 @@ async function killWorkerMidPayout(accepted: () => number) {
   await waitUntil(heldAnswers, (h) => h.length === 0, { timeoutMs: 15_000, intervalMs: 50 });
 }
 
-/** The attempt each sendPayout activity of a withdrawal's run ended on, and the failure before it. */
+/** The attempt each sendPayoutAndRecord activity of a withdrawal's run ended on, and the failure before it. */
 async function sendPayoutAttempts(transactionId: string) {
   const connection = await Connection.connect({
     address: stack.temporalAddress,
@@ -284,7 +284,7 @@ describe.sequential('pixflow on the Temporal server on Postgres: 2 workers, 2 AP
     expect(sb.withdrawals.map((w: { txid: string }) => w.txid).sort()).toEqual([...withdrawals].sort());
     const payouts = Object.fromEntries(withdrawals.map((id) => [id, sb.counters.payouts[id] ?? 0]));
     expect(payouts).toEqual(Object.fromEntries(withdrawals.map((id) => [id, 1])));
-    // The payout cut short: its sendPayout timed out on the killed worker and a later attempt
+    // The payout cut short: its sendPayoutAndRecord timed out on the killed worker and a later attempt
     // finished it. That attempt looked the payout up before sending, found it, and sent nothing:
     // the provider never saw a create twice, so it refused none as a duplicate.
     expect(withdrawals).toContain(killed.payout);
