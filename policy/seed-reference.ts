@@ -69,7 +69,7 @@ export const seedReference: Record<keyof typeof ruleEnvSchema.shape, VariableDoc
   },
   ELIGIBILITY_FAIL_CLOSED: rule({
     meaning:
-      'the eligibility service unreachable: true refuses a new deposit (503 `eligibility-unavailable`, `Retry-After`), false lets it through unscreened',
+      'the eligibility service unreachable: true keeps a new deposit asking for about five minutes (the caller gets 503 with `Retry-After` meanwhile), then refuses it (409 `eligibility-unavailable`); false lets it through unscreened',
   }),
   ELIGIBILITY_RESCREEN_ACTIVE_DAYS: rule({
     meaning:
