@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { type Listener, listenOn } from './listen';
 import { inTransaction, type Pool, prepared } from './pool';
 
 // The outbox (migration 1732000000012): events are appended by pixflow_append_event in the
@@ -169,11 +170,7 @@ export async function pruneEvents(pool: Pool, keepMs: number, batch = 5000): Pro
 /** The channel a committed event notifies (migration 1732000000025). */
 const EVENTS_CHANNEL = 'pixflow_events';
 
-export interface EventsListener {
-  /** Whether the connection listens now: while it does not, a caller polls. */
-  listening(): boolean;
-  close(): Promise<void>;
-}
+export type EventsListener = Listener;
 
 /**
  * Calls `onEvent` on each notification of committed events, on a connection of its own (the
@@ -186,48 +183,5 @@ export function listenForEvents(
   onLost: (err: unknown) => void,
   retryMs = 1_000,
 ): EventsListener {
-  let client: pg.Client | undefined;
-  let closed = false;
-  let retry: NodeJS.Timeout | undefined;
-  const connect = async () => {
-    const c = new pg.Client(pool.options);
-    let gone = false;
-    const lost = (err?: unknown) => {
-      if (gone) return;
-      gone = true;
-      if (client === c) client = undefined;
-      c.end().catch(() => {});
-      if (closed) return;
-      if (err) onLost(err);
-      retry = setTimeout(() => void connect(), retryMs);
-    };
-    c.on('notification', () => onEvent());
-    c.on('error', lost);
-    c.on('end', () => lost(new Error('events listener connection ended')));
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${EVENTS_CHANNEL}`);
-    } catch (err) {
-      lost(err);
-      return;
-    }
-    if (closed) {
-      gone = true;
-      await c.end().catch(() => {});
-      return;
-    }
-    client = c;
-    onEvent();
-  };
-  void connect();
-  return {
-    listening: () => client !== undefined,
-    async close() {
-      closed = true;
-      clearTimeout(retry);
-      const c = client;
-      client = undefined;
-      await c?.end().catch(() => {});
-    },
-  };
+  return listenOn(pool, EVENTS_CHANNEL, onEvent, onLost, retryMs);
 }

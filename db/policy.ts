@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { type Listener, listenOn } from './listen';
 import { lockUntilCommit } from './locks';
 import type { Pool } from './pool';
 
@@ -184,10 +185,7 @@ export async function decidePolicyChange(
   return rowCount === 1;
 }
 
-export interface PolicyListener {
-  listening(): boolean;
-  close(): Promise<void>;
-}
+export type PolicyListener = Listener;
 
 /**
  * Calls `onChange` on each new version's notification, on a connection of its own (the pool's
@@ -200,48 +198,5 @@ export function listenForPolicy(
   onLost: (err: unknown) => void,
   retryMs = 1_000,
 ): PolicyListener {
-  let client: pg.Client | undefined;
-  let closed = false;
-  let retry: NodeJS.Timeout | undefined;
-  const connect = async () => {
-    const c = new pg.Client(pool.options);
-    let gone = false;
-    const lost = (err?: unknown) => {
-      if (gone) return;
-      gone = true;
-      if (client === c) client = undefined;
-      c.end().catch(() => {});
-      if (closed) return;
-      if (err) onLost(err);
-      retry = setTimeout(() => void connect(), retryMs);
-    };
-    c.on('notification', () => onChange());
-    c.on('error', lost);
-    c.on('end', () => lost(new Error('policy listener connection ended')));
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${POLICY_CHANNEL}`);
-    } catch (err) {
-      lost(err);
-      return;
-    }
-    if (closed) {
-      gone = true;
-      await c.end().catch(() => {});
-      return;
-    }
-    client = c;
-    onChange();
-  };
-  void connect();
-  return {
-    listening: () => client !== undefined,
-    async close() {
-      closed = true;
-      clearTimeout(retry);
-      const c = client;
-      client = undefined;
-      await c?.end().catch(() => {});
-    },
-  };
+  return listenOn(pool, POLICY_CHANNEL, onChange, onLost, retryMs);
 }
