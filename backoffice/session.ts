@@ -4,7 +4,7 @@ import type { Request, RequestHandler } from 'express';
 import session from 'express-session';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
-import { getOperator, type Operator, type OperatorRole } from '../db/operators';
+import { getOperator, type Operator } from '../db/operators';
 import type { Pool } from '../db/pool';
 import { BackofficeError } from './render';
 
@@ -107,5 +107,4 @@ export const requireOperator: RequestHandler = (req, res, next) => {
   next(new BackofficeError(401, (t) => ({ heading: t.errors.signedOut, message: t.errors.signedOutText })));
 };
 
-const rank: Record<OperatorRole, number> = { viewer: 0, reviewer: 1, approver: 2, admin: 3 };
-export const roleAtLeast = (role: OperatorRole, least: OperatorRole) => rank[role] >= rank[least];
+export { roleAtLeast } from './roles';
