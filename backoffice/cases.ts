@@ -104,6 +104,33 @@ function factsOf(
   return facts;
 }
 
+/** A version of the rules policy, as a flows row or a flow's state keeps it. */
+const policyVersionSchema = z.number().int().min(1);
+
+/**
+ * The rules' version a deposit or withdrawal was decided under: the one that refused it, that
+ * held it (a hold is the rules' latest word on a deposit), else the one it was screened under.
+ * The flow's own state first, then its row; none for flows from before versions were kept.
+ */
+function policyOf(
+  flow: QueueItem,
+  live: OnboardingState | DepositState | undefined,
+  t: Catalog,
+  admin: boolean,
+) {
+  if (flow.type !== 'deposit' && flow.type !== 'withdrawal') return undefined;
+  const fromState = flow.type === 'deposit' ? (live as DepositState | undefined)?.policyVersion : undefined;
+  const version = policyVersionSchema.safeParse(fromState ?? flow.details.policyVersion);
+  if (!version.success) return undefined;
+  const under = flow.status === 'refused' ? 'refused' : flow.status === 'held' ? 'held' : 'decided';
+  return {
+    label: t.flow.policyUnder[under],
+    words: t.flow.policyVersion(version.data),
+    // Only an admin opens the policy page; anyone else reads the number.
+    href: admin ? `/backoffice/policy?version=${version.data}#version-${version.data}` : undefined,
+  };
+}
+
 const timelineEntries = (events: EventRow[], label: Label) =>
   events.map((e) => {
     const state = (e.data as { state?: { reason?: string | null; verification?: string } }).state;
@@ -176,6 +203,7 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
       queue: from,
       cpfShown: flow.cpfHash ? await cpfFor(pool, operator, flow.cpfHash, flow.cpfMasked, t) : '—',
       facts: [...factsOf(flow, live, t, label), ...(payout?.facts ?? [])],
+      policy: policyOf(flow, live, t, roleAtLeast(operator.role, 'admin')),
       decision: openDecision(flow, live, t),
       payout,
       // A payout's approvers decide with the person's alerts in view.

@@ -1,5 +1,6 @@
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
+import { escapeHtml } from '../common/html';
 import { recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import {
@@ -114,14 +115,35 @@ function changeIdOf(req: Request): number {
   return id.data;
 }
 
-/** A version's changes against the one before it (none for the first). */
-async function historyOf(deps: BackofficeDeps) {
+const changesSince = (before: PolicyVersionRow | undefined, v: PolicyVersionRow) =>
+  before ? diffPolicies(policyOfRow(before), policyOfRow(v)) : undefined;
+
+/**
+ * The newest versions, each with its changes against the one before it (none for the first);
+ * and `asked`, the version a case page links to, after them when it is older than those.
+ */
+async function historyOf(deps: BackofficeDeps, asked: number | undefined) {
   const versions = await listPolicyVersions(deps.pool, HISTORY + 1);
-  return versions.slice(0, HISTORY).map((v, i) => {
-    const before: PolicyVersionRow | undefined = versions[i + 1];
-    return { ...v, changes: before ? diffPolicies(policyOfRow(before), policyOfRow(v)) : undefined };
-  });
+  const history = versions
+    .slice(0, HISTORY)
+    .map((v, i) => ({ ...v, changes: changesSince(versions[i + 1], v) }));
+  if (asked === undefined || history.some((v) => v.version === asked)) return history;
+  const [v, before] = await Promise.all([
+    getPolicyVersion(deps.pool, asked),
+    asked > 1 ? getPolicyVersion(deps.pool, asked - 1) : undefined,
+  ]);
+  if (!v) throw notFoundPage((t) => t.errors.what.policyVersion);
+  return [...history, { ...v, changes: changesSince(before, v) }];
 }
+
+/** `?version=`: the version a case was decided under, shown marked in the history. */
+const versionQuerySchema = z.object({
+  version: z.coerce
+    .number({ error: say('invalid') })
+    .int(say('invalid'))
+    .min(1, say('invalid'))
+    .optional(),
+});
 
 async function pendingOf(deps: BackofficeDeps) {
   const pending = await pendingPolicyChanges(deps.pool);
@@ -133,14 +155,20 @@ async function pendingOf(deps: BackofficeDeps) {
   );
 }
 
+/** A field's path as HTML that may break after each dot on a phone, rather than mid-word. */
+const fieldPath = (path: string) => path.split('.').map(escapeHtml).join('.<wbr>');
+
 async function showPage(deps: BackofficeDeps, req: Request, res: Response) {
   const current = await latestPolicyVersion(deps.pool);
   if (!current) throw notFoundPage((t) => t.policy.conflict.no_policy);
+  const { version } = parseForm(versionQuerySchema, req.query, PAGE, wordsOf(req, res), { kind: 'filter' });
   page(req, res, 'policy', {
     current,
     fields: policyFields(policyOfRow(current)).map(([path, value]) => [path, shownValue(value)]),
     pending: await pendingOf(deps),
-    history: await historyOf(deps),
+    history: await historyOf(deps, version),
+    asked: version,
+    fieldPath,
     shown: shownValue,
   });
 }

@@ -6,7 +6,7 @@ import type { Operator } from '../db/operators';
 import { isDatabaseUnavailable, isTemporalUnavailable, UNAVAILABLE_RETRY_AFTER_S } from '../http/problem';
 import { formatterFor } from './format';
 import { type Catalog, catalogFor, DEFAULT_LANGUAGE, isLanguage, type Language, labelsFor } from './i18n';
-import { menu } from './menu';
+import { menuFor } from './menu';
 
 // Server-rendered pages: Eta templates (every value escaped unless a template says otherwise),
 // each given who is signed in, the form token, the words of the operator's language and the
@@ -68,7 +68,7 @@ export function page(req: Request, res: Response, view: string, data: Record<str
     label: labelsFor(lang),
     fmt: formatterFor(operator?.timeZone ?? DEFAULT_ZONE, lang),
     zone: operator?.timeZone ?? DEFAULT_ZONE,
-    menu,
+    menu: operator ? menuFor(operator.role) : [],
     // Where the language switch comes back to: this page, when asking for it again is harmless.
     here: req.method === 'GET' ? req.originalUrl : '/backoffice',
     flash,

@@ -358,6 +358,9 @@ describe('the back office', () => {
     expect((await paidBy.textContent())?.trim()).toBe(maskCpf(payerCpf));
     expect(facts).not.toContain(maskName('Ana Souza'));
     expect(await page.locator('.status').textContent()).toBe('Retido');
+    // The rules' version that held it, as text to a reviewer (the policy page is an admin's).
+    const held = page.locator('dl.facts dt', { hasText: t.flow.policyUnder.held });
+    expect(await held.locator('xpath=following-sibling::dd[1]').textContent()).toBe(t.flow.policyVersion(1));
     await drawnAtBothWidths(page, 'case-deposit');
     await decide(
       page,
@@ -926,6 +929,8 @@ describe('the back office', () => {
       ['/backoffice/audit', undefined],
       ['/backoffice/search', undefined],
       ['/backoffice/alerts', 'alerts'],
+      // The policy page as a case page's link opens it: the case's version marked in the history.
+      ['/backoffice/policy?version=1', 'policy'],
     ];
     for (const [where, name] of pages) {
       await admin.goto(where.startsWith('http') ? where : `${e.url}${where}`);

@@ -1,20 +1,22 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { catalogs } from '../../backoffice/i18n';
+import { z } from 'zod';
+import { catalogs, labelsFor } from '../../backoffice/i18n';
 import { hashPassword } from '../../common/passwords';
 import { raiseAlert } from '../../db/alerts';
 import { listActions } from '../../db/operator-actions';
 import { saveOperator } from '../../db/operators';
 import { latestPolicyVersion, pendingPolicyChanges } from '../../db/policy';
-import { type ApiEnv, startApiEnv } from '../api/support';
+import { type ApiEnv, expectProblem, freshCpf, startApiEnv } from '../api/support';
+import { drawnAtBothWidths } from '../helpers/backoffice-pages';
 import { launchChromium } from '../helpers/browser';
 import { waitUntil } from '../helpers/wait';
 
 // The back office's rules policy page in a real browser against the real API: an admin tightens a
 // limit (it applies at once, in every reader of the policy), proposes a loosening that waits for a
 // second admin, who approves it on their own session; bad input names the field and changes
-// nothing; other roles are refused the page. An alert's page says the policy version it was
-// raised under.
+// nothing; other roles are refused the page and do not see it in the menu. An alert's page, and a
+// refused withdrawal's, say the policy version it was raised or refused under.
 
 const PASSWORD = 'policy page password';
 const t = catalogs['pt-BR'];
@@ -188,5 +190,74 @@ describe('the rules policy page', () => {
     expect(facts).toContain(t.alerts.policyVersion);
     expect(facts).toContain(t.alerts.policyVersionValue(3));
     await page.context().close();
+  }, 60_000);
+
+  it('the menu shows Policy to an admin and not to a reviewer', async () => {
+    const admin = await signedIn(ana);
+    const entry = admin.locator('header nav a[data-menu="policy"]');
+    expect(await entry.textContent()).toBe(t.nav.policy);
+    expect(await entry.getAttribute('aria-current')).toBe('page');
+    await entry.click();
+    await admin.getByRole('heading', { level: 1, name: t.policy.title }).waitFor();
+    const reviewer = await signedIn(rui);
+    await reviewer.goto(`${e.url}/backoffice`);
+    await reviewer.locator('header nav a[data-menu="queues"]').waitFor();
+    expect(await reviewer.locator('header nav a[data-menu="policy"]').count()).toBe(0);
+    expect(await reviewer.locator('header nav').textContent()).not.toContain(t.nav.policy);
+    await admin.context().close();
+    await reviewer.context().close();
+  }, 60_000);
+
+  it("a refused withdrawal's case page says why and the policy version it was refused under, linked to that version in the history", async () => {
+    const cpf = freshCpf();
+    const transactionId = `policy-${Date.now()}`;
+    const refused = await expectProblem(
+      await e.call('POST', '/v1/withdrawals', {
+        body: {
+          transactionId,
+          client: { externalId: 'policy-page', cpf, email: 'ana@example.com', name: 'Ana Souza' },
+          pixKey: cpf,
+          pixType: 'CPF',
+          amountCentavos: 10_000,
+        },
+      }),
+      409,
+      'withdrawal-refused',
+    );
+    expect(refused).toMatchObject({ reason: 'not_verified', workflowId: `withdrawal-${transactionId}` });
+    const { policyVersion: version } = z.object({ policyVersion: z.number().int().min(1) }).parse(refused);
+    const caseUrl = `${e.url}/backoffice/flows/withdrawal-${transactionId}`;
+
+    const page = await signedIn(ana);
+    await page.goto(caseUrl);
+    const facts = page.locator('dl.facts');
+    expect(await facts.textContent()).toContain(labelsFor('pt-BR').reason('not_verified'));
+    expect(await facts.locator('dt', { hasText: t.flow.policyUnder.refused }).count()).toBe(1);
+    const link = facts.locator('dd[data-policy-version] a');
+    expect(await link.textContent()).toBe(t.flow.policyVersion(version));
+    await link.click();
+    await page.getByRole('heading', { level: 1, name: t.policy.title }).waitFor();
+    const row = page.locator(`tr#version-${version}`);
+    expect(await row.getAttribute('aria-current')).toBe('true');
+    expect(await row.textContent()).toContain(t.policy.asked);
+    expect(await page.locator('tr[aria-current]').count()).toBe(1);
+    // It reads on a phone as on a desk: nothing sideways, no cell cut.
+    await drawnAtBothWidths(page);
+
+    // A version past the history's end is not there: said, not a failure; a bad one is named.
+    await page.goto(`${e.url}/backoffice/policy?version=999`);
+    expect(await page.locator('main').textContent()).toContain(t.errors.what.policyVersion);
+    const bad = await page.goto(`${e.url}/backoffice/policy?version=two`);
+    expect(bad?.status()).toBe(400);
+    expect(await page.locator('main').textContent()).toContain('version');
+
+    // A reviewer reads the version, with no link to a page they may not open.
+    const reviewer = await signedIn(rui);
+    await reviewer.goto(caseUrl);
+    const dd = reviewer.locator('dl.facts dd[data-policy-version]');
+    expect(await dd.textContent()).toBe(t.flow.policyVersion(version));
+    expect(await dd.locator('a').count()).toBe(0);
+    await page.context().close();
+    await reviewer.context().close();
   }, 60_000);
 });
