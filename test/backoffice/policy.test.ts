@@ -16,7 +16,7 @@ import { waitUntil } from '../helpers/wait';
 // limit (it applies at once, in every reader of the policy), proposes a loosening that waits for a
 // second admin, who approves it on their own session; bad input names the field and changes
 // nothing; other roles are refused the page and do not see it in the menu. An alert's page, and a
-// refused withdrawal's, say the policy version it was raised or refused under.
+// refused withdrawal's and deposit's, say the policy version it was raised or refused under.
 
 const PASSWORD = 'policy page password';
 const t = catalogs['pt-BR'];
@@ -259,5 +259,45 @@ describe('the rules policy page', () => {
     expect(await dd.locator('a').count()).toBe(0);
     await page.context().close();
     await reviewer.context().close();
+  }, 60_000);
+
+  it('a deposit the rules refused in its flow: its case page says why and the policy version, in Portuguese and in English', async () => {
+    const cpf = freshCpf();
+    const refused = await expectProblem(
+      await e.call('POST', '/v1/deposits', {
+        body: {
+          amountCentavos: 10_000,
+          client: { externalId: 'policy-page', cpf, email: 'ana@example.com', name: 'Ana Souza' },
+        },
+      }),
+      409,
+      'not-verified',
+    );
+    const { policyVersion: version, workflowId } = z
+      .object({ policyVersion: z.number().int().min(1), workflowId: z.string().startsWith('deposit-') })
+      .parse(refused);
+    const page = await signedIn(ana);
+    await page.goto(`${e.url}/backoffice/flows/${workflowId}`);
+    expect(await page.locator('.status').getAttribute('data-status')).toBe('refused');
+    const facts = page.locator('dl.facts');
+    expect(await facts.textContent()).toContain(labelsFor('pt-BR').reason('not_verified'));
+    const under = facts.locator('dt', { hasText: t.flow.policyUnder.refused });
+    expect(await under.locator('xpath=following-sibling::dd[1]').textContent()).toBe(
+      t.flow.policyVersion(version),
+    );
+    expect(await facts.locator('dd[data-policy-version] a').getAttribute('href')).toBe(
+      `/backoffice/policy?version=${version}#version-${version}`,
+    );
+    // In English, the same facts in its words.
+    const en = catalogs.en;
+    await page.getByRole('button', { name: 'English' }).click();
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('en');
+    expect(await page.locator('dl.facts').textContent()).toContain(en.flow.policyUnder.refused);
+    expect(await page.locator('dl.facts dd[data-policy-version]').textContent()).toBe(
+      en.flow.policyVersion(version),
+    );
+    await page.getByRole('button', { name: 'Português' }).click();
+    await page.context().close();
   }, 60_000);
 });
