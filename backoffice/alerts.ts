@@ -26,7 +26,7 @@ import {
 } from './forms';
 import { type Catalog, labelsFor } from './i18n';
 import { BackofficeError, notFoundPage, page, redirectSaved, signedIn, wordsOf } from './render';
-import { roleAtLeast } from './session';
+import { roleAtLeast } from './roles';
 
 // The monitoring alerts' queue (docs/monitoring.md): the alerts the monitor raised, newest first,
 // filtered by status, rule, person and the days they were raised (in the operator's zone); each

@@ -8,7 +8,7 @@ import type { BackofficeDeps } from './deps';
 import { parseForm, say } from './forms';
 import { labelsFor } from './i18n';
 import { BackofficeError, notFoundPage, page, redirectSaved, signedIn, wordsOf } from './render';
-import { roleAtLeast } from './session';
+import { roleAtLeast } from './roles';
 
 // API keys: every operator sees them (name, prefix, scopes, use, never a secret); an admin
 // creates, rotates and revokes them. A new secret is shown once, on the answer to the form that

@@ -28,7 +28,7 @@ import { type Catalog, type Label, labelsFor } from './i18n';
 import { payoutCaseOf } from './payouts';
 import { isQueueId } from './queues';
 import { notFoundPage, page, signedIn, wordsOf } from './render';
-import { roleAtLeast } from './session';
+import { roleAtLeast } from './roles';
 
 // Case pages: one flow, or one person, with what an operator needs to decide and what already
 // happened. Decisions are posted from here (decisions.ts).

@@ -14,7 +14,7 @@ import type { BackofficeDeps } from './deps';
 import { customerDecisionFormSchema, parseForm } from './forms';
 import { type Catalog, labelsFor } from './i18n';
 import { BackofficeError, notFoundPage, redirectSaved, signedIn, wordsOf } from './render';
-import { roleAtLeast } from './session';
+import { roleAtLeast } from './roles';
 
 // Operators' decisions on a person the registry of impeded people names (docs/rules.md,
 // Eligibility): close their account, or lift the impediment once the registry answers eligible.

@@ -15,7 +15,7 @@ import type { BackofficeDeps } from './deps';
 import { parseForm, resolutionFormSchema, reviewFormSchema } from './forms';
 import { type Catalog, labelsFor } from './i18n';
 import { BackofficeError, notFoundPage, redirectSaved, signedIn, wordsOf } from './render';
-import { roleAtLeast } from './session';
+import { roleAtLeast } from './roles';
 
 // Operators' decisions, through the same signal and update the API uses. One decision per case
 // at a time (an advisory lock per flow, across API processes): the second operator reads the

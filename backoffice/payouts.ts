@@ -32,7 +32,7 @@ import { ageOf, type Formatter } from './format';
 import { parseForm, say } from './forms';
 import { type Catalog, labelsFor } from './i18n';
 import { BackofficeError, notFoundPage, page, redirectSaved, signedIn, wordsOf } from './render';
-import { roleAtLeast } from './session';
+import { roleAtLeast } from './roles';
 
 // Large payouts' four eyes and every payout's prize deadline, as operators see them: the queue of
 // payouts awaiting approval, the queue of open payouts by time left, and the approver's decision

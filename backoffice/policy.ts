@@ -33,7 +33,7 @@ import { parseForm, say } from './forms';
 import type { Catalog } from './i18n';
 import { labelsFor } from './i18n';
 import { BackofficeError, notFoundPage, page, redirectSaved, signedIn, wordsOf } from './render';
-import { roleAtLeast } from './session';
+import { roleAtLeast } from './roles';
 
 // The rules policy (docs/policy.md), for admins only: the version in force, its history with each
 // version's diff, the changes waiting for a second admin, and a form to propose one. A change

@@ -106,5 +106,3 @@ export const requireOperator: RequestHandler = (req, res, next) => {
     return res.redirect(303, `/backoffice/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
   next(new BackofficeError(401, (t) => ({ heading: t.errors.signedOut, message: t.errors.signedOutText })));
 };
-
-export { roleAtLeast } from './roles';

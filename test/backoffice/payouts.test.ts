@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogs, labelsFor } from '../../backoffice/i18n';
-import { roleAtLeast } from '../../backoffice/session';
+import { roleAtLeast } from '../../backoffice/roles';
 import { hashPassword } from '../../common/passwords';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { operatorForSignIn, saveOperator } from '../../db/operators';
