@@ -7,6 +7,7 @@ import { raiseAlert } from '../../db/alerts';
 import { listActions } from '../../db/operator-actions';
 import { saveOperator } from '../../db/operators';
 import { latestPolicyVersion, pendingPolicyChanges } from '../../db/policy';
+import { policyOfRow, proposePolicyChange } from '../../policy/changes';
 import { type ApiEnv, expectProblem, freshCpf, startApiEnv } from '../api/support';
 import { drawnAtBothWidths } from '../helpers/backoffice-pages';
 import { launchChromium } from '../helpers/browser';
@@ -298,6 +299,36 @@ describe('the rules policy page', () => {
       en.flow.policyVersion(version),
     );
     await page.getByRole('button', { name: 'Português' }).click();
+    await page.context().close();
+  }, 60_000);
+
+  it("a version older than the history's newest 20, asked for by a case's link, is shown marked after them", async () => {
+    const admin = { operatorId: null, operatorEmail: ana, operatorRole: 'admin' };
+    // Twenty-one tightenings, each a version at once.
+    for (let i = 0; i < 21; i++) {
+      const current = await latestPolicyVersion(e.pool);
+      if (!current) throw new Error('no policy version');
+      const policy = policyOfRow(current);
+      policy.withdrawals.dailyLimitCentavos -= 1_000;
+      const outcome = await proposePolicyChange(e.pool, admin, {
+        policy,
+        reason: `tighter, step ${i}`,
+        baseVersion: current.version,
+      });
+      expect(outcome.kind).toBe('applied');
+    }
+    const latest = Number(await versionInForce());
+    expect(latest).toBeGreaterThan(21);
+    const page = await signedIn(ana);
+    await page.goto(`${e.url}/backoffice/policy`);
+    expect(await page.locator('tr[data-version="1"]').count()).toBe(0);
+    await page.goto(`${e.url}/backoffice/policy?version=1#version-1`);
+    const rows = page.locator('table.policy-history tbody tr');
+    expect(await rows.count()).toBe(21);
+    expect(await rows.last().getAttribute('id')).toBe('version-1');
+    expect(await rows.last().getAttribute('aria-current')).toBe('true');
+    expect(await rows.last().textContent()).toContain(t.policy.firstVersion);
+    expect(await rows.first().getAttribute('data-version')).toBe(String(latest));
     await page.context().close();
   }, 60_000);
 });
