@@ -45,6 +45,7 @@ export const PUBLIC_SECRET_VALUES: ReadonlySet<string> = new Set([
   'trace-test-key',
   'test-key',
   'nexus-key',
+  'policy-processes-key',
   'nexus-webhook-secret-0123456789',
   'test-pii-hash-key-0123456789',
   'test-webhook-secret-0123456789',
