@@ -1,13 +1,14 @@
 // The import rules of the tree, checked in CI (`npm run lint:deps`). Layers, lowest first:
-//   signed-requests  ->  eligibility, db  ->  common  ->  contracts  ->  connectors, policy  ->  activities, workflows
-//   ->  http  ->  starters  ->  api-keys, customers  ->  ingress, events, monitoring, backoffice  ->  api
-//   ->  nexus  ->  worker, sandbox  ->  scripts, bench
+//   signed-requests  ->  eligibility, db  ->  common  ->  contracts  ->  connectors, policy, starters
+//   ->  activities, workflows  ->  http  ->  api-keys, customers  ->  ingress, events, monitoring, backoffice
+//   ->  api  ->  nexus  ->  worker, sandbox  ->  scripts, bench
 // `policy` holds the rules every process decides with: their schema, their versions in Postgres
 // (through db/), how a process follows the version in force, and how admins change them.
 // `starters` starts the flows, whoever asks: one module per flow, answering typed outcomes
-// (started, attached, refused, conflict), never an HTTP status. It knows the contracts, a Temporal
-// client and the calls every surface makes of Temporal (http/workflow-calls.ts), no workflow code
-// and no surface. The API process is six rooms: `http` (the plumbing every
+// (started, attached, refused, conflict), never an HTTP status. It knows the contracts and a Temporal
+// client (with the calls every surface makes of Temporal, starters/workflow-calls.ts), no workflow
+// code, no table and no surface; a withdrawal's step-up activity starts the person's biometric
+// identification through it. The API process is six rooms: `http` (the plumbing every
 // surface shares), `api-keys` and `customers` (what several surfaces read), the three surfaces
 // beside each other (the provider's `ingress`, the outbound `events`, the operators' `backoffice`)
 // and `api`, the backend API, which also assembles the process. `monitoring` (the alert monitor
@@ -25,7 +26,7 @@ const layer = (from, notTo, comment, except) => ({
 });
 
 /** The rooms of the API process, lowest first. */
-const API_ROOMS = 'http|starters|api-keys|customers|ingress|events|monitoring|backoffice|api';
+const API_ROOMS = 'http|api-keys|customers|ingress|events|monitoring|backoffice|api';
 /** Above the API's rooms: the Nexus service (the worker serves it), then the services. */
 const SERVICES = 'nexus|worker|sandbox|scripts|bench';
 
@@ -40,17 +41,17 @@ module.exports = {
     },
     layer(
       'common',
-      `db|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `starters|db|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'common serves every process: it knows no flow and no service.',
     ),
     layer(
       'policy',
-      `connectors|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `starters|connectors|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'the rules policy knows Postgres (through db/) and the configuration that seeds it: no provider, no flow code, no surface.',
     ),
     layer(
       'connectors',
-      `db|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `starters|db|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       "a connector turns one provider's wire into pixflow's own types: it knows no table, no flow code and no surface.",
     ),
     {
@@ -63,22 +64,22 @@ module.exports = {
     },
     layer(
       'signed-requests',
-      `eligibility|common|db|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `starters|eligibility|common|db|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       "pixflow's signed POST to an operator's service and its receiving side: it knows no service, no contract of theirs.",
     ),
     layer(
       'eligibility',
-      `common|db|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `starters|common|db|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'the eligibility registry client knows only its contract, which the sandbox emulates.',
     ),
     layer(
       'db',
-      `common|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `starters|common|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'db knows only Postgres.',
     ),
     layer(
       'contracts',
-      `db|connectors|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      `starters|db|connectors|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       'contracts say what the flows exchange; they do no I/O, so the workflow bundle can import them.',
     ),
     layer(
@@ -91,7 +92,7 @@ module.exports = {
     ),
     layer(
       'workflows',
-      `db|connectors|policy|${API_ROOMS}|${SERVICES}`,
+      `starters|db|connectors|policy|${API_ROOMS}|${SERVICES}`,
       'workflows are deterministic: no I/O module, no service.',
     ),
     layer(
@@ -101,17 +102,9 @@ module.exports = {
     ),
     layer(
       'starters',
-      `signed-requests|eligibility|db|connectors|activities|workflows|policy|api-keys|customers|ingress|events|monitoring|backoffice|api|${SERVICES}`,
-      "the starters start flows for every surface alike: they know no surface, no table, no provider, and no activity or workflow code (a flow's name and contract are enough to start it).",
+      `signed-requests|eligibility|db|connectors|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
+      "the starters start flows for every surface alike: they answer typed outcomes, never a Problem or a request; they know no surface, no table, no provider, and no activity or workflow code (a flow's name and contract are enough to start it).",
     ),
-    {
-      name: 'starters: no HTTP',
-      comment:
-        'a starter answers typed outcomes, never a Problem or a request: of http/ it knows only the calls every surface makes of Temporal.',
-      severity: 'error',
-      from: { path: '^starters/' },
-      to: { path: '^http/', pathNot: '^http/workflow-calls\\.ts$' },
-    },
     layer(
       'api-keys',
       `contracts|activities|workflows|customers|ingress|events|monitoring|backoffice|api|${SERVICES}`,
@@ -155,7 +148,7 @@ module.exports = {
     ),
     layer(
       'sandbox',
-      `contracts|activities|workflows|${API_ROOMS}|nexus|worker|db|scripts|bench`,
+      `starters|contracts|activities|workflows|${API_ROOMS}|nexus|worker|db|scripts|bench`,
       "the sandbox stands in for the provider and the operator's services: it knows only their contracts.",
       // The operator's payout authorization is a contract of the withdrawal flow's; Pix key rules are Pix's.
       '^contracts/(payout-authorization|pix-key)\\.ts$',

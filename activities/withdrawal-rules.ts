@@ -10,7 +10,7 @@ import { type CustomerRow, lockCustomer, payoutsToday } from '../db/customers';
 import { payoutStandingOf } from '../db/payout-destinations';
 import { inTransaction } from '../db/pool';
 import type { Policy } from '../policy/schema';
-import { askBiometrics, BiometricsUnavailableError } from './ask-biometrics';
+import { askBiometrics, BiometricsUnavailableError } from '../starters/biometrics';
 import type { ActivityDeps } from './deps';
 import { upsertFlowRow } from './flows';
 import { kycReasonsOf, readKyc } from './kyc';

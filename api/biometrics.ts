@@ -1,5 +1,4 @@
 import { Router } from 'express';
-import { askBiometrics, BiometricsUnavailableError } from '../activities/ask-biometrics';
 import { cpfHash } from '../common/pii';
 import {
   type BiometricsState,
@@ -12,7 +11,8 @@ import { biometricsInputSchema } from '../contracts/biometrics-input';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
-import { flowState, isNotFound } from '../http/workflow-calls';
+import { askBiometrics, BiometricsUnavailableError } from '../starters/biometrics';
+import { flowState, isNotFound } from '../starters/workflow-calls';
 import type { biometricsWorkflow } from '../workflows/biometrics';
 import { type BiometricsStateView, biometricsResponseSchema } from './biometrics-schemas';
 import type { ApiDeps } from './deps';

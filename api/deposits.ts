@@ -8,8 +8,8 @@ import type { Pool } from '../db/pool';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
-import { isNotFound, retryUpdateLostWithTask } from '../http/workflow-calls';
 import { depositState, describeDepositRefusal, startDeposit } from '../starters/deposit';
+import { isNotFound, retryUpdateLostWithTask } from '../starters/workflow-calls';
 import type { depositWorkflow } from '../workflows/deposit';
 import {
   type DepositStateView,

@@ -20,7 +20,7 @@ import { listActions } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import type { Pool } from '../db/pool';
 import type { ImpededReason } from '../eligibility/contract';
-import { flowState, isNotFound } from '../http/workflow-calls';
+import { flowState, isNotFound } from '../starters/workflow-calls';
 import type { BackofficeDeps } from './deps';
 import { formatterFor } from './format';
 import { parseForm, typedCpfSchema } from './forms';

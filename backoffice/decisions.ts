@@ -10,7 +10,7 @@ import { recordDecision, sessionRef } from '../db/operator-decisions';
 import type { Operator } from '../db/operators';
 import { inTransaction, type Pool } from '../db/pool';
 import { isTemporalUnavailable } from '../http/problem';
-import { flowState, isNotFound, retryUpdateLostWithTask } from '../http/workflow-calls';
+import { flowState, isNotFound, retryUpdateLostWithTask } from '../starters/workflow-calls';
 import type { BackofficeDeps } from './deps';
 import { parseForm, resolutionFormSchema, reviewFormSchema } from './forms';
 import { type Catalog, labelsFor } from './i18n';

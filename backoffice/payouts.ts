@@ -25,7 +25,7 @@ import {
   payoutOf,
 } from '../db/payout-queues';
 import { inTransaction } from '../db/pool';
-import { flowState, isNotFound, retryUpdateLostWithTask } from '../http/workflow-calls';
+import { flowState, isNotFound, retryUpdateLostWithTask } from '../starters/workflow-calls';
 import { stateOnceSettled } from './decisions';
 import type { BackofficeDeps } from './deps';
 import { ageOf, type Formatter } from './format';

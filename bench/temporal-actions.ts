@@ -123,7 +123,7 @@ export interface Adjustment {
   why: string;
 }
 
-/** The filter tags every starter sets at the start (api/*.ts, activities/ask-biometrics.ts). */
+/** The filter tags every starter sets at the start (starters/*.ts). */
 const START_TAGS = new Set([FlowTypeKey.name, CpfMaskedKey.name, AmountKey.name, MerchantKey.name]);
 
 /** The update each flow started by update-with-start is started with. */

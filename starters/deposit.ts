@@ -23,10 +23,10 @@ import {
   depositWorkflowId,
   qrCodeUpdate,
 } from '../contracts/deposit';
-import { flowState, runRecord } from '../http/workflow-calls';
 import type { DepositRequestBody } from './requests';
 import { requestHash, startOrAttach } from './start-or-attach';
 import type { StarterDeps, StartResult } from './types';
+import { flowState, runRecord } from './workflow-calls';
 
 // Starting a deposit: update-with-start creates its flow (or attaches to it) and waits for its QR.
 // The flow screens it under the rules first (activities/deposit-screening.ts): a refused deposit
@@ -63,7 +63,7 @@ async function withQrOfRun(state: DepositState, run: WorkflowHandle): Promise<De
   return qr ? { ...state, qr } : state;
 }
 
-/** A deposit's state, running or finished (http/workflow-calls.ts). */
+/** A deposit's state, running or finished (starters/workflow-calls.ts). */
 export const depositState = (handle: WorkflowHandle) => flowState(handle, depositStateQuery, withQrOfRun);
 
 /**

@@ -11,8 +11,8 @@ import {
   onboardingStateQuery,
   onboardingWorkflowId,
 } from '../contracts/onboarding';
-import { flowState, isAlreadyStarted } from '../http/workflow-calls';
 import type { StarterDeps, StartResult } from './types';
+import { flowState, isAlreadyStarted } from './workflow-calls';
 
 // Starting an onboarding: idempotent per CPF, and an expired one starts over. The API starts it
 // and answers its state; the Nexus service starts it as its operation's run (its own `start`).

@@ -8,7 +8,7 @@ import {
 } from '@temporalio/client';
 import type { UpdateDefinition, Workflow } from '@temporalio/common';
 import { canonicalJson } from '../common/canonical-json';
-import { isAlreadyStarted, retryUpdateLostWithTask } from '../http/workflow-calls';
+import { isAlreadyStarted, retryUpdateLostWithTask } from './workflow-calls';
 
 /** A flow to start, keyed by its business id, with the keyed hash of the request that starts it. */
 export interface FlowStart<W extends Workflow, Refusal> {

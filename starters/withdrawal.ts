@@ -12,9 +12,9 @@ import {
   withdrawalStateQuery,
   withdrawalWorkflowId,
 } from '../contracts/withdrawal';
-import { flowState } from '../http/workflow-calls';
 import { type FlowStart, requestHash, startOrAttach } from './start-or-attach';
 import type { StarterDeps, StartResult } from './types';
+import { flowState } from './workflow-calls';
 
 // Starting a withdrawal: update-with-start creates its flow (or attaches to it) and answers its
 // state once the money rules have decided, in the flow's first workflow task. One they refused

@@ -11,8 +11,8 @@ import {
 } from '../../contracts/deposit';
 import type { EligibilityRegistry } from '../../eligibility/registry';
 import { EligibilityUnavailableError } from '../../eligibility/registry';
-import { workflowExists } from '../../http/workflow-calls';
 import { staticPolicyReader } from '../../policy/seed';
+import { workflowExists } from '../../starters/workflow-calls';
 import { verifiedDepositor } from '../helpers/customers';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY } from '../helpers/flow-env';
 import { newCpf } from '../helpers/people';

@@ -11,9 +11,9 @@ import {
 } from '../contracts/biometrics';
 import type { FlowTimings } from '../contracts/flow';
 
-// Asking for a person's biometric identification, from outside its flow: the API (a liveness
-// link for an approved person) and a withdrawal's step-up both attach to the open run of the
-// biometrics flow or start the next one. Not an activity itself: the step-up activity calls it.
+// Starting a person's biometric identification, from outside its flow: the API (a liveness link
+// for an approved person) and a withdrawal's step-up activity both attach to the open run of the
+// biometrics flow or start the next one.
 
 /** What a biometric identification asks the provider with: no caller chooses them. */
 const BIOMETRICS_PLAN = 'plan_basic';
