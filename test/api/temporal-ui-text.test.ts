@@ -85,9 +85,9 @@ describe('Temporal UI texts show what they say', () => {
         client: { externalId: 'u-1', cpf, email: 'ana@example.com', name: 'Ana Souza' },
       },
     });
-    expect(res.status).toBe(202);
+    // Never onboarded: refused at once, by its flow, which the 409 names.
+    expect(res.status).toBe(409);
     const answer = await json(res);
-    // Never onboarded: refused at once.
     expect(answer.state).toMatchObject({ status: 'refused', reason: 'not_verified' });
     const h = handle(answer.workflowId);
     expectPlain(await (await h.describe()).staticSummary(), [transactionId, `payee ${maskCpf(cpf)}`]);
