@@ -118,13 +118,14 @@ it('the registry never answering, failing closed: asked again for about five min
       activityType: 'screenDeposit',
       error: /registry of impeded people did not answer/,
     });
-    const answer = askQr(input, taskQueue);
+    // Read as it settles: the update fails while the test waits on the flow's result.
+    const refusal = refusalOf(askQr(input, taskQueue));
     const handle = f.env.client.workflow.getHandle(depositWorkflowId(input.txid));
     await waitUntil(() => workflowExists(handle), Boolean);
     // Waiting on its result lets the server skip the waits between the screening's tries.
     const result = await handle.result();
     expect(result).toMatchObject({ status: 'refused', reason: 'eligibility_unavailable', policyVersion: 7 });
-    expect(await refusalOf(answer)).toEqual({ reason: 'eligibility_unavailable', policyVersion: 7 });
+    expect(await refusal).toEqual({ reason: 'eligibility_unavailable', policyVersion: 7 });
     expect(result.qr).toBeUndefined();
     // Every try but the last was retried; the waits between them ran as timers, about five minutes.
     expect(tries().length).toBeGreaterThanOrEqual(13);
