@@ -16,15 +16,13 @@ import {
   type PolicyActor,
   PolicyChangeRefused,
   policyOfRow,
-  proposePolicyChange,
+  proposeAssignments,
   rejectPolicyChange,
 } from '../policy/changes';
 import {
-  applyAssignments,
   diffPolicies,
   type PolicyFieldChange,
   PolicyInputError,
-  parseAssignments,
   policyFields,
   shownValue,
 } from '../policy/diff';
@@ -192,10 +190,9 @@ export function policyRoutes(deps: BackofficeDeps) {
     const current = await latestPolicyVersion(pool);
     if (!current) throw conflictRefusal(new PolicyChangeRefused('no_policy', 'no policy'));
     try {
-      const lines = form.changes.split(/\r?\n/).filter((l) => l.trim());
-      const policy = applyAssignments(policyOfRow(current), parseAssignments(lines));
-      const outcome = await proposePolicyChange(pool, actorOf(operator), {
-        policy,
+      const outcome = await proposeAssignments(pool, actorOf(operator), {
+        current,
+        assignments: form.changes.split(/\r?\n/).filter((l) => l.trim()),
         reason: form.reason,
         baseVersion: form.baseVersion,
       });

@@ -9,7 +9,14 @@ import {
   type PolicyVersionRow,
 } from '../db/policy';
 import { inTransaction, type Pool } from '../db/pool';
-import { checkedPolicy, diffPolicies, type PolicyFieldChange, PolicyInputError } from './diff';
+import {
+  applyAssignments,
+  checkedPolicy,
+  diffPolicies,
+  type PolicyFieldChange,
+  PolicyInputError,
+  parseAssignments,
+} from './diff';
 import type { Policy } from './schema';
 
 // Changing the policy (docs/policy.md): a change names a reason and is audited; one that loosens a
@@ -138,6 +145,29 @@ async function refusedDecision(
     reason: err.message,
   });
   throw err;
+}
+
+/**
+ * Proposes `path=value` assignments (as the CLI and the back office take them) over `current`, the
+ * version the proposer saw; `baseVersion` defaults to it, so a version that came meanwhile refuses
+ * the change as stale.
+ */
+export function proposeAssignments(
+  pool: Pool,
+  actor: PolicyActor,
+  p: {
+    current: PolicyVersionRow;
+    assignments: readonly string[];
+    reason: string | undefined;
+    baseVersion?: number;
+  },
+): Promise<ProposalOutcome> {
+  const policy = applyAssignments(policyOfRow(p.current), parseAssignments(p.assignments));
+  return proposePolicyChange(pool, actor, {
+    policy,
+    reason: p.reason,
+    baseVersion: p.baseVersion ?? p.current.version,
+  });
 }
 
 /**

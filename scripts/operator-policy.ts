@@ -14,15 +14,13 @@ import {
   type PolicyActor,
   PolicyChangeRefused,
   policyOfRow,
-  proposePolicyChange,
+  proposeAssignments,
   rejectPolicyChange,
 } from '../policy/changes';
 import {
-  applyAssignments,
   diffPolicies,
   type PolicyFieldChange,
   PolicyInputError,
-  parseAssignments,
   policyFields,
   shownValue,
 } from '../policy/diff';
@@ -201,11 +199,10 @@ async function run(pool: Pool, a: z.infer<typeof commandSchema>): Promise<number
     }
     case 'set': {
       const actor = await adminActor(pool, a.as);
-      const policy = applyAssignments(policyOfRow(current), parseAssignments(a.assignments));
-      const outcome = await proposePolicyChange(pool, actor, {
-        policy,
+      const outcome = await proposeAssignments(pool, actor, {
+        current,
+        assignments: a.assignments,
         reason: a.reason,
-        baseVersion: current.version,
       });
       for (const line of diffLines(outcome.changes)) out(line);
       if (outcome.kind === 'applied') out(`applied: version ${outcome.version} is in force`);
