@@ -130,17 +130,123 @@ export interface LivenessCallback {
   unclassifiedStatus?: string;
 }
 
-/** A provider reached through its connector, in pixflow's words. */
-export interface Connector {
+/**
+ * Why money went back to the payer, in pixflow's words (API Pix `natureza`): `original` a return
+ * the receiver asked for; `med_operational` and `med_fraud` returns the payer's side started
+ * under MED (the Central Bank's special return mechanism); `med_automatic` MED of Pix Automático;
+ * `withdrawal` a Pix Saque or Troco's change.
+ */
+export const returnNatures = [
+  'original',
+  'withdrawal',
+  'med_operational',
+  'med_fraud',
+  'med_automatic',
+] as const;
+export type ReturnNature = (typeof returnNatures)[number];
+
+/**
+ * A return of a received Pix asked of the connector that received it. `returnId` is pixflow's own
+ * id for it, derived from the deposit, so asking twice is asking once.
+ */
+export interface ReturnRequest {
+  /** The received Pix's end-to-end id. */
+  e2eId: string;
+  returnId: string;
+  amountCentavos: number;
+  /** Shown to the payer by their bank. */
+  description?: string;
+}
+
+/** One return of a received Pix, asked by pixflow or started by the payer's side (MED). */
+export interface PixReturn {
+  returnId: string;
+  /** The return's own end-to-end id at the Central Bank, once it has one. */
+  rtrId?: string;
+  amountCentavos: number;
+  nature: ReturnNature;
+  /** Only `returned` and `failed` are outcomes. */
+  state: 'processing' | 'returned' | 'failed';
+  requestedAt?: string;
+  returnedAt?: string;
+  /** Why it failed, as the PSP said. */
+  reason?: string;
+  providerStatus: string;
+}
+
+/** What a return's inquiry says. */
+export type ReturnLookup = PixReturn | { state: 'not_found' };
+
+/** A received Pix, as the PSP holds it, with every return made of it so far. */
+export interface ReceivedPix {
+  e2eId: string;
+  /** The charge it paid, when it paid one. */
+  txid?: string;
+  amountCentavos: number;
+  paidAt: string;
+  payerName?: string;
+  /** The payer's CPF, digits; absent when the payer is a company or the PSP left it empty. */
+  payerCpf?: string;
+  returns: PixReturn[];
+}
+
+/** What every connector is: a name, what it can do, its token use. */
+export interface ConnectorBase {
   readonly name: string;
   readonly capabilities: readonly Capability[];
   /** Token requests issued so far (metrics, tests). */
   readonly tokenRequests: number;
+}
+
+/** `kyc` and `liveness`. */
+export interface IdentityOperations {
   kyc(cpf: string, plan: KycPlan): Promise<KycFacts>;
   startLiveness(cpf: string, request: LivenessRequest): Promise<LivenessSession>;
+}
+
+/** `collect`: a Pix charge and the proof it was paid. */
+export interface CollectOperations {
   createCharge(request: ChargeRequest): Promise<DepositCharge>;
   lookUpDeposit(txid: string): Promise<DepositLookup>;
+}
+
+/** `payout` and `receipts`. */
+export interface PayoutOperations {
   sendPayout(request: PayoutRequest): Promise<PayoutAccepted>;
   lookUpPayout(transactionId: string): Promise<PayoutLookup>;
   payoutReceipt(transactionId: string, merchant?: string): Promise<PayoutReceipt>;
+}
+
+/** `return`: money received sent back to its payer, and the returns the payer's side started. */
+export interface ReturnOperations {
+  /** Asks for the return; the same `returnId` again answers the return already asked. */
+  requestReturn(request: ReturnRequest): Promise<PixReturn>;
+  lookUpReturn(e2eId: string, returnId: string): Promise<ReturnLookup>;
+  /** The received Pix with all its returns; undefined when the PSP does not know the e2eId. */
+  lookUpReceivedPix(e2eId: string): Promise<ReceivedPix | undefined>;
+}
+
+/** The provider that does everything (the first one): identity, charges, payouts. */
+export interface Connector extends ConnectorBase, IdentityOperations, CollectOperations, PayoutOperations {}
+
+/** A connector deposits can be routed to: it collects, and it may return. */
+export type CollectingConnector = ConnectorBase & CollectOperations & Partial<ReturnOperations>;
+
+/** Whether a collecting connector can send money back (declares `return` and has the calls). */
+export function canReturn(
+  connector: CollectingConnector,
+): connector is CollectingConnector & ReturnOperations {
+  return (
+    connector.capabilities.includes('return') &&
+    typeof connector.requestReturn === 'function' &&
+    typeof connector.lookUpReturn === 'function'
+  );
+}
+
+/** The connectors deposits can be routed to, by name (the routing policy names them). */
+export interface ConnectorRegistry {
+  /** Every collecting connector configured, by name. */
+  readonly names: readonly string[];
+  /** The collecting connector of that name; undefined when none is configured. */
+  collector(name: string): CollectingConnector | undefined;
 }

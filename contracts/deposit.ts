@@ -15,8 +15,9 @@ export const depositWorkflowId = (txid: string) => `deposit-${txid}`;
 
 /**
  * Every status a deposit can be in (GET /v1/flows checks against these). `held` waits for an
- * operator's resolution; `to_return` is final: the money is to be sent back by hand (the provider
- * has no refund).
+ * operator's resolution. A held deposit's money goes back through the connector that received it
+ * (`return_requested`, then `returned` or `return_failed`); `to_return` is final: the money is to
+ * be sent back by hand, its connector cannot return it.
  */
 export const depositStatuses = [
   'creating',
@@ -27,6 +28,9 @@ export const depositStatuses = [
   'failed',
   'to_return',
   'refused',
+  'return_requested',
+  'returned',
+  'return_failed',
 ] as const;
 export type DepositStatus = (typeof depositStatuses)[number];
 /** `refused`: the rules refused it before anything was created at the provider (docs/rules.md). */
@@ -36,6 +40,8 @@ export const depositFinalStatuses: readonly DepositStatus[] = [
   'failed',
   'to_return',
   'refused',
+  'returned',
+  'return_failed',
 ];
 
 /** Why a deposit is refused: the person's onboarding is not approved. */
@@ -140,6 +146,32 @@ export interface DepositState extends PaymentProgress {
   policyVersion?: number;
   /** Why the rules refused it, with the details a caller acts on (`refused` only). */
   refusal?: DepositRefusal;
+  /**
+   * The connector that made its charge: its inquiries and returns go to it only. Unset in runs
+   * from before routing, which all went to `identity-payments`.
+   */
+  connector?: string;
+  /** The money sent back to the payer through that connector, once asked. */
+  return?: DepositReturn;
+}
+
+/** The connector every deposit went to before deposits were routed. */
+export const FIRST_CONNECTOR = 'identity-payments';
+
+/** A held deposit's money on its way back to the payer. */
+export interface DepositReturn {
+  /** pixflow's id of the return, derived from the deposit: asking again is asking once. */
+  returnId: string;
+  amountCentavos: number;
+  requestedAt: string;
+  /** `returned` and `failed` are outcomes. */
+  state: 'requested' | 'returned' | 'failed';
+  /** Who decided it: an operator, or `rules` (the automatic return of a third party's money). */
+  by: string;
+  rtrId?: string;
+  returnedAt?: string;
+  /** Why it failed, as the connector said. */
+  reason?: string;
 }
 
 /** Why a second request for a txid is refused (the update's validator and the API say the same). */

@@ -609,7 +609,7 @@ export interface webhooks {
         put?: never;
         /**
          * deposit events
-         * @description Types: `deposit.awaiting_payment`, `deposit.held`, `deposit.completed`, `deposit.expired`, `deposit.failed`, `deposit.to_return`, `deposit.refused`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
+         * @description Types: `deposit.awaiting_payment`, `deposit.held`, `deposit.completed`, `deposit.expired`, `deposit.failed`, `deposit.to_return`, `deposit.refused`, `deposit.return_requested`, `deposit.returned`, `deposit.return_failed`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
          */
         post: operations["receiveDepositEvent"];
         delete?: never;
@@ -1201,7 +1201,7 @@ export interface components {
         };
         DepositState: {
             /** @enum {string} */
-            status: "creating" | "awaiting_payment" | "held" | "completed" | "expired" | "failed" | "to_return" | "refused";
+            status: "creating" | "awaiting_payment" | "held" | "completed" | "expired" | "failed" | "to_return" | "refused" | "return_requested" | "returned" | "return_failed";
             txid: string;
             amountCentavos: number;
             qr?: {
@@ -1295,7 +1295,7 @@ export interface components {
              * @description what the decision led to: completed or to_return
              * @enum {string}
              */
-            status: "creating" | "awaiting_payment" | "held" | "completed" | "expired" | "failed" | "to_return" | "refused";
+            status: "creating" | "awaiting_payment" | "held" | "completed" | "expired" | "failed" | "to_return" | "refused" | "return_requested" | "returned" | "return_failed";
         };
         /**
          * @description An operator's decision on a held deposit: `accept` credits it (completed), `return` leaves it to be paid back by hand (to_return).
@@ -1870,7 +1870,7 @@ export interface components {
              */
             url: string;
             /** @description event types to receive; ["*"] for every type */
-            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "deposit.refused" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.awaiting_authorization" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
+            events: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "deposit.refused" | "deposit.return_requested" | "deposit.returned" | "deposit.return_failed" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.awaiting_authorization" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
             /** @default  */
             description?: string;
         };
@@ -1954,7 +1954,7 @@ export interface components {
              */
             url?: string;
             /** @description event types to receive; ["*"] for every type */
-            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "deposit.refused" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.awaiting_authorization" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
+            events?: ("*" | "onboarding.awaiting_liveness" | "onboarding.awaiting_review" | "onboarding.approved" | "onboarding.rejected" | "onboarding.expired" | "deposit.awaiting_payment" | "deposit.held" | "deposit.completed" | "deposit.expired" | "deposit.failed" | "deposit.to_return" | "deposit.refused" | "deposit.return_requested" | "deposit.returned" | "deposit.return_failed" | "withdrawal.validating" | "withdrawal.awaiting_biometrics" | "withdrawal.awaiting_approval" | "withdrawal.awaiting_authorization" | "withdrawal.sending" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.stuck" | "withdrawal.refused" | "biometrics.awaiting_identification" | "biometrics.passed" | "biometrics.failed" | "biometrics.expired" | "biometrics.unavailable" | "withdrawal.deadline_at_risk" | "withdrawal.deadline_missed" | "customer.verification_updated" | "customer.impeded" | "customer.closed" | "webhook_endpoint.disabled" | "alert.raised")[];
             description?: string;
             /** @description true also forgets why it was disabled */
             enabled?: boolean;
@@ -3415,7 +3415,7 @@ export interface operations {
             query?: {
                 type?: "onboarding" | "deposit" | "withdrawal" | "biometrics";
                 /** @description a status of the given `type` (without `type`: of any type) */
-                status?: "kyc" | "awaiting_liveness" | "awaiting_review" | "approved" | "rejected" | "expired" | "creating" | "awaiting_payment" | "held" | "completed" | "failed" | "to_return" | "refused" | "validating" | "awaiting_biometrics" | "awaiting_approval" | "awaiting_authorization" | "sending" | "processing" | "stuck" | "issuing_link" | "awaiting_identification" | "passed" | "unavailable";
+                status?: "kyc" | "awaiting_liveness" | "awaiting_review" | "approved" | "rejected" | "expired" | "creating" | "awaiting_payment" | "held" | "completed" | "failed" | "to_return" | "refused" | "return_requested" | "returned" | "return_failed" | "validating" | "awaiting_biometrics" | "awaiting_approval" | "awaiting_authorization" | "sending" | "processing" | "stuck" | "issuing_link" | "awaiting_identification" | "passed" | "unavailable";
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf?: components["schemas"]["Cpf"];
                 /** @description inclusive, ISO 8601 */
