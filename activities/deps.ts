@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Connector } from '../connectors/types';
+import type { Connector, ConnectorRegistry } from '../connectors/types';
 import type { Pool } from '../db/pool';
 import type { EligibilityRegistry } from '../eligibility/registry';
 import type { PolicyReader } from '../policy/schema';
@@ -9,6 +9,11 @@ import type { PayoutAuthorizationSettings } from './payout-authorization';
 export interface ActivityDeps {
   /** The payment and identity provider, through its connector, in pixflow's words. */
   provider: Connector;
+  /**
+   * The connectors deposits are routed to, by name (the first provider among them); unset: the
+   * first provider alone.
+   */
+  collectors?: ConnectorRegistry;
   pool: Pool;
   clock: () => Date;
   /** Keyed CPF hash (common/pii.ts with the configured key). */

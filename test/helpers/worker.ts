@@ -9,7 +9,7 @@ import { screenPerson } from '../../activities/screen-person';
 import { payoutControlsOf } from '../../activities/withdrawal-rules';
 import { accountKeyHash, cpfHash } from '../../common/pii';
 import { openSecret, sealSecret } from '../../common/secret-box';
-import type { Connector } from '../../connectors/types';
+import type { Connector, ConnectorRegistry } from '../../connectors/types';
 import type { PayoutControls } from '../../contracts/rules';
 import type { Pool } from '../../db/pool';
 import type { EligibilityRegistry } from '../../eligibility/registry';
@@ -64,6 +64,8 @@ export async function createTestWorker(opts: {
   connection: NativeConnection;
   taskQueue: string;
   provider: Connector;
+  /** The connectors deposits are routed to; unset: `provider` alone. */
+  collectors?: ConnectorRegistry;
   pool: Pool;
   piiKey: string;
   /** What the withdrawal's step-up starts biometric identifications with. */
@@ -94,6 +96,7 @@ export async function createTestWorker(opts: {
     dataConverter: testDataConverter,
     activities: createActivities({
       provider: opts.provider,
+      ...(opts.collectors ? { collectors: opts.collectors } : {}),
       pool: opts.pool,
       clock: () => new Date(),
       hashCpf: (cpf) => cpfHash(cpf, opts.piiKey),
