@@ -25,6 +25,9 @@ const layer = (from, notTo, comment, except) => ({
   to: { path: `^(${notTo})/`, ...(except ? { pathNot: except } : {}) },
 });
 
+/** The connectors, one folder each under connectors/. */
+const CONNECTOR_FOLDERS = ['identity-payments', 'api-pix'];
+
 /** The rooms of the API process, lowest first. */
 const API_ROOMS = 'http|api-keys|customers|ingress|events|monitoring|backoffice|api';
 /** Above the API's rooms: the Nexus service (the worker serves it), then the services. */
@@ -54,14 +57,15 @@ module.exports = {
       `starters|db|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
       "a connector turns one provider's wire into pixflow's own types: it knows no table, no flow code and no surface.",
     ),
-    {
-      name: 'connectors: wire stays inside',
+    // One rule per connector folder: each one's wire is its own, even from another connector.
+    ...CONNECTOR_FOLDERS.map((folder) => ({
+      name: `connectors: ${folder}'s wire stays inside`,
       comment:
-        "a connector's wire schemas, transport and transformers are its own: the rest of pixflow reaches it through its index and pixflow's types (connectors/types.ts, connectors/errors.ts). Only the sandbox, which emulates the provider, speaks its wire.",
+        "a connector's wire schemas, transport and transformers are its own: the rest of pixflow reaches it through its index and pixflow's types (connectors/types.ts, connectors/errors.ts). Only the sandbox, which emulates the providers, speaks their wire.",
       severity: 'error',
-      from: { pathNot: '^(connectors/identity-payments|sandbox)/' },
-      to: { path: '^connectors/identity-payments/', pathNot: '^connectors/identity-payments/index\\.ts$' },
-    },
+      from: { pathNot: `^(connectors/${folder}|sandbox)/` },
+      to: { path: `^connectors/${folder}/`, pathNot: `^connectors/${folder}/index\\.ts$` },
+    })),
     layer(
       'signed-requests',
       `starters|eligibility|common|db|connectors|contracts|policy|activities|workflows|${API_ROOMS}|${SERVICES}`,
