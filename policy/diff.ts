@@ -14,11 +14,15 @@ export interface PolicyFieldChange {
   loosens: boolean;
 }
 
-/** Every leaf of a policy, by dotted path, in the schema's order. */
+/**
+ * Every leaf of a policy, by dotted path, in the schema's order. A list (the deposits' routing)
+ * is one leaf, its items joined by commas, as it is typed back (applyAssignments).
+ */
 export function policyFields(policy: Policy): Array<[string, PolicyValue]> {
   const out: Array<[string, PolicyValue]> = [];
   const walk = (prefix: string, value: unknown) => {
-    if (value !== null && typeof value === 'object') {
+    if (Array.isArray(value)) out.push([prefix, value.join(',')]);
+    else if (value !== null && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) walk(prefix ? `${prefix}.${k}` : k, v);
     } else out.push([prefix, value as PolicyValue]);
   };
@@ -45,6 +49,11 @@ const HIGHER_LOOSENS = new Set([
 
 /** Thresholds where 0 turns the control off: up, or to 0, loosens (from 0 to any is tightening). */
 const THRESHOLD_OR_OFF = new Set(['withdrawals.stepUpAboveCentavos', 'payouts.approvalAboveCentavos']);
+
+// Not loosenings, whichever way they go: the deposits' routing and its breaker (which provider
+// makes a charge, and when one is skipped as down, change neither who may move money nor how
+// much), and the automatic return of a held third party's deposit (the money goes back only to
+// the account it came from, through the connector that received it: none reaches anyone new).
 
 /** Whether changing `path` from `old` to `now` loosens a money limit. */
 export function loosens(path: string, old: PolicyValue, now: PolicyValue): boolean {
@@ -103,6 +112,13 @@ function typedValue(path: string, was: PolicyValue, text: string): PolicyValue {
   return t;
 }
 
+/** A list as typed: comma-separated, spaces around each item dropped. */
+const listValue = (text: string): string[] =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
 /**
  * The policy with each `path=value` applied, checked by the policy's schema; a problem names the
  * field. Nothing is changed on a problem.
@@ -117,7 +133,7 @@ export function applyAssignments(current: Policy, assignments: ReadonlyArray<[st
     const last = keys.pop() as string;
     let node: Record<string, unknown> = next;
     for (const k of keys) node = node[k] as Record<string, unknown>;
-    node[last] = typedValue(path, was, text);
+    node[last] = Array.isArray(node[last]) ? listValue(text) : typedValue(path, was, text);
   }
   return checkedPolicy(next);
 }
@@ -127,7 +143,9 @@ export function checkedPolicy(value: unknown): Policy {
   const parsed = policySchema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  throw new PolicyInputError(issue?.path.join('.') || 'policy', issue?.message ?? 'is not a policy');
+  // A list's item names the list: it is one field (policyFields).
+  const field = issue?.path.filter((k) => typeof k === 'string').join('.');
+  throw new PolicyInputError(field || 'policy', issue?.message ?? 'is not a policy');
 }
 
 /** `path=value` arguments, split; a malformed one is an error naming it. */

@@ -11,6 +11,14 @@ const durationMs = z.number().int('must be whole milliseconds').positive('must b
 /** A window in milliseconds where 0 turns its rule off. */
 const windowOrOff = z.number().int('must be whole milliseconds').min(0, 'must be 0 (off) or more');
 const percent = z.number().int('must be a whole number').min(1).max(100);
+/** A connector's name, as connectors/registry.ts knows it. */
+const connectorName = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** The routing of versions from before it was a field: every deposit to the first provider. */
+const ROUTING_BEFORE = {
+  connectors: ['identity-payments'],
+  breaker: { failures: 5, windowMs: 60_000, coolDownMs: 30_000 },
+};
 
 export const policySchema = z.strictObject({
   deposits: z.strictObject({
@@ -20,6 +28,29 @@ export const policySchema = z.strictObject({
     holdThirdParty: z.boolean(),
     /** How long a person's raised or removed deposit limit waits before it applies. */
     limitCoolingOffMs: durationMs,
+    /** Which connectors make a deposit's charge, in order, and when one is skipped as down. */
+    routing: z
+      .strictObject({
+        /** Tried in this order; one whose breaker is open is skipped for the next. */
+        connectors: z
+          .array(z.string().regex(connectorName, 'must be connector names: lower case, digits and -'))
+          .min(1, 'must name at least one connector')
+          .refine((names) => new Set(names).size === names.length, 'must name each connector once'),
+        breaker: z.strictObject({
+          /** Charge creations failed or timed out within the window that open the breaker. */
+          failures: z.number().int('must be a whole number').min(1, 'must be at least 1'),
+          /** The window those failures are counted in. */
+          windowMs: durationMs,
+          /** How long an open breaker skips its connector before one deposit tries it again. */
+          coolDownMs: durationMs,
+        }),
+      })
+      // Versions written before deposits were routed went to the first provider alone.
+      .default(ROUTING_BEFORE),
+    /** A held third party's deposit goes back to its payer by itself once its review delay passes. */
+    autoReturnThirdParty: z.boolean().default(false),
+    /** The review delay before that automatic return. */
+    autoReturnAfterMs: durationMs.default(24 * 3_600_000),
   }),
   withdrawals: z.strictObject({
     requireVerified: z.boolean(),

@@ -64,6 +64,30 @@ export const seedReference: Record<keyof typeof ruleEnvSchema.shape, VariableDoc
       "how long a person's raised or removed deposit limit (`PUT /v1/customers/:cpf/deposit-limits`) waits before it applies; a lower one applies at once",
     shownDefault: '86400000 (24 h)',
   }),
+  DEPOSIT_ROUTING: rule({
+    meaning:
+      "the connectors a deposit's charge is asked of, in order, a comma list: one down (5xx, timeout, no connection, 429) is skipped for the next within the same request, one whose breaker is open is not asked ([Rules](rules.md#routing-deposits))",
+    shownDefault: '`identity-payments`, then `api-pix` when `API_PIX_BASE_URL` is set',
+  }),
+  DEPOSIT_BREAKER_FAILURES: rule({
+    meaning:
+      'charge creations a connector failed or timed out within `DEPOSIT_BREAKER_WINDOW_MS` that open its breaker: every worker skips it until the cool-down passes',
+  }),
+  DEPOSIT_BREAKER_WINDOW_MS: rule({
+    meaning: "the window a connector's failed charge creations are counted in",
+  }),
+  DEPOSIT_BREAKER_COOL_DOWN_MS: rule({
+    meaning:
+      'how long an open breaker skips its connector; then the next deposit tries it: a success closes it, a failure opens it again',
+  }),
+  DEPOSIT_AUTO_RETURN_THIRD_PARTY: rule({
+    meaning:
+      "a deposit held because someone else paid it goes back to its payer by itself, through the connector that received it, once `DEPOSIT_AUTO_RETURN_AFTER_MS` passed with no operator's decision",
+  }),
+  DEPOSIT_AUTO_RETURN_AFTER_MS: rule({
+    meaning: "the operators' review time before that automatic return",
+    shownDefault: '86400000 (24 h)',
+  }),
   ELIGIBILITY_FRESH_MS: {
     meaning: "a person's eligibility answer younger than this is reused instead of asking again",
   },

@@ -44,6 +44,21 @@ export const RULE_DEFAULTS = {
   approvalAboveCentavos: 1_000_000,
 } as const;
 
+/** The connector every deposit went to first; the API Pix connector follows it when configured. */
+export const FIRST_ROUTED = 'identity-payments';
+export const API_PIX_CONNECTOR = 'api-pix';
+
+/** A comma list of connector names, in order. */
+const connectorList = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.string()).min(1, 'must name at least one connector'));
+
 /** The rule variables: each seeds one field of the policy's first version (seedReference). */
 export const ruleEnvSchema = z.object({
   /** A person's payouts per Brasília day, in centavos: a withdrawal that would pass it is refused. */
@@ -99,6 +114,23 @@ export const ruleEnvSchema = z.object({
   HOLD_THIRD_PARTY_DEPOSITS: bool.default(true),
   /** How long a person's raised or removed deposit limit waits before it applies (a lower one applies at once). */
   DEPOSIT_LIMIT_COOLING_OFF_MS: durationMs.default(24 * 3_600_000),
+  /**
+   * The connectors a deposit's charge is asked of, in order (a comma list); unset:
+   * identity-payments, then api-pix when API_PIX_BASE_URL is set (routingDefault).
+   */
+  DEPOSIT_ROUTING: connectorList.optional(),
+  /** Charge creations failed or timed out within the window that open a connector's breaker. */
+  DEPOSIT_BREAKER_FAILURES: z.coerce
+    .number({ error: 'must be a number of failures' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .default(5),
+  DEPOSIT_BREAKER_WINDOW_MS: durationMs.default(60_000),
+  /** How long an open breaker skips its connector before a deposit tries it again. */
+  DEPOSIT_BREAKER_COOL_DOWN_MS: durationMs.default(30_000),
+  /** A held third party's deposit goes back to its payer by itself after DEPOSIT_AUTO_RETURN_AFTER_MS. */
+  DEPOSIT_AUTO_RETURN_THIRD_PARTY: bool.default(false),
+  DEPOSIT_AUTO_RETURN_AFTER_MS: durationMs.default(24 * 3_600_000),
   /** A person's answer younger than this is reused instead of asking again. */
   ELIGIBILITY_FRESH_MS: durationMs.default(24 * 3_600_000),
   /** The eligibility service unreachable: true refuses new deposits (503), false lets them through. */
@@ -148,6 +180,12 @@ export const RULE_VARIABLE_FIELDS: Record<keyof RuleSettings, string> = {
   REQUIRE_VERIFIED_FOR_DEPOSITS: 'deposits.requireVerified',
   HOLD_THIRD_PARTY_DEPOSITS: 'deposits.holdThirdParty',
   DEPOSIT_LIMIT_COOLING_OFF_MS: 'deposits.limitCoolingOffMs',
+  DEPOSIT_ROUTING: 'deposits.routing.connectors',
+  DEPOSIT_BREAKER_FAILURES: 'deposits.routing.breaker.failures',
+  DEPOSIT_BREAKER_WINDOW_MS: 'deposits.routing.breaker.windowMs',
+  DEPOSIT_BREAKER_COOL_DOWN_MS: 'deposits.routing.breaker.coolDownMs',
+  DEPOSIT_AUTO_RETURN_THIRD_PARTY: 'deposits.autoReturnThirdParty',
+  DEPOSIT_AUTO_RETURN_AFTER_MS: 'deposits.autoReturnAfterMs',
   REQUIRE_VERIFIED_FOR_WITHDRAWALS: 'withdrawals.requireVerified',
   REQUIRE_OWN_PAYEE_ACCOUNT: 'withdrawals.requireOwnPayeeAccount',
   WITHDRAWAL_DAILY_LIMIT_CENTAVOS: 'withdrawals.dailyLimitCentavos',
@@ -177,13 +215,30 @@ export const RULE_VARIABLE_FIELDS: Record<keyof RuleSettings, string> = {
   ALERT_NEW_ACCOUNT_MIN_CENTAVOS: 'alerts.newAccount.minCentavos',
 };
 
-/** The policy the parsed rule variables say; checked by the policy's own schema. */
-export function policyOfSettings(c: RuleSettings): Policy {
+/** The routing an unset DEPOSIT_ROUTING seeds: the first provider, then API Pix when configured. */
+export const routingDefault = (env: NodeJS.ProcessEnv): string[] =>
+  env.API_PIX_BASE_URL ? [FIRST_ROUTED, API_PIX_CONNECTOR] : [FIRST_ROUTED];
+
+/**
+ * The policy the parsed rule variables say; checked by the policy's own schema. `routing` is the
+ * order an unset DEPOSIT_ROUTING stands for.
+ */
+export function policyOfSettings(c: RuleSettings, routing: string[] = [FIRST_ROUTED]): Policy {
   return policySchema.parse({
     deposits: {
       requireVerified: c.REQUIRE_VERIFIED_FOR_DEPOSITS,
       holdThirdParty: c.HOLD_THIRD_PARTY_DEPOSITS,
       limitCoolingOffMs: c.DEPOSIT_LIMIT_COOLING_OFF_MS,
+      routing: {
+        connectors: c.DEPOSIT_ROUTING ?? routing,
+        breaker: {
+          failures: c.DEPOSIT_BREAKER_FAILURES,
+          windowMs: c.DEPOSIT_BREAKER_WINDOW_MS,
+          coolDownMs: c.DEPOSIT_BREAKER_COOL_DOWN_MS,
+        },
+      },
+      autoReturnThirdParty: c.DEPOSIT_AUTO_RETURN_THIRD_PARTY,
+      autoReturnAfterMs: c.DEPOSIT_AUTO_RETURN_AFTER_MS,
     },
     withdrawals: {
       requireVerified: c.REQUIRE_VERIFIED_FOR_WITHDRAWALS,
@@ -259,7 +314,19 @@ export function policyFromEnv(env: NodeJS.ProcessEnv = process.env): Policy {
         return `${name}=${raw === undefined ? '(unset)' : JSON.stringify(raw.slice(0, 60))}: ${i.message}`;
       }),
     );
-  return policyOfSettings(parsed.data);
+  // The schema's problems name a variable; the policy's own (a name given twice) name its field.
+  try {
+    return policyOfSettings(parsed.data, routingDefault(cleaned));
+  } catch (err) {
+    if (!(err instanceof z.ZodError)) throw err;
+    throw new ConfigError(
+      err.issues.map((i) => {
+        const field = i.path.join('.');
+        const name = Object.entries(RULE_VARIABLE_FIELDS).find(([, f]) => field.startsWith(f))?.[0];
+        return `${name ?? field}: ${i.message}`;
+      }),
+    );
+  }
 }
 
 /** The policy an unconfigured deployment seeds. */

@@ -51,7 +51,7 @@ describe('a policy diff', () => {
     const paths = policyFields(base).map(([p]) => p);
     expect(paths).toContain('alerts.windowTotal.of');
     expect(paths).toContain('eligibility.impededCloseWithinMs');
-    expect(paths).toHaveLength(30);
+    expect(paths).toHaveLength(36);
   });
 });
 
@@ -101,6 +101,20 @@ describe('which changes loosen a money limit', () => {
     expect(changeOf('eligibility.freshMs', '1h')[0]?.loosens).toBe(false);
   });
 
+  it("the deposits' routing, its breaker and the automatic return apply at once, either way", () => {
+    expect(changeOf('deposits.routing.connectors', 'api-pix,identity-payments')).toEqual([
+      {
+        path: 'deposits.routing.connectors',
+        old: 'identity-payments',
+        new: 'api-pix,identity-payments',
+        loosens: false,
+      },
+    ]);
+    expect(changeOf('deposits.routing.breaker.failures', '1')[0]?.loosens).toBe(false);
+    expect(changeOf('deposits.autoReturnThirdParty', 'true')[0]?.loosens).toBe(false);
+    expect(changeOf('deposits.autoReturnAfterMs', '1h')[0]?.loosens).toBe(false);
+  });
+
   it('thresholds that are no money limit apply at once, either way', () => {
     expect(changeOf('alerts.structuring.count', '5')[0]?.loosens).toBe(false);
     expect(changeOf('payouts.deadlineMs', '240m')[0]?.loosens).toBe(false);
@@ -123,6 +137,34 @@ describe('path=value assignments', () => {
     expect(p.payouts.atRiskShare).toBe(0.5);
     // The policy it was applied to is left as it was.
     expect(base.deposits.holdThirdParty).toBe(true);
+  });
+
+  it('reads a version written before the routing as routing every deposit to the first provider', () => {
+    const before = structuredClone(base) as unknown as { deposits: Record<string, unknown> };
+    delete before.deposits.routing;
+    delete before.deposits.autoReturnThirdParty;
+    delete before.deposits.autoReturnAfterMs;
+    const read = checkedPolicy(before);
+    expect(read.deposits.routing.connectors).toEqual(['identity-payments']);
+    expect(read.deposits.autoReturnThirdParty).toBe(false);
+    expect(diffPolicies(base, read)).toEqual([]);
+  });
+
+  it('reads a list as comma-separated names, and refuses a bad one naming the list', () => {
+    const p = withField('deposits.routing.connectors', ' api-pix, identity-payments ,');
+    expect(p.deposits.routing.connectors).toEqual(['api-pix', 'identity-payments']);
+    expect(policyFields(p)).toContainEqual(['deposits.routing.connectors', 'api-pix,identity-payments']);
+    expect(inputError(() => withField('deposits.routing.connectors', 'api-pix,api-pix'))).toEqual({
+      field: 'deposits.routing.connectors',
+      problem: 'must name each connector once',
+    });
+    expect(inputError(() => withField('deposits.routing.connectors', ''))).toEqual({
+      field: 'deposits.routing.connectors',
+      problem: 'must name at least one connector',
+    });
+    expect(inputError(() => withField('deposits.routing.connectors', 'API Pix')).field).toBe(
+      'deposits.routing.connectors',
+    );
   });
 
   it('refuses a bad value naming its field, by the schema', () => {

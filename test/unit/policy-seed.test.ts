@@ -15,6 +15,12 @@ const OTHER_VALUE: Record<keyof typeof RULE_VARIABLE_FIELDS, [string, unknown]> 
   REQUIRE_VERIFIED_FOR_DEPOSITS: ['false', false],
   HOLD_THIRD_PARTY_DEPOSITS: ['no', false],
   DEPOSIT_LIMIT_COOLING_OFF_MS: ['60000', 60_000],
+  DEPOSIT_ROUTING: [' api-pix , identity-payments', 'api-pix,identity-payments'],
+  DEPOSIT_BREAKER_FAILURES: ['2', 2],
+  DEPOSIT_BREAKER_WINDOW_MS: ['1000', 1_000],
+  DEPOSIT_BREAKER_COOL_DOWN_MS: ['2000', 2_000],
+  DEPOSIT_AUTO_RETURN_THIRD_PARTY: ['true', true],
+  DEPOSIT_AUTO_RETURN_AFTER_MS: ['3600000', 3_600_000],
   REQUIRE_VERIFIED_FOR_WITHDRAWALS: ['0', false],
   REQUIRE_OWN_PAYEE_ACCOUNT: ['false', false],
   WITHDRAWAL_DAILY_LIMIT_CENTAVOS: ['123456', 123_456],
@@ -61,7 +67,21 @@ describe('the policy seeded from the environment', () => {
       requireVerified: true,
       holdThirdParty: true,
       limitCoolingOffMs: 86_400_000,
+      routing: {
+        connectors: ['identity-payments'],
+        breaker: { failures: 5, windowMs: 60_000, coolDownMs: 30_000 },
+      },
+      autoReturnThirdParty: false,
+      autoReturnAfterMs: 86_400_000,
     });
+  });
+
+  it('routes deposits to API Pix after the first provider when it is configured, unless told otherwise', () => {
+    const configured = { API_PIX_BASE_URL: 'https://psp.example/api/v2' };
+    expect(policyFromEnv(configured).deposits.routing.connectors).toEqual(['identity-payments', 'api-pix']);
+    expect(policyFromEnv({ ...configured, DEPOSIT_ROUTING: 'api-pix' }).deposits.routing.connectors).toEqual([
+      'api-pix',
+    ]);
   });
 
   it('reads each variable, in the formats it always took, into its own field and no other', () => {
@@ -93,6 +113,12 @@ describe('the policy seeded from the environment', () => {
     expect(
       problems({ WITHDRAWAL_DAILY_LIMIT_CENTAVOS: '0', PAYOUT_APPROVERS: '3' }).map((l) => l.split('=')[0]),
     ).toEqual(['WITHDRAWAL_DAILY_LIMIT_CENTAVOS', 'PAYOUT_APPROVERS']);
+    expect(problems({ DEPOSIT_ROUTING: 'api-pix,api-pix' })).toEqual([
+      'DEPOSIT_ROUTING: must name each connector once',
+    ]);
+    expect(problems({ DEPOSIT_ROUTING: ' , ' })[0]).toMatch(
+      /^DEPOSIT_ROUTING=.*must name at least one connector/,
+    );
     // Empty means unset, as in `FOO= cmd`.
     expect(policyFromEnv({ WITHDRAWAL_DAILY_LIMIT_CENTAVOS: '' }).withdrawals.dailyLimitCentavos).toBe(
       5_000_000,
