@@ -1,6 +1,6 @@
 // One file over 400 lines on purpose: every call's path (auth form, token refresh, timeout,
 // span, error mapping) reads top to bottom in one place; the error bodies it reads are in
-// wire/errors.ts, the token cache in token-cache.ts.
+// wire/errors.ts, the token cache (shared by every connector) in ../token-cache.ts.
 
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { z } from 'zod';
@@ -20,7 +20,7 @@ import {
   RestrictedDocumentError,
   UnauthorizedError,
 } from '../errors';
-import { TokenCache } from './token-cache';
+import { TokenCache } from '../token-cache';
 import {
   deceasedOrUnderAgeErrorSchema,
   documentNotFoundErrorSchema,
