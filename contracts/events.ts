@@ -11,7 +11,8 @@ import { withdrawalStatuses } from './withdrawal';
 // Outbound events: what pixflow tells a backend happened. Every status change of a flow is one
 // event `<flow type>.<status>`; a change of a person's verification is `customer.verification_updated`;
 // a withdrawal still open at its deadline's marks is `withdrawal.deadline_at_risk`, then
-// `withdrawal.deadline_missed`; a person the registry of impeded people names is
+// `withdrawal.deadline_missed`; a completed deposit's money sent back without pixflow asking
+// (MED) is `deposit.reversed`; a person the registry of impeded people names is
 // `customer.impeded`, and one an operator closes for it `customer.closed`; an endpoint pixflow stops
 // delivering to is `webhook_endpoint.disabled`; a monitoring rule that flags a person's movement
 // is `alert.raised`. The same schemas
@@ -44,6 +45,12 @@ export const WEBHOOK_ENDPOINT_DISABLED = 'webhook_endpoint.disabled';
  */
 export const WITHDRAWAL_DEADLINE_AT_RISK = 'withdrawal.deadline_at_risk';
 export const WITHDRAWAL_DEADLINE_MISSED = 'withdrawal.deadline_missed';
+/**
+ * A completed deposit's money went back to its payer without pixflow asking (a MED return, or
+ * any return pixflow did not ask for): once per return, beside the deposit's status, which stays.
+ * Its state's `details.reversal` is that return; `details.reversed` every one so far.
+ */
+export const DEPOSIT_REVERSED = 'deposit.reversed';
 export { ALERT_RAISED };
 
 /**
@@ -59,6 +66,7 @@ export const eventTypes: readonly string[] = [
     .filter((t) => !startingStatuses.has(t)),
   WITHDRAWAL_DEADLINE_AT_RISK,
   WITHDRAWAL_DEADLINE_MISSED,
+  DEPOSIT_REVERSED,
   CUSTOMER_VERIFICATION_UPDATED,
   CUSTOMER_IMPEDED,
   CUSTOMER_CLOSED,

@@ -6,10 +6,12 @@ import { type Pool, prepared } from './pool';
 const UNIQUE_VIOLATION = '23505';
 
 export type NotificationPoint = 'deposit' | 'withdraw' | 'liveness';
+/** Where a row came in: the first provider's points, or `api-pix`, a PSP speaking the Central Bank's API Pix. */
+export type InboxPoint = NotificationPoint | 'api-pix';
 
 export interface NewInboxRow {
   dedupeKey: string;
-  point: NotificationPoint;
+  point: InboxPoint;
   workflowId: string;
   rawBody: string;
   headers: Record<string, string>;
@@ -22,7 +24,7 @@ export interface NewInboxRow {
 
 export interface InboxRow {
   id: number;
-  point: NotificationPoint;
+  point: InboxPoint;
   workflowId: string;
   signalName: string;
   signalPayload: unknown;
@@ -128,7 +130,7 @@ export async function claimForDelivery(pool: Pool, id: number): Promise<boolean>
 export async function claimPending(pool: Pool, limit: number, leaseMs: number): Promise<InboxRow[]> {
   const r = await pool.query<{
     id: number;
-    point: NotificationPoint;
+    point: InboxPoint;
     workflow_id: string;
     signal_name: string;
     signal_payload: unknown;

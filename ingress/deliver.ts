@@ -11,6 +11,7 @@ import { type InboxRow, markDelivered, markGaveUp, markRetry, rawBodyOf } from '
 import { namesLivenessRequest } from '../db/liveness-requests';
 import type { Pool } from '../db/pool';
 import { withTemporalDeadline } from '../http/temporal-deadline';
+import { API_PIX_POINT, askReversalCheck } from './api-pix-reversals';
 
 // Signals one inbox row to its workflow and records the outcome. Shared by the request's fast
 // path and the relay, so both treat "not found", "closed" and "Temporal down" the same way.
@@ -26,6 +27,8 @@ export interface DeliveryOptions {
   coalesceMs: number;
   /** A liveness callback naming no request of its flow waits this long for the request's record. */
   requestWaitMs: number;
+  /** Where a deposit's reversal checks run (the worker's task queue). */
+  taskQueue: string;
 }
 
 export const defaultDeliveryOptions: DeliveryOptions = {
@@ -35,6 +38,7 @@ export const defaultDeliveryOptions: DeliveryOptions = {
   giveUpAfterMs: INBOX_DEFAULTS.giveUpMs,
   coalesceMs: INBOX_DEFAULTS.coalesceMs,
   requestWaitMs: INBOX_DEFAULTS.livenessRequestWaitMs,
+  taskQueue: 'pixflow',
 };
 
 /** The operator's settings (common/config.ts) over the defaults. */
@@ -43,9 +47,11 @@ export function deliveryOptionsFrom(config: {
   INBOX_GIVE_UP_MS?: number;
   INBOX_COALESCE_MS?: number;
   INBOX_LIVENESS_REQUEST_WAIT_MS?: number;
+  TEMPORAL_TASK_QUEUE?: string;
 }): DeliveryOptions {
   return {
     ...defaultDeliveryOptions,
+    ...(config.TEMPORAL_TASK_QUEUE ? { taskQueue: config.TEMPORAL_TASK_QUEUE } : {}),
     ...(config.INBOX_RETRY_MAX_MS ? { retryMaxMs: config.INBOX_RETRY_MAX_MS } : {}),
     ...(config.INBOX_GIVE_UP_MS ? { giveUpAfterMs: config.INBOX_GIVE_UP_MS } : {}),
     ...(config.INBOX_COALESCE_MS ? { coalesceMs: config.INBOX_COALESCE_MS } : {}),
@@ -137,10 +143,11 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
       return 'not_found';
     }
     const suspended = await suspendOnContradiction(pool, row);
+    const reversals = await checkReversalsOfClosed(ctx, row);
     await markDelivered(
       pool,
       row.id,
-      `workflow already closed (${d.status.name}); ${suspended ?? 'nothing to deliver'}`,
+      `workflow already closed (${d.status.name}); ${suspended ?? reversals ?? 'nothing to deliver'}`,
     );
     return 'closed';
   } catch (err) {
@@ -187,6 +194,19 @@ async function unmatchedRequest(ctx: DeliveryContext, row: InboxRow): Promise<Ou
   await markDelivered(pool, row.id, UNMATCHED_NOTE);
   ctx.metrics?.countUnmatchedLiveness(isBiometricsWorkflowId(row.workflowId) ? 'biometrics' : 'onboarding');
   return 'unmatched';
+}
+
+/**
+ * An API Pix notification for a deposit that has closed may tell of a return its payer's side
+ * started (MED): the deposit's reversal check is started, or signalled if it runs
+ * (ingress/api-pix-reversals.ts). Returns the note for the inbox row when it did.
+ */
+async function checkReversalsOfClosed(ctx: DeliveryContext, row: InboxRow): Promise<string | undefined> {
+  if (row.point !== API_PIX_POINT) return undefined;
+  await withTemporalDeadline(ctx.temporal, ctx.options.signalTimeoutMs, () =>
+    askReversalCheck(ctx.temporal, ctx.options.taskQueue, row.signalPayload),
+  );
+  return 'its reversal check asked';
 }
 
 /**

@@ -1,6 +1,7 @@
 // Every workflow the worker registers on task queue `pixflow`.
 export { biometricsWorkflow } from './biometrics';
 export { depositWorkflow } from './deposit';
+export { depositReversalsWorkflow } from './deposit-reversals';
 export { heldDepositWorkflow } from './held-deposit';
 export { onboardingWorkflow } from './onboarding';
 export { reconcilerWorkflow } from './reconciler';
