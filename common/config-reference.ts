@@ -169,6 +169,26 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   },
   WEBHOOK_SECRET: { meaning: 'secret path segment of the webhook URLs (16+ characters)', secret: true },
   WEBHOOK_PARTNER_ID: { meaning: 'the partner id the provider must send back in every webhook' },
+  API_PIX_WEBHOOK_PORT: {
+    meaning:
+      "port of the API process's second listener, where a PSP speaking the API Pix posts its webhooks (`<listener>/webhooks/api-pix/<API_PIX_WEBHOOK_SECRET>/pix`), HTTPS with mutual TLS ([API Pix webhooks](connectors.md#api-pix-webhooks)); needs the four below",
+    shownDefault: 'none: no listener',
+  },
+  API_PIX_WEBHOOK_CERT_FILE: {
+    meaning: "PEM file of pixflow's server certificate on that listener",
+    shownDefault: 'none',
+  },
+  API_PIX_WEBHOOK_KEY_FILE: { meaning: "PEM file of that certificate's private key", shownDefault: 'none' },
+  API_PIX_WEBHOOK_CLIENT_CA_FILE: {
+    meaning:
+      "PEM file of the CA that signs the PSP's webhook client certificate: the only callers the listener lets in",
+    shownDefault: 'none',
+  },
+  API_PIX_WEBHOOK_SECRET: {
+    meaning:
+      'secret path segment of the API Pix webhook URL (16+ characters), a second factor beside the certificate',
+    shownDefault: 'none',
+  },
   CODEC_KEYS: {
     meaning:
       'payload encryption keys, `id:base64(32 bytes)` comma-separated; keep old ids while histories need them',

@@ -199,6 +199,15 @@ export const envSchema = z.object({
     .min(16, 'must be at least 16 characters')
     .default('dev-webhook-secret-change-me'),
   WEBHOOK_PARTNER_ID: z.string().min(1).default('pixflow'),
+  /**
+   * A PSP speaking the Central Bank's API Pix posts its webhooks to a listener of its own in the
+   * API process, over mutual TLS (docs/connectors.md, API Pix webhooks); unset: no listener.
+   */
+  API_PIX_WEBHOOK_PORT: port.optional(),
+  API_PIX_WEBHOOK_CERT_FILE: z.string().min(1).optional(),
+  API_PIX_WEBHOOK_KEY_FILE: z.string().min(1).optional(),
+  API_PIX_WEBHOOK_CLIENT_CA_FILE: z.string().min(1).optional(),
+  API_PIX_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Webhook inbox relay: how often it looks for pending rows, the longest retry back-off, and
    * how long a notification may wait for its workflow to appear before it is given up. */
   INBOX_RELAY_INTERVAL_MS: durationMs.default(INBOX_DEFAULTS.relayIntervalMs),
@@ -401,6 +410,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       'ELIGIBILITY_URL: not set, so no one would be screened against the registry of impeded people; set it to your eligibility service (docs/rules.md, Eligibility), or ELIGIBILITY_SCREENED_ELSEWHERE=true if you screen every person elsewhere',
     );
   if (parsed.success) problems.push(...temporalTlsProblems(parsed.data, screensPeople(opts)));
+  if (parsed.success) problems.push(...apiPixWebhookProblems(parsed.data));
   problems.push(...secretProblems.values());
   if (!parsed.success || !codecKeys || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
@@ -478,6 +488,23 @@ function temporalTlsProblems(e: z.infer<typeof envSchema>, temporalClient: boole
       `TEMPORAL_TLS_CERT_PATH / TEMPORAL_TLS_KEY_PATH: unset, so pixflow would talk to Temporal at ${e.TEMPORAL_ADDRESS} without credentials; in production set TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH to a client certificate the server requires (mutual TLS; TEMPORAL_TLS_CA_PATH for a private CA), or TEMPORAL_API_KEY for Temporal Cloud; only a Temporal on loopback may go without (docs/security.md)`,
     );
   return problems;
+}
+
+/** The API Pix webhook listener takes all of its settings, or none. */
+function apiPixWebhookProblems(e: z.infer<typeof envSchema>): string[] {
+  const needed = [
+    'API_PIX_WEBHOOK_CERT_FILE',
+    'API_PIX_WEBHOOK_KEY_FILE',
+    'API_PIX_WEBHOOK_CLIENT_CA_FILE',
+    'API_PIX_WEBHOOK_SECRET',
+  ] as const;
+  if (e.API_PIX_WEBHOOK_PORT === undefined) return [];
+  const missing = needed.filter((name) => !e[name]);
+  return missing.length
+    ? [
+        `API_PIX_WEBHOOK_PORT: set, so the API Pix webhook listener needs ${missing.join(', ')} too (pixflow's server certificate and key, the PSP's client CA, the path secret)`,
+      ]
+    : [];
 }
 
 const isLoopbackHost = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
