@@ -190,6 +190,18 @@ export interface ReceivedPix {
   returns: PixReturn[];
 }
 
+/**
+ * A PSP's notice that a Pix was received or one of its returns settled (API Pix webhook), as a
+ * hint: the flow confirms it by asking the connector.
+ */
+export interface PixNotification {
+  e2eId: string;
+  /** pixflow's txid of the charge it paid; absent for a Pix that paid no charge of pixflow's. */
+  txid?: string;
+  amountCentavos: number;
+  returns: PixReturn[];
+}
+
 /** What every connector is: a name, what it can do, its token use. */
 export interface ConnectorBase {
   readonly name: string;

@@ -1,0 +1,7 @@
+// The API Pix connector's public face: the rest of pixflow builds it here and speaks to it in
+// pixflow's types (../types.ts); its wire stays inside this folder.
+
+export type { ApiPixCallEvent, ApiPixLogger } from './client';
+export { type ApiPixConnector, type ApiPixOptions, createApiPixConnector } from './connector';
+export { readPixNotifications } from './notifications';
+export { fromApiPixTxid, returnIdFor, toApiPixTxid } from './txid';
