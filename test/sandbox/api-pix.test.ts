@@ -1,0 +1,314 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeApiPixPki } from '../../sandbox/api-pix/pki';
+import { type ApiPixForTest, apiPixRequest, startApiPixForTest } from '../helpers/api-pix';
+import { waitUntil } from '../helpers/wait';
+
+// The API Pix emulation over real HTTPS with mutual TLS: what a PSP's client meets (handshake,
+// OAuth, the spec's shapes and problems), the payer's side, returns, webhooks and faults.
+
+const ERROR = 'https://pix.bcb.gov.br/api/v2/error/';
+const HOLDER = { cpf: '12345678909', nome: 'Bia Lima' };
+let txidSeq = 0;
+const newTxid = () => `pixflowtest${Date.now()}${String(++txidSeq).padStart(6, '0')}`.slice(0, 35);
+const cobBody = (over: Record<string, unknown> = {}, psp: ApiPixForTest = pix) => ({
+  calendario: { expiracao: 1800 },
+  devedor: HOLDER,
+  valor: { original: '150.00' },
+  chave: psp.pixKey,
+  solicitacaoPagador: 'Depósito',
+  ...over,
+});
+
+/** pixflow's webhook listener as the spec asks for it: HTTPS that requires the PSP's client certificate. */
+interface Receiver {
+  url: string;
+  received: { body: { pix: Array<Record<string, unknown>> }; clientCn: string }[];
+  answer: () => number;
+  close(): Promise<void>;
+}
+
+async function startReceiver(psp: ApiPixForTest): Promise<Receiver> {
+  const receiver: Receiver = { url: '', received: [], answer: () => 200, close: async () => {} };
+  const server = https.createServer(
+    {
+      cert: psp.webhook.serverCert,
+      key: psp.webhook.serverKey,
+      ca: psp.webhook.clientCa,
+      requestCert: true,
+      rejectUnauthorized: true,
+    },
+    async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const peer = (req.socket as import('node:tls').TLSSocket).getPeerCertificate();
+      const status = receiver.answer();
+      if (req.method === 'POST' && req.url === '/hooks/pix')
+        receiver.received.push({
+          body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+          clientCn: String(peer.subject?.CN ?? ''),
+        });
+      res.writeHead(status).end();
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  receiver.close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return receiver;
+}
+
+let pix: ApiPixForTest;
+let token: string;
+const auth = () => ({ authorization: `Bearer ${token}` });
+
+beforeAll(async () => {
+  pix = await startApiPixForTest({ returnSettleMs: 150 });
+  token = await pix.token();
+});
+afterAll(async () => {
+  await pix?.close();
+});
+beforeEach(async () => {
+  await pix.reset();
+  token = await pix.token();
+});
+
+async function createCob(over: Record<string, unknown> = {}) {
+  const txid = newTxid();
+  const answer = await pix.request(`/cob/${txid}`, { method: 'PUT', headers: auth(), body: cobBody(over) });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+  return { txid, cob: answer.body };
+}
+
+describe('mutual TLS', () => {
+  it('makes the test PKI once: keys 0600, files kept on a second call', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'api-pix-pki-test-'));
+    try {
+      const first = makeApiPixPki(dir);
+      for (const files of [first.pspCa, first.pspServer, first.merchantClient, first.pixflowIngress])
+        expect(statSync(files.key).mode & 0o777).toBe(0o600);
+      const made = statSync(first.merchantClient.cert).mtimeMs;
+      const again = makeApiPixPki(dir);
+      expect(statSync(again.merchantClient.cert).mtimeMs).toBe(made);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses the handshake to a caller without a client certificate', async () => {
+    const refused = pix.sandbox.state.counters.handshakesRefused;
+    await expect(
+      apiPixRequest(`${pix.url}/oauth/token`, { method: 'POST', tls: { ca: pix.tls.ca } }),
+    ).rejects.toMatchObject({ code: 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED' });
+    await waitUntil(
+      () => pix.sandbox.state.counters.handshakesRefused,
+      (n) => n === refused + 1,
+    );
+  });
+
+  it('refuses the handshake to a client certificate of another CA', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'api-pix-rogue-'));
+    try {
+      const rogue = makeApiPixPki(dir);
+      const refused = pix.sandbox.state.counters.handshakesRefused;
+      const requestsBefore = { ...pix.sandbox.state.counters.requests };
+      await expect(
+        apiPixRequest(`${pix.url}/oauth/token`, {
+          method: 'POST',
+          tls: {
+            cert: readFileSync(rogue.merchantClient.cert, 'utf8'),
+            key: readFileSync(rogue.merchantClient.key, 'utf8'),
+            ca: pix.tls.ca,
+          },
+        }),
+      ).rejects.toThrow();
+      // The PSP refused it in the handshake: no HTTP request reached it.
+      await waitUntil(
+        () => pix.sandbox.state.counters.handshakesRefused,
+        (n) => n === refused + 1,
+      );
+      expect(pix.sandbox.state.counters.requests).toEqual(requestsBefore);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('OAuth', () => {
+  it('issues a Bearer token for HTTP Basic client credentials, with the scopes asked', async () => {
+    const answer = await pix.request('/oauth/token', {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${pix.clientId}:${pix.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials&scope=cob.read%20pix.read',
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ token_type: 'Bearer', scope: 'cob.read pix.read' });
+    expect(answer.body.expires_in).toBeGreaterThan(0);
+    expect(answer.body.access_token).toEqual(expect.any(String));
+  });
+
+  it('refuses wrong client credentials (401 invalid_client)', async () => {
+    const answer = await pix.request('/oauth/token', {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${pix.clientId}:wrong`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials',
+    });
+    expect(answer.status).toBe(401);
+    expect(answer.body.error).toBe('invalid_client');
+  });
+
+  it('answers 401 problem+json without a token and with a bad one', async () => {
+    for (const headers of [{}, { authorization: 'Bearer not-a-token' }] as Record<string, string>[]) {
+      const answer = await pix.request(`/cob/${newTxid()}`, { headers });
+      expect(answer.status).toBe(401);
+      expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(answer.body).toMatchObject({ status: 401, title: 'Unauthorized' });
+      expect(answer.headers['www-authenticate']).toMatch(/^Bearer/);
+    }
+  });
+
+  it('answers 403 AcessoNegado to a token without the scope', async () => {
+    const readOnly = await pix.token('cob.read');
+    const answer = await pix.request(`/cob/${newTxid()}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${readOnly}` },
+      body: cobBody(),
+    });
+    expect(answer.status).toBe(403);
+    expect(answer.body).toMatchObject({ type: `${ERROR}AcessoNegado`, status: 403 });
+  });
+});
+
+describe('cob', () => {
+  it('creates a cob, reads it, answers the same request again, refuses another body for its txid', async () => {
+    const { txid, cob } = await createCob();
+    expect(cob).toMatchObject({
+      txid,
+      revisao: 0,
+      status: 'ATIVA',
+      calendario: { expiracao: 1800 },
+      devedor: HOLDER,
+      valor: { original: '150.00' },
+      chave: pix.pixKey,
+      loc: { tipoCob: 'cob' },
+    });
+    expect(cob.pixCopiaECola).toMatch(/^000201/);
+    expect(cob.pixCopiaECola).toContain(cob.location);
+
+    const read = await pix.request(`/cob/${txid}`, { headers: auth() });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(cob);
+
+    const again = await pix.request(`/cob/${txid}`, { method: 'PUT', headers: auth(), body: cobBody() });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(cob);
+
+    const other = await pix.request(`/cob/${txid}`, {
+      method: 'PUT',
+      headers: auth(),
+      body: cobBody({ valor: { original: '151.00' } }),
+    });
+    expect(other.status).toBe(400);
+    expect(other.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(other.body).toMatchObject({ type: `${ERROR}CobOperacaoInvalida`, status: 400 });
+    expect(other.body.violacoes[0].propriedade).toBe('txid');
+  });
+
+  it('names the field at fault: a bad amount, a key not of this account, a bad txid', async () => {
+    const bad = await pix.request(`/cob/${newTxid()}`, {
+      method: 'PUT',
+      headers: auth(),
+      body: cobBody({ valor: { original: '150' } }),
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.type).toBe(`${ERROR}CobOperacaoInvalida`);
+    expect(bad.body.violacoes.map((v: { propriedade: string }) => v.propriedade)).toEqual([
+      'cob.valor.original',
+    ]);
+
+    const key = await pix.request(`/cob/${newTxid()}`, {
+      method: 'PUT',
+      headers: auth(),
+      body: cobBody({ chave: 'someone-else@example.com' }),
+    });
+    expect(key.status).toBe(400);
+    expect(key.body.violacoes[0].propriedade).toBe('cob.chave');
+
+    const txid = await pix.request('/cob/short', { method: 'PUT', headers: auth(), body: cobBody() });
+    expect(txid.status).toBe(400);
+    expect(txid.body.violacoes[0].propriedade).toBe('txid');
+  });
+
+  it('answers CobNaoEncontrado for an unknown txid', async () => {
+    const answer = await pix.request(`/cob/${newTxid()}`, { headers: auth() });
+    expect(answer.status).toBe(404);
+    expect(answer.body.type).toBe(`${ERROR}CobNaoEncontrado`);
+  });
+});
+
+describe('paying a cob', () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver(pix);
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+  beforeEach(async () => {
+    receiver.received.length = 0;
+    receiver.answer = () => 200;
+    const hook = await pix.request(`/webhook/${encodeURIComponent(pix.pixKey)}`, {
+      method: 'PUT',
+      headers: auth(),
+      body: { webhookUrl: receiver.url },
+    });
+    expect(hook.status).toBe(200);
+  });
+
+  it('the holder pays: the cob is CONCLUIDA with its Pix, and the webhook posts it over mutual TLS', async () => {
+    const { txid } = await createCob();
+    const paid = await pix.pay(txid, { payer: 'holder' });
+    expect(paid.endToEndId).toMatch(/^E\d{8}\d{12}[a-zA-Z0-9]{11}$/);
+    expect(paid).toMatchObject({ txid, valor: '150.00', chave: pix.pixKey, pagador: HOLDER });
+
+    const cob = await pix.request(`/cob/${txid}`, { headers: auth() });
+    expect(cob.body.status).toBe('CONCLUIDA');
+    expect(cob.body.pix).toEqual([paid]);
+
+    const got = await waitUntil(
+      () => receiver.received,
+      (r) => r.length > 0,
+    );
+    expect(got[0]?.body).toEqual({ pix: [paid] });
+    expect(got[0]?.clientCn).toBe('Sandbox PSP webhooks');
+    const again = await pix.request(`/cob/${txid}`, { method: 'PUT', headers: auth(), body: cobBody() });
+    expect(again.status).toBe(200);
+  });
+
+  it('a third party pays with another CPF and name', async () => {
+    const { txid } = await createCob();
+    const paid = await pix.pay(txid, { payer: 'third_party', cpf: '98765432100', nome: 'Outra Pessoa' });
+    expect(paid.pagador).toEqual({ cpf: '98765432100', nome: 'Outra Pessoa' });
+    const unnamed = await pix.pay((await createCob()).txid, { payer: 'third_party' });
+    expect(unnamed.pagador.cpf).toMatch(/^\d{11}$/);
+    expect(unnamed.pagador.cpf).not.toBe(HOLDER.cpf);
+    const read = await pix.request(`/pix/${paid.endToEndId}`, { headers: auth() });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(paid);
+    await expect(pix.pay(txid)).rejects.toThrow(/409/);
+  });
+});
