@@ -130,6 +130,7 @@ const ptBR = {
     findCustomerButton: 'Abrir cliente',
     findCase: 'Encontrar um caso pelo txid, transactionId ou E2E',
     findCaseButton: 'Buscar caso',
+    reversals: 'Devoluções MED: depósitos devolvidos ao pagador sem o pixflow pedir',
   },
   queue: {
     cpf: 'CPF',
@@ -224,6 +225,7 @@ const ptBR = {
     closed: 'Cliente: conta encerrada',
     endpointDisabled: 'Endpoint de webhook desativado',
     deadlineAtRisk: 'Saque: prazo de pagamento em risco',
+    reversed: 'Depósito: devolução MED ao pagador',
     deadlineMissed: 'Saque: prazo de pagamento perdido',
   },
   customer: {
@@ -375,8 +377,42 @@ const ptBR = {
       movements: 'Movimentos',
       registeredAt: 'Cadastro aprovado em',
       sinceRegistrationMs: 'Saque depois do cadastro',
+      nature: 'Natureza da devolução',
+      reversedCentavos: 'Devolvido',
+      depositCentavos: 'Depósito',
+      reversals: 'Devoluções',
+      partial: 'Parcial ou total',
+      returnId: 'Id da devolução',
     } as Record<string, string>,
     direction: { deposits: 'depósitos', withdrawals: 'saques' } as Record<string, string>,
+  },
+  reversals: {
+    title: 'Devoluções MED',
+    help: 'Depósitos já creditados cujo dinheiro voltou ao pagador sem o pixflow pedir: devoluções do MED (Mecanismo Especial de Devolução) que o lado do pagador abriu, por fraude ou falha operacional, ou qualquer devolução que o pixflow não pediu. O status do depósito continua o que era; cada uma levanta um alerta. As mais recentes primeiro.',
+    caption: 'Devoluções MED, as mais recentes primeiro',
+    count: (total: number, shown: number) =>
+      `${total} ${total === 1 ? 'devolução' : 'devoluções'}${total > shown ? `, as ${shown} mais recentes mostradas` : ''}.`,
+    deposit: 'Depósito',
+    customer: 'Cliente',
+    payer: 'Pagador',
+    nature: 'Natureza',
+    amount: 'Valor devolvido',
+    extent: 'Parcial ou total',
+    state: 'Situação',
+    seen: 'Vista há',
+    partial: 'Parcial',
+    whole: 'Total',
+    natures: {
+      med_operational: 'MED por falha operacional',
+      med_fraud: 'MED por fraude',
+      med_automatic: 'MED do Pix Automático',
+      original: 'Devolução que o pixflow não pediu',
+      withdrawal: 'Devolução de Pix Saque ou Troco',
+    } as Record<string, string>,
+    states: { processing: 'Em processamento', returned: 'Devolvido', failed: 'Não realizado' } as Record<
+      string,
+      string
+    >,
   },
   personAlerts: {
     heading: 'Alertas de monitoramento desta pessoa',
@@ -805,6 +841,7 @@ const ptBR = {
       quick_in_out: 'Entrada e saída rápida',
       window_total: 'Total movimentado na janela',
       new_account: 'Saque logo após o cadastro',
+      reversals: 'Devolução MED de um depósito creditado',
       provider_unclassified: 'Resposta do provedor que o pixflow não sabe ler: o fluxo espera',
     },
     alertStatus: { open: 'Aberto', reviewed: 'Revisado', reported: 'Comunicado' },
@@ -966,6 +1003,7 @@ const en: Catalog = {
     findCustomerButton: 'Open customer',
     findCase: 'Find a case by txid, transactionId or E2E id',
     findCaseButton: 'Find case',
+    reversals: 'MED returns: deposits sent back to their payer without pixflow asking',
   },
   queue: {
     cpf: 'CPF',
@@ -1060,6 +1098,7 @@ const en: Catalog = {
     closed: 'Customer: account closed',
     endpointDisabled: 'Webhook endpoint disabled',
     deadlineAtRisk: 'Withdrawal: payout deadline at risk',
+    reversed: 'Deposit: MED return to the payer',
     deadlineMissed: 'Withdrawal: payout deadline missed',
   },
   customer: {
@@ -1210,8 +1249,39 @@ const en: Catalog = {
       movements: 'Movements',
       registeredAt: 'Registration approved on',
       sinceRegistrationMs: 'Withdrawal after registration',
+      nature: "The return's nature",
+      reversedCentavos: 'Returned',
+      depositCentavos: 'Deposit',
+      reversals: 'Returns',
+      partial: 'Partial or whole',
+      returnId: "The return's id",
     } as Record<string, string>,
     direction: { deposits: 'deposits', withdrawals: 'withdrawals' } as Record<string, string>,
+  },
+  reversals: {
+    title: 'MED returns',
+    help: "Credited deposits whose money went back to the payer without pixflow asking: MED (the Central Bank's special return mechanism) returns the payer's side opened, for fraud or an operational failure, or any return pixflow did not ask for. The deposit's status stays what it was; each one raises an alert. Newest first.",
+    caption: 'MED returns, newest first',
+    count: (total: number, shown: number) =>
+      `${total} ${total === 1 ? 'return' : 'returns'}${total > shown ? `, the ${shown} newest shown` : ''}.`,
+    deposit: 'Deposit',
+    customer: 'Customer',
+    payer: 'Payer',
+    nature: 'Nature',
+    amount: 'Amount returned',
+    extent: 'Partial or whole',
+    state: 'State',
+    seen: 'Seen',
+    partial: 'Partial',
+    whole: 'Whole',
+    natures: {
+      med_operational: 'MED for an operational failure',
+      med_fraud: 'MED for fraud',
+      med_automatic: 'MED of Pix Automático',
+      original: 'A return pixflow did not ask for',
+      withdrawal: 'A Pix Saque or Troco return',
+    } as Record<string, string>,
+    states: { processing: 'Processing', returned: 'Returned', failed: 'Not made' } as Record<string, string>,
   },
   personAlerts: {
     heading: "This person's monitoring alerts",
@@ -1623,6 +1693,7 @@ const en: Catalog = {
       quick_in_out: 'Quick in and out',
       window_total: 'Total moved in the window',
       new_account: 'Payout soon after registration',
+      reversals: 'MED return of a credited deposit',
       provider_unclassified: 'A provider answer pixflow cannot read: the flow waits',
     },
     alertStatus: { open: 'Open', reviewed: 'Reviewed', reported: 'Reported' },
@@ -1818,6 +1889,7 @@ export function labelsFor(lang: Language) {
     if (type === 'webhook_endpoint.disabled') return t.timeline.endpointDisabled;
     if (type === 'withdrawal.deadline_at_risk') return t.timeline.deadlineAtRisk;
     if (type === 'withdrawal.deadline_missed') return t.timeline.deadlineMissed;
+    if (type === 'deposit.reversed') return t.timeline.reversed;
     if (type === 'alert.raised') return t.alerts.title;
     const [flow = '', code = ''] = type.split('.');
     if (!Object.hasOwn(l.flowType, flow)) return type;

@@ -15,6 +15,7 @@ import { payoutRoutes } from './payouts';
 import { policyRoutes } from './policy';
 import { queueRoutes } from './queues';
 import { errorPages, unavailablePage } from './render';
+import { reversalRoutes } from './reversals';
 import { searchRoutes } from './search';
 import { backofficeSession, csrfProtection, formToken, loadOperator, requireOperator } from './session';
 import { signInRoutes } from './sign-in';
@@ -68,6 +69,7 @@ export function backofficeRoutes(deps: BackofficeDeps) {
   // Before the queues: the payout queues have pages of their own.
   r.use(payoutRoutes(deps));
   r.use(queueRoutes(deps));
+  r.use(reversalRoutes(deps));
   r.use(caseRoutes(deps));
   r.use(searchRoutes(deps));
   r.use(decisionRoutes(deps));

@@ -4,14 +4,17 @@
 /**
  * The rules: many deposits just under a value (structuring), a payout soon after deposits with
  * nothing between (quick in-out), a total over a window (window total), a payout soon after the
- * person registered (new account). Besides them, a flow whose provider answered what pixflow
- * cannot read (provider unclassified): the flow waits, and an operator looks.
+ * person registered (new account), a completed deposit's money sent back to its payer without
+ * pixflow asking, a MED return above all (reversals: on the first one). Besides them, a flow whose
+ * provider answered what pixflow cannot read (provider unclassified): the flow waits, and an
+ * operator looks.
  */
 export const alertRules = [
   'structuring',
   'quick_in_out',
   'window_total',
   'new_account',
+  'reversals',
   'provider_unclassified',
 ] as const;
 export type AlertRule = (typeof alertRules)[number];

@@ -13,11 +13,12 @@ import {
   triggersAfter,
   WITHDRAWAL_MOVED_STATUSES,
 } from '../db/alerts';
+import { DEPOSIT_REVERSED, reversalsOf } from '../db/deposit-reversals';
 import { sequenceEvents } from '../db/events';
 import { tryLockUntilCommit } from '../db/locks';
 import { inTransaction, type Pool } from '../db/pool';
 import type { PolicyReader } from '../policy/schema';
-import { type AlertRuleSettings, evaluateRules, lookbackMs } from './rules';
+import { type AlertRuleSettings, evaluateRules, lookbackMs, reversals } from './rules';
 
 // The alert monitor, run by every API process beside the events relay: it reads the outbox (the
 // events every flow's status change writes) after its own cursor, evaluates the rules when a
@@ -39,12 +40,13 @@ export interface AlertMonitor {
 
 /**
  * The events the rules look at: money in (credited) and money out (waiting for approvers, or its
- * payout completed).
+ * payout completed), and a credited deposit's money sent back without pixflow asking (reversed).
  */
 export const TRIGGERS = [
   'deposit.completed',
   'withdrawal.awaiting_approval',
   'withdrawal.completed',
+  DEPOSIT_REVERSED,
 ] as const;
 const BATCH = 200;
 const MONITOR_LOCK = 0x706978_616c; // "pix" "al": one monitor reads at a time, across processes
@@ -101,6 +103,27 @@ async function evaluate(
   return raised;
 }
 
+/** A deposit's reversal: the `reversals` rule over every reversal of it so far. */
+async function evaluateReversal(
+  client: Parameters<typeof raiseAlert>[0],
+  trigger: Movement,
+  policyVersion: number,
+): Promise<string[]> {
+  const f = reversals(trigger, await reversalsOf(client, trigger.workflowId));
+  if (!f) return [];
+  const isNew = await raiseAlert(client, {
+    id: newAlertId(),
+    rule: f.rule,
+    cpfHash: trigger.cpfHash,
+    cpfMasked: trigger.cpfMasked,
+    flowId: trigger.workflowId,
+    flowIds: f.flowIds,
+    facts: f.facts,
+    policyVersion,
+  });
+  return isNew ? [f.rule] : [];
+}
+
 export interface AlertMonitorDeps {
   pool: Pool;
   log: Logger;
@@ -126,7 +149,10 @@ export function startAlertMonitor(deps: AlertMonitorDeps): AlertMonitor {
       for (const ev of events) {
         const trigger = await movementOfFlow(client, ev.flowId);
         if (!trigger || !counts(trigger)) continue;
-        const raised = await evaluate(client, trigger, policy.alerts, version);
+        const raised =
+          ev.type === DEPOSIT_REVERSED
+            ? await evaluateReversal(client, trigger, version)
+            : await evaluate(client, trigger, policy.alerts, version);
         if (raised.length) log.info({ rules: raised, flow: ev.flowId }, 'monitoring alerts raised');
         raisedNow.push(...raised);
       }

@@ -173,6 +173,40 @@ export function newAccount(input: RuleInput, s: AlertRuleSettings['newAccount'])
   };
 }
 
+/** A deposit's reversal as the rule reads it (db/deposit-reversals.ts). */
+export interface ReversalFact {
+  returnId: string;
+  nature: string;
+  amountCentavos: number;
+  partial: boolean;
+  firstSeenAt: string;
+}
+
+/**
+ * Reversals: money of a person's completed deposit went back to its payer without pixflow asking
+ * (a MED return the payer's side started, for fraud or an operational error, or any return
+ * pixflow did not ask for). Alerted on the first one, so it needs no threshold; once per deposit
+ * (an alert is one per rule, person and flow): the facts count every reversal of it so far.
+ */
+export function reversals(trigger: Movement, of: readonly ReversalFact[]): Finding | undefined {
+  if (trigger.type !== 'deposit') return undefined;
+  const last = of.at(-1);
+  if (!last) return undefined;
+  return {
+    rule: 'reversals',
+    flowIds: [trigger.workflowId],
+    facts: {
+      at: last.firstSeenAt,
+      nature: last.nature,
+      reversedCentavos: of.reduce((n, r) => n + r.amountCentavos, 0),
+      depositCentavos: trigger.amountCentavos,
+      reversals: of.length,
+      partial: of.every((r) => r.partial) ? 'partial' : 'whole',
+      returnId: last.returnId,
+    },
+  };
+}
+
 /** Every rule's finding on one movement. */
 export function evaluateRules(input: RuleInput, s: AlertRuleSettings): Finding[] {
   return [

@@ -868,7 +868,7 @@ export interface components {
         AlertRaisedState: {
             alertId: string;
             /** @enum {string} */
-            rule: "structuring" | "quick_in_out" | "window_total" | "new_account" | "provider_unclassified";
+            rule: "structuring" | "quick_in_out" | "window_total" | "new_account" | "reversals" | "provider_unclassified";
             cpfHash: string;
             cpfMasked: string | null;
             /** @description the workflow id of the flow whose event tripped the rule */
