@@ -1,6 +1,8 @@
 import { createBiometricsActivities } from './biometrics';
 import { createDecisionProofActivities } from './decision-proofs';
 import { createDepositActivities } from './deposit';
+import { createDepositReturnActivities } from './deposit-return';
+import { createDepositReversalActivities } from './deposit-reversals';
 import { createDepositScreeningActivities } from './deposit-screening';
 import type { ActivityDeps } from './deps';
 import { createEligibilityActivities } from './eligibility';
@@ -24,6 +26,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createBiometricsActivities(deps),
     ...createDepositScreeningActivities(deps),
     ...createDepositActivities({ ...deps, recordFlow: flows.recordFlow }),
+    ...createDepositReturnActivities(deps),
+    ...createDepositReversalActivities(deps),
     ...createWithdrawalActivities({ ...deps, recordFlow: flows.recordFlow }),
     ...createWithdrawalRuleActivities(deps),
     ...createPayoutControlActivities(deps),

@@ -91,6 +91,8 @@ export type DepositDecision = DepositResolutionRequest['decision'];
 /** The decision as the deposit keeps it (state and flows row), with when it was taken. */
 export interface DepositResolution extends DepositResolutionRequest {
   at: string;
+  /** The rules policy's version an automatic return (`by: 'rules'`) was decided under. */
+  policyVersion?: number;
 }
 
 /** The `resolution` update's answer: the decision, and the status it led to. */
@@ -153,7 +155,15 @@ export interface DepositState extends PaymentProgress {
   connector?: string;
   /** The money sent back to the payer through that connector, once asked. */
   return?: DepositReturn;
+  /**
+   * Set when the money is to be sent back by hand (`to_return`): the deposit's connector cannot
+   * return received Pix, or the worker has no connector of that name.
+   */
+  returnByHand?: { connector: string; why: ReturnByHandReason };
 }
+
+/** Why a return is left to an operator's hands. */
+export type ReturnByHandReason = 'connector_cannot_return' | 'connector_not_configured';
 
 /** The connector every deposit went to before deposits were routed. */
 export const FIRST_CONNECTOR = 'identity-payments';
@@ -172,7 +182,22 @@ export interface DepositReturn {
   returnedAt?: string;
   /** Why it failed, as the connector said. */
   reason?: string;
+  /** The rules policy's version an automatic return (`by: 'rules'`) was decided under. */
+  policyVersion?: number;
 }
+
+/** Who decided an automatic return: the rules, after the review delay (deposits.autoReturnAfterMs). */
+export const RETURNED_BY_RULES = 'rules';
+
+/**
+ * pixflow's id of a deposit's return (API Pix `id`, `[a-zA-Z0-9]{1,35}`): the txid (digits, at
+ * most 33) and `D1`, its first and only return, as connectors/api-pix's returnIdFor makes it, so
+ * the same deposit always asks for the same return.
+ */
+export const depositReturnId = (txid: string) => `${txid}D1`;
+
+/** The short flow that returns a completed deposit's money (an impeded person's account closed). */
+export const depositReturnWorkflowId = (txid: string) => `deposit-return-${txid}`;
 
 /** Why a second request for a txid is refused (the update's validator and the API say the same). */
 export const DEPOSIT_CONFLICT =

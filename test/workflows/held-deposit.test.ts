@@ -208,12 +208,14 @@ describe('a deposit paid by someone else', () => {
     expect((await handle.describe()).status.name).toBe('COMPLETED');
     expect(await flowRow(handle.workflowId)).toMatchObject({ status: 'completed' });
     await recordHistory(depositRun, 'deposit-held');
-    // Held deposits open before the check replay without it; this one took it.
-    expect((await patchMarkers(handle)).join()).toContain('decision-proofs');
-    await recordHistory(handle, 'deposit-held-accepted-proven');
+    // Held deposits open before the check and the returns replay without them; this one took both.
+    const markers = (await patchMarkers(handle)).join();
+    expect(markers).toContain('decision-proofs');
+    expect(markers).toContain('deposit-returns');
+    await recordHistory(handle, 'deposit-held-accepted-deposit-returns');
   });
 
-  it('returned, it ends to_return (final) with the reason and the decision', async () => {
+  it('returned, it ends to_return (final) with the reason and the decision: its provider cannot return it', async () => {
     const input = depositInput();
     const { handle } = await heldDeposit(input);
     const answer = await handle.executeUpdate(resolutionUpdate, {
@@ -231,6 +233,7 @@ describe('a deposit paid by someone else', () => {
       status: 'to_return',
       reason: 'third_party_payer',
       resolution: { decision: 'return', by: 'ops@example.com', reason: 'payer unknown to the person' },
+      returnByHand: { connector: 'identity-payments', why: 'connector_cannot_return' },
     });
     expect(result.finishedAt).toEqual(expect.any(String));
     expect(await flowRow(handle.workflowId)).toMatchObject({
@@ -238,6 +241,6 @@ describe('a deposit paid by someone else', () => {
       reason: 'third_party_payer',
       details: { payerIsClient: false, resolution: { decision: 'return', by: 'ops@example.com' } },
     });
-    await recordHistory(handle, 'deposit-held-returned-proven');
+    await recordHistory(handle, 'deposit-held-returned-deposit-returns');
   });
 });
