@@ -1,17 +1,20 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { pixflowDataConverter } from '../common/codec';
-import { loadConfigOrExit } from '../common/config';
+import { type Config, loadConfigOrExit } from '../common/config';
 import { closeServer, listen, onShutdown } from '../common/http';
 import { createLogger } from '../common/logger';
 import { createApiMetrics } from '../common/metrics';
 import { HOW_TO_MAKE, SECRETS_READ_BY } from '../common/production-secrets';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, tracingClientInterceptors } from '../common/tracing';
+import { readPixNotifications } from '../connectors/api-pix';
 import { anyUsableApiKey } from '../db/api-keys';
 import { createPool } from '../db/pool';
 import { eventsRelaySettings, startEventsRelay } from '../events/outbox-relay';
 import { answerClientError } from '../http/problem';
+import { startApiPixListener } from '../ingress/api-pix-listener';
 import { deliveryOptionsFrom } from '../ingress/deliver';
 import { startInboxRelay } from '../ingress/inbox-relay';
 import { alertMonitorSettings, startAlertMonitor } from '../monitoring/monitor';
@@ -59,6 +62,9 @@ async function main() {
   await listen(server, config.API_PORT, config.HTTP_HOST);
   log.info({ port: config.API_PORT, tracing: Boolean(tracing) }, 'api listening');
 
+  // A PSP speaking the API Pix posts its webhooks to a listener of its own, over mutual TLS.
+  const apiPix = await startApiPixWebhooks(config, { pool, temporal, log, metrics });
+
   // Webhook inbox relay: delivers the notifications the ingress could not signal at once.
   const relay = startInboxRelay({
     pool,
@@ -82,6 +88,7 @@ async function main() {
   onShutdown(async (reason) => {
     log.info({ reason }, 'api stopping');
     await closeServer(server);
+    await apiPix?.close();
     await relay.stop();
     await eventsRelay?.stop();
     await alertMonitor?.stop();
@@ -91,6 +98,30 @@ async function main() {
     await tracing?.shutdown();
     log.info('api stopped');
   });
+}
+
+/** The API Pix webhook listener, when API_PIX_WEBHOOK_PORT is set (config.ts checks the rest is). */
+async function startApiPixWebhooks(
+  config: Config,
+  deps: Pick<Parameters<typeof startApiPixListener>[0], 'pool' | 'temporal' | 'log' | 'metrics'>,
+) {
+  const { API_PIX_WEBHOOK_PORT: port, API_PIX_WEBHOOK_SECRET: secret } = config;
+  if (port === undefined || !secret) return undefined;
+  const pem = (file: string | undefined) => readFileSync(file ?? '', 'utf8');
+  const listener = await startApiPixListener({
+    ...deps,
+    config: { ...config, API_PIX_WEBHOOK_SECRET: secret },
+    read: readPixNotifications,
+    port,
+    host: config.HTTP_HOST,
+    tls: {
+      cert: pem(config.API_PIX_WEBHOOK_CERT_FILE),
+      key: pem(config.API_PIX_WEBHOOK_KEY_FILE),
+      clientCa: pem(config.API_PIX_WEBHOOK_CLIENT_CA_FILE),
+    },
+  });
+  deps.log.info({ port: listener.port }, 'API Pix webhook listener (mutual TLS) listening');
+  return listener;
 }
 
 main().catch((err) => {

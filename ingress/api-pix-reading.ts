@@ -1,5 +1,10 @@
 import { z } from 'zod';
 import { depositWorkflowId } from '../contracts/deposit';
+import {
+  depositReversalsWorkflowId,
+  type ReversalCheck,
+  reversalCheckSignal,
+} from '../contracts/deposit-reversal';
 import { providerNotificationSignal } from '../contracts/flow';
 import { txidSchema } from '../contracts/flow-input';
 import { Problem, validationProblem } from '../http/problem';
@@ -7,9 +12,9 @@ import { API_PIX_POINT, type ApiPixHint } from './api-pix-reversals';
 import { dedupeKey } from './notification';
 
 // The PSP's callback body, `{ "pix": [...] }` (API Pix, POST {webhookUrl}/pix), read into what
-// the inbox stores: one row per received Pix that paid a charge of pixflow's, a hint to its
-// deposit. Nothing in the body is money to pixflow: the deposit and its reversal check ask the
-// PSP (the connector's inquiries) before anything moves.
+// the inbox stores: for each received Pix that paid a charge of pixflow's, a hint to its deposit,
+// and, when it lists returns, a check of the deposit's reversals. Nothing in the body is money to
+// pixflow: the deposit and its reversal check ask the PSP (the connector's inquiries).
 
 /** What the ingress needs of one Pix, as the API Pix connector reads it (its PixNotification). */
 export interface PixHintSource {
@@ -39,7 +44,7 @@ export interface ApiPixRow {
   workflowId: string;
   logTarget: string;
   signalName: string;
-  signalPayload: ApiPixHint;
+  signalPayload: ApiPixHint | ReversalCheck;
   dedupeKey: string;
   /** Stored as delivered, not signalled: it names no charge of pixflow's. */
   keepOnly?: string;
@@ -69,14 +74,14 @@ export function readApiPixBody(raw: string, read: ReadPixNotifications): readonl
  * joins the row of the same news, a return that moved on is news of its own.
  */
 export function apiPixRowsOf(pix: readonly PixHintSource[], receivedAt: Date): ApiPixRow[] {
-  return pix.map((p) => {
+  return pix.flatMap((p): ApiPixRow[] => {
     const returns = [...p.returns]
       .map((r) => `${r.returnId}:${r.state}`)
       .sort()
       .join(',');
     const txid = p.txid !== undefined && txidSchema.safeParse(p.txid).success ? p.txid : undefined;
     const workflowId = txid === undefined ? `pix-${p.e2eId}` : depositWorkflowId(txid);
-    return {
+    const hint: ApiPixRow = {
       point: API_PIX_POINT,
       workflowId,
       logTarget: workflowId,
@@ -86,10 +91,20 @@ export function apiPixRowsOf(pix: readonly PixHintSource[], receivedAt: Date): A
         action: 'updated',
         id: txid ?? '',
         receivedAt: receivedAt.toISOString(),
-        e2eId: p.e2eId,
       },
       dedupeKey: dedupeKey([API_PIX_POINT, workflowId, p.e2eId, returns]),
       ...(txid === undefined ? { keepOnly: 'not signalled: the Pix paid no charge pixflow made' } : {}),
     };
+    if (txid === undefined || p.returns.length === 0) return [hint];
+    const checkId = depositReversalsWorkflowId(txid);
+    const check: ApiPixRow = {
+      point: API_PIX_POINT,
+      workflowId: checkId,
+      logTarget: checkId,
+      signalName: reversalCheckSignal.name,
+      signalPayload: { txid, e2eId: p.e2eId, source: 'webhook' },
+      dedupeKey: dedupeKey([API_PIX_POINT, checkId, p.e2eId, returns]),
+    };
+    return [hint, check];
   });
 }

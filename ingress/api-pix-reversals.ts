@@ -1,31 +1,39 @@
 import type { Client } from '@temporalio/client';
-import { depositReversalsWorkflowId, reversalCheckSignal } from '../contracts/deposit-reversal';
+import type { ReversalCheck } from '../contracts/deposit-reversal';
+import { reversalCheckSignal } from '../contracts/deposit-reversal';
 import type { ProviderNotification } from '../contracts/flow';
 
-// What a PSP speaking the API Pix told pixflow of one received Pix, as the inbox keeps it: the
-// deposit's provider hint (the same signal the first provider's notifications send), with the
-// Pix's end-to-end id, which the deposit's reversal check asks the PSP about.
+// What a PSP speaking the API Pix told pixflow of one received Pix, as the inbox keeps it: a hint
+// to the deposit (the same signal the first provider's notifications send), and, when the Pix
+// lists returns, a check of the deposit's reversals (workflows/deposit-reversals.ts).
 
 /** The inbox's notification point of the API Pix webhooks. */
 export const API_PIX_POINT = 'api-pix';
 
-/** The hint to `deposit-<txid>`, carrying the received Pix's e2eId for its reversal check. */
-export type ApiPixHint = ProviderNotification & { e2eId: string };
+/** The hint to `deposit-<txid>`. */
+export type ApiPixHint = ProviderNotification;
 
 /** The workflow type the worker registers (workflows/deposit-reversals.ts). */
 const REVERSALS_WORKFLOW = 'depositReversalsWorkflow';
 
+/** Whether an inbox row asks a deposit's reversal check rather than signals a flow. */
+export const isReversalCheck = (row: { signalName: string }) => row.signalName === reversalCheckSignal.name;
+
 /**
- * Starts the deposit's reversal check, or signals the one running: every webhook and every copy
- * of one lands in the same run, which checks each received Pix once per wave.
+ * Starts the deposit's reversal check (`workflowId`, deposit-reversals-<txid>) with its signal, or
+ * signals the one running: every webhook and every copy of one lands in the same run, which asks
+ * the PSP about each received Pix once per wave.
  */
-export async function askReversalCheck(temporal: Client, taskQueue: string, payload: unknown): Promise<void> {
-  const hint = payload as Partial<ApiPixHint> | null;
-  if (!hint?.id || !hint.e2eId) return;
+export async function askReversalCheck(
+  temporal: Client,
+  taskQueue: string,
+  workflowId: string,
+  payload: unknown,
+): Promise<void> {
   await temporal.workflow.signalWithStart(REVERSALS_WORKFLOW, {
-    workflowId: depositReversalsWorkflowId(hint.id),
+    workflowId,
     taskQueue,
     signal: reversalCheckSignal,
-    signalArgs: [{ txid: hint.id, e2eId: hint.e2eId, source: 'webhook' }],
+    signalArgs: [payload as ReversalCheck],
   });
 }

@@ -11,7 +11,7 @@ import { type InboxRow, markDelivered, markGaveUp, markRetry, rawBodyOf } from '
 import { namesLivenessRequest } from '../db/liveness-requests';
 import type { Pool } from '../db/pool';
 import { withTemporalDeadline } from '../http/temporal-deadline';
-import { API_PIX_POINT, askReversalCheck } from './api-pix-reversals';
+import { askReversalCheck, isReversalCheck } from './api-pix-reversals';
 
 // Signals one inbox row to its workflow and records the outcome. Shared by the request's fast
 // path and the relay, so both treat "not found", "closed" and "Temporal down" the same way.
@@ -118,6 +118,7 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
     const unmatched = await unmatchedRequest(ctx, row);
     if (unmatched) return unmatched;
   }
+  if (isReversalCheck(row)) return deliverReversalCheck(ctx, row);
   const handle = temporal.workflow.getHandle(row.workflowId);
   // Temporal unreachable or slow: try this row again after its back-off.
   const retryLater = (err: unknown) =>
@@ -143,11 +144,10 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
       return 'not_found';
     }
     const suspended = await suspendOnContradiction(pool, row);
-    const reversals = await checkReversalsOfClosed(ctx, row);
     await markDelivered(
       pool,
       row.id,
-      `workflow already closed (${d.status.name}); ${suspended ?? reversals ?? 'nothing to deliver'}`,
+      `workflow already closed (${d.status.name}); ${suspended ?? 'nothing to deliver'}`,
     );
     return 'closed';
   } catch (err) {
@@ -167,6 +167,29 @@ export async function deliverRow(ctx: DeliveryContext, row: InboxRow): Promise<O
     new Date(Date.now() + backoffMs(row.attempts, options)),
   );
   return 'not_found';
+}
+
+/**
+ * A deposit's reversal check (ingress/api-pix-reversals.ts) is started with its signal, or the
+ * running one signalled: it needs no deposit workflow, whose history may long be gone when a MED
+ * return comes, only the deposit's row.
+ */
+async function deliverReversalCheck(ctx: DeliveryContext, row: InboxRow): Promise<Outcome> {
+  try {
+    await withTemporalDeadline(ctx.temporal, ctx.options.signalTimeoutMs, () =>
+      askReversalCheck(ctx.temporal, ctx.options.taskQueue, row.workflowId, row.signalPayload),
+    );
+  } catch (err) {
+    await markRetry(
+      ctx.pool,
+      row.id,
+      describeError(err),
+      new Date(Date.now() + backoffMs(row.attempts, ctx.options)),
+    );
+    return 'unavailable';
+  }
+  await markDelivered(ctx.pool, row.id);
+  return 'delivered';
 }
 
 /**
@@ -194,19 +217,6 @@ async function unmatchedRequest(ctx: DeliveryContext, row: InboxRow): Promise<Ou
   await markDelivered(pool, row.id, UNMATCHED_NOTE);
   ctx.metrics?.countUnmatchedLiveness(isBiometricsWorkflowId(row.workflowId) ? 'biometrics' : 'onboarding');
   return 'unmatched';
-}
-
-/**
- * An API Pix notification for a deposit that has closed may tell of a return its payer's side
- * started (MED): the deposit's reversal check is started, or signalled if it runs
- * (ingress/api-pix-reversals.ts). Returns the note for the inbox row when it did.
- */
-async function checkReversalsOfClosed(ctx: DeliveryContext, row: InboxRow): Promise<string | undefined> {
-  if (row.point !== API_PIX_POINT) return undefined;
-  await withTemporalDeadline(ctx.temporal, ctx.options.signalTimeoutMs, () =>
-    askReversalCheck(ctx.temporal, ctx.options.taskQueue, row.signalPayload),
-  );
-  return 'its reversal check asked';
 }
 
 /**
