@@ -24,10 +24,12 @@ const cobBody = (over: Record<string, unknown> = {}, psp: ApiPixForTest = pix) =
   ...over,
 });
 
+type WebhookPix = { endToEndId: string; devolucoes?: Record<string, unknown>[] } & Record<string, unknown>;
+
 /** pixflow's webhook listener as the spec asks for it: HTTPS that requires the PSP's client certificate. */
 interface Receiver {
   url: string;
-  received: { body: { pix: Array<Record<string, unknown>> }; clientCn: string }[];
+  received: { body: { pix: WebhookPix[] }; clientCn: string }[];
   answer: () => number;
   close(): Promise<void>;
 }
@@ -310,5 +312,290 @@ describe('paying a cob', () => {
     expect(read.status).toBe(200);
     expect(read.body).toEqual(paid);
     await expect(pix.pay(txid)).rejects.toThrow(/409/);
+  });
+});
+
+describe('returns (devolução) and MED', () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver(pix);
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+  beforeEach(async () => {
+    receiver.received.length = 0;
+    receiver.answer = () => 200;
+    await pix.request(`/webhook/${encodeURIComponent(pix.pixKey)}`, {
+      method: 'PUT',
+      headers: auth(),
+      body: { webhookUrl: receiver.url },
+    });
+  });
+
+  async function paidPix() {
+    const { txid } = await createCob();
+    const paid = await pix.pay(txid, { payer: 'third_party' });
+    await waitUntil(
+      () => receiver.received.length,
+      (n) => n > 0,
+    );
+    receiver.received.length = 0;
+    return paid.endToEndId as string;
+  }
+  const putReturn = (e2eId: string, id: string, body: unknown) =>
+    pix.request(`/pix/${e2eId}/devolucao/${id}`, { method: 'PUT', headers: auth(), body });
+
+  it('asks a return once per id, bounds its value, settles it DEVOLVIDO and webhooks the Pix', async () => {
+    const e2eId = await paidPix();
+    const first = await putReturn(e2eId, 'ret1', { valor: '100.00', descricao: 'Depósito de terceiro' });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({
+      id: 'ret1',
+      valor: '100.00',
+      natureza: 'ORIGINAL',
+      status: 'EM_PROCESSAMENTO',
+      horario: { solicitacao: expect.any(String) },
+    });
+    expect(first.body.rtrId).toMatch(/^D\d{8}\d{12}[a-zA-Z0-9]{11}$/);
+
+    const again = await putReturn(e2eId, 'ret1', { valor: '100.00', descricao: 'Depósito de terceiro' });
+    expect(again.status).toBe(201);
+    expect(again.body.rtrId).toBe(first.body.rtrId);
+    const otherBody = await putReturn(e2eId, 'ret1', { valor: '10.00' });
+    expect(otherBody.status).toBe(400);
+    expect(otherBody.body.violacoes[0].propriedade).toBe('id');
+
+    const tooMuch = await putReturn(e2eId, 'ret2', { valor: '50.01' });
+    expect(tooMuch.status).toBe(400);
+    expect(tooMuch.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(tooMuch.body).toMatchObject({ type: `${ERROR}PixDevolucaoInvalida`, status: 400 });
+    expect(tooMuch.body.violacoes[0].propriedade).toBe('devolucao.valor');
+
+    const settled = await waitUntil(
+      () => pix.request(`/pix/${e2eId}/devolucao/ret1`, { headers: auth() }),
+      (a) => a.body.status !== 'EM_PROCESSAMENTO',
+    );
+    expect(settled.body).toMatchObject({ status: 'DEVOLVIDO', horario: { liquidacao: expect.any(String) } });
+    const hook = await waitUntil(
+      () => receiver.received,
+      (r) => r.length > 0,
+    );
+    expect(hook[0]?.body.pix[0]).toMatchObject({
+      endToEndId: e2eId,
+      devolucoes: [expect.objectContaining({ id: 'ret1', status: 'DEVOLVIDO' })],
+    });
+    expect(((await pix.state()).returns as unknown[]).length).toBe(1);
+  });
+
+  it('ends a return NAO_REALIZADO with its motivo when failReturnsNext says so, and frees its value', async () => {
+    const e2eId = await paidPix();
+    await pix.faults({ failReturnsNext: 1, failReturnsReason: 'Conta encerrada' });
+    expect((await putReturn(e2eId, 'fails1', { valor: '150.00' })).status).toBe(201);
+    const failed = await waitUntil(
+      () => pix.request(`/pix/${e2eId}/devolucao/fails1`, { headers: auth() }),
+      (a) => a.body.status !== 'EM_PROCESSAMENTO',
+    );
+    expect(failed.body).toMatchObject({ status: 'NAO_REALIZADO', motivo: 'Conta encerrada' });
+    expect(failed.body.horario.liquidacao).toBeUndefined();
+    const hook = await waitUntil(
+      () => receiver.received,
+      (r) => r.length > 0,
+    );
+    expect(hook[0]?.body.pix[0]?.devolucoes?.[0]).toMatchObject({ id: 'fails1', status: 'NAO_REALIZADO' });
+    // A refused return holds nothing back: the whole value can be asked again.
+    expect((await putReturn(e2eId, 'fails2', { valor: '150.00' })).status).toBe(201);
+  });
+
+  it('answers the spec problems for an unknown Pix or return', async () => {
+    const unknown = 'E99999020202611280000abcdefghijk';
+    const noPix = await pix.request(`/pix/${unknown}`, { headers: auth() });
+    expect(noPix.status).toBe(404);
+    expect(noPix.body.type).toBe(`${ERROR}PixNaoEncontrado`);
+    const noReturn = await pix.request(`/pix/${unknown}/devolucao/x1`, { headers: auth() });
+    expect(noReturn.status).toBe(404);
+    expect(noReturn.body.type).toBe(`${ERROR}PixDevolucaoNaoEncontrada`);
+  });
+
+  it('a MED return the payer started shows in GET /pix/{e2eid} and is webhooked when final', async () => {
+    const e2eId = await paidPix();
+    const med = await pix.med(e2eId, { natureza: 'MED_FRAUDE', valor: '40.00' });
+    expect(med).toMatchObject({ natureza: 'MED_FRAUDE', valor: '40.00', status: 'EM_PROCESSAMENTO' });
+    const read = await waitUntil(
+      () => pix.request(`/pix/${e2eId}`, { headers: auth() }),
+      (a) => a.body.devolucoes?.[0]?.status === 'DEVOLVIDO',
+    );
+    expect(read.body.devolucoes).toEqual([
+      expect.objectContaining({ id: med.id, rtrId: med.rtrId, natureza: 'MED_FRAUDE', valor: '40.00' }),
+    ]);
+    const hook = await waitUntil(
+      () => receiver.received,
+      (r) => r.length > 0,
+    );
+    expect(hook[0]?.body.pix[0]?.devolucoes?.[0]).toMatchObject({
+      id: med.id,
+      natureza: 'MED_FRAUDE',
+      status: 'DEVOLVIDO',
+    });
+    // What is left can still be returned, and no more.
+    expect((await putReturn(e2eId, 'rest', { valor: '110.01' })).status).toBe(400);
+    expect((await putReturn(e2eId, 'rest', { valor: '110.00' })).status).toBe(201);
+  });
+
+  it('lists received Pix between two instants, by txid and payer CPF', async () => {
+    const e2eId = await paidPix();
+    const from = new Date(Date.now() - 60_000).toISOString();
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const paid = (await pix.request(`/pix/${e2eId}`, { headers: auth() })).body;
+    const list = await pix.request(
+      `/pix?inicio=${from}&fim=${to}&cpf=${paid.pagador.cpf}&paginacao.itensPorPagina=10`,
+      { headers: auth() },
+    );
+    expect(list.status).toBe(200);
+    expect(list.body.pix).toEqual([paid]);
+    expect(list.body.parametros.paginacao).toEqual({
+      paginaAtual: 0,
+      itensPorPagina: 10,
+      quantidadeDePaginas: 1,
+      quantidadeTotalDeItens: 1,
+    });
+    const backwards = await pix.request(`/pix?inicio=${to}&fim=${from}`, { headers: auth() });
+    expect(backwards.status).toBe(400);
+    expect(backwards.body.type).toBe(`${ERROR}PixConsultaInvalida`);
+    expect(backwards.body.violacoes[0].propriedade).toBe('fim');
+  });
+});
+
+describe('webhook configuration', () => {
+  it('sets, reads and removes the webhook of one of the account keys, refusing others', async () => {
+    const key = encodeURIComponent(pix.pixKey);
+    const url = 'https://127.0.0.1:1/hooks';
+    expect(
+      (await pix.request(`/webhook/${key}`, { method: 'PUT', headers: auth(), body: { webhookUrl: url } }))
+        .status,
+    ).toBe(200);
+    const read = await pix.request(`/webhook/${key}`, { headers: auth() });
+    expect(read.body).toMatchObject({ webhookUrl: url, chave: pix.pixKey, criacao: expect.any(String) });
+    expect((await pix.request(`/webhook/${key}`, { method: 'DELETE', headers: auth() })).status).toBe(204);
+    const gone = await pix.request(`/webhook/${key}`, { headers: auth() });
+    expect(gone.status).toBe(404);
+    expect(gone.body.type).toBe(`${ERROR}WebhookNaoEncontrado`);
+
+    const other = await pix.request('/webhook/someone-else', {
+      method: 'PUT',
+      headers: auth(),
+      body: { webhookUrl: url },
+    });
+    expect(other.status).toBe(400);
+    expect(other.body).toMatchObject({ type: `${ERROR}WebhookOperacaoInvalida` });
+    expect(other.body.violacoes[0].propriedade).toBe('chave');
+    const plain = await pix.request(`/webhook/${key}`, {
+      method: 'PUT',
+      headers: auth(),
+      body: { webhookUrl: 'http://127.0.0.1:1/hooks' },
+    });
+    expect(plain.status).toBe(400);
+    expect(plain.body.violacoes[0].propriedade).toBe('webhook.webhookUrl');
+  });
+});
+
+describe('faults', () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver(pix);
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+  beforeEach(async () => {
+    receiver.received.length = 0;
+    receiver.answer = () => 200;
+    await pix.request(`/webhook/${encodeURIComponent(pix.pixKey)}`, {
+      method: 'PUT',
+      headers: auth(),
+      body: { webhookUrl: receiver.url },
+    });
+  });
+
+  it('down: every call, the token too, is a 503 ServicoIndisponivel with Retry-After', async () => {
+    await pix.faults({ down: true, retryAfterSeconds: 7 });
+    const cob = await pix.request(`/cob/${newTxid()}`, { headers: auth() });
+    expect(cob.status).toBe(503);
+    expect(cob.headers['retry-after']).toBe('7');
+    expect(cob.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(cob.body).toMatchObject({ type: `${ERROR}ServicoIndisponivel`, status: 503 });
+    await expect(pix.token()).rejects.toThrow(/503/);
+    await pix.faults({ down: false });
+    expect((await pix.request(`/cob/${newTxid()}`, { headers: auth() })).status).toBe(404);
+  });
+
+  it('failNext: the next calls answer 503 without acting', async () => {
+    await pix.faults({ failNext: { putCob: 1 } });
+    const txid = newTxid();
+    const failed = await pix.request(`/cob/${txid}`, { method: 'PUT', headers: auth(), body: cobBody() });
+    expect(failed.status).toBe(503);
+    expect((await pix.request(`/cob/${txid}`, { headers: auth() })).status).toBe(404);
+    expect(
+      (await pix.request(`/cob/${txid}`, { method: 'PUT', headers: auth(), body: cobBody() })).status,
+    ).toBe(201);
+  });
+
+  it('actThenFail error: the cob is made, then the answer is a 500', async () => {
+    await pix.faults({ actThenFail: { putCob: { mode: 'error', count: 1 } } });
+    const txid = newTxid();
+    const failed = await pix.request(`/cob/${txid}`, { method: 'PUT', headers: auth(), body: cobBody() });
+    expect(failed.status).toBe(500);
+    expect(failed.body.type).toBe(`${ERROR}ErroInternoDoServidor`);
+    const read = await pix.request(`/cob/${txid}`, { headers: auth() });
+    expect(read.status).toBe(200);
+    expect(read.body.status).toBe('ATIVA');
+  });
+
+  it('actThenFail hang: the return is asked and the caller never hears back', async () => {
+    const { txid } = await createCob();
+    const e2eId = (await pix.pay(txid)).endToEndId;
+    await pix.faults({ actThenFail: { putDevolucao: { mode: 'hang', count: 1 } } });
+    await expect(
+      pix.request(`/pix/${e2eId}/devolucao/hang1`, {
+        method: 'PUT',
+        headers: auth(),
+        body: { valor: '1.00' },
+        timeoutMs: 500,
+      }),
+    ).rejects.toThrow(/timed out/);
+    expect((await pix.request(`/pix/${e2eId}/devolucao/hang1`, { headers: auth() })).status).toBe(200);
+  });
+
+  it('webhooks: dropNext loses a post, duplicate sends it twice, a failing receiver is retried', async () => {
+    await pix.faults({ webhooks: { dropNext: 1 } });
+    await pix.pay((await createCob()).txid);
+    const dropped = await pix.state();
+    expect(dropped.deliveries.map((d: { status: string }) => d.status)).toEqual(['dropped']);
+
+    await pix.faults({ webhooks: { duplicate: 1 } });
+    const twice = await pix.pay((await createCob()).txid);
+    await waitUntil(
+      () => receiver.received.length,
+      (n) => n === 2,
+    );
+    expect(receiver.received.map((r) => r.body.pix[0]?.endToEndId)).toEqual([
+      twice.endToEndId,
+      twice.endToEndId,
+    ]);
+
+    await pix.faults({ webhooks: { duplicate: 0 } });
+    receiver.received.length = 0;
+    let calls = 0;
+    receiver.answer = () => (++calls <= 2 ? 503 : 200);
+    const retried = await pix.pay((await createCob()).txid);
+    await waitUntil(
+      () => receiver.received.length,
+      (n) => n === 3,
+    );
+    const state = await pix.state();
+    const last = state.deliveries.find(
+      (d: { body: { pix: { endToEndId: string }[] } }) => d.body.pix[0]?.endToEndId === retried.endToEndId,
+    );
+    expect(last).toMatchObject({ status: 'delivered', attempts: 3, answers: [503, 503, 200] });
   });
 });
