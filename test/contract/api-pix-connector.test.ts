@@ -100,6 +100,30 @@ describe('the API Pix connector against the PSP emulation', () => {
     expect(cob.devedor).toMatchObject({ cpf: HOLDER.cpf, nome: HOLDER.name });
   });
 
+  it('logs each call without the secret, the token, the key or the CPF', async () => {
+    const lines: string[] = [];
+    const logger = {
+      debug: (obj: object, msg?: string) => lines.push(JSON.stringify({ obj, msg })),
+      warn: (obj: object, msg?: string) => lines.push(JSON.stringify({ obj, msg })),
+    };
+    const calls: string[] = [];
+    const c = connector({
+      logger,
+      onCall: (call) => calls.push(`${call.endpoint} ${call.status} ${call.outcome}`),
+    });
+    const txid = newTxid();
+    await c.createCharge({ txid, amountCentavos: 100, payer: HOLDER });
+    await c.lookUpDeposit(newTxid());
+    expect(calls).toEqual(['token 200 ok', 'cob_put 201 ok', 'cob_get 404 error']);
+    const tokens = [...psp.sandbox.state.tokens.keys()];
+    expect(tokens.length).toBeGreaterThan(0);
+    const logged = lines.join('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    for (const secret of [psp.clientSecret, 'PRIVATE KEY', HOLDER.cpf, ...tokens]) {
+      expect(logged).not.toContain(secret);
+    }
+  });
+
   it('a charge asked again answers the same charge, even once it is paid', async () => {
     const c = connector();
     const txid = newTxid();
@@ -290,6 +314,19 @@ describe('what goes wrong at the PSP', () => {
     expect(err.message).toMatch(/no answer within 500 ms/);
     const charge = await c.createCharge({ txid, amountCentavos: 300, payer: HOLDER });
     expect(charge).toMatchObject({ txid, amountCentavos: 300 });
+  });
+
+  it('a token the PSP no longer takes is replaced once, and the call made again', async () => {
+    const c = connector();
+    const txid = newTxid();
+    await c.createCharge({ txid, amountCentavos: 100, payer: HOLDER });
+    expect(c.tokenRequests).toBe(1);
+    const revoked = await psp.request('/sandbox/tokens/revoke', { method: 'POST', body: {} });
+    expect(revoked.status).toBe(200);
+    expect(await c.lookUpDeposit(txid)).toMatchObject({ state: 'pending' });
+    expect(c.tokenRequests).toBe(2);
+    expect(await c.lookUpDeposit(txid)).toMatchObject({ state: 'pending' });
+    expect(c.tokenRequests).toBe(2);
   });
 
   it('bad client credentials are UNAUTHORIZED and say what to fix', async () => {
