@@ -103,7 +103,9 @@ export class WebhookNotifier {
     if (this.aborts.signal.aborted) return;
     if (attempt >= this.options.webhookMaxAttempts) {
       entry.status = 'gave_up';
-      this.options.logger.warn({ url: entry.url, attempts: entry.attempts }, 'api pix webhook gave up');
+      // The origin only: a receiver's path may hold its secret.
+      const to = new URL(entry.url).origin;
+      this.options.logger.warn({ to, attempts: entry.attempts }, 'api pix webhook gave up');
       return;
     }
     const delay = this.options.webhookBackoffMs * 2 ** (attempt - 1);

@@ -3,9 +3,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { type RunningApiPix, startApiPixSandbox } from '../../sandbox/api-pix/app';
-import type { FaultsPatch } from '../../sandbox/api-pix/faults';
-import { type ApiPixPki, makeApiPixPki } from '../../sandbox/api-pix/pki';
+import {
+  type ApiPixFaultsPatch,
+  type ApiPixPki,
+  type RunningApiPix,
+  startApiPixSandboxWithPki,
+} from '../../sandbox/api-pix';
 
 // A PSP speaking the API Pix for a test: its own test PKI in a temp folder, the emulation on a
 // free port of 127.0.0.1, what a client (pixflow) needs to call it, what pixflow's webhook
@@ -113,7 +116,7 @@ export interface ApiPixForTest {
   // biome-ignore lint/suspicious/noExplicitAny: a wire body
   med(e2eId: string, opts?: MedOptions): Promise<any>;
   // biome-ignore lint/suspicious/noExplicitAny: the knobs as they stand
-  faults(knobs: FaultsPatch): Promise<any>;
+  faults(knobs: ApiPixFaultsPatch): Promise<any>;
   // biome-ignore lint/suspicious/noExplicitAny: the PSP's state, for assertions
   state(): Promise<any>;
   reset(): Promise<void>;
@@ -132,26 +135,20 @@ export interface StartApiPixForTestOptions {
 
 export async function startApiPixForTest(options: StartApiPixForTestOptions = {}): Promise<ApiPixForTest> {
   const dir = options.pkiDir ?? mkdtempSync(path.join(os.tmpdir(), 'api-pix-pki-'));
-  const pki = makeApiPixPki(dir);
-  const read = (file: string) => readFileSync(file, 'utf8');
   const clientId = 'pixflow-merchant';
   const clientSecret = 'api-pix-sandbox-secret';
   const pixKey = options.pixKey ?? '7d9f0335-8dcc-4054-9bf9-0dbd61d36906';
-  const sandbox = await startApiPixSandbox({
-    tls: { cert: read(pki.pspServer.cert), key: read(pki.pspServer.key), ca: read(pki.pspCa.cert) },
+  const sandbox = await startApiPixSandboxWithPki(dir, {
     clientId,
     clientSecret,
     pixKeys: [pixKey],
-    webhookClient: {
-      cert: read(pki.pspWebhookClient.cert),
-      key: read(pki.pspWebhookClient.key),
-      ca: read(pki.pixflowCa.cert),
-    },
     ...(options.returnSettleMs === undefined ? {} : { returnSettleMs: options.returnSettleMs }),
     ...(options.cobExpiryDefaultS === undefined ? {} : { cobExpiryDefaultS: options.cobExpiryDefaultS }),
     webhookMaxAttempts: options.webhookMaxAttempts ?? 4,
     webhookBackoffMs: options.webhookBackoffMs ?? 100,
   });
+  const { pki } = sandbox;
+  const read = (file: string) => readFileSync(file, 'utf8');
   const tls: ClientTls = {
     cert: read(pki.merchantClient.cert),
     key: read(pki.merchantClient.key),

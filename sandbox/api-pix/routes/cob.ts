@@ -8,7 +8,7 @@ import { faultGate, requireScope } from '../http';
 import { sendTyped, type Violacao, violationsOf } from '../problems';
 import type { CobRecord } from '../state';
 import { cobView } from '../views';
-import { cobSolicitadaSchema, TXID } from '../wire';
+import { type CobSolicitada, cobSolicitadaSchema, TXID } from '../wire';
 
 // PUT /cob/{txid} (cob.write) and GET /cob/{txid} (cob.read): immediate charges.
 //
@@ -30,8 +30,12 @@ function txidOk(res: Response, txid: string, type: 'CobOperacaoInvalida' | 'CobC
   return false;
 }
 
-function newCob(ctx: ApiPixContext, req: Request, txid: string, fingerprint: string): CobRecord | Violacao[] {
-  const request = cobSolicitadaSchema.parse(req.body);
+function newCob(
+  ctx: ApiPixContext,
+  req: Request,
+  txid: string,
+  request: CobSolicitada,
+): CobRecord | Violacao[] {
   const violations: Violacao[] = [];
   const amountCentavos = decimalTextToCentavos(request.valor.original) ?? 0;
   if (amountCentavos === 0 && request.valor.modalidadeAlteracao !== 1)
@@ -56,7 +60,7 @@ function newCob(ctx: ApiPixContext, req: Request, txid: string, fingerprint: str
   if (hasError(brCode)) throw new Error(`BR Code: ${brCode.message}`);
   return {
     txid,
-    fingerprint,
+    fingerprint: JSON.stringify(request),
     request,
     amountCentavos,
     expiracaoS: request.calendario.expiracao ?? ctx.options.cobExpiryDefaultS,
@@ -98,7 +102,7 @@ export function cobRoutes(ctx: ApiPixContext): Router {
       sendTyped(res, 'CobOperacaoInvalida', INVALID_COB, [{ razao, propriedade: 'txid', valor: txid }]);
       return;
     }
-    const made = newCob(ctx, req, txid, fingerprint);
+    const made = newCob(ctx, req, txid, parsed.data);
     if (Array.isArray(made)) {
       sendTyped(res, 'CobOperacaoInvalida', INVALID_COB, made);
       return;

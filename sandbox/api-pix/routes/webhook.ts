@@ -44,7 +44,7 @@ export function webhookRoutes(ctx: ApiPixContext): Router {
         webhookUrl: parsed.data.webhookUrl,
         criacao: isoAt(ctx.options.now()),
       });
-      res.status(200).end();
+      res.status(200).send();
     },
   );
   router.get(
@@ -71,7 +71,7 @@ export function webhookRoutes(ctx: ApiPixContext): Router {
         sendTyped(res, 'WebhookNaoEncontrado', `Nenhum webhook estabelecido para a chave ${chave}.`);
         return;
       }
-      res.status(204).end();
+      res.status(204).send();
     },
   );
   return router;
