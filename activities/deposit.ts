@@ -9,8 +9,14 @@ import {
 } from '../contracts/deposit';
 import type { FlowRecord } from '../contracts/flow';
 import { addAccount } from '../db/customers';
+import { connectorOfDeposit, createDepositRouter } from './deposit-routing';
 import type { ActivityDeps } from './deps';
 import { providerCall, unclassifiedNotice } from './errors';
+
+/** The QR, and the connector that made its charge (kept in the deposit's state, not its QR). */
+export interface RoutedDepositQr extends DepositQr {
+  connector: string;
+}
 
 export interface DepositCheck {
   paid: boolean;
@@ -64,16 +70,22 @@ export function paymentDetails(check: DepositCheck): Record<string, unknown> {
 
 export function createDepositActivities({
   provider,
+  collectors,
   pool,
+  clock,
   hashCpf,
   hashAccount,
   policy,
   recordFlow,
   countUnclassified,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount' | 'policy' | 'countUnclassified'> & {
+}: Pick<
+  ActivityDeps,
+  'provider' | 'collectors' | 'pool' | 'clock' | 'hashCpf' | 'hashAccount' | 'policy' | 'countUnclassified'
+> & {
   recordFlow: (row: FlowRecord) => Promise<void>;
 }) {
   const notice = unclassifiedNotice({ pool, countUnclassified });
+  const router = createDepositRouter({ provider, collectors, pool, policy, clock });
   /** The payer's bank account the deposit names, registered as the person's own (idempotent). */
   const registerPayerAccount = async (client: DepositInput['client']) => {
     if (!client.bankAccount) return;
@@ -95,25 +107,27 @@ export function createDepositActivities({
   };
   return {
     /**
-     * Creates the Pix charge, then records the deposit's flows row (`awaiting`) once it exists:
-     * one local activity does both, so the caller waiting for the QR waits for one. Safe to
-     * retry: the provider answers the same QR for the same txid and body (a txid it already holds
-     * with another body fails non-retryably, DUPLICATE_TRANSACTION), and the row's write and the
-     * payer's bank account (client.bankAccount, when given) are idempotent.
+     * Creates the Pix charge at the first connector of the deposits' routing that makes it
+     * (activities/deposit-routing.ts), then records the deposit's flows row (`awaiting`, naming
+     * that connector) once it exists: one local activity does both, so the caller waiting for the
+     * QR waits for one. Safe to retry: a connector answers the same QR for the same txid and body
+     * (a txid it already holds with another body fails non-retryably, DUPLICATE_TRANSACTION), and
+     * the row's write and the payer's bank account (client.bankAccount, when given) are
+     * idempotent.
      */
     async createChargeAndRecordAwaitingPayment(
       input: DepositInput,
       awaiting: FlowRecord,
-    ): Promise<DepositQr> {
-      const res = await providerCall(() =>
-        provider.createCharge({
+    ): Promise<RoutedDepositQr> {
+      const { charge: res, connector } = await providerCall(() =>
+        router.routeCharge({
           merchant: input.merchant,
           payer: input.client,
           amountCentavos: input.amountCentavos,
           txid: input.txid,
         }),
       );
-      await recordFlow(awaiting);
+      await recordFlow({ ...awaiting, details: { ...awaiting.details, connector } });
       await registerPayerAccount(input.client);
       // The provider's image (several KB) stays out of history: the API draws it from the payload.
       return {
@@ -121,6 +135,7 @@ export function createDepositActivities({
         payload: res.payload,
         expiresAt: res.expiresAt,
         amountCentavos: res.amountCentavos,
+        connector,
       };
     },
 
@@ -133,13 +148,17 @@ export function createDepositActivities({
      * Given the `completed` row the flow writes next, a payment the rules do not hold is recorded
      * here with its payment's details: the flow then ends with no activity of its own for it.
      * An answer no rule reads fails the attempt (retried, and told): never "unpaid".
+     * It asks the connector that made the charge (`connector`; unset, from runs before routing:
+     * the first provider) and no other.
      */
     async inquireDepositAndRecordCompleted(
       txid: string,
       clientCpf: string | undefined,
       completed: FlowRecord,
+      connector?: string,
     ): Promise<DepositCheck> {
-      const tx = await providerCall(() => provider.lookUpDeposit(txid), notice);
+      const at = connectorOfDeposit({ provider, collectors }, connector);
+      const tx = await providerCall(() => at.lookUpDeposit(txid), notice);
       // Not visible to the inquiry yet: unpaid as far as we can prove.
       const inForce = await policy.current();
       const paid = paidCheck(tx, clientCpf, inForce.policy.deposits.holdThirdParty);

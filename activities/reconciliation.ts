@@ -2,7 +2,9 @@ import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { UnclassifiedAnswerError } from '../connectors/errors';
 import { type ProviderNotification, providerNotificationSignal } from '../contracts/flow';
+import { depositConnectors } from '../db/connector-breakers';
 import { claimDueChecks, countDueChecks, type DueCheck } from '../db/reconciliation';
+import { connectorOfDeposit } from './deposit-routing';
 import type { ActivityDeps, ReconciliationSettings } from './deps';
 import { unclassifiedNotice } from './errors';
 
@@ -34,19 +36,28 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createReconciliationActivities({
   provider,
+  collectors,
   pool,
   temporal,
   reconciliation,
   countUnclassified,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'temporal' | 'reconciliation' | 'countUnclassified'>) {
+}: Pick<
+  ActivityDeps,
+  'provider' | 'collectors' | 'pool' | 'temporal' | 'reconciliation' | 'countUnclassified'
+>) {
   const notice = unclassifiedNotice({ pool, countUnclassified });
   /**
    * Whether the provider has settled the flow's money; an unknown transaction has not, nor has
-   * one whose status no rule reads (told, and looked at again on the schedule).
+   * one whose status no rule reads (told, and looked at again on the schedule). A deposit is
+   * asked of the connector that made its charge (`connector`), and of no other.
    */
-  const settled = async (c: DueCheck): Promise<boolean> => {
+  const settled = async (c: DueCheck, connector: string | undefined): Promise<boolean> => {
     try {
-      if (c.type === 'deposit') return (await provider.lookUpDeposit(c.businessId)).state === 'paid';
+      if (c.type === 'deposit')
+        return (
+          (await connectorOfDeposit({ provider, collectors }, connector).lookUpDeposit(c.businessId))
+            .state === 'paid'
+        );
       const tx = await provider.lookUpPayout(c.businessId);
       return tx.state === 'completed' || tx.state === 'failed';
     } catch (err) {
@@ -83,6 +94,10 @@ export function createReconciliationActivities({
       const { scheduleMs, maxPerSecond, intervalMs } = reconciliation;
       const budget = Math.max(1, Math.floor((maxPerSecond * intervalMs) / 1000));
       const due = await claimDueChecks(pool, scheduleMs, budget);
+      const connectors = await depositConnectors(
+        pool,
+        due.filter((c) => c.type === 'deposit').map((c) => c.workflowId),
+      );
       // Behind, at the full rate. Otherwise spread over the interval: the same looks, without a
       // burst at the start of every sweep for new payments to queue behind on the same cores.
       const behind = due.length >= budget;
@@ -98,7 +113,7 @@ export function createReconciliationActivities({
           Context.current().heartbeat({ lane, i });
           try {
             result.checked += 1;
-            if (await settled(c)) {
+            if (await settled(c, connectors.get(c.workflowId))) {
               result.found += 1;
               await tell(c);
               Context.current().log.info('reconciliation found a settled flow still waiting', {

@@ -145,3 +145,20 @@ export async function claimHalfOpenTry(
   );
   return rowCount === 1;
 }
+
+/**
+ * The connector each of these deposits' charges was made by (its flows row's `connector`), by
+ * workflow id; a deposit from before routing has none.
+ */
+export async function depositConnectors(
+  db: Queryable,
+  workflowIds: readonly string[],
+): Promise<Map<string, string>> {
+  if (workflowIds.length === 0) return new Map();
+  const { rows } = await db.query<{ workflow_id: string; connector: string }>(
+    `SELECT workflow_id, details->>'connector' AS connector
+       FROM flows WHERE workflow_id = ANY($1::text[]) AND details ? 'connector'`,
+    [workflowIds],
+  );
+  return new Map(rows.map((r) => [r.workflow_id, r.connector]));
+}

@@ -114,8 +114,9 @@ export class DepositFlow extends FlowTracker<DepositStatus, DepositState> {
   }
 
   protected override details() {
-    const { policyVersion, refusal, payment, resolution } = this.state;
+    const { policyVersion, refusal, payment, resolution, connector } = this.state;
     return {
+      connector,
       policyVersion,
       refusal,
       e2eId: payment?.e2eId,
@@ -174,14 +175,18 @@ async function screen(input: DepositInput, flow: DepositFlow): Promise<string | 
 }
 
 /**
- * Charge: the QR first, the caller is waiting on it. The same local activity writes the
- * deposit's row as awaiting payment once the QR exists, so the answer waits for one activity.
- * Answers why the QR could not be created, if it could not.
+ * Charge: the QR first, the caller is waiting on it, from the first connector of the deposits'
+ * routing that makes it (kept in `connector`: every inquiry goes there). The same local activity
+ * writes the deposit's row as awaiting payment once the QR exists, so the answer waits for one
+ * activity. Answers why the QR could not be created, if it could not.
  */
 async function charge(input: DepositInput, flow: DepositFlow): Promise<string | undefined> {
   const row = flow.nextRow('awaiting_payment');
   try {
-    flow.state.qr = await createChargeAndRecordAwaitingPayment(input, row);
+    // Runs from before routing got no connector back: theirs is the first provider's.
+    const { connector, ...qr } = await createChargeAndRecordAwaitingPayment(input, row);
+    flow.state.qr = qr;
+    if (connector !== undefined) flow.state.connector = connector;
   } catch (err) {
     const reason = qrFailureReason(err);
     if (reason === undefined) throw err;
@@ -221,10 +226,10 @@ async function lookForPayment(input: DepositInput, flow: DepositFlow): Promise<P
   const row = flow.nextRow('completed');
   let check: DepositCheck;
   try {
-    check = await inquireLocally(input.txid, input.client.cpf, row);
+    check = await inquireLocally(input.txid, input.client.cpf, row, state.connector);
   } catch (err) {
     if (!isLocalActivityFailure(err)) throw err;
-    check = await inquireDepositAndRecordCompleted(input.txid, input.client.cpf, row);
+    check = await inquireDepositAndRecordCompleted(input.txid, input.client.cpf, row, state.connector);
   }
   if (!check.paid) return undefined;
   state.payment = {

@@ -185,6 +185,8 @@ describe('deposit flow', () => {
         status: 'completed',
         seq: 2,
         details: {
+          // The connector that made the charge, which its inquiries asked.
+          connector: 'identity-payments',
           policyVersion: 1,
           e2eId: result.payment?.e2eId,
           paidAt: result.payment?.paidAt,
