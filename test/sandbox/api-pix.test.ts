@@ -34,12 +34,15 @@ interface Receiver {
   close(): Promise<void>;
 }
 
-async function startReceiver(psp: ApiPixForTest): Promise<Receiver> {
+async function startReceiver(
+  psp: ApiPixForTest,
+  identity: { cert: string; key: string } = { cert: psp.webhook.serverCert, key: psp.webhook.serverKey },
+): Promise<Receiver> {
   const receiver: Receiver = { url: '', received: [], answer: () => 200, close: async () => {} };
   const server = https.createServer(
     {
-      cert: psp.webhook.serverCert,
-      key: psp.webhook.serverKey,
+      cert: identity.cert,
+      key: identity.key,
       ca: psp.webhook.clientCa,
       requestCert: true,
       rejectUnauthorized: true,
@@ -597,5 +600,45 @@ describe('faults', () => {
       (d: { body: { pix: { endToEndId: string }[] } }) => d.body.pix[0]?.endToEndId === retried.endToEndId,
     );
     expect(last).toMatchObject({ status: 'delivered', attempts: 3, answers: [503, 503, 200] });
+  });
+});
+
+describe('the PSP as a webhook client', () => {
+  it("posts only to a listener whose certificate pixflow's CA signed", async () => {
+    // A listener with a certificate of another CA (the PSP's own): the PSP does not trust it.
+    const impostor = await startReceiver(pix, {
+      cert: readFileSync(pix.pki.pspServer.cert, 'utf8'),
+      key: readFileSync(pix.pki.pspServer.key, 'utf8'),
+    });
+    try {
+      await pix.request(`/webhook/${encodeURIComponent(pix.pixKey)}`, {
+        method: 'PUT',
+        headers: auth(),
+        body: { webhookUrl: impostor.url },
+      });
+      await pix.pay((await createCob()).txid);
+      const state = await waitUntil(
+        () => pix.state(),
+        (s) => s.deliveries[0]?.status === 'gave_up',
+      );
+      expect(state.deliveries[0].answers).toHaveLength(4);
+      for (const answer of state.deliveries[0].answers) expect(answer).toMatch(/certificate/i);
+      expect(impostor.received).toEqual([]);
+    } finally {
+      await impostor.close();
+    }
+  });
+});
+
+describe('expiry', () => {
+  it('a cob past its expiracao stays ATIVA but can no longer be paid', async () => {
+    const { txid, cob } = await createCob({ calendario: { expiracao: 1 } });
+    const expiresAt = Date.parse(cob.calendario.criacao) + 1000;
+    await waitUntil(
+      () => Date.now(),
+      (now) => now > expiresAt,
+    );
+    await expect(pix.pay(txid)).rejects.toThrow(/409.*expired/);
+    expect((await pix.request(`/cob/${txid}`, { headers: auth() })).body.status).toBe('ATIVA');
   });
 });
