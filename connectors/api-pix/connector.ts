@@ -30,7 +30,7 @@ const optionsSchema = z.object({
   clientSecret: z.string().min(1),
   cert: pem('client certificate'),
   key: pem('client private key'),
-  ca: pem("PSP's CA certificate"),
+  ca: pem("PSP's CA certificate").optional(),
   pixKey: z.string().min(1).max(77),
   expirySeconds: z.number().int().positive().default(1800),
   timeoutMs: z.number().int().positive().default(10_000),
@@ -46,10 +46,14 @@ export interface ApiPixOptions {
   tokenUrl?: string;
   clientId: string;
   clientSecret: string;
-  /** pixflow's client certificate and key, and the CA of the PSP's server, as PEM text. */
+  /** pixflow's client certificate and its key, as PEM text. */
   cert: string;
   key: string;
-  ca: string;
+  /**
+   * The CA that signed the PSP's server certificate, as PEM text: then only it is trusted. Absent,
+   * the usual public roots are (a PSP whose API has a publicly trusted certificate).
+   */
+  ca?: string;
   /** The account's Pix key: charges are made to it and its webhook is pixflow's. */
   pixKey: string;
   /** How long a charge can be paid; default 1800 s. */
@@ -180,7 +184,7 @@ export function createApiPixConnector(options: ApiPixOptions): ApiPixConnector {
     clientSecret: o.clientSecret,
     cert: o.cert,
     key: o.key,
-    ca: o.ca,
+    ...(o.ca === undefined ? {} : { ca: o.ca }),
     timeoutMs: o.timeoutMs,
     tokenSafetyMarginMs: o.tokenSafetyMarginMs,
     logger: options.logger,

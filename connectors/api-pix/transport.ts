@@ -7,7 +7,7 @@ import { type ErrorAnswer, mapApiPixError, mapTokenError } from './wire/errors';
 import { API_PIX_SCOPES, type EndpointName, tokenResponseSchema } from './wire/schemas';
 
 // How pixflow talks to an API Pix PSP, whatever the endpoint: HTTPS with mutual TLS (pixflow's
-// client certificate, the PSP's CA and no other), an OAuth2 client-credentials token taken over
+// client certificate; the PSP's CA alone trusted when given), an OAuth2 client-credentials token taken over
 // the same TLS (reused until shortly before it expires, one request at a time, asked once more
 // after a 401 or 403), one timeout per call, a span, a log line and a metrics event per call, and
 // every non-2xx answer turned into a typed ProviderError (wire/errors.ts). Bodies are checked with
@@ -34,10 +34,11 @@ export interface ApiPixTransportOptions {
   tokenUrl: string;
   clientId: string;
   clientSecret: string;
-  /** pixflow's client certificate, its key, and the CA that signed the PSP's server (PEM). */
+  /** pixflow's client certificate and its key (PEM). */
   cert: string;
   key: string;
-  ca: string;
+  /** The CA that signed the PSP's server (PEM), the only one trusted; absent, the public roots. */
+  ca?: string;
   timeoutMs: number;
   logger?: ApiPixLogger;
   /** Called after every HTTP call (metrics): endpoint, HTTP status (0 when none came back), duration. */
@@ -233,7 +234,7 @@ export function createApiPixTransport(options: ApiPixTransportOptions) {
   const agent = new https.Agent({
     cert: options.cert,
     key: options.key,
-    ca: options.ca,
+    ...(options.ca === undefined ? {} : { ca: options.ca }),
     keepAlive: true,
     rejectUnauthorized: true,
   });

@@ -272,6 +272,15 @@ describe('mutual TLS', () => {
     expect(c.tokenRequests).toBe(1);
   });
 
+  it('without the PSP CA only the public roots are trusted, which a test CA is not', async () => {
+    const { ca: _ca, ...withoutCa } = optionsFor();
+    const c = createApiPixConnector(withoutCa);
+    made.push(c);
+    const err = (await c.lookUpDeposit(newTxid()).catch((e: unknown) => e)) as ProviderUnavailableError;
+    expect(err).toBeInstanceOf(ProviderUnavailableError);
+    expect(err.message).toMatch(/connection failed/);
+  });
+
   it('pixflow refuses a PSP whose server certificate its CA did not sign', async () => {
     const c = connector({ ca: psp.webhook.serverCa });
     const err = (await c.lookUpDeposit(newTxid()).catch((e: unknown) => e)) as ProviderUnavailableError;
