@@ -1,20 +1,34 @@
-import { WithStartWorkflowOperation } from '@temporalio/client';
+import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../common/logger';
+import {
+  type ApiPixConnector,
+  createApiPixConnector,
+  readPixNotifications,
+  toApiPixTxid,
+} from '../../connectors/api-pix';
+import { connectorRegistry } from '../../connectors/registry';
 import {
   type DepositInput,
   type DepositState,
+  depositReturnId,
   depositStateQuery,
   depositWorkflowId,
   qrCodeUpdate,
   resolutionUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/flow';
+import { type ApiPixListener, startApiPixListener } from '../../ingress/api-pix-listener';
 import { staticPolicyReader } from '../../policy/seed';
+import type { HeldDepositInput } from '../../workflows/deposit';
+import { type ApiPixForTest, startApiPixForTest } from '../helpers/api-pix';
 import { verifiedDepositor } from '../helpers/customers';
 import { provenDecision } from '../helpers/decisions';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
 import { patchMarkers, recordHistory } from '../helpers/histories';
 import { policyWith } from '../helpers/policy';
+import { expectActivityFailure } from '../helpers/sdk-log';
 import { createTestWorker } from '../helpers/worker';
 
 // A held deposit's money goes back to its payer through the connector that received it, on an
@@ -86,14 +100,22 @@ const decide = async (workflowId: string, decision: 'accept' | 'return', reason:
     reason,
   });
 
-/** A worker of its own whose rules return a held third party's money after `afterMs`. */
-async function withAutoReturn(afterMs: number, body: (taskQueue: string) => Promise<void>) {
+/**
+ * A worker of its own whose rules return a held third party's money after `afterMs`, with the
+ * API Pix connector beside the first provider when given.
+ */
+async function withAutoReturn(
+  afterMs: number,
+  body: (taskQueue: string) => Promise<void>,
+  apiPix?: ApiPixConnector,
+) {
   const taskQueue = `${f.taskQueue}-auto-${afterMs}`;
   const worker = await createTestWorker({
     connection: f.env.nativeConnection,
     client: f.env.client,
     taskQueue,
     provider: f.provider,
+    ...(apiPix ? { collectors: connectorRegistry([f.provider, apiPix]) } : {}),
     pool: f.pool,
     piiKey: TEST_PII_KEY,
     policy: staticPolicyReader(
@@ -173,5 +195,241 @@ describe('the automatic return of a third party’s money', () => {
       expect(result.return).toBeUndefined();
       expect(result.returnByHand).toBeUndefined();
     });
+  });
+});
+
+// The API Pix connector against the PSP's emulation (mutual TLS, OAuth), its webhooks taken by
+// pixflow's own API Pix listener, which stores them in the inbox and hints the deposit.
+describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
+  const { EventType } = temporal.api.enums.v1;
+  const SECRET = 'return-test-webhook-secret';
+  let psp: ApiPixForTest;
+  let apiPix: ApiPixConnector;
+  let listener: ApiPixListener;
+  let queue: string;
+  let stopWorker: () => Promise<void>;
+
+  beforeAll(async () => {
+    psp = await startApiPixForTest({ returnSettleMs: 300 });
+    apiPix = createApiPixConnector({
+      baseUrl: psp.url,
+      tokenUrl: psp.tokenUrl,
+      clientId: psp.clientId,
+      clientSecret: psp.clientSecret,
+      cert: psp.tls.cert,
+      key: psp.tls.key,
+      ca: psp.tls.ca,
+      pixKey: psp.pixKey,
+      timeoutMs: 5_000,
+    });
+    queue = `${f.taskQueue}-api-pix`;
+    listener = await startApiPixListener({
+      config: { API_PIX_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: queue },
+      pool: f.pool,
+      temporal: f.env.client,
+      log: createLogger('api-pix-ingress', 'warn'),
+      read: readPixNotifications,
+      port: 0,
+      host: '127.0.0.1',
+      tls: { cert: psp.webhook.serverCert, key: psp.webhook.serverKey, clientCa: psp.webhook.clientCa },
+    });
+    await apiPix.registerWebhook(`https://localhost:${listener.port}/webhooks/api-pix/${SECRET}`);
+    const worker = await createTestWorker({
+      connection: f.env.nativeConnection,
+      client: f.env.client,
+      taskQueue: queue,
+      provider: f.provider,
+      collectors: connectorRegistry([f.provider, apiPix]),
+      pool: f.pool,
+      piiKey: TEST_PII_KEY,
+    });
+    const running = worker.run();
+    stopWorker = async () => {
+      worker.shutdown();
+      await running;
+    };
+  });
+  afterAll(async () => {
+    await stopWorker?.();
+    await listener?.close();
+    apiPix?.close();
+    await psp?.close();
+  });
+
+  /**
+   * A charge on the PSP paid by someone else, held as the deposit's run leaves it: its run of
+   * its own, the payment proven, the connector named.
+   */
+  async function heldOnApiPix(taskQueue = queue) {
+    const input = depositInput();
+    await apiPix.createCharge({
+      txid: input.txid,
+      amountCentavos: input.amountCentavos,
+      payer: input.client,
+    });
+    const pix = await psp.pay(toApiPixTxid(input.txid), {
+      payer: 'third_party',
+      cpf: OTHER_PAYER,
+      nome: 'João',
+    });
+    const at = new Date().toISOString();
+    const held: HeldDepositInput = {
+      deposit: input,
+      state: {
+        status: 'awaiting_payment',
+        txid: input.txid,
+        amountCentavos: input.amountCentavos,
+        notifications: 1,
+        inquiries: 1,
+        startedAt: at,
+        updatedAt: at,
+        payment: { e2eId: pix.endToEndId, payerCpfMasked: '***.982.247-**', payerIsClient: false },
+        policyVersion: 1,
+        connector: apiPix.name,
+      },
+      hold: 'third_party_payer',
+      rowsWritten: 1,
+    };
+    const handle = await f.env.client.workflow.start('heldDepositWorkflow', {
+      workflowId: depositWorkflowId(input.txid),
+      taskQueue,
+      args: [held],
+    });
+    await waitForState(
+      () => handle.query(depositStateQuery),
+      (s) => s.status === 'held',
+    );
+    return { input, handle, e2eId: pix.endToEndId as string };
+  }
+
+  /** The PSP's returns of one received Pix, as its state shows them. */
+  const returnsAtPsp = async (e2eId: string) =>
+    ((await psp.state()).returns as Array<{ endToEndId: string; id: string; status: string }>).filter(
+      (r) => r.endToEndId === e2eId,
+    );
+
+  /** Whether the run's wait for its return's outcome ended on a hint (the timer cancelled) or fired. */
+  async function returnWaits(handle: WorkflowHandle) {
+    const events = (await handle.fetchHistory()).events ?? [];
+    return {
+      fired: events.filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length,
+      cancelled: events.filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_CANCELED).length,
+    };
+  }
+
+  it("an operator's return asks the PSP once, even when the ask acted and then failed: returned", async () => {
+    const { input, handle, e2eId } = await heldOnApiPix();
+    const putsBefore = (await psp.state()).counters.requests.putDevolucao ?? 0;
+    // The PSP takes the return, then answers 500: the activity is retried.
+    const failed = expectActivityFailure({
+      workflowId: handle.workflowId,
+      activityType: 'requestDepositReturn',
+      error: /./,
+    });
+    await psp.faults({ actThenFail: { putDevolucao: { mode: 'error', count: 1 } } });
+    const answer = await handle.executeUpdate(resolutionUpdate, {
+      args: [await decide(handle.workflowId, 'return', 'payer unknown to the person')],
+    });
+    // Answered once the return is recorded asked; the retry may find it settled already.
+    expect(['return_requested', 'returned']).toContain(answer.status);
+    const result: DepositState = await handle.result();
+    expect(result).toMatchObject({
+      status: 'returned',
+      reason: 'third_party_payer',
+      connector: 'api-pix',
+      resolution: { decision: 'return', by: 'ops@example.com' },
+      return: {
+        returnId: depositReturnId(input.txid),
+        amountCentavos: input.amountCentavos,
+        state: 'returned',
+        by: 'ops@example.com',
+        rtrId: expect.stringMatching(/^D/),
+        returnedAt: expect.any(String),
+      },
+    });
+    expect(result.returnByHand).toBeUndefined();
+    expect(failed()).toHaveLength(1);
+    // One devolução at the PSP, asked by one PUT: the retry looked it up and did not ask again.
+    expect(await returnsAtPsp(e2eId)).toEqual([
+      expect.objectContaining({ id: depositReturnId(input.txid), status: 'DEVOLVIDO' }),
+    ]);
+    expect((await psp.state()).counters.requests.putDevolucao).toBe(putsBefore + 1);
+    expect(await flowRow(handle.workflowId)).toMatchObject({
+      status: 'returned',
+      details: {
+        connector: 'api-pix',
+        return: { returnId: depositReturnId(input.txid), state: 'returned', rtrId: result.return?.rtrId },
+      },
+    });
+    const events = await f.pool.query<{ type: string }>(
+      'SELECT type FROM events WHERE stream_id = $1 ORDER BY seq',
+      [handle.workflowId],
+    );
+    expect(events.rows.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['deposit.held', 'deposit.return_requested', 'deposit.returned']),
+    );
+  });
+
+  it("the PSP's webhook that the return settled wakes the deposit, which confirms it: returned", async () => {
+    const { handle, e2eId } = await heldOnApiPix();
+    const answer = await handle.executeUpdate(resolutionUpdate, {
+      args: [await decide(handle.workflowId, 'return', 'payer unknown to the person')],
+    });
+    expect(answer.status).toBe('return_requested');
+    const result: DepositState = await handle.result();
+    expect(result).toMatchObject({ status: 'returned', return: { state: 'returned' } });
+    // The wait for the outcome ended on the hint, before its timer.
+    expect(await returnWaits(handle)).toEqual({ fired: 0, cancelled: 1 });
+    expect(result.notifications).toBeGreaterThan(1);
+    expect(await returnsAtPsp(e2eId)).toHaveLength(1);
+    await recordHistory(handle, 'deposit-held-returned-api-pix');
+  });
+
+  it('a lost webhook is made up for by the return looked up on its timer: returned', async () => {
+    const { handle, e2eId } = await heldOnApiPix();
+    await psp.faults({ webhooks: { dropNext: 1, duplicate: 0, delayMs: 0 } });
+    await handle.executeUpdate(resolutionUpdate, {
+      args: [await decide(handle.workflowId, 'return', 'payer unknown to the person')],
+    });
+    const result: DepositState = await handle.result();
+    expect(result).toMatchObject({ status: 'returned', return: { state: 'returned' } });
+    expect((await returnWaits(handle)).fired).toBeGreaterThanOrEqual(1);
+    expect(await returnsAtPsp(e2eId)).toHaveLength(1);
+  });
+
+  it('a return the PSP does not make (NAO_REALIZADO) ends return_failed with its reason', async () => {
+    const { handle } = await heldOnApiPix();
+    await psp.faults({ failReturnsNext: 1, failReturnsReason: 'Conta do pagador encerrada' });
+    await handle.executeUpdate(resolutionUpdate, {
+      args: [await decide(handle.workflowId, 'return', 'payer unknown to the person')],
+    });
+    const result: DepositState = await handle.result();
+    expect(result).toMatchObject({
+      status: 'return_failed',
+      return: { state: 'failed', reason: 'Conta do pagador encerrada' },
+    });
+    expect(await flowRow(handle.workflowId)).toMatchObject({
+      status: 'return_failed',
+      details: { return: { state: 'failed', reason: 'Conta do pagador encerrada' } },
+    });
+    await recordHistory(handle, 'deposit-held-return-failed-api-pix');
+  });
+
+  it('with no operator within the review delay, the rules return it through the PSP under their version', async () => {
+    await withAutoReturn(
+      1_500,
+      async (taskQueue) => {
+        const { handle, e2eId } = await heldOnApiPix(taskQueue);
+        const result: DepositState = await handle.result();
+        expect(result).toMatchObject({
+          status: 'returned',
+          resolution: { decision: 'return', by: 'rules', policyVersion: 7 },
+          return: { state: 'returned', by: 'rules', policyVersion: 7 },
+        });
+        expect(await returnsAtPsp(e2eId)).toHaveLength(1);
+        await recordHistory(handle, 'deposit-held-auto-returned-api-pix');
+      },
+      apiPix,
+    );
   });
 });
