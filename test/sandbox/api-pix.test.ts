@@ -186,6 +186,21 @@ describe('OAuth', () => {
     }
   });
 
+  it('refuses a token presented over another client certificate than the one it was issued to', async () => {
+    // Another certificate of the PSP's CA (its webhook client's): the handshake passes, the token does not.
+    const answer = await apiPixRequest(`${pix.url}/cob/${newTxid()}`, {
+      headers: auth(),
+      tls: {
+        cert: readFileSync(pix.pki.pspWebhookClient.cert, 'utf8'),
+        key: readFileSync(pix.pki.pspWebhookClient.key, 'utf8'),
+        ca: pix.tls.ca,
+      },
+    });
+    expect(answer.status).toBe(401);
+    expect(answer.headers['www-authenticate']).toMatch(/invalid_token/);
+    expect((await pix.request(`/cob/${newTxid()}`, { headers: auth() })).status).toBe(404);
+  });
+
   it('answers 403 AcessoNegado to a token without the scope', async () => {
     const readOnly = await pix.token('cob.read');
     const answer = await pix.request(`/cob/${newTxid()}`, {

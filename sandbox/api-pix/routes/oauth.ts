@@ -21,10 +21,15 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   const decoded = Buffer.from(m[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) return undefined;
-  return {
-    id: decodeURIComponent(decoded.slice(0, colon)),
-    secret: decodeURIComponent(decoded.slice(colon + 1)),
-  };
+  try {
+    // RFC 6749 §2.3.1: both parts are form-urlencoded before they are joined.
+    return {
+      id: decodeURIComponent(decoded.slice(0, colon)),
+      secret: decodeURIComponent(decoded.slice(colon + 1)),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 export function oauthRoutes(ctx: ApiPixContext): Router {
