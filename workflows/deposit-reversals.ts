@@ -13,8 +13,11 @@ const { checkDepositReversals } = proxyActivities<ReversalActivities>({
   summary: "Ask the deposit's PSP for its received Pix's returns; record the ones pixflow did not ask for",
 });
 
-/** Quiet this long after its last check, the run ends: a later webhook starts the next. */
-const LINGER = '1m';
+/**
+ * Quiet this long after its last check, the run ends: the copies and retries of one webhook come
+ * within seconds, and a later webhook starts the next run.
+ */
+const LINGER = '10s';
 
 /**
  * A deposit's reversal checks (workflow id `deposit-reversals-<txid>`): started with a signal by
