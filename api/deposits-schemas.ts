@@ -5,6 +5,7 @@ import {
   type DepositRefusal,
   type DepositResolution,
   type DepositResolutionAnswer,
+  type DepositReturn,
   type DepositState,
   depositStatuses,
 } from '../contracts/deposit';
@@ -49,7 +50,7 @@ export function parseDepositBody(where: RequestPart, value: unknown): DepositBod
 export const depositResolutionBodySchema = depositResolutionInputSchema.meta({
   id: 'DepositResolutionRequest',
   description:
-    "An operator's decision on a held deposit: `accept` credits it (completed), `return` leaves it to be paid back by hand (to_return).",
+    "An operator's decision on a held deposit: `accept` credits it (completed); `return` sends the money back through the connector that received it (return_requested, then returned or return_failed), or leaves it to be paid back by hand (to_return) when that connector cannot return it.",
   example: { decision: 'return', by: 'ops@example.com', reason: 'payer is not the account holder' },
 });
 
@@ -106,6 +107,23 @@ const depositRefusalSchema = z
     description: 'why the rules refused the deposit (docs/rules.md)',
   }) satisfies z.ZodType<DepositRefusal | undefined>;
 
+/** A held deposit's money on its way back to the payer, through the connector that received it. */
+const depositReturnSchema = z
+  .object({
+    returnId: z.string().meta({ description: "pixflow's id of the return, derived from the deposit" }),
+    amountCentavos: z.number().int(),
+    requestedAt: iso,
+    state: z.enum(['requested', 'returned', 'failed']),
+    by: z.string().meta({ description: 'the operator who decided it, or `rules` (the automatic return)' }),
+    rtrId: z.string().optional().meta({ description: "the return's end-to-end id at the Central Bank" }),
+    returnedAt: iso.optional(),
+    reason: z.string().optional().meta({ description: 'why it failed, as the PSP said' }),
+    policyVersion: z.number().int().optional().meta({
+      description: 'the rules version an automatic return was decided under',
+    }),
+  })
+  .meta({ id: 'DepositReturn' }) satisfies z.ZodType<DepositReturn>;
+
 const depositStateSchema = z.object({
   status: z.enum(depositStatuses),
   txid: z.string(),
@@ -124,7 +142,12 @@ const depositStateSchema = z.object({
     })
     .optional(),
   resolution: depositResolutionInputSchema
-    .extend({ at: iso })
+    .extend({
+      at: iso,
+      policyVersion: z.number().int().optional().meta({
+        description: 'the rules version an automatic return (`by: rules`) was decided under',
+      }),
+    })
     .optional()
     .meta({ description: "an operator's decision on the held deposit" }) satisfies z.ZodType<
     DepositResolution | undefined
@@ -134,6 +157,17 @@ const depositStateSchema = z.object({
       'the version of the rules the deposit was screened under (docs/rules.md); absent for older deposits',
   }),
   refusal: depositRefusalSchema.optional(),
+  connector: z.string().optional().meta({
+    description: 'the connector that made its charge, and returns its money; absent: identity-payments',
+  }),
+  return: depositReturnSchema.optional(),
+  returnByHand: z
+    .object({ connector: z.string(), why: z.enum(['connector_cannot_return', 'connector_not_configured']) })
+    .optional()
+    .meta({
+      description:
+        '`to_return`: the money is to be sent back by hand, the connector cannot return received Pix (or is not configured)',
+    }),
   ...moneyFlowProgress,
 }) satisfies z.ZodType<DepositState>;
 

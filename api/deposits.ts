@@ -143,7 +143,7 @@ export const depositOperations = {
     tag: 'Deposits',
     summary: 'Deposit state',
     description:
-      "The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image. A deposit paid by someone else is `held` (reason `third_party_payer`) until an operator's `resolution`, kept in the state once decided.",
+      "The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image. A deposit paid by someone else is `held` (reason `third_party_payer`) until an operator's `resolution`, kept in the state once decided; its money sent back is in `return` (`return_requested`, then `returned` or `return_failed`), or `to_return` with `returnByHand` when its connector cannot return it.",
     params: txidParamsSchema,
     ok: [{ status: 200, description: 'Current state', schema: depositStateResponseSchema }],
     scopes: ['deposits:read'],
@@ -155,7 +155,7 @@ export const depositOperations = {
     tag: 'Deposits',
     summary: 'Operator decision on a held deposit (someone other than the person paid it)',
     description:
-      'Only a `held` deposit takes one, once: `accept` credits it (`completed`), `return` ends it `to_return` (the money is to be sent back by hand). Answered once the new status is recorded. 409 `not-held` with its flowStatus otherwise.',
+      "Only a `held` deposit takes one, once: `accept` credits it (`completed`); `return` sends the money back to the payer through the connector that received it (`return_requested`, then `returned` or `return_failed`), or, when that connector cannot return received Pix, ends it `to_return` (the money is to be sent back by hand). When the rules return a third party's money by themselves (`deposits.autoReturnThirdParty`), a hold nobody decides within `deposits.autoReturnAfterMs` is returned with `by: rules`. Answered once the new status is recorded. 409 `not-held` with its flowStatus otherwise.",
     params: txidParamsSchema,
     body: depositResolutionBodySchema,
     ok: [

@@ -163,7 +163,7 @@ export interface paths {
         };
         /**
          * Deposit state
-         * @description The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image. A deposit paid by someone else is `held` (reason `third_party_payer`) until an operator's `resolution`, kept in the state once decided.
+         * @description The QR code is its payload and a link to its PNG (`qr.imageUrl`), not the image. A deposit paid by someone else is `held` (reason `third_party_payer`) until an operator's `resolution`, kept in the state once decided; its money sent back is in `return` (`return_requested`, then `returned` or `return_failed`), or `to_return` with `returnByHand` when its connector cannot return it.
          *
          *     API key scope: `deposits:read` (a write scope includes its read).
          */
@@ -187,7 +187,7 @@ export interface paths {
         put?: never;
         /**
          * Operator decision on a held deposit (someone other than the person paid it)
-         * @description Only a `held` deposit takes one, once: `accept` credits it (`completed`), `return` ends it `to_return` (the money is to be sent back by hand). Answered once the new status is recorded. 409 `not-held` with its flowStatus otherwise.
+         * @description Only a `held` deposit takes one, once: `accept` credits it (`completed`); `return` sends the money back to the payer through the connector that received it (`return_requested`, then `returned` or `return_failed`), or, when that connector cannot return received Pix, ends it `to_return` (the money is to be sent back by hand). When the rules return a third party's money by themselves (`deposits.autoReturnThirdParty`), a hold nobody decides within `deposits.autoReturnAfterMs` is returned with `by: rules`. Answered once the new status is recorded. 409 `not-held` with its flowStatus otherwise.
          *
          *     API key scope: `deposits:write` (a write scope includes its read).
          */
@@ -1230,10 +1230,21 @@ export interface components {
                 reason: string;
                 /** @description ISO 8601 time */
                 at: string;
+                /** @description the rules version an automatic return (`by: rules`) was decided under */
+                policyVersion?: number;
             };
             /** @description the version of the rules the deposit was screened under (docs/rules.md); absent for older deposits */
             policyVersion?: number;
             refusal?: components["schemas"]["DepositRefusal"];
+            /** @description the connector that made its charge, and returns its money; absent: identity-payments */
+            connector?: string;
+            return?: components["schemas"]["DepositReturn"];
+            /** @description `to_return`: the money is to be sent back by hand, the connector cannot return received Pix (or is not configured) */
+            returnByHand?: {
+                connector: string;
+                /** @enum {string} */
+                why: "connector_cannot_return" | "connector_not_configured";
+            };
             reason?: string;
             notifications: number;
             inquiries: number;
@@ -1276,6 +1287,25 @@ export interface components {
             /** @enum {string} */
             reason: "eligibility_unavailable";
         };
+        DepositReturn: {
+            /** @description pixflow's id of the return, derived from the deposit */
+            returnId: string;
+            amountCentavos: number;
+            /** @description ISO 8601 time */
+            requestedAt: string;
+            /** @enum {string} */
+            state: "requested" | "returned" | "failed";
+            /** @description the operator who decided it, or `rules` (the automatic return) */
+            by: string;
+            /** @description the return's end-to-end id at the Central Bank */
+            rtrId?: string;
+            /** @description ISO 8601 time */
+            returnedAt?: string;
+            /** @description why it failed, as the PSP said */
+            reason?: string;
+            /** @description the rules version an automatic return was decided under */
+            policyVersion?: number;
+        };
         /**
          * @example {
          *       "txid": "47110815000000000000000000000001",
@@ -1298,7 +1328,7 @@ export interface components {
             status: "creating" | "awaiting_payment" | "held" | "completed" | "expired" | "failed" | "to_return" | "refused" | "return_requested" | "returned" | "return_failed";
         };
         /**
-         * @description An operator's decision on a held deposit: `accept` credits it (completed), `return` leaves it to be paid back by hand (to_return).
+         * @description An operator's decision on a held deposit: `accept` credits it (completed); `return` sends the money back through the connector that received it (return_requested, then returned or return_failed), or leaves it to be paid back by hand (to_return) when that connector cannot return it.
          * @example {
          *       "decision": "return",
          *       "by": "ops@example.com",
