@@ -205,6 +205,30 @@ const ptBR = {
     resolutionQuestion: 'Creditar este depósito?',
     acceptChoice: 'Aceitar: creditar o cliente',
     returnChoice: 'Devolver: mandar o dinheiro de volta ao pagador',
+    returnChoiceThrough: (connector: string) =>
+      `Devolver: mandar o dinheiro de volta ao pagador pelo conector ${connector}, que recebeu o Pix`,
+    returnChoiceByHand: (connector: string) =>
+      `Devolver: o conector ${connector} não devolve Pix recebidos, o dinheiro fica a devolver manualmente`,
+    connector: 'Conector',
+    decidedByRules: (decision: string, version?: number) =>
+      `${decision} pelas regras: ninguém decidiu dentro do prazo de revisão${version ? ` (política versão ${version})` : ''}`,
+    return: 'Devolução',
+    returnState: {
+      requested: (at: string) => `solicitada em ${at}`,
+      returned: (at: string) => `devolvida em ${at}`,
+      failed: (reason: string) => `não realizada: ${reason}`,
+    },
+    returnId: 'ID da devolução',
+    rtrId: 'ID fim a fim da devolução (RtrId)',
+    returnAmount: 'Valor da devolução',
+    returnBy: 'Devolução decidida por',
+    byRules: (version?: number) =>
+      `regras (devolução automática${version ? `, política versão ${version}` : ''})`,
+    returnByHand: 'Devolução manual',
+    byHandWhy: {
+      connector_cannot_return: (connector: string) => `o conector ${connector} não devolve Pix recebidos`,
+      connector_not_configured: (connector: string) => `o conector ${connector} não está configurado`,
+    },
     reasonLabel: 'Motivo',
     reasonHelp: 'Fica na trilha de auditoria com o seu nome.',
     record: 'Registrar decisão',
@@ -1078,6 +1102,30 @@ const en: Catalog = {
     resolutionQuestion: 'Credit this deposit?',
     acceptChoice: 'Accept: credit the customer',
     returnChoice: 'Return: send the money back to the payer',
+    returnChoiceThrough: (connector: string) =>
+      `Return: send the money back to the payer through ${connector}, the connector that received the Pix`,
+    returnChoiceByHand: (connector: string) =>
+      `Return: ${connector} cannot return received Pix, so the money is left to be returned by hand`,
+    connector: 'Connector',
+    decidedByRules: (decision: string, version?: number) =>
+      `${decision} by the rules: nobody decided within the review delay${version ? ` (policy version ${version})` : ''}`,
+    return: 'Return',
+    returnState: {
+      requested: (at: string) => `requested on ${at}`,
+      returned: (at: string) => `returned on ${at}`,
+      failed: (reason: string) => `not made: ${reason}`,
+    },
+    returnId: 'Return id',
+    rtrId: 'Return end-to-end id (RtrId)',
+    returnAmount: 'Return amount',
+    returnBy: 'Return decided by',
+    byRules: (version?: number) =>
+      `the rules (automatic return${version ? `, policy version ${version}` : ''})`,
+    returnByHand: 'Return by hand',
+    byHandWhy: {
+      connector_cannot_return: (connector: string) => `${connector} cannot return received Pix`,
+      connector_not_configured: (connector: string) => `no connector ${connector} is configured`,
+    },
     reasonLabel: 'Reason',
     reasonHelp: 'Kept in the audit trail with your name.',
     record: 'Record decision',
