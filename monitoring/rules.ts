@@ -178,7 +178,6 @@ export interface ReversalFact {
   returnId: string;
   nature: string;
   amountCentavos: number;
-  partial: boolean;
   firstSeenAt: string;
 }
 
@@ -192,16 +191,18 @@ export function reversals(trigger: Movement, of: readonly ReversalFact[]): Findi
   if (trigger.type !== 'deposit') return undefined;
   const last = of.at(-1);
   if (!last) return undefined;
+  const reversed = of.reduce((n, r) => n + r.amountCentavos, 0);
   return {
     rule: 'reversals',
     flowIds: [trigger.workflowId],
     facts: {
       at: last.firstSeenAt,
       nature: last.nature,
-      reversedCentavos: of.reduce((n, r) => n + r.amountCentavos, 0),
+      reversedCentavos: reversed,
       depositCentavos: trigger.amountCentavos,
       reversals: of.length,
-      partial: of.every((r) => r.partial) ? 'partial' : 'whole',
+      // Whole once the returns together took all of it.
+      partial: reversed < trigger.amountCentavos ? 'partial' : 'whole',
       returnId: last.returnId,
     },
   };
