@@ -169,6 +169,41 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   },
   WEBHOOK_SECRET: { meaning: 'secret path segment of the webhook URLs (16+ characters)', secret: true },
   WEBHOOK_PARTNER_ID: { meaning: 'the partner id the provider must send back in every webhook' },
+  API_PIX_BASE_URL: {
+    meaning:
+      "the API Pix connector: the base URL (https, up to the version, e.g. `https://pix.example.com/api/v2`) of a PSP speaking the Central Bank's API Pix, which collects deposits and returns them, over OAuth2 client credentials and mutual TLS ([Connectors](connectors.md)). Set, it needs `API_PIX_CLIENT_ID`, `API_PIX_CLIENT_SECRET` (or `API_PIX_CLIENT_SECRET_FILE`), `API_PIX_CERT_FILE`, `API_PIX_KEY_FILE` and `API_PIX_PIX_KEY` too, and the worker routes deposits to it as `api-pix` where the rules policy's `deposits.routing.connectors` names it ([Routing deposits](rules.md#routing-deposits))",
+    shownDefault: 'none: no API Pix connector',
+  },
+  API_PIX_TOKEN_URL: {
+    meaning: "the PSP's OAuth2 token endpoint (https)",
+    shownDefault: '`API_PIX_BASE_URL`/oauth/token',
+  },
+  API_PIX_CLIENT_ID: { meaning: "pixflow's OAuth2 client id at the PSP", shownDefault: 'none' },
+  API_PIX_CLIENT_SECRET: {
+    meaning: "pixflow's OAuth2 client secret at the PSP; never logged",
+    shownDefault: 'none',
+  },
+  API_PIX_CLIENT_SECRET_FILE: {
+    meaning: 'a file holding that secret instead (a container secret); set one of the two, not both',
+    shownDefault: 'none',
+  },
+  API_PIX_CERT_FILE: {
+    meaning: "PEM file of pixflow's client certificate the PSP issued or accepts (mutual TLS)",
+    shownDefault: 'none',
+  },
+  API_PIX_KEY_FILE: { meaning: "PEM file of that certificate's private key", shownDefault: 'none' },
+  API_PIX_CA_FILE: {
+    meaning: "PEM file of the CA that signed the PSP's server certificate: then only it is trusted",
+    shownDefault: 'none: the usual public roots',
+  },
+  API_PIX_PIX_KEY: {
+    meaning: "the account's Pix key at the PSP: every charge (cob) is made to it",
+    shownDefault: 'none',
+  },
+  API_PIX_EXPIRY_SECONDS: {
+    meaning: 'how long an API Pix charge can be paid, in seconds (60 to 86400)',
+    shownDefault: '1800',
+  },
   API_PIX_WEBHOOK_PORT: {
     meaning:
       "port of the API process's second listener, where a PSP speaking the API Pix posts its webhooks (`<listener>/webhooks/api-pix/<API_PIX_WEBHOOK_SECRET>/pix`), HTTPS with mutual TLS ([API Pix webhooks](connectors.md#api-pix-webhooks)); needs the four below",

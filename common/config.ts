@@ -1,5 +1,6 @@
 // Over 400 lines on purpose: one schema, so every variable is checked the same way and
 // docs/configuration.md is generated from it.
+import { readFileSync } from 'node:fs';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { CodecKeyError, parseCodecKeys } from './codec';
@@ -31,6 +32,7 @@ const postgresUrl = z
   .refine((v) => /^postgres(ql)?:\/\/[^\s]+$/.test(v), 'must be a postgres:// or postgresql:// URL');
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
 
 export const durationMs = z.coerce.number({ error: 'must be a number of milliseconds' }).int().positive();
 
@@ -208,6 +210,27 @@ export const envSchema = z.object({
   API_PIX_WEBHOOK_KEY_FILE: z.string().min(1).optional(),
   API_PIX_WEBHOOK_CLIENT_CA_FILE: z.string().min(1).optional(),
   API_PIX_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * The API Pix connector (docs/connectors.md): a PSP speaking the Central Bank's API Pix, over
+   * OAuth2 client credentials and mutual TLS, that collects deposits and returns them. All of its
+   * required settings or none (apiPixProblems); unset: deposits go to the first provider alone.
+   */
+  API_PIX_BASE_URL: httpsUrl.optional(),
+  API_PIX_TOKEN_URL: httpsUrl.optional(),
+  API_PIX_CLIENT_ID: z.string().min(1).optional(),
+  API_PIX_CLIENT_SECRET: z.string().min(1).optional(),
+  /** The client secret read from a file instead (a container's secret), never both. */
+  API_PIX_CLIENT_SECRET_FILE: z.string().min(1).optional(),
+  API_PIX_CERT_FILE: z.string().min(1).optional(),
+  API_PIX_KEY_FILE: z.string().min(1).optional(),
+  API_PIX_CA_FILE: z.string().min(1).optional(),
+  API_PIX_PIX_KEY: z.string().min(1).optional(),
+  API_PIX_EXPIRY_SECONDS: z.coerce
+    .number({ error: 'must be a number of seconds' })
+    .int('must be whole seconds')
+    .min(60, 'must be at least 60')
+    .max(86_400, 'must be at most 86400 (a day)')
+    .optional(),
   /** Webhook inbox relay: how often it looks for pending rows, the longest retry back-off, and
    * how long a notification may wait for its workflow to appear before it is given up. */
   INBOX_RELAY_INTERVAL_MS: durationMs.default(INBOX_DEFAULTS.relayIntervalMs),
@@ -411,6 +434,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     );
   if (parsed.success) problems.push(...temporalTlsProblems(parsed.data, screensPeople(opts)));
   if (parsed.success) problems.push(...apiPixWebhookProblems(parsed.data));
+  const apiPix = parsed.success ? apiPixSettings(parsed.data, problems) : undefined;
   problems.push(...secretProblems.values());
   if (!parsed.success || !codecKeys || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
@@ -443,6 +467,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       receiptFormat: e.PROVIDER_RECEIPT_FORMAT,
       livenessIdField: e.PROVIDER_LIVENESS_ID_FIELD,
     },
+    apiPix,
   };
 }
 
@@ -505,6 +530,76 @@ function apiPixWebhookProblems(e: z.infer<typeof envSchema>): string[] {
         `API_PIX_WEBHOOK_PORT: set, so the API Pix webhook listener needs ${missing.join(', ')} too (pixflow's server certificate and key, the PSP's client CA, the path secret)`,
       ]
     : [];
+}
+
+/** The API Pix connector's settings, as the worker builds it (the PEM files it reads at start). */
+export interface ApiPixSettings {
+  baseUrl: string;
+  tokenUrl?: string;
+  clientId: string;
+  clientSecret: string;
+  certFile: string;
+  keyFile: string;
+  caFile?: string;
+  pixKey: string;
+  expirySeconds?: number;
+}
+
+/** The API Pix connector's variables a deployment must set together (the others have defaults). */
+const API_PIX_REQUIRED = [
+  'API_PIX_BASE_URL',
+  'API_PIX_CLIENT_ID',
+  'API_PIX_CLIENT_SECRET',
+  'API_PIX_CERT_FILE',
+  'API_PIX_KEY_FILE',
+  'API_PIX_PIX_KEY',
+] as const;
+const API_PIX_OPTIONAL = ['API_PIX_TOKEN_URL', 'API_PIX_CA_FILE', 'API_PIX_EXPIRY_SECONDS'] as const;
+
+/**
+ * The API Pix connector's settings when any of its variables is set: all the required ones, or
+ * a problem naming those missing (pushed to `problems`); the secret from its file when
+ * API_PIX_CLIENT_SECRET_FILE names one. None set: undefined.
+ */
+function apiPixSettings(e: z.infer<typeof envSchema>, problems: string[]): ApiPixSettings | undefined {
+  const set = (name: string) => e[name as keyof typeof e] !== undefined;
+  const any = [...API_PIX_REQUIRED, ...API_PIX_OPTIONAL, 'API_PIX_CLIENT_SECRET_FILE'].some(set);
+  if (!any) return undefined;
+  if (e.API_PIX_CLIENT_SECRET && e.API_PIX_CLIENT_SECRET_FILE) {
+    problems.push('API_PIX_CLIENT_SECRET / API_PIX_CLIENT_SECRET_FILE: set one of them, not both');
+    return undefined;
+  }
+  let clientSecret = e.API_PIX_CLIENT_SECRET;
+  if (e.API_PIX_CLIENT_SECRET_FILE) {
+    try {
+      clientSecret = readFileSync(e.API_PIX_CLIENT_SECRET_FILE, 'utf8').trim() || undefined;
+    } catch (err) {
+      problems.push(
+        `API_PIX_CLIENT_SECRET_FILE=${JSON.stringify(e.API_PIX_CLIENT_SECRET_FILE)}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+      return undefined;
+    }
+  }
+  const missing = API_PIX_REQUIRED.filter((name) =>
+    name === 'API_PIX_CLIENT_SECRET' ? !clientSecret : !set(name),
+  );
+  if (missing.length) {
+    problems.push(
+      `API_PIX_*: the API Pix connector needs all of its settings, and ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set (docs/configuration.md)`,
+    );
+    return undefined;
+  }
+  return {
+    baseUrl: e.API_PIX_BASE_URL as string,
+    ...(e.API_PIX_TOKEN_URL ? { tokenUrl: e.API_PIX_TOKEN_URL } : {}),
+    clientId: e.API_PIX_CLIENT_ID as string,
+    clientSecret: clientSecret as string,
+    certFile: e.API_PIX_CERT_FILE as string,
+    keyFile: e.API_PIX_KEY_FILE as string,
+    ...(e.API_PIX_CA_FILE ? { caFile: e.API_PIX_CA_FILE } : {}),
+    pixKey: e.API_PIX_PIX_KEY as string,
+    ...(e.API_PIX_EXPIRY_SECONDS ? { expirySeconds: e.API_PIX_EXPIRY_SECONDS } : {}),
+  };
 }
 
 const isLoopbackHost = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');

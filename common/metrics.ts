@@ -10,6 +10,16 @@ export interface ProviderCallEvent {
   outcome: 'ok' | 'error' | 'timeout' | 'connection_error';
 }
 
+/** A connector's breaker as the gauge shows it (db/connector-breakers.ts's, by name). */
+export interface BreakerReading {
+  connector: string;
+  state: 'closed' | 'open' | 'half_open';
+  failures: number;
+}
+
+/** The gauge's value of each state: 1 skips the connector, 0.5 lets one deposit try it. */
+export const BREAKER_STATE_VALUE = { closed: 0, half_open: 0.5, open: 1 } as const;
+
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export function createWorkerMetrics() {
@@ -55,8 +65,48 @@ export function createWorkerMetrics() {
       this.set(tokenRequests());
     },
   });
+  // Read from Postgres at each scrape: every worker shows the breakers all of them share. Both
+  // gauges collect at once, so they share the scrape's one read while it runs.
+  let breakers: () => Promise<BreakerReading[]> = async () => [];
+  let reading: Promise<BreakerReading[]> | undefined;
+  const readBreakers = () => {
+    reading ??= breakers()
+      // Postgres unreachable: no reading rather than a failed scrape.
+      .catch(() => [])
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+  new Gauge({
+    name: 'pixflow_connector_breaker_state',
+    help: "Each connector of the deposits' routing: 0 closed, 0.5 half-open (the next deposit tries it), 1 open (skipped)",
+    labelNames: ['connector'] as const,
+    registers: [registry],
+    async collect() {
+      const read = await readBreakers();
+      // A connector that left the routing leaves the gauge.
+      this.reset();
+      for (const b of read) this.set({ connector: b.connector }, BREAKER_STATE_VALUE[b.state]);
+    },
+  });
+  new Gauge({
+    name: 'pixflow_connector_breaker_failures',
+    help: "Failed charge creations in the current window of each connector of the deposits' routing",
+    labelNames: ['connector'] as const,
+    registers: [registry],
+    async collect() {
+      const read = await readBreakers();
+      this.reset();
+      for (const b of read) this.set({ connector: b.connector }, b.failures);
+    },
+  });
   return {
     registry,
+    /** Where the breaker gauges read from at each scrape. */
+    watchBreakers(read: () => Promise<BreakerReading[]>) {
+      breakers = read;
+    },
     onProviderCall(e: ProviderCallEvent) {
       providerCalls.inc({ endpoint: e.endpoint, outcome: e.outcome, status: String(e.status) });
       providerLatency.observe({ endpoint: e.endpoint }, e.durationMs / 1000);

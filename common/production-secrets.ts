@@ -186,6 +186,13 @@ export function productionSettingProblems(env: Record<string, string | undefined
       'DATABASE_URL',
       `${publicLine('DATABASE_URL', 'its password is public')}; make one with \`openssl rand -hex 32\` and give it to the role (ALTER ROLE <user> PASSWORD '<it>')`,
     );
+  // The API Pix connector has no sandbox default: a value from this repository is refused.
+  const apiPixSecret = env.API_PIX_CLIENT_SECRET;
+  if (apiPixSecret !== undefined && PUBLIC_PASSWORDS.has(apiPixSecret))
+    problems.set(
+      'API_PIX_CLIENT_SECRET',
+      `${publicLine('API_PIX_CLIENT_SECRET')}; set the client secret the PSP gave pixflow`,
+    );
   if (!providerIsSandbox(env))
     for (const name of PROVIDER_SECRETS) {
       const value = env[name];

@@ -1,15 +1,18 @@
+import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities';
 import { payoutAuthorizationOf } from '../activities/payout-authorization';
 import { screenerOf, screenPerson } from '../activities/screen-person';
 import { pixflowDataConverter } from '../common/codec';
-import type { Config } from '../common/config';
+import type { ApiPixSettings, Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import type { ProviderCallEvent } from '../common/metrics';
 import { accountKeyHash, cpfHash } from '../common/pii';
 import { openSecret, sealSecret } from '../common/secret-box';
 import { temporalConnectionOptions } from '../common/temporal-connection';
+import { type ApiPixConnector, createApiPixConnector } from '../connectors/api-pix';
 import { createIdentityPaymentsConnector } from '../connectors/identity-payments';
+import { connectorRegistry } from '../connectors/registry';
 import { createPool } from '../db/pool';
 import type { Policy } from '../policy/schema';
 import { startPolicyStore } from '../policy/store';
@@ -21,6 +24,39 @@ import { startPolicyStore } from '../policy/store';
  * expiry).
  */
 const RECONCILIATION_SCHEDULE_MS = [30_000, 120_000, 600_000, 3_600_000];
+
+/** A PEM file the API Pix connector needs, read at start: a missing one stops the worker, named. */
+function pemOf(variable: string, file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(
+      `${variable}=${JSON.stringify(file)}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+}
+
+/** The API Pix connector the settings describe, its PEM files read now. */
+export function apiPixConnectorOf(
+  settings: ApiPixSettings,
+  log: Logger,
+  onCall?: (e: ProviderCallEvent) => void,
+): ApiPixConnector {
+  return createApiPixConnector({
+    baseUrl: settings.baseUrl,
+    ...(settings.tokenUrl ? { tokenUrl: settings.tokenUrl } : {}),
+    clientId: settings.clientId,
+    clientSecret: settings.clientSecret,
+    cert: pemOf('API_PIX_CERT_FILE', settings.certFile),
+    key: pemOf('API_PIX_KEY_FILE', settings.keyFile),
+    ...(settings.caFile ? { ca: pemOf('API_PIX_CA_FILE', settings.caFile) } : {}),
+    pixKey: settings.pixKey,
+    ...(settings.expirySeconds ? { expirySeconds: settings.expirySeconds } : {}),
+    logger: log.child({ component: 'api-pix' }),
+    // Its endpoints beside the first provider's in the same metrics, told apart by the prefix.
+    ...(onCall ? { onCall: (e) => onCall({ ...e, endpoint: `api-pix:${e.endpoint}` }) } : {}),
+  });
+}
 
 // Builds the activities with their real dependencies: the provider's connector (one per process,
 // so one token cache), a Postgres pool, the wall clock, the rules policy in force (seeded from
@@ -50,6 +86,9 @@ export async function createWorkerActivities(
     logger: log.child({ component: 'provider' }),
     onCall: onProviderCall,
   });
+  // Deposits are routed among these by the rules policy's `deposits.routing` (docs/rules.md).
+  const apiPix = config.apiPix ? apiPixConnectorOf(config.apiPix, log, onProviderCall) : undefined;
+  const collectors = connectorRegistry(apiPix ? [provider, apiPix] : [provider]);
   // A withdrawal's step-up starts (or joins) the person's biometric identification through it.
   const connection = await Connection.connect(temporalConnectionOptions(config));
   const client = new Client({
@@ -61,6 +100,7 @@ export async function createWorkerActivities(
   const screener = screenerOf(config, pool, policy);
   const activities = createActivities({
     provider,
+    collectors,
     pool,
     clock: () => new Date(),
     hashCpf: (cpf) => cpfHash(cpf, config.PII_HASH_KEY),
@@ -92,6 +132,7 @@ export async function createWorkerActivities(
     await policy.close();
     await pool.end();
     await connection.close();
+    apiPix?.close();
   };
-  return { activities, provider, client, pool, policy, close };
+  return { activities, provider, collectors, client, pool, policy, close };
 }

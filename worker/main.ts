@@ -12,8 +12,11 @@ import { SECRETS_READ_BY } from '../common/production-secrets';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, type Tracing, tracingBundleModules, tracingWorkerOptions } from '../common/tracing';
 import { workerTuningOptions } from '../common/worker-tuning';
+import { connectorBreakers } from '../db/connector-breakers';
+import type { Pool } from '../db/pool';
 import { pixflowNexusService } from '../nexus/handlers';
 import { nexusBundleOptions } from '../nexus/worker-bundle';
+import type { PolicyReader } from '../policy/schema';
 import { policySeedOrExit } from '../policy/seed';
 import { createWorkerActivities } from './activities';
 import { buildIdFor, workflowBundle } from './build-id';
@@ -115,6 +118,12 @@ function workerBundle(tracing: Tracing | undefined) {
   });
 }
 
+/** The breakers of the connectors the deposits' routing names now, in its order (the gauges). */
+const routingBreakers = (policy: PolicyReader, pool: Pool) => async () => {
+  const { routing } = (await policy.current()).policy.deposits;
+  return connectorBreakers(pool, routing.connectors, new Date(), routing.breaker.windowMs);
+};
+
 async function main() {
   const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.worker });
   const log = createLogger('worker', config.LOG_LEVEL);
@@ -126,13 +135,19 @@ async function main() {
   const metrics = createWorkerMetrics();
   // The rules policy's first version, should Postgres hold none yet (docs/policy.md).
   const seed = policySeedOrExit(process.env);
-  const { activities, provider, client, pool, close } = await createWorkerActivities(config, log, seed, {
-    onProviderCall: metrics.onProviderCall,
-    countPayoutDeadline: metrics.countPayoutDeadline,
-    countRefusedDecision: refusedDecisionCounter(metrics.registry),
-    countUnclassified: metrics.countUnclassified,
-  });
+  const { activities, provider, client, pool, policy, close } = await createWorkerActivities(
+    config,
+    log,
+    seed,
+    {
+      onProviderCall: metrics.onProviderCall,
+      countPayoutDeadline: metrics.countPayoutDeadline,
+      countRefusedDecision: refusedDecisionCounter(metrics.registry),
+      countUnclassified: metrics.countUnclassified,
+    },
+  );
   metrics.countTokenRequests(() => provider.tokenRequests);
+  metrics.watchBreakers(routingBreakers(policy, pool));
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const bundle = await workerBundle(tracing);
   const version = {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createWorkerMetrics } from '../../common/metrics';
 import {
   claimHalfOpenTry,
   connectorBreakers,
@@ -98,5 +99,28 @@ describe("a connector's breaker", () => {
       state: 'closed',
       failures: 20,
     });
+  });
+});
+
+describe("the worker's breaker gauges", () => {
+  it("show each routed connector's state and failures as Postgres holds them at the scrape", async () => {
+    const [closedOne, openOne, halfOpen] = [fresh(), fresh(), fresh()];
+    await fail(closedOne, 0);
+    const now = Date.now();
+    const ago = (ms: number) => now - at(0).getTime() - ms;
+    for (let i = 0; i < 3; i += 1) await fail(openOne, ago(0));
+    for (let i = 0; i < 3; i += 1) await fail(halfOpen, ago(31_000));
+    const metrics = createWorkerMetrics();
+    let routed = [closedOne, openOne, halfOpen];
+    metrics.watchBreakers(() => connectorBreakers(pool, routed, new Date(), 24 * 3_600_000 * 365));
+    const lines = async () => (await metrics.registry.metrics()).split('\n');
+    const scraped = await lines();
+    expect(scraped).toContain(`pixflow_connector_breaker_state{connector="${closedOne}"} 0`);
+    expect(scraped).toContain(`pixflow_connector_breaker_state{connector="${openOne}"} 1`);
+    expect(scraped).toContain(`pixflow_connector_breaker_state{connector="${halfOpen}"} 0.5`);
+    expect(scraped).toContain(`pixflow_connector_breaker_failures{connector="${openOne}"} 3`);
+    // A connector the routing no longer names leaves the gauge.
+    routed = [closedOne];
+    expect((await lines()).some((l) => l.includes(openOne))).toBe(false);
   });
 });
