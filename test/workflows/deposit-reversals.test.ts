@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -7,7 +8,6 @@ import { catalogs } from '../../backoffice/i18n';
 import { createLogger } from '../../common/logger';
 import { maskCpf } from '../../common/mask';
 import { hashPassword } from '../../common/passwords';
-import { cpfHash } from '../../common/pii';
 import {
   type ApiPixConnector,
   createApiPixConnector,
@@ -15,23 +15,31 @@ import {
   toApiPixTxid,
 } from '../../connectors/api-pix';
 import { connectorRegistry } from '../../connectors/registry';
-import { depositWorkflowId } from '../../contracts/deposit';
+import {
+  type DepositInput,
+  type DepositState,
+  depositWorkflowId,
+  qrCodeUpdate,
+} from '../../contracts/deposit';
 import { depositReversalsWorkflowId } from '../../contracts/deposit-reversal';
 import { webhookBodySchema } from '../../contracts/events';
-import { upsertFlowAndEvent } from '../../db/flows';
 import { saveOperator } from '../../db/operators';
 import { type ApiPixListener, startApiPixListener } from '../../ingress/api-pix-listener';
 import { type InboxRelay, startInboxRelay } from '../../ingress/inbox-relay';
+import { staticPolicyReader } from '../../policy/seed';
 import { type ApiEnv, eventually, freshCpf, PII_KEY, startApiEnv } from '../api/support';
 import { type ApiPixForTest, apiPixRequest, startApiPixForTest } from '../helpers/api-pix';
 import { launchChromium } from '../helpers/browser';
+import { verifiedDepositor } from '../helpers/customers';
 import { recordHistory } from '../helpers/histories';
+import { policyWith } from '../helpers/policy';
 import { createTestWorker } from '../helpers/worker';
 
-// A MED return of a credited deposit's Pix, end to end over the real pieces: the emulated PSP
-// (HTTPS, mutual TLS both ways) settles a return the payer's side started and posts its webhook
-// to pixflow's own listener, which stores it in the inbox and starts the deposit's reversal check
-// on the real Temporal; the check asks the PSP through the API Pix connector and records the
+// A deposit on a PSP speaking the API Pix, end to end over the real pieces: the emulated PSP
+// (HTTPS, mutual TLS both ways) posts its webhook when the deposit is paid, to pixflow's own
+// listener, which stores it in the inbox and wakes the deposit; then it settles a MED return the
+// payer's side started and posts again, and the deposit's reversal check starts on the real
+// Temporal; the check asks the PSP through the API Pix connector and records the
 // return once, with its `deposit.reversed` event, however many copies of the webhook come (one at
 // a time or two at once); the monitor raises its alert, and the back office lists it in Chromium.
 
@@ -73,7 +81,17 @@ beforeAll(async () => {
     collectors: connectorRegistry([connector]),
     pool: e.pool,
     piiKey: PII_KEY,
-    policy: e.policy,
+    // Deposits on this queue go to the API Pix PSP.
+    policy: staticPolicyReader(
+      policyWith({
+        deposits: {
+          routing: {
+            connectors: ['api-pix'],
+            breaker: { failures: 5, windowMs: 60_000, coolDownMs: 30_000 },
+          },
+        },
+      }),
+    ),
   });
   const running = worker.run();
   stopWorker = async () => {
@@ -109,35 +127,42 @@ afterAll(async () => {
   await e?.close();
 });
 
-/** A deposit credited through the API Pix PSP: its charge made and paid there, its row completed. */
+/**
+ * A deposit routed to the API Pix PSP, asked as the API asks, paid there by the person: the PSP's
+ * webhook is what wakes it (no sweep on this queue, and the env's own cannot reach the PSP).
+ */
 async function creditedDeposit(amountCentavos: number) {
   const cpf = freshCpf();
+  await verifiedDepositor(e.pool, PII_KEY, cpf);
   const txid = `${Date.now()}${randomBytes(3).readUIntBE(0, 3)}`;
-  await connector.createCharge({
+  const input: DepositInput = {
     txid,
+    merchant: 'sandbox-merchant',
+    client: { externalId: `rv-${txid}`, cpf, email: 'ana@example.com', name: 'Ana Souza' },
     amountCentavos,
-    payer: { externalId: `rv-${txid}`, cpf, email: 'ana@example.com', name: 'Ana Souza' },
+  };
+  const workflowId = depositWorkflowId(txid);
+  await e.temporal.workflow.executeUpdateWithStart(qrCodeUpdate, {
+    args: [{ amountCentavos, payerCpf: cpf, merchant: input.merchant, requestId: 'req-1' }],
+    startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
+      workflowId,
+      taskQueue: reversalsQueue,
+      args: [{ ...input, requestId: 'req-1' }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
   });
   const pix = await psp.pay(toApiPixTxid(txid));
-  const e2eId = pix.endToEndId as string;
-  // The deposit's own flow credited it (test/workflows/deposit-routing covers that part): its row
-  // as that flow leaves it, naming the connector that received the money.
-  await upsertFlowAndEvent(e.pool, {
-    workflowId: depositWorkflowId(txid),
-    type: 'deposit',
-    businessId: txid,
-    status: 'completed',
-    cpfHash: cpfHash(cpf, PII_KEY),
-    cpfMasked: maskCpf(cpf),
-    merchant: 'sandbox-merchant',
-    amountCentavos,
-    reason: null,
-    details: { e2eId, paidAt: pix.horario, payerIsClient: true, connector: connector.name },
-    seq: 2,
-    at: new Date(),
-    runId: null,
-  });
-  return { txid, cpf, e2eId, workflowId: depositWorkflowId(txid) };
+  const done: DepositState = await e.temporal.workflow.getHandle(workflowId).result();
+  expect(done).toMatchObject({ status: 'completed', connector: 'api-pix' });
+  expect(done.payment?.e2eId).toBe(pix.endToEndId);
+  // Woken by the webhook's hint, which went through the inbox.
+  expect(done.notifications).toBeGreaterThanOrEqual(1);
+  const hints = await e.pool.query(
+    `SELECT delivered_at FROM webhook_inbox WHERE workflow_id = $1 AND point = 'api-pix'`,
+    [workflowId],
+  );
+  expect(hints.rows.some((r) => r.delivered_at !== null)).toBe(true);
+  return { txid, cpf, e2eId: pix.endToEndId as string, workflowId };
 }
 
 const reversalsOf = async (txid: string) =>
@@ -182,8 +207,8 @@ const checksDelivered = async (txid: string) =>
     )
   ).rows[0] as { pending: number; rows: number };
 
-describe('a MED return of a credited deposit', () => {
-  it('is recorded once from the PSP, whatever the copies of its webhook, with one deposit.reversed event, an alert and a line in the queue', async () => {
+describe('a deposit on an API Pix PSP', () => {
+  it('is woken by its paid webhook; a MED return of it is recorded once from the PSP, whatever the copies of its webhook, with one deposit.reversed event, an alert and a line in the queue', async () => {
     const d = await creditedDeposit(10_000);
     // The payer's side opens a MED return for fraud of part of it; the PSP settles it and posts.
     await psp.med(d.e2eId, { natureza: 'MED_FRAUDE', valor: '40.00' });
