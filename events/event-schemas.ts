@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { eventSchema, eventTypes, webhookBodySchema } from '../contracts/events';
+import { DEPOSIT_REVERSED, eventSchema, eventTypes, webhookBodySchema } from '../contracts/events';
 
 // The API's boundary for outbound events: webhook endpoints (create, list, get, update, delete,
 // rotate their secret, list their attempts) and the pull API (GET /v1/events, redelivery).
@@ -249,6 +249,11 @@ export const redeliverQuerySchema = z.object({
 /** `webhook_endpoint` as `WebhookEndpoint`. */
 const pascalCase = (name: string) => name.replace(/(?:^|_)(\w)/g, (_, c: string) => c.toUpperCase());
 
+/** What a family's webhook says besides its types: the body of its events that are no status. */
+const FAMILY_NOTES: Record<string, string> = {
+  deposit: ` \`${DEPOSIT_REVERSED}\` comes once per return of a completed deposit's Pix that pixflow did not ask for (MED): its state's details.reversal is that return (returnId, e2eId, nature med_operational, med_fraud, med_automatic, original or withdrawal, amountCentavos, partial, state processing, returned or failed, firstSeenAt, settledAt), details.reversed every one so far; the deposit's status stays what it was.`,
+};
+
 /**
  * The webhooks pixflow sends, one per flow type (the event types of each in its description), in
  * the document's `webhooks` section: the same schemas the relay's bodies and GET /v1/events use.
@@ -276,7 +281,7 @@ export function registerWebhooks(registry: OpenAPIRegistry) {
       // No HTTP authentication: the receiver verifies the webhook-signature header instead.
       security: [],
       summary: `${family} events`,
-      description: `Types: ${types.map((t) => `\`${t}\``).join(', ')}. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.`,
+      description: `Types: ${types.map((t) => `\`${t}\``).join(', ')}.${FAMILY_NOTES[family] ?? ''} Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.`,
       request: {
         headers,
         body: { required: true, content: { 'application/json': { schema: webhookBodySchema } } },

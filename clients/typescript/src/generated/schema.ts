@@ -609,7 +609,7 @@ export interface webhooks {
         put?: never;
         /**
          * deposit events
-         * @description Types: `deposit.awaiting_payment`, `deposit.held`, `deposit.completed`, `deposit.expired`, `deposit.failed`, `deposit.to_return`, `deposit.refused`, `deposit.return_requested`, `deposit.returned`, `deposit.return_failed`, `deposit.reversed`. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
+         * @description Types: `deposit.awaiting_payment`, `deposit.held`, `deposit.completed`, `deposit.expired`, `deposit.failed`, `deposit.to_return`, `deposit.refused`, `deposit.return_requested`, `deposit.returned`, `deposit.return_failed`, `deposit.reversed`. `deposit.reversed` comes once per return of a completed deposit's Pix that pixflow did not ask for (MED): its state's details.reversal is that return (returnId, e2eId, nature med_operational, med_fraud, med_automatic, original or withdrawal, amountCentavos, partial, state processing, returned or failed, firstSeenAt, settledAt), details.reversed every one so far; the deposit's status stays what it was. Answer 2xx within 10 s; anything else is retried for about 3 days; 410 disables the endpoint.
          */
         post: operations["receiveDepositEvent"];
         delete?: never;
