@@ -6,6 +6,7 @@ import { alertRoutes } from './alerts';
 import { apiKeyRoutes } from './api-keys';
 import { auditRoutes } from './audit';
 import { caseRoutes } from './cases';
+import { connectorRoutes } from './connectors';
 import { customerDecisionRoutes } from './customer-decisions';
 import { decisionRoutes } from './decisions';
 import type { BackofficeDeps } from './deps';
@@ -78,6 +79,7 @@ export function backofficeRoutes(deps: BackofficeDeps) {
   r.use(auditRoutes(deps));
   r.use(apiKeyRoutes(deps));
   r.use(policyRoutes(deps));
+  r.use(connectorRoutes(deps));
   r.use((req, _res, next) => next(Object.assign(new Error(`no page at ${req.path}`), { status: 404 })));
   r.use(errorPages(deps.log));
   return r;
