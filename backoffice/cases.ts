@@ -3,7 +3,12 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { maskName } from '../common/mask';
 import { cpfHash } from '../common/pii';
-import { type DepositState, depositStateQuery } from '../contracts/deposit';
+import {
+  type DepositState,
+  depositStateQuery,
+  FIRST_CONNECTOR,
+  RETURNED_BY_RULES,
+} from '../contracts/deposit';
 import { type OnboardingState, onboardingStateQuery } from '../contracts/onboarding';
 import { IMPEDED_PREFIX } from '../contracts/reasons';
 import { depositLimitsView } from '../customers/deposit-limits';
@@ -22,7 +27,7 @@ import type { Pool } from '../db/pool';
 import type { ImpededReason } from '../eligibility/contract';
 import { flowState, isNotFound } from '../starters/workflow-calls';
 import type { BackofficeDeps } from './deps';
-import { formatterFor } from './format';
+import { type Formatter, formatterFor } from './format';
 import { parseForm, typedCpfSchema } from './forms';
 import { type Catalog, type Label, labelsFor } from './i18n';
 import { payoutCaseOf } from './payouts';
@@ -54,10 +59,50 @@ function openDecision(flow: QueueItem, live: OnboardingState | DepositState | un
       question: t.flow.resolutionQuestion,
       choices: [
         ['accept', t.flow.acceptChoice],
-        ['return', t.flow.returnChoice],
+        ['return', returnChoiceOf(connectorOf(flow, live as DepositState | undefined), t)],
       ],
     };
   return undefined;
+}
+
+/** The connector that received a deposit: its state's, else its row's; none named is the first. */
+function connectorOf(flow: QueueItem, live: DepositState | undefined): string {
+  const named = live?.connector ?? flow.details.connector;
+  return typeof named === 'string' && named ? named : FIRST_CONNECTOR;
+}
+
+/**
+ * What `return` does for this deposit: the money goes back through its connector, or, the first
+ * provider having no return of received Pix, it is left to be returned by hand.
+ */
+const returnChoiceOf = (connector: string, t: Catalog) =>
+  connector === FIRST_CONNECTOR
+    ? t.flow.returnChoiceByHand(connector)
+    : t.flow.returnChoiceThrough(connector);
+
+/** Where a deposit's money stands on its way back to the payer, as facts. */
+function returnFacts(d: DepositState, t: Catalog, fmt: Formatter): Array<[string, string]> {
+  const f = t.flow;
+  if (d.returnByHand) return [[f.returnByHand, f.byHandWhy[d.returnByHand.why](d.returnByHand.connector)]];
+  const r = d.return;
+  if (!r) return [];
+  const state =
+    r.state === 'returned'
+      ? f.returnState.returned(fmt.time(r.returnedAt ?? r.requestedAt))
+      : r.state === 'failed'
+        ? f.returnState.failed(r.reason ?? t.unknown)
+        : f.returnState.requested(fmt.time(r.requestedAt));
+  const facts: Array<[string, string]> = [
+    [f.return, state],
+    [f.returnId, r.returnId],
+    [f.returnAmount, fmt.brl(r.amountCentavos)],
+    [
+      f.returnBy,
+      r.by === RETURNED_BY_RULES && r.policyVersion !== undefined ? f.byRules(r.policyVersion) : r.by,
+    ],
+  ];
+  if (r.rtrId) facts.push([f.rtrId, r.rtrId]);
+  return facts;
 }
 
 /**
@@ -77,10 +122,14 @@ function factsOf(
   live: OnboardingState | DepositState | undefined,
   t: Catalog,
   label: Label,
+  fmt: Formatter,
 ): Array<[string, string]> {
   const f = t.flow;
-  const decided = (d: { decision: string; by: string; reason: string }) =>
-    f.decidedBy(label.decision(d.decision), d.by, d.reason);
+  const decided = (d: { decision: string; by: string; reason: string; policyVersion?: number }) =>
+    // An API caller may name itself anything: the rules' own decision carries their version.
+    d.by === RETURNED_BY_RULES && d.policyVersion !== undefined
+      ? f.decidedByRules(label.decision(d.decision), d.policyVersion)
+      : f.decidedBy(label.decision(d.decision), d.by, d.reason);
   const facts: Array<[string, string]> = [[f.id[flow.type], flow.businessId]];
   if (flow.type === 'onboarding') {
     const o = live as OnboardingState | undefined;
@@ -97,6 +146,8 @@ function factsOf(
       facts.push([f.payerIsCustomer, label.yesNo(d.payment.payerIsClient)]);
     }
     if (d?.resolution) facts.push([f.resolution, decided(d.resolution)]);
+    if (d?.connector) facts.push([f.connector, d.connector]);
+    if (d) facts.push(...returnFacts(d, t, fmt));
   }
   const e2eId = flow.details.e2eId;
   if (typeof e2eId === 'string' && e2eId) facts.push([f.e2eId, e2eId]);
@@ -190,10 +241,8 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
     if (!flow) throw notFoundPage((w) => w.errors.what.flow);
     const live = await liveStateOf(temporal, flow);
     const from = typeof req.query.from === 'string' && isQueueId(req.query.from) ? req.query.from : undefined;
-    const payout =
-      flow.type === 'withdrawal'
-        ? payoutCaseOf(flow, operator, t, formatterFor(operator.timeZone, t.lang))
-        : undefined;
+    const fmt = formatterFor(operator.timeZone, t.lang);
+    const payout = flow.type === 'withdrawal' ? payoutCaseOf(flow, operator, t, fmt) : undefined;
     const receipt =
       flow.type === 'withdrawal' ? await getWithdrawalReceipt(pool, flow.businessId) : undefined;
     page(req, res, 'flow', {
@@ -202,7 +251,7 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
       flow,
       queue: from,
       cpfShown: flow.cpfHash ? await cpfFor(pool, operator, flow.cpfHash, flow.cpfMasked, t) : '—',
-      facts: [...factsOf(flow, live, t, label), ...(payout?.facts ?? [])],
+      facts: [...factsOf(flow, live, t, label, fmt), ...(payout?.facts ?? [])],
       policy: policyOf(flow, live, t, roleAtLeast(operator.role, 'admin')),
       decision: openDecision(flow, live, t),
       payout,

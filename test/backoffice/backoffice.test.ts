@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { NativeConnection } from '@temporalio/worker';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { catalogs, labelsFor } from '../../backoffice/i18n';
 import { maskCpf, maskName } from '../../common/mask';
 import { hashPassword } from '../../common/passwords';
 import { cpfHash } from '../../common/pii';
+import { connectorRegistry } from '../../connectors/registry';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { livenessProgressSignal } from '../../contracts/onboarding';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
@@ -21,9 +23,12 @@ import {
   PII_KEY,
   startApiEnv,
 } from '../api/support';
+import { startApiPixForTest } from '../helpers/api-pix';
 import { drawnAtBothWidths, problemsOf, SHOTS } from '../helpers/backoffice-pages';
 import { launchChromium } from '../helpers/browser';
+import { apiPixConnectorOf, heldOnApiPix } from '../helpers/held-deposits';
 import { newCpf, STEP_UP_ABOVE_CENTAVOS } from '../helpers/people';
+import { createTestWorker } from '../helpers/worker';
 
 // The back office in Debian's Chromium against the real stack (Temporal, Postgres, the sandbox
 // over HTTP, a worker): operators sign in, work the queues, decide cases through the flows' own
@@ -338,6 +343,78 @@ describe('the back office', () => {
     expect(await page.locator('dl.facts').textContent()).toContain(pt.reason('review_refused'));
   }, 120_000);
 
+  it('returns a held deposit through the API Pix PSP that received it: the case shows the return, its ids, amount and who decided', async () => {
+    const psp = await startApiPixForTest({ returnSettleMs: 200 });
+    const apiPix = apiPixConnectorOf(psp);
+    const taskQueue = `${e.taskQueue}-api-pix`;
+    const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+    const worker = await createTestWorker({
+      connection,
+      client: e.temporal,
+      taskQueue,
+      provider: e.provider,
+      collectors: connectorRegistry([e.provider, apiPix]),
+      pool: e.pool,
+      piiKey: PII_KEY,
+    });
+    const running = worker.run();
+    try {
+      const cpf = freshCpf();
+      const txid = `${Date.now()}${randomBytes(2).readUInt16BE()}`;
+      const { handle } = await heldOnApiPix({
+        client: e.temporal,
+        psp,
+        apiPix,
+        taskQueue,
+        input: {
+          txid,
+          merchant: 'sandbox-merchant',
+          client: { externalId: `bo-${cpf}`, cpf, email: 'ana@example.com', name: 'Ana Souza' },
+          amountCentavos: 123_456,
+        },
+        payerCpf: newCpf(),
+      });
+      const page = await signedInPage(people.reviewer);
+      await page.goto(`${e.url}/backoffice/flows/${handle.workflowId}`);
+      // `return` says where the money goes: back through the connector that received it.
+      await decide(
+        page,
+        handle.workflowId,
+        /^Devolver: mandar o dinheiro de volta ao pagador pelo conector api-pix/,
+        'payer unknown to the person',
+      );
+      await expect.poll(() => page.getByRole('status').textContent()).toContain('Registrado: a devolver');
+      await handle.result();
+      await page.reload();
+      expect(await page.locator('.status').textContent()).toBe(pt.status('deposit', 'returned'));
+      const fact = async (term: string) =>
+        (
+          await page
+            .locator('dl.facts dt', { hasText: term })
+            .first()
+            .locator('xpath=following-sibling::dd[1]')
+            .textContent()
+        )?.trim();
+      const { state } = await json<{ state: { return: { returnId: string; rtrId: string } } }>(
+        await e.call('GET', `/v1/deposits/${txid}`),
+      );
+      expect(await fact(t.flow.connector)).toBe('api-pix');
+      expect(await fact(t.flow.return)).toMatch(/^devolvida em \d{2}\/\d{2}\/\d{4}/);
+      expect(await fact(t.flow.returnId)).toBe(state.return.returnId);
+      expect(await fact(t.flow.rtrId)).toBe(state.return.rtrId);
+      expect(await fact(t.flow.returnAmount)).toMatch(/R\$\s1\.234,56/);
+      expect(await fact(t.flow.returnBy)).toBe(people.reviewer);
+      await drawnAtBothWidths(page);
+      expect((await auditRows(page)).map((r) => `${r.action}:${r.outcome}`)).toContain('deposit.return:done');
+    } finally {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      apiPix.close();
+      await psp.close();
+    }
+  }, 120_000);
+
   it('accepts a held deposit: credited, in R$; the customer page shows the person, their flows and limits', async () => {
     const { txid, cpf, payerCpf } = await heldDeposit();
     made.heldTxid = txid;
@@ -362,6 +439,10 @@ describe('the back office', () => {
     const held = page.locator('dl.facts dt', { hasText: t.flow.policyUnder.held });
     expect(await held.locator('xpath=following-sibling::dd[1]').textContent()).toBe(t.flow.policyVersion(1));
     await drawnAtBothWidths(page, 'case-deposit');
+    // The first provider returns no received Pix: `return` says the money is left to be returned by hand.
+    await expect
+      .poll(() => page.getByRole('radio', { name: t.flow.returnChoiceByHand('identity-payments') }).count())
+      .toBe(1);
     await decide(
       page,
       depositWorkflowId(txid),

@@ -2,12 +2,7 @@ import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/cli
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../common/logger';
-import {
-  type ApiPixConnector,
-  createApiPixConnector,
-  readPixNotifications,
-  toApiPixTxid,
-} from '../../connectors/api-pix';
+import { type ApiPixConnector, readPixNotifications } from '../../connectors/api-pix';
 import { connectorRegistry } from '../../connectors/registry';
 import {
   type DepositInput,
@@ -21,11 +16,11 @@ import {
 import { providerNotificationSignal } from '../../contracts/flow';
 import { type ApiPixListener, startApiPixListener } from '../../ingress/api-pix-listener';
 import { staticPolicyReader } from '../../policy/seed';
-import type { HeldDepositInput } from '../../workflows/deposit';
 import { type ApiPixForTest, startApiPixForTest } from '../helpers/api-pix';
 import { verifiedDepositor } from '../helpers/customers';
 import { provenDecision } from '../helpers/decisions';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
+import { apiPixConnectorOf, heldOnApiPix as heldOnPsp } from '../helpers/held-deposits';
 import { patchMarkers, recordHistory } from '../helpers/histories';
 import { policyWith } from '../helpers/policy';
 import { expectActivityFailure } from '../helpers/sdk-log';
@@ -211,17 +206,7 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
 
   beforeAll(async () => {
     psp = await startApiPixForTest({ returnSettleMs: 300 });
-    apiPix = createApiPixConnector({
-      baseUrl: psp.url,
-      tokenUrl: psp.tokenUrl,
-      clientId: psp.clientId,
-      clientSecret: psp.clientSecret,
-      cert: psp.tls.cert,
-      key: psp.tls.key,
-      ca: psp.tls.ca,
-      pixKey: psp.pixKey,
-      timeoutMs: 5_000,
-    });
+    apiPix = apiPixConnectorOf(psp);
     queue = `${f.taskQueue}-api-pix`;
     listener = await startApiPixListener({
       config: { API_PIX_WEBHOOK_SECRET: SECRET, TEMPORAL_TASK_QUEUE: queue },
@@ -256,50 +241,18 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
     await psp?.close();
   });
 
-  /**
-   * A charge on the PSP paid by someone else, held as the deposit's run leaves it: its run of
-   * its own, the payment proven, the connector named.
-   */
+  /** A held deposit on the PSP, paid by someone else. */
   async function heldOnApiPix(taskQueue = queue) {
     const input = depositInput();
-    await apiPix.createCharge({
-      txid: input.txid,
-      amountCentavos: input.amountCentavos,
-      payer: input.client,
-    });
-    const pix = await psp.pay(toApiPixTxid(input.txid), {
-      payer: 'third_party',
-      cpf: OTHER_PAYER,
-      nome: 'João',
-    });
-    const at = new Date().toISOString();
-    const held: HeldDepositInput = {
-      deposit: input,
-      state: {
-        status: 'awaiting_payment',
-        txid: input.txid,
-        amountCentavos: input.amountCentavos,
-        notifications: 1,
-        inquiries: 1,
-        startedAt: at,
-        updatedAt: at,
-        payment: { e2eId: pix.endToEndId, payerCpfMasked: '***.982.247-**', payerIsClient: false },
-        policyVersion: 1,
-        connector: apiPix.name,
-      },
-      hold: 'third_party_payer',
-      rowsWritten: 1,
-    };
-    const handle = await f.env.client.workflow.start('heldDepositWorkflow', {
-      workflowId: depositWorkflowId(input.txid),
+    const held = await heldOnPsp({
+      client: f.env.client,
+      psp,
+      apiPix,
       taskQueue,
-      args: [held],
+      input,
+      payerCpf: OTHER_PAYER,
     });
-    await waitForState(
-      () => handle.query(depositStateQuery),
-      (s) => s.status === 'held',
-    );
-    return { input, handle, e2eId: pix.endToEndId as string };
+    return { input, ...held };
   }
 
   /** The PSP's returns of one received Pix, as its state shows them. */
