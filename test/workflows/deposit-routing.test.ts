@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReconciliationActivities, type SweepResult } from '../../activities/reconciliation';
 import { connectorRegistry } from '../../connectors/registry';
 import type { CollectingConnector, Connector } from '../../connectors/types';
 import {
@@ -12,12 +14,15 @@ import {
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/flow';
 import { connectorBreakers } from '../../db/connector-breakers';
+import { migrate } from '../../db/migrate';
+import { createPool } from '../../db/pool';
 import { staticPolicyReader } from '../../policy/seed';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { verifiedDepositor } from '../helpers/customers';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
 import { policyWith } from '../helpers/policy';
+import { freshDatabase } from '../helpers/postgres';
 import { connectorFor, sandboxControl, sandboxDialectFromEnv } from '../helpers/sandbox-client';
 import { expectActivityFailure, expectSdkLog } from '../helpers/sdk-log';
 import { waitUntil } from '../helpers/wait';
@@ -282,5 +287,55 @@ describe('deposits routed across connectors', () => {
       const [breaker] = await connectorBreakers(f.pool, [r.first], new Date());
       expect(breaker).toMatchObject({ state: 'closed', failures: 0 });
     });
+  });
+
+  it("the reconciliation's sweep asks each deposit's own connector, and the first provider for one from before routing", async () => {
+    // A database of its own: the sweep takes every waiting row it finds.
+    const url = await freshDatabase();
+    await migrate(url);
+    const own = createPool(url, 2);
+    const calls = { first: [] as string[], second: [] as string[] };
+    const a = connectorFor(f.sandbox.url, { onCall: (e) => calls.first.push(e.endpoint) });
+    const b = connectorFor(second.url, { onCall: (e) => calls.second.push(e.endpoint) });
+    const secondName = `second-${randomBytes(3).toString('hex')}`;
+    try {
+      // Each deposit made and paid at its own sandbox, its row waiting since a minute ago.
+      const routed = depositInput();
+      const before = depositInput();
+      for (const [input, sandboxUrl, details] of [
+        [routed, second.url, { connector: secondName }],
+        [before, f.sandbox.url, {}],
+      ] as const) {
+        await connectorFor(sandboxUrl).createCharge({
+          payer: input.client,
+          amountCentavos: input.amountCentavos,
+          txid: input.txid,
+          merchant: input.merchant,
+        });
+        await sandboxControl(sandboxUrl, `/sandbox/deposits/${input.txid}/pay`, {
+          payerName: 'Ana Souza',
+          payerCpf: PERSON,
+        });
+        await own.query(
+          `INSERT INTO flows (workflow_id, type, business_id, status, details, seq, created_at, updated_at)
+           VALUES ($1, 'deposit', $2, 'awaiting_payment', $3, 1, now() - interval '1 minute', now() - interval '1 minute')`,
+          [depositWorkflowId(input.txid), input.txid, JSON.stringify(details)],
+        );
+      }
+      const { reconcileDue } = createReconciliationActivities({
+        provider: a,
+        collectors: connectorRegistry([a, named(b, secondName)]),
+        pool: own,
+        temporal: { client: f.env.client, taskQueue: f.taskQueue },
+        reconciliation: { scheduleMs: [60_000], maxPerSecond: 50, intervalMs: 200 },
+      });
+      const swept = (await new MockActivityEnvironment().run(reconcileDue)) as SweepResult;
+      // Both found paid (their flows do not exist: the hint goes nowhere), each where it was made.
+      expect(swept).toMatchObject({ checked: 2, found: 2, failed: 0 });
+      expect(count(calls.second, 'inquiry')).toBe(1);
+      expect(count(calls.first, 'inquiry')).toBe(1);
+    } finally {
+      await own.end();
+    }
   });
 });
