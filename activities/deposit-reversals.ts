@@ -1,15 +1,28 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import { maskCpf } from '../common/mask';
 import type { CollectingConnector, PixReturn, ReturnOperations } from '../connectors/types';
 import { depositWorkflowId, FIRST_CONNECTOR } from '../contracts/deposit';
-import type { ReversalCheck, ReversalCheckResult } from '../contracts/deposit-reversal';
-import { type NewReversal, recordReversal, reversibleDeposit } from '../db/deposit-reversals';
+import {
+  REVERSAL_SWEEP,
+  type ReversalCheck,
+  type ReversalCheckResult,
+  type ReversalSweepBatch,
+  type ReversalSweepCursor,
+} from '../contracts/deposit-reversal';
+import {
+  depositsToSweep,
+  type NewReversal,
+  type ReversibleDeposit,
+  recordReversal,
+  reversibleDeposit,
+} from '../db/deposit-reversals';
 import { inTransaction } from '../db/pool';
 import type { ActivityDeps } from './deps';
 
-// A deposit's reversals (docs/flows.md): the PSP that received the deposit's Pix is asked what
-// returns it holds of it, and each one pixflow did not ask for is recorded with its event. The
-// webhook that woke the check is never read for money: only the connector's answer is.
+// A deposit's reversals (docs/connectors.md, API Pix webhooks): the PSP that received the
+// deposit's Pix is asked what returns it holds of it, and each one pixflow did not ask for is
+// recorded with its event. The webhook that woke the check is never read for money: only the
+// connector's answer is.
 
 /** A return the payer's side started (MED), whoever's id it carries. */
 const MED_NATURES: ReadonlySet<string> = new Set(['med_operational', 'med_fraud', 'med_automatic']);
@@ -26,51 +39,88 @@ const looksUpReceived = (c: CollectingConnector | undefined): c is CanLookUpRece
 export function createDepositReversalActivities({
   pool,
   collectors,
-}: Pick<ActivityDeps, 'pool' | 'collectors'>) {
+  clock,
+}: Pick<ActivityDeps, 'pool' | 'collectors' | 'clock'>) {
+  /**
+   * The deposit's received Pix as its connector holds it, and each return of it that is a
+   * reversal recorded. A deposit not completed, or on a connector that cannot tell its returns,
+   * records nothing. A connector unreachable throws, for Temporal to retry.
+   */
+  async function checkDeposit(deposit: ReversibleDeposit): Promise<ReversalCheckResult> {
+    const result: ReversalCheckResult = { recorded: 0, updated: 0 };
+    // A return pixflow asked for is the deposit's own flow's (returned); only a credited one reverses.
+    if (deposit.status !== 'completed' || !deposit.e2eId) return result;
+    const name = deposit.connector ?? FIRST_CONNECTOR;
+    const connector = collectors?.collector(name);
+    if (!connector) {
+      // Configured elsewhere, or removed: a worker that has it may take the retry.
+      throw ApplicationFailure.retryable(
+        `connector ${name} is not configured on this worker`,
+        'NotConfigured',
+      );
+    }
+    if (!looksUpReceived(connector)) return result;
+    const received = await connector.lookUpReceivedPix(deposit.e2eId);
+    if (!received) return result;
+    const payerCpfMasked = received.payerCpf ? maskCpf(received.payerCpf) : null;
+    for (const ret of received.returns) {
+      if (!isReversal(ret, deposit.ownReturnId)) continue;
+      const reversal: NewReversal = {
+        deposit,
+        connector: name,
+        e2eId: deposit.e2eId,
+        returnId: ret.returnId,
+        nature: ret.nature,
+        amountCentavos: ret.amountCentavos,
+        state: ret.state,
+        payerCpfMasked,
+        ...(ret.state !== 'processing' && ret.returnedAt ? { settledAt: ret.returnedAt } : {}),
+      };
+      const outcome = await inTransaction(pool, (client) => recordReversal(client, reversal));
+      if (outcome === 'recorded') result.recorded++;
+      if (outcome === 'updated') result.updated++;
+    }
+    return result;
+  }
+
   return {
-    /**
-     * Looks at one received Pix of a deposit again and records its unrequested returns. A deposit
-     * that is not completed, not paid by that Pix, or on a connector that cannot tell its returns
-     * records nothing. A connector unreachable fails the activity, which Temporal retries.
-     */
+    /** Looks at one received Pix of a deposit again (the webhook named it) and records its reversals. */
     async checkDepositReversals(check: ReversalCheck): Promise<ReversalCheckResult> {
-      const none: ReversalCheckResult = { recorded: 0, updated: 0 };
       const deposit = await reversibleDeposit(pool, depositWorkflowId(check.txid));
-      // A return pixflow asked for is the deposit's own flow's (returned); only a credited one reverses.
-      if (deposit?.status !== 'completed' || !deposit.e2eId) return none;
-      if (deposit.e2eId !== check.e2eId) return none;
-      const name = deposit.connector ?? FIRST_CONNECTOR;
-      const connector = collectors?.collector(name);
-      if (!connector) {
-        // Configured elsewhere, or removed: a worker that has it may take the retry.
-        throw ApplicationFailure.retryable(
-          `connector ${name} is not configured on this worker`,
-          'NotConfigured',
+      // Only the Pix that paid the deposit: a webhook naming another is not this deposit's news.
+      if (!deposit || deposit.e2eId !== check.e2eId) return { recorded: 0, updated: 0 };
+      return checkDeposit(deposit);
+    },
+
+    /**
+     * One batch of the sweep: the next completed deposits of connectors other than the first
+     * provider, within the window, each looked at again at the sweep's rate. A deposit whose
+     * connector fails is left for the next pass over the window, not retried here.
+     */
+    async sweepDepositReversals(after: ReversalSweepCursor | null): Promise<ReversalSweepBatch> {
+      const batch = await depositsToSweep(pool, {
+        since: new Date(clock().getTime() - REVERSAL_SWEEP.windowMs),
+        ...(after ? { after } : {}),
+        except: FIRST_CONNECTOR,
+        limit: REVERSAL_SWEEP.batch,
+      });
+      let recorded = 0;
+      for (const [i, deposit] of batch.entries()) {
+        if (i > 0) await sleep(1_000 / REVERSAL_SWEEP.perSecond);
+        heartbeat(i);
+        recorded += await checkDeposit(deposit).then(
+          (r) => r.recorded,
+          () => 0,
         );
       }
-      if (!looksUpReceived(connector)) return none;
-      const received = await connector.lookUpReceivedPix(deposit.e2eId);
-      if (!received) return none;
-      const payerCpfMasked = received.payerCpf ? maskCpf(received.payerCpf) : null;
-      const result = { ...none };
-      for (const ret of received.returns) {
-        if (!isReversal(ret, deposit.ownReturnId)) continue;
-        const reversal: NewReversal = {
-          deposit,
-          connector: name,
-          e2eId: deposit.e2eId,
-          returnId: ret.returnId,
-          nature: ret.nature,
-          amountCentavos: ret.amountCentavos,
-          state: ret.state,
-          payerCpfMasked,
-          ...(ret.state !== 'processing' && ret.returnedAt ? { settledAt: ret.returnedAt } : {}),
-        };
-        const outcome = await inTransaction(pool, (client) => recordReversal(client, reversal));
-        if (outcome === 'recorded') result.recorded++;
-        if (outcome === 'updated') result.updated++;
-      }
-      return result;
+      const last = batch.at(-1);
+      return {
+        checked: batch.length,
+        recorded,
+        ...(last && batch.length === REVERSAL_SWEEP.batch
+          ? { next: { updatedUs: last.updatedUs, workflowId: last.workflowId } }
+          : {}),
+      };
     },
   };
 }

@@ -15,6 +15,7 @@ import { createPool } from '../db/pool';
 import { eventsRelaySettings, startEventsRelay } from '../events/outbox-relay';
 import { answerClientError } from '../http/problem';
 import { startApiPixListener } from '../ingress/api-pix-listener';
+import { ensureReversalSweep } from '../ingress/api-pix-reversals';
 import { deliveryOptionsFrom } from '../ingress/deliver';
 import { startInboxRelay } from '../ingress/inbox-relay';
 import { alertMonitorSettings, startAlertMonitor } from '../monitoring/monitor';
@@ -64,6 +65,14 @@ async function main() {
 
   // A PSP speaking the API Pix posts its webhooks to a listener of its own, over mutual TLS.
   const apiPix = await startApiPixWebhooks(config, { pool, temporal, log, metrics });
+  // Its deposits' reversals whose webhooks were all lost: the sweep, started once per task queue.
+  let stopping = false;
+  const sweep = apiPix
+    ? ensureReversalSweep(temporal, config.TEMPORAL_TASK_QUEUE, log, {
+        retryMs: 5_000,
+        stopped: () => stopping,
+      })
+    : undefined;
 
   // Webhook inbox relay: delivers the notifications the ingress could not signal at once.
   const relay = startInboxRelay({
@@ -87,8 +96,10 @@ async function main() {
 
   onShutdown(async (reason) => {
     log.info({ reason }, 'api stopping');
+    stopping = true;
     await closeServer(server);
     await apiPix?.close();
+    await sweep;
     await relay.stop();
     await eventsRelay?.stop();
     await alertMonitor?.stop();

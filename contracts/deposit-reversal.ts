@@ -7,6 +7,40 @@ import { defineSignal } from '@temporalio/workflow';
 /** One reversals workflow per deposit: repeated and concurrent webhooks signal the same one. */
 export const depositReversalsWorkflowId = (txid: string) => `deposit-reversals-${txid}`;
 
+/**
+ * The sweep that makes up for a reversal whose webhooks were all lost: recent completed deposits of
+ * connectors that tell their returns, looked at again, a batch at a time, at a low rate, for ever.
+ * One per task queue, started by the API processes that take API Pix webhooks.
+ */
+export const reversalSweepWorkflowId = (taskQueue: string) => `deposit-reversal-sweep-${taskQueue}`;
+
+/** Where a sweep stands in the deposits it goes through: after this one, by its row's last change. */
+export interface ReversalSweepCursor {
+  /** The row's updated_at in microseconds since the epoch, as text (exact). */
+  updatedUs: string;
+  workflowId: string;
+}
+
+export const REVERSAL_SWEEP = {
+  /** Deposits completed this long ago at most (a MED return is asked for within 80 days). */
+  windowMs: 90 * 86_400_000,
+  /** Deposits looked at per batch, and PSP lookups a second at most. */
+  batch: 50,
+  perSecond: 1,
+  /** Between batches; after the last one of the window, until the next pass over it. */
+  pauseMs: 60_000,
+  restMs: 6 * 3_600_000,
+  /** Batches per run before it continues as new, keeping its history short. */
+  batchesPerRun: 200,
+} as const;
+
+/** What one batch of the sweep did, and where the next one starts (none: the window is done). */
+export interface ReversalSweepBatch {
+  checked: number;
+  recorded: number;
+  next?: ReversalSweepCursor;
+}
+
 /** What the ingress (or a sweep) asks: look at this received Pix of the deposit again. */
 export interface ReversalCheck {
   txid: string;

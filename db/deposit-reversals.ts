@@ -30,17 +30,43 @@ export interface ReversibleDeposit {
   ownReturnId?: string;
 }
 
+const DEPOSIT_COLUMNS =
+  'workflow_id, business_id, status, amount_centavos, cpf_hash, cpf_masked, details, updated_at';
+
 export async function reversibleDeposit(
   db: Queryable,
   workflowId: string,
 ): Promise<ReversibleDeposit | undefined> {
   const { rows } = await db.query(
-    `SELECT workflow_id, business_id, status, amount_centavos, cpf_hash, cpf_masked, details
-       FROM flows WHERE workflow_id = $1 AND type = 'deposit'`,
+    `SELECT ${DEPOSIT_COLUMNS} FROM flows WHERE workflow_id = $1 AND type = 'deposit'`,
     [workflowId],
   );
-  const r = rows[0];
-  if (!r) return undefined;
+  return rows[0] ? depositOf(rows[0]) : undefined;
+}
+
+/**
+ * The sweep's next batch: completed deposits paid through a connector other than `except` (the
+ * first provider tells no returns), last changed since `since`, after the cursor, in that order.
+ */
+export async function depositsToSweep(
+  db: Queryable,
+  f: { since: Date; after?: { updatedUs: string; workflowId: string }; except: string; limit: number },
+): Promise<Array<ReversibleDeposit & { updatedUs: string }>> {
+  // Microseconds as integer interval arithmetic, as flows pages do: no row skipped or read twice.
+  const { rows } = await db.query(
+    `SELECT ${DEPOSIT_COLUMNS}, (extract(epoch FROM updated_at) * 1000000)::bigint AS updated_us FROM flows
+      WHERE type = 'deposit' AND status = 'completed' AND updated_at >= $1
+        AND details->>'connector' IS NOT NULL AND details->>'connector' <> $2 AND details->>'e2eId' <> ''
+        AND ($3::bigint IS NULL
+             OR (updated_at, workflow_id) > ('epoch'::timestamptz + $3::bigint * interval '1 microsecond', $4::text))
+      ORDER BY updated_at, workflow_id LIMIT $5`,
+    [f.since, f.except, f.after?.updatedUs ?? null, f.after?.workflowId ?? '', f.limit],
+  );
+  return rows.map((r) => ({ ...depositOf(r), updatedUs: String(r.updated_us) }));
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+function depositOf(r: any): ReversibleDeposit {
   const details = (r.details ?? {}) as Record<string, unknown>;
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   const own = details.return as { returnId?: unknown } | undefined;

@@ -1,6 +1,10 @@
 import type { Client } from '@temporalio/client';
-import type { ReversalCheck } from '../contracts/deposit-reversal';
-import { reversalCheckSignal } from '../contracts/deposit-reversal';
+import type { Logger } from '../common/logger';
+import {
+  type ReversalCheck,
+  reversalCheckSignal,
+  reversalSweepWorkflowId,
+} from '../contracts/deposit-reversal';
 import type { ProviderNotification } from '../contracts/flow';
 
 // What a PSP speaking the API Pix told pixflow of one received Pix, as the inbox keeps it: a hint
@@ -36,4 +40,34 @@ export async function askReversalCheck(
     signal: reversalCheckSignal,
     signalArgs: [payload as ReversalCheck],
   });
+}
+
+/**
+ * Starts the task queue's reversal sweep unless it runs already (workflows/deposit-reversals.ts):
+ * every API process that takes API Pix webhooks asks at start. Temporal unreachable: asks again
+ * every `retryMs` until `stopped()`.
+ */
+export async function ensureReversalSweep(
+  temporal: Client,
+  taskQueue: string,
+  log: Logger,
+  opts: { retryMs: number; stopped: () => boolean },
+): Promise<void> {
+  const workflowId = reversalSweepWorkflowId(taskQueue);
+  while (!opts.stopped()) {
+    try {
+      await temporal.workflow.start('depositReversalSweepWorkflow', {
+        workflowId,
+        taskQueue,
+        args: [],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        staticSummary: 'Reversal sweep: looks again at recent deposits for returns whose webhooks were lost',
+      });
+      log.info({ workflowId }, 'reversal sweep running');
+      return;
+    } catch (err) {
+      log.warn({ workflowId, err: String(err) }, 'could not start the reversal sweep yet; asking again');
+      await new Promise((r) => setTimeout(r, opts.retryMs));
+    }
+  }
 }

@@ -1,7 +1,8 @@
 // Every workflow the worker registers on task queue `pixflow`.
 export { biometricsWorkflow } from './biometrics';
 export { depositWorkflow } from './deposit';
-export { depositReversalsWorkflow } from './deposit-reversals';
+export { depositReturnWorkflow } from './deposit-return';
+export { depositReversalSweepWorkflow, depositReversalsWorkflow } from './deposit-reversals';
 export { heldDepositWorkflow } from './held-deposit';
 export { onboardingWorkflow } from './onboarding';
 export { reconcilerWorkflow } from './reconciler';

@@ -21,10 +21,11 @@ import {
   depositWorkflowId,
   qrCodeUpdate,
 } from '../../contracts/deposit';
-import { depositReversalsWorkflowId } from '../../contracts/deposit-reversal';
+import { depositReversalsWorkflowId, reversalSweepWorkflowId } from '../../contracts/deposit-reversal';
 import { webhookBodySchema } from '../../contracts/events';
 import { saveOperator } from '../../db/operators';
 import { type ApiPixListener, startApiPixListener } from '../../ingress/api-pix-listener';
+import { ensureReversalSweep } from '../../ingress/api-pix-reversals';
 import { type InboxRelay, startInboxRelay } from '../../ingress/inbox-relay';
 import { staticPolicyReader } from '../../policy/seed';
 import { type ApiEnv, eventually, freshCpf, PII_KEY, startApiEnv } from '../api/support';
@@ -94,7 +95,10 @@ beforeAll(async () => {
     ),
   });
   const running = worker.run();
+  let stopped = false;
   stopWorker = async () => {
+    if (stopped) return;
+    stopped = true;
     worker.shutdown();
     await running;
   };
@@ -307,4 +311,50 @@ describe('a deposit on an API Pix PSP', () => {
     await tab.waitForURL((u) => u.pathname === `/backoffice/flows/${encodeURIComponent(d.workflowId)}`);
     await context.close();
   }, 120_000);
+
+  it('whose webhook was lost is found by the sweep over recent deposits, once', async () => {
+    const d = await creditedDeposit(20_000);
+    // The MED return's webhook never reaches pixflow.
+    await psp.faults({ webhooks: { dropNext: 1 } });
+    await psp.med(d.e2eId, { natureza: 'MED_OPERACIONAL' });
+    await eventually(
+      async () =>
+        ((await psp.state()).deliveries as Array<{ body: unknown; status: string }>).filter(
+          (x) =>
+            JSON.stringify(x.body).includes('MED_OPERACIONAL') && JSON.stringify(x.body).includes(d.e2eId),
+        ),
+      (drops) => drops.some((x) => x.status === 'dropped'),
+      { timeoutMs: 15_000 },
+    );
+    expect(await reversalsOf(d.txid)).toHaveLength(0);
+
+    // What every API process taking API Pix webhooks does at start.
+    await ensureReversalSweep(e.temporal, reversalsQueue, log, { retryMs: 500, stopped: () => false });
+    const [found] = await eventually(
+      () => reversalsOf(d.txid),
+      (rows) => rows.length === 1,
+      { timeoutMs: 30_000 },
+    );
+    expect(found).toMatchObject({
+      nature: 'med_operational',
+      amount_centavos: 20_000,
+      partial: false,
+      state: 'returned',
+    });
+    const handle = e.temporal.workflow.getHandle(reversalSweepWorkflowId(reversalsQueue));
+    // Its batch done (the earlier deposit looked at again, nothing new there), it rests.
+    await eventually(
+      async () => (await handle.fetchHistory()).events ?? [],
+      (events) => events.some((x) => x.timerStartedEventAttributes),
+      { timeoutMs: 30_000 },
+    );
+    expect(await reversedEvents(d.workflowId)).toHaveLength(1);
+    const first = (
+      await e.pool.query(`SELECT txid FROM deposit_reversals WHERE workflow_id <> $1`, [d.workflowId])
+    ).rows;
+    expect(first).toHaveLength(1);
+    await stopWorker();
+    await handle.terminate('test over');
+    await recordHistory(handle, 'deposit-reversal-sweep');
+  }, 90_000);
 });
