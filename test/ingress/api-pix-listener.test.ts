@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import {
   type ApiPixConnector,
@@ -219,5 +220,43 @@ describe('the API Pix webhook listener', () => {
     expect(answer.headers['retry-after']).toBe('5');
     expect(answer.body.type).toMatch(/inbox-unavailable$/);
     await down.end();
+  });
+});
+
+describe("the listener's settings", () => {
+  const ALL = {
+    API_PIX_WEBHOOK_PORT: '8443',
+    API_PIX_WEBHOOK_CERT_FILE: '/run/secrets/ingress-cert.pem',
+    API_PIX_WEBHOOK_KEY_FILE: '/run/secrets/ingress-key.pem',
+    API_PIX_WEBHOOK_CLIENT_CA_FILE: '/run/secrets/psp-ca.pem',
+    API_PIX_WEBHOOK_SECRET: randomBytes(16).toString('hex'),
+  };
+
+  it('are all of them or none: unset, no listener', () => {
+    expect(loadConfig({}).API_PIX_WEBHOOK_PORT).toBeUndefined();
+    expect(loadConfig(ALL).API_PIX_WEBHOOK_PORT).toBe(8443);
+    const { API_PIX_WEBHOOK_CLIENT_CA_FILE: _ca, API_PIX_WEBHOOK_SECRET: _secret, ...partial } = ALL;
+    let refused: unknown;
+    try {
+      loadConfig(partial);
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).problems.join('\n')).toMatch(
+      /API_PIX_WEBHOOK_PORT: .*API_PIX_WEBHOOK_CLIENT_CA_FILE, API_PIX_WEBHOOK_SECRET/,
+    );
+  });
+
+  it('refuse a path secret shorter than 16 characters, without showing it', () => {
+    let refused: unknown;
+    try {
+      loadConfig({ ...ALL, API_PIX_WEBHOOK_SECRET: 'short-secret' });
+    } catch (err) {
+      refused = err;
+    }
+    const problems = (refused as ConfigError).problems.join('\n');
+    expect(problems).toMatch(/API_PIX_WEBHOOK_SECRET=\(not shown\): must be at least 16 characters/);
+    expect(problems).not.toContain('short-secret');
   });
 });
