@@ -3,6 +3,7 @@ import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporal
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconciliationActivities, type SweepResult } from '../../activities/reconciliation';
+import { createApiPixConnector, toApiPixTxid } from '../../connectors/api-pix';
 import { connectorRegistry } from '../../connectors/registry';
 import type { CollectingConnector, Connector } from '../../connectors/types';
 import {
@@ -18,6 +19,7 @@ import { migrate } from '../../db/migrate';
 import { createPool } from '../../db/pool';
 import { staticPolicyReader } from '../../policy/seed';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
+import { startApiPixForTest } from '../helpers/api-pix';
 import { verifiedDepositor } from '../helpers/customers';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
@@ -336,6 +338,72 @@ describe('deposits routed across connectors', () => {
       expect(count(calls.first, 'inquiry')).toBe(1);
     } finally {
       await own.end();
+    }
+  });
+
+  it('the first down and an API Pix PSP second: the QR is its cob, and the deposit completes when paid there', async () => {
+    const psp = await startApiPixForTest();
+    const id = randomBytes(3).toString('hex');
+    const first = `first-${id}`;
+    const apiPixName = `api-pix-${id}`;
+    const firstCalls: string[] = [];
+    const pspCalls: string[] = [];
+    const a = connectorFor(f.sandbox.url, { onCall: (e) => firstCalls.push(e.endpoint) });
+    const apiPix = createApiPixConnector({
+      name: apiPixName,
+      baseUrl: psp.url,
+      tokenUrl: psp.tokenUrl,
+      clientId: psp.clientId,
+      clientSecret: psp.clientSecret,
+      ...psp.tls,
+      pixKey: psp.pixKey,
+      onCall: (e) => pspCalls.push(e.endpoint),
+    });
+    const taskQueue = `${f.taskQueue}-api-pix-${id}`;
+    const worker = await createTestWorker({
+      connection: f.env.nativeConnection,
+      client: f.env.client,
+      taskQueue,
+      provider: a,
+      collectors: connectorRegistry([named(a, first), apiPix]),
+      pool: f.pool,
+      piiKey: TEST_PII_KEY,
+      policy: staticPolicyReader(
+        policyWith({
+          deposits: {
+            routing: {
+              connectors: [first, apiPixName],
+              breaker: { failures: 5, windowMs: 60_000, coolDownMs: 30_000 },
+            },
+          },
+        }),
+      ),
+    });
+    const running = worker.run();
+    try {
+      await setDown(f.sandbox.url, true);
+      const input = depositInput();
+      const answer = await askQr(input, taskQueue);
+      expect(answer.qr.txid).toBe(input.txid);
+      expect(count(firstCalls, 'deposit')).toBe(1);
+      expect(count(pspCalls, 'cob_put')).toBe(1);
+      expect((await stateOf(input)).connector).toBe(apiPixName);
+      expect(failovers().filter((e) => e.meta.connector === first)).toHaveLength(1);
+
+      await psp.pay(toApiPixTxid(input.txid), { payer: 'holder' });
+      const handle = handleOf(input);
+      await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+      const done = await handle.result();
+      expect(done).toMatchObject({ status: 'completed', connector: apiPixName });
+      expect(count(pspCalls, 'cob_get')).toBeGreaterThanOrEqual(1);
+      expect(count(firstCalls, 'inquiry')).toBe(0);
+      await recordHistory(handle, 'deposit-routed-api-pix-paid');
+    } finally {
+      worker.shutdown();
+      await running;
+      await setDown(f.sandbox.url, false);
+      apiPix.close();
+      await psp.close();
     }
   });
 });
