@@ -199,6 +199,21 @@ export const depositReturnId = (txid: string) => `${txid}D1`;
 /** The short flow that returns a completed deposit's money (an impeded person's account closed). */
 export const depositReturnWorkflowId = (txid: string) => `deposit-return-${txid}`;
 
+/**
+ * What returning a completed deposit's money starts with: the deposit as its row holds it (the
+ * return's status changes are written on that row, after its seq, its details kept) and who asked.
+ */
+export interface DepositReturnInput {
+  txid: string;
+  amountCentavos: number;
+  merchant: string;
+  /** The received Pix's end-to-end id. */
+  e2eId: string;
+  connector: string;
+  row: { seq: number; details: Record<string, unknown> };
+  by: string;
+}
+
 /** Why a second request for a txid is refused (the update's validator and the API say the same). */
 export const DEPOSIT_CONFLICT =
   'txid already used for a different deposit (amount, payer or merchant differ)';

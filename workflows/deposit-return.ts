@@ -4,6 +4,8 @@ import {
   condition,
   proxyActivities,
   proxyLocalActivities,
+  setHandler,
+  setWorkflowOptions,
 } from '@temporalio/workflow';
 import type {
   createDepositReturnActivities,
@@ -11,9 +13,19 @@ import type {
   ReturnRules,
   ReturnSeen,
 } from '../activities/deposit-return';
-import { type DepositReturn, depositReturnId, FIRST_CONNECTOR } from '../contracts/deposit';
+import {
+  type DepositInput,
+  type DepositReturn,
+  type DepositReturnInput,
+  type DepositState,
+  type DepositStatus,
+  depositReturnId,
+  depositStateQuery,
+  depositWorkflowId,
+  FIRST_CONNECTOR,
+} from '../contracts/deposit';
 import { DepositFlow } from './deposit';
-import { isoNow, POSTGRES_WRITE_OPTIONS, PROVIDER_CALL_OPTIONS } from './flow-lifecycle';
+import { isoNow, POSTGRES_WRITE_OPTIONS, PROVIDER_CALL_OPTIONS, type RowOf } from './flow-lifecycle';
 
 type ReturnActivities = ReturnType<typeof createDepositReturnActivities>;
 
@@ -109,5 +121,62 @@ async function requestOnce(
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     if (!(cause instanceof ApplicationFailure && cause.nonRetryable)) throw err;
     return { kind: 'refused', reason: cause.type ? `${cause.type}: ${cause.message}` : cause.message };
+  }
+}
+
+/**
+ * A completed deposit's money sent back to its payer (an impeded person's account closed), in a
+ * short flow of its own (`deposit-return-<txid>`, once per deposit) through the same return phase
+ * as a held deposit's. Its status changes are the deposit's: written on the deposit's row, after
+ * the seq it had. No provider hint reaches it (the PSP's webhook names the deposit's closed run):
+ * it looks the return up on its timer.
+ */
+export async function depositReturnWorkflow(input: DepositReturnInput): Promise<DepositState> {
+  const at = isoNow();
+  const flow = new CompletedDepositReturn(input, {
+    status: 'completed',
+    txid: input.txid,
+    amountCentavos: input.amountCentavos,
+    payment: { e2eId: input.e2eId },
+    connector: input.connector,
+    notifications: 0,
+    inquiries: 0,
+    startedAt: at,
+    updatedAt: at,
+  });
+  setHandler(depositStateQuery, () => flow.state);
+  await returnDeposit(flow, { by: input.by, recorded: () => {} });
+  return flow.settle();
+}
+// Seconds to minutes from the ask to the PSP's answer: it ends on the build it started on.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, depositReturnWorkflow);
+
+/** The return's status changes, as rows of the deposit it returns. */
+class CompletedDepositReturn extends ReturningDepositFlow {
+  private readonly kept: Record<string, unknown>;
+  private readonly depositId: string;
+
+  constructor(input: DepositReturnInput, state: DepositState) {
+    // The row names the person already (its CPF is kept only hashed and masked): none is given.
+    const deposit: DepositInput = {
+      txid: input.txid,
+      merchant: input.merchant,
+      amountCentavos: input.amountCentavos,
+      client: { externalId: '', cpf: '', email: '', name: '' },
+    };
+    super(deposit, state, input.row.seq);
+    this.kept = input.row.details;
+    this.depositId = depositWorkflowId(input.txid);
+  }
+
+  override nextRow(status: DepositStatus, reason?: string): RowOf<DepositStatus> {
+    return { ...super.nextRow(status, reason), workflowId: this.depositId };
+  }
+
+  /** The deposit's details as they were (its payment), with the return's over them. */
+  protected override details() {
+    const mine = super.details();
+    const given = Object.entries(mine).filter(([, v]) => v !== undefined);
+    return { ...this.kept, ...Object.fromEntries(given) } as typeof mine;
   }
 }

@@ -2,20 +2,26 @@ import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/cli
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../common/logger';
-import { type ApiPixConnector, readPixNotifications } from '../../connectors/api-pix';
+import { maskCpf } from '../../common/mask';
+import { cpfHash } from '../../common/pii';
+import { type ApiPixConnector, readPixNotifications, toApiPixTxid } from '../../connectors/api-pix';
 import { connectorRegistry } from '../../connectors/registry';
 import {
   type DepositInput,
+  type DepositReturnInput,
   type DepositState,
   depositReturnId,
+  depositReturnWorkflowId,
   depositStateQuery,
   depositWorkflowId,
   qrCodeUpdate,
   resolutionUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/flow';
+import { upsertFlowAndEvent } from '../../db/flows';
 import { type ApiPixListener, startApiPixListener } from '../../ingress/api-pix-listener';
 import { staticPolicyReader } from '../../policy/seed';
+import { startDepositReturn } from '../../starters/deposit-return';
 import { type ApiPixForTest, startApiPixForTest } from '../helpers/api-pix';
 import { verifiedDepositor } from '../helpers/customers';
 import { provenDecision } from '../helpers/decisions';
@@ -366,6 +372,76 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
       details: { return: { state: 'failed', reason: 'Conta do pagador encerrada' } },
     });
     await recordHistory(handle, 'deposit-held-return-failed-api-pix');
+  });
+
+  it("a completed deposit's money goes back on a short flow of its own, asked once, on the deposit's row: returned, its payment kept", async () => {
+    const input = depositInput();
+    await apiPix.createCharge({
+      txid: input.txid,
+      amountCentavos: input.amountCentavos,
+      payer: input.client,
+    });
+    const pix = await psp.pay(toApiPixTxid(input.txid));
+    const depositId = depositWorkflowId(input.txid);
+    // The deposit's row as its run left it: completed on the PSP, paid by the person.
+    const details = {
+      e2eId: pix.endToEndId as string,
+      paidAt: '2026-11-28T03:00:00.000Z',
+      payerIsClient: true,
+      connector: 'api-pix',
+    };
+    await upsertFlowAndEvent(f.pool, {
+      workflowId: depositId,
+      type: 'deposit',
+      businessId: input.txid,
+      status: 'completed',
+      cpfHash: cpfHash(CLIENT_CPF, TEST_PII_KEY),
+      cpfMasked: maskCpf(CLIENT_CPF),
+      merchant: input.merchant,
+      amountCentavos: input.amountCentavos,
+      reason: null,
+      details,
+      seq: 3,
+      at: new Date(),
+      runId: 'the-deposit-run',
+    });
+    const ask: DepositReturnInput = {
+      txid: input.txid,
+      amountCentavos: input.amountCentavos,
+      merchant: input.merchant,
+      e2eId: details.e2eId,
+      connector: 'api-pix',
+      row: { seq: 3, details },
+      by: 'ops@example.com',
+    };
+    expect((await startDepositReturn(f.env.client, queue, ask)).outcome).toBe('started');
+    // Asked again (a second click, another operator): the same return, nothing new.
+    expect(await startDepositReturn(f.env.client, queue, ask)).toEqual({
+      outcome: 'already',
+      workflowId: depositReturnWorkflowId(input.txid),
+    });
+    const handle = f.env.client.workflow.getHandle(depositReturnWorkflowId(input.txid));
+    const result: DepositState = await handle.result();
+    expect(result).toMatchObject({
+      status: 'returned',
+      return: { returnId: depositReturnId(input.txid), state: 'returned', by: 'ops@example.com' },
+    });
+    expect(await flowRow(depositId)).toMatchObject({
+      status: 'returned',
+      details: { ...details, return: { state: 'returned', rtrId: result.return?.rtrId } },
+    });
+    const events = await f.pool.query<{ type: string }>(
+      'SELECT type FROM events WHERE stream_id = $1 ORDER BY seq',
+      [depositId],
+    );
+    expect(events.rows.map((e) => e.type)).toEqual([
+      'deposit.completed',
+      'deposit.return_requested',
+      'deposit.returned',
+    ]);
+    expect(await returnsAtPsp(details.e2eId)).toHaveLength(1);
+    expect((await startDepositReturn(f.env.client, queue, ask)).outcome).toBe('already');
+    await recordHistory(handle, 'deposit-return-completed-api-pix');
   });
 
   it('with no operator within the review delay, the rules return it through the PSP under their version', async () => {
