@@ -325,6 +325,23 @@ const ptBR = {
     mayNotDecide: (role: string) =>
       `Seu papel (${role}) pode ver este cliente, mas não encerrar a conta nem retirar o impedimento.`,
     closedDone: 'Registrado: a conta está encerrada.',
+    returnsHeading: 'Depósitos ainda devolvíveis',
+    returnsHelp:
+      'Depósitos concluídos cujo conector devolve Pix recebidos: marque os que voltam ao pagador. Cada um é devolvido uma vez, pelo conector que o recebeu.',
+    returnsCaption: 'Depósitos concluídos que ainda podem ser devolvidos ao pagador',
+    returnsNone: 'Nenhum depósito desta pessoa pode ser devolvido por um conector.',
+    returnDeposit: (txid: string, amount: string, connector: string) =>
+      `Depósito ${txid}, ${amount}, recebido por ${connector}`,
+    returnSelected: 'Devolver os depósitos marcados',
+    returnsDone: (n: number) =>
+      n === 1
+        ? 'Registrado: 1 depósito está sendo devolvido.'
+        : `Registrado: ${n} depósitos estão sendo devolvidos.`,
+    notClosed: 'Conta não encerrada',
+    notClosedText: 'Os depósitos de uma pessoa só são devolvidos daqui depois que a conta dela é encerrada.',
+    notReturnable: 'Depósito não devolvível',
+    notReturnableText:
+      'Um dos depósitos marcados não é desta pessoa, já foi devolvido ou não pode ser devolvido por um conector. Nada foi pedido.',
     reinstatedDone: 'Registrado: o impedimento foi retirado; a pessoa pode voltar a depositar.',
     notOpen: 'Nada a encerrar',
     notOpenText: 'Esta pessoa não está impedida, ou a conta já foi encerrada. Nada foi alterado.',
@@ -700,6 +717,7 @@ const ptBR = {
     type: 'Tipo',
     decision: 'Decisão',
     reason: 'Motivo',
+    txid: 'Depósitos',
     who: 'Quem',
     action: 'Ação',
     outcome: 'Resultado',
@@ -1253,6 +1271,21 @@ const en: Catalog = {
     mayNotDecide: (role: string) =>
       `Your role (${role}) may see this customer, but not close the account or lift the impediment.`,
     closedDone: 'Recorded: the account is closed.',
+    returnsHeading: 'Deposits still returnable',
+    returnsHelp:
+      'Completed deposits whose connector returns received Pix: tick the ones that go back to their payer. Each is returned once, through the connector that received it.',
+    returnsCaption: 'Completed deposits that can still be returned to their payer',
+    returnsNone: "No deposit of this person's can be returned by a connector.",
+    returnDeposit: (txid: string, amount: string, connector: string) =>
+      `Deposit ${txid}, ${amount}, received by ${connector}`,
+    returnSelected: 'Return the ticked deposits',
+    returnsDone: (n: number) =>
+      n === 1 ? 'Recorded: 1 deposit is being returned.' : `Recorded: ${n} deposits are being returned.`,
+    notClosed: 'Account not closed',
+    notClosedText: "A person's deposits are returned from here only once their account is closed.",
+    notReturnable: 'Deposit not returnable',
+    notReturnableText:
+      "One of the ticked deposits is not this person's, was returned already or cannot be returned by a connector. Nothing was asked.",
     reinstatedDone: 'Recorded: the impediment is lifted; the person may deposit again.',
     notOpen: 'Nothing to close',
     notOpenText: 'This person is not impeded, or the account is closed already. Nothing was changed.',
@@ -1599,6 +1632,7 @@ const en: Catalog = {
     type: 'Type',
     decision: 'Decision',
     reason: 'Reason',
+    txid: 'Deposits',
     who: 'Who',
     action: 'Action',
     outcome: 'Outcome',
