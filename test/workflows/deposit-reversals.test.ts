@@ -30,6 +30,7 @@ import { type InboxRelay, startInboxRelay } from '../../ingress/inbox-relay';
 import { staticPolicyReader } from '../../policy/seed';
 import { type ApiEnv, eventually, freshCpf, PII_KEY, startApiEnv } from '../api/support';
 import { type ApiPixForTest, apiPixRequest, startApiPixForTest } from '../helpers/api-pix';
+import { problemsOf } from '../helpers/backoffice-pages';
 import { launchChromium } from '../helpers/browser';
 import { verifiedDepositor } from '../helpers/customers';
 import { recordHistory } from '../helpers/histories';
@@ -47,7 +48,9 @@ import { createTestWorker } from '../helpers/worker';
 const SECRET = `api-pix-path-${randomBytes(8).toString('hex')}`;
 const PASSWORD = 'correct horse battery staple';
 const VIEWER = 'vera.viewer@example.com';
+const VIEWER_EN = 'ed.viewer@example.com';
 const t = catalogs['pt-BR'];
+const en = catalogs.en;
 const log = createLogger('api-pix-test', 'silent');
 
 let e: ApiEnv;
@@ -118,7 +121,9 @@ beforeAll(async () => {
   // The inbox relay of this deployment: it delivers the copies a signal's window held back.
   relay = startInboxRelay({ ...ingress, intervalMs: 100, delivery: { taskQueue: reversalsQueue } });
   await connector.registerWebhook(`https://127.0.0.1:${listener.port}/webhooks/api-pix/${SECRET}`);
-  await saveOperator(e.pool, { email: VIEWER, role: 'viewer', passwordHash: await hashPassword(PASSWORD) });
+  const passwordHash = await hashPassword(PASSWORD);
+  await saveOperator(e.pool, { email: VIEWER, role: 'viewer', passwordHash });
+  await saveOperator(e.pool, { email: VIEWER_EN, role: 'viewer', passwordHash, language: 'en' });
 }, 180_000);
 
 afterAll(async () => {
@@ -306,10 +311,33 @@ describe('a deposit on an API Pix PSP', () => {
     expect(text).toContain(t.reversals.partial);
     expect(text).toContain(t.reversals.states.returned);
     expect(text).toContain(maskCpf(d.cpf));
+    // The payer as the PSP names them (here the person paid it themselves), masked.
+    expect(await line.locator('td.payer').textContent()).toBe(maskCpf(d.cpf));
     expect(text).not.toContain(d.cpf);
+    // Nothing wider than the window or cut, no code shown raw, at both widths.
+    for (const width of [1280, 390]) {
+      await tab.setViewportSize({ width, height: 900 });
+      expect(await problemsOf(tab), `${width} px`).toEqual([]);
+    }
     await line.getByRole('link', { name: /Depósito/ }).click();
     await tab.waitForURL((u) => u.pathname === `/backoffice/flows/${encodeURIComponent(d.workflowId)}`);
     await context.close();
+
+    // In English for an operator who reads English.
+    const inEnglish = await browser.newContext({ locale: 'en-US', timezoneId: 'America/Sao_Paulo' });
+    const english = await inEnglish.newPage();
+    await english.goto(`${e.url}/backoffice/sign-in`);
+    await english.getByLabel(en.signIn.email).fill(VIEWER_EN);
+    await english.getByLabel(en.signIn.password).fill(PASSWORD);
+    await english.getByRole('button', { name: en.signIn.submit }).click();
+    await english.getByRole('heading', { name: en.home.title, level: 1 }).waitFor({ timeout: 10_000 });
+    await english.getByRole('link', { name: en.home.reversals }).click();
+    await english.getByRole('heading', { name: en.reversals.title, level: 1 }).waitFor({ timeout: 10_000 });
+    const enRow = english.locator(`#reversal-items tbody tr[data-workflow-id="${d.workflowId}"]`);
+    const words = ((await enRow.textContent()) ?? '').replace(/\s+/g, ' ');
+    expect(words).toContain(en.reversals.natures.med_fraud);
+    expect(words).toContain(en.reversals.partial);
+    await inEnglish.close();
   }, 120_000);
 
   it('whose webhook was lost is found by the sweep over recent deposits, once', async () => {
