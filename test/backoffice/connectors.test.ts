@@ -58,6 +58,12 @@ async function signedIn(email: string): Promise<Page> {
   return page;
 }
 
+async function propose(page: Page, changes: string, reason: string) {
+  await page.getByLabel(pt.policy.changesLabel).fill(changes);
+  await page.getByLabel(pt.policy.reasonLabel).fill(reason);
+  await page.getByRole('button', { name: pt.policy.send }).click();
+}
+
 const settings = { failures: 2, windowMs: 3_600_000, coolDownMs: 30_000 };
 const ago = (ms: number) => new Date(Date.now() - ms);
 
@@ -101,13 +107,27 @@ describe('the connectors page', () => {
     await page.context().close();
   }, 60_000);
 
-  it('links an admin to the policy, where the routing is changed', async () => {
+  it('links an admin to the policy, where the routing is changed as a list of names', async () => {
     const page = await signedIn(ana);
     await page.getByRole('link', { name: pt.connectors.change }).click();
     await page.getByRole('heading', { name: pt.policy.title, level: 1 }).waitFor();
     expect(await page.locator('tr[data-field="deposits.routing.connectors"] td').textContent()).toBe(
       'identity-payments,api-pix,mystery-psp',
     );
+    // A name twice is refused, naming the field, in Portuguese.
+    await propose(page, 'deposits.routing.connectors=api-pix,api-pix', 'twice');
+    expect(await page.locator('main').textContent()).toContain('deve nomear cada conector uma só vez');
+    // The routing is a list typed with commas; a new order applies at once (not a loosening).
+    await page.goto(`${e.url}/backoffice/policy`);
+    await propose(page, 'deposits.routing.connectors= api-pix, identity-payments', 'API Pix first this week');
+    await page
+      .getByRole('status')
+      .filter({ hasText: pt.policy.applied(2) })
+      .waitFor();
+    await page.goto(`${e.url}/backoffice/connectors`);
+    expect(
+      await page.locator('tbody tr').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-connector'))),
+    ).toEqual(['api-pix', 'identity-payments']);
     await page.context().close();
   }, 60_000);
 
