@@ -80,7 +80,7 @@ interface Routing {
  * breaker of `failures` and `coolDownMs`, while `body` runs.
  */
 async function withRouting(
-  breaker: { failures: number; coolDownMs: number },
+  breaker: { failures: number; coolDownMs: number; unknownFirst?: string },
   body: (r: Routing) => Promise<void>,
 ): Promise<void> {
   const id = randomBytes(3).toString('hex');
@@ -93,7 +93,8 @@ async function withRouting(
   const policy = policyWith({
     deposits: {
       routing: {
-        connectors: [first, secondName],
+        // A name no connector of the worker has, first, when asked for.
+        connectors: [...(breaker.unknownFirst ? [breaker.unknownFirst] : []), first, secondName],
         breaker: { failures: breaker.failures, windowMs: 60_000, coolDownMs: breaker.coolDownMs },
       },
     },
@@ -405,5 +406,26 @@ describe('deposits routed across connectors', () => {
       apiPix.close();
       await psp.close();
     }
+  });
+
+  it('a routing naming a connector the worker does not have: skipped, and said once', async () => {
+    const unknown = `nowhere-${randomBytes(3).toString('hex')}`;
+    const said = expectSdkLog(
+      (e) =>
+        e.message ===
+          "the deposits' routing names a connector this worker does not have (or that does not collect): skipped" &&
+        e.meta.connector === unknown,
+    );
+    await withRouting({ failures: 5, coolDownMs: 30_000, unknownFirst: unknown }, async (r) => {
+      for (let i = 0; i < 2; i += 1) {
+        const input = depositInput();
+        await askQr(input, r.taskQueue);
+        expect((await stateOf(input)).connector).toBe(r.first);
+      }
+      expect(said()).toHaveLength(1);
+      expect(await connectorBreakers(f.pool, [unknown], new Date())).toEqual([
+        { connector: unknown, state: 'closed', failures: 0 },
+      ]);
+    });
   });
 });
