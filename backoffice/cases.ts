@@ -26,6 +26,7 @@ import type { Operator } from '../db/operators';
 import type { Pool } from '../db/pool';
 import type { ImpededReason } from '../eligibility/contract';
 import { flowState, isNotFound } from '../starters/workflow-calls';
+import { returnableDeposits } from './customer-decisions';
 import type { BackofficeDeps } from './deps';
 import { type Formatter, formatterFor } from './format';
 import { parseForm, typedCpfSchema } from './forms';
@@ -308,6 +309,8 @@ function customerPages(r: Router, { pool, config, policy }: BackofficeDeps) {
     const masked = customer?.cpfMasked ?? flows[0]?.cpfMasked ?? t.unknown;
     const kyc = customer?.kyc;
     const fmt = formatterFor(operator.timeZone, t.lang);
+    // A closed account's deposits still returnable are offered to go back to their payers.
+    const returnable = eligibility?.closed ? await returnableDeposits(pool, hash) : undefined;
     page(req, res, 'customer', {
       cpfShown: (admin && identity?.cpf) || masked,
       customer: customer ?? { verification: 'none', verificationAt: null, lastBiometric: null },
@@ -337,6 +340,7 @@ function customerPages(r: Router, { pool, config, policy }: BackofficeDeps) {
       actions,
       hash,
       impeded: impededOf(eligibility, rules.eligibility.impededCloseWithinMs, t, fmt),
+      returnable,
       mayDecide: roleAtLeast(operator.role, 'reviewer'),
     });
   });

@@ -1,18 +1,24 @@
 import { Router } from 'express';
 import type pg from 'pg';
+import { z } from 'zod';
+import { type DepositReturnInput, depositWorkflowId, FIRST_CONNECTOR } from '../contracts/deposit';
+import { txidSchema } from '../contracts/flow-input';
 import { getCustomer } from '../db/customers';
 import {
   closeCustomer,
   type EligibilityRecord,
+  eligibilityOfHash,
   lockCustomerEligibility,
   reinstateCustomer,
 } from '../db/eligibility';
 import { type OperatorActionName, recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
-import { inTransaction } from '../db/pool';
+import { inTransaction, type Pool } from '../db/pool';
+import { startDepositReturn } from '../starters/deposit-return';
 import type { BackofficeDeps } from './deps';
-import { customerDecisionFormSchema, parseForm } from './forms';
-import { type Catalog, labelsFor } from './i18n';
+import { customerDecisionFormSchema, parseForm, say } from './forms';
+import type { Catalog } from './i18n';
+import { labelsFor } from './i18n';
 import { BackofficeError, notFoundPage, redirectSaved, signedIn, wordsOf } from './render';
 import { roleAtLeast } from './roles';
 
@@ -68,8 +74,53 @@ const auditOf = (operator: Operator) => ({
   operatorRole: operator.role,
 });
 
-export function customerDecisionRoutes({ pool }: BackofficeDeps) {
+/** A completed deposit of the person's that its connector may still send back to the payer. */
+export interface ReturnableDeposit {
+  txid: string;
+  amountCentavos: number;
+  merchant: string;
+  connector: string;
+  e2eId: string;
+  seq: number;
+  details: Record<string, unknown>;
+  completedAt: string;
+}
+
+/**
+ * The person's completed deposits whose connector returns received Pix (every one but the first
+ * provider's), not returned yet: a deposit whose return was asked is no longer `completed`.
+ */
+export async function returnableDeposits(pool: Pool, cpfHash: string): Promise<ReturnableDeposit[]> {
+  const { rows } = await pool.query(
+    `SELECT business_id, amount_centavos, merchant, details, seq, updated_at FROM flows
+      WHERE type = 'deposit' AND cpf_hash = $1 AND status = 'completed'
+        AND COALESCE(details->>'connector', $2) <> $2 AND COALESCE(details->>'e2eId', '') <> ''
+      ORDER BY updated_at DESC LIMIT 200`,
+    [cpfHash, FIRST_CONNECTOR],
+  );
+  return rows.map((r) => ({
+    txid: r.business_id as string,
+    amountCentavos: Number(r.amount_centavos),
+    merchant: (r.merchant as string | null) ?? '',
+    connector: r.details.connector as string,
+    e2eId: r.details.e2eId as string,
+    seq: Number(r.seq),
+    details: r.details as Record<string, unknown>,
+    completedAt: (r.updated_at as Date).toISOString(),
+  }));
+}
+
+/** The ticked deposits (one checkbox sends a text, several a list) and why. */
+const returnsFormSchema = z.object({
+  reason: customerDecisionFormSchema.shape.reason,
+  txid: z
+    .union([txidSchema, z.array(txidSchema).min(1)], { error: say('required') })
+    .transform((v) => (Array.isArray(v) ? [...new Set(v)] : [v])),
+});
+
+export function customerDecisionRoutes({ pool, temporal, config }: BackofficeDeps) {
   const r = Router();
+  returnDepositsRoute(r, { pool, temporal, config });
   for (const kind of [close, reinstate]) {
     r.post(`/customers/:hash/${kind.path}`, async (req, res) => {
       const operator = signedIn(res);
@@ -118,4 +169,84 @@ export function customerDecisionRoutes({ pool }: BackofficeDeps) {
     });
   }
   return r;
+}
+
+/**
+ * Once an impeded person's account is closed, the deposits still returnable go back to their
+ * payers: each on its own return flow, through the connector that received it. Returning money to
+ * its owner loosens nothing, so one reviewer decides; every deposit asked is a row of the audit
+ * trail, on the deposit's case.
+ */
+function returnDepositsRoute(
+  r: Router,
+  { pool, temporal, config }: Pick<BackofficeDeps, 'pool' | 'temporal' | 'config'>,
+) {
+  r.post('/customers/:hash/return-deposits', async (req, res) => {
+    const operator = signedIn(res);
+    const hash = req.params.hash ?? '';
+    const back = customerPath(hash);
+    const t = wordsOf(req, res);
+    if (!roleAtLeast(operator.role, 'reviewer')) {
+      await recordAction(pool, {
+        ...auditOf(operator),
+        action: 'deposit.return',
+        outcome: 'refused',
+        caseType: 'customer',
+        caseId: `customer-${hash}`,
+      });
+      throw new BackofficeError(
+        403,
+        (w) => ({
+          heading: w.errors.notAllowed,
+          message: w.errors.mayNotDecide(labelsFor(w.lang).role(operator.role)),
+        }),
+        [],
+        back,
+      );
+    }
+    const form = parseForm(returnsFormSchema, req.body, back, t);
+    const refuse = async (words: (w: Catalog) => { heading: string; message: string }) => {
+      await recordAction(pool, {
+        ...auditOf(operator),
+        action: 'deposit.return',
+        outcome: 'conflict',
+        caseType: 'customer',
+        caseId: `customer-${hash}`,
+        after: { txids: form.txid },
+        reason: form.reason,
+      });
+      return new BackofficeError(409, words, [], back);
+    };
+    const eligibility = await eligibilityOfHash(pool, hash);
+    if (!eligibility?.closed)
+      throw await refuse((w) => ({ heading: w.impeded.notClosed, message: w.impeded.notClosedText }));
+    const returnable = new Map((await returnableDeposits(pool, hash)).map((d) => [d.txid, d]));
+    const chosen = form.txid.map((txid) => returnable.get(txid));
+    if (chosen.some((d) => d === undefined))
+      throw await refuse((w) => ({ heading: w.impeded.notReturnable, message: w.impeded.notReturnableText }));
+    for (const d of chosen as ReturnableDeposit[]) {
+      const input: DepositReturnInput = {
+        txid: d.txid,
+        amountCentavos: d.amountCentavos,
+        merchant: d.merchant,
+        e2eId: d.e2eId,
+        connector: d.connector,
+        row: { seq: d.seq, details: d.details },
+        by: operator.email,
+      };
+      const started = await startDepositReturn(temporal, config.TEMPORAL_TASK_QUEUE, input);
+      await recordAction(pool, {
+        ...auditOf(operator),
+        action: 'deposit.return',
+        outcome: started.outcome === 'started' ? 'done' : 'conflict',
+        caseType: 'flow',
+        caseId: depositWorkflowId(d.txid),
+        before: { status: 'completed', connector: d.connector },
+        after: { returnFlow: started.workflowId },
+        reason: form.reason,
+      });
+    }
+    req.session.flash = { kind: 'ok', text: t.impeded.returnsDone(chosen.length) };
+    await redirectSaved(req, res, back);
+  });
 }

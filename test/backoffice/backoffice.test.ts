@@ -8,10 +8,11 @@ import { maskCpf, maskName } from '../../common/mask';
 import { hashPassword } from '../../common/passwords';
 import { cpfHash } from '../../common/pii';
 import { connectorRegistry } from '../../connectors/registry';
-import { depositWorkflowId } from '../../contracts/deposit';
+import { depositReturnWorkflowId, depositWorkflowId } from '../../contracts/deposit';
 import { livenessProgressSignal } from '../../contracts/onboarding';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { type QueueId, queueIds } from '../../db/backoffice-queues';
+import { upsertFlowAndEvent } from '../../db/flows';
 import { saveOperator } from '../../db/operators';
 import {
   type ApiEnv,
@@ -979,6 +980,115 @@ describe('the back office', () => {
     expect(await audited('customer.reinstate')).toEqual(['conflict', 'done']);
     expect(await view()).toMatchObject({ eligibility: 'eligible', impeded: null, closedAt: null });
     expect((await deposit()).status).toBe(201);
+  }, 180_000);
+
+  it("an impeded person's closed account offers their deposits still returnable; each ticked one starts its own return, once, audited", async () => {
+    const cpf = freshCpf();
+    const hash = cpfHash(cpf, PII_KEY);
+    await onboardApproved(e, cpf);
+    // Two completed deposits of theirs, as their runs left them: one on an API Pix PSP, which
+    // returns received Pix, one on the first provider, which does not.
+    const completed = async (connector: string) => {
+      const txid = `${Date.now()}${randomBytes(2).readUInt16BE()}`;
+      await upsertFlowAndEvent(e.pool, {
+        workflowId: depositWorkflowId(txid),
+        type: 'deposit',
+        businessId: txid,
+        status: 'completed',
+        cpfHash: hash,
+        cpfMasked: maskCpf(cpf),
+        merchant: 'sandbox-merchant',
+        amountCentavos: 54_321,
+        reason: null,
+        details: {
+          e2eId: `E${randomBytes(15).toString('hex').toUpperCase()}0`,
+          payerIsClient: true,
+          connector,
+        },
+        seq: 3,
+        at: new Date(),
+        runId: `run-${txid}`,
+      });
+      return txid;
+    };
+    const onPsp = await completed('api-pix');
+    const onFirst = await completed('identity-payments');
+    await e.sandboxControl('/sandbox/eligibility/status', {
+      cpf,
+      status: 'impeded',
+      reason: 'self_excluded',
+    });
+    await new Promise((r) => setTimeout(r, ELIGIBILITY_FRESH_MS + 100));
+    await expectProblem(
+      await e.call('POST', '/v1/deposits', {
+        body: {
+          client: { externalId: `bo-${cpf}`, cpf, email: 'ana@example.com', name: 'Ana Souza' },
+          amountCentavos: 10_000,
+        },
+      }),
+      409,
+      'impeded',
+    );
+    const page = await signedInPage(people.reviewer);
+    await page.goto(`${e.url}/backoffice/customers/${hash}`);
+    // Nothing offered while the account is open.
+    expect(await page.getByRole('heading', { name: t.impeded.returnsHeading }).count()).toBe(0);
+    await page.locator('#close-reason').fill('self-excluded at the registry');
+    await page.getByRole('button', { name: t.impeded.close }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain(t.impeded.closedDone);
+    // Closed: the deposit its connector can return is offered, ticked; the first provider's is not.
+    const offered = page.getByRole('checkbox');
+    expect(await offered.count()).toBe(1);
+    expect(await offered.getAttribute('value')).toBe(onPsp);
+    expect(await page.locator('form[action$="/return-deposits"]').textContent()).toMatch(
+      /R\$\s543,21, recebido por api-pix/,
+    );
+    await drawnAtBothWidths(page);
+    await page.locator('#returns-reason').fill('account closed: the money goes back to its payer');
+    await page.getByRole('button', { name: t.impeded.returnSelected }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain(t.impeded.returnsDone(1));
+    const audited = await e.pool.query(
+      'SELECT outcome, operator_email, reason FROM operator_actions WHERE action = $1 AND case_id = $2',
+      ['deposit.return', depositWorkflowId(onPsp)],
+    );
+    expect(audited.rows).toEqual([
+      {
+        outcome: 'done',
+        operator_email: people.reviewer,
+        reason: 'account closed: the money goes back to its payer',
+      },
+    ]);
+    // Its own return flow, on the deposit's row: this env's worker has no API Pix connector, so
+    // the money is left to be returned by hand (the PSP's own return: test/workflows/deposit-return.test.ts).
+    const result = await e.temporal.workflow.getHandle(depositReturnWorkflowId(onPsp)).result();
+    expect(result).toMatchObject({
+      status: 'to_return',
+      returnByHand: { connector: 'api-pix', why: 'connector_not_configured' },
+    });
+    const row = await e.pool.query('SELECT status FROM flows WHERE workflow_id = $1', [
+      depositWorkflowId(onPsp),
+    ]);
+    expect(row.rows).toEqual([{ status: 'to_return' }]);
+    // No longer offered, and asked again by a stale form: refused, audited, nothing started.
+    await page.reload();
+    expect(await page.getByRole('checkbox').count()).toBe(0);
+    expect(await page.locator('section.impeded').textContent()).toContain(t.impeded.returnsNone);
+    const again = await page.request.post(`${e.url}/backoffice/customers/${hash}/return-deposits`, {
+      form: { _csrf: await formTokenOf(page), txid: onFirst, reason: 'the first provider one too' },
+      maxRedirects: 0,
+    });
+    expect(again.status()).toBe(409);
+    expect(
+      await e.temporal.workflow
+        .getHandle(depositReturnWorkflowId(onFirst))
+        .describe()
+        .catch(() => 'none'),
+    ).toBe('none');
+    const conflicts = await e.pool.query(
+      'SELECT outcome FROM operator_actions WHERE action = $1 AND case_id = $2',
+      ['deposit.return', `customer-${hash}`],
+    );
+    expect(conflicts.rows).toEqual([{ outcome: 'conflict' }]);
   }, 180_000);
 
   it('every page reads at 1280 and 390 px: nothing sideways, no cell cut, no raw code, and it is reachable by keyboard', async () => {
