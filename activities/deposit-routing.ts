@@ -9,6 +9,7 @@ import type {
 } from '../connectors/types';
 import { FIRST_CONNECTOR } from '../contracts/deposit';
 import {
+  type BreakerSettings,
   type ConnectorBreaker,
   claimHalfOpenTry,
   connectorBreakers,
@@ -60,6 +61,51 @@ export function connectorOfDeposit(
   return connector;
 }
 
+/** What asking a connector for a deposit's charge needs. */
+interface Asking {
+  pool: ActivityDeps['pool'];
+  clock: ActivityDeps['clock'];
+  request: ChargeRequest;
+  breaker: BreakerSettings;
+}
+
+/**
+ * Whether to ask this connector now: closed, or half-open and this deposit took its one try
+ * (taken only when the deposit comes to it, so a deposit served before it holds no try).
+ */
+const mayAsk = async (pool: Asking['pool'], b: ConnectorBreaker | undefined, now: Date): Promise<boolean> =>
+  !b ||
+  b.state === 'closed' ||
+  (b.state === 'half_open' && (await claimHalfOpenTry(pool, b.connector, now, HALF_OPEN_TRY_MS)));
+
+/**
+ * Asks one connector for the charge: the charge, or `down` when it says it is down (counted
+ * against its breaker and logged); any other failure is thrown.
+ */
+async function ask(
+  { pool, clock, request, breaker }: Asking,
+  name: string,
+  connector: CollectingConnector,
+  was: ConnectorBreaker | undefined,
+): Promise<RoutedCharge | { down: unknown }> {
+  try {
+    const charge = await connector.createCharge(request);
+    // A connector with nothing against it is not written to: one write less per deposit.
+    if (was && (was.state !== 'closed' || was.failures > 0))
+      await recordChargeOutcome(pool, name, true, breaker, clock());
+    return { charge, connector: name };
+  } catch (err) {
+    if (!saysUnhealthy(err)) throw err;
+    const after = await recordChargeOutcome(pool, name, false, breaker, clock());
+    Context.current().log.warn('deposit charge failed at a connector; asking the next one', {
+      connector: name,
+      error: err instanceof Error ? err.message : String(err),
+      breaker: after.state,
+    });
+    return { down: err };
+  }
+}
+
 export function createDepositRouter(
   deps: Pick<ActivityDeps, 'provider' | 'collectors' | 'pool' | 'policy' | 'clock'>,
 ) {
@@ -82,17 +128,6 @@ export function createDepositRouter(
       }
       return [];
     });
-  }
-
-  /** Those to ask, in order: closed ones, and a half-open one whose one try this deposit took. */
-  async function askable(breakers: ConnectorBreaker[], now: Date): Promise<Set<string>> {
-    const out = new Set<string>();
-    for (const b of breakers) {
-      if (b.state === 'closed') out.add(b.connector);
-      else if (b.state === 'half_open' && (await claimHalfOpenTry(pool, b.connector, now, HALF_OPEN_TRY_MS)))
-        out.add(b.connector);
-    }
-    return out;
   }
 
   return {
@@ -118,29 +153,22 @@ export function createDepositRouter(
         now,
         breaker.windowMs,
       );
-      const dirty = new Set(
-        breakers.filter((b) => b.state !== 'closed' || b.failures > 0).map((b) => b.connector),
-      );
-      const open = await askable(breakers, now);
-      const order = routed.filter(([n]) => open.has(n));
-      const tried = order.length > 0 ? order : routed.slice(0, 1);
+      const byName = new Map(breakers.map((b) => [b.connector, b]));
+      const at: Asking = { pool, clock, request, breaker };
       let last: unknown;
-      for (const [name, connector] of tried) {
-        try {
-          const charge = await connector.createCharge(request);
-          // A connector with nothing against it is not written to: one write less per deposit.
-          if (dirty.has(name)) await recordChargeOutcome(pool, name, true, breaker, clock());
-          return { charge, connector: name };
-        } catch (err) {
-          if (!saysUnhealthy(err)) throw err;
-          last = err;
-          const after = await recordChargeOutcome(pool, name, false, breaker, clock());
-          Context.current().log.warn('deposit charge failed at a connector; asking the next one', {
-            connector: name,
-            error: err instanceof Error ? err.message : String(err),
-            breaker: after.state,
-          });
-        }
+      let asked = false;
+      for (const [name, connector] of routed) {
+        if (!(await mayAsk(pool, byName.get(name), now))) continue;
+        asked = true;
+        const answer = await ask(at, name, connector, byName.get(name));
+        if ('charge' in answer) return answer;
+        last = answer.down;
+      }
+      if (!asked) {
+        const [name, connector] = routed[0] as [string, CollectingConnector];
+        const answer = await ask(at, name, connector, byName.get(name));
+        if ('charge' in answer) return answer;
+        last = answer.down;
       }
       throw last;
     },

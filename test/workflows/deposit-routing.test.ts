@@ -14,7 +14,7 @@ import {
   qrCodeUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/flow';
-import { connectorBreakers } from '../../db/connector-breakers';
+import { claimHalfOpenTry, connectorBreakers, recordChargeOutcome } from '../../db/connector-breakers';
 import { migrate } from '../../db/migrate';
 import { createPool } from '../../db/pool';
 import { staticPolicyReader } from '../../policy/seed';
@@ -426,6 +426,20 @@ describe('deposits routed across connectors', () => {
       expect(await connectorBreakers(f.pool, [unknown], new Date())).toEqual([
         { connector: unknown, state: 'closed', failures: 0 },
       ]);
+    });
+  });
+
+  it("a deposit the first connector serves takes no half-open connector's try after it", async () => {
+    await withRouting({ failures: 1, coolDownMs: 1_000 }, async (r) => {
+      // The second opened two seconds ago: half-open now, its one try free.
+      const settings = { failures: 1, windowMs: 60_000, coolDownMs: 1_000 };
+      await recordChargeOutcome(f.pool, r.second, false, settings, new Date(Date.now() - 2_000));
+      const input = depositInput();
+      await askQr(input, r.taskQueue);
+      expect((await stateOf(input)).connector).toBe(r.first);
+      expect(count(r.calls.second, 'deposit')).toBe(0);
+      // Still free for the next deposit that comes to it.
+      expect(await claimHalfOpenTry(f.pool, r.second, new Date(), 30_000)).toBe(true);
     });
   });
 });
