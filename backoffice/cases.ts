@@ -81,8 +81,48 @@ const returnChoiceOf = (connector: string, t: Catalog) =>
     ? t.flow.returnChoiceByHand(connector)
     : t.flow.returnChoiceThrough(connector);
 
+/** The return as a deposit's row keeps it (its details), checked: the back office reads it as data. */
+const rowReturnSchema = z.object({
+  connector: z.string().optional(),
+  return: z
+    .object({
+      returnId: z.string(),
+      amountCentavos: z.number().int(),
+      requestedAt: z.string(),
+      state: z.enum(['requested', 'returned', 'failed']),
+      by: z.string(),
+      rtrId: z.string().optional(),
+      returnedAt: z.string().optional(),
+      reason: z.string().optional(),
+      policyVersion: z.number().int().optional(),
+    })
+    .optional(),
+  returnByHand: z
+    .object({ connector: z.string(), why: z.enum(['connector_cannot_return', 'connector_not_configured']) })
+    .optional(),
+});
+
+const connectorInRow = (flow: QueueItem) => rowReturnSchema.safeParse(flow.details).data?.connector;
+
+/**
+ * Where the deposit's money stands on its way back: the flow's state, else its row (a completed
+ * deposit's money is returned by a flow of its own, which writes the deposit's row, not its state).
+ */
+function returnOf(
+  flow: QueueItem,
+  d: DepositState | undefined,
+): Pick<DepositState, 'return' | 'returnByHand'> {
+  if (d?.return || d?.returnByHand) return d;
+  const row = rowReturnSchema.safeParse(flow.details).data;
+  return { return: row?.return, returnByHand: row?.returnByHand };
+}
+
 /** Where a deposit's money stands on its way back to the payer, as facts. */
-function returnFacts(d: DepositState, t: Catalog, fmt: Formatter): Array<[string, string]> {
+function returnFacts(
+  d: Pick<DepositState, 'return' | 'returnByHand'>,
+  t: Catalog,
+  fmt: Formatter,
+): Array<[string, string]> {
   const f = t.flow;
   if (d.returnByHand) return [[f.returnByHand, f.byHandWhy[d.returnByHand.why](d.returnByHand.connector)]];
   const r = d.return;
@@ -147,8 +187,9 @@ function factsOf(
       facts.push([f.payerIsCustomer, label.yesNo(d.payment.payerIsClient)]);
     }
     if (d?.resolution) facts.push([f.resolution, decided(d.resolution)]);
-    if (d?.connector) facts.push([f.connector, d.connector]);
-    if (d) facts.push(...returnFacts(d, t, fmt));
+    const connector = d?.connector ?? connectorInRow(flow);
+    if (connector) facts.push([f.connector, connector]);
+    facts.push(...returnFacts(returnOf(flow, d), t, fmt));
   }
   const e2eId = flow.details.e2eId;
   if (typeof e2eId === 'string' && e2eId) facts.push([f.e2eId, e2eId]);

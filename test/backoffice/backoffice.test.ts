@@ -1069,6 +1069,12 @@ describe('the back office', () => {
       depositWorkflowId(onPsp),
     ]);
     expect(row.rows).toEqual([{ status: 'to_return' }]);
+    // The deposit's case says so, from its row: its own run ended completed before.
+    await page.goto(`${e.url}/backoffice/flows/${depositWorkflowId(onPsp)}`);
+    expect(await page.locator('.status').textContent()).toBe(pt.status('deposit', 'to_return'));
+    const caseFacts = (await page.locator('dl.facts').textContent()) ?? '';
+    expect(caseFacts).toContain(t.flow.byHandWhy.connector_not_configured('api-pix'));
+    await page.goto(`${e.url}/backoffice/customers/${hash}`);
     // No longer offered, and asked again by a stale form: refused, audited, nothing started.
     await page.reload();
     expect(await page.getByRole('checkbox').count()).toBe(0);
