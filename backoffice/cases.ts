@@ -26,7 +26,7 @@ import type { Operator } from '../db/operators';
 import type { Pool } from '../db/pool';
 import type { ImpededReason } from '../eligibility/contract';
 import { flowState, isNotFound } from '../starters/workflow-calls';
-import { returnableDeposits } from './customer-decisions';
+import { returnableDepositsOf } from './customer-decisions';
 import type { BackofficeDeps } from './deps';
 import { type Formatter, formatterFor } from './format';
 import { parseForm, typedCpfSchema } from './forms';
@@ -351,7 +351,7 @@ function customerPages(r: Router, { pool, config, policy }: BackofficeDeps) {
     const kyc = customer?.kyc;
     const fmt = formatterFor(operator.timeZone, t.lang);
     // A closed account's deposits still returnable are offered to go back to their payers.
-    const returnable = eligibility?.closed ? await returnableDeposits(pool, hash) : undefined;
+    const returnable = eligibility?.closed ? await returnableDepositsOf(pool, hash) : undefined;
     page(req, res, 'customer', {
       cpfShown: (admin && identity?.cpf) || masked,
       customer: customer ?? { verification: 'none', verificationAt: null, lastBiometric: null },

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { type DepositReturnInput, depositWorkflowId, FIRST_CONNECTOR } from '../contracts/deposit';
 import { txidSchema } from '../contracts/flow-input';
 import { getCustomer } from '../db/customers';
+import { type ReturnableDeposit, returnableDeposits } from '../db/deposit-returns';
 import {
   closeCustomer,
   type EligibilityRecord,
@@ -74,41 +75,9 @@ const auditOf = (operator: Operator) => ({
   operatorRole: operator.role,
 });
 
-/** A completed deposit of the person's that its connector may still send back to the payer. */
-export interface ReturnableDeposit {
-  txid: string;
-  amountCentavos: number;
-  merchant: string;
-  connector: string;
-  e2eId: string;
-  seq: number;
-  details: Record<string, unknown>;
-  completedAt: string;
-}
-
-/**
- * The person's completed deposits whose connector returns received Pix (every one but the first
- * provider's), not returned yet: a deposit whose return was asked is no longer `completed`.
- */
-export async function returnableDeposits(pool: Pool, cpfHash: string): Promise<ReturnableDeposit[]> {
-  const { rows } = await pool.query(
-    `SELECT business_id, amount_centavos, merchant, details, seq, updated_at FROM flows
-      WHERE type = 'deposit' AND cpf_hash = $1 AND status = 'completed'
-        AND COALESCE(details->>'connector', $2) <> $2 AND COALESCE(details->>'e2eId', '') <> ''
-      ORDER BY updated_at DESC LIMIT 200`,
-    [cpfHash, FIRST_CONNECTOR],
-  );
-  return rows.map((r) => ({
-    txid: r.business_id as string,
-    amountCentavos: Number(r.amount_centavos),
-    merchant: (r.merchant as string | null) ?? '',
-    connector: r.details.connector as string,
-    e2eId: r.details.e2eId as string,
-    seq: Number(r.seq),
-    details: r.details as Record<string, unknown>,
-    completedAt: (r.updated_at as Date).toISOString(),
-  }));
-}
+/** The person's completed deposits whose connector returns received Pix (every one but the first provider's). */
+export const returnableDepositsOf = (pool: Pool, cpfHash: string) =>
+  returnableDeposits(pool, cpfHash, FIRST_CONNECTOR);
 
 /** The ticked deposits (one checkbox sends a text, several a list) and why. */
 const returnsFormSchema = z.object({
@@ -220,7 +189,7 @@ function returnDepositsRoute(
     const eligibility = await eligibilityOfHash(pool, hash);
     if (!eligibility?.closed)
       throw await refuse((w) => ({ heading: w.impeded.notClosed, message: w.impeded.notClosedText }));
-    const returnable = new Map((await returnableDeposits(pool, hash)).map((d) => [d.txid, d]));
+    const returnable = new Map((await returnableDepositsOf(pool, hash)).map((d) => [d.txid, d]));
     const chosen = form.txid.map((txid) => returnable.get(txid));
     if (chosen.some((d) => d === undefined))
       throw await refuse((w) => ({ heading: w.impeded.notReturnable, message: w.impeded.notReturnableText }));

@@ -1,0 +1,46 @@
+import type { Pool } from './pool';
+
+// The deposits whose money the back office may still send back to their payers: a closed
+// account's completed deposits, received by a connector that returns received Pix.
+
+/** A completed deposit of the person's that its connector may still send back to the payer. */
+export interface ReturnableDeposit {
+  txid: string;
+  amountCentavos: number;
+  merchant: string;
+  connector: string;
+  e2eId: string;
+  /** The row's seq and details: the return's rows follow the one, keep the other. */
+  seq: number;
+  details: Record<string, unknown>;
+  completedAt: string;
+}
+
+/**
+ * The person's completed deposits on a connector other than `notReturning` (the first provider,
+ * which returns no received Pix), newest first: a deposit whose return was asked is no longer
+ * `completed`, so it is not among them.
+ */
+export async function returnableDeposits(
+  pool: Pool,
+  cpfHash: string,
+  notReturning: string,
+): Promise<ReturnableDeposit[]> {
+  const { rows } = await pool.query(
+    `SELECT business_id, amount_centavos, merchant, details, seq, updated_at FROM flows
+      WHERE type = 'deposit' AND cpf_hash = $1 AND status = 'completed'
+        AND COALESCE(details->>'connector', $2) <> $2 AND COALESCE(details->>'e2eId', '') <> ''
+      ORDER BY updated_at DESC LIMIT 200`,
+    [cpfHash, notReturning],
+  );
+  return rows.map((r) => ({
+    txid: r.business_id as string,
+    amountCentavos: Number(r.amount_centavos),
+    merchant: (r.merchant as string | null) ?? '',
+    connector: r.details.connector as string,
+    e2eId: r.details.e2eId as string,
+    seq: Number(r.seq),
+    details: r.details as Record<string, unknown>,
+    completedAt: (r.updated_at as Date).toISOString(),
+  }));
+}
