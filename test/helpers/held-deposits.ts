@@ -10,8 +10,9 @@ import { waitUntil } from './wait';
 // run started with the payment proven and the connector named.
 
 /** The API Pix connector speaking to the emulation, as pixflow's worker is configured with it. */
-export function apiPixConnectorOf(psp: ApiPixForTest): ApiPixConnector {
+export function apiPixConnectorOf(psp: ApiPixForTest, name?: string): ApiPixConnector {
   return createApiPixConnector({
+    ...(name ? { name } : {}),
     baseUrl: psp.url,
     tokenUrl: psp.tokenUrl,
     clientId: psp.clientId,

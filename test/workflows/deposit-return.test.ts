@@ -64,8 +64,8 @@ const flowRow = async (workflowId: string) =>
   (await f.pool.query('SELECT status, reason, details FROM flows WHERE workflow_id = $1', [workflowId]))
     .rows[0] as { status: string; reason: string | null; details: Record<string, unknown> };
 
-/** A deposit on the first provider, paid from another CPF: held, on `taskQueue`. */
-async function heldOnFirstProvider(taskQueue = f.taskQueue) {
+/** A deposit started as the API starts it, on `taskQueue`: its QR given. */
+async function depositOn(taskQueue: string) {
   const input = depositInput();
   await f.env.client.workflow.executeUpdateWithStart(qrCodeUpdate, {
     args: [
@@ -83,7 +83,12 @@ async function heldOnFirstProvider(taskQueue = f.taskQueue) {
       workflowIdConflictPolicy: 'USE_EXISTING',
     }),
   });
-  const handle = f.env.client.workflow.getHandle(depositWorkflowId(input.txid));
+  return { input, handle: f.env.client.workflow.getHandle(depositWorkflowId(input.txid)) };
+}
+
+/** A deposit on the first provider, paid from another CPF: held, on `taskQueue`. */
+async function heldOnFirstProvider(taskQueue = f.taskQueue) {
+  const { input, handle } = await depositOn(taskQueue);
   await f.sandboxControl(`/sandbox/deposits/${input.txid}/pay`, { payerName: 'João', payerCpf: OTHER_PAYER });
   await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
   const held = await waitForState(
@@ -275,6 +280,65 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
       cancelled: events.filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_CANCELED).length,
     };
   }
+
+  it("a deposit routed to the PSP and paid by someone else is held by the rules, then returned through the PSP on an operator's return", async () => {
+    // A name of its own: its breaker is its own in the shared Postgres.
+    const name = `api-pix-${Date.now().toString(36)}`;
+    const routed = apiPixConnectorOf(psp, name);
+    const taskQueue = `${queue}-routed`;
+    const worker = await createTestWorker({
+      connection: f.env.nativeConnection,
+      client: f.env.client,
+      taskQueue,
+      provider: f.provider,
+      collectors: connectorRegistry([f.provider, routed]),
+      pool: f.pool,
+      piiKey: TEST_PII_KEY,
+      policy: staticPolicyReader(
+        policyWith({
+          deposits: {
+            routing: { connectors: [name], breaker: { failures: 5, windowMs: 60_000, coolDownMs: 30_000 } },
+          },
+        }),
+      ),
+    });
+    const running = worker.run();
+    try {
+      const { input, handle } = await depositOn(taskQueue);
+      // Paid at the PSP by someone else: its webhook, through pixflow's listener, wakes the deposit.
+      const pix = await psp.pay(toApiPixTxid(input.txid), {
+        payer: 'third_party',
+        cpf: OTHER_PAYER,
+        nome: 'João',
+      });
+      const held = await waitForState(
+        () => handle.query(depositStateQuery),
+        (s) => s.status === 'held',
+      );
+      expect(held).toMatchObject({
+        connector: name,
+        reason: 'third_party_payer',
+        payment: { e2eId: pix.endToEndId },
+      });
+      const answer = await handle.executeUpdate(resolutionUpdate, {
+        args: [await decide(handle.workflowId, 'return', 'payer unknown to the person')],
+      });
+      expect(answer.status).toBe('return_requested');
+      const result: DepositState = await handle.result();
+      expect(result).toMatchObject({
+        status: 'returned',
+        connector: name,
+        return: { returnId: depositReturnId(input.txid), state: 'returned', by: 'ops@example.com' },
+      });
+      expect(await returnsAtPsp(pix.endToEndId)).toEqual([
+        expect.objectContaining({ id: depositReturnId(input.txid), status: 'DEVOLVIDO' }),
+      ]);
+    } finally {
+      worker.shutdown();
+      await running;
+      routed.close();
+    }
+  });
 
   it("an operator's return asks the PSP once, even when the ask acted and then failed: returned", async () => {
     const { input, handle, e2eId } = await heldOnApiPix();
