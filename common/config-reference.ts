@@ -224,6 +224,11 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
       'secret path segment of the API Pix webhook URL (16+ characters), a second factor beside the certificate',
     shownDefault: 'none',
   },
+  API_PIX_WEBHOOK_URL: {
+    meaning:
+      'the public URL of that listener with its path secret, `https://<host>:<port>/webhooks/api-pix/<API_PIX_WEBHOOK_SECRET>`: the worker registers it at the PSP for `API_PIX_PIX_KEY` at start (`PUT /webhook/{chave}`, which posts to it + `/pix`) unless the PSP already has it; only its origin is logged',
+    shownDefault: 'none: registered by hand at the PSP',
+  },
   CODEC_KEYS: {
     meaning:
       'payload encryption keys, `id:base64(32 bytes)` comma-separated; keep old ids while histories need them',
@@ -283,6 +288,15 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning:
       "which side of each point the provider's document leaves open the sandbox answers, strictly: `doc` (the document's side), `other` (the other side a provider may take), or a comma list of `point=side` such as `inquiry.status=other,auth.header=other` (the rest on `doc`); an unknown point or side stops the sandbox naming it ([Sandbox](sandbox.md#dialect); `PUT /sandbox/dialect` changes it while it runs, `POST /sandbox/reset` goes back to it)",
     shownDefault: '`doc`',
+  },
+  SANDBOX_API_PIX_PORT: {
+    meaning:
+      'port of the API Pix emulation (`sandbox/api-pix/main.ts`), HTTPS requiring a client certificate of its CA ([Sandbox](sandbox.md#api-pix))',
+  },
+  SANDBOX_API_PIX_PKI_DIR: {
+    meaning:
+      "folder where the API Pix emulation makes (or keeps) its test certificates with the machine's openssl: the PSP's CA, its server, webhook and merchant certificates, and pixflow's CA with the webhook listener's",
+    shownDefault: '`<DATA_DIR>/api-pix-pki`',
   },
   INBOX_RELAY_INTERVAL_MS: { meaning: 'how often the relay looks for undelivered webhook notifications' },
   INBOX_RETRY_MAX_MS: { meaning: 'longest back-off between delivery attempts of one notification' },

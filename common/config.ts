@@ -126,6 +126,9 @@ export const envSchema = z.object({
   SANDBOX_NOTIFICATION_URL: httpUrl.optional(),
   /** Sandbox: which side of each point the provider's document leaves open it answers (docs/sandbox.md, Dialect). */
   SANDBOX_DIALECT: sandboxDialect.prefault('doc'),
+  /** The API Pix emulation (docs/sandbox.md, API Pix): its mutual TLS port, and where it keeps its test certificates. */
+  SANDBOX_API_PIX_PORT: port.default(4011),
+  SANDBOX_API_PIX_PKI_DIR: z.string().min(1).optional(),
   /** Bootstrap API keys, comma-separated: each holds every scope (records: `npm run operator -- key`). */
   API_KEYS: csv.optional(),
   /** Requests per minute per API key on /v1 (per key record, whichever of its secrets); 0 turns the limit off. */
@@ -210,6 +213,11 @@ export const envSchema = z.object({
   API_PIX_WEBHOOK_KEY_FILE: z.string().min(1).optional(),
   API_PIX_WEBHOOK_CLIENT_CA_FILE: z.string().min(1).optional(),
   API_PIX_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * Where the PSP is to post the account's webhooks (this listener's public URL, with its path
+   * secret): the worker registers it for API_PIX_PIX_KEY at start when it differs from the PSP's.
+   */
+  API_PIX_WEBHOOK_URL: httpsUrl.optional(),
   /**
    * The API Pix connector (docs/connectors.md): a PSP speaking the Central Bank's API Pix, over
    * OAuth2 client credentials and mutual TLS, that collects deposits and returns them. All of its

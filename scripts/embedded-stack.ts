@@ -35,6 +35,8 @@ export async function freeStackPorts() {
   return {
     API_PORT: await freePort(),
     SANDBOX_PORT: await freePort(),
+    SANDBOX_API_PIX_PORT: await freePort(),
+    API_PIX_WEBHOOK_PORT: await freePort(),
     WORKER_HTTP_PORT: await freePort(),
     WORKER_SDK_METRICS_PORT: await freePort(),
     TEMPORAL_UI_PORT: await freePort(),
@@ -76,6 +78,7 @@ export async function startEmbeddedStack(opts: {
     'PROVIDER_BASE_URL',
     'PROVIDER_AUTH_URL',
     'PROVIDER_LIVENESS_URL',
+    'API_PIX_BASE_URL',
   ]) {
     delete env[k];
   }

@@ -13,6 +13,8 @@ import { SECRETS_READ_BY } from '../common/production-secrets';
 import { searchAttributeCliArgs } from '../common/search-attributes';
 import { migrate } from '../db/migrate';
 import { PIXFLOW_NEXUS_ENDPOINT, pixflowService } from '../nexus/service';
+import { apiPixPkiFiles } from '../sandbox/api-pix';
+import { apiPixCurlOptions, apiPixEnv, apiPixHealthy } from './api-pix-part';
 import { type DataDirSecrets, dataDirSecrets, SecretsFileError } from './embedded-secrets';
 import { freePort, tcpOpen } from './net';
 import { ensureNexusEndpoint } from './nexus-endpoint';
@@ -468,6 +470,14 @@ async function startSandbox(config: Config, env: NodeJS.ProcessEnv) {
   await waitFor('sandbox', sandbox, httpOk(`http://127.0.0.1:${config.SANDBOX_PORT}/healthz`));
 }
 
+/** The API Pix PSP's emulation, its certificates made in `env`'s SANDBOX_API_PIX_PKI_DIR. */
+async function startApiPixSandbox(config: Config, env: NodeJS.ProcessEnv) {
+  say('starting API Pix sandbox...');
+  const part = tsx('API Pix sandbox', 'sandbox/api-pix/main.ts', env);
+  const pki = apiPixPkiFiles(env.SANDBOX_API_PIX_PKI_DIR ?? '');
+  await waitFor('API Pix sandbox', part, () => apiPixHealthy(config, pki));
+}
+
 /**
  * A worker or an API process. Each has its own ports: the first the configured ones
  * (WORKER_HTTP_PORT and WORKER_SDK_METRICS_PORT, API_PORT), the others free ones.
@@ -529,6 +539,8 @@ function planReplicas(config: Config, options: StartOptions, env: NodeJS.Process
   }));
   const apis = replicasOf('API', options.apis, env, async (i) => ({
     API_PORT: i === 0 ? config.API_PORT : await freePort(),
+    // The PSP posts to the first API's listener (API_PIX_WEBHOOK_URL); the others open their own.
+    ...(i > 0 && env.API_PIX_WEBHOOK_PORT ? { API_PIX_WEBHOOK_PORT: await freePort() } : {}),
   }));
   return Promise.all([workers, apis]);
 }
@@ -595,6 +607,8 @@ interface Started {
   /** The Nexus endpoint made on the Temporal started here. */
   nexusEndpoint: string | undefined;
   sandbox: boolean;
+  /** The API Pix emulation's certificates, when it runs here. */
+  apiPixPkiDir: string | undefined;
   apis: Replica[];
   workers: Replica[];
 }
@@ -640,6 +654,15 @@ function printBanner(config: Config, started: Started) {
     // It has one notification URL: the first API's ingress.
     const to = several ? '   (its notifications go to API 1)' : '';
     say(`${label('provider sandbox')}http://127.0.0.1:${config.SANDBOX_PORT}${to}`);
+  }
+  if (started.apiPixPkiDir) {
+    const pki = apiPixPkiFiles(started.apiPixPkiDir);
+    say(
+      `${label('API Pix sandbox')}https://127.0.0.1:${config.SANDBOX_API_PIX_PORT}   (curl ${apiPixCurlOptions(pki)})`,
+    );
+    say(
+      `${label('API Pix webhooks')}its webhooks reach API 1 over mutual TLS on port ${started.apis[0]?.env.API_PIX_WEBHOOK_PORT}`,
+    );
   }
   temporalLines(config, started.temporal);
   if (started.nexusEndpoint) say(`${label('Nexus endpoint')}${started.nexusEndpoint}`);
@@ -711,15 +734,19 @@ async function main() {
     temporal = 'dev';
   }
   const nexusEndpoint = temporal ? await prepareNexusEndpoint(config, cli, temporalTls) : undefined;
+  // With the first provider's sandbox, an emulated API Pix PSP too, unless one is configured.
+  const embeddedApiPix = embeddedSandbox && !process.env.API_PIX_BASE_URL;
   const env = {
     ...childEnvFor(stackEnv, config, databaseUrl),
     ...(temporalTls && clientTlsEnv(temporalTls)),
+    ...(embeddedApiPix && apiPixEnv(config, dataDir, stackEnv)),
   };
   if (embeddedSandbox)
     await startSandbox(config, {
       ...env,
       SANDBOX_NOTIFICATION_URL: env.SANDBOX_NOTIFICATION_URL ?? ingressUrl(config),
     });
+  if (embeddedApiPix) await startApiPixSandbox(config, env);
   const [workers, apis] = await planReplicas(config, options, env);
   await startReplicas(workers);
   await startReplicas(apis);
@@ -731,6 +758,7 @@ async function main() {
     temporal,
     nexusEndpoint,
     sandbox: embeddedSandbox,
+    apiPixPkiDir: embeddedApiPix ? env.SANDBOX_API_PIX_PKI_DIR : undefined,
     apis,
     workers,
   });

@@ -134,5 +134,5 @@ export async function createWorkerActivities(
     await connection.close();
     apiPix?.close();
   };
-  return { activities, provider, collectors, client, pool, policy, close };
+  return { activities, provider, apiPix, collectors, client, pool, policy, close };
 }

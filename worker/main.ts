@@ -12,6 +12,7 @@ import { SECRETS_READ_BY } from '../common/production-secrets';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, type Tracing, tracingBundleModules, tracingWorkerOptions } from '../common/tracing';
 import { workerTuningOptions } from '../common/worker-tuning';
+import type { ApiPixConnector } from '../connectors/api-pix';
 import { connectorBreakers } from '../db/connector-breakers';
 import type { Pool } from '../db/pool';
 import { pixflowNexusService } from '../nexus/handlers';
@@ -19,6 +20,7 @@ import { nexusBundleOptions } from '../nexus/worker-bundle';
 import type { PolicyReader } from '../policy/schema';
 import { policySeedOrExit } from '../policy/seed';
 import { createWorkerActivities } from './activities';
+import { registerApiPixWebhook } from './api-pix-webhook';
 import { buildIdFor, workflowBundle } from './build-id';
 import { ensureReconciler } from './reconciler';
 import { ensureRescreeningSchedule } from './rescreening';
@@ -79,8 +81,16 @@ function healthAndMetrics(
  * The task queue's own long-lived work, started (or found running) by every worker at boot: the
  * reconciler, and the rescreening's Schedule when a registry is configured to ask.
  */
-function startBackgroundWork(client: Client, config: Config, log: Logger, stopped: () => boolean) {
+function startBackgroundWork(
+  client: Client,
+  config: Config,
+  log: Logger,
+  stopped: () => boolean,
+  apiPix: ApiPixConnector | undefined,
+) {
   void ensureReconciler(client, config.TEMPORAL_TASK_QUEUE, log, { retryMs: 10_000, stopped });
+  if (apiPix && config.API_PIX_WEBHOOK_URL)
+    registerApiPixWebhook(apiPix, config.API_PIX_WEBHOOK_URL, log.child({ component: 'api-pix' }), stopped);
   if (config.ELIGIBILITY_URL)
     void ensureRescreeningSchedule(
       client,
@@ -135,7 +145,7 @@ async function main() {
   const metrics = createWorkerMetrics();
   // The rules policy's first version, should Postgres hold none yet (docs/policy.md).
   const seed = policySeedOrExit(process.env);
-  const { activities, provider, client, pool, policy, close } = await createWorkerActivities(
+  const { activities, provider, apiPix, client, pool, policy, close } = await createWorkerActivities(
     config,
     log,
     seed,
@@ -189,7 +199,7 @@ async function main() {
     'worker started',
   );
   const running = () => ['INITIALIZED', 'RUNNING'].includes(worker.getState());
-  startBackgroundWork(client, config, log, () => !running());
+  startBackgroundWork(client, config, log, () => !running(), apiPix);
 
   // Stopping lets the tasks in hand finish (up to the SDK's grace time), then lets go of
   // everything the worker holds.
