@@ -420,6 +420,29 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
     expect(await returnsAtPsp(e2eId)).toHaveLength(1);
   });
 
+  it('a return the PSP refuses outright (the payer took it all back through MED first) ends return_failed with its reason, asked once', async () => {
+    const { handle, e2eId } = await heldOnApiPix();
+    await psp.med(e2eId);
+    const refused = expectActivityFailure({
+      workflowId: handle.workflowId,
+      activityType: 'requestDepositReturn',
+      error: /./,
+    });
+    const answer = await handle.executeUpdate(resolutionUpdate, {
+      args: [await decide(handle.workflowId, 'return', 'payer unknown to the person')],
+    });
+    expect(answer.status).toBe('return_failed');
+    const result: DepositState = await handle.result();
+    expect(result).toMatchObject({
+      status: 'return_failed',
+      return: { state: 'failed', reason: expect.any(String) },
+    });
+    expect(result.return?.reason).toMatch(/^BAD_REQUEST: .*PixDevolucaoInvalida/);
+    // A refusal is not retried: one attempt, and the PSP holds the MED return alone.
+    expect(refused()).toHaveLength(1);
+    expect((await returnsAtPsp(e2eId)).map((r) => r.id)).not.toContain(result.return?.returnId);
+  });
+
   it('a return the PSP does not make (NAO_REALIZADO) ends return_failed with its reason', async () => {
     const { handle } = await heldOnApiPix();
     await psp.faults({ failReturnsNext: 1, failReturnsReason: 'Conta do pagador encerrada' });
