@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequestError, NotFoundError } from '../errors';
-import type { CollectingConnector, PixReturn, ReceivedPix, ReturnOperations } from '../types';
+import type { Capability, CollectingConnector, PixReturn, ReceivedPix, ReturnOperations } from '../types';
 import { type ApiPixCallEvent, type ApiPixLogger, createApiPixClient } from './client';
 import {
   centavosOf,
@@ -20,6 +20,9 @@ import { toApiPixTxid } from './txid';
 
 const pem = (what: string) =>
   z.string().refine((v) => v.includes('-----BEGIN '), `must be the ${what} in PEM (-----BEGIN ...)`);
+
+/** It collects and returns; it pays out nothing and knows no one's identity. */
+export const API_PIX_CAPABILITIES = ['collect', 'return'] as const satisfies readonly Capability[];
 
 /** The options' data, checked at creation: a connector without its certificate is never made. */
 const optionsSchema = z.object({
@@ -193,7 +196,7 @@ export function createApiPixConnector(options: ApiPixOptions): ApiPixConnector {
 
   return {
     name: o.name,
-    capabilities: ['collect', 'return'],
+    capabilities: API_PIX_CAPABILITIES,
     get tokenRequests() {
       return client.tokenRequests;
     },

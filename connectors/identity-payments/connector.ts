@@ -1,5 +1,5 @@
 import { NotFoundError } from '../errors';
-import type { Connector } from '../types';
+import type { Capability, Connector } from '../types';
 import { createProviderClient, type LivenessIdField, type ProviderClientOptions } from './client';
 import {
   toDepositCharge,
@@ -16,6 +16,15 @@ import {
 // The provider of shared/provider-api.md as a pixflow connector: its wire client (client.ts) with
 // every answer turned into pixflow's types (transformers.ts). It does KYC, liveness, Pix charges,
 // payouts and their receipts; returns of third-party money are not in its document.
+
+/** Everything but returns: its document has no refund. */
+export const IDENTITY_PAYMENTS_CAPABILITIES = [
+  'kyc',
+  'liveness',
+  'collect',
+  'payout',
+  'receipts',
+] as const satisfies readonly Capability[];
 
 export interface IdentityPaymentsOptions extends ProviderClientOptions {
   /** The liveness request's id field: as the document's sample, its table, or learnt (`auto`). */
@@ -42,7 +51,7 @@ export function createIdentityPaymentsConnector(options: IdentityPaymentsOptions
   };
   return {
     name: 'identity-payments',
-    capabilities: ['kyc', 'liveness', 'collect', 'payout', 'receipts'],
+    capabilities: IDENTITY_PAYMENTS_CAPABILITIES,
     get tokenRequests() {
       return client.tokenRequests;
     },

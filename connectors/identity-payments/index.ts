@@ -12,6 +12,7 @@ export {
 } from './conformance';
 export {
   createIdentityPaymentsConnector,
+  IDENTITY_PAYMENTS_CAPABILITIES,
   type IdentityPaymentsConnector,
   type IdentityPaymentsOptions,
 } from './connector';
