@@ -9,6 +9,7 @@ import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
 import { depositState, describeDepositRefusal, startDeposit } from '../starters/deposit';
+import { withItsReturn } from '../starters/deposit-return';
 import { isNotFound, retryUpdateLostWithTask } from '../starters/workflow-calls';
 import type { depositWorkflow } from '../workflows/deposit';
 import {
@@ -196,7 +197,8 @@ export function depositRoutes(deps: ApiDeps) {
 
   route(r, depositOperations.state, async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
-    res.json({ workflowId: depositWorkflowId(txid), state: depositStateView(await stateOf(txid)) });
+    const state = await withItsReturn(deps.temporal, await stateOf(txid));
+    res.json({ workflowId: depositWorkflowId(txid), state: depositStateView(state) });
   });
 
   resolutionRoute(r, deps.pool, handleOf, stateOf);

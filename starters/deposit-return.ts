@@ -1,5 +1,12 @@
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { type DepositReturnInput, depositReturnWorkflowId } from '../contracts/deposit';
+import {
+  type DepositReturnInput,
+  type DepositState,
+  depositReturnWorkflowId,
+  depositStateQuery,
+  FIRST_CONNECTOR,
+} from '../contracts/deposit';
+import { flowState, isNotFound } from './workflow-calls';
 
 // Starting the return of a completed deposit's money (the back office, once an impeded person's
 // account is closed): one return flow per deposit, ever, so a second ask changes nothing.
@@ -23,4 +30,32 @@ export async function startDepositReturn(
     if (err instanceof WorkflowExecutionAlreadyStartedError) return { outcome: 'already', workflowId };
     throw err;
   }
+}
+
+/**
+ * A completed deposit's state with the return of its money, when a return flow of its own sent
+ * it back (its run had ended `completed` before): that flow's status and return. Asked only of a
+ * deposit on a connector that returns received Pix (every one but the first provider's).
+ */
+export async function withItsReturn(client: Client, state: DepositState): Promise<DepositState> {
+  if (state.status !== 'completed' || !state.connector || state.connector === FIRST_CONNECTOR) return state;
+  let returning: DepositState;
+  try {
+    returning = await flowState(
+      client.workflow.getHandle(depositReturnWorkflowId(state.txid)),
+      depositStateQuery,
+    );
+  } catch (err) {
+    if (isNotFound(err)) return state;
+    throw err;
+  }
+  const { status, updatedAt, finishedAt, return: given, returnByHand } = returning;
+  return {
+    ...state,
+    status,
+    updatedAt,
+    ...(finishedAt ? { finishedAt } : {}),
+    ...(given ? { return: given } : {}),
+    ...(returnByHand ? { returnByHand } : {}),
+  };
 }

@@ -18,10 +18,11 @@ import {
   resolutionUpdate,
 } from '../../contracts/deposit';
 import { providerNotificationSignal } from '../../contracts/flow';
+import { returnableDeposits } from '../../db/deposit-returns';
 import { upsertFlowAndEvent } from '../../db/flows';
 import { type ApiPixListener, startApiPixListener } from '../../ingress/api-pix-listener';
 import { staticPolicyReader } from '../../policy/seed';
-import { startDepositReturn } from '../../starters/deposit-return';
+import { startDepositReturn, withItsReturn } from '../../starters/deposit-return';
 import { type ApiPixForTest, startApiPixForTest } from '../helpers/api-pix';
 import { verifiedDepositor } from '../helpers/customers';
 import { provenDecision } from '../helpers/decisions';
@@ -281,11 +282,11 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
     };
   }
 
-  it("a deposit routed to the PSP and paid by someone else is held by the rules, then returned through the PSP on an operator's return", async () => {
-    // A name of its own: its breaker is its own in the shared Postgres.
+  /** A worker routing deposits to the PSP alone, under a connector name of its own (a breaker of its own). */
+  async function withRoutedWorker(body: (taskQueue: string, name: string) => Promise<void>) {
     const name = `api-pix-${Date.now().toString(36)}`;
     const routed = apiPixConnectorOf(psp, name);
-    const taskQueue = `${queue}-routed`;
+    const taskQueue = `${queue}-routed-${name}`;
     const worker = await createTestWorker({
       connection: f.env.nativeConnection,
       client: f.env.client,
@@ -304,6 +305,16 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
     });
     const running = worker.run();
     try {
+      await body(taskQueue, name);
+    } finally {
+      worker.shutdown();
+      await running;
+      routed.close();
+    }
+  }
+
+  it("a deposit routed to the PSP and paid by someone else is held by the rules, then returned through the PSP on an operator's return", async () => {
+    await withRoutedWorker(async (taskQueue, name) => {
       const { input, handle } = await depositOn(taskQueue);
       // Paid at the PSP by someone else: its webhook, through pixflow's listener, wakes the deposit.
       const pix = await psp.pay(toApiPixTxid(input.txid), {
@@ -333,11 +344,51 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
       expect(await returnsAtPsp(pix.endToEndId)).toEqual([
         expect.objectContaining({ id: depositReturnId(input.txid), status: 'DEVOLVIDO' }),
       ]);
-    } finally {
-      worker.shutdown();
-      await running;
-      routed.close();
-    }
+    });
+  });
+
+  it('a completed deposit routed to the PSP is returnable from its row; returned on its own flow, its state says so', async () => {
+    await withRoutedWorker(async (taskQueue, name) => {
+      const { input, handle } = await depositOn(taskQueue);
+      const pix = await psp.pay(toApiPixTxid(input.txid));
+      const completed = await waitForState(
+        () => handle.query(depositStateQuery),
+        (s) => s.status === 'completed',
+      );
+      expect(completed.connector).toBe(name);
+      // Offered as the back office offers it: from the person's rows.
+      const offeredNow = () =>
+        returnableDeposits(f.pool, cpfHash(CLIENT_CPF, TEST_PII_KEY), 'identity-payments');
+      const offered = (await offeredNow()).find((d) => d.txid === input.txid);
+      expect(offered).toMatchObject({
+        connector: name,
+        e2eId: pix.endToEndId,
+        amountCentavos: input.amountCentavos,
+      });
+      const d = offered as NonNullable<typeof offered>;
+      const started = await startDepositReturn(f.env.client, taskQueue, {
+        txid: d.txid,
+        amountCentavos: d.amountCentavos,
+        merchant: d.merchant,
+        e2eId: d.e2eId,
+        connector: d.connector,
+        row: { seq: d.seq, details: d.details },
+        by: 'ops@example.com',
+      });
+      await f.env.client.workflow.getHandle(started.workflowId).result();
+      // The deposit's run ended completed; its state as the API reads it has the return's.
+      const read = await withItsReturn(f.env.client, await handle.query(depositStateQuery));
+      expect(read).toMatchObject({
+        status: 'returned',
+        connector: name,
+        return: { returnId: depositReturnId(input.txid), state: 'returned', by: 'ops@example.com' },
+      });
+      expect(await flowRow(handle.workflowId)).toMatchObject({
+        status: 'returned',
+        details: { e2eId: pix.endToEndId, connector: name, return: { state: 'returned' } },
+      });
+      expect((await offeredNow()).map((x) => x.txid)).not.toContain(input.txid);
+    });
   });
 
   it("an operator's return asks the PSP once, even when the ask acted and then failed: returned", async () => {
