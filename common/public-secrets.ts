@@ -19,6 +19,8 @@ export const PUBLIC_SECRET_VALUES: ReadonlySet<string> = new Set([
   // the provider sandbox's credentials, and the docs' example of an endpoint's signing secret
   'sandbox-secret',
   'sandbox-api-key',
+  // the API Pix emulation's own account, when pixflow's settings name none
+  'dev-api-pix-secret',
   'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   // .env.example's placeholders: a copy left unchanged must not start
   'replace-me-postgres-password',
@@ -38,6 +40,9 @@ export const PUBLIC_SECRET_VALUES: ReadonlySet<string> = new Set([
   'bench-webhook-secret-0123456789',
   'faults-api-key',
   'faults-webhook-secret-0123456789',
+  'not-a-token',
+  'short-secret',
+  'return-test-webhook-secret',
   'faults-pii-hash-key-0123456789',
   'hostile-webhook-secret-0123456789',
   'production-test-key',

@@ -131,11 +131,11 @@ function scan(files: Map<string, string>): Found[] {
     for (const m of text.matchAll(/\$\{([A-Z0-9_]+):?-([^}]*)\}/g)) {
       if (SECRET_NAME.test(m[1] as string)) add(m[1] as string, [m[2] as string], m.index ?? 0);
     }
-    // The secret in a webhook URL (not a part of one: `not-the-${secret}`).
-    for (const m of text.matchAll(/\/webhooks\/provider\/([A-Za-z0-9][\w.~-]*)(?=[^\w.~$-]|$)/g))
+    // The secret in an ingress URL, either provider's (not a part of one: `not-the-${secret}`).
+    for (const m of text.matchAll(/\/webhooks\/(?:provider|api-pix)\/([A-Za-z0-9][\w.~-]*)(?=[^\w.~$-]|$)/g))
       add('WEBHOOK_SECRET', [m[1] as string], m.index ?? 0);
     // A header's token, not prose about them.
-    for (const m of text.matchAll(/(?:['"`]|[Aa]uthorization:\s*)Bearer ([A-Za-z0-9][\w.~+/=-]*)(?=['"`])/g))
+    for (const m of text.matchAll(/(?:['"`]|[Aa]uthorization:\s*)Bearer (?!realm=)([A-Za-z0-9][\w.~+/=-]*)(?=['"`])/g))
       add('API_KEYS', [m[1] as string], m.index ?? 0);
   }
   return found;
