@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TokenCache } from '../../connectors/identity-payments/token-cache';
+import { TokenCache } from '../../connectors/token-cache';
 
 function fakeIssuer(expiresInSeconds = 3600) {
   let n = 0;
