@@ -1,7 +1,7 @@
 import { ApplicationFailure, heartbeat, sleep } from '@temporalio/activity';
 import { maskCpf } from '../common/mask';
 import type { CollectingConnector, PixReturn, ReturnOperations } from '../connectors/types';
-import { depositWorkflowId, FIRST_CONNECTOR } from '../contracts/deposit';
+import { depositReturnId, depositWorkflowId, FIRST_CONNECTOR } from '../contracts/deposit';
 import {
   REVERSAL_SWEEP,
   type ReversalCheck,
@@ -27,9 +27,18 @@ import type { ActivityDeps } from './deps';
 /** A return the payer's side started (MED), whoever's id it carries. */
 const MED_NATURES: ReadonlySet<string> = new Set(['med_operational', 'med_fraud', 'med_automatic']);
 
-/** Whether a return of the deposit's Pix is a reversal: MED, or an id pixflow never asked for. */
-export function isReversal(ret: Pick<PixReturn, 'nature' | 'returnId'>, ownReturnId?: string): boolean {
-  return MED_NATURES.has(ret.nature) || ret.returnId !== ownReturnId;
+/**
+ * Whether a return of the deposit's Pix is a reversal: MED, or an id pixflow never asked for.
+ * pixflow's own return id is known from the deposit's txid even before its row names it: a sweep
+ * reading the Pix between the return's ask and its record must not take it for a reversal.
+ */
+export function isReversal(
+  ret: Pick<PixReturn, 'nature' | 'returnId'>,
+  txid: string,
+  ownReturnId?: string,
+): boolean {
+  if (MED_NATURES.has(ret.nature)) return true;
+  return ret.returnId !== depositReturnId(txid) && ret.returnId !== ownReturnId;
 }
 
 type CanLookUpReceived = CollectingConnector & Pick<ReturnOperations, 'lookUpReceivedPix'>;
@@ -64,7 +73,7 @@ export function createDepositReversalActivities({
     if (!received) return result;
     const payerCpfMasked = received.payerCpf ? maskCpf(received.payerCpf) : null;
     for (const ret of received.returns) {
-      if (!isReversal(ret, deposit.ownReturnId)) continue;
+      if (!isReversal(ret, deposit.txid, deposit.ownReturnId)) continue;
       const reversal: NewReversal = {
         deposit,
         connector: name,

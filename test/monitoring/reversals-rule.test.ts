@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isReversal } from '../../activities/deposit-reversals';
+import { depositReturnId } from '../../contracts/deposit';
 import type { Movement } from '../../db/alerts';
 import { reversals } from '../../monitoring/rules';
 
@@ -62,9 +63,15 @@ describe('the reversals rule', () => {
 describe('a reversal', () => {
   it('is any MED return, and any return whose id is not the one pixflow asked for', () => {
     for (const nature of ['med_operational', 'med_fraud', 'med_automatic'] as const)
-      expect(isReversal({ nature, returnId: 'own' }, 'own')).toBe(true);
-    expect(isReversal({ nature: 'original', returnId: 'theirs' }, 'own')).toBe(true);
-    expect(isReversal({ nature: 'original', returnId: 'theirs' })).toBe(true);
-    expect(isReversal({ nature: 'original', returnId: 'own' }, 'own')).toBe(false);
+      expect(isReversal({ nature, returnId: 'own' }, '123', 'own')).toBe(true);
+    expect(isReversal({ nature: 'original', returnId: 'theirs' }, '123', 'own')).toBe(true);
+    expect(isReversal({ nature: 'original', returnId: 'theirs' }, '123')).toBe(true);
+    expect(isReversal({ nature: 'original', returnId: 'own' }, '123', 'own')).toBe(false);
   });
+
+  it("is never pixflow's own return of the deposit, even before the deposit's row names it", () => {
+    expect(isReversal({ nature: 'original', returnId: depositReturnId('123') }, '123')).toBe(false);
+    expect(isReversal({ nature: 'original', returnId: depositReturnId('124') }, '123')).toBe(true);
+  });
+});
 });
