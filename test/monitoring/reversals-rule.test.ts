@@ -74,4 +74,3 @@ describe('a reversal', () => {
     expect(isReversal({ nature: 'original', returnId: depositReturnId('124') }, '123')).toBe(true);
   });
 });
-});
