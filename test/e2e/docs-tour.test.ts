@@ -338,9 +338,19 @@ beforeAll(async () => {
     PII_HASH_KEY: `tour-${randomBytes(16).toString('hex')}`,
     LOG_LEVEL: 'warn',
   };
-  // `npm start`'s own key (dev-api-key), Postgres and sandbox.
-  const own = ['API_KEYS', 'DATABASE_URL', 'PROVIDER_BASE_URL', 'PROVIDER_AUTH_URL', 'PROVIDER_LIVENESS_URL'];
+  // `npm start`'s own key (dev-api-key), Postgres, sandbox and API Pix PSP.
+  const own = [
+    'API_KEYS',
+    'DATABASE_URL',
+    'PROVIDER_BASE_URL',
+    'PROVIDER_AUTH_URL',
+    'PROVIDER_LIVENESS_URL',
+    'API_PIX_BASE_URL',
+  ];
   for (const k of own) delete env[k];
+  // npm start refuses a lone API_PIX_WEBHOOK_PORT (the listener's other settings, which it makes
+  // itself, are checked as missing): its webhook listener takes its default port, 3443.
+  delete env.API_PIX_WEBHOOK_PORT;
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')], {
     cwd: ROOT,
     env,
