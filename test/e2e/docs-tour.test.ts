@@ -5,15 +5,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { toApiPixTxid } from '../../connectors/api-pix';
 import { freeStackPorts, newDataDir } from '../../scripts/embedded-stack';
 import { waitUntil } from '../helpers/wait';
 
 // The docs' tour and the README's first deposit, block by block, exactly as written: one bash (real curl) against the API,
 // worker and sandbox started as `npm start` starts them (scripts/start.ts, every part a process,
-// the sandbox's notifications registered with the API, its embedded Postgres with the back
-// office's operators it prints), here on the run's Temporal. Where the tour says to repeat a GET
-// until a status, the test repeats it too; where it says to set the printed passwords, the test
-// sets them from what npm start printed.
+// the sandbox's notifications registered with the API, the API Pix PSP's emulation over mutual
+// TLS with its webhooks to the API's listener, its embedded Postgres with the back office's
+// operators it prints), here on the run's Temporal. Where the tour says to repeat a GET until a
+// status, the test repeats it too; where it says to set the printed passwords, the test sets them
+// from what npm start printed.
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -49,6 +51,20 @@ interface Step {
 
 const state = (status: string | string[]) => (a: Answer) =>
   expect([status].flat(), a.text).toContain(a.body.state.status);
+
+/**
+ * What the tour's API Pix steps learn on the way: the deposits' txids (from the answers that
+ * made them), so later checks name the same deposit; the PSP's address, once the stack is up.
+ */
+const seen = { apiPix: '', heldTxid: '', reversedTxid: '' };
+
+/** A QR whose charge the API Pix PSP made: its BR Code names the PSP's location. */
+const apiPixQr = (amountCentavos: number, keep: (txid: string) => void) => (a: Answer) => {
+  expect(a.body).toMatchObject({ amountCentavos, image: '(PNG)' });
+  expect(a.body.payload).toMatch(/^000201/);
+  expect(a.body.payload).toContain(`${new URL(seen.apiPix).host}/qr/v2/`);
+  keep(a.body.txid);
+};
 
 /** docs/tour.md's steps, after its first block (the addresses and the key). */
 const steps: Step[] = [
@@ -215,6 +231,153 @@ const steps: Step[] = [
         closedAt: null,
       }),
   },
+  // Two providers: the first one's deposit creation down, a deposit's charge made by the API Pix PSP.
+  {
+    request: '"errorRate": {"deposit": 1}',
+    status: 200,
+    check: (a) => expect(a.body.errorRate).toEqual({ deposit: 1 }),
+  },
+  {
+    request: '"amountCentavos": 8000',
+    status: 201,
+    check: apiPixQr(8_000, (txid) => {
+      seen.heldTxid = txid;
+    }),
+  },
+  {
+    request: '"$API/v1/deposits/$TXID" ',
+    status: 200,
+    check: (a) =>
+      expect(a.body.state).toMatchObject({
+        txid: seen.heldTxid,
+        status: 'awaiting_payment',
+        connector: 'api-pix',
+      }),
+  },
+  // The first provider back: its knobs cleared, what it holds kept.
+  {
+    request: '-X DELETE "$SANDBOX/sandbox/faults"',
+    status: 200,
+    check: (a) => expect(a.body).toMatchObject({ errorRate: {}, failNext: {}, actThenFail: {} }),
+  },
+  // The tour's own mapping of the txid must be the connector's.
+  {
+    request: '"payer": "third_party"',
+    status: 200,
+    check: (a) =>
+      expect(a.body).toMatchObject({
+        txid: toApiPixTxid(seen.heldTxid),
+        valor: '80.00',
+        pagador: { cpf: '52998224725', nome: 'Carla Dias' },
+      }),
+  },
+  {
+    request: '"$API/v1/deposits/$TXID" ',
+    status: 200,
+    check: (a) =>
+      expect(a.body.state).toMatchObject({
+        txid: seen.heldTxid,
+        status: 'held',
+        reason: 'third_party_payer',
+        connector: 'api-pix',
+        payment: { payerIsClient: false, payerCpfMasked: '***.982.247-**' },
+      }),
+    repeat: true,
+  },
+  {
+    request: '/v1/deposits/$TXID/resolution',
+    status: 200,
+    check: (a) =>
+      expect(a.body).toMatchObject({ txid: seen.heldTxid, decision: 'return', status: 'return_requested' }),
+  },
+  {
+    request: '"$API/v1/deposits/$TXID" ',
+    status: 200,
+    check: (a) =>
+      expect(a.body.state).toMatchObject({
+        txid: seen.heldTxid,
+        status: 'returned',
+        return: {
+          returnId: `${seen.heldTxid}D1`,
+          amountCentavos: 8_000,
+          state: 'returned',
+          by: 'ops@example.com',
+          rtrId: expect.any(String),
+        },
+      }),
+    repeat: true,
+  },
+  // A reversal: another deposit at the API Pix PSP, paid by the person, then taken back by MED.
+  {
+    request: '"amountCentavos": 5000',
+    status: 201,
+    check: apiPixQr(5_000, (txid) => {
+      seen.reversedTxid = txid;
+    }),
+  },
+  {
+    request: '"payer": "holder"',
+    status: 200,
+    check: (a) =>
+      expect(a.body).toMatchObject({
+        txid: toApiPixTxid(seen.reversedTxid),
+        valor: '50.00',
+        pagador: { cpf: '63401825771' },
+      }),
+  },
+  {
+    request: '"$API/v1/deposits/$TXID" ',
+    status: 200,
+    check: (a) =>
+      expect(a.body.state).toMatchObject({
+        txid: seen.reversedTxid,
+        status: 'completed',
+        connector: 'api-pix',
+        payment: { payerIsClient: true, e2eId: expect.any(String) },
+      }),
+    repeat: true,
+  },
+  {
+    request: '/sandbox/pix/$E2E/med',
+    status: 200,
+    check: (a) =>
+      expect(a.body).toMatchObject({ natureza: 'MED_FRAUDE', valor: '50.00', status: 'EM_PROCESSAMENTO' }),
+  },
+  {
+    request: 'type=deposit.reversed',
+    status: 200,
+    check: (a) => {
+      expect(a.body.items, a.text).toHaveLength(1);
+      expect(a.body.items[0]).toMatchObject({
+        type: 'deposit.reversed',
+        data: {
+          flowId: `deposit-${seen.reversedTxid}`,
+          state: {
+            status: 'completed',
+            details: { reversal: { nature: 'med_fraud', amountCentavos: 5_000, partial: false } },
+          },
+        },
+      });
+      // Found by the sweep before it settled, it is recorded as it was then.
+      expect(['processing', 'returned']).toContain(a.body.items[0].data.state.details.reversal.state);
+    },
+    repeat: true,
+  },
+  {
+    request: '/backoffice/alerts.csv?rule=reversals',
+    status: 200,
+    check: (a) => {
+      const [header, ...rows] = a.text.split('\n');
+      expect(header).toMatch(/^id,raised_at,rule,status,cpf_masked,cpf_hash,triggered_by,/);
+      const flow = `deposit-${seen.reversedTxid}`;
+      const row = rows.find((r) => r.includes(`,${flow},${flow},`));
+      expect(row, a.text).toBeDefined();
+      expect(row).toContain(',reversals,open,***.018.257-**,');
+      expect(row).toContain('""nature"":""med_fraud""');
+      expect(row).toContain('""partial"":""whole""');
+    },
+    repeat: true,
+  },
 ];
 
 /** The README's first deposit, after the same first block. */
@@ -374,13 +537,17 @@ beforeAll(async () => {
     sandbox: `http://127.0.0.1:${ports.SANDBOX_PORT}`,
     output: () => out,
   };
+  seen.apiPix = `https://127.0.0.1:${ports.SANDBOX_API_PIX_PORT}`;
   if (up !== 'up') throw new Error(`the stack did not come up (${up}):\n${out.slice(-4000)}`);
-  // Only the two addresses differ from `npm start`'s; KEY keeps the tour's default. The
-  // approvers' passwords are set as the tour tells a reader to: from what npm start printed.
+  // Only the addresses and the data folder differ from `npm start`'s; KEY keeps the tour's
+  // default. The approvers' passwords are set as the tour tells a reader to: from what npm start
+  // printed.
   const shellEnv: NodeJS.ProcessEnv = {
     ...process.env,
     API: stack.api,
     SANDBOX: stack.sandbox,
+    APIPIX: seen.apiPix,
+    DATA: dataDir,
     APPROVER_PASSWORD: printedPassword(out, 'approver@pixflow.local'),
     ADMIN_PASSWORD: printedPassword(out, 'admin@pixflow.local'),
   };
@@ -459,4 +626,4 @@ it('the tour runs as written: every flow from its first request to its outcome',
   const receipt = PNG.sync.read(readFileSync(path.join(workDir, 'receipt.png')));
   expect(receipt.width).toBe(520);
   expect(receipt.height).toBeGreaterThan(receipt.width);
-}, 240_000);
+}, 300_000);
