@@ -103,7 +103,7 @@ describe('the connectors page', () => {
     expect(await page.locator('main').textContent()).toContain(pt.connectors.breakerRule(2, 3600, 30));
     // A viewer is not sent to the policy, which only an admin changes.
     expect(await page.getByRole('link', { name: pt.connectors.change }).count()).toBe(0);
-    await drawnAtBothWidths(page);
+    await drawnAtBothWidths(page, 'connectors');
     await page.context().close();
   }, 60_000);
 
