@@ -28,12 +28,20 @@ export function apiPixPkiDir(config: Config, dataDir: string): string {
   return config.SANDBOX_API_PIX_PKI_DIR ?? path.join(dataDir, 'api-pix-pki');
 }
 
-/** The environment of the emulation, the worker and the API for the PSP npm start runs. */
-export function apiPixEnv(config: Config, dataDir: string, env: NodeJS.ProcessEnv): Record<string, string> {
+/**
+ * The environment of the emulation, the worker and the API for the PSP npm start runs; `port`:
+ * the webhook listener's (API_PIX_WEBHOOK_PORT as given, else 3443).
+ */
+export function apiPixEnv(
+  config: Config,
+  dataDir: string,
+  env: NodeJS.ProcessEnv,
+  port: string | undefined = env.API_PIX_WEBHOOK_PORT,
+): Record<string, string> {
   const pkiDir = apiPixPkiDir(config, dataDir);
   const pki = makeApiPixPki(pkiDir);
   const webhookSecret = env.API_PIX_WEBHOOK_SECRET ?? derived(config, 'webhook-path');
-  const webhookPort = env.API_PIX_WEBHOOK_PORT ?? String(DEFAULT_API_PIX_WEBHOOK_PORT);
+  const webhookPort = port ?? String(DEFAULT_API_PIX_WEBHOOK_PORT);
   return {
     SANDBOX_API_PIX_PKI_DIR: pkiDir,
     API_PIX_BASE_URL: `https://127.0.0.1:${config.SANDBOX_API_PIX_PORT}`,

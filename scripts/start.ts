@@ -451,6 +451,17 @@ function stackEnvOrExit(dataDir: string): {
   return { env, config: loadConfigOrExit(env, { secrets: SECRETS_READ_BY.api }), secrets };
 }
 
+/** Whether npm start runs the API Pix PSP's emulation: with the sandbox, and no PSP configured. */
+const startsApiPix = () => !process.env.PROVIDER_BASE_URL && !process.env.API_PIX_BASE_URL;
+
+/** API_PIX_WEBHOOK_PORT, taken out of the environment when npm start runs the PSP itself. */
+function takeApiPixWebhookPort(): string | undefined {
+  if (!startsApiPix()) return undefined;
+  const port = process.env.API_PIX_WEBHOOK_PORT;
+  delete process.env.API_PIX_WEBHOOK_PORT;
+  return port;
+}
+
 /** What the sandbox, worker and API are started with. */
 function childEnvFor(stackEnv: NodeJS.ProcessEnv, config: Config, databaseUrl: string): NodeJS.ProcessEnv {
   return {
@@ -700,6 +711,9 @@ function optionsOrExit(): StartOptions {
 
 async function main() {
   const options = optionsOrExit();
+  // The webhook listener's port alone, for the API Pix PSP started here: its other settings come
+  // with the PSP's certificates (apiPixEnv), after the configuration is checked without it.
+  const apiPixWebhookPort = takeApiPixWebhookPort();
   // Where the data folder is; the secrets it keeps come into the configuration next.
   const dataDir = path.resolve(ROOT, loadConfigOrExit(process.env, { secrets: [] }).DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
@@ -735,11 +749,11 @@ async function main() {
   }
   const nexusEndpoint = temporal ? await prepareNexusEndpoint(config, cli, temporalTls) : undefined;
   // With the first provider's sandbox, an emulated API Pix PSP too, unless one is configured.
-  const embeddedApiPix = embeddedSandbox && !process.env.API_PIX_BASE_URL;
+  const embeddedApiPix = startsApiPix();
   const env = {
     ...childEnvFor(stackEnv, config, databaseUrl),
     ...(temporalTls && clientTlsEnv(temporalTls)),
-    ...(embeddedApiPix && apiPixEnv(config, dataDir, stackEnv)),
+    ...(embeddedApiPix && apiPixEnv(config, dataDir, stackEnv, apiPixWebhookPort)),
   };
   if (embeddedSandbox)
     await startSandbox(config, {

@@ -511,9 +511,6 @@ beforeAll(async () => {
     'API_PIX_BASE_URL',
   ];
   for (const k of own) delete env[k];
-  // npm start refuses a lone API_PIX_WEBHOOK_PORT (the listener's other settings, which it makes
-  // itself, are checked as missing): its webhook listener takes its default port, 3443.
-  delete env.API_PIX_WEBHOOK_PORT;
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')], {
     cwd: ROOT,
     env,
