@@ -171,8 +171,31 @@ const depositStateSchema = z.object({
   ...moneyFlowProgress,
 }) satisfies z.ZodType<DepositState>;
 
+/** A return the payer's side started (MED) against the deposit's Pix, as pixflow recorded it. */
+const depositReversalSchema = z
+  .object({
+    returnId: z.string().meta({ description: "the PSP's id of the return" }),
+    e2eId: z.string().meta({ description: "the deposit's Pix" }),
+    nature: z.string().meta({
+      description:
+        '`med_operational`, `med_fraud`, `med_automatic`, or `original`/`withdrawal` for a return pixflow did not ask for',
+    }),
+    amountCentavos: z.number().int(),
+    partial: z.boolean().meta({ description: "less than the deposit's amount" }),
+    state: z.enum(['processing', 'returned', 'failed']),
+    firstSeenAt: iso,
+    settledAt: iso.optional(),
+  })
+  .meta({ id: 'DepositReversal' });
+
 export const depositStateViewSchema = depositStateSchema
-  .extend({ qr: depositQrViewSchema.optional() })
+  .extend({
+    qr: depositQrViewSchema.optional(),
+    reversed: z.array(depositReversalSchema).optional().meta({
+      description:
+        "the MED returns of the deposit's Pix, oldest first (docs/connectors.md, Reversals); the deposit's status stays what it was",
+    }),
+  })
   .meta({ id: 'DepositState' });
 export type DepositStateView = z.infer<typeof depositStateViewSchema>;
 

@@ -3,6 +3,7 @@ import { Router } from 'express';
 import { principalOf } from '../api-keys/authenticate';
 import { qrPng } from '../common/qr-image';
 import { type DepositState, depositNotHeld, depositWorkflowId, resolutionUpdate } from '../contracts/deposit';
+import { type ReversalRow, reversalsOf } from '../db/deposit-reversals';
 import { recordApiKeyDecision } from '../db/operator-decisions';
 import type { Pool } from '../db/pool';
 import { type Operation, route } from '../http/operation';
@@ -25,11 +26,27 @@ import {
 import type { ApiDeps } from './deps';
 import { conflict, flowNotFound, pngBytes, refusedProblem } from './flow-answers';
 
-/** The state as reads answer it: the QR's payload and a link to its PNG, not the image itself. */
-function depositStateView({ qr, ...state }: DepositState): DepositStateView {
-  if (!qr) return state;
+/**
+ * The state as reads answer it: the QR's payload and a link to its PNG, not the image itself; the
+ * reversals recorded beside the flow (its run may be closed long before a MED return comes).
+ */
+function depositStateView({ qr, ...state }: DepositState, reversals: ReversalRow[] = []): DepositStateView {
+  const reversed = reversals.map(
+    ({ returnId, e2eId, nature, amountCentavos, partial, state: s, firstSeenAt, settledAt }) => ({
+      returnId,
+      e2eId,
+      nature,
+      amountCentavos,
+      partial,
+      state: s,
+      firstSeenAt,
+      ...(settledAt ? { settledAt } : {}),
+    }),
+  );
+  const withReversals = reversed.length > 0 ? { ...state, reversed } : state;
+  if (!qr) return withReversals;
   const { image: _image, ...rest } = qr;
-  return { ...state, qr: { ...rest, imageUrl: `/v1/deposits/${state.txid}/qrcode.png` } };
+  return { ...withReversals, qr: { ...rest, imageUrl: `/v1/deposits/${state.txid}/qrcode.png` } };
 }
 
 /**
@@ -198,7 +215,8 @@ export function depositRoutes(deps: ApiDeps) {
   route(r, depositOperations.state, async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
     const state = await withItsReturn(deps.temporal, await stateOf(txid));
-    res.json({ workflowId: depositWorkflowId(txid), state: depositStateView(state) });
+    const reversals = await reversalsOf(deps.pool, depositWorkflowId(txid));
+    res.json({ workflowId: depositWorkflowId(txid), state: depositStateView(state, reversals) });
   });
 
   resolutionRoute(r, deps.pool, handleOf, stateOf);

@@ -266,6 +266,16 @@ describe('a deposit on an API Pix PSP', () => {
     ).rows[0];
     expect(row.status).toBe('completed');
     expect(row.details.reversed).toHaveLength(1);
+    // The deposit's own read shows it too, though its run is closed: status kept, the return beside it.
+    const read = await e.call('GET', `/v1/deposits/${d.txid}`);
+    expect(read.status).toBe(200);
+    const { state: readState } = (await read.json()) as {
+      state: { status: string; reversed?: Array<{ nature: string; amountCentavos: number; partial: boolean }> };
+    };
+    expect(readState.status).toBe('completed');
+    expect(readState.reversed).toEqual([
+      expect.objectContaining({ nature: 'med_fraud', amountCentavos: 4000, partial: true }),
+    ]);
     // The event is what a backend gets: the webhook body's schema reads it.
     const pulled = await e.call('GET', `/v1/events?type=deposit.reversed&flow=${d.workflowId}`);
     const page = (await pulled.json()) as { items: unknown[] };

@@ -1254,6 +1254,8 @@ export interface components {
             updatedAt: string;
             /** @description ISO 8601 time */
             finishedAt?: string;
+            /** @description the MED returns of the deposit's Pix, oldest first (docs/connectors.md, Reversals); the deposit's status stays what it was */
+            reversed?: components["schemas"]["DepositReversal"][];
         };
         /** @description why the rules refused the deposit (docs/rules.md) */
         DepositRefusal: {
@@ -1305,6 +1307,23 @@ export interface components {
             reason?: string;
             /** @description the rules version an automatic return was decided under */
             policyVersion?: number;
+        };
+        DepositReversal: {
+            /** @description the PSP's id of the return */
+            returnId: string;
+            /** @description the deposit's Pix */
+            e2eId: string;
+            /** @description `med_operational`, `med_fraud`, `med_automatic`, or `original`/`withdrawal` for a return pixflow did not ask for */
+            nature: string;
+            amountCentavos: number;
+            /** @description less than the deposit's amount */
+            partial: boolean;
+            /** @enum {string} */
+            state: "processing" | "returned" | "failed";
+            /** @description ISO 8601 time */
+            firstSeenAt: string;
+            /** @description ISO 8601 time */
+            settledAt?: string;
         };
         /**
          * @example {
