@@ -105,28 +105,4 @@ export function applyFaultsPatch(faults: Faults, patch: FaultsPatch): Faults {
   };
 }
 
-export function latencyFor(faults: Faults, random: () => number): number {
-  const { fixedMs, spikeMs, spikeProbability } = faults.latency;
-  return fixedMs + (spikeMs > 0 && random() < spikeProbability ? spikeMs : 0);
-}
-
-/** True when this call should fail with 503 before acting (consumes one `failNext`). */
-export function takeFailure(faults: Faults, endpoint: EndpointName, random: () => number): boolean {
-  const next = faults.failNext[endpoint] ?? 0;
-  if (next > 0) {
-    faults.failNext[endpoint] = next - 1;
-    return true;
-  }
-  const rate = faults.errorRate[endpoint] ?? 0;
-  return rate > 0 && random() < rate;
-}
-
-export function takeActThenFail(
-  faults: Faults,
-  endpoint: EndpointName,
-): { mode: 'timeout' | 'error' | 'hang' | 'garbled'; delayMs: number } | undefined {
-  const knob = faults.actThenFail[endpoint];
-  if (!knob || knob.count <= 0) return undefined;
-  knob.count -= 1;
-  return { mode: knob.mode, delayMs: knob.delayMs };
-}
+export { latencyFor, takeActThenFail, takeFailure } from './fault-knobs';
