@@ -12,7 +12,12 @@ export const menu = [
   { id: 'alerts', href: '/backoffice/alerts', words: (t: Catalog) => t.nav.alerts, least: 'viewer' },
   { id: 'audit', href: '/backoffice/audit', words: (t: Catalog) => t.nav.audit, least: 'viewer' },
   { id: 'api-keys', href: '/backoffice/api-keys', words: (t: Catalog) => t.nav.apiKeys, least: 'viewer' },
-  { id: 'connectors', href: '/backoffice/connectors', words: (t: Catalog) => t.nav.connectors, least: 'viewer' },
+  {
+    id: 'connectors',
+    href: '/backoffice/connectors',
+    words: (t: Catalog) => t.nav.connectors,
+    least: 'viewer',
+  },
   { id: 'policy', href: '/backoffice/policy', words: (t: Catalog) => t.nav.policy, least: 'admin' },
 ] as const satisfies ReadonlyArray<{
   id: string;

@@ -3,6 +3,6 @@
 export * from '../../connectors/errors';
 export * from '../../connectors/identity-payments/client';
 export * from '../../connectors/identity-payments/money';
-export * from '../../connectors/token-cache';
 export * from '../../connectors/identity-payments/wire/errors';
 export * from '../../connectors/identity-payments/wire/schemas';
+export * from '../../connectors/token-cache';

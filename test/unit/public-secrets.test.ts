@@ -135,7 +135,9 @@ function scan(files: Map<string, string>): Found[] {
     for (const m of text.matchAll(/\/webhooks\/(?:provider|api-pix)\/([A-Za-z0-9][\w.~-]*)(?=[^\w.~$-]|$)/g))
       add('WEBHOOK_SECRET', [m[1] as string], m.index ?? 0);
     // A header's token, not prose about them.
-    for (const m of text.matchAll(/(?:['"`]|[Aa]uthorization:\s*)Bearer (?!realm=)([A-Za-z0-9][\w.~+/=-]*)(?=['"`])/g))
+    for (const m of text.matchAll(
+      /(?:['"`]|[Aa]uthorization:\s*)Bearer (?!realm=)([A-Za-z0-9][\w.~+/=-]*)(?=['"`])/g,
+    ))
       add('API_KEYS', [m[1] as string], m.index ?? 0);
   }
   return found;

@@ -270,7 +270,10 @@ describe('a deposit on an API Pix PSP', () => {
     const read = await e.call('GET', `/v1/deposits/${d.txid}`);
     expect(read.status).toBe(200);
     const { state: readState } = (await read.json()) as {
-      state: { status: string; reversed?: Array<{ nature: string; amountCentavos: number; partial: boolean }> };
+      state: {
+        status: string;
+        reversed?: Array<{ nature: string; amountCentavos: number; partial: boolean }>;
+      };
     };
     expect(readState.status).toBe('completed');
     expect(readState.reversed).toEqual([
