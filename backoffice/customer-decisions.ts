@@ -1,7 +1,12 @@
 import { Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
-import { type DepositReturnInput, depositWorkflowId, FIRST_CONNECTOR } from '../contracts/deposit';
+import {
+  type DepositReturnInput,
+  depositReturnWorkflowId,
+  depositWorkflowId,
+  FIRST_CONNECTOR,
+} from '../contracts/deposit';
 import { txidSchema } from '../contracts/flow-input';
 import { getCustomer } from '../db/customers';
 import { type ReturnableDeposit, returnableDeposits } from '../db/deposit-returns';
@@ -13,6 +18,7 @@ import {
   reinstateCustomer,
 } from '../db/eligibility';
 import { type OperatorActionName, recordAction } from '../db/operator-actions';
+import { recordDecision, sessionRef } from '../db/operator-decisions';
 import type { Operator } from '../db/operators';
 import { inTransaction, type Pool } from '../db/pool';
 import { startDepositReturn } from '../starters/deposit-return';
@@ -194,6 +200,17 @@ function returnDepositsRoute(
     if (chosen.some((d) => d === undefined))
       throw await refuse((w) => ({ heading: w.impeded.notReturnable, message: w.impeded.notReturnableText }));
     for (const d of chosen as ReturnableDeposit[]) {
+      // The flow takes the decision only once its worker reads this record back.
+      const decisionId = await recordDecision(pool, {
+        workflowId: depositReturnWorkflowId(d.txid),
+        kind: 'deposit.return',
+        decision: 'return',
+        reason: form.reason,
+        operatorId: operator.id,
+        operatorEmail: operator.email,
+        operatorRole: operator.role,
+        authenticatedBy: sessionRef(req.sessionID),
+      });
       const input: DepositReturnInput = {
         txid: d.txid,
         amountCentavos: d.amountCentavos,
@@ -202,6 +219,8 @@ function returnDepositsRoute(
         connector: d.connector,
         row: { seq: d.seq, details: d.details },
         by: operator.email,
+        decisionId,
+        ...(form.reason ? { reason: form.reason } : {}),
       };
       const started = await startDepositReturn(temporal, config.TEMPORAL_TASK_QUEUE, input);
       await recordAction(pool, {

@@ -1,10 +1,14 @@
 // A decision that moves money or decides a person (four eyes on a payout, a held deposit's
-// resolution, an onboarding's review) counts only when it names the record the authenticated
+// resolution, a completed deposit's return, an onboarding's review) counts only when it names the record the authenticated
 // side wrote first (db/operator-decisions.ts): the flow's worker reads that record back and
 // checks it before anything changes (docs/security.md, Decisions are proven).
 
 /** The decisions a flow takes only with a proof, by what they decide. */
-export type DecisionKind = 'withdrawal.decision' | 'deposit.resolution' | 'onboarding.review';
+export type DecisionKind =
+  | 'withdrawal.decision'
+  | 'deposit.resolution'
+  | 'onboarding.review'
+  | 'deposit.return';
 
 /** What every proven decision carries beside its own fields: the id of its record. */
 export interface DecisionProof {

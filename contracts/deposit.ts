@@ -211,7 +211,11 @@ export interface DepositReturnInput {
   e2eId: string;
   connector: string;
   row: { seq: number; details: Record<string, unknown> };
+  /** The operator who decided it: the flow asks nothing of the PSP unless the decision is proven. */
   by: string;
+  /** The operator_decisions row the back office wrote for it (kind `deposit.return`). */
+  decisionId?: string;
+  reason?: string;
 }
 
 /** Why a second request for a txid is refused (the update's validator and the API say the same). */

@@ -8,7 +8,11 @@ import type pg from 'pg';
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
 /** What a decision decides (the table's CHECK; contracts/decision.ts names the same for the flows). */
-export type DecisionKind = 'withdrawal.decision' | 'deposit.resolution' | 'onboarding.review';
+export type DecisionKind =
+  | 'withdrawal.decision'
+  | 'deposit.resolution'
+  | 'onboarding.review'
+  | 'deposit.return';
 
 export interface NewDecision {
   workflowId: string;

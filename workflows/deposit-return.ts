@@ -24,6 +24,7 @@ import {
   depositWorkflowId,
   FIRST_CONNECTOR,
 } from '../contracts/deposit';
+import { isProven } from './decision-proofs';
 import { DepositFlow } from './deposit';
 import { isoNow, POSTGRES_WRITE_OPTIONS, PROVIDER_CALL_OPTIONS, type RowOf } from './flow-lifecycle';
 
@@ -129,7 +130,7 @@ async function requestOnce(
  * short flow of its own (`deposit-return-<txid>`, once per deposit) through the same return phase
  * as a held deposit's. Its status changes are the deposit's: written on the deposit's row, after
  * the seq it had. No provider hint reaches it (the PSP's webhook names the deposit's closed run):
- * it looks the return up on its timer.
+ * it looks the return up on its timer. It asks nothing unless the operator's decision is proven.
  */
 export async function depositReturnWorkflow(input: DepositReturnInput): Promise<DepositState> {
   const at = isoNow();
@@ -145,7 +146,12 @@ export async function depositReturnWorkflow(input: DepositReturnInput): Promise<
     updatedAt: at,
   });
   setHandler(depositStateQuery, () => flow.state);
-  await returnDeposit(flow, { by: input.by, recorded: () => {} });
+  // Money moves only on a decision the back office recorded for this flow: a start sent to
+  // Temporal directly names none, and asks the PSP nothing (the attempt is counted).
+  const { decisionId, by, reason } = input;
+  if (!(await isProven({ kind: 'deposit.return', decisionId, operator: by, decision: 'return', reason })))
+    return flow.settle();
+  await returnDeposit(flow, { by, recorded: () => {} });
   return flow.settle();
 }
 // Seconds to minutes from the ask to the PSP's answer: it ends on the build it started on.

@@ -20,6 +20,7 @@ import {
 import { providerNotificationSignal } from '../../contracts/flow';
 import { returnableDeposits } from '../../db/deposit-returns';
 import { upsertFlowAndEvent } from '../../db/flows';
+import { refusedDecisionsOf } from '../../db/operator-decisions';
 import { type ApiPixListener, startApiPixListener } from '../../ingress/api-pix-listener';
 import { staticPolicyReader } from '../../policy/seed';
 import { startDepositReturn, withItsReturn } from '../../starters/deposit-return';
@@ -30,7 +31,7 @@ import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpe
 import { apiPixConnectorOf, heldOnApiPix as heldOnPsp } from '../helpers/held-deposits';
 import { patchMarkers, recordHistory } from '../helpers/histories';
 import { policyWith } from '../helpers/policy';
-import { expectActivityFailure } from '../helpers/sdk-log';
+import { expectActivityFailure, expectSdkLog } from '../helpers/sdk-log';
 import { createTestWorker } from '../helpers/worker';
 
 // A held deposit's money goes back to its payer through the connector that received it, on an
@@ -366,6 +367,15 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
         amountCentavos: input.amountCentavos,
       });
       const d = offered as NonNullable<typeof offered>;
+      const proof = await provenDecision(
+        f.pool,
+        depositReturnWorkflowId(d.txid),
+        'deposit.return',
+        'ops@example.com',
+        {
+          decision: 'return',
+        },
+      );
       const started = await startDepositReturn(f.env.client, taskQueue, {
         txid: d.txid,
         amountCentavos: d.amountCentavos,
@@ -374,6 +384,7 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
         connector: d.connector,
         row: { seq: d.seq, details: d.details },
         by: 'ops@example.com',
+        decisionId: proof.decisionId,
       });
       await f.env.client.workflow.getHandle(started.workflowId).result();
       // The deposit's run ended completed; its state as the API reads it has the return's.
@@ -543,7 +554,7 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
       at: new Date(),
       runId: 'the-deposit-run',
     });
-    const ask: DepositReturnInput = {
+    const unproven: DepositReturnInput = {
       txid: input.txid,
       amountCentavos: input.amountCentavos,
       merchant: input.merchant,
@@ -552,9 +563,32 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
       row: { seq: 3, details },
       by: 'ops@example.com',
     };
-    expect((await startDepositReturn(f.env.client, queue, ask)).outcome).toBe('started');
+    // Started straight on Temporal, naming no decision the back office recorded: nothing is asked.
+    const refusalLogged = expectSdkLog((x) => x.message === 'decision refused');
+    const forged = await f.env.client.workflow.start('depositReturnWorkflow', {
+      workflowId: `forged-${depositReturnWorkflowId(input.txid)}`,
+      taskQueue: queue,
+      args: [unproven],
+    });
+    expect(((await forged.result()) as DepositState).status).toBe('completed');
+    expect(await refusedDecisionsOf(f.pool, forged.workflowId)).toEqual({ unproven: 1 });
+    expect(refusalLogged()).toHaveLength(1);
+    expect(await returnsAtPsp(details.e2eId)).toHaveLength(0);
+    expect((await flowRow(depositId)).status).toBe('completed');
+
+    const proof = await provenDecision(
+      f.pool,
+      depositReturnWorkflowId(input.txid),
+      'deposit.return',
+      'ops@example.com',
+      {
+        decision: 'return',
+      },
+    );
+    const askWithProof: DepositReturnInput = { ...unproven, decisionId: proof.decisionId };
+    expect((await startDepositReturn(f.env.client, queue, askWithProof)).outcome).toBe('started');
     // Asked again (a second click, another operator): the same return, nothing new.
-    expect(await startDepositReturn(f.env.client, queue, ask)).toEqual({
+    expect(await startDepositReturn(f.env.client, queue, askWithProof)).toEqual({
       outcome: 'already',
       workflowId: depositReturnWorkflowId(input.txid),
     });
@@ -578,7 +612,7 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
       'deposit.returned',
     ]);
     expect(await returnsAtPsp(details.e2eId)).toHaveLength(1);
-    expect((await startDepositReturn(f.env.client, queue, ask)).outcome).toBe('already');
+    expect((await startDepositReturn(f.env.client, queue, askWithProof)).outcome).toBe('already');
     await recordHistory(handle, 'deposit-return-completed-api-pix');
   });
 
