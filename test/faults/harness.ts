@@ -124,6 +124,8 @@ export class Harness {
   pool: pg.Pool | undefined;
   /** The API Pix settings of the worker, the API and the emulation (scripts/api-pix-part.ts). */
   private apiPixSettings: Record<string, string> = {};
+  /** The merchant's certificate, key and the PSP's CA, read once: what the controls are reached with. */
+  private apiPixTls: { cert: string; key: string; ca: string } | undefined;
   /** What was done to the stack, for the report. */
   readonly events: Array<{ at: string; what: string }> = [];
 
@@ -435,8 +437,6 @@ export class Harness {
       tls: this.apiPixTls,
     });
   }
-  private apiPixTls: { cert: string; key: string; ca: string } | undefined;
-
   /** An API Pix control call that must succeed. */
   // biome-ignore lint/suspicious/noExplicitAny: the emulation's state, read field by field by the checks
   async apiPixControl(pathname: string, body?: unknown, method = 'POST'): Promise<any> {

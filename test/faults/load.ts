@@ -40,7 +40,8 @@ export interface DepositRecord {
   /** Whether its payer pays it (the unpaid ones must expire). */
   paid: boolean;
   sentAt: number;
-  /** When the accepted answer (the QR) came; unset without one. */
+  /** When the request that got the QR was sent, and when its answer came; unset without one. */
+  acceptedSentAt?: number;
   answeredAt?: number;
   /** The status of every answer, in order (0: no answer). */
   statuses: number[];
@@ -258,6 +259,7 @@ export async function runLoad(
       load,
       `deposit ${txid}`,
       async () => {
+        record.acceptedSentAt = Date.now();
         try {
           const r = await http(`${h.api}/v1/deposits`, { body });
           record.statuses.push(r.status);
