@@ -31,6 +31,8 @@ export const operatorActionNames = [
   'policy.propose',
   'policy.approve',
   'policy.reject',
+  'brand.create',
+  'brand.update',
 ] as const;
 export type OperatorActionName = (typeof operatorActionNames)[number];
 
