@@ -11,6 +11,7 @@ import {
   setOperatorRole,
 } from '../db/operators';
 import { createPool } from '../db/pool';
+import { runBrandCommand } from './operator-brands';
 import { runKeyCommand } from './operator-keys';
 import { runPolicyCommand } from './operator-policy';
 
@@ -20,6 +21,7 @@ import { runPolicyCommand } from './operator-policy';
 //   DATABASE_URL=... npm run operator -- role --email ana@example.com --role admin
 //   DATABASE_URL=... npm run operator -- disable --email ana@example.com
 //   DATABASE_URL=... npm run operator -- policy show|diff|set|approve|reject ... (scripts/operator-policy.ts)
+//   DATABASE_URL=... npm run operator -- brand list|show|create|update ... (scripts/operator-brands.ts)
 // reset, role and disable end every session the operator has (db/operators.ts). A password is
 // read from standard input when one is piped in (--password-stdin); otherwise a strong one is
 // generated and printed once.
@@ -91,6 +93,7 @@ export async function upsertOperator(
 async function main() {
   if (process.argv[2] === 'key') process.exit(await runKeyCommand(process.argv.slice(3)));
   if (process.argv[2] === 'policy') process.exit(await runPolicyCommand(process.argv.slice(3)));
+  if (process.argv[2] === 'brand') process.exit(await runBrandCommand(process.argv.slice(3)));
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
