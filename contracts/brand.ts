@@ -17,47 +17,60 @@ export const brandIdSchema = z
 const CNPJ_FIRST_WEIGHTS = [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
 const CNPJ_SECOND_WEIGHTS = [6, 5, 4, 3, 2, ...CNPJ_FIRST_WEIGHTS.slice(4)];
 
-/** One mod-11 check digit of `digits` under `weights`: a remainder below 2 gives 0, else 11 minus it. */
-function checkDigit(digits: string, weights: readonly number[]): number {
+/**
+ * One mod-11 check digit of `cnpj` under `weights`: each character counts as its code minus 48
+ * (digits as themselves, A as 17 ... Z as 42, IN RFB 2.229/2024); a remainder below 2 gives 0,
+ * else 11 minus it.
+ */
+function checkDigit(cnpj: string, weights: readonly number[]): number {
   let sum = 0;
-  for (const [i, w] of weights.entries()) sum += Number(digits[i]) * w;
+  for (const [i, w] of weights.entries()) sum += (cnpj.charCodeAt(i) - 48) * w;
   const r = sum % 11;
   return r < 2 ? 0 : 11 - r;
 }
 
+/** Twelve letters or digits (the alphanumeric CNPJ issued since July 2026), then two check digits. */
+const CNPJ_SHAPE = /^[0-9A-Z]{12}[0-9]{2}$/;
+
 /**
- * Whether `digits` is a CNPJ: 14 digits whose last two are the check digits of the first twelve
- * and the first thirteen. One digit repeated passes the arithmetic but is no CNPJ.
+ * Whether `cnpj` is a CNPJ: 12 upper-case letters or digits and 2 check digits, those of the
+ * first twelve and of the first thirteen. One digit repeated passes the arithmetic but is no CNPJ.
  */
-export function isValidCnpj(digits: string): boolean {
-  if (!/^\d{14}$/.test(digits) || /^(\d)\1{13}$/.test(digits)) return false;
+export function isValidCnpj(cnpj: string): boolean {
+  if (!CNPJ_SHAPE.test(cnpj) || /^(\d)\1{13}$/.test(cnpj)) return false;
   return (
-    checkDigit(digits, CNPJ_FIRST_WEIGHTS) === Number(digits[12]) &&
-    checkDigit(digits, CNPJ_SECOND_WEIGHTS) === Number(digits[13])
+    checkDigit(cnpj, CNPJ_FIRST_WEIGHTS) === Number(cnpj[12]) &&
+    checkDigit(cnpj, CNPJ_SECOND_WEIGHTS) === Number(cnpj[13])
   );
 }
 
-/** 12.345.678/0001-95, as the Receita Federal prints a CNPJ; anything else is shown as given. */
+/** The CNPJ without punctuation, letters upper-cased, as it is kept. */
+const bareCnpj = (v: string) => v.replace(/[./\s-]/g, '').toUpperCase();
+
+/** 12.345.678/0001-95 (or 12.ABC.345/01DE-35), as the Receita Federal prints a CNPJ; else as given. */
 export function formatCnpj(cnpj: string): string {
-  const d = cnpj.replace(/\D/g, '');
-  if (d.length !== 14) return cnpj;
+  const d = bareCnpj(cnpj);
+  if (!CNPJ_SHAPE.test(d)) return cnpj;
   return `${d.slice(0, 2)}.${d.slice(2, 5)}.${d.slice(5, 8)}/${d.slice(8, 12)}-${d.slice(12)}`;
 }
 
+const CNPJ_FORM =
+  'must be 14 characters (12 letters or digits, then 2 check digits), with or without . / and -';
+
 /**
- * A CNPJ, with or without its punctuation (12.345.678/0001-95 or 12345678000195); the digits
- * are kept. One field, one error: a value that is not 14 digits is not also said to have wrong
- * check digits.
+ * A CNPJ, numeric or alphanumeric, with or without its punctuation (12.345.678/0001-95,
+ * 12345678000195, 12.ABC.345/01DE-35); kept bare, letters upper-cased. One field, one error: a
+ * value of another shape is not also said to have wrong check digits.
  */
 export const cnpjSchema = z
   .string({ error: 'is required' })
   .trim()
-  .regex(/^[\d./\s-]+$/, { error: 'must be 14 digits, with or without . / and -', abort: true })
-  .transform((v) => v.replace(/\D/g, ''))
+  .regex(/^[\dA-Za-z./\s-]+$/, { error: CNPJ_FORM, abort: true })
+  .transform(bareCnpj)
   .pipe(
     z
       .string()
-      .regex(/^\d{14}$/, { error: 'must be 14 digits, with or without . / and -', abort: true })
+      .regex(CNPJ_SHAPE, { error: CNPJ_FORM, abort: true })
       .refine((d) => !/^(\d)\1{13}$/.test(d), { error: 'is one digit repeated: no CNPJ', abort: true })
       .refine(isValidCnpj, 'has invalid check digits'),
   );

@@ -34,8 +34,9 @@ export const BRAND_USAGE = `usage: npm run operator -- brand list
        npm run operator -- brand update BRAND_ID [--name NAME] [--legal-name NAME] [--cnpj CNPJ]
                           [--authorization TEXT] --as ADMIN_EMAIL
 BRAND_ID is 2 to 40 lower-case letters, digits or hyphens, starting with a letter (e.g. bet-rio);
-CNPJ is 14 digits, with or without punctuation; --authorization names the SPA/MF authorization the
-operator trades under (e.g. "Portaria SPA/MF nº 1.234/2024")`;
+CNPJ is 14 characters (12 letters or digits, then 2 check digits), with or without punctuation;
+--authorization names the SPA/MF authorization the operator trades under
+(e.g. "Portaria SPA/MF nº 1.234/2024")`;
 
 const adminEmail = z.email({ error: 'must be the email address of an admin operator' });
 

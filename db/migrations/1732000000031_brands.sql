@@ -7,7 +7,7 @@ CREATE TABLE brands (
   id             text PRIMARY KEY CHECK (id ~ '^[a-z][a-z0-9-]{1,39}$'),
   name           text NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
   legal_name     text CHECK (length(legal_name) BETWEEN 1 AND 200),
-  cnpj           text CHECK (cnpj ~ '^[0-9]{14}$'),
+  cnpj           text CHECK (cnpj ~ '^[0-9A-Z]{12}[0-9]{2}$'),
   "authorization" text CHECK (length("authorization") BETWEEN 1 AND 200),
   created_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
   updated_at     timestamptz NOT NULL DEFAULT clock_timestamp()

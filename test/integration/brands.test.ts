@@ -210,7 +210,10 @@ describe('npm run operator -- brand', () => {
         ['create', 'new-brand', '--name', 'New', '--cnpj', '11111111111111', '--as', ANA],
         '--cnpj: is one digit repeated',
       ],
-      [['create', 'new-brand', '--name', 'New', '--cnpj', '1234', '--as', ANA], '--cnpj: must be 14 digits'],
+      [
+        ['create', 'new-brand', '--name', 'New', '--cnpj', '1234', '--as', ANA],
+        '--cnpj: must be 14 characters',
+      ],
       [['create', 'New_Brand', '--name', 'New', '--as', ANA], 'BRAND_ID: must be 2 to 40 lower-case letters'],
       [['create', 'new-brand', '--as', ANA], '--name: is required'],
       [['create', 'new-brand', '--name', 'New'], '--as: must be the email address of an admin operator'],

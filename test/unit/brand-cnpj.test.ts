@@ -8,8 +8,8 @@ import {
   newBrandSchema,
 } from '../../contracts/brand';
 
-// A brand's operator is named by its CNPJ: 14 digits whose last two are mod-11 check digits,
-// taken with or without punctuation and kept as digits.
+// A brand's operator is named by its CNPJ: 12 letters or digits (alphanumeric since July 2026)
+// and 2 mod-11 check digits, taken with or without punctuation and kept bare.
 
 /** The first message zod gives for `value`, or undefined when it is taken. */
 const problem = (value: unknown) => {
@@ -26,6 +26,14 @@ describe('a CNPJ', () => {
     expect(cnpjSchema.parse('00.000.000/0001-91')).toBe('00000000000191');
   });
 
+  it('takes an alphanumeric one (IN RFB 2.229/2024), letters counted as their code minus 48', () => {
+    // The Receita Federal's own example.
+    expect(cnpjSchema.parse('12.ABC.345/01DE-35')).toBe('12ABC34501DE35');
+    expect(cnpjSchema.parse('12abc34501de35')).toBe('12ABC34501DE35');
+    expect(problem('12.ABC.345/01DE-36')).toEqual(['has invalid check digits']);
+    expect(formatCnpj('12ABC34501DE35')).toBe('12.ABC.345/01DE-35');
+  });
+
   it('refuses a wrong check digit, either of the two', () => {
     expect(problem('11222333000182')).toEqual(['has invalid check digits']);
     expect(problem('11.222.333/0001-71')).toEqual(['has invalid check digits']);
@@ -39,9 +47,11 @@ describe('a CNPJ', () => {
     }
   });
 
-  it('refuses what is not 14 digits with one error, not also its check digits', () => {
-    for (const bad of ['1122233300018', '112223330001811', '11.222.333/0001-8A', 'abc', '']) {
-      expect(problem(bad), bad).toEqual(['must be 14 digits, with or without . / and -']);
+  it('refuses what is not 14 characters of its shape with one error, not also its check digits', () => {
+    for (const bad of ['1122233300018', '112223330001811', '11.222.333/0001-8A', 'abc', '', '11_222']) {
+      expect(problem(bad), bad).toEqual([
+        'must be 14 characters (12 letters or digits, then 2 check digits), with or without . / and -',
+      ]);
     }
     expect(problem(11222333000181)).toHaveLength(1);
   });
