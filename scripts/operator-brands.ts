@@ -17,8 +17,8 @@ import {
   listBrands,
   updateBrand,
 } from '../db/brands';
-import { operatorForSignIn } from '../db/operators';
 import { createPool, type Pool } from '../db/pool';
+import { enabledAdmin, NOT_AN_ADMIN } from './operator-admin';
 
 // The brands for a real deployment (docs/brands.md; scripts/operator.ts hands `brand ...` here):
 //   DATABASE_URL=... npm run operator -- brand list
@@ -74,14 +74,9 @@ class BrandInputError extends Error {
 
 /** The admin --as names: an enabled operator with the admin role, as the audit trail names them. */
 async function adminActor(pool: Pool, email: string): Promise<BrandActor> {
-  const found = await operatorForSignIn(pool, email);
-  const o = found?.operator;
-  if (!o || o.disabled || o.role !== 'admin')
-    throw new BrandInputError(
-      '--as',
-      `${email} is not an enabled admin operator (npm run operator -- create ... --role admin)`,
-    );
-  return { operatorId: o.id, operatorEmail: o.email, operatorRole: o.role };
+  const admin = await enabledAdmin(pool, email);
+  if (!admin) throw new BrandInputError('--as', NOT_AN_ADMIN(email));
+  return admin;
 }
 
 const parseBrandArgs = (argv: string[]) =>

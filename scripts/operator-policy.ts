@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { operatorForSignIn } from '../db/operators';
 import {
   getPolicyVersion,
   latestPolicyVersion,
@@ -24,6 +23,7 @@ import {
   policyFields,
   shownValue,
 } from '../policy/diff';
+import { enabledAdmin, NOT_AN_ADMIN } from './operator-admin';
 
 // The rules policy for a real deployment (docs/policy.md; scripts/operator.ts hands `policy ...` here):
 //   DATABASE_URL=... npm run operator -- policy show
@@ -79,14 +79,9 @@ export function diffLines(changes: readonly PolicyFieldChange[]): string[] {
 
 /** The admin --as names: an enabled operator with the admin role, as the audit trail names them. */
 async function adminActor(pool: Pool, email: string): Promise<PolicyActor> {
-  const found = await operatorForSignIn(pool, email);
-  const o = found?.operator;
-  if (!o || o.disabled || o.role !== 'admin')
-    throw new PolicyInputError(
-      '--as',
-      `${email} is not an enabled admin operator (npm run operator -- create ... --role admin)`,
-    );
-  return { operatorId: o.id, operatorEmail: o.email, operatorRole: o.role };
+  const admin = await enabledAdmin(pool, email);
+  if (!admin) throw new PolicyInputError('--as', NOT_AN_ADMIN(email));
+  return admin;
 }
 
 async function printPending(pool: Pool, pending: PolicyChangeRow[]) {

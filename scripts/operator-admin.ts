@@ -1,0 +1,20 @@
+import { operatorForSignIn } from '../db/operators';
+import type { Pool } from '../db/pool';
+
+/** What an admin's change is recorded under, as the CLI's `--as` names them. */
+export interface AdminActor {
+  operatorId: number;
+  operatorEmail: string;
+  operatorRole: string;
+}
+
+/** Why `--as` names no one who may change the policy or the brands. */
+export const NOT_AN_ADMIN = (email: string) =>
+  `${email} is not an enabled admin operator (npm run operator -- create ... --role admin)`;
+
+/** The enabled admin operator of this address; undefined when there is none. */
+export async function enabledAdmin(pool: Pool, email: string): Promise<AdminActor | undefined> {
+  const o = (await operatorForSignIn(pool, email))?.operator;
+  if (!o || o.disabled || o.role !== 'admin') return undefined;
+  return { operatorId: o.id, operatorEmail: o.email, operatorRole: o.role };
+}
