@@ -131,7 +131,7 @@ describe('GET /v1/flows', () => {
     expect(bogus.invalid_params?.[0]?.name).toBe('query.status');
     // Without a type: any type's status is allowed.
     expect(bogus.invalid_params?.[0]?.reason).toBe(
-      '"bogus" is not a status; one of: kyc, awaiting_liveness, awaiting_review, approved, rejected, expired, creating, awaiting_payment, held, completed, failed, to_return, refused, validating, awaiting_biometrics, awaiting_approval, awaiting_authorization, sending, processing, stuck, issuing_link, awaiting_identification, passed, unavailable',
+      '"bogus" is not a status; one of: kyc, awaiting_liveness, awaiting_review, approved, rejected, expired, creating, awaiting_payment, held, completed, failed, to_return, refused, return_requested, returned, return_failed, validating, awaiting_biometrics, awaiting_approval, awaiting_authorization, sending, processing, stuck, issuing_link, awaiting_identification, passed, unavailable',
     );
     const other = await expectProblem(
       await e.call('GET', '/v1/flows?type=deposit&status=awaiting_review'),
@@ -142,7 +142,7 @@ describe('GET /v1/flows', () => {
       {
         name: 'query.status',
         reason:
-          '"awaiting_review" is not a deposit status; one of: creating, awaiting_payment, held, completed, expired, failed, to_return, refused',
+          '"awaiting_review" is not a deposit status; one of: creating, awaiting_payment, held, completed, expired, failed, to_return, refused, return_requested, returned, return_failed',
       },
     ]);
     for (const query of [

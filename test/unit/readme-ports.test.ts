@@ -18,6 +18,7 @@ const defaults = envSchema.parse({});
 const STACK_PORTS = [
   'API_PORT',
   'SANDBOX_PORT',
+  'SANDBOX_API_PIX_PORT',
   'WORKER_HTTP_PORT',
   'WORKER_SDK_METRICS_PORT',
   'TEMPORAL_UI_PORT',
