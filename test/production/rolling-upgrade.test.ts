@@ -185,11 +185,12 @@ async function taskBuilds(workflowId: string, runId?: string): Promise<string[]>
     .map((e) => e.workflowTaskCompletedEventAttributes?.deploymentVersion?.buildId ?? '(none)');
 }
 
-function startWorkerB(buildId: string, ports: { http: number; sdk: number }) {
+function startWorkerB(buildId: string, ports: { http: number; sdk: number }, healthA: string) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker/main.ts')], {
     cwd: ROOT,
     env: {
-      ...stack.env,
+      // Configured as build A's worker is (its connectors among it), as a deployment would.
+      ...(workerProcess(stack, healthA)?.env ?? stack.env),
       DATABASE_URL: stack.databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       // The client certificate npm start gives its own workers.
@@ -316,7 +317,7 @@ describe.sequential('a rolling upgrade of the workers on the Temporal server on 
     buildB = `${buildA}-b`;
     const ports = { http: await freePort(), sdk: await freePort() };
     healthB = `http://127.0.0.1:${ports.http}/healthz`;
-    workerB = startWorkerB(buildB, ports);
+    workerB = startWorkerB(buildB, ports, healthA);
     const b = await waitUntil(
       () => health(healthB),
       (h) => h?.status === 'ok',
