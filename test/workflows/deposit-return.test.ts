@@ -30,6 +30,7 @@ import { provenDecision } from '../helpers/decisions';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY, waitForState } from '../helpers/flow-env';
 import { apiPixConnectorOf, heldOnApiPix as heldOnPsp } from '../helpers/held-deposits';
 import { patchMarkers, recordHistory } from '../helpers/histories';
+import { newCpf } from '../helpers/people';
 import { policyWith } from '../helpers/policy';
 import { expectActivityFailure, expectSdkLog } from '../helpers/sdk-log';
 import { createTestWorker } from '../helpers/worker';
@@ -49,7 +50,8 @@ afterAll(async () => {
   await f?.close();
 });
 
-const CLIENT_CPF = '63401825771';
+/** The depositor: a CPF of this run's own, which no other test file's onboarding moves. */
+const CLIENT_CPF = newCpf();
 const OTHER_PAYER = '52998224725';
 
 function depositInput(): DepositInput {

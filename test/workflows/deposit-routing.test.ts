@@ -23,6 +23,7 @@ import { startApiPixForTest } from '../helpers/api-pix';
 import { verifiedDepositor } from '../helpers/customers';
 import { type FlowEnv, startFlowEnv, TEST_PII_KEY } from '../helpers/flow-env';
 import { recordHistory } from '../helpers/histories';
+import { newCpf } from '../helpers/people';
 import { policyWith } from '../helpers/policy';
 import { freshDatabase } from '../helpers/postgres';
 import { connectorFor, sandboxControl, sandboxDialectFromEnv } from '../helpers/sandbox-client';
@@ -34,7 +35,8 @@ import { createTestWorker } from '../helpers/worker';
 // of its own, on the run's Temporal dev server and Postgres: failover within the request, the
 // breaker every worker shares, its cool-down, and a business refusal that stays a refusal.
 
-const PERSON = '63401825771';
+/** The depositor: a CPF of this run's own, which no other test file's onboarding moves. */
+const PERSON = newCpf();
 
 /** Each connector found down says so as the deposit goes on to the next one. */
 const failovers = expectSdkLog(
