@@ -3,14 +3,10 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } f
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { loadConfig } from '../../common/config';
 import { searchAttributeCliArgs } from '../../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../../db/embedded';
 import { migrate } from '../../db/migrate';
-import { apiPixPkiFiles } from '../../sandbox/api-pix';
-import { apiPixEnv, apiPixHealthy } from '../../scripts/api-pix-part';
 import { devServerDynamicConfigArgs, ensureTemporalCli } from '../../scripts/temporal-tools';
-import { type ApiPixAnswer, apiPixRequest } from '../helpers/api-pix';
 import type { PixflowAt } from '../helpers/people';
 import { freePort, tcpOpen } from '../helpers/ports';
 import { waitUntil } from '../helpers/wait';
@@ -18,9 +14,7 @@ import { waitUntil } from '../helpers/wait';
 // The fault suite's stack: every part its own real process on free 127.0.0.1 ports, so each one
 // can be killed and started again on its own. Postgres (embedded) runs from this process and is
 // stopped/started on the same data dir and port; the Temporal dev server keeps its SQLite file
-// across a restart. A second PSP, the API Pix emulation, runs beside the first provider's sandbox
-// as npm start runs it (scripts/api-pix-part.ts), so deposits are routed to the first provider,
-// then to it. Every child carries PIXFLOW_FAULTS_RUN in its environment, so leftovers of a
+// across a restart. Every child carries PIXFLOW_FAULTS_RUN in its environment, so leftovers of a
 // run whose owner died are found and killed by the next run.
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -37,15 +31,7 @@ export interface HarnessOptions {
   verbose?: boolean;
 }
 
-type PartName = 'temporal' | 'sandbox' | 'api-pix' | 'worker' | 'api';
-
-/**
- * The routing's breaker for the run, shorter than the default (5 failures, 30 s cool-down): an
- * outage of a few seconds opens it, and a half-open try comes every few seconds while it lasts.
- */
-export const BREAKER = { failures: 3, windowMs: 10_000, coolDownMs: 3_000 };
-/** An API Pix charge's expiry: the least the connector accepts. */
-const API_PIX_EXPIRY_SECONDS = 60;
+type PartName = 'temporal' | 'sandbox' | 'worker' | 'api';
 
 interface Part {
   name: PartName;
@@ -122,10 +108,6 @@ export class Harness {
   private cli = '';
   databaseUrl = '';
   pool: pg.Pool | undefined;
-  /** The API Pix settings of the worker, the API and the emulation (scripts/api-pix-part.ts). */
-  private apiPixSettings: Record<string, string> = {};
-  /** The merchant's certificate, key and the PSP's CA, read once: what the controls are reached with. */
-  private apiPixTls: { cert: string; key: string; ca: string } | undefined;
   /** What was done to the stack, for the report. */
   readonly events: Array<{ at: string; what: string }> = [];
 
@@ -143,9 +125,6 @@ export class Harness {
   }
   get sandbox() {
     return `http://127.0.0.1:${this.ports.SANDBOX_PORT}`;
-  }
-  get apiPix() {
-    return `https://127.0.0.1:${this.ports.SANDBOX_API_PIX_PORT}`;
   }
   get ingress() {
     return `${this.api}/webhooks/provider/${WEBHOOK_SECRET}`;
@@ -200,32 +179,10 @@ export class Harness {
       'PROVIDER_LIVENESS_URL',
       'OTEL_EXPORTER_OTLP_ENDPOINT',
       'CODEC_TOKENS',
-      'DEPOSIT_ROUTING',
     ]) {
       delete env[k];
     }
-    // Only the suite's own PSP: nothing of a developer's API Pix settings leaks in.
-    for (const k of Object.keys(env)) if (k.startsWith('API_PIX_')) delete env[k];
-    const withApiPix = Object.keys(this.apiPixSettings).length > 0;
-    return {
-      ...env,
-      ...this.apiPixSettings,
-      ...(withApiPix ? { API_PIX_EXPIRY_SECONDS: String(API_PIX_EXPIRY_SECONDS) } : {}),
-      SANDBOX_API_PIX_PORT: String(this.ports.SANDBOX_API_PIX_PORT),
-      // Seeds the policy's routing (identity-payments, then api-pix) with the run's breaker.
-      DEPOSIT_BREAKER_FAILURES: String(BREAKER.failures),
-      DEPOSIT_BREAKER_WINDOW_MS: String(BREAKER.windowMs),
-      DEPOSIT_BREAKER_COOL_DOWN_MS: String(BREAKER.coolDownMs),
-    };
-  }
-
-  /** The API Pix settings npm start would give this stack: its PKI made in the run's folder. */
-  private prepareApiPix(): void {
-    const env = this.env();
-    this.apiPixSettings = apiPixEnv(loadConfig(env), this.runDir, {
-      ...env,
-      API_PIX_WEBHOOK_PORT: String(this.ports.API_PIX_WEBHOOK_PORT),
-    });
+    return env;
   }
 
   private spawnPart(name: PartName, cmd: string, args: string[]): Part {
@@ -287,13 +244,10 @@ export class Harness {
       'WORKER_SDK_METRICS_PORT',
       'TEMPORAL_PORT',
       'PG_PORT',
-      'SANDBOX_API_PIX_PORT',
-      'API_PIX_WEBHOOK_PORT',
     ]) {
       this.ports[k] = await freePort();
     }
     this.cli = ensureTemporalCli();
-    this.prepareApiPix();
     await this.startPostgres();
     this.databaseUrl = await this.pgServer!.createDatabase('pixflow');
     await migrate(this.databaseUrl);
@@ -301,8 +255,6 @@ export class Harness {
     this.pool.on('error', () => {});
     await this.startTemporal();
     await this.startSandbox();
-    // Before the worker, which registers pixflow's webhook listener at it when it starts.
-    await this.startApiPixSandbox();
     await this.startWorker();
     await this.startApi();
     await this.registerIngress();
@@ -352,14 +304,6 @@ export class Harness {
   async startSandbox(): Promise<void> {
     const part = this.spawnPart('sandbox', process.execPath, ['--import', 'tsx', 'sandbox/main.ts']);
     await this.waitFor('sandbox', part, () => httpOk(`${this.sandbox}/healthz`));
-  }
-
-  async startApiPixSandbox(): Promise<void> {
-    const part = this.spawnPart('api-pix', process.execPath, ['--import', 'tsx', 'sandbox/api-pix/main.ts']);
-    const config = loadConfig(this.env());
-    const pki = apiPixPkiFiles(this.apiPixSettings.SANDBOX_API_PIX_PKI_DIR ?? '');
-    await this.waitFor('api-pix', part, () => apiPixHealthy(config, pki));
-    this.note('api-pix sandbox started');
   }
 
   async startWorker(): Promise<void> {
@@ -420,34 +364,8 @@ export class Harness {
     return JSON.parse(text) as unknown;
   }
 
-  /**
-   * A call to the API Pix emulation's controls (`/sandbox/...`), over mutual TLS with the
-   * merchant's certificate, as the PSP's payer side and its test knobs are reached.
-   */
-  async apiPixCall(pathname: string, body?: unknown, method = 'POST'): Promise<ApiPixAnswer> {
-    const pki = apiPixPkiFiles(this.apiPixSettings.SANDBOX_API_PIX_PKI_DIR ?? '');
-    this.apiPixTls ??= {
-      cert: readFileSync(pki.merchantClient.cert, 'utf8'),
-      key: readFileSync(pki.merchantClient.key, 'utf8'),
-      ca: readFileSync(pki.pspCa.cert, 'utf8'),
-    };
-    return apiPixRequest(`${this.apiPix}${pathname}`, {
-      method,
-      body: method === 'GET' ? undefined : (body ?? {}),
-      tls: this.apiPixTls,
-    });
-  }
-  /** An API Pix control call that must succeed. */
-  // biome-ignore lint/suspicious/noExplicitAny: the emulation's state, read field by field by the checks
-  async apiPixControl(pathname: string, body?: unknown, method = 'POST'): Promise<any> {
-    const answer = await this.apiPixCall(pathname, body, method);
-    if (answer.status !== 200)
-      throw new Error(`api-pix ${method} ${pathname}: ${answer.status} ${JSON.stringify(answer.body)}`);
-    return answer.body;
-  }
-
   async stop(): Promise<void> {
-    for (const name of ['api', 'worker', 'api-pix', 'sandbox', 'temporal'] as const) {
+    for (const name of ['api', 'worker', 'sandbox', 'temporal'] as const) {
       await this.stopPart(name, name === 'temporal' ? 'SIGTERM' : 'SIGKILL').catch(() => {});
     }
     await this.pool?.end().catch(() => {});
