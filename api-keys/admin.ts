@@ -9,10 +9,13 @@ import {
 } from '../db/api-keys';
 import { type NewOperatorAction, recordAction } from '../db/operator-actions';
 import { inTransaction, type Pool } from '../db/pool';
+import { DEFAULT_BRAND } from './acting-brand';
 
 // Creating, rotating and revoking API keys, for the operator CLI and the back office alike: each
 // change and its row of the audit trail commit together. A secret is returned to show once; the
-// audit holds the key's id, name, scopes and prefix, never the secret.
+// audit holds the key's id, name, scopes, brand and prefix, never the secret. A key acts for one
+// brand, or, made on purpose with no brand (`brand: null`), for the platform: it then names the
+// brand on each request (api-keys/acting-brand.ts).
 
 /** Who acts, as the audit trail names them. */
 export type KeyActor = Pick<NewOperatorAction, 'operatorId' | 'operatorEmail' | 'operatorRole'>;
@@ -26,11 +29,12 @@ export function statusOf(k: Pick<ApiKeyRow, 'revokedAt' | 'expiresAt'>, now = Da
   return 'active';
 }
 
-/** The key as the audit trail keeps it. */
+/** The key as the audit trail keeps it (`brand` null: a platform key). */
 const auditView = (k: ApiKeyRow) => ({
   status: statusOf(k),
   name: k.name,
   scopes: k.scopes,
+  brand: k.brandId,
   prefix: k.prefix,
   expiresAt: k.expiresAt,
 });
@@ -41,21 +45,40 @@ export interface CreatedKey {
   secret: string;
 }
 
+/** The brand a key was to be made for does not exist: nothing was made. */
+export class KeyBrandNotFound extends Error {
+  constructor(readonly brand: string) {
+    super(`no brand ${brand}`);
+  }
+}
+
+const FOREIGN_KEY_VIOLATION = '23503';
+
+/**
+ * Makes a key for `brand` (the default brand when not given), or for the platform when `brand` is
+ * null; KeyBrandNotFound for no such brand.
+ */
 export async function createKey(
   pool: Pool,
   actor: KeyActor,
-  k: { name: string; scopes: Scope[]; expiresAt: Date | null },
+  k: { name: string; scopes: Scope[]; brand?: string | null; expiresAt: Date | null },
 ): Promise<CreatedKey> {
   const fresh = newSecret();
+  const brand = k.brand === undefined ? DEFAULT_BRAND : k.brand;
   return inTransaction(pool, async (db) => {
     const key = await insertApiKey(db, {
       id: newKeyId(),
       name: k.name,
       scopes: normalizeScopes(k.scopes),
+      brandId: brand,
       prefix: fresh.prefix,
       secretHash: fresh.digest,
       createdBy: actor.operatorEmail,
       expiresAt: k.expiresAt,
+    }).catch((err: unknown) => {
+      if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION && brand !== null)
+        throw new KeyBrandNotFound(brand);
+      throw err;
     });
     await recordAction(db, {
       ...actor,

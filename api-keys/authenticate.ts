@@ -4,17 +4,21 @@ import { allScopes, isRecordSecret, keyDigest, type Scope } from '../common/api-
 import type { KeyBySecret } from '../db/api-keys';
 import type { FailedAuthLimit } from '../http/failed-auth';
 import { Problem } from '../http/problem';
+import { actingBrand, BRAND_HEADER, DEFAULT_BRAND, unknownBrand } from './acting-brand';
 import type { KeyDirectory } from './directory';
 
 // Who calls /v1: an API key, presented as `Authorization: Bearer <key>`. A key is a record
 // (db/api-keys.ts: name, scopes, expiry, revocation) or one of API_KEYS, the bootstrap keys,
-// which hold every scope. Only SHA-256 digests are kept and compared.
+// which hold every scope. Only SHA-256 digests are kept and compared. Every request acts for one
+// brand (api-keys/acting-brand.ts): its key's, or for a platform key the one it names.
 
 /** The caller, on res.locals of every authenticated request. */
 export interface Principal {
   /** What owns the caller's webhook endpoints and events: a record's id (kept across rotations), or for an API_KEYS key `key_` and a digest prefix. */
   id: string;
   scopes: ReadonlySet<Scope>;
+  /** The brand the key acts for; null for a platform key, which names one on each request. */
+  brand: string | null;
 }
 
 /** A bootstrap key's identity: a digest of the key, never the key. */
@@ -28,6 +32,13 @@ export function principalOf(res: Response): Principal {
 
 /** Who the caller is, for what an API key owns (its webhook endpoints, its own events). */
 export const callerOf = (res: Response): string => principalOf(res).id;
+
+/** The brand this authenticated request acts for: what a route reads and filters by. */
+export function brandOf(res: Response): string {
+  const brand = res.locals.brand as string | undefined;
+  if (!brand) throw new Error('brandOf used on a route without apiKeyAuth');
+  return brand;
+}
 
 const unauthorized = (title: string, detail?: string) => new Problem(401, 'unauthorized', title, detail);
 
@@ -66,7 +77,9 @@ export function keyChecker(deps: {
     // Compare against every bootstrap key so timing does not reveal which one (or whether any) matched.
     let isBootstrap = false;
     for (const d of bootstrap) isBootstrap = timingSafeEqual(d, given) || isBootstrap;
-    if (isBootstrap) return { principal: { id: bootstrapOwner(given), scopes: everyScope } };
+    // A bootstrap key acts for the default brand, as every key made before brands existed.
+    if (isBootstrap)
+      return { principal: { id: bootstrapOwner(given), scopes: everyScope, brand: DEFAULT_BRAND } };
     let record: KeyBySecret | undefined;
     try {
       record = isRecordSecret(presented) ? await deps.directory.find(given) : undefined;
@@ -77,7 +90,9 @@ export function keyChecker(deps: {
     const refusal = refusalOf(record, Date.now());
     if (refusal) return { refusal };
     deps.directory.used(record.id);
-    return { principal: { id: record.id, scopes: new Set(record.scopes as Scope[]) } };
+    return {
+      principal: { id: record.id, scopes: new Set(record.scopes as Scope[]), brand: record.brandId },
+    };
   };
 }
 
@@ -96,7 +111,28 @@ export function apiKeyAuth(deps: {
       return next(err);
     }
     if ('refusal' in checked) return deps.failures.fail(req, res, next, checked.refusal);
+    // A key that authenticated but names a brand it may not act for is no failed authentication.
+    const resolved = actingBrand(checked.principal.brand, req.header(BRAND_HEADER));
+    if ('refusal' in resolved) return next(resolved.refusal);
+    let brand: string;
+    if ('lookUp' in resolved) {
+      let exists: boolean;
+      try {
+        exists = await deps.directory.brandExists(resolved.lookUp);
+      } catch {
+        return next(
+          new Problem(503, 'unavailable', 'Try again shortly', 'the brand cannot be checked now', {}, 5),
+        );
+      }
+      if (!exists) return next(unknownBrand(resolved.lookUp));
+      brand = resolved.lookUp;
+    } else {
+      brand = resolved.brand;
+    }
     res.locals.principal = checked.principal satisfies Principal;
+    res.locals.brand = brand;
+    // Not secret: the access-log line names the brand the request acted for.
+    req.log = req.log?.child({ brand });
     next();
   };
 }

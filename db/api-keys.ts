@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { isoSql } from './events';
 
-// API key records (migration 1732000000016). Secrets arrive as their SHA-256 only; what leaves
-// never holds one.
+// API key records (migrations 1732000000016 and 033, the brand a key acts for). Secrets arrive as
+// their SHA-256 only; what leaves never holds one.
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
@@ -10,6 +10,8 @@ export interface ApiKeyRow {
   id: string;
   name: string;
   scopes: string[];
+  /** The brand the key acts for; null for a platform key, which names one on each request. */
+  brandId: string | null;
   prefix: string;
   createdAt: string;
   createdBy: string;
@@ -20,7 +22,7 @@ export interface ApiKeyRow {
   previousSecretUntil: string | null;
 }
 
-const columns = `id, name, scopes, prefix, created_by, ${isoSql('created_at')} AS created_at,
+const columns = `id, name, scopes, brand_id, prefix, created_by, ${isoSql('created_at')} AS created_at,
   ${isoSql('rotated_at')} AS rotated_at, ${isoSql('last_used_at')} AS last_used_at,
   ${isoSql('expires_at')} AS expires_at, ${isoSql('revoked_at')} AS revoked_at,
   ${isoSql('previous_secret_until')} AS previous_secret_until`;
@@ -30,6 +32,7 @@ function keyOf(r: Record<string, unknown>): ApiKeyRow {
     id: r.id as string,
     name: r.name as string,
     scopes: r.scopes as string[],
+    brandId: (r.brand_id as string | null) ?? null,
     prefix: r.prefix as string,
     createdAt: r.created_at as string,
     createdBy: r.created_by as string,
@@ -45,6 +48,8 @@ export interface NewApiKey {
   id: string;
   name: string;
   scopes: string[];
+  /** Null only for a platform key, made on purpose. */
+  brandId: string | null;
   prefix: string;
   secretHash: Buffer;
   createdBy: string;
@@ -53,9 +58,9 @@ export interface NewApiKey {
 
 export async function insertApiKey(db: Queryable, k: NewApiKey): Promise<ApiKeyRow> {
   const { rows } = await db.query(
-    `INSERT INTO api_keys (id, name, scopes, prefix, secret_hash, created_by, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${columns}`,
-    [k.id, k.name, k.scopes, k.prefix, k.secretHash, k.createdBy, k.expiresAt],
+    `INSERT INTO api_keys (id, name, scopes, brand_id, prefix, secret_hash, created_by, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${columns}`,
+    [k.id, k.name, k.scopes, k.brandId, k.prefix, k.secretHash, k.createdBy, k.expiresAt],
   );
   return keyOf(rows[0]);
 }
