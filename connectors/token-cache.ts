@@ -3,8 +3,10 @@
 // caller, and replacement of exactly the token that was refused (so a burst of 401s on the same
 // token causes a single refresh). Two guards keep token requests few, since providers rate-limit
 // them: a token fresh from a replacement and refused before anything took it is not replaced
-// again (the refusal is about something else), and after a rate limit no token is asked for until
-// its Retry-After has passed.
+// again for a while (the refusal is likely about something else), and after a rate limit no token
+// is asked for until its Retry-After has passed. The first guard is bounded in time: a replacement
+// the provider revoked before anything took it (a credential rotation, a provider restart) would
+// otherwise be kept, and every call refused, until it expired.
 
 export interface IssuedToken {
   accessToken: string;
@@ -18,11 +20,19 @@ export interface TokenCacheOptions {
   safetyMarginMs?: number;
   /** How long to ask for no token after `fetchToken` failed with `err` (a rate limit's Retry-After). */
   holdOffMs?: (err: unknown) => number | undefined;
+  /**
+   * How long a replacement nothing has taken yet is kept when refused; refused after that, it is
+   * replaced. Bounds token requests to one per this long when refusals are about something else.
+   * Default 30 s.
+   */
+  keepUntakenReplacementMs?: number;
 }
 
 interface CachedToken {
   token: string;
   refreshAt: number;
+  /** When it was asked for. */
+  fetchedAt: number;
   /** Fetched because the token before it was refused. */
   replacement: boolean;
   /** The provider took it at least once. */
@@ -34,6 +44,7 @@ export class TokenCache {
   private readonly now: () => number;
   private readonly safetyMarginMs: number;
   private readonly holdOffMs: (err: unknown) => number | undefined;
+  private readonly keepUntakenReplacementMs: number;
   private current: CachedToken | undefined;
   private inFlight: Promise<string> | undefined;
   private replacing = false;
@@ -45,6 +56,7 @@ export class TokenCache {
     this.now = options.now ?? Date.now;
     this.safetyMarginMs = options.safetyMarginMs ?? 60_000;
     this.holdOffMs = options.holdOffMs ?? (() => undefined);
+    this.keepUntakenReplacementMs = options.keepUntakenReplacementMs ?? 30_000;
   }
 
   /** Token requests issued so far (for metrics and tests). */
@@ -65,7 +77,13 @@ export class TokenCache {
         // A margin larger than the lifetime would never cache; then refresh at half-life instead.
         const usable =
           lifetimeMs > this.safetyMarginMs * 2 ? lifetimeMs - this.safetyMarginMs : lifetimeMs / 2;
-        this.current = { token: accessToken, refreshAt: started + usable, replacement, accepted: false };
+        this.current = {
+          token: accessToken,
+          refreshAt: started + usable,
+          fetchedAt: started,
+          replacement,
+          accepted: false,
+        };
         this.replacing = false;
         this.heldOff = undefined;
         return accessToken;
@@ -88,11 +106,13 @@ export class TokenCache {
 
   /**
    * The provider refused `token`. Forgets it and returns true when asking `get()` again may help;
-   * returns false, keeping it, when it is itself a replacement nothing has taken yet.
+   * returns false, keeping it, when it is itself a replacement nothing has taken yet, fetched less
+   * than `keepUntakenReplacementMs` ago.
    */
   refused(token: string): boolean {
     if (!this.current || this.current.token !== token) return true;
-    if (this.current.replacement && !this.current.accepted) return false;
+    const { replacement, accepted, fetchedAt } = this.current;
+    if (replacement && !accepted && this.now() - fetchedAt < this.keepUntakenReplacementMs) return false;
     this.current = undefined;
     this.replacing = true;
     return true;

@@ -84,6 +84,30 @@ describe('TokenCache guards against token requests per retry', () => {
     expect(cache.tokenRequests).toBe(3);
   });
 
+  it('replaces an untaken replacement refused again once it is older than the keep window', async () => {
+    // A replacement revoked before anything took it: kept for the window, not until it expires.
+    let now = 1_000_000;
+    const issuer = fakeIssuer(3600);
+    const cache = new TokenCache({
+      fetchToken: issuer.fetchToken,
+      now: () => now,
+      keepUntakenReplacementMs: 30_000,
+    });
+    const first = await cache.get();
+    cache.accepted(first);
+    expect(cache.refused(first)).toBe(true);
+    const second = await cache.get();
+    now += 29_999;
+    expect(cache.refused(second)).toBe(false);
+    expect(await cache.get()).toBe('t2');
+    now += 1;
+    expect(cache.refused(second)).toBe(true);
+    expect(await cache.get()).toBe('t3');
+    // The third is a replacement too: refused at once, it is kept again for the window.
+    expect(cache.refused('t3')).toBe(false);
+    expect(cache.tokenRequests).toBe(3);
+  });
+
   it('a refusal of a token already replaced asks for the current one', async () => {
     const issuer = fakeIssuer();
     const cache = new TokenCache({ fetchToken: issuer.fetchToken });
