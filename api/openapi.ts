@@ -1,6 +1,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { BRAND_HEADER } from '../api-keys/acting-brand';
 import type { Scope } from '../common/api-key';
+import { BRAND_ID_PATTERN, DEFAULT_BRAND_ID } from '../contracts/brand';
 import { customerVerifications } from '../contracts/customer';
 import { PIX_EMAIL_MAX_LENGTH, PIX_KEY_PATTERNS, PIX_TYPES, type PixType } from '../contracts/pix-key';
 import { registerWebhooks } from '../events/event-schemas';
@@ -12,9 +14,9 @@ import { v1Operations } from './v1';
 // route may give besides its own, and the webhooks pixflow sends.
 
 const errorText: Record<number, string> = {
-  400: 'Invalid body, path or query parameter (invalid_params names each field)',
+  400: 'Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`)',
   401: 'Missing, wrong, expired or revoked API key',
-  403: 'The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it)',
+  403: "The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`)",
   404: 'No such flow, customer, account, webhook endpoint or event (or nothing to serve yet)',
   409: "Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it)",
   410: 'The flow has finished without it, for good (flowStatus and reason say why)',
@@ -173,7 +175,8 @@ function registerOperation(registry: OpenAPIRegistry, op: Operation) {
       ...(ok.png ? { content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } : {}),
     };
   }
-  for (const status of errorStatuses(op)) {
+  // Every operation also answers 400 for a Pixflow-Brand it may not act on.
+  for (const status of [...new Set([400, ...errorStatuses(op)])].sort((a, b) => a - b)) {
     responses[status] = {
       description: errorText[status] ?? 'Error',
       ...(problemHeaders[status] ? { headers: problemHeaders[status] } : {}),
@@ -211,6 +214,15 @@ const tags = [
   { name: 'Events', description: 'What happened, pushed to webhook endpoints or pulled from /v1/events' },
 ];
 
+/** The header a request names the brand it acts for in, on every /v1 path (api-keys/acting-brand.ts). */
+const brandParameter = {
+  name: BRAND_HEADER,
+  in: 'header',
+  required: false,
+  description: `The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 \`brand-not-allowed\` for any other. A platform key (made with \`--platform\`) must name one on every request: 400 \`brand-required\` without it, 400 \`unknown-brand\` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for \`${DEFAULT_BRAND_ID}\`.`,
+  schema: { type: 'string', format: 'brand-id', pattern: BRAND_ID_PATTERN.source, example: 'bet-rio' },
+};
+
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'apiKey', {
@@ -218,8 +230,9 @@ export function buildOpenApiDocument() {
     scheme: 'bearer',
     description:
       // CommonMark: the placeholder is code, or the page would read it as an HTML tag and drop it.
-      '`Authorization: Bearer <api key>`. Each operation names the scopes the key needs (a write scope includes its read); a key from API_KEYS holds every scope.',
+      "`Authorization: Bearer <api key>`. Each operation names the scopes the key needs (a write scope includes its read); a key from API_KEYS holds every scope. Every request acts for one brand: a brand's key for its own, a platform key for the brand it names in the `Pixflow-Brand` header.",
   });
+  registry.registerComponent('parameters', 'PixflowBrand', brandParameter as never);
   for (const op of v1Operations) registerOperation(registry, op);
   registerWebhooks(registry);
   const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
@@ -235,6 +248,13 @@ export function buildOpenApiDocument() {
     tags,
   });
   withTextRule(doc);
+  // Every /v1 operation takes the header (api-keys/acting-brand.ts).
+  for (const [p, item] of Object.entries(doc.paths ?? {})) {
+    if (!p.startsWith(`${V1}/`)) continue;
+    for (const op of Object.values(item as Record<string, { parameters?: unknown[] }>)) {
+      op.parameters = [...(op.parameters ?? []), { $ref: '#/components/parameters/PixflowBrand' }];
+    }
+  }
   // Both take a key with its type by the same rules.
   for (const id of ['WithdrawalRequest', 'CustomerAccountRequest']) {
     const request = doc.components?.schemas?.[id] as Record<string, unknown> | undefined;

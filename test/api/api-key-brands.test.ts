@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { runner } from 'node-pg-migrate';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPixflowClient, dataOf, PixflowProblem } from '../../clients/typescript/src';
 import { keyDigest, newKeyId, newSecret } from '../../common/api-key';
 import { createBrand } from '../../db/brands';
 import { MIGRATIONS_DIR, migrate } from '../../db/migrate';
@@ -238,5 +239,28 @@ describe('the CLI', () => {
     expect(both.status).toBe(2);
     expect(both.err).toContain('--platform:');
     expect(await count()).toBe(before);
+  });
+});
+
+describe('the TypeScript client', () => {
+  it('names the brand for every call, or for one call, as a platform key needs', async () => {
+    const { secret } = await createWithCli('Platform on the client', '--platform');
+    const brandOfLast = () =>
+      logLines.filter((l) => l.msg === 'request' && l.route === '/v1/events').at(-1)?.brand;
+    const forRio = createPixflowClient({ baseUrl: e.url, apiKey: secret, brand: 'bet-rio' });
+    expect(await dataOf(forRio.GET('/v1/events', {}))).toMatchObject({ items: [] });
+    expect(brandOfLast()).toBe('bet-rio');
+    // One call names another brand, typed from the document.
+    await dataOf(forRio.GET('/v1/events', { params: { header: { 'Pixflow-Brand': 'bet-sp' } } }));
+    expect(brandOfLast()).toBe('bet-sp');
+
+    const unnamed = createPixflowClient({ baseUrl: e.url, apiKey: secret });
+    const refused = await unnamed.GET('/v1/events', {}).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(PixflowProblem);
+    expect(refused).toMatchObject({
+      status: 400,
+      type: 'https://pixflow.dev/problems/brand-required',
+      fieldErrors: [{ name: 'header.Pixflow-Brand', reason: expect.any(String) }],
+    });
   });
 });

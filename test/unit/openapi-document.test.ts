@@ -25,7 +25,7 @@ interface Operation {
     string,
     { headers?: Record<string, { required?: boolean }>; content?: Record<string, { schema: Schema }> }
   >;
-  parameters?: { name: string; schema: Schema }[];
+  parameters?: { name: string; in?: string; schema: Schema }[];
 }
 
 const schemas = {
@@ -63,8 +63,9 @@ describe('/openapi.json', () => {
     expect(withdrawalPaths).toHaveLength(3);
     for (const p of withdrawalPaths) {
       expect(p).toMatch(/^\/v1\/withdrawals\/\{transactionId\}/);
+      // Its path's own parameters: every /v1 operation also takes the Pixflow-Brand header.
       expect(
-        doc.paths[p]?.get?.parameters?.map((x) => x.name),
+        doc.paths[p]?.get?.parameters?.filter((x) => x.in === 'path').map((x) => x.name),
         p,
       ).toEqual(['transactionId']);
     }

@@ -14,6 +14,12 @@ export interface PixflowClientOptions {
   baseUrl: string;
   /** The API key, sent as `Authorization: Bearer`. */
   apiKey: string;
+  /**
+   * The brand every call acts for, sent as `Pixflow-Brand`: what a platform key must name (a
+   * brand's own key may leave it out). One call can name another with
+   * `params: { header: { 'Pixflow-Brand': 'bet-rio' } }`.
+   */
+  brand?: string;
   retry?: RetryOptions;
   /** What sends each request (default: the global fetch). */
   fetch?: Send;
@@ -59,7 +65,10 @@ export function createPixflowClient(options: PixflowClientOptions): PixflowClien
   const send = options.fetch ?? ((request: Request) => fetch(request));
   const client = createClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    headers: { authorization: `Bearer ${options.apiKey}` },
+    headers: {
+      authorization: `Bearer ${options.apiKey}`,
+      ...(options.brand === undefined ? {} : { 'pixflow-brand': options.brand }),
+    },
     fetch: retrying(send, options.retry),
   });
   client.use(idempotencyKeys, problems);

@@ -2194,7 +2194,10 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+        PixflowBrand: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -2204,7 +2207,10 @@ export interface operations {
     createOnboarding: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2232,7 +2238,7 @@ export interface operations {
                     "application/json": components["schemas"]["Onboarding"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2250,7 +2256,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2290,7 +2296,10 @@ export interface operations {
     getOnboarding: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -2308,7 +2317,7 @@ export interface operations {
                     "application/json": components["schemas"]["Onboarding"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2326,7 +2335,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2375,7 +2384,10 @@ export interface operations {
     createLivenessLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -2393,7 +2405,7 @@ export interface operations {
                     "application/json": components["schemas"]["LivenessLink"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2411,7 +2423,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2469,7 +2481,10 @@ export interface operations {
     getLivenessLinkQrCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -2487,7 +2502,7 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2505,7 +2520,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2554,7 +2569,10 @@ export interface operations {
     reviewOnboarding: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -2576,7 +2594,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReviewAccepted"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2594,7 +2612,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2652,7 +2670,10 @@ export interface operations {
     getBiometrics: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -2670,7 +2691,7 @@ export interface operations {
                     "application/json": components["schemas"]["BiometricIdentification"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2688,7 +2709,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2737,7 +2758,10 @@ export interface operations {
     createDeposit: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2765,7 +2789,7 @@ export interface operations {
                     "application/json": components["schemas"]["DepositQr"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2783,7 +2807,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2841,7 +2865,10 @@ export interface operations {
     getDeposit: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 txid: string;
             };
@@ -2858,7 +2885,7 @@ export interface operations {
                     "application/json": components["schemas"]["Deposit"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2876,7 +2903,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2925,7 +2952,10 @@ export interface operations {
     resolveDeposit: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 txid: string;
             };
@@ -2946,7 +2976,7 @@ export interface operations {
                     "application/json": components["schemas"]["DepositResolution"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2964,7 +2994,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3022,7 +3052,10 @@ export interface operations {
     getDepositQrCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 txid: string;
             };
@@ -3039,7 +3072,7 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3057,7 +3090,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3106,7 +3139,10 @@ export interface operations {
     createWithdrawal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3125,7 +3161,7 @@ export interface operations {
                     "application/json": components["schemas"]["Withdrawal"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3143,7 +3179,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3192,7 +3228,10 @@ export interface operations {
     getWithdrawal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 transactionId: string;
             };
@@ -3209,7 +3248,7 @@ export interface operations {
                     "application/json": components["schemas"]["Withdrawal"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3227,7 +3266,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3276,7 +3315,10 @@ export interface operations {
     getWithdrawalStepUpQrCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 transactionId: string;
             };
@@ -3293,7 +3335,7 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3311,7 +3353,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3369,7 +3411,10 @@ export interface operations {
     getWithdrawalReceipt: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 transactionId: string;
             };
@@ -3386,7 +3431,7 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3404,7 +3449,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3475,7 +3520,10 @@ export interface operations {
                 cursor?: string;
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3490,7 +3538,7 @@ export interface operations {
                     "application/json": components["schemas"]["FlowPage"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3508,7 +3556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3548,7 +3596,10 @@ export interface operations {
     getCustomer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -3566,7 +3617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Customer"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3584,7 +3635,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3633,7 +3684,10 @@ export interface operations {
     listCustomerAccounts: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -3651,7 +3705,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomerAccounts"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3669,7 +3723,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3718,7 +3772,10 @@ export interface operations {
     createCustomerAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -3749,7 +3806,7 @@ export interface operations {
                     "application/json": components["schemas"]["CustomerAccount"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3767,7 +3824,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3825,7 +3882,10 @@ export interface operations {
     deleteCustomerAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -3843,7 +3903,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3861,7 +3921,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3910,7 +3970,10 @@ export interface operations {
     getCustomerDepositLimits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -3928,7 +3991,7 @@ export interface operations {
                     "application/json": components["schemas"]["DepositLimits"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3946,7 +4009,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3995,7 +4058,10 @@ export interface operations {
     setCustomerDepositLimits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 /** @description Brazilian CPF: 11 digits, no punctuation. The last two digits are the mod-11 check digits of the first nine (each weighted 10..2, then 11..2; a remainder below 2 gives 0, else 11 minus it); a CPF of one repeated digit is invalid. */
                 cpf: components["schemas"]["Cpf"];
@@ -4017,7 +4083,7 @@ export interface operations {
                     "application/json": components["schemas"]["DepositLimits"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4035,7 +4101,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4084,7 +4150,10 @@ export interface operations {
     listWebhookEndpoints: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4099,6 +4168,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Missing, wrong, expired or revoked API key */
             401: {
                 headers: {
@@ -4108,7 +4186,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4148,7 +4226,10 @@ export interface operations {
     createWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4167,7 +4248,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4185,7 +4266,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4225,7 +4306,10 @@ export interface operations {
     getWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 id: string;
             };
@@ -4242,7 +4326,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4260,7 +4344,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4309,7 +4393,10 @@ export interface operations {
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 id: string;
             };
@@ -4324,7 +4411,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4342,7 +4429,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4391,7 +4478,10 @@ export interface operations {
     updateWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 id: string;
             };
@@ -4412,7 +4502,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4430,7 +4520,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4479,7 +4569,10 @@ export interface operations {
     rotateWebhookEndpointSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 id: string;
             };
@@ -4496,7 +4589,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4514,7 +4607,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4569,7 +4662,10 @@ export interface operations {
                 event?: string;
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 id: string;
             };
@@ -4586,7 +4682,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookAttemptPage"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4604,7 +4700,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4661,7 +4757,10 @@ export interface operations {
                 flow?: string;
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4676,7 +4775,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventPage"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4694,7 +4793,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4734,7 +4833,10 @@ export interface operations {
     getEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 id: string;
             };
@@ -4751,7 +4853,7 @@ export interface operations {
                     "application/json": components["schemas"]["Event"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4769,7 +4871,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4821,7 +4923,10 @@ export interface operations {
                 /** @description only to this endpoint */
                 endpoint?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The brand this request acts for. A brand's key acts for its own brand: it may leave this out or name its own brand, and is refused 403 `brand-not-allowed` for any other. A platform key (made with `--platform`) must name one on every request: 400 `brand-required` without it, 400 `unknown-brand` for a brand that does not exist. Keys made before brands, and keys from API_KEYS, act for `default`. */
+                "Pixflow-Brand"?: components["parameters"]["PixflowBrand"];
+            };
             path: {
                 id: string;
             };
@@ -4838,7 +4943,7 @@ export interface operations {
                     "application/json": components["schemas"]["Redelivery"];
                 };
             };
-            /** @description Invalid body, path or query parameter (invalid_params names each field) */
+            /** @description Invalid body, path or query parameter, or Pixflow-Brand header (invalid_params names each field): a platform key that names no brand (type `brand-required`) or one that does not exist (type `unknown-brand`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4856,7 +4961,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it) */
+            /** @description The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`) */
             403: {
                 headers: {
                     [name: string]: unknown;
