@@ -33,6 +33,8 @@ export const operatorActionNames = [
   'policy.reject',
   'brand.create',
   'brand.update',
+  'brand.account.set',
+  'brand.account.remove',
 ] as const;
 export type OperatorActionName = (typeof operatorActionNames)[number];
 
