@@ -2,11 +2,16 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Connection, WorkflowClient } from '@temporalio/client';
 import pg from 'pg';
+import { loadConfig } from '../../common/config';
 import { searchAttributeCliArgs } from '../../common/search-attributes';
 import { type EmbeddedPg, startEmbeddedPostgres } from '../../db/embedded';
 import { migrate } from '../../db/migrate';
+import { apiPixPkiFiles } from '../../sandbox/api-pix';
+import { apiPixEnv, apiPixHealthy } from '../../scripts/api-pix-part';
 import { devServerDynamicConfigArgs, ensureTemporalCli } from '../../scripts/temporal-tools';
+import { type ApiPixAnswer, apiPixRequest } from '../helpers/api-pix';
 import type { PixflowAt } from '../helpers/people';
 import { freePort, tcpOpen } from '../helpers/ports';
 import { waitUntil } from '../helpers/wait';
@@ -14,7 +19,9 @@ import { waitUntil } from '../helpers/wait';
 // The fault suite's stack: every part its own real process on free 127.0.0.1 ports, so each one
 // can be killed and started again on its own. Postgres (embedded) runs from this process and is
 // stopped/started on the same data dir and port; the Temporal dev server keeps its SQLite file
-// across a restart. Every child carries PIXFLOW_FAULTS_RUN in its environment, so leftovers of a
+// across a restart. A second PSP, the API Pix emulation, runs beside the first provider's sandbox
+// as npm start runs it (scripts/api-pix-part.ts), so deposits are routed to the first provider,
+// then to it. Every child carries PIXFLOW_FAULTS_RUN in its environment, so leftovers of a
 // run whose owner died are found and killed by the next run.
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -31,7 +38,15 @@ export interface HarnessOptions {
   verbose?: boolean;
 }
 
-type PartName = 'temporal' | 'sandbox' | 'worker' | 'api';
+type PartName = 'temporal' | 'sandbox' | 'api-pix' | 'worker' | 'api';
+
+/**
+ * The routing's breaker for the run, shorter than the default (5 failures, 30 s cool-down): an
+ * outage of a few seconds opens it, and a half-open try comes every few seconds while it lasts.
+ */
+export const BREAKER = { failures: 3, windowMs: 10_000, coolDownMs: 3_000 };
+/** An API Pix charge's expiry: the least the connector accepts. */
+const API_PIX_EXPIRY_SECONDS = 60;
 
 interface Part {
   name: PartName;
@@ -108,6 +123,10 @@ export class Harness {
   private cli = '';
   databaseUrl = '';
   pool: pg.Pool | undefined;
+  /** The API Pix settings of the worker, the API and the emulation (scripts/api-pix-part.ts). */
+  private apiPixSettings: Record<string, string> = {};
+  /** The merchant's certificate, key and the PSP's CA, read once: what the controls are reached with. */
+  private apiPixTls: { cert: string; key: string; ca: string } | undefined;
   /** What was done to the stack, for the report. */
   readonly events: Array<{ at: string; what: string }> = [];
 
@@ -125,6 +144,9 @@ export class Harness {
   }
   get sandbox() {
     return `http://127.0.0.1:${this.ports.SANDBOX_PORT}`;
+  }
+  get apiPix() {
+    return `https://127.0.0.1:${this.ports.SANDBOX_API_PIX_PORT}`;
   }
   get ingress() {
     return `${this.api}/webhooks/provider/${WEBHOOK_SECRET}`;
@@ -179,10 +201,32 @@ export class Harness {
       'PROVIDER_LIVENESS_URL',
       'OTEL_EXPORTER_OTLP_ENDPOINT',
       'CODEC_TOKENS',
+      'DEPOSIT_ROUTING',
     ]) {
       delete env[k];
     }
-    return env;
+    // Only the suite's own PSP: nothing of a developer's API Pix settings leaks in.
+    for (const k of Object.keys(env)) if (k.startsWith('API_PIX_')) delete env[k];
+    const withApiPix = Object.keys(this.apiPixSettings).length > 0;
+    return {
+      ...env,
+      ...this.apiPixSettings,
+      ...(withApiPix ? { API_PIX_EXPIRY_SECONDS: String(API_PIX_EXPIRY_SECONDS) } : {}),
+      SANDBOX_API_PIX_PORT: String(this.ports.SANDBOX_API_PIX_PORT),
+      // Seeds the policy's routing (identity-payments, then api-pix) with the run's breaker.
+      DEPOSIT_BREAKER_FAILURES: String(BREAKER.failures),
+      DEPOSIT_BREAKER_WINDOW_MS: String(BREAKER.windowMs),
+      DEPOSIT_BREAKER_COOL_DOWN_MS: String(BREAKER.coolDownMs),
+    };
+  }
+
+  /** The API Pix settings npm start would give this stack: its PKI made in the run's folder. */
+  private prepareApiPix(): void {
+    const env = this.env();
+    this.apiPixSettings = apiPixEnv(loadConfig(env), this.runDir, {
+      ...env,
+      API_PIX_WEBHOOK_PORT: String(this.ports.API_PIX_WEBHOOK_PORT),
+    });
   }
 
   private spawnPart(name: PartName, cmd: string, args: string[]): Part {
@@ -244,10 +288,13 @@ export class Harness {
       'WORKER_SDK_METRICS_PORT',
       'TEMPORAL_PORT',
       'PG_PORT',
+      'SANDBOX_API_PIX_PORT',
+      'API_PIX_WEBHOOK_PORT',
     ]) {
       this.ports[k] = await freePort();
     }
     this.cli = ensureTemporalCli();
+    this.prepareApiPix();
     await this.startPostgres();
     this.databaseUrl = await this.pgServer!.createDatabase('pixflow');
     await migrate(this.databaseUrl);
@@ -255,6 +302,8 @@ export class Harness {
     this.pool.on('error', () => {});
     await this.startTemporal();
     await this.startSandbox();
+    // Before the worker, which registers pixflow's webhook listener at it when it starts.
+    await this.startApiPixSandbox();
     await this.startWorker();
     await this.startApi();
     await this.registerIngress();
@@ -306,6 +355,14 @@ export class Harness {
     await this.waitFor('sandbox', part, () => httpOk(`${this.sandbox}/healthz`));
   }
 
+  async startApiPixSandbox(): Promise<void> {
+    const part = this.spawnPart('api-pix', process.execPath, ['--import', 'tsx', 'sandbox/api-pix/main.ts']);
+    const config = loadConfig(this.env());
+    const pki = apiPixPkiFiles(this.apiPixSettings.SANDBOX_API_PIX_PKI_DIR ?? '');
+    await this.waitFor('api-pix', part, () => apiPixHealthy(config, pki));
+    this.note('api-pix sandbox started');
+  }
+
   async startWorker(): Promise<void> {
     const part = this.spawnPart('worker', process.execPath, ['--import', 'tsx', 'worker/main.ts']);
     await this.waitFor('worker', part, () =>
@@ -351,6 +408,42 @@ export class Harness {
     await this.control('/sandbox/notifications', { url: this.ingress, partnerId: WEBHOOK_PARTNER_ID });
   }
 
+  /**
+   * What a flow that never ended was doing, from Temporal: its run's status, and each pending
+   * activity's attempt and last failure. A stuck flow's problem then says where it waits.
+   */
+  async explain(workflowId: string): Promise<string> {
+    const connection = await Connection.connect({ address: `127.0.0.1:${this.ports.TEMPORAL_PORT}` });
+    try {
+      const handle = new WorkflowClient({ connection }).getHandle(workflowId);
+      const d = await handle.describe();
+      const pending = (d.raw.pendingActivities ?? []).map(
+        (a) =>
+          `${a.activityType?.name} attempt ${a.attempt} (${a.state}): ${a.lastFailure?.message ?? 'no failure yet'}`,
+      );
+      // A run that closed: the failure its last events carry (a failed activity, the run's own).
+      const failures =
+        d.status.name === 'RUNNING'
+          ? []
+          : ((await handle.fetchHistory()).events ?? [])
+              .slice(-6)
+              .map(
+                (e) =>
+                  e.activityTaskFailedEventAttributes?.failure?.message ??
+                  e.workflowExecutionFailedEventAttributes?.failure?.message ??
+                  e.workflowTaskFailedEventAttributes?.failure?.message,
+              )
+              .filter((m): m is string => Boolean(m));
+      return `${workflowId} ${d.status.name}; pending: ${pending.join(' | ') || 'none'}${
+        failures.length > 0 ? `; failures: ${failures.join(' | ')}` : ''
+      }`;
+    } catch (err) {
+      return `${workflowId}: not described (${err instanceof Error ? err.message : String(err)})`;
+    } finally {
+      await connection.close();
+    }
+  }
+
   /** A sandbox control call that must succeed. */
   async control(pathname: string, body?: unknown, method = 'POST'): Promise<unknown> {
     const res = await fetch(`${this.sandbox}${pathname}`, {
@@ -364,8 +457,34 @@ export class Harness {
     return JSON.parse(text) as unknown;
   }
 
+  /**
+   * A call to the API Pix emulation's controls (`/sandbox/...`), over mutual TLS with the
+   * merchant's certificate, as the PSP's payer side and its test knobs are reached.
+   */
+  async apiPixCall(pathname: string, body?: unknown, method = 'POST'): Promise<ApiPixAnswer> {
+    const pki = apiPixPkiFiles(this.apiPixSettings.SANDBOX_API_PIX_PKI_DIR ?? '');
+    this.apiPixTls ??= {
+      cert: readFileSync(pki.merchantClient.cert, 'utf8'),
+      key: readFileSync(pki.merchantClient.key, 'utf8'),
+      ca: readFileSync(pki.pspCa.cert, 'utf8'),
+    };
+    return apiPixRequest(`${this.apiPix}${pathname}`, {
+      method,
+      body: method === 'GET' ? undefined : (body ?? {}),
+      tls: this.apiPixTls,
+    });
+  }
+  /** An API Pix control call that must succeed. */
+  // biome-ignore lint/suspicious/noExplicitAny: the emulation's state, read field by field by the checks
+  async apiPixControl(pathname: string, body?: unknown, method = 'POST'): Promise<any> {
+    const answer = await this.apiPixCall(pathname, body, method);
+    if (answer.status !== 200)
+      throw new Error(`api-pix ${method} ${pathname}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    return answer.body;
+  }
+
   async stop(): Promise<void> {
-    for (const name of ['api', 'worker', 'sandbox', 'temporal'] as const) {
+    for (const name of ['api', 'worker', 'api-pix', 'sandbox', 'temporal'] as const) {
       await this.stopPart(name, name === 'temporal' ? 'SIGTERM' : 'SIGKILL').catch(() => {});
     }
     await this.pool?.end().catch(() => {});

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { decimalTextToCentavos } from '../../common/money';
+import { toApiPixTxid } from '../../connectors/api-pix';
 import { depositFinalStatuses } from '../../contracts/deposit';
 import { onboardingFinalStatuses } from '../../contracts/onboarding';
 import { withdrawalFinalStatuses } from '../../contracts/withdrawal';
@@ -7,7 +9,9 @@ import { newCpf, ownCpfKey, type People } from '../helpers/people';
 import { API_KEY, type Harness, PII_HASH_KEY } from './harness';
 
 // Mixed load through the API, settled by the sandbox itself, and the checks of every flow
-// against the sandbox's own records, our API and the Postgres inbox.
+// against the sandbox's own records, our API and the Postgres inbox. Deposits are routed to the
+// first provider, then to the API Pix PSP: a deposit's payer pays it where its QR came from (read
+// from the deposit's `connector`), and its check asks that PSP.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -23,7 +27,31 @@ export interface LoadSpec {
   refusedOnboardings: number;
   /** Parallel callers. */
   concurrency: number;
+  /**
+   * Open load: the mixed phase's requests start one every this many ms, however many are still
+   * waiting (as customers keep arriving during an outage), instead of `concurrency` callers.
+   */
+  arrivalMs?: number;
 }
+
+/** A deposit request as its caller saw it: every answer, the time to the QR, where it went. */
+export interface DepositRecord {
+  txid: string;
+  /** Whether its payer pays it (the unpaid ones must expire). */
+  paid: boolean;
+  sentAt: number;
+  /** When the request that got the QR was sent, and when its answer came; unset without one. */
+  acceptedSentAt?: number;
+  answeredAt?: number;
+  /** The status of every answer, in order (0: no answer). */
+  statuses: number[];
+  /** The connector that made its charge, from the deposit's state after the QR. */
+  connector?: string;
+}
+
+/** The connectors deposits are routed to, as the deposit's state names them. */
+export const FIRST_PROVIDER = 'identity-payments';
+export const API_PIX = 'api-pix';
 
 export interface Load {
   scenario: string;
@@ -36,6 +64,12 @@ export interface Load {
   apiErrors: number;
   /** Anything else than the expected answer that was not retryable. */
   refusals: string[];
+  /** Every deposit request, by txid. */
+  depositRecords: Map<string, DepositRecord>;
+  /** When each withdrawal was first asked, by transactionId. */
+  withdrawalsSentAt: Map<string, number>;
+  /** When the mixed phase began (after the unpaid deposits and the failing payouts). */
+  mixedAt?: number;
 }
 
 /** A payout of the load is at most this (below the biometric step-up bound). */
@@ -158,30 +192,98 @@ export const newLoad = (scenario: string): Load => ({
   retries: 0,
   apiErrors: 0,
   refusals: [],
+  depositRecords: new Map(),
+  withdrawalsSentAt: new Map(),
 });
 
-export async function runLoad(h: Harness, scenario: string, spec: LoadSpec, people: People): Promise<Load> {
-  const load = newLoad(scenario);
+/** How long after its QR the payer pays a deposit (as the first provider's sandbox does by itself). */
+const PAY_AFTER_MS = 1_500;
+
+/**
+ * The payer of a deposit whose QR came from the API Pix PSP: pays its cob at the emulation
+ * (`POST /sandbox/cob/{txid}/pay`, the cob's txid being pixflow's as the connector maps it).
+ */
+async function payAtApiPix(h: Harness, load: Load, txid: string): Promise<void> {
+  await sleep(PAY_AFTER_MS);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const r = await h.apiPixCall(`/sandbox/cob/${toApiPixTxid(txid)}/pay`, {}).catch(() => undefined);
+    if (r?.status === 200) return;
+    if (r && r.status !== 503 && r.status !== 429) {
+      load.refusals.push(
+        `deposit ${txid}: the API Pix payer could not pay (${r.status} ${JSON.stringify(r.body)})`,
+      );
+      return;
+    }
+    if (Date.now() > deadline) {
+      load.refusals.push(`deposit ${txid}: the API Pix payer could not pay before the deadline`);
+      return;
+    }
+    await sleep(500);
+  }
+}
+
+/** The connector that made a deposit's charge, as its state says once the QR exists. */
+async function connectorOf(h: Harness, txid: string): Promise<string | undefined> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const r = await apiGet(h, `/v1/deposits/${txid}`).catch(() => undefined);
+    const state = r?.status === 200 ? (r.body.state ?? r.body) : undefined;
+    // Absent on a state with its QR: the first provider (a run from before routing).
+    if (state?.qr) return state.connector ?? FIRST_PROVIDER;
+    await sleep(r?.status === 429 ? 1_000 : 250);
+  }
+  return undefined;
+}
+
+export async function runLoad(
+  h: Harness,
+  scenario: string,
+  spec: LoadSpec,
+  people: People,
+  load: Load = newLoad(scenario),
+): Promise<Load> {
   const tag = scenario.replace(/[^a-z0-9]/gi, '').slice(0, 12);
-  const deposit = async (txid: string) => {
+  /** The API Pix payers at work: the load is done once they paid. */
+  const payments: Array<Promise<void>> = [];
+  const deposit = async (txid: string, paid: boolean) => {
     const body = {
       txid,
       amountCentavos: 100 + Math.floor(Math.random() * 100_000),
       client: people.next(),
     };
     load.deposits.push(txid);
-    await reliably(
+    const record: DepositRecord = { txid, paid, sentAt: Date.now(), statuses: [] };
+    load.depositRecords.set(txid, record);
+    const answer = await reliably(
       load,
       `deposit ${txid}`,
-      () => http(`${h.api}/v1/deposits`, { body }),
+      async () => {
+        record.acceptedSentAt = Date.now();
+        try {
+          const r = await http(`${h.api}/v1/deposits`, { body });
+          record.statuses.push(r.status);
+          return r;
+        } catch (err) {
+          record.statuses.push(0);
+          throw err;
+        }
+      },
       (r) => r.status === 201 || r.status === 200,
     );
+    if (!answer) return;
+    record.answeredAt = Date.now();
+    record.connector = await connectorOf(h, txid);
+    if (!record.connector) load.refusals.push(`deposit ${txid}: its state never named its connector`);
+    // The first provider's sandbox pays its own deposits by itself (phase 2).
+    if (paid && record.connector === API_PIX) payments.push(payAtApiPix(h, load, txid));
   };
   const withdrawal = async (id: string) => {
     const amountCentavos = 100 + Math.floor(Math.random() * (MAX_PAYOUT_CENTAVOS - 99));
     const client = people.payee(amountCentavos);
     const body = { transactionId: id, amountCentavos, ...ownCpfKey(client), client };
     load.withdrawals.push(id);
+    load.withdrawalsSentAt.set(id, Date.now());
     await reliably(
       load,
       `withdrawal ${id}`,
@@ -204,24 +306,34 @@ export async function runLoad(h: Harness, scenario: string, spec: LoadSpec, peop
 
   // Phase 1: nothing settles by itself.
   await h.control('/sandbox/auto', { payDepositsAfterMs: null, settleWithdrawalsAfterMs: null });
-  await pool(unpaid, spec.concurrency, deposit);
+  await pool(unpaid, spec.concurrency, (txid) => deposit(txid, false));
   await pool(failing, spec.concurrency, withdrawal);
   // The provider fails these payouts once they exist there (an "operator" on the provider side).
   const failer = failWhenCreated(h, failing);
   // Phase 2: the sandbox pays deposits and settles payouts by itself.
-  await h.control('/sandbox/auto', { payDepositsAfterMs: 1500, settleWithdrawalsAfterMs: 2000 });
+  await h.control('/sandbox/auto', { payDepositsAfterMs: PAY_AFTER_MS, settleWithdrawalsAfterMs: 2000 });
+  load.mixedAt = Date.now();
   const mixed: Array<() => Promise<void>> = [];
   const n = Math.max(paid.length, settling.length, cpfs.length);
   for (let i = 0; i < n; i++) {
     const p = paid[i];
     const s = settling[i];
     const c = cpfs[i];
-    if (p) mixed.push(() => deposit(p));
+    if (p) mixed.push(() => deposit(p, true));
     if (s) mixed.push(() => withdrawal(s));
     if (c) mixed.push(() => onboarding(h, load, c, i < spec.refusedOnboardings ? 'refuse' : 'approve'));
   }
-  await pool(mixed, spec.concurrency, (f) => f());
+  if (spec.arrivalMs === undefined) await pool(mixed, spec.concurrency, (f) => f());
+  else {
+    const started: Array<Promise<void>> = [];
+    for (const f of mixed) {
+      started.push(f());
+      await sleep(spec.arrivalMs);
+    }
+    await Promise.all(started);
+  }
   await failer;
+  await Promise.all(payments);
   return load;
 }
 
@@ -333,6 +445,8 @@ export interface CheckResult {
   duplicatePayouts: number;
   paidDeposits: number;
   expiredDeposits: number;
+  /** Deposits whose charge the API Pix PSP made (among the paid and expired ones). */
+  apiPixDeposits: number;
   settledWithdrawals: number;
   failedWithdrawals: number;
   approved: number;
@@ -347,16 +461,24 @@ export async function check(h: Harness, load: Load, timeoutMs: number): Promise<
   const { states, open } = await waitTerminal(h, load, timeoutMs);
   const problems: string[] = [...load.refusals];
   const lostKeys = new Set<string>(open);
-  for (const k of open) problems.push(`${k} never reached a terminal state (last: ${states.get(k)?.status})`);
+  for (const k of open) {
+    const [type, id] = k.split(':') as [string, string];
+    const why = type === 'onboarding' ? '' : `; ${await h.explain(`${type}-${id}`)}`;
+    problems.push(`${k} never reached a terminal state (last: ${states.get(k)?.status})${why}`);
+  }
   const sb = (await h.control('/sandbox/state', undefined, 'GET')) as Json;
   const sbDeposits = new Map<string, Json>(sb.deposits.map((d: Json) => [d.txid, d]));
   const sbWithdrawals = new Map<string, Json>(sb.withdrawals.map((w: Json) => [w.txid, w]));
+  // The API Pix PSP's own records, read over mutual TLS as its controls are.
+  const psp = await h.apiPixControl('/sandbox/state', undefined, 'GET');
+  const cobs = new Map<string, Json>(psp.cobs.map((c: Json) => [c.txid, c]));
   const r: CheckResult = {
     problems,
     lost: 0,
     duplicatePayouts: 0,
     paidDeposits: 0,
     expiredDeposits: 0,
+    apiPixDeposits: 0,
     settledWithdrawals: 0,
     failedWithdrawals: 0,
     approved: 0,
@@ -377,18 +499,29 @@ export async function check(h: Harness, load: Load, timeoutMs: number): Promise<
   for (const txid of load.deposits) {
     const key = `deposit:${txid}`;
     const ours = states.get(key);
-    const theirs = sbDeposits.get(txid);
+    const connector = ours?.connector ?? load.depositRecords.get(txid)?.connector ?? FIRST_PROVIDER;
+    const atFirst = sbDeposits.get(txid);
+    const cob = cobs.get(toApiPixTxid(txid));
+    // One charge per deposit: a second one elsewhere is a QR the person could pay twice.
+    if (atFirst && cob) wrong(key, 'charged at both providers');
+    if (connector === API_PIX) r.apiPixDeposits += 1;
+    const theirs =
+      connector === API_PIX
+        ? cob && { status: cob.status === 'CONCLUIDA' && cob.pix?.length ? 'completed' : cob.status }
+        : atFirst;
+    const where = connector === API_PIX ? 'the API Pix PSP' : 'the sandbox';
     if (!theirs) {
-      wrong(key, 'the sandbox has no such deposit');
+      wrong(key, `${where} has no such deposit (its connector: ${connector})`);
       continue;
     }
+    if (cob && ours && decimalTextToCentavos(cob.valor.original) !== ours.amountCentavos)
+      wrong(key, `the API Pix charge is ${cob.valor.original}, the deposit ${ours.amountCentavos} centavos`);
     const paid = theirs.status === 'completed';
     if (paid) r.paidDeposits += 1;
     else r.expiredDeposits += 1;
-    if (ours?.status === 'completed' && !paid)
-      wrong(key, 'reported completed without a payment in the sandbox');
+    if (ours?.status === 'completed' && !paid) wrong(key, `reported completed without a payment at ${where}`);
     else if (ours && !open.includes(key) && ours.status !== (paid ? 'completed' : 'expired'))
-      wrong(key, `ended ${ours.status}, the sandbox says ${theirs.status}`);
+      wrong(key, `ended ${ours.status}, ${where} says ${theirs.status}`);
   }
 
   for (const id of load.withdrawals) {

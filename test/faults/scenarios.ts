@@ -4,8 +4,18 @@ import path from 'node:path';
 import { endpointNameSchema } from '../../connectors/identity-payments/wire/schemas';
 import { type People, peopleForPayouts } from '../helpers/people';
 import { checkEvents, type EventsBackend } from './events-check';
-import type { Harness } from './harness';
-import { type CheckResult, check, type Load, type LoadSpec, MAX_PAYOUT_CENTAVOS, runLoad } from './load';
+import { BREAKER, type Harness } from './harness';
+import {
+  API_PIX,
+  type CheckResult,
+  check,
+  FIRST_PROVIDER,
+  type Load,
+  type LoadSpec,
+  MAX_PAYOUT_CENTAVOS,
+  newLoad,
+  runLoad,
+} from './load';
 
 // The scenarios: each runs the mixed load, injects its fault while the load runs, waits for
 // every flow to end and checks it (load.ts). Figures go to a JSON file the report quotes.
@@ -38,6 +48,8 @@ export const STACK = FULL
   : { depositExpiryMs: 12_000, pollScheduleMs: '2000,4000' };
 /** Past the last reconciliation interval. */
 const NOTIFICATION_DELAY_MS = 6_000;
+/** The first provider's outage: when it starts after the mixed phase began, how long it lasts. */
+const OUTAGE = FULL ? { afterMs: 8_000, forMs: 15_000 } : { afterMs: 3_000, forMs: 8_000 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const between = (a: number, b: number) => a + Math.floor(Math.random() * (b - a));
@@ -51,6 +63,8 @@ export interface ScenarioContext {
   backend: EventsBackend;
   /** Resolves when every request of the load was accepted. */
   loadDone: Promise<unknown>;
+  /** The load as it goes: its requests so far. */
+  load: Load;
   faults: Record<string, number>;
 }
 
@@ -59,10 +73,14 @@ export interface Scenario {
   description: string;
   /** Scenarios without onboardings (their liveness callbacks cannot be reconciled). */
   onboardings?: false;
+  /** The load's shape where it differs from SPEC. */
+  spec?: Partial<LoadSpec>;
   /** Sandbox knobs for the whole scenario. */
   knobs?: Record<string, unknown>;
   /** The fault, run alongside the load. */
   inject?: (ctx: ScenarioContext) => Promise<void>;
+  /** What the scenario checks beyond every flow's end, and its own figures, once the flows ended. */
+  verify?: (ctx: ScenarioContext) => Promise<{ problems: string[]; failover: FailoverFigures }>;
 }
 
 async function workerMetric(
@@ -172,6 +190,7 @@ export const SCENARIOS: Scenario[] = [
           inject: tokenBursts,
         },
       ]),
+  providerOutageFailover(),
   {
     name: 'notifications-dropped',
     description: 'every notification dropped: reconciliation alone finishes deposits and withdrawals',
@@ -235,12 +254,171 @@ function temporalRestart(): Scenario {
   };
 }
 
+/**
+ * The first provider wholly down in the middle of the mixed load (every endpoint, its token's
+ * too, answers 503): deposits asked then must get their QR from the API Pix PSP within the same
+ * request, while payouts and onboardings, which only the first provider serves, wait for it and
+ * finish once it is back. The load arrives at a steady pace (an open load), so deposits keep
+ * coming before, during and after the outage whatever the onboardings stuck in it do, and for
+ * longer than the breaker's last cool-down after it: a deposit then finds the first provider back
+ * and closes its breaker, so the next scenario starts with both providers taking deposits.
+ */
+function providerOutageFailover(): Scenario {
+  const outage = { downAt: 0, upAt: 0, opens: new Set<string>() };
+  return {
+    name: 'provider-outage-failover',
+    description: `the first provider wholly down (503 on every endpoint) for ${OUTAGE.forMs / 1000} s mid-load: deposits fail over to the API Pix PSP within the request, payouts and onboardings wait for it`,
+    spec: FULL
+      ? // Fewer onboardings: each one stuck in the outage asks its state every second, and
+        // together they would spend the API key's rate limit the deposits need.
+        { deposits: 60, onboardings: 6, refusedOnboardings: 2, arrivalMs: 300 }
+      : { deposits: 20, onboardings: 2, refusedOnboardings: 1, arrivalMs: 700 },
+    async inject({ h, load, faults }) {
+      while (load.mixedAt === undefined) await sleep(100);
+      await sleep(Math.max(0, load.mixedAt + OUTAGE.afterMs - Date.now()));
+      const watching = watchBreakerOpens(h, outage.opens);
+      await h.control('/sandbox/faults', { errorRate: onEveryEndpoint(1) });
+      outage.downAt = Date.now();
+      faults.providerOutages = 1;
+      await sleep(OUTAGE.forMs);
+      outage.upAt = Date.now();
+      await h.control('/sandbox/faults', { errorRate: onEveryEndpoint(0) });
+      faults.outageSeconds = Math.round((outage.upAt - outage.downAt) / 1000);
+      // A try that began in the outage records its failure just after it: watched a while longer.
+      await sleep(2_000);
+      watching.stop();
+      await watching.done;
+      // Opens before the outage (another scenario's) are not this one's.
+      for (const at of outage.opens) if (Date.parse(at) < outage.downAt - 1_000) outage.opens.delete(at);
+    },
+    async verify({ load }) {
+      const problems: string[] = [];
+      const records = [...load.depositRecords.values()];
+      const inWindow = records.filter(
+        (d) => d.sentAt >= outage.downAt && d.answeredAt !== undefined && d.answeredAt <= outage.upAt,
+      );
+      const before = records.filter((d) => d.answeredAt !== undefined && d.answeredAt < outage.downAt);
+      if (inWindow.length === 0) problems.push('no deposit was asked and answered during the outage');
+      for (const d of inWindow) {
+        // The API's rate limit (429) turns a request away before pixflow acts on it: the first
+        // request it took must have been answered with the QR.
+        const taken = d.statuses.filter((status) => status !== 429);
+        if (taken.length !== 1 || taken[0] !== 201)
+          problems.push(`deposit ${d.txid} during the outage: answers ${d.statuses.join(', ')}, not one 201`);
+        if (d.connector !== API_PIX)
+          problems.push(
+            `deposit ${d.txid} during the outage: its QR came from ${d.connector}, not ${API_PIX}`,
+          );
+      }
+      if (outage.opens.size === 0)
+        problems.push("the first provider's breaker never opened during the outage");
+      // Once the provider is back and the breaker's cool-down has passed, deposits go to it again.
+      // (a second after it: a try begun in the outage may have opened it again as it ended)
+      const recovered = records.filter((d) => d.sentAt > outage.upAt + BREAKER.coolDownMs + 1_000);
+      if (!recovered.some((d) => d.connector === FIRST_PROVIDER))
+        problems.push(
+          `no deposit asked after the outage and the breaker's cool-down went to ${FIRST_PROVIDER} (${recovered.length} asked)`,
+        );
+      const backAt = records
+        .filter((d) => d.connector === FIRST_PROVIDER && d.sentAt > outage.upAt)
+        .map((d) => d.sentAt - outage.upAt);
+      const qrMs = (ds: typeof records) =>
+        latency(ds.map((d) => (d.answeredAt as number) - (d.acceptedSentAt as number)));
+      return {
+        problems,
+        failover: {
+          outageMs: outage.upAt - outage.downAt,
+          depositsInWindow: inWindow.length,
+          failedOver: inWindow.filter((d) => d.connector === API_PIX).length,
+          depositsByConnector: {
+            [FIRST_PROVIDER]: records.filter((d) => d.connector === FIRST_PROVIDER).length,
+            [API_PIX]: records.filter((d) => d.connector === API_PIX).length,
+          },
+          breakerOpens: outage.opens.size,
+          breaker: BREAKER,
+          rateLimitedInWindow: inWindow.filter((d) => d.statuses.includes(429)).length,
+          payoutsAskedInWindow: [...load.withdrawalsSentAt.values()].filter(
+            (at) => at >= outage.downAt && at <= outage.upAt,
+          ).length,
+          firstBackMs: backAt.length ? Math.min(...backAt) : null,
+          qrMsBefore: qrMs(before),
+          qrMsInWindow: qrMs(inWindow),
+        },
+      };
+    },
+  };
+}
+
+/** Each time the first provider's breaker opened (its `opened_at`), read every 250 ms until stopped. */
+function watchBreakerOpens(h: Harness, opens: Set<string>): { stop: () => void; done: Promise<void> } {
+  let stopped = false;
+  const done = (async () => {
+    while (!stopped) {
+      const rows = await h
+        .pool!.query<{ opened_at: Date | null }>(
+          'SELECT opened_at FROM connector_breakers WHERE connector = $1',
+          [FIRST_PROVIDER],
+        )
+        .catch(() => ({ rows: [] }));
+      for (const r of rows.rows) if (r.opened_at) opens.add(r.opened_at.toISOString());
+      await sleep(250);
+    }
+  })();
+  return {
+    stop: () => {
+      stopped = true;
+    },
+    done,
+  };
+}
+
+/** A set of times: how many, the median and the slowest, in ms. */
+function latency(ms: number[]): { n: number; p50: number; max: number } {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    p50: sorted.length ? (sorted[Math.floor((sorted.length - 1) / 2)] as number) : 0,
+    max: sorted.length ? (sorted[sorted.length - 1] as number) : 0,
+  };
+}
+
+/** What a provider outage's failover did, for the report. */
+export interface FailoverFigures {
+  outageMs: number;
+  /** Deposits asked after the outage began and answered before it ended. */
+  depositsInWindow: number;
+  /** Of those, the ones whose QR the API Pix PSP made. */
+  failedOver: number;
+  /** Every deposit of the scenario, by the connector that made its charge. */
+  depositsByConnector: Record<string, number>;
+  /** How many times the first provider's breaker opened. */
+  breakerOpens: number;
+  breaker: typeof BREAKER;
+  /** Deposits of the window the API's rate limit turned away (429) before one was taken. */
+  rateLimitedInWindow: number;
+  /** Payouts asked during the outage: they wait for the first provider (the check saw each end, paid once). */
+  payoutsAskedInWindow: number;
+  /** How long after the outage the first deposit asked went to the first provider again. */
+  firstBackMs: number | null;
+  /** The time to the QR (the request the API took to its 201), before the outage and during it. */
+  qrMsBefore: { n: number; p50: number; max: number };
+  qrMsInWindow: { n: number; p50: number; max: number };
+}
+
+/**
+ * How long the token bursts last: the load's busy first minute. Re-armed every 10 s for as long as
+ * the load runs, "the next three token requests" would keep refusing the last flows' lone retries
+ * (the load itself waits for them), a limit no provider's request-counting one is.
+ */
+const TOKEN_BURSTS_FOR_MS = 60_000;
+
 async function tokenBursts({ h, loadDone, faults }: ScenarioContext) {
   let done = false;
   void loadDone.finally(() => {
     done = true;
   });
-  while (!done) {
+  const until = Date.now() + TOKEN_BURSTS_FOR_MS;
+  while (!done && Date.now() < until) {
     await h.control('/sandbox/tokens/revoke', {});
     await h.control('/sandbox/faults', { tokenRateLimitNext: 3, retryAfterSeconds: 1 });
     faults.tokenBursts = (faults.tokenBursts ?? 0) + 1;
@@ -255,6 +433,8 @@ export interface ScenarioFigures {
   flows: { deposits: number; withdrawals: number; onboardings: number };
   outcomes: Omit<CheckResult, 'problems' | 'sandbox' | 'lost' | 'duplicatePayouts'>;
   faultsInjected: Record<string, number>;
+  /** A provider outage's failover (provider-outage-failover only). */
+  failover?: FailoverFigures;
   /** The load's events, those the receiver got, and its requests beyond each event's first 2xx. */
   events: { emitted: number; delivered: number; attemptsBeyondFirst: number };
   flowsLost: number;
@@ -287,14 +467,20 @@ export async function runScenario(
   if (s.knobs) await h.control('/sandbox/faults', s.knobs);
   const before = await workerMetric(h);
   const faults: Record<string, number> = {};
-  const spec = s.onboardings === false ? { ...SPEC, onboardings: 0, refusedOnboardings: 0 } : SPEC;
-  const loadP = runLoad(h, s.name, spec, people);
-  const injectP = s.inject?.({ h, loadDone: loadP, faults, backend }) ?? Promise.resolve();
-  const [load] = (await Promise.all([loadP, injectP])) as [Load, undefined];
+  const shape = { ...SPEC, ...s.spec };
+  const spec = s.onboardings === false ? { ...shape, onboardings: 0, refusedOnboardings: 0 } : shape;
+  const load = newLoad(s.name);
+  const loadP = runLoad(h, s.name, spec, people, load);
+  const ctx: ScenarioContext = { h, loadDone: loadP, load, faults, backend };
+  const injectP = s.inject?.(ctx) ?? Promise.resolve();
+  await Promise.all([loadP, injectP]);
   const loadSeconds = Math.round((Date.now() - started) / 1000);
   const result = await check(h, load, CHECK_TIMEOUT_MS);
   const events = await checkEvents(h, backend, load, EVENTS_TIMEOUT_MS);
   result.problems.push(...events.problems);
+  const verified = await s.verify?.(ctx);
+  if (verified) result.problems.push(...verified.problems);
+  if (verified) process.stderr.write(`[faults] ${s.name}: ${JSON.stringify(verified.failover)}\n`);
   process.stderr.write(
     `[faults] ${s.name}: checked after ${Math.round((Date.now() - started) / 1000)} s (load ${loadSeconds} s), ${result.problems.length} problems${result.problems.length ? `: ${result.problems.slice(0, 5).join('; ')}` : ''}\n`,
   );
@@ -321,6 +507,7 @@ export async function runScenario(
     },
     outcomes,
     faultsInjected: faults,
+    ...(verified ? { failover: verified.failover } : {}),
     events: {
       emitted: events.events,
       delivered: events.delivered,
