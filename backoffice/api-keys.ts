@@ -2,6 +2,8 @@ import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import { createKey, type KeyActor, listKeys, revokeKey, rotateKey, statusOf } from '../api-keys/admin';
 import { durationSchema, keyIdSchema, keyNameSchema, type Scope, scopeResources } from '../common/api-key';
+import { DEFAULT_BRAND_ID } from '../contracts/brand';
+import { listBrands } from '../db/brands';
 import { type OperatorActionName, recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import type { BackofficeDeps } from './deps';
@@ -13,38 +15,52 @@ import { roleAtLeast } from './roles';
 // API keys: every operator sees them (name, prefix, scopes, use, never a secret); an admin
 // creates, rotates and revokes them. A new secret is shown once, on the answer to the form that
 // made it, and kept nowhere (not in the session either). Every action, refused ones too, is in
-// the audit trail. The API applies a change within API_KEY_CACHE_MS, without a restart.
+// the audit trail. The API applies a change within API_KEY_CACHE_MS, without a restart. A key is
+// made for one of the brands (the default brand unless another is chosen), or, by an admin like
+// every key, for the platform, which names the brand on each request (docs/brands.md).
 
 const PAGE = '/backoffice/api-keys';
 
 const level = z.enum(['', 'read', 'write'], { error: say('scopeLevel') }).default('');
 const expiryChoices = ['', '30d', '90d', '365d'] as const;
 const overlapChoices = ['', '1h', '24h'] as const;
+/** The brand choice that makes a platform key: no brand id can take this form. */
+const PLATFORM = '*platform';
 
-const createFormSchema = z
-  .object({
-    // The rule is the API's (keyNameSchema); the words of its refusals are the page's.
-    name: z
-      .string({ error: say('required') })
-      .trim()
-      .min(1, say('required'))
-      .max(200, say('atMost', 200))
-      .refine((v) => keyNameSchema.safeParse(v).success, say('invalid')),
-    expires: z.enum(expiryChoices, { error: say('expiry') }).default(''),
-    ...Object.fromEntries(scopeResources.map((r) => [`scope_${r}`, level])),
-  })
-  .transform((form, ctx) => {
-    const fields = form as Record<string, string>;
-    const scopes = scopeResources.flatMap((r) =>
-      fields[`scope_${r}`] ? [`${r}:${fields[`scope_${r}`]}` as Scope] : [],
-    );
-    if (scopes.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['scopes'], message: say('oneScope') });
-      return z.NEVER;
-    }
-    const expires = form.expires ? durationSchema.parse(form.expires) : undefined;
-    return { name: form.name, scopes, expiresAt: expires ? new Date(Date.now() + expires) : null };
-  });
+const createFormSchema = (brandIds: readonly string[]) =>
+  z
+    .object({
+      // The rule is the API's (keyNameSchema); the words of its refusals are the page's.
+      name: z
+        .string({ error: say('required') })
+        .trim()
+        .min(1, say('required'))
+        .max(200, say('atMost', 200))
+        .refine((v) => keyNameSchema.safeParse(v).success, say('invalid')),
+      expires: z.enum(expiryChoices, { error: say('expiry') }).default(''),
+      brand: z
+        .string({ error: say('brand') })
+        .refine((v) => v === PLATFORM || brandIds.includes(v), say('brand'))
+        .default(DEFAULT_BRAND_ID),
+      ...Object.fromEntries(scopeResources.map((r) => [`scope_${r}`, level])),
+    })
+    .transform((form, ctx) => {
+      const fields = form as Record<string, string>;
+      const scopes = scopeResources.flatMap((r) =>
+        fields[`scope_${r}`] ? [`${r}:${fields[`scope_${r}`]}` as Scope] : [],
+      );
+      if (scopes.length === 0) {
+        ctx.addIssue({ code: 'custom', path: ['scopes'], message: say('oneScope') });
+        return z.NEVER;
+      }
+      const expires = form.expires ? durationSchema.parse(form.expires) : undefined;
+      return {
+        name: form.name,
+        scopes,
+        brand: form.brand === PLATFORM ? null : form.brand,
+        expiresAt: expires ? new Date(Date.now() + expires) : null,
+      };
+    });
 
 const rotateFormSchema = z.object({
   overlap: z.enum(overlapChoices, { error: say('overlap') }).default(''),
@@ -107,6 +123,9 @@ export function apiKeyRoutes(deps: BackofficeDeps) {
     const keys = (await listKeys(pool)).reverse().map((k) => ({ ...k, status: statusOf(k) }));
     page(req, res, 'api-keys', {
       keys,
+      brands: await listBrands(pool),
+      defaultBrand: DEFAULT_BRAND_ID,
+      platform: PLATFORM,
       mayChange: roleAtLeast(operator.role, 'admin'),
       resources: scopeResources,
       expiryChoices,
@@ -119,8 +138,14 @@ export function apiKeyRoutes(deps: BackofficeDeps) {
     const operator = signedIn(res);
     await adminOnly(deps, operator, 'api_key.create');
     const t = wordsOf(req, res);
-    const form = parseForm(createFormSchema, req.body, PAGE, t, {
-      fieldName: (name) => (name.startsWith('scope_') ? `${t.keys.scopes}: ${name.slice(6)}` : undefined),
+    const brandIds = (await listBrands(pool)).map((b) => b.id);
+    const form = parseForm(createFormSchema(brandIds), req.body, PAGE, t, {
+      fieldName: (name) =>
+        name.startsWith('scope_')
+          ? `${t.keys.scopes}: ${name.slice(6)}`
+          : name === 'brand'
+            ? t.keys.brand
+            : undefined,
     });
     const { key, secret } = await createKey(pool, actorOf(operator), form);
     showSecret(req, res, { heading: t.keys.created_(key.name), id: key.id, secret }, 201);

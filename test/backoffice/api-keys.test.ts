@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogs } from '../../backoffice/i18n';
 import { hashPassword } from '../../common/passwords';
+import { createBrand } from '../../db/brands';
 import { listActions } from '../../db/operator-actions';
 import { saveOperator } from '../../db/operators';
 import { type ApiEnv, eventually, expectProblem, startApiEnv } from '../api/support';
@@ -8,7 +9,8 @@ import { launchChromium } from '../helpers/browser';
 
 // The back office's API keys page over real HTTP (its session cookie, its form tokens) against
 // the real API: an admin makes and revokes keys that /v1 then accepts and refuses, every step in
-// the audit trail; other roles see the keys and change nothing.
+// the audit trail; other roles see the keys and change nothing. Each key is made for a brand, or
+// for the platform.
 
 const PASSWORD = 'api keys page password';
 const t = catalogs['pt-BR'];
@@ -24,6 +26,11 @@ beforeAll(async () => {
   await saveOperator(e.pool, { email: admin, name: 'Kim', role: 'admin', passwordHash });
   await saveOperator(e.pool, { email: viewer, name: 'Val', role: 'viewer', passwordHash });
   await saveOperator(e.pool, { email: reviewer, name: 'Rui', role: 'reviewer', passwordHash });
+  await createBrand(
+    e.pool,
+    { operatorId: null, operatorEmail: admin, operatorRole: 'admin' },
+    { id: 'bet-rio', name: 'Bet Rio' },
+  );
 }, 120_000);
 afterAll(() => e?.close());
 
@@ -77,6 +84,12 @@ const noScopes = {
   scope_customers: '',
   scope_webhooks: '',
 };
+
+/** GET /v1/events with this key, naming a brand in Pixflow-Brand or none. */
+const eventsAs = (key: string, brand?: string) =>
+  fetch(`${e.url}/v1/events`, {
+    headers: { authorization: `Bearer ${key}`, ...(brand ? { 'pixflow-brand': brand } : {}) },
+  });
 
 describe('API keys in the back office', () => {
   it('an admin creates a key, sees its secret once, and revokes it; the API follows without a restart; both are audited', async () => {
@@ -216,6 +229,66 @@ describe('API keys in the back office', () => {
     expect(await countKeys()).toBe(before);
   });
 
+  it("an admin makes a key for a brand or for the platform; the list shows each key's brand, the API holds each to it, the audit keeps it", async () => {
+    const s = await signIn(admin);
+    const form = (await s.get('/backoffice/api-keys')).html;
+    // The default brand is chosen unless the admin picks another.
+    expect(form).toMatch(/<option value="default" selected>pixflow \(default\)<\/option>/);
+    expect(form).toContain('<option value="bet-rio">Bet Rio (bet-rio)</option>');
+    expect(form).toContain(t.keys.platformChoice);
+
+    const made = async (name: string, brand: string) => {
+      const res = await s.post('/backoffice/api-keys', { name, ...noScopes, scope_events: 'read', brand });
+      expect(res.status).toBe(201);
+      const html = await res.text();
+      return { id: idIn(html), secret: String(secretIn(html)) };
+    };
+    const rio = await made('Bet Rio backend', 'bet-rio');
+    const platform = await made('White-label platform', '*platform');
+    const stored = await e.pool.query('SELECT id, brand_id FROM api_keys WHERE id = ANY($1) ORDER BY name', [
+      [rio.id, platform.id],
+    ]);
+    expect(stored.rows).toEqual([
+      { id: rio.id, brand_id: 'bet-rio' },
+      { id: platform.id, brand_id: null },
+    ]);
+    expect((await eventsAs(rio.secret)).status).toBe(200);
+    await expectProblem(await eventsAs(rio.secret, 'default'), 403, 'brand-not-allowed');
+    await expectProblem(await eventsAs(platform.secret), 400, 'brand-required');
+    expect((await eventsAs(platform.secret, 'bet-rio')).status).toBe(200);
+
+    const listed = (await s.get('/backoffice/api-keys')).html;
+    const rowOf = (id: string) => listed.slice(listed.indexOf(`data-key-id="${id}"`)).split('</tr>')[0] ?? '';
+    expect(rowOf(rio.id)).toMatch(/data-brand="bet-rio">Bet Rio<br><small class="long">bet-rio<\/small>/);
+    expect(rowOf(platform.id)).toContain(`data-brand=""><strong>${t.keys.platform}</strong>`);
+
+    const audit = await listActions(e.pool, { caseIds: [rio.id, platform.id], order: 'oldest', limit: 10 });
+    expect(
+      audit.map((a) => [a.caseId, a.action, a.operatorEmail, (a.after as { brand?: unknown }).brand]),
+    ).toEqual([
+      [rio.id, 'api_key.create', admin, 'bet-rio'],
+      [platform.id, 'api_key.create', admin, null],
+    ]);
+  });
+
+  it('a brand that does not exist is refused naming the field, and nothing is made', async () => {
+    const s = await signIn(admin);
+    const before = await countKeys();
+    for (const brand of ['bet-sp', 'platform', '']) {
+      const res = await s.post('/backoffice/api-keys', {
+        name: 'Nowhere',
+        ...noScopes,
+        scope_events: 'read',
+        brand,
+      });
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain(
+        `data-field="brand"><strong>${t.keys.brand}</strong>: ${t.formErrors.brand}`,
+      );
+    }
+    expect(await countKeys()).toBe(before);
+  });
+
   it('in a browser: an admin creates a key with the form, every control labelled, the page narrow enough for a phone', async () => {
     const browser = await launchChromium();
     try {
@@ -230,10 +303,16 @@ describe('API keys in the back office', () => {
       await page.getByLabel(t.keys.name, { exact: true }).fill('Browser-made');
       await page.getByLabel('deposits').selectOption('write');
       await page.getByLabel(t.keys.expiresLabel, { exact: true }).selectOption('30d');
+      await page.getByLabel(t.keys.brand, { exact: true }).selectOption('bet-rio');
       await page.getByRole('button', { name: t.keys.create }).click();
       const secret = await page.getByLabel(/^Chave de API ak_/).inputValue();
       expect(secret).toMatch(/^pxk_/);
       expect((await e.call('GET', '/v1/deposits/1', { key: secret })).status).toBe(404);
+      // Made for the brand chosen: another brand is refused.
+      const other = await fetch(`${e.url}/v1/deposits/1`, {
+        headers: { authorization: `Bearer ${secret}`, 'pixflow-brand': 'default' },
+      });
+      expect(other.status).toBe(403);
       await page.getByRole('link', { name: t.keys.backToKeys }).click();
       await page
         .getByRole('cell', { name: /deposits:write/ })
