@@ -108,7 +108,7 @@ function keyIdOf(req: Request): string {
 function showSecret(
   req: Request,
   res: Response,
-  what: { heading: string; id: string; secret: string },
+  what: { heading: string; id: string; secret: string; platform: boolean },
   status: number,
 ) {
   page(req, res, 'api-key-secret', what, status);
@@ -148,7 +148,12 @@ export function apiKeyRoutes(deps: BackofficeDeps) {
             : undefined,
     });
     const { key, secret } = await createKey(pool, actorOf(operator), form);
-    showSecret(req, res, { heading: t.keys.created_(key.name), id: key.id, secret }, 201);
+    showSecret(
+      req,
+      res,
+      { heading: t.keys.created_(key.name), id: key.id, secret, platform: key.brandId === null },
+      201,
+    );
   });
 
   r.post('/api-keys/:id/rotate', async (req, res) => {
@@ -165,7 +170,17 @@ export function apiKeyRoutes(deps: BackofficeDeps) {
         [],
         PAGE,
       );
-    showSecret(req, res, { heading: t.keys.rotated(rotated.key.name), id, secret: rotated.secret }, 200);
+    showSecret(
+      req,
+      res,
+      {
+        heading: t.keys.rotated(rotated.key.name),
+        id,
+        secret: rotated.secret,
+        platform: rotated.key.brandId === null,
+      },
+      200,
+    );
   });
 
   r.post('/api-keys/:id/revoke', async (req, res) => {

@@ -659,6 +659,8 @@ const ptBR = {
       `Seu papel (${role}) pode ver as chaves de API; um administrador as cria, rotaciona e revoga.`,
     secretNote:
       'Copie a chave agora: ela aparece só esta vez e fica guardada apenas como hash. Entregue-a ao backend como',
+    platformNote:
+      'É uma chave de plataforma: cada pedido nomeia, no cabeçalho Pixflow-Brand, a marca em nome da qual age.',
     secretLabel: (id: string) => `Chave de API ${id}`,
     backToKeys: 'Voltar às chaves de API',
     created_: (name: string) => `Chave de API “${name}” criada`,
@@ -1585,6 +1587,8 @@ const en: Catalog = {
     mayNotChange: (role: string) =>
       `Your role (${role}) may look at API keys; an admin creates, rotates and revokes them.`,
     secretNote: 'Copy the key now: it is shown this once and kept only as a hash. Hand it to the backend as',
+    platformNote:
+      'This is a platform key: each request names the brand it acts for in the Pixflow-Brand header.',
     secretLabel: (id: string) => `API key ${id}`,
     backToKeys: 'Back to API keys',
     created_: (name: string) => `API key “${name}” created`,

@@ -5,6 +5,7 @@ import { createBrand } from '../../db/brands';
 import { listActions } from '../../db/operator-actions';
 import { saveOperator } from '../../db/operators';
 import { type ApiEnv, eventually, expectProblem, startApiEnv } from '../api/support';
+import { drawnAtBothWidths } from '../helpers/backoffice-pages';
 import { launchChromium } from '../helpers/browser';
 
 // The back office's API keys page over real HTTP (its session cookie, its form tokens) against
@@ -241,10 +242,13 @@ describe('API keys in the back office', () => {
       const res = await s.post('/backoffice/api-keys', { name, ...noScopes, scope_events: 'read', brand });
       expect(res.status).toBe(201);
       const html = await res.text();
-      return { id: idIn(html), secret: String(secretIn(html)) };
+      return { id: idIn(html), secret: String(secretIn(html)), html };
     };
     const rio = await made('Bet Rio backend', 'bet-rio');
     const platform = await made('White-label platform', '*platform');
+    // The secret's page tells a platform key's holder to name the brand; a brand key's needs not.
+    expect(rio.html).not.toContain(t.keys.platformNote);
+    expect(platform.html).toContain(t.keys.platformNote);
     const stored = await e.pool.query('SELECT id, brand_id FROM api_keys WHERE id = ANY($1) ORDER BY name', [
       [rio.id, platform.id],
     ]);
@@ -327,6 +331,8 @@ describe('API keys in the back office', () => {
         `[...document.querySelectorAll('input:not([type=hidden]), textarea, select')].filter((el) => !el.labels || el.labels.length === 0).length`,
       );
       expect(unlabelled).toBe(0);
+      // With its brand column and choice, the page reads at 1280 and 390 px: nothing sideways or cut, no raw code.
+      await drawnAtBothWidths(page);
       expect(problems).toEqual([]);
     } finally {
       await browser.close();
