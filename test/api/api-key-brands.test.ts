@@ -7,6 +7,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPixflowClient, dataOf, PixflowProblem } from '../../clients/typescript/src';
 import { keyDigest, newKeyId, newSecret } from '../../common/api-key';
+import { AUTH_FAILURE_DEFAULTS } from '../../common/config';
 import { createBrand } from '../../db/brands';
 import { MIGRATIONS_DIR, migrate } from '../../db/migrate';
 import { listActions } from '../../db/operator-actions';
@@ -143,6 +144,17 @@ describe('a brand key', () => {
       expect((await events(key, 'default')).res.status).toBe(200);
       await refusedNamingTheHeader((await events(key, 'bet-rio')).res, 403, 'brand-not-allowed');
     }
+  });
+});
+
+describe('brand refusals', () => {
+  it('are no failed authentications: past the failed-authentication limit of them, the address is not turned away', async () => {
+    const { secret } = await createWithCli('Refused often', '--brand', 'bet-rio');
+    for (let i = 0; i <= AUTH_FAILURE_DEFAULTS.limit; i++) {
+      expect((await events(secret, 'bet-sp')).res.status).toBe(403);
+    }
+    expect((await events(secret)).res.status).toBe(200);
+    expect((await events(API_KEY)).res.status).toBe(200);
   });
 });
 
