@@ -15,6 +15,7 @@ import {
   sealBrandAccount,
   UnreadableAccount,
 } from '../../connectors/accounts';
+import { toApiPixTxid } from '../../connectors/api-pix';
 import { UnauthorizedError } from '../../connectors/errors';
 import { brandConnectors } from '../../connectors/registry';
 import type { BrandAccount } from '../../contracts/brand-account';
@@ -32,6 +33,7 @@ import { listActions } from '../../db/operator-actions';
 import { saveOperator } from '../../db/operators';
 import { createPool, type Pool } from '../../db/pool';
 import { startProviderSandbox } from '../contract/support';
+import { startApiPixForTest } from '../helpers/api-pix';
 import { freshDatabase } from '../helpers/postgres';
 
 // Each brand's connector accounts in Postgres (sealed, hashed, audited), resolved into the
@@ -371,6 +373,47 @@ describe("a brand's connectors", () => {
       );
     } finally {
       await sandbox.close();
+    }
+  });
+
+  it("speak for the brand's API Pix account: its certificate files, secret, Pix key and expiry reach the PSP", async () => {
+    const psp = await startApiPixForTest();
+    let built: ReturnType<typeof brandConnectors> | undefined;
+    try {
+      await createBrand(pool, ana, { id: 'mare-bet', name: 'Maré Bet' });
+      await set('mare-bet', {
+        connector: 'api-pix',
+        settings: {
+          baseUrl: psp.url,
+          tokenUrl: psp.tokenUrl,
+          clientId: psp.clientId,
+          pixKey: psp.pixKey,
+          certFile: psp.pki.merchantClient.cert,
+          keyFile: psp.pki.merchantClient.key,
+          caFile: psp.pki.pspCa.cert,
+          expirySeconds: 600,
+        },
+        secrets: { clientSecret: psp.clientSecret },
+      });
+      built = brandConnectors(await connectorSettingsFor('mare-bet', sources()), {
+        provider: { timeoutMs: 5_000 },
+        apiPix: { timeoutMs: 5_000 },
+      });
+      expect(built.provider).toBeUndefined();
+      expect(built.collectors.names).toEqual(['api-pix']);
+      const txid = `${Date.now()}001`;
+      const before = Date.now();
+      const charge = await built.apiPix?.createCharge({
+        txid,
+        amountCentavos: 2_500,
+        payer: { externalId: 'user-1', cpf: '73628883504', email: 'bia@example.com', name: 'Bia Lima' },
+      });
+      expect(Date.parse(charge?.expiresAt ?? '') - before).toBeLessThan(610_000);
+      const cob = (await psp.state()).cobs.find((c: { txid: string }) => c.txid === toApiPixTxid(txid));
+      expect(cob).toMatchObject({ chave: psp.pixKey, calendario: { expiracao: 600 } });
+    } finally {
+      built?.close();
+      await psp.close();
     }
   });
 
