@@ -367,8 +367,8 @@ const readStdin = async () => {
 
 /**
  * The account the options describe, its secrets read from their files or standard input; a
- * BrandInputError naming the option when one is not the connector's, a secret is given on the
- * command line, or a file cannot be read. The values are checked by the caller.
+ * BrandInputError naming the option when one is not the connector's, standard input is asked for
+ * two secrets, or a file cannot be read. The values are checked by the caller.
  */
 async function accountInputOf(connector: BrandAccountConnector, args: AccountArgs) {
   const v = args.values as Record<string, string | boolean | undefined>;
@@ -377,10 +377,10 @@ async function accountInputOf(connector: BrandAccountConnector, args: AccountArg
   const ownSecrets = Object.values(own.secrets) as string[];
   for (const o of SETTING_OPTIONS)
     if (v[o] !== undefined && !ownSettings.includes(o))
-      throw new BrandInputError(`--${o}`, `is not a setting of a ${connector} account`);
+      throw new BrandInputError(`--${o}`, `is not a setting of an ${connector} account`);
   for (const o of SECRET_OPTIONS)
     if ((v[`${o}-file`] !== undefined || v[`${o}-stdin`]) && !ownSecrets.includes(o))
-      throw new BrandInputError(`--${o}-file / --${o}-stdin`, `is not a secret of a ${connector} account`);
+      throw new BrandInputError(`--${o}-file / --${o}-stdin`, `is not a secret of an ${connector} account`);
   const fromStdin = SECRET_OPTIONS.filter((o) => v[`${o}-stdin`]);
   if (fromStdin.length > 1)
     throw new BrandInputError(
@@ -467,6 +467,11 @@ async function runBrandAccountCommand(argv: string[]): Promise<number> {
     return 2;
   }
   const a = parsed.data;
+  const given = Object.keys(args.values).filter((o) => o !== 'as');
+  if (a.command !== 'set' && given.length) {
+    err(`--${given[0]}: is for set alone; nothing changed`);
+    return 2;
+  }
   let account: BrandAccount | undefined;
   let keys: AccountKeys | undefined;
   try {

@@ -527,7 +527,7 @@ describe('npm run operator -- brand account', () => {
     expect(missing.err).toMatch(/^--client-secret-stdin or --client-secret-file: /m);
     const foreign = accountCli(['set', 'sol-bet', 'api-pix', '--partner-id', 'p', '--as', ANA]);
     expect(foreign.status).toBe(2);
-    expect(foreign.err).toContain('--partner-id: is not a setting of a api-pix account; nothing changed');
+    expect(foreign.err).toContain('--partner-id: is not a setting of an api-pix account; nothing changed');
     const unreadable = accountCli([
       'set',
       'sol-bet',
@@ -544,6 +544,9 @@ describe('npm run operator -- brand account', () => {
     const connector = accountCli(['set', 'sol-bet', 'stripe', '--as', ANA]);
     expect(connector.status).toBe(2);
     expect(connector.err).toContain('CONNECTOR: must be identity-payments or api-pix');
+    const stray = accountCli(['remove', 'sol-bet', 'identity-payments', '--merchant', 'm', '--as', ANA]);
+    expect(stray.status).toBe(2);
+    expect(stray.err).toContain('--merchant: is for set alone; nothing changed');
     const notAdmin = accountCli(['remove', 'sol-bet', 'identity-payments', '--as', CAIO]);
     expect(notAdmin.status).toBe(2);
     expect(notAdmin.err).toContain(`--as: ${CAIO} is not an enabled admin operator`);
