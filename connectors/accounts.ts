@@ -101,8 +101,8 @@ export class NoSuchBrand extends Error {
 export class UnreadableAccount extends Error {}
 
 /**
- * The keyed hash kept of a secret: stable across codec key rotations (PII_HASH_KEY never
- * rotates), so a notification's path secret finds its brand by it.
+ * The keyed hash kept of a secret: stable across codec key rotations (PII_HASH_KEY does not
+ * rotate), so a notification's path secret finds its brand by it.
  */
 export function secretHash(hashKey: string, connector: BrandAccountConnector, name: string, value: string) {
   return createHmac('sha256', hashKey).update(`brand-account:${connector}:${name}:${value}`).digest('hex');
@@ -129,11 +129,18 @@ const wrongFields = (issues: readonly { path: PropertyKey[] }[]) =>
 /** A stored account opened and checked again, as its connector takes it. */
 function openAccount(keys: AccountKeys, stored: SealedAccount) {
   const where = `brand ${stored.brandId}'s ${stored.connector} account`;
-  let plain: unknown;
+  let opened: string;
   try {
-    plain = JSON.parse(openSecret(keys.codecKeys, stored.secretsSealed));
+    opened = openSecret(keys.codecKeys, stored.secretsSealed);
   } catch (err) {
     throw new UnreadableAccount(`${where}: its secrets cannot be opened (${(err as Error).message})`);
+  }
+  let plain: unknown;
+  try {
+    plain = JSON.parse(opened);
+  } catch {
+    // JSON.parse's message quotes the text, which is secret.
+    throw new UnreadableAccount(`${where}: its secrets are not the JSON pixflow seals`);
   }
   const read = <S, T>(settings: z.ZodType<S>, secrets: z.ZodType<T>): S & T => {
     const s = settings.safeParse(stored.settings);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCodecKeys } from '../../common/codec';
 import { loadConfig } from '../../common/config';
 import { hashPassword } from '../../common/passwords';
+import { sealSecret } from '../../common/secret-box';
 import {
   type AccountKeys,
   type AccountSources,
@@ -338,6 +339,34 @@ describe("a brand's connector settings", () => {
     };
     await expect(connectorSettingsFor('bet-rio', { ...sources(), keys: rotated })).rejects.toThrow(
       UnreadableAccount,
+    );
+  });
+  it("says what of a record does not read, never a secret's text", async () => {
+    await createBrand(pool, ana, { id: 'raw-bet', name: 'Raw Bet' });
+    const secret = fresh();
+    const { settings } = apiPix('raw@bet.example');
+    // Sealed, but not the JSON pixflow seals: what a hand-made row might hold.
+    await setBrandAccount(pool, ana, {
+      brandId: 'raw-bet',
+      connector: 'api-pix',
+      settings,
+      secretsSealed: sealSecret(keys.codecKeys, `{"clientSecret": "${secret}"`),
+      secretHashes: {},
+    });
+    const failure = await connectorSettingsFor('raw-bet', sources()).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(UnreadableAccount);
+    expect((failure as Error).message).toBe(
+      "brand raw-bet's api-pix account: its secrets are not the JSON pixflow seals",
+    );
+    await setBrandAccount(pool, ana, {
+      brandId: 'raw-bet',
+      connector: 'api-pix',
+      settings: { ...settings, baseUrl: 'http://plain.example' },
+      secretsSealed: sealSecret(keys.codecKeys, JSON.stringify({ clientSecret: secret })),
+      secretHashes: { clientSecret: 'x' },
+    });
+    await expect(connectorSettingsFor('raw-bet', sources())).rejects.toThrow(
+      "brand raw-bet's api-pix account: settings baseUrl are wrong",
     );
   });
 });
