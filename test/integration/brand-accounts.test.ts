@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCodecKeys } from '../../common/codec';
 import { loadConfig } from '../../common/config';
@@ -36,6 +37,7 @@ import { createPool, type Pool } from '../../db/pool';
 import { startProviderSandbox } from '../contract/support';
 import { startApiPixForTest } from '../helpers/api-pix';
 import { freshDatabase } from '../helpers/postgres';
+import { waitUntil } from '../helpers/wait';
 
 // Each brand's connector accounts in Postgres (sealed, hashed, audited), resolved into the
 // settings its connectors are built from (the default brand falling back to the environment),
@@ -248,6 +250,51 @@ describe("a brand's connector accounts in Postgres", () => {
     expect((await set('bet-rio', rioPix)).created).toBe(true);
     await expect(set('sol-bet', apiPix('3d94a38b-f344-460e-b6c9-489469b2fb03'))).rejects.toEqual(
       new BrandAccountClash('api-pix', 'pixKey'),
+    );
+  });
+
+  it('applies sets at once one after the other, each audited against what the last left', async () => {
+    await createBrand(pool, ana, { id: 'vento-bet', name: 'Vento Bet' });
+    const base = identityPayments('vento-partner');
+    // Another writer's account, not yet committed, when the sets start: each must wait for it
+    // and replace it, never take the brand for having none.
+    const holder = new pg.Client({ connectionString: databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      const first = sealBrandAccount(keys, 'vento-bet', base);
+      await holder.query(
+        `INSERT INTO brand_connector_accounts (brand_id, connector, settings, secrets_sealed, secret_hashes)
+         VALUES ($1, $2, $3, $4, $5)`,
+        [first.brandId, first.connector, first.settings, first.secretsSealed, first.secretHashes],
+      );
+      const tries = Array.from({ length: 4 }, () => ({
+        ...base,
+        secrets: { ...base.secrets, clientSecret: fresh() },
+      }));
+      const pending = Promise.all(tries.map((t) => set('vento-bet', t)));
+      await waitUntil(
+        async () =>
+          (
+            await pool.query(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rows[0].n as number,
+        (n) => n >= 4,
+      );
+      await holder.query('COMMIT');
+      const results = await pending;
+      expect(results.map((r) => r.created)).toEqual([false, false, false, false]);
+    } finally {
+      await holder.end();
+    }
+    const audits = (await accountActions()).filter((a) => a.caseId === 'vento-bet');
+    expect(audits.map((a) => (a.after as { secrets: object }).secrets)).toEqual(
+      Array.from({ length: 4 }, () => ({
+        clientSecret: 'changed',
+        apiKey: 'unchanged',
+        webhookSecret: 'unchanged',
+      })),
     );
   });
 
