@@ -630,6 +630,41 @@ describe('npm run operator -- brand account', () => {
     expect(await getBrandAccount(pool, 'sol-bet', 'identity-payments')).toBeDefined();
   });
 
+  it('refuses, in production, to seal under keys that are not its own, changing nothing', async () => {
+    const count = (await accountActions()).length;
+    const a = identityPayments('prod-partner');
+    const r = accountCli(
+      [
+        'set',
+        'sol-bet',
+        'identity-payments',
+        '--base-url',
+        a.settings.baseUrl,
+        '--auth-url',
+        a.settings.authUrl,
+        '--client-id',
+        a.settings.clientId,
+        '--merchant',
+        a.settings.merchant,
+        '--partner-id',
+        a.settings.partnerId,
+        '--client-secret-file',
+        secretFile(a.secrets.clientSecret),
+        '--api-key-file',
+        secretFile(a.secrets.apiKey),
+        '--webhook-secret-file',
+        secretFile(a.secrets.webhookSecret),
+        '--as',
+        ANA,
+      ],
+      // Unset, the codec's keys would be the public development ones.
+      { env: { NODE_ENV: 'production', CODEC_KEYS: '', CODEC_ACTIVE_KEY_ID: '' } },
+    );
+    expect(r.status).toBe(2);
+    expect(r.err).toMatch(/^CODEC_KEYS: not set \(production needs its own\).*; nothing changed$/m);
+    expect(await accountActions()).toHaveLength(count);
+  });
+
   it("exits 1 for a brand that does not exist, and for another brand's partner id", () => {
     const unknown = accountCli(['show', 'no-such']);
     expect(unknown.status).toBe(1);
