@@ -1,11 +1,16 @@
 import { defineSignal } from '@temporalio/workflow';
+import { brandScopedId } from './flow';
 
 // A deposit's reversals: money of a completed deposit that went back to its payer without pixflow
 // asking (a MED return the payer's side started, or any return whose id pixflow did not ask for).
 // Recorded beside the deposit; the deposit's own status stays what it was (docs/flows.md).
 
-/** One reversals workflow per deposit: repeated and concurrent webhooks signal the same one. */
-export const depositReversalsWorkflowId = (txid: string) => `deposit-reversals-${txid}`;
+/**
+ * One reversals workflow per deposit: repeated and concurrent webhooks signal the same one. Scoped
+ * by the deposit's brand as its id is.
+ */
+export const depositReversalsWorkflowId = (txid: string, brand?: string) =>
+  brandScopedId(`deposit-reversals-${txid}`, brand);
 
 /**
  * The sweep that makes up for a reversal whose webhooks were all lost: recent completed deposits of

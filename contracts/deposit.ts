@@ -2,7 +2,7 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { CustomerVerification } from './customer';
 import type { DecisionProof } from './decision';
 import type { DepositInput, DepositResolutionRequest } from './deposit-input';
-import type { PaymentProgress } from './flow';
+import { brandScopedId, type PaymentProgress } from './flow';
 import type { DepositLimitPeriod } from './rules';
 
 // The deposit's contract: a Pix QR code at once, then payment proven by inquiry. What it is
@@ -10,8 +10,11 @@ import type { DepositLimitPeriod } from './rules';
 
 export type { DepositInput, DepositResolutionRequest };
 
-/** One deposit per txid, ever: the provider refuses a txid twice. */
-export const depositWorkflowId = (txid: string) => `deposit-${txid}`;
+/**
+ * One deposit per txid and brand, ever: the provider refuses a txid twice. The default brand's is
+ * `deposit-<txid>`, as before brands (contracts/flow.ts brandScopedId).
+ */
+export const depositWorkflowId = (txid: string, brand?: string) => brandScopedId(`deposit-${txid}`, brand);
 
 /**
  * Every status a deposit can be in (GET /v1/flows checks against these). `held` waits for an
@@ -196,8 +199,12 @@ export const RETURNED_BY_RULES = 'rules';
  */
 export const depositReturnId = (txid: string) => `${txid}D1`;
 
-/** The short flow that returns a completed deposit's money (an impeded person's account closed). */
-export const depositReturnWorkflowId = (txid: string) => `deposit-return-${txid}`;
+/**
+ * The short flow that returns a completed deposit's money (an impeded person's account closed),
+ * scoped by the deposit's brand as its id is.
+ */
+export const depositReturnWorkflowId = (txid: string, brand?: string) =>
+  brandScopedId(`deposit-return-${txid}`, brand);
 
 /**
  * What returning a completed deposit's money starts with: the deposit as its row holds it (the

@@ -11,6 +11,25 @@ import { defineSignal } from '@temporalio/workflow';
 export type FlowType = 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
 
 /**
+ * The brand a flow belongs to when it names none: every flow started before brands, and every
+ * flow of a single-brand install. The same id as contracts/brand.ts's DEFAULT_BRAND_ID, which a
+ * workflow cannot import (zod).
+ */
+export const DEFAULT_BRAND = 'default';
+
+/**
+ * A flow's workflow id, scoped by the brand it belongs to: the default brand's is the id it always
+ * was (`deposit-<txid>`), so running and closed flows and every caller that knows only the
+ * business id keep working; another brand's is that id after the brand and `:`
+ * (`bet-rio:deposit-<txid>`). `:` is in no brand id, txid or transactionId, so the brand ends at
+ * the first one: two brands' ids never meet, and neither do a brand's flows of two kinds. (The
+ * brand after the kind, `deposit-bet-rio:<txid>`, would let a brand named `return-bet-rio` take
+ * bet-rio's `deposit-return-bet-rio:<txid>`.)
+ */
+export const brandScopedId = (id: string, brand: string = DEFAULT_BRAND) =>
+  brand === DEFAULT_BRAND ? id : `${brand}:${id}`;
+
+/**
  * Where a liveness check stands, in pixflow's words (every connector maps its own to these):
  * a person's check ends passed (`completed`, `manual_approved`) or refused (`failed`,
  * `manual_refused`); `manual_approve_pending` waits for a person at the provider.
@@ -86,4 +105,6 @@ export interface FlowRecord {
   details?: Record<string, unknown>;
   /** Increases with every state change of the flow: a late retry of an older write is ignored. */
   seq: number;
+  /** The brand the flow belongs to; absent: the default brand's (every flow from before brands). */
+  brand?: string;
 }

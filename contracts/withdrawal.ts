@@ -1,6 +1,6 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { DecisionProof } from './decision';
-import type { PaymentProgress } from './flow';
+import { brandScopedId, type PaymentProgress } from './flow';
 import type { StepUpCause } from './reasons';
 import type { WithdrawalInput } from './withdrawal-input';
 
@@ -10,8 +10,12 @@ export type { WithdrawalInput };
 // confirmed, its receipt stored. What it is started with is checked by the schema in
 // withdrawal-input.ts.
 
-/** Money moves once per transactionId, ever: the id is the flow's. */
-export const withdrawalWorkflowId = (transactionId: string) => `withdrawal-${transactionId}`;
+/**
+ * Money moves once per transactionId and brand, ever: the id is the flow's. The default brand's is
+ * `withdrawal-<transactionId>`, as before brands (contracts/flow.ts brandScopedId).
+ */
+export const withdrawalWorkflowId = (transactionId: string, brand?: string) =>
+  brandScopedId(`withdrawal-${transactionId}`, brand);
 
 /** What the caller asked for: the input without its test-only timings. */
 export type WithdrawalRequest = Omit<WithdrawalInput, 'timings'>;

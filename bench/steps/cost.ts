@@ -164,7 +164,7 @@ export async function costPerFlow(b: Bench, shape: FloorShape, rate: number): Pr
       launch: () => postDeposit(b),
       completions: completedFlows(b, 'deposit'),
       done: (of) => ids('deposit', of),
-      workflowId: depositWorkflowId,
+      workflowId: (txid) => depositWorkflowId(txid),
     },
     sameWork('withdrawal'),
     {
@@ -172,7 +172,7 @@ export async function costPerFlow(b: Bench, shape: FloorShape, rate: number): Pr
       launch: () => postWithdrawal(b),
       completions: completedFlows(b, 'withdrawal'),
       done: (of) => ids('withdrawal', of),
-      workflowId: withdrawalWorkflowId,
+      workflowId: (transactionId) => withdrawalWorkflowId(transactionId),
     },
   ];
   const idleMsPerSecond = await idle(b);

@@ -92,7 +92,7 @@ describe('GET /v1/flows', () => {
     expect(second.items).toHaveLength(1);
     expect(second.next).toBeNull();
     const ids = [...first.items, ...second.items].map((i) => i.workflowId);
-    expect(ids.sort()).toEqual(txids.map(depositWorkflowId).sort());
+    expect(ids.sort()).toEqual(txids.map((t) => depositWorkflowId(t)).sort());
     expect(first.items[0]).toMatchObject({ type: 'deposit', status: 'awaiting_payment' });
     expect(first.items[0]?.cpfMasked).toBe(`***.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-**`);
     // The table never holds the CPF itself.

@@ -86,7 +86,7 @@ describe('event delivery', () => {
     const slowId = await subscribe(slow, ['deposit.awaiting_payment']);
     await subscribe(fast, ['deposit.awaiting_payment']);
     const txids = await Promise.all(Array.from({ length: 5 }, () => deposit(false)));
-    const flows = new Set(txids.map(depositWorkflowId));
+    const flows = new Set(txids.map((t) => depositWorkflowId(t)));
     // Every one reaches the fast endpoint while the slow one sits on its first two.
     await eventually(
       async () => fast.delivered().filter((d) => flows.has(d.body.data.flowId)).length,

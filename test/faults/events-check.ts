@@ -53,8 +53,8 @@ export async function startEventsBackend(h: Harness): Promise<EventsBackend> {
 /** The workflow ids of a load's flows. */
 function flowIds(load: Load): string[] {
   return [
-    ...load.deposits.map(depositWorkflowId),
-    ...load.withdrawals.map(withdrawalWorkflowId),
+    ...load.deposits.map((t) => depositWorkflowId(t)),
+    ...load.withdrawals.map((t) => withdrawalWorkflowId(t)),
     ...load.onboardings.map((cpf) => onboardingWorkflowId(cpfHash(cpf, PII_HASH_KEY))),
   ];
 }

@@ -330,7 +330,10 @@ describe.sequential('pixflow on the Temporal server on Postgres: 2 workers, 2 AP
     const db = new pg.Client({ connectionString: url.toString() });
     await db.connect();
     try {
-      const ids = [...deposits.map(depositWorkflowId), ...withdrawals.map(withdrawalWorkflowId)];
+      const ids = [
+        ...deposits.map((t) => depositWorkflowId(t)),
+        ...withdrawals.map((t) => withdrawalWorkflowId(t)),
+      ];
       // Status 2: completed.
       const rows = await db.query(
         'SELECT workflow_id FROM executions_visibility WHERE workflow_id = ANY($1) AND status = 2',
