@@ -235,3 +235,27 @@ export async function sealedBrandAccounts(
       secretHashes: r.secret_hashes,
     }));
 }
+
+/** The account a notification's path secret belongs to: its brand, and the first provider's partner id. */
+export interface AccountOfSecret {
+  brandId: string;
+  partnerId: string | undefined;
+}
+
+/**
+ * The account at `connector` whose webhook secret has this keyed hash (connectors/accounts.ts
+ * secretHash), by the unique index on it; undefined when no brand's has.
+ */
+export async function accountBySecretHash(
+  db: Queryable,
+  connector: string,
+  hash: string,
+): Promise<AccountOfSecret | undefined> {
+  const { rows } = await db.query<{ brand_id: string; partner_id: string | null }>(
+    `SELECT brand_id, settings ->> 'partnerId' AS partner_id FROM brand_connector_accounts
+      WHERE connector = $1 AND secret_hashes ? 'webhookSecret' AND secret_hashes ->> 'webhookSecret' = $2`,
+    [connector, hash],
+  );
+  const r = rows[0];
+  return r ? { brandId: r.brand_id, partnerId: r.partner_id ?? undefined } : undefined;
+}

@@ -5,7 +5,7 @@ import {
   type ReversalCheck,
   reversalCheckSignal,
 } from '../contracts/deposit-reversal';
-import { providerNotificationSignal } from '../contracts/flow';
+import { brandScopedId, providerNotificationSignal } from '../contracts/flow';
 import { txidSchema } from '../contracts/flow-input';
 import { Problem, validationProblem } from '../http/problem';
 import { API_PIX_POINT, type ApiPixHint } from './api-pix-reversals';
@@ -73,14 +73,20 @@ export function readApiPixBody(raw: string, read: ReadPixNotifications): readonl
  * The rows of one callback. The key holds what the Pix says of itself and its returns: a copy
  * joins the row of the same news, a return that moved on is news of its own.
  */
-export function apiPixRowsOf(pix: readonly PixHintSource[], receivedAt: Date): ApiPixRow[] {
+export function apiPixRowsOf(
+  pix: readonly PixHintSource[],
+  receivedAt: Date,
+  /** The brand whose account the callback came through: its deposits are the ones told. */
+  brand?: string,
+): ApiPixRow[] {
   return pix.flatMap((p): ApiPixRow[] => {
     const returns = [...p.returns]
       .map((r) => `${r.returnId}:${r.state}`)
       .sort()
       .join(',');
     const txid = p.txid !== undefined && txidSchema.safeParse(p.txid).success ? p.txid : undefined;
-    const workflowId = txid === undefined ? `pix-${p.e2eId}` : depositWorkflowId(txid);
+    const workflowId =
+      txid === undefined ? brandScopedId(`pix-${p.e2eId}`, brand) : depositWorkflowId(txid, brand);
     const hint: ApiPixRow = {
       point: API_PIX_POINT,
       workflowId,
@@ -96,7 +102,7 @@ export function apiPixRowsOf(pix: readonly PixHintSource[], receivedAt: Date): A
       ...(txid === undefined ? { keepOnly: 'not signalled: the Pix paid no charge pixflow made' } : {}),
     };
     if (txid === undefined || p.returns.length === 0) return [hint];
-    const checkId = depositReversalsWorkflowId(txid);
+    const checkId = depositReversalsWorkflowId(txid, brand);
     const check: ApiPixRow = {
       point: API_PIX_POINT,
       workflowId: checkId,

@@ -3,12 +3,15 @@ import type { Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../common/logger';
 import type { ApiMetrics } from '../common/metrics';
+import { DEFAULT_BRAND } from '../contracts/flow';
 import { claimForDelivery, insertInbox, insertKept, type NewInboxRow, type Stored } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import { failedAuthLimit } from '../http/failed-auth';
 import { Problem, sendProblem } from '../http/problem';
 import { withTimeout } from '../http/timeout';
 import { type ApiPixRow, apiPixRowsOf, type ReadPixNotifications, readApiPixBody } from './api-pix-reading';
+import { accountOf } from './authenticate';
+import { type IngressAccounts, ingressAccounts } from './brand-accounts';
 import {
   type DeliveryContext,
   type DeliveryOptions,
@@ -20,14 +23,17 @@ import { headersOfInterest } from './store';
 
 // POST /webhooks/api-pix/:secret/pix: the callback of a PSP speaking the Central Bank's API Pix,
 // served only on its own mutual TLS listener (ingress/api-pix-listener.ts), so the caller is the
-// PSP's certificate before it is anything else. The secret in the path is a second factor,
-// checked in constant time under the same failed-authentication limit as the first provider's
-// ingress. Each Pix is stored in the inbox before the 200; then its deposit is told to look
+// PSP's certificate before it is anything else. The secret in the path is a second factor, under
+// the same failed-authentication limit as the first provider's ingress, and names the brand's
+// account the callback came through (API_PIX_WEBHOOK_SECRET the default brand's; a brand's own
+// by its keyed hash, ingress/brand-accounts.ts): its Pix are that brand's deposits'. Each Pix is stored in the inbox before the 200; then its deposit is told to look
 // (and a closed deposit's reversal check is asked, ingress/deliver.ts), without the PSP waiting.
 
 export interface ApiPixIngressDeps {
   config: {
     API_PIX_WEBHOOK_SECRET: string;
+    /** The key of the hashes kept of brands' secrets; unset: the environment's secret alone is taken. */
+    PII_HASH_KEY?: string;
     INBOX_RETRY_MAX_MS?: number;
     INBOX_GIVE_UP_MS?: number;
     INBOX_COALESCE_MS?: number;
@@ -50,6 +56,47 @@ const POINT = 'api-pix';
 const INSTANCE = '/webhooks/api-pix/***/pix';
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
+/** The environment's secret alone, the default brand's, compared in constant time. */
+function environmentOnly(secret: string): IngressAccounts {
+  const expected = digest(secret);
+  return {
+    bySecret: async (given) =>
+      timingSafeEqual(digest(given), expected) ? { brand: DEFAULT_BRAND } : undefined,
+  };
+}
+
+/**
+ * The path's secret, before the body is read (an unauthenticated caller costs nothing more): the
+ * account it names on the request, or a 401 counted against the address.
+ */
+function secretCheck(deps: ApiPixIngressDeps, failures: ReturnType<typeof failedAuthLimit>) {
+  const environment = { secret: deps.config.API_PIX_WEBHOOK_SECRET };
+  const { PII_HASH_KEY: hashKey } = deps.config;
+  const accounts: IngressAccounts = hashKey
+    ? ingressAccounts({ pool: deps.pool, connector: 'api-pix', hashKey, environment })
+    : environmentOnly(environment.secret);
+  return (req: Request, res: Response, next: NextFunction) => {
+    accounts.bySecret(String(req.params.secret ?? '')).then(
+      (account) => {
+        if (!account) return failures.fail(req, res, next, new Problem(401, 'unauthorized', 'Unauthorized'));
+        res.locals.ingressAccount = account;
+        next();
+      },
+      () =>
+        next(
+          new Problem(
+            503,
+            'accounts-unavailable',
+            'Cannot check the notification now; retry later',
+            undefined,
+            {},
+            5,
+          ),
+        ),
+    );
+  };
+}
+
 export function apiPixWebhookRouter(deps: ApiPixIngressDeps) {
   const delivery: DeliveryOptions = { ...deliveryOptionsFrom(deps.config), ...deps.delivery };
   const ctx: DeliveryContext = { pool: deps.pool, temporal: deps.temporal, options: delivery };
@@ -61,21 +108,14 @@ export function apiPixWebhookRouter(deps: ApiPixIngressDeps) {
     windowMs: deps.config.AUTH_FAILURE_WINDOW_MS,
     metrics: deps.metrics,
   });
-  const secretDigest = digest(deps.config.API_PIX_WEBHOOK_SECRET);
+  const checkSecret = secretCheck(deps, failures);
   const { log } = deps;
-
-  const checkSecret = (req: Request, res: Response, next: NextFunction) => {
-    // Before the body is read: an unauthenticated caller costs nothing more.
-    if (!timingSafeEqual(digest(String(req.params.secret ?? '')), secretDigest)) {
-      return failures.fail(req, res, next, new Problem(401, 'unauthorized', 'Unauthorized'));
-    }
-    next();
-  };
 
   const receive = async (req: Request, res: Response) => {
     const receivedAt = new Date();
     const raw = typeof req.body === 'string' ? req.body : '';
-    const rows = apiPixRowsOf(readApiPixBody(raw, deps.read), receivedAt);
+    const { brand } = accountOf(res);
+    const rows = apiPixRowsOf(readApiPixBody(raw, deps.read), receivedAt, brand);
     const headers = headersOfInterest(req);
     const inboxRow = (r: ApiPixRow): NewInboxRow => ({
       dedupeKey: r.dedupeKey,
@@ -121,7 +161,7 @@ export function apiPixWebhookRouter(deps: ApiPixIngressDeps) {
       );
     }
     res.status(200).json({ received: rows.length, duplicates });
-    log.info({ point: POINT, pix: rows.length, duplicates }, 'API Pix notification stored');
+    log.info({ point: POINT, pix: rows.length, duplicates, brand }, 'API Pix notification stored');
     rows.forEach((r, i) => {
       const s = stored[i];
       if (s && !('joined' in s) && s.deliverNow) signalNow(ctx, log, s.id, r, receivedAt);

@@ -1,49 +1,72 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { partnerIdOf } from '../connectors/identity-payments';
 import type { NotificationPoint } from '../db/inbox';
 import type { FailedAuthLimit } from '../http/failed-auth';
 import { Problem } from '../http/problem';
+import type { IngressAccount, IngressAccounts } from './brand-accounts';
 import { NOTIFICATION_POINTS } from './notification';
 
-// Who may post: the secret in the URL (checked before the body is read) and the body's
-// partner id (checked before anything else in the body is looked at, so an unauthenticated
+// Who may post: the secret in the URL (checked before the body is read), which says whose account
+// the notification came through (ingress/brand-accounts.ts), and the body's partner id, which must
+// be that account's (checked before anything else in the body is looked at, so an unauthenticated
 // caller learns nothing about what we would accept).
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 /** Constant time over equal-length digests, whatever the lengths of the inputs. */
-const sameSecret = (given: string, expected: Buffer) => timingSafeEqual(digest(given), expected);
+const sameSecret = (given: string, expected: string) => timingSafeEqual(digest(given), digest(expected));
 
 export interface IngressAuth {
-  /** The URL's secret, then its notification point: 401 (counted against the address), then 404. */
+  /**
+   * The URL's secret, then its notification point: 401 (counted against the address), then 404.
+   * The account it names is put on the request (accountOf).
+   */
   checkUrl: RequestHandler;
-  /** A 401 problem unless the body names our partner id; undefined when it does. */
-  checkPartner(fields: Record<string, unknown>): Problem | undefined;
+  /** A 401 problem unless the body names the account's partner id; undefined when it does. */
+  checkPartner(fields: Record<string, unknown>, account: IngressAccount): Problem | undefined;
 }
 
-export function ingressAuth(
-  config: { WEBHOOK_SECRET: string; WEBHOOK_PARTNER_ID: string },
-  failures: FailedAuthLimit,
-): IngressAuth {
-  const secretDigest = digest(config.WEBHOOK_SECRET);
-  const partnerDigest = digest(config.WEBHOOK_PARTNER_ID);
+/** The account the request's URL secret named (checkUrl put it there). */
+export function accountOf(res: Response): IngressAccount {
+  const account = res.locals.ingressAccount as IngressAccount | undefined;
+  if (!account) throw new Error('accountOf used on a route without checkUrl');
+  return account;
+}
+
+export function ingressAuth(accounts: IngressAccounts, failures: FailedAuthLimit): IngressAuth {
   return {
     checkUrl(req, res, next) {
       // Before the body is read: an unauthenticated caller costs us nothing more.
-      if (!sameSecret(String(req.params.secret ?? ''), secretDigest)) {
-        return failures.fail(req, res, next, new Problem(401, 'unauthorized', 'Unauthorized'));
-      }
-      const point = req.params.point;
-      if (point !== undefined && !NOTIFICATION_POINTS.includes(point as NotificationPoint)) {
-        return next(
-          new Problem(404, 'not-found', 'Not found', `no notification point ${JSON.stringify(point)}`),
-        );
-      }
-      next();
+      accounts.bySecret(String(req.params.secret ?? '')).then(
+        (account) => {
+          if (!account)
+            return failures.fail(req, res, next, new Problem(401, 'unauthorized', 'Unauthorized'));
+          const point = req.params.point;
+          if (point !== undefined && !NOTIFICATION_POINTS.includes(point as NotificationPoint)) {
+            return next(
+              new Problem(404, 'not-found', 'Not found', `no notification point ${JSON.stringify(point)}`),
+            );
+          }
+          res.locals.ingressAccount = account;
+          next();
+        },
+        // Postgres not answering: the provider retries, as when the inbox cannot store.
+        () =>
+          next(
+            new Problem(
+              503,
+              'accounts-unavailable',
+              'Cannot check the notification now; retry later',
+              undefined,
+              {},
+              5,
+            ),
+          ),
+      );
     },
-    checkPartner(fields) {
+    checkPartner(fields, account) {
       const partner = partnerIdOf(fields);
-      return sameSecret(partner, partnerDigest)
+      return account.partnerId !== undefined && sameSecret(partner, account.partnerId)
         ? undefined
         : new Problem(401, 'unauthorized', 'Unauthorized');
     },

@@ -12,7 +12,7 @@ import {
   biometricsWorkflowId,
 } from '../contracts/biometrics';
 import { depositWorkflowId } from '../contracts/deposit';
-import { type ProviderNotification, providerNotificationSignal } from '../contracts/flow';
+import { DEFAULT_BRAND, type ProviderNotification, providerNotificationSignal } from '../contracts/flow';
 import { cpfSchema, txidSchema } from '../contracts/flow-input';
 import { type LivenessProgress, livenessProgressSignal, onboardingWorkflowId } from '../contracts/onboarding';
 import { withdrawalWorkflowId } from '../contracts/withdrawal';
@@ -52,6 +52,11 @@ export function parseNotification(
   receivedAt: Date,
   /** Liveness callbacks name a CPF; its onboarding's id is a keyed hash of it. */
   piiHashKey: string,
+  /**
+   * The brand whose account it came through: a deposit or payout it names is that brand's flow
+   * (contracts/flow.ts brandScopedId), never another brand's of the same id. Unset: the default.
+   */
+  brand: string = DEFAULT_BRAND,
 ): ParsedNotification {
   const point = pathPoint ?? pointOf(body);
   if (!point) {
@@ -64,7 +69,7 @@ export function parseNotification(
   }
   return point === 'liveness'
     ? parseLivenessCallback(body, piiHashKey)
-    : parseMessage(point, body, receivedAt);
+    : parseMessage(point, body, receivedAt, brand);
 }
 
 function parseLivenessCallback(body: Record<string, unknown>, piiHashKey: string): ParsedNotification {
@@ -132,6 +137,7 @@ function parseMessage(
   point: 'deposit' | 'withdraw',
   body: Record<string, unknown>,
   receivedAt: Date,
+  brand: string,
 ): ParsedNotification {
   const parsed = readPaymentNotification(body);
   if (!parsed.success) throw validationProblem('body', parsed.error);
@@ -154,7 +160,8 @@ function parseMessage(
       `body.id: not a valid ${point} id`,
     );
   }
-  const workflowId = point === 'deposit' ? depositWorkflowId(msg.id) : withdrawalWorkflowId(msg.id);
+  const workflowId =
+    point === 'deposit' ? depositWorkflowId(msg.id, brand) : withdrawalWorkflowId(msg.id, brand);
   const payload: ProviderNotification = {
     type: msg.type,
     action: msg.action,
@@ -167,6 +174,15 @@ function parseMessage(
     logTarget: workflowId,
     signalName: providerNotificationSignal.name,
     signalPayload: payload,
-    dedupeKey: dedupeKey([point, msg.type, msg.id, msg.action, '']),
+    // Another brand's copy of the same id is news of its own flow: its key holds the brand (the
+    // default brand's key is as it was before brands, so copies across an upgrade still join).
+    dedupeKey: dedupeKey([
+      point,
+      msg.type,
+      msg.id,
+      msg.action,
+      '',
+      ...(brand === DEFAULT_BRAND ? [] : [brand]),
+    ]),
   };
 }

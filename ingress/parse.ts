@@ -29,6 +29,8 @@ export function parseStorable(
   pathPoint: NotificationPoint | undefined,
   receivedAt: Date,
   piiHashKey: string,
+  /** The brand whose account the notification came through; unset: the default brand. */
+  brand?: string,
 ): ParsedNotification {
   // Postgres text and jsonb refuse NUL and lone surrogates: such a body could never be stored,
   // and a 503 would have the provider retry it forever.
@@ -42,5 +44,5 @@ export function parseStorable(
       `${name}: must be well-formed text without NUL characters`,
     );
   }
-  return parseNotification(pathPoint, fields, receivedAt, piiHashKey);
+  return parseNotification(pathPoint, fields, receivedAt, piiHashKey, brand);
 }

@@ -3,12 +3,14 @@ import type { Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../common/logger';
 import type { ApiMetrics } from '../common/metrics';
+import { DEFAULT_BRAND } from '../contracts/flow';
 import { raiseUnclassifiedAnswer } from '../db/alerts';
 import { claimForDelivery, type NotificationPoint, type Stored } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import { failedAuthLimit } from '../http/failed-auth';
 import { Problem, sendProblem } from '../http/problem';
-import { ingressAuth } from './authenticate';
+import { accountOf, ingressAuth } from './authenticate';
+import { ingressAccounts } from './brand-accounts';
 import {
   announcesOwnRequest,
   type DeliveryContext,
@@ -24,9 +26,18 @@ import { parseBody, parseStorable } from './parse';
 import { headersOfInterest, keepNotification, storeNotification } from './store';
 
 // POST /webhooks/provider/:secret[/deposit|/withdraw|/liveness]. Authenticated by the secret in
-// the URL and the body's partner id; stored in the inbox before the 2xx; then signalled without
-// making the provider wait. The ingress answers its own errors so the secret never appears in
-// a problem's `instance`.
+// the URL, which names the brand's account the notification came through (the environment's
+// WEBHOOK_SECRET the default brand's), and the body's partner id, which must be that account's;
+// stored in the inbox before the 2xx; then signalled, without making the provider wait, to the
+// flow of that brand the body names (another brand's flow of the same id is never told). The
+// ingress answers its own errors so the secret never appears in a problem's `instance`.
+
+/**
+ * Onboardings and biometric identifications are the default brand's (install-wide), asked through
+ * its account: a liveness callback through another brand's account names none of that brand's flows.
+ */
+export const NOT_THE_BRANDS_LIVENESS =
+  "not signalled: a liveness callback through another brand's account; onboardings are the default brand's";
 
 export interface IngressDeps {
   config: {
@@ -82,27 +93,39 @@ export function ingressRouter(deps: IngressDeps) {
     windowMs: deps.config.AUTH_FAILURE_WINDOW_MS,
     metrics: deps.metrics,
   });
-  const auth = ingressAuth(deps.config, failures);
+  const accounts = ingressAccounts({
+    pool: deps.pool,
+    connector: 'identity-payments',
+    hashKey: deps.config.PII_HASH_KEY,
+    environment: { secret: deps.config.WEBHOOK_SECRET, partnerId: deps.config.WEBHOOK_PARTNER_ID },
+  });
+  const auth = ingressAuth(accounts, failures);
   const { log } = deps;
 
   const receive = async (req: Request, res: Response, next: NextFunction) => {
     const receivedAt = new Date();
     const raw = typeof req.body === 'string' ? req.body : '';
     const fields = parseBody(raw);
-    const refusal = auth.checkPartner(fields);
+    const account = accountOf(res);
+    const refusal = auth.checkPartner(fields, account);
     if (refusal) return failures.fail(req, res, next, refusal);
     const pathPoint = req.params.point as NotificationPoint | undefined;
-    const n = parseStorable(raw, fields, pathPoint, receivedAt, deps.config.PII_HASH_KEY);
+    const n = parseStorable(raw, fields, pathPoint, receivedAt, deps.config.PII_HASH_KEY, account.brand);
     const got = { rawBody: raw, headers: headersOfInterest(req), receivedAt };
     const unavailable = (err: unknown): never => {
       log.error({ err: String(err), point: n.point }, 'webhook inbox unavailable; answering 503');
       res.set('retry-after', '5');
       throw new Problem(503, 'inbox-unavailable', 'Cannot store the notification now; retry later');
     };
-    // The flow's own request announced back: kept, nothing to signal, done in one statement.
-    const own = announcesOwnRequest(n);
-    const stored = own
-      ? await keepNotification(deps.pool, n, got, store, OWN_REQUEST_NOTE).then(
+    // The flow's own request announced back, or a liveness callback through another brand's
+    // account: kept, nothing to signal, done in one statement.
+    const keepOnly = announcesOwnRequest(n)
+      ? OWN_REQUEST_NOTE
+      : n.point === 'liveness' && account.brand !== DEFAULT_BRAND
+        ? NOT_THE_BRANDS_LIVENESS
+        : undefined;
+    const stored = keepOnly
+      ? await keepNotification(deps.pool, n, got, store, keepOnly).then(
           (id): Stored => ({ id, deliverNow: false }),
           unavailable,
         )
@@ -111,7 +134,10 @@ export function ingressRouter(deps: IngressDeps) {
     const outcome = duplicate ? 'duplicate' : 'stored';
     deps.metrics?.countNotification(n.point, String(fields.type ?? n.point), outcome);
     res.status(200).json({ received: true, duplicate });
-    log.info({ point: n.point, target: n.logTarget, duplicate }, 'provider notification stored');
+    log.info(
+      { point: n.point, target: n.logTarget, duplicate, brand: account.brand },
+      'provider notification stored',
+    );
     if (n.unclassified && !duplicate) tellUnclassified(deps, log, n);
     // A copy that joined a waiting row, or whose window holds it, is the relay's to signal.
     if (duplicate || !stored.deliverNow) return;
