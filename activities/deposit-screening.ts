@@ -82,7 +82,7 @@ export function createDepositScreeningActivities(
         const verdict = await reserveWithinDepositLimits(pool, {
           cpfHash: hash,
           cpfMasked: maskCpf(cpf),
-          workflowId: depositWorkflowId(input.txid),
+          workflowId: depositWorkflowId(input.txid, input.brand),
           amountCentavos: input.amountCentavos,
           now: clock(),
         });

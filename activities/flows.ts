@@ -41,6 +41,7 @@ function flowRowOf(
     seq: r.seq,
     at,
     runId,
+    ...(r.brand === undefined ? {} : { brandId: r.brand }),
   };
 }
 

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { type Client, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
-import { principalOf } from '../api-keys/authenticate';
+import { brandOf, principalOf } from '../api-keys/authenticate';
 import { qrPng } from '../common/qr-image';
 import { type DepositState, depositNotHeld, depositWorkflowId, resolutionUpdate } from '../contracts/deposit';
 import { type ReversalRow, reversalsOf } from '../db/deposit-reversals';
@@ -24,7 +25,13 @@ import {
   txidParamsSchema,
 } from './deposits-schemas';
 import type { ApiDeps } from './deps';
-import { conflict, flowNotFound, pngBytes, refusedProblem } from './flow-answers';
+import {
+  conflict,
+  flowNotFound,
+  pngBytes,
+  refusedProblem,
+  refuseMoneyForBrandsNotReady,
+} from './flow-answers';
 
 /**
  * The state as reads answer it: the QR's payload and a link to its PNG, not the image itself; the
@@ -67,11 +74,12 @@ const notHeld = (state: DepositState) =>
     { flowStatus: state.status, reason: state.reason },
   );
 
-type DepositHandle = (txid: string) => WorkflowHandle<typeof depositWorkflow>;
+/** A brand's deposit: another brand's with the same txid is another flow, never this one. */
+type DepositHandle = (txid: string, brand: string) => WorkflowHandle<typeof depositWorkflow>;
 const depositHandles =
   (temporal: Client): DepositHandle =>
-  (txid) =>
-    temporal.workflow.getHandle<typeof depositWorkflow>(depositWorkflowId(txid));
+  (txid, brand) =>
+    temporal.workflow.getHandle<typeof depositWorkflow>(depositWorkflowId(txid, brand));
 
 /**
  * 201 when this request started the flow, 200 for a repeat (same QR); a refusal of the rules is
@@ -81,7 +89,9 @@ const depositHandles =
 function startRoute(r: Router, deps: ApiDeps) {
   route(r, depositOperations.create, async (req, res) => {
     const body = parseDepositBody('body', req.body);
-    const started = await startDeposit(deps, body);
+    const brand = brandOf(res);
+    refuseMoneyForBrandsNotReady(brand);
+    const started = await startDeposit(deps, body, randomUUID(), brand);
     switch (started.outcome) {
       case 'conflict':
         throw conflict(started.reason);
@@ -109,28 +119,30 @@ function resolutionRoute(
   r: Router,
   pool: Pool,
   handleOf: DepositHandle,
-  stateOf: (txid: string) => Promise<DepositState>,
+  stateOf: (txid: string, brand: string) => Promise<DepositState>,
 ) {
   route(r, depositOperations.resolution, async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
     const decision = parse(depositResolutionBodySchema, 'body', req.body);
-    const state = await stateOf(txid);
+    const brand = brandOf(res);
+    const state = await stateOf(txid, brand);
     if (state.status !== 'held' || state.resolution) throw notHeld(state);
     // The proof the flow reads back before it counts the decision: the key that was checked.
     const decisionId = await recordApiKeyDecision(pool, principalOf(res).id, {
-      workflowId: depositWorkflowId(txid),
+      workflowId: depositWorkflowId(txid, brand),
       kind: 'deposit.resolution',
       ...decision,
     });
     try {
       res.json(
         await retryUpdateLostWithTask(() =>
-          handleOf(txid).executeUpdate(resolutionUpdate, { args: [{ ...decision, decisionId }] }),
+          handleOf(txid, brand).executeUpdate(resolutionUpdate, { args: [{ ...decision, decisionId }] }),
         ),
       );
     } catch (err) {
       // Decided by another request meanwhile: say what it is now.
-      if (err instanceof WorkflowUpdateFailedError || isNotFound(err)) throw notHeld(await stateOf(txid));
+      if (err instanceof WorkflowUpdateFailedError || isNotFound(err))
+        throw notHeld(await stateOf(txid, brand));
       throw err;
     }
   });
@@ -145,7 +157,7 @@ export const depositOperations = {
     tag: 'Deposits',
     summary: 'Create a deposit and get its Pix QR code in one call',
     description:
-      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. The deposit's flow screens it under the rules first (docs/rules.md) and creates nothing at the provider for one it refuses: a refusal is 409 with its `reason`, the `policyVersion` of the rules it was decided under and the `workflowId` of the flow that keeps it (GET /v1/deposits/{txid} shows it `refused`). A person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`). A deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each). A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`). The registry unreachable is asked again for about five minutes (unless the rules policy's eligibility.failClosed is false): the caller's wait ends in 503 with Retry-After, and the same request again gets the QR once the registry answers, or 409 `eligibility-unavailable` (reason `eligibility_unavailable`) once the flow stopped asking. A refused deposit's txid stays refused: ask again with a new txid. `client.bankAccount`, when given, is the payer's own bank account (`ispb` 8 digits, `branch` 1-5 digits, `number` 1-20 digits, check digit included, no hyphen), registered as the person's. The fields it replaces, `client.bankispb`, `client.bankbranch` and `client.bankaccount`, are a 400 naming each and where it went (`renamed to client.bankAccount.ispb`).",
+      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. The deposit's flow screens it under the rules first (docs/rules.md) and creates nothing at the provider for one it refuses: a refusal is 409 with its `reason`, the `policyVersion` of the rules it was decided under and the `workflowId` of the flow that keeps it (GET /v1/deposits/{txid} shows it `refused`). A person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`). A deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each). A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`). The registry unreachable is asked again for about five minutes (unless the rules policy's eligibility.failClosed is false): the caller's wait ends in 503 with Retry-After, and the same request again gets the QR once the registry answers, or 409 `eligibility-unavailable` (reason `eligibility_unavailable`) once the flow stopped asking. A refused deposit's txid stays refused: ask again with a new txid. `client.bankAccount`, when given, is the payer's own bank account (`ispb` 8 digits, `branch` 1-5 digits, `number` 1-20 digits, check digit included, no hyphen), registered as the person's. The fields it replaces, `client.bankispb`, `client.bankbranch` and `client.bankaccount`, are a 400 naming each and where it went (`renamed to client.bankAccount.ispb`). The deposit is the acting brand's (Pixflow-Brand): the same txid at another brand is another deposit, and another brand's is 404 on every deposit route, as an unknown txid is. Deposits run only for the `default` brand for now: any other brand is 409 `brand-not-ready`, naming the `brand`, nothing started (docs/brands.md).",
     body: depositBodySchema,
     ok: [
       { status: 201, description: 'Created', schema: depositResponseSchema },
@@ -203,9 +215,10 @@ export function depositRoutes(deps: ApiDeps) {
   const handleOf = depositHandles(deps.temporal);
   startRoute(r, deps);
 
-  const stateOf = async (txid: string) => {
+  // Another brand's deposit is not found, as a txid nobody used: never a 403 that says it exists.
+  const stateOf = async (txid: string, brand: string) => {
     try {
-      return await depositState(handleOf(txid));
+      return await depositState(handleOf(txid, brand));
     } catch (err) {
       if (isNotFound(err)) throw flowNotFound('deposit with this txid');
       throw err;
@@ -214,16 +227,18 @@ export function depositRoutes(deps: ApiDeps) {
 
   route(r, depositOperations.state, async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
-    const state = await withItsReturn(deps.temporal, await stateOf(txid));
-    const reversals = await reversalsOf(deps.pool, depositWorkflowId(txid));
-    res.json({ workflowId: depositWorkflowId(txid), state: depositStateView(state, reversals) });
+    const brand = brandOf(res);
+    const workflowId = depositWorkflowId(txid, brand);
+    const state = await withItsReturn(deps.temporal, await stateOf(txid, brand), brand);
+    const reversals = await reversalsOf(deps.pool, workflowId);
+    res.json({ workflowId, state: depositStateView(state, reversals) });
   });
 
   resolutionRoute(r, deps.pool, handleOf, stateOf);
 
   route(r, depositOperations.qrCode, async (req, res) => {
     const { txid } = parse(txidParamsSchema, 'path', req.params);
-    const state = await stateOf(txid);
+    const state = await stateOf(txid, brandOf(res));
     const png = state.qr ? (pngBytes(state.qr.image) ?? (await qrPng(state.qr.payload))) : undefined;
     if (!png) {
       throw new Problem(

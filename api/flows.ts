@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { brandOf } from '../api-keys/authenticate';
 import { cpfHash } from '../common/pii';
 import { type FlowCursor, listFlows } from '../db/flows';
 import { type Operation, route } from '../http/operation';
@@ -46,7 +47,7 @@ export const flowOperations = {
     tag: 'Flows',
     summary: 'List flows, newest first, with filters and a cursor',
     description:
-      'A status that the given type (or, without type, no flow type) has is a 400 listing the allowed ones.',
+      "The acting brand's deposits and withdrawals only (Pixflow-Brand), and every onboarding: a person's verification is shared by an operator's brands. A status that the given type (or, without type, no flow type) has is a 400 listing the allowed ones.",
     query: flowsQuerySchema,
     ok: [{ status: 200, description: 'One page', schema: flowPageSchema }],
     // Lists every flow type, whatever its filters: it reads what each of the three reads.
@@ -59,6 +60,7 @@ export function flowRoutes({ config, pool }: ApiDeps) {
   route(r, flowOperations.list, async (req, res) => {
     const q = parse(flowsQuerySchema, 'query', req.query);
     const page = await listFlows(pool, {
+      brand: brandOf(res),
       type: q.type,
       status: q.status,
       // The table holds only the keyed hash of a CPF.

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
+import { brandOf } from '../api-keys/authenticate';
 import type { Config } from '../common/config';
 import { biometricsFinalStatuses, biometricsStateQuery } from '../contracts/biometrics';
 import {
@@ -21,7 +22,13 @@ import { flowState, isNotFound } from '../starters/workflow-calls';
 import type { biometricsWorkflow } from '../workflows/biometrics';
 import type { withdrawalWorkflow } from '../workflows/withdrawal';
 import type { ApiDeps } from './deps';
-import { conflict, flowNotFound, pngBytes, refusedProblem } from './flow-answers';
+import {
+  conflict,
+  flowNotFound,
+  pngBytes,
+  refusedProblem,
+  refuseMoneyForBrandsNotReady,
+} from './flow-answers';
 import {
   type WithdrawalBody,
   type WithdrawalStateView,
@@ -92,7 +99,7 @@ export const withdrawalOperations = {
     tag: 'Withdrawals',
     summary: 'Send a Pix payout (idempotent per transactionId)',
     description:
-      "The same body again is 202 with the same flow; another body with the same transactionId is 409 `conflict`. The answer comes once the money rules have decided, in the withdrawal's flow (docs/rules.md): `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above the rules policy's payouts.approvalAboveCentavos (docs/payout-controls.md), `awaiting_authorization` while the operator backend is asked (PAYOUT_AUTHORIZATION_URL), or on its way (`sending`). A withdrawal the rules refuse is 409 `withdrawal-refused` with its `reason` code, the `policyVersion` of the rules it was decided under, the `workflowId` of the flow that keeps it, its `transactionId` and `state` (`refused`): nothing is sent, and the same request again is answered the same way.",
+      "The same body again is 202 with the same flow; another body with the same transactionId is 409 `conflict`. The answer comes once the money rules have decided, in the withdrawal's flow (docs/rules.md): `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above the rules policy's payouts.approvalAboveCentavos (docs/payout-controls.md), `awaiting_authorization` while the operator backend is asked (PAYOUT_AUTHORIZATION_URL), or on its way (`sending`). A withdrawal the rules refuse is 409 `withdrawal-refused` with its `reason` code, the `policyVersion` of the rules it was decided under, the `workflowId` of the flow that keeps it, its `transactionId` and `state` (`refused`): nothing is sent, and the same request again is answered the same way. The withdrawal is the acting brand's (Pixflow-Brand): the same transactionId at another brand is another withdrawal, and another brand's is 404 on every withdrawal route, as an unknown transactionId is. Withdrawals run only for the `default` brand for now: any other brand is 409 `brand-not-ready`, naming the `brand`, nothing started (docs/brands.md).",
     body: withdrawalBodySchema,
     ok: [{ status: 202, description: 'Accepted', schema: withdrawalResponseSchema }],
     errors: [409],
@@ -149,12 +156,16 @@ const withdrawalRefused = (r: Refused<WithdrawalState>) =>
 export function withdrawalRoutes(deps: ApiDeps) {
   const { config, temporal, pool } = deps;
   const r = Router();
-  const handleOf = (transactionId: string) =>
-    temporal.workflow.getHandle<typeof withdrawalWorkflow>(withdrawalWorkflowId(transactionId));
+  // A brand's withdrawal: another brand's with the same transactionId is another flow.
+  const handleOf = (transactionId: string, brand: string) =>
+    temporal.workflow.getHandle<typeof withdrawalWorkflow>(withdrawalWorkflowId(transactionId, brand));
 
   route(r, withdrawalOperations.send, async (req, res) => {
     const body = parse(withdrawalBodySchema, 'body', req.body);
-    const started = await startWithdrawal(deps, withdrawalRequest(config, body, 'body', randomUUID()));
+    const request = withdrawalRequest(config, body, 'body', randomUUID());
+    const brand = brandOf(res);
+    refuseMoneyForBrandsNotReady(brand);
+    const started = await startWithdrawal(deps, request, brand);
     if (started.outcome === 'conflict') throw conflict(started.reason);
     if (started.outcome === 'refused') throw withdrawalRefused(started);
     const state = started.answer;
@@ -168,9 +179,10 @@ export function withdrawalRoutes(deps: ApiDeps) {
       });
   });
 
-  const stateOf = async (transactionId: string) => {
+  // Another brand's withdrawal is not found, as an unknown transactionId: never a 403 that says it exists.
+  const stateOf = async (transactionId: string, brand: string) => {
     try {
-      return await flowState(handleOf(transactionId), withdrawalStateQuery);
+      return await flowState(handleOf(transactionId, brand), withdrawalStateQuery);
     } catch (err) {
       if (isNotFound(err)) throw flowNotFound('withdrawal with this transactionId');
       throw err;
@@ -179,16 +191,17 @@ export function withdrawalRoutes(deps: ApiDeps) {
 
   route(r, withdrawalOperations.state, async (req, res) => {
     const { transactionId } = parse(withdrawalParamsSchema, 'path', req.params);
+    const brand = brandOf(res);
     res.json({
-      workflowId: withdrawalWorkflowId(transactionId),
+      workflowId: withdrawalWorkflowId(transactionId, brand),
       transactionId,
-      state: withdrawalStateView(await stateOf(transactionId)),
+      state: withdrawalStateView(await stateOf(transactionId, brand)),
     });
   });
 
   route(r, withdrawalOperations.stepUpQrCode, async (req, res) => {
     const { transactionId } = parse(withdrawalParamsSchema, 'path', req.params);
-    const { stepUp } = await stateOf(transactionId);
+    const { stepUp } = await stateOf(transactionId, brandOf(res));
     if (!stepUp?.url) throw flowNotFound('biometric identification link for this withdrawal');
     const png = await stepUpQrCode(temporal, stepUp);
     res.type('image/png').set('cache-control', 'private, no-cache').send(png);
@@ -196,17 +209,22 @@ export function withdrawalRoutes(deps: ApiDeps) {
 
   route(r, withdrawalOperations.receipt, async (req, res) => {
     const { transactionId } = parse(withdrawalParamsSchema, 'path', req.params);
-    const receipt = await getWithdrawalReceipt(pool, transactionId);
+    const brand = brandOf(res);
+    const receipt = await getWithdrawalReceipt(
+      pool,
+      transactionId,
+      withdrawalWorkflowId(transactionId, brand),
+    );
     if (receipt) {
       res.type(receipt.contentType).set('cache-control', 'private, max-age=3600').send(receipt.image);
       return;
     }
     // Not stored: the flow says whether it is still to come or never will be.
-    const state = await stateOf(transactionId);
+    const state = await stateOf(transactionId, brand);
     if (NEVER_A_RECEIPT.includes(state.status)) throw receiptUnavailable(state.status, state.reason);
     // A run that ended short of a final status (failed for an operator, terminated) stores
     // nothing more either. A completed run has stored its receipt: only a race gets here.
-    const run = (await handleOf(transactionId).describe()).status.name;
+    const run = (await handleOf(transactionId, brand).describe()).status.name;
     if (run !== 'RUNNING' && run !== 'COMPLETED') {
       throw receiptUnavailable(state.status, state.reason ?? `its run is ${run.toLowerCase()}`);
     }

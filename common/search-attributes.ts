@@ -9,6 +9,8 @@ export const CpfHashKey = defineSearchAttributeKey('PixflowCpfHash', SearchAttri
 export const CpfMaskedKey = defineSearchAttributeKey('PixflowCpfMasked', SearchAttributeType.KEYWORD);
 export const AmountKey = defineSearchAttributeKey('PixflowAmountCentavos', SearchAttributeType.INT);
 export const MerchantKey = defineSearchAttributeKey('PixflowMerchant', SearchAttributeType.KEYWORD);
+/** The brand a deposit or a withdrawal belongs to (docs/brands.md), set when the flow starts. */
+export const BrandKey = defineSearchAttributeKey('PixflowBrand', SearchAttributeType.KEYWORD);
 
 export const searchAttributeKeys = [
   FlowTypeKey,
@@ -17,6 +19,7 @@ export const searchAttributeKeys = [
   CpfMaskedKey,
   AmountKey,
   MerchantKey,
+  BrandKey,
 ];
 
 /** `temporal server start-dev --search-attribute Name=Type` arguments for the same keys. */
@@ -36,6 +39,7 @@ export function startSearchAttributes(f: {
   cpfMasked: string;
   amountCentavos?: number;
   merchant?: string;
+  brand?: string;
 }) {
   return [
     { key: FlowTypeKey, value: f.type },
@@ -44,5 +48,6 @@ export function startSearchAttributes(f: {
     { key: CpfMaskedKey, value: f.cpfMasked },
     ...(f.amountCentavos === undefined ? [] : [{ key: AmountKey, value: f.amountCentavos }]),
     ...(f.merchant === undefined ? [] : [{ key: MerchantKey, value: f.merchant }]),
+    ...(f.brand === undefined ? [] : [{ key: BrandKey, value: f.brand }]),
   ];
 }

@@ -23,6 +23,11 @@ export const depositInputSchema = z.object({
 });
 export type DepositInput = z.infer<typeof depositInputSchema> & {
   timings?: Partial<FlowTimings>;
+  /**
+   * The brand the deposit belongs to: the key's, never the request body's. Absent: the default
+   * brand (every deposit started before brands, so their histories replay as they ran).
+   */
+  brand?: string;
   /** The API request that started the flow: its `qrCode` update answers `created`. */
   requestId?: string;
 };

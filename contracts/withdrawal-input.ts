@@ -39,4 +39,11 @@ export const withdrawalInputSchema = z
     const problem = pixKeyProblem(v.pixKey, v.pixType);
     if (problem) ctx.addIssue({ code: 'custom', path: ['pixKey'], message: problem });
   });
-export type WithdrawalInput = z.infer<typeof withdrawalInputSchema> & { timings?: Partial<FlowTimings> };
+export type WithdrawalInput = z.infer<typeof withdrawalInputSchema> & {
+  timings?: Partial<FlowTimings>;
+  /**
+   * The brand the withdrawal belongs to: the key's, never the request body's. Absent: the default
+   * brand (every withdrawal started before brands, so their histories replay as they ran).
+   */
+  brand?: string;
+};

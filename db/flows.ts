@@ -32,6 +32,11 @@ export interface FlowCursor {
 }
 
 export interface FlowFilter {
+  /**
+   * The brand whose deposits and withdrawals are listed. Onboardings and biometrics belong to no
+   * brand yet (a person's verification is shared by an operator's brands): every brand lists them.
+   */
+  brand: string;
   type?: FlowType;
   status?: string;
   cpfHash?: string;
@@ -53,6 +58,7 @@ export async function listFlows(pool: Pool, f: FlowFilter): Promise<FlowPage> {
     params.push(value);
     where.push(sql(`$${params.length}`));
   };
+  add((p) => `(brand_id = ${p} OR type IN ('onboarding', 'biometrics'))`, f.brand);
   if (f.type) add((p) => `type = ${p}`, f.type);
   if (f.status) add((p) => `status = ${p}`, f.status);
   if (f.cpfHash) add((p) => `cpf_hash = ${p}`, f.cpfHash);
@@ -112,13 +118,23 @@ export interface StoredReceipt {
   paidAt: string | null;
 }
 
+/**
+ * A withdrawal's stored receipt. With `ofFlow`, the workflow id of the withdrawal of one brand
+ * (the API's): none unless that flow has a row, so another brand's receipt of the same
+ * transactionId is never answered.
+ */
 export async function getWithdrawalReceipt(
   pool: Pool,
   transactionId: string,
+  ofFlow?: string,
 ): Promise<StoredReceipt | undefined> {
   const { rows } = await pool.query(
-    'SELECT image, content_type, paid_at FROM withdrawal_receipts WHERE transaction_id = $1',
-    [transactionId],
+    ofFlow === undefined
+      ? 'SELECT image, content_type, paid_at FROM withdrawal_receipts WHERE transaction_id = $1'
+      : `SELECT r.image, r.content_type, r.paid_at
+           FROM withdrawal_receipts r JOIN flows f ON f.workflow_id = $2 AND f.type = 'withdrawal'
+          WHERE r.transaction_id = $1`,
+    ofFlow === undefined ? [transactionId] : [transactionId, ofFlow],
   );
   const r = rows[0];
   if (!r) return undefined;
@@ -135,6 +151,11 @@ export type FlowRowWrite = Omit<FlowRow, 'createdAt' | 'updatedAt'> & {
   at: Date;
   /** The run that writes; null when unknown (then only the sequence number orders writes). */
   runId: string | null;
+  /**
+   * The brand the flow belongs to, set by its first write and never changed; absent: the default
+   * brand's (a flow from before brands, an onboarding).
+   */
+  brandId?: string;
 };
 
 // The row's upsert, and in the same statement its event when the status changed (or a new run
@@ -144,8 +165,8 @@ const upsertFlowStatement = prepared(
   `WITH prev AS (SELECT status, run_id FROM flows WHERE workflow_id = $1),
        up AS (
          INSERT INTO flows (workflow_id, type, business_id, status, cpf_hash, cpf_masked, merchant, amount_centavos,
-                            reason, details, seq, created_at, updated_at, run_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)
+                            reason, details, seq, created_at, updated_at, run_id, brand_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, COALESCE($14::text, 'default'))
          ON CONFLICT (workflow_id) DO UPDATE SET
            status = EXCLUDED.status, reason = EXCLUDED.reason, details = EXCLUDED.details,
            amount_centavos = COALESCE(EXCLUDED.amount_centavos, flows.amount_centavos),
@@ -181,6 +202,7 @@ export async function upsertFlowAndEvent(db: Queryable, row: FlowRowWrite): Prom
       row.seq,
       row.at,
       row.runId,
+      row.brandId ?? null,
     ]),
   );
 }

@@ -35,14 +35,19 @@ export async function startDepositReturn(
 /**
  * A completed deposit's state with the return of its money, when a return flow of its own sent
  * it back (its run had ended `completed` before): that flow's status and return. Asked only of a
- * deposit on a connector that returns received Pix (every one but the first provider's).
+ * deposit on a connector that returns received Pix (every one but the first provider's). `brand`:
+ * the deposit's, whose return flow it is.
  */
-export async function withItsReturn(client: Client, state: DepositState): Promise<DepositState> {
+export async function withItsReturn(
+  client: Client,
+  state: DepositState,
+  brand?: string,
+): Promise<DepositState> {
   if (state.status !== 'completed' || !state.connector || state.connector === FIRST_CONNECTOR) return state;
   let returning: DepositState;
   try {
     returning = await flowState(
-      client.workflow.getHandle(depositReturnWorkflowId(state.txid)),
+      client.workflow.getHandle(depositReturnWorkflowId(state.txid, brand)),
       depositStateQuery,
     );
   } catch (err) {

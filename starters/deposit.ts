@@ -23,6 +23,7 @@ import {
   depositWorkflowId,
   qrCodeUpdate,
 } from '../contracts/deposit';
+import { DEFAULT_BRAND } from '../contracts/flow';
 import type { DepositRequestBody } from './requests';
 import { requestHash, startOrAttach } from './start-or-attach';
 import type { StarterDeps, StartResult } from './types';
@@ -90,12 +91,14 @@ export function flowRefusal(cause: Error | undefined): FlowRefusal | undefined {
 /**
  * One round trip: update-with-start creates the flow (or attaches to the running one) and waits
  * for its QR, or for its refusal. Whether this request started the flow the update answers,
- * comparing `requestId` with the one in the flow's input.
+ * comparing `requestId` with the one in the flow's input. The flow is `brand`'s: its workflow id,
+ * its row and its PixflowBrand tag; the default brand's input names none, as before brands.
  */
 export async function startDeposit(
   { config, temporal, timings }: StarterDeps,
   body: DepositRequestBody,
   requestId: string = randomUUID(),
+  brand: string = DEFAULT_BRAND,
 ): Promise<DepositStartResult> {
   const input: DepositInput = {
     ...body,
@@ -103,13 +106,14 @@ export async function startDeposit(
     txid: body.txid ?? newTxid(),
     merchant: body.merchant ?? config.PROVIDER_MERCHANT,
     ...(timings ? { timings } : {}),
+    ...(brand === DEFAULT_BRAND ? {} : { brand }),
   };
   const fingerprint: DepositFingerprint = {
     amountCentavos: input.amountCentavos,
     payerCpf: input.client.cpf,
     merchant: input.merchant,
   };
-  const workflowId = depositWorkflowId(input.txid);
+  const workflowId = depositWorkflowId(input.txid, brand);
   const masked = maskCpf(input.client.cpf);
   const outcome = await startOrAttach(temporal, qrCodeUpdate, [{ ...fingerprint, requestId }], {
     workflowType: 'depositWorkflow',
@@ -127,6 +131,7 @@ export async function startDeposit(
         cpfMasked: masked,
         amountCentavos: input.amountCentavos,
         merchant: input.merchant,
+        brand,
       }),
     },
     requestHash: { memoKey: 'fingerprintHash', value: requestHash(fingerprint, config.PII_HASH_KEY) },

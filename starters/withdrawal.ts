@@ -3,6 +3,7 @@ import { maskCpf } from '../common/mask';
 import { formatBrl } from '../common/money';
 import { cpfHash } from '../common/pii';
 import { startSearchAttributes } from '../common/search-attributes';
+import { DEFAULT_BRAND } from '../contracts/flow';
 import {
   WITHDRAWAL_CONFLICT,
   type WithdrawalInput,
@@ -25,17 +26,21 @@ export const WITHDRAWAL_REFUSED_TYPE = 'withdrawal-refused';
 
 export type WithdrawalStartResult = StartResult<WithdrawalState, WithdrawalState>;
 
-/** How a withdrawal's flow is started: its id, its tags for the UI, the request's keyed hash. */
+/**
+ * How a withdrawal's flow is started: its id, its tags for the UI, the request's keyed hash. The
+ * flow is the brand's its request names (none: the default brand's).
+ */
 export function withdrawalStart(
   config: StarterDeps['config'],
   input: WithdrawalInput,
   request: WithdrawalRequest,
 ): FlowStart<(input: WithdrawalInput) => Promise<WithdrawalState>, never> {
   const masked = maskCpf(input.client.cpf);
+  const brand = input.brand ?? DEFAULT_BRAND;
   return {
     workflowType: 'withdrawalWorkflow',
     options: {
-      workflowId: withdrawalWorkflowId(input.transactionId),
+      workflowId: withdrawalWorkflowId(input.transactionId, brand),
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],
       staticSummary: escapeMarkdown(
@@ -48,6 +53,7 @@ export function withdrawalStart(
         cpfMasked: masked,
         amountCentavos: input.amountCentavos,
         merchant: input.merchant,
+        brand,
       }),
     },
     requestHash: { memoKey: 'requestHash', value: requestHash(request, config.PII_HASH_KEY) },
@@ -65,8 +71,12 @@ export function withdrawalStart(
  */
 export async function startWithdrawal(
   { config, temporal, timings }: StarterDeps,
-  request: WithdrawalRequest,
+  asked: WithdrawalRequest,
+  brand: string = DEFAULT_BRAND,
 ): Promise<WithdrawalStartResult> {
+  // The brand is part of what was asked (a repeat must be the same brand's: its id says so anyway);
+  // the default brand's request names none, so requests from before brands still hash the same.
+  const request: WithdrawalRequest = brand === DEFAULT_BRAND ? asked : { ...asked, brand };
   const input: WithdrawalInput = { ...request, ...(timings ? { timings } : {}) };
   const start = withdrawalStart(config, input, request);
   const { workflowId } = start.options;

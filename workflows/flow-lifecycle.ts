@@ -183,11 +183,14 @@ export abstract class FlowTracker<Status extends string, State extends TrackedSt
   }
 }
 
-/** The record of a deposit or a withdrawal: the person who pays or is paid, and the amount. */
+/**
+ * The record of a deposit or a withdrawal: the person who pays or is paid, the amount, and the
+ * brand it belongs to (its row's; none named: the default brand's).
+ */
 export function paymentRecord(
   type: 'deposit' | 'withdrawal',
   businessId: string,
-  input: { client: { cpf: string }; merchant: string; amountCentavos: number },
+  input: { client: { cpf: string }; merchant: string; amountCentavos: number; brand?: string },
 ): RecordBase {
   return {
     type,
@@ -195,6 +198,7 @@ export function paymentRecord(
     cpf: input.client.cpf,
     merchant: input.merchant,
     amountCentavos: input.amountCentavos,
+    ...(input.brand === undefined ? {} : { brand: input.brand }),
   };
 }
 
