@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { type CollectingConnector, canReturn, type PixReturn, type ReturnLookup } from '../connectors/types';
 import type { ReturnByHandReason } from '../contracts/deposit';
+import { brandConnectorsReader, brandOfCallingFlow } from './brand-connectors';
 import type { ActivityDeps } from './deps';
 import { providerCall, unclassifiedNotice } from './errors';
 
@@ -36,22 +37,31 @@ export interface ReturnRules {
 export function createDepositReturnActivities({
   provider,
   collectors,
+  connectorsFor,
   pool,
   policy,
   countUnclassified,
-}: Pick<ActivityDeps, 'provider' | 'collectors' | 'pool' | 'policy' | 'countUnclassified'>) {
+}: Pick<
+  ActivityDeps,
+  'provider' | 'collectors' | 'connectorsFor' | 'pool' | 'policy' | 'countUnclassified'
+>) {
   const notice = unclassifiedNotice({ pool, countUnclassified });
-  /** The collecting connector of that name; without a registry, the first provider alone. */
-  const connectorNamed = (name: string): CollectingConnector | undefined =>
-    collectors ? collectors.collector(name) : name === provider.name ? provider : undefined;
+  const brands = brandConnectorsReader({ provider, collectors, connectorsFor });
+  /**
+   * The collecting connector of that name among the brand's of the deposit the activity runs for
+   * (its flow's id names it: the deposit's, or its return flow's); none of another brand's.
+   */
+  const connectorNamed = async (name: string): Promise<CollectingConnector | undefined> =>
+    (await brands.of(brandOfCallingFlow())).collectors.collector(name);
   return {
     /**
      * Asks the deposit's connector to send the money back, unless it knows the return already
      * (a retry after the ask went through, or a run asking again): looked up first, asked only
-     * when not found. A connector that cannot return, or none of that name, answers `by_hand`.
+     * when not found. A connector that cannot return, or none of that name at the deposit's
+     * brand, answers `by_hand`.
      */
     async requestDepositReturn(ask: DepositReturnAsk): Promise<DepositReturnAnswer> {
-      const connector = connectorNamed(ask.connector);
+      const connector = await connectorNamed(ask.connector);
       if (!connector) return { kind: 'by_hand', why: 'connector_not_configured' };
       if (!canReturn(connector)) return { kind: 'by_hand', why: 'connector_cannot_return' };
       const known = await providerCall(() => connector.lookUpReturn(ask.e2eId, ask.returnId), notice);
@@ -71,7 +81,7 @@ export function createDepositReturnActivities({
 
     /** Where an asked return stands at the connector that received the deposit. */
     async lookUpDepositReturn(connectorName: string, e2eId: string, returnId: string): Promise<ReturnLookup> {
-      const connector = connectorNamed(connectorName);
+      const connector = await connectorNamed(connectorName);
       // Asked through it, so configured then: retried until the worker has it again.
       if (!connector || !canReturn(connector)) {
         throw ApplicationFailure.retryable(

@@ -9,6 +9,7 @@ import {
   type ReversalSweepBatch,
   type ReversalSweepCursor,
 } from '../contracts/deposit-reversal';
+import { DEFAULT_BRAND } from '../contracts/flow';
 import {
   depositsToSweep,
   type NewReversal,
@@ -17,6 +18,12 @@ import {
   reversibleDeposit,
 } from '../db/deposit-reversals';
 import { inTransaction } from '../db/pool';
+import {
+  brandConnectorsReader,
+  brandOfCallingFlow,
+  brandOfWorkflowId,
+  brandWithoutAccount,
+} from './brand-connectors';
 import type { ActivityDeps } from './deps';
 
 // A deposit's reversals (docs/connectors.md, API Pix webhooks): the PSP that received the
@@ -47,20 +54,26 @@ const looksUpReceived = (c: CollectingConnector | undefined): c is CanLookUpRece
 
 export function createDepositReversalActivities({
   pool,
+  provider,
   collectors,
+  connectorsFor,
   clock,
-}: Pick<ActivityDeps, 'pool' | 'collectors' | 'clock'>) {
+}: Pick<ActivityDeps, 'pool' | 'provider' | 'collectors' | 'connectorsFor' | 'clock'>) {
+  const brands = brandConnectorsReader({ provider, collectors, connectorsFor });
   /**
    * The deposit's received Pix as its connector holds it, and each return of it that is a
    * reversal recorded. A deposit not completed, or on a connector that cannot tell its returns,
-   * records nothing. A connector unreachable throws, for Temporal to retry.
+   * records nothing. A connector unreachable throws, for Temporal to retry. The connector is the
+   * deposit's brand's (its workflow id names the brand), never another brand's.
    */
   async function checkDeposit(deposit: ReversibleDeposit): Promise<ReversalCheckResult> {
     const result: ReversalCheckResult = { recorded: 0, updated: 0 };
     // A return pixflow asked for is the deposit's own flow's (returned); only a credited one reverses.
     if (deposit.status !== 'completed' || !deposit.e2eId) return result;
     const name = deposit.connector ?? FIRST_CONNECTOR;
-    const connector = collectors?.collector(name);
+    const brand = brandOfWorkflowId(deposit.workflowId);
+    const connector = (await brands.of(brand)).collectors.collector(name);
+    if (!connector && brand !== DEFAULT_BRAND) throw brandWithoutAccount(brand, name);
     if (!connector) {
       // Configured elsewhere, or removed: a worker that has it may take the retry.
       throw ApplicationFailure.retryable(
@@ -95,7 +108,8 @@ export function createDepositReversalActivities({
   return {
     /** Looks at one received Pix of a deposit again (the webhook named it) and records its reversals. */
     async checkDepositReversals(check: ReversalCheck): Promise<ReversalCheckResult> {
-      const deposit = await reversibleDeposit(pool, depositWorkflowId(check.txid));
+      // The deposit of the brand the check runs for (deposit-reversals-<txid>, scoped as it is).
+      const deposit = await reversibleDeposit(pool, depositWorkflowId(check.txid, brandOfCallingFlow()));
       // Only the Pix that paid the deposit: a webhook naming another is not this deposit's news.
       if (!deposit || deposit.e2eId !== check.e2eId) return { recorded: 0, updated: 0 };
       return checkDeposit(deposit);

@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
 import { isProviderError, UnclassifiedAnswerError } from '../connectors/errors';
-import { connectorRegistry } from '../connectors/registry';
 import type {
   ChargeRequest,
   CollectingConnector,
@@ -8,6 +7,7 @@ import type {
   DepositCharge,
 } from '../connectors/types';
 import { FIRST_CONNECTOR } from '../contracts/deposit';
+import { DEFAULT_BRAND } from '../contracts/flow';
 import {
   type BreakerSettings,
   type ConnectorBreaker,
@@ -15,6 +15,7 @@ import {
   connectorBreakers,
   recordChargeOutcome,
 } from '../db/connector-breakers';
+import { brandWithoutAccount, breakerKey } from './brand-connectors';
 import type { ActivityDeps } from './deps';
 
 // Routing a deposit's charge (docs/rules.md, Routing deposits): the policy's connectors in order,
@@ -40,29 +41,30 @@ const HALF_OPEN_TRY_MS = 30_000;
 export const saysUnhealthy = (err: unknown): boolean =>
   isProviderError(err) && err.retryable && !(err instanceof UnclassifiedAnswerError);
 
-/** The collecting connectors of a process: the registry it was given, or its first provider alone. */
-export const collectorsOf = ({ provider, collectors }: Pick<ActivityDeps, 'provider' | 'collectors'>) =>
-  collectors ?? connectorRegistry([provider]);
-
 /**
- * The connector a deposit's inquiries go to: the one that made its charge; unset (a deposit from
- * before routing) the first provider, which made every charge then.
+ * The connector a deposit's inquiries go to: the one of its brand's that made its charge; unset
+ * (a deposit from before routing) the first provider, which made every charge then. `brand`: the
+ * deposit's, whose registry `registry` is; another brand's account is never asked.
  */
 export function connectorOfDeposit(
-  deps: Pick<ActivityDeps, 'provider' | 'collectors'>,
+  registry: ConnectorRegistry,
   name: string | undefined,
+  brand: string = DEFAULT_BRAND,
 ): CollectingConnector {
   const wanted = name ?? FIRST_CONNECTOR;
-  const connector = collectorsOf(deps).collector(wanted);
+  const connector = registry.collector(wanted);
+  if (connector) return connector;
+  // Another brand's deposit on an account its brand no longer has: no retry will find one.
+  if (brand !== DEFAULT_BRAND) throw brandWithoutAccount(brand, wanted);
   // A deposit made by a connector this process lost from its configuration cannot be looked up
   // anywhere else: failing (retried, logged) keeps it waiting instead of asking the wrong PSP.
-  if (!connector)
-    throw new Error(`the deposit's connector ${wanted} is not configured in this worker: configure it again`);
-  return connector;
+  throw new Error(`the deposit's connector ${wanted} is not configured in this worker: configure it again`);
 }
 
 /** What asking a connector for a deposit's charge needs. */
 interface Asking {
+  /** The deposit's brand: its breakers are its own (brand-connectors.ts breakerKey). */
+  brand: string;
   pool: ActivityDeps['pool'];
   clock: ActivityDeps['clock'];
   request: ChargeRequest;
@@ -83,7 +85,7 @@ const mayAsk = async (pool: Asking['pool'], b: ConnectorBreaker | undefined, now
  * against its breaker and logged); any other failure is thrown.
  */
 async function ask(
-  { pool, clock, request, breaker }: Asking,
+  { brand, pool, clock, request, breaker }: Asking,
   name: string,
   connector: CollectingConnector,
   was: ConnectorBreaker | undefined,
@@ -92,13 +94,14 @@ async function ask(
     const charge = await connector.createCharge(request);
     // A connector with nothing against it is not written to: one write less per deposit.
     if (was && (was.state !== 'closed' || was.failures > 0))
-      await recordChargeOutcome(pool, name, true, breaker, clock());
+      await recordChargeOutcome(pool, breakerKey(name, brand), true, breaker, clock());
     return { charge, connector: name };
   } catch (err) {
     if (!saysUnhealthy(err)) throw err;
-    const after = await recordChargeOutcome(pool, name, false, breaker, clock());
+    const after = await recordChargeOutcome(pool, breakerKey(name, brand), false, breaker, clock());
     Context.current().log.warn('deposit charge failed at a connector; asking the next one', {
       connector: name,
+      brand,
       error: err instanceof Error ? err.message : String(err),
       breaker: after.state,
     });
@@ -106,24 +109,28 @@ async function ask(
   }
 }
 
-export function createDepositRouter(
-  deps: Pick<ActivityDeps, 'provider' | 'collectors' | 'pool' | 'policy' | 'clock'>,
-) {
-  const registry: ConnectorRegistry = collectorsOf(deps);
+export function createDepositRouter(deps: Pick<ActivityDeps, 'pool' | 'policy' | 'clock'>) {
   const { pool, policy, clock } = deps;
-  /** Routing names this process has no connector for: said once each, then skipped quietly. */
+  /** Routing names a brand has no connector for: said once each, then skipped quietly. */
   const unknownSaid = new Set<string>();
 
-  /** The routing's connectors this process has, in order; an unknown name skipped, said once. */
-  function known(names: readonly string[]): Array<[string, CollectingConnector]> {
+  /** The routing's connectors the brand has, in order; an unknown name skipped, said once. */
+  function known(
+    registry: ConnectorRegistry,
+    brand: string,
+    names: readonly string[],
+  ): Array<[string, CollectingConnector]> {
     return names.flatMap((name): Array<[string, CollectingConnector]> => {
       const connector = registry.collector(name);
       if (connector) return [[name, connector]];
-      if (!unknownSaid.has(name)) {
-        unknownSaid.add(name);
+      const said = `${brand}\u0000${name}`;
+      if (!unknownSaid.has(said)) {
+        unknownSaid.add(said);
         Context.current().log.warn(
-          "the deposits' routing names a connector this worker does not have (or that does not collect): skipped",
-          { connector: name, configured: registry.names },
+          brand === DEFAULT_BRAND
+            ? "the deposits' routing names a connector this worker does not have (or that does not collect): skipped"
+            : "the deposits' routing names a connector the brand has no account at: skipped",
+          { connector: name, brand, configured: registry.names },
         );
       }
       return [];
@@ -132,41 +139,50 @@ export function createDepositRouter(
 
   return {
     /**
-     * The charge from the first connector of the routing that makes it. Every connector open:
-     * the first is asked anyway, since a deposit no one is asked for is refused for sure, while
-     * the first may have come back before its cool-down ended (the breaker is there to spare the
-     * others' deposits a down connector's wait, not to refuse them). The last unhealthy failure
-     * is thrown when none made it (retried on the activity's schedule).
+     * The charge from the first connector of the routing, among the brand's (`registry`), that
+     * makes it. Every connector open: the first is asked anyway, since a deposit no one is asked
+     * for is refused for sure, while the first may have come back before its cool-down ended (the
+     * breaker is there to spare the others' deposits a down connector's wait, not to refuse
+     * them). The last unhealthy failure is thrown when none made it (retried on the activity's
+     * schedule). A brand other than the default with none of the routing's connectors fails for
+     * good (brand_without_account).
      */
-    async routeCharge(request: ChargeRequest): Promise<RoutedCharge> {
+    async routeCharge(
+      request: ChargeRequest,
+      registry: ConnectorRegistry,
+      brand: string = DEFAULT_BRAND,
+    ): Promise<RoutedCharge> {
       const { policy: rules } = await policy.current();
       const { connectors: names, breaker } = rules.deposits.routing;
-      const routed = known(names);
-      if (routed.length === 0)
+      const routed = known(registry, brand, names);
+      if (routed.length === 0) {
+        if (brand !== DEFAULT_BRAND) throw brandWithoutAccount(brand, `${names.join(' or ')}`);
         throw new Error(
           `no connector of the deposits' routing (${names.join(', ')}) is configured in this worker (${registry.names.join(', ')})`,
         );
+      }
       const now = clock();
       const breakers = await connectorBreakers(
         pool,
-        routed.map(([n]) => n),
+        routed.map(([n]) => breakerKey(n, brand)),
         now,
         breaker.windowMs,
       );
-      const byName = new Map(breakers.map((b) => [b.connector, b]));
-      const at: Asking = { pool, clock, request, breaker };
+      const byKey = new Map(breakers.map((b) => [b.connector, b]));
+      const breakerOf = (name: string) => byKey.get(breakerKey(name, brand));
+      const at: Asking = { brand, pool, clock, request, breaker };
       let last: unknown;
       let asked = false;
       for (const [name, connector] of routed) {
-        if (!(await mayAsk(pool, byName.get(name), now))) continue;
+        if (!(await mayAsk(pool, breakerOf(name), now))) continue;
         asked = true;
-        const answer = await ask(at, name, connector, byName.get(name));
+        const answer = await ask(at, name, connector, breakerOf(name));
         if ('charge' in answer) return answer;
         last = answer.down;
       }
       if (!asked) {
         const [name, connector] = routed[0] as [string, CollectingConnector];
-        const answer = await ask(at, name, connector, byName.get(name));
+        const answer = await ask(at, name, connector, breakerOf(name));
         if ('charge' in answer) return answer;
         last = answer.down;
       }

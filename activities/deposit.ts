@@ -7,8 +7,9 @@ import {
   type DepositQr,
   THIRD_PARTY_PAYER,
 } from '../contracts/deposit';
-import type { FlowRecord } from '../contracts/flow';
+import { DEFAULT_BRAND, type FlowRecord } from '../contracts/flow';
 import { addAccount } from '../db/customers';
+import { brandConnectorsReader } from './brand-connectors';
 import { connectorOfDeposit, createDepositRouter } from './deposit-routing';
 import type { ActivityDeps } from './deps';
 import { providerCall, unclassifiedNotice } from './errors';
@@ -78,14 +79,24 @@ export function createDepositActivities({
   policy,
   recordFlow,
   countUnclassified,
+  connectorsFor,
 }: Pick<
   ActivityDeps,
-  'provider' | 'collectors' | 'pool' | 'clock' | 'hashCpf' | 'hashAccount' | 'policy' | 'countUnclassified'
+  | 'provider'
+  | 'collectors'
+  | 'connectorsFor'
+  | 'pool'
+  | 'clock'
+  | 'hashCpf'
+  | 'hashAccount'
+  | 'policy'
+  | 'countUnclassified'
 > & {
   recordFlow: (row: FlowRecord) => Promise<void>;
 }) {
   const notice = unclassifiedNotice({ pool, countUnclassified });
-  const router = createDepositRouter({ provider, collectors, pool, policy, clock });
+  const router = createDepositRouter({ pool, policy, clock });
+  const brands = brandConnectorsReader({ provider, collectors, connectorsFor });
   /** The payer's bank account the deposit names, registered as the person's own (idempotent). */
   const registerPayerAccount = async (client: DepositInput['client']) => {
     if (!client.bankAccount) return;
@@ -113,19 +124,26 @@ export function createDepositActivities({
      * QR waits for one. Safe to retry: a connector answers the same QR for the same txid and body
      * (a txid it already holds with another body fails non-retryably, DUPLICATE_TRANSACTION), and
      * the row's write and the payer's bank account (client.bankAccount, when given) are
-     * idempotent.
+     * idempotent. The charge is made at the deposit's brand's connectors, and at no other's.
      */
     async createChargeAndRecordAwaitingPayment(
       input: DepositInput,
       awaiting: FlowRecord,
     ): Promise<RoutedDepositQr> {
+      const brand = input.brand ?? DEFAULT_BRAND;
+      const { collectors: registry } = await brands.of(brand);
       const { charge: res, connector } = await providerCall(() =>
-        router.routeCharge({
-          merchant: input.merchant,
-          payer: input.client,
-          amountCentavos: input.amountCentavos,
-          txid: input.txid,
-        }),
+        router.routeCharge(
+          {
+            // Another brand's charge goes to its own account's merchant, whatever the input says.
+            ...(brand === DEFAULT_BRAND ? { merchant: input.merchant } : {}),
+            payer: input.client,
+            amountCentavos: input.amountCentavos,
+            txid: input.txid,
+          },
+          registry,
+          brand,
+        ),
       );
       await recordFlow({ ...awaiting, details: { ...awaiting.details, connector } });
       await registerPayerAccount(input.client);
@@ -149,7 +167,7 @@ export function createDepositActivities({
      * here with its payment's details: the flow then ends with no activity of its own for it.
      * An answer no rule reads fails the attempt (retried, and told): never "unpaid".
      * It asks the connector that made the charge (`connector`; unset, from runs before routing:
-     * the first provider) and no other.
+     * the first provider) of the deposit's brand (the `completed` row's), and no other.
      */
     async inquireDepositAndRecordCompleted(
       txid: string,
@@ -157,7 +175,8 @@ export function createDepositActivities({
       completed: FlowRecord,
       connector?: string,
     ): Promise<DepositCheck> {
-      const at = connectorOfDeposit({ provider, collectors }, connector);
+      const brand = completed.brand ?? DEFAULT_BRAND;
+      const at = connectorOfDeposit((await brands.of(brand)).collectors, connector, brand);
       const tx = await providerCall(() => at.lookUpDeposit(txid), notice);
       // Not visible to the inquiry yet: unpaid as far as we can prove.
       const inForce = await policy.current();

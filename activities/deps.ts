@@ -14,6 +14,12 @@ export interface ActivityDeps {
    * first provider alone.
    */
   collectors?: ConnectorRegistry;
+  /**
+   * A brand's connectors, for the flows of that brand (activities/brand-connectors.ts): the
+   * default brand's are `provider` and `collectors` while it has no record of its own. Unset:
+   * every flow is the default brand's, on `provider` and `collectors`.
+   */
+  connectorsFor?: (brand: string) => Promise<FlowConnectors>;
   pool: Pool;
   clock: () => Date;
   /** Keyed CPF hash (common/pii.ts with the configured key). */
@@ -41,6 +47,12 @@ export interface ActivityDeps {
   openCpf?: (sealed: string) => string;
   /** The periodic rescreening of active customers (docs/rules.md, Eligibility). */
   rescreening?: RescreeningSettings;
+}
+
+/** A brand's connectors: its first provider (undefined when it has no account there) and its collecting ones. */
+export interface FlowConnectors {
+  provider: Connector | undefined;
+  collectors: ConnectorRegistry;
 }
 
 /** How a rescreening pass runs (docs/configuration.md); whom it screens is the policy's. */

@@ -4,6 +4,7 @@ import { UnclassifiedAnswerError } from '../connectors/errors';
 import { type ProviderNotification, providerNotificationSignal } from '../contracts/flow';
 import { depositConnectors } from '../db/connector-breakers';
 import { claimDueChecks, countDueChecks, type DueCheck } from '../db/reconciliation';
+import { brandConnectorsReader, brandOfWorkflowId } from './brand-connectors';
 import { connectorOfDeposit } from './deposit-routing';
 import type { ActivityDeps, ReconciliationSettings } from './deps';
 import { unclassifiedNotice } from './errors';
@@ -37,28 +38,35 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function createReconciliationActivities({
   provider,
   collectors,
+  connectorsFor,
   pool,
   temporal,
   reconciliation,
   countUnclassified,
 }: Pick<
   ActivityDeps,
-  'provider' | 'collectors' | 'pool' | 'temporal' | 'reconciliation' | 'countUnclassified'
+  'provider' | 'collectors' | 'connectorsFor' | 'pool' | 'temporal' | 'reconciliation' | 'countUnclassified'
 >) {
   const notice = unclassifiedNotice({ pool, countUnclassified });
+  const brands = brandConnectorsReader({ provider, collectors, connectorsFor });
   /**
    * Whether the provider has settled the flow's money; an unknown transaction has not, nor has
    * one whose status no rule reads (told, and looked at again on the schedule). A deposit is
-   * asked of the connector that made its charge (`connector`), and of no other.
+   * asked of the connector that made its charge (`connector`), and of no other; either is asked
+   * at the flow's brand's account (its row's workflow id names the brand), never another's.
    */
   const settled = async (c: DueCheck, connector: string | undefined): Promise<boolean> => {
+    const brand = brandOfWorkflowId(c.workflowId);
     try {
       if (c.type === 'deposit')
         return (
-          (await connectorOfDeposit({ provider, collectors }, connector).lookUpDeposit(c.businessId))
-            .state === 'paid'
+          (
+            await connectorOfDeposit((await brands.of(brand)).collectors, connector, brand).lookUpDeposit(
+              c.businessId,
+            )
+          ).state === 'paid'
         );
-      const tx = await provider.lookUpPayout(c.businessId);
+      const tx = await (await brands.provider(brand)).lookUpPayout(c.businessId);
       return tx.state === 'completed' || tx.state === 'failed';
     } catch (err) {
       if (!(err instanceof UnclassifiedAnswerError)) throw err;

@@ -5,11 +5,12 @@ import {
   NotFoundError,
   UnclassifiedAnswerError,
 } from '../connectors/errors';
-import type { PayoutLookup, PayoutReceipt } from '../connectors/types';
-import type { FlowRecord } from '../contracts/flow';
+import type { Connector, PayoutLookup, PayoutReceipt, PayoutRequest } from '../connectors/types';
+import { DEFAULT_BRAND, type FlowRecord } from '../contracts/flow';
 import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
 import { upsertWithdrawalReceipt } from '../db/flows';
 import { recordPayoutDestination } from '../db/payout-destinations';
+import { brandConnectorsReader, brandOfCallingFlow } from './brand-connectors';
 import type { ActivityDeps } from './deps';
 import { providerCall, type UnclassifiedNotice, unclassifiedNotice } from './errors';
 import { payeeHashOf } from './withdrawal-rules';
@@ -67,8 +68,8 @@ function withDetails(row: FlowRecord, learnt: Record<string, unknown>): FlowReco
   return { ...row, details: { ...row.details, ...learnt } };
 }
 
-/** The payout's inquiry and receipt, with what no rule reads told through `notice`. */
-function payoutReads(provider: ActivityDeps['provider'], notice: UnclassifiedNotice) {
+/** The payout's inquiry and receipt at `provider`, with what no rule reads told through `notice`. */
+function payoutReads(provider: Connector, notice: UnclassifiedNotice) {
   /**
    * The payout as the provider's inquiry reads it; undefined when it does not know the id. A record
    * whose status no rule reads still proves the payout exists: `processing`, and told.
@@ -102,25 +103,51 @@ function payoutReads(provider: ActivityDeps['provider'], notice: UnclassifiedNot
   return { lookUp, receiptOf };
 }
 
+/** The payout as its brand's connector is asked for it. */
+function payoutRequestOf(input: WithdrawalInput): PayoutRequest {
+  return {
+    // Another brand's payout leaves its own account's merchant, whatever the input says.
+    ...(input.brand === undefined || input.brand === DEFAULT_BRAND ? { merchant: input.merchant } : {}),
+    payee: input.client,
+    pixKey: input.pixKey,
+    pixType: input.pixType,
+    amountCentavos: input.amountCentavos,
+    transactionId: input.transactionId,
+  };
+}
+
+/** Upserts the receipt image (idempotent); answers its size in bytes. */
+async function saveReceiptIn(pool: ActivityDeps['pool'], transactionId: string, receipt: PayoutReceipt) {
+  const image = Buffer.from(receipt.imageBase64 ?? '', 'base64');
+  await upsertWithdrawalReceipt(pool, { transactionId, image, paidAt: receipt.paidAt ?? null });
+  return image.length;
+}
+
 export function createWithdrawalActivities({
-  provider,
+  provider: processProvider,
+  collectors,
+  connectorsFor,
   pool,
   recordFlow,
   hashCpf,
   hashAccount,
   countUnclassified,
-}: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'hashAccount' | 'countUnclassified'> & {
+}: Pick<
+  ActivityDeps,
+  'provider' | 'collectors' | 'connectorsFor' | 'pool' | 'hashCpf' | 'hashAccount' | 'countUnclassified'
+> & {
   recordFlow: (row: FlowRecord) => Promise<void>;
 }) {
   const notice: UnclassifiedNotice = unclassifiedNotice({ pool, countUnclassified });
-  const { lookUp, receiptOf } = payoutReads(provider, notice);
+  const brands = brandConnectorsReader({ provider: processProvider, collectors, connectorsFor });
+  /** The withdrawal's brand's first provider, and its reads: no other brand's account is asked. */
+  const atBrand = async (brand: string | undefined) => {
+    const provider = await brands.provider(brand ?? DEFAULT_BRAND);
+    return { provider, ...payoutReads(provider, notice) };
+  };
 
-  /** Upserts the receipt image (idempotent); answers its size in bytes. */
-  async function saveReceipt(transactionId: string, receipt: PayoutReceipt): Promise<number> {
-    const image = Buffer.from(receipt.imageBase64 ?? '', 'base64');
-    await upsertWithdrawalReceipt(pool, { transactionId, image, paidAt: receipt.paidAt ?? null });
-    return image.length;
-  }
+  const saveReceipt = (transactionId: string, receipt: PayoutReceipt) =>
+    saveReceiptIn(pool, transactionId, receipt);
 
   return {
     /**
@@ -134,13 +161,15 @@ export function createWithdrawalActivities({
      * It records the withdrawal's flows rows around the send (`sending` before, `processing`
      * after, with the e2eId), instead of local activities of their own: the first workflow task,
      * which the caller's answer waits for, then runs no activity. The writes are idempotent, so
-     * every attempt makes them.
+     * every attempt makes them. The payout goes out through the withdrawal's brand's account.
      */
     async sendPayoutAndRecord(
       input: WithdrawalInput,
       sending: FlowRecord,
       processing: FlowRecord,
     ): Promise<PayoutSent> {
+      // Before the row: a brand without an account sends nothing and writes nothing.
+      const { provider, lookUp } = await atBrand(input.brand);
       await recordFlow(sending);
       const sent = await providerCall(async (): Promise<PayoutSent> => {
         if (Context.current().info.attempt > 1) {
@@ -148,14 +177,7 @@ export function createWithdrawalActivities({
           if (existing) return { alreadyExisted: true, e2eId: existing.e2eId };
         }
         try {
-          const res = await provider.sendPayout({
-            merchant: input.merchant,
-            payee: input.client,
-            pixKey: input.pixKey,
-            pixType: input.pixType,
-            amountCentavos: input.amountCentavos,
-            transactionId: input.transactionId,
-          });
+          const res = await provider.sendPayout(payoutRequestOf(input));
           return { alreadyExisted: false, e2eId: res.e2eId };
         } catch (err) {
           if (err instanceof DuplicateTransactionError) return { alreadyExisted: true };
@@ -191,6 +213,7 @@ export function createWithdrawalActivities({
      * the withdrawal's `completed` row it was given is recorded too (no activity of its own).
      */
     async checkPayoutAndRecordCompleted(transactionId: string, completed: FlowRecord): Promise<PayoutCheck> {
+      const { lookUp, receiptOf } = await atBrand(completed.brand);
       // The receipt first: the inquiry, read after it, is at least as new, so a failure either
       // of them shows comes with the inquiry's reason (not a torn read across the two).
       const { receipt, tx } = await providerCall(async () => {
@@ -211,9 +234,11 @@ export function createWithdrawalActivities({
 
     /**
      * Fetches the receipt image and stores it. The provider makes it with a lag: an empty
-     * invoice is a retryable failure, so Temporal keeps asking on its back-off schedule.
+     * invoice is a retryable failure, so Temporal keeps asking on its back-off schedule. Asked of
+     * the brand of the withdrawal it runs for (its workflow id names it).
      */
     async storeReceipt(transactionId: string): Promise<{ bytes: number }> {
+      const { receiptOf } = await atBrand(brandOfCallingFlow());
       const receipt = await providerCall(() => receiptOf(transactionId), notice);
       if (!receipt.imageBase64) {
         throw ApplicationFailure.retryable(`receipt of ${transactionId} not ready yet`, 'RECEIPT_NOT_READY');

@@ -29,6 +29,12 @@ export interface BrandConnectorOptions {
     'timeoutMs' | 'authHeader' | 'receiptFormat' | 'livenessIdField' | 'logger' | 'onCall'
   >;
   apiPix?: Pick<ApiPixOptions, 'timeoutMs' | 'logger' | 'onCall'>;
+  /**
+   * The connectors the process built from the environment's accounts: an account resolved `from:
+   * 'environment'` (the default brand's, without a record) takes these rather than a second one,
+   * so the default brand keeps the process's token cache and metrics.
+   */
+  environment?: { provider?: IdentityPaymentsConnector; apiPix?: ApiPixConnector };
 }
 
 /** A brand's connectors, each speaking for the brand's account there; undefined where it has none. */
@@ -49,17 +55,20 @@ export function brandConnectors(
   settings: BrandConnectorSettings,
   options: BrandConnectorOptions,
 ): BrandConnectors {
+  const fromEnvironment = (c: 'identity-payments' | 'api-pix') => settings[c]?.from === 'environment';
   const ip = settings['identity-payments']?.account;
   const provider = ip
-    ? createIdentityPaymentsConnector({
-        ...options.provider,
-        baseUrl: ip.baseUrl,
-        authUrl: ip.authUrl,
-        clientId: ip.clientId,
-        clientSecret: ip.clientSecret,
-        apiKey: ip.apiKey,
-        merchant: ip.merchant,
-      })
+    ? fromEnvironment('identity-payments') && options.environment?.provider
+      ? options.environment.provider
+      : createIdentityPaymentsConnector({
+          ...options.provider,
+          baseUrl: ip.baseUrl,
+          authUrl: ip.authUrl,
+          clientId: ip.clientId,
+          clientSecret: ip.clientSecret,
+          apiKey: ip.apiKey,
+          merchant: ip.merchant,
+        })
     : undefined;
   const pix = settings['api-pix']?.account;
   const pem = (setting: string, file: string) => {
@@ -71,25 +80,29 @@ export function brandConnectors(
       );
     }
   };
-  const apiPix = pix
-    ? createApiPixConnector({
-        ...options.apiPix,
-        baseUrl: pix.baseUrl,
-        ...(pix.tokenUrl ? { tokenUrl: pix.tokenUrl } : {}),
-        clientId: pix.clientId,
-        clientSecret: pix.clientSecret,
-        cert: pem('certFile', pix.certFile),
-        key: pem('keyFile', pix.keyFile),
-        ...(pix.caFile ? { ca: pem('caFile', pix.caFile) } : {}),
-        pixKey: pix.pixKey,
-        ...(pix.expirySeconds ? { expirySeconds: pix.expirySeconds } : {}),
-      })
-    : undefined;
+  const reusedPix = pix && fromEnvironment('api-pix') ? options.environment?.apiPix : undefined;
+  const apiPix = reusedPix
+    ? reusedPix
+    : pix
+      ? createApiPixConnector({
+          ...options.apiPix,
+          baseUrl: pix.baseUrl,
+          ...(pix.tokenUrl ? { tokenUrl: pix.tokenUrl } : {}),
+          clientId: pix.clientId,
+          clientSecret: pix.clientSecret,
+          cert: pem('certFile', pix.certFile),
+          key: pem('keyFile', pix.keyFile),
+          ...(pix.caFile ? { ca: pem('caFile', pix.caFile) } : {}),
+          pixKey: pix.pixKey,
+          ...(pix.expirySeconds ? { expirySeconds: pix.expirySeconds } : {}),
+        })
+      : undefined;
   return {
     brandId: settings.brandId,
     provider,
     apiPix,
     collectors: connectorRegistry([provider, apiPix].filter((c) => c !== undefined)),
-    close: () => apiPix?.close(),
+    // The environment's connectors are the process's to close, not the brand's.
+    close: () => (apiPix === reusedPix ? undefined : apiPix?.close()),
   };
 }

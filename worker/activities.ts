@@ -10,12 +10,22 @@ import type { ProviderCallEvent } from '../common/metrics';
 import { accountKeyHash, cpfHash } from '../common/pii';
 import { openSecret, sealSecret } from '../common/secret-box';
 import { temporalConnectionOptions } from '../common/temporal-connection';
+import { accountKeysOf } from '../connectors/accounts';
 import { type ApiPixConnector, createApiPixConnector } from '../connectors/api-pix';
-import { createIdentityPaymentsConnector } from '../connectors/identity-payments';
+import {
+  createIdentityPaymentsConnector,
+  type IdentityPaymentsConnector,
+} from '../connectors/identity-payments';
 import { connectorRegistry } from '../connectors/registry';
-import { createPool } from '../db/pool';
+import { sealedBrandAccounts } from '../db/brand-accounts';
+import { createPool, type Pool } from '../db/pool';
 import type { Policy } from '../policy/schema';
 import { startPolicyStore } from '../policy/store';
+import { registerApiPixWebhook } from './api-pix-webhook';
+import { brandConnectorCache } from './brand-connectors';
+
+const pick = <T extends object, K extends keyof T>(o: T, keys: readonly K[]) =>
+  Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) as Pick<T, K>;
 
 /**
  * Reconciliation's schedule when POLL_SCHEDULE_MS sets none: the backstop for a lost
@@ -58,6 +68,58 @@ export function apiPixConnectorOf(
   });
 }
 
+/**
+ * Each brand's connectors, for its flows (worker/brand-connectors.ts): the default brand's are the
+ * process's own (`env`) while it has no record. A brand's own API Pix account is told where to post
+ * its webhooks once its connector is built (the environment's is registered by the worker at
+ * start, worker/main.ts).
+ */
+function brandConnectorsOf(
+  config: Config,
+  log: Logger,
+  pool: Pool,
+  env: {
+    provider: IdentityPaymentsConnector;
+    apiPix: ApiPixConnector | undefined;
+    onProviderCall: ((e: ProviderCallEvent) => void) | undefined;
+  },
+  stopped: () => boolean,
+) {
+  const { provider, apiPix, onProviderCall } = env;
+  return brandConnectorCache({
+    sources: {
+      environment: config,
+      keys: accountKeysOf(config),
+      read: (brandId) => sealedBrandAccounts(pool, brandId),
+    },
+    options: {
+      provider: {
+        ...pick(config.provider, ['timeoutMs', 'authHeader', 'receiptFormat', 'livenessIdField']),
+        logger: log.child({ component: 'provider' }),
+        onCall: onProviderCall,
+      },
+      apiPix: {
+        logger: log.child({ component: 'api-pix' }),
+        ...(onProviderCall
+          ? { onCall: (e: ProviderCallEvent) => onProviderCall({ ...e, endpoint: `api-pix:${e.endpoint}` }) }
+          : {}),
+      },
+      environment: { provider, ...(apiPix ? { apiPix } : {}) },
+    },
+    log: log.child({ component: 'brands' }),
+    onBuilt: (settings, built) => {
+      const pix = settings['api-pix'];
+      if (pix?.from === 'brand' && pix.account.webhookUrl && built.apiPix)
+        registerApiPixWebhook(
+          built.apiPix,
+          pix.account.webhookUrl,
+          log.child({ component: 'api-pix', brand: settings.brandId }),
+          stopped,
+        );
+    },
+  });
+}
+
 // Builds the activities with their real dependencies: the provider's connector (one per process,
 // so one token cache), a Postgres pool, the wall clock, the rules policy in force (seeded from
 // `seed` when Postgres holds none) and a Temporal client.
@@ -89,6 +151,8 @@ export async function createWorkerActivities(
   // Deposits are routed among these by the rules policy's `deposits.routing` (docs/rules.md).
   const apiPix = config.apiPix ? apiPixConnectorOf(config.apiPix, log, onProviderCall) : undefined;
   const collectors = connectorRegistry(apiPix ? [provider, apiPix] : [provider]);
+  let closed = false;
+  const brands = brandConnectorsOf(config, log, pool, { provider, apiPix, onProviderCall }, () => closed);
   // A withdrawal's step-up starts (or joins) the person's biometric identification through it.
   const connection = await Connection.connect(temporalConnectionOptions(config));
   const client = new Client({
@@ -101,6 +165,7 @@ export async function createWorkerActivities(
   const activities = createActivities({
     provider,
     collectors,
+    connectorsFor: brands.connectorsFor,
     pool,
     clock: () => new Date(),
     hashCpf: (cpf) => cpfHash(cpf, config.PII_HASH_KEY),
@@ -132,7 +197,9 @@ export async function createWorkerActivities(
     await policy.close();
     await pool.end();
     await connection.close();
+    closed = true;
+    brands.close();
     apiPix?.close();
   };
-  return { activities, provider, apiPix, collectors, client, pool, policy, close };
+  return { activities, provider, apiPix, collectors, brands, client, pool, policy, close };
 }
