@@ -13,6 +13,7 @@ import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, type Tracing, tracingBundleModules, tracingWorkerOptions } from '../common/tracing';
 import { workerTuningOptions } from '../common/worker-tuning';
 import type { ApiPixConnector } from '../connectors/api-pix';
+import { listBrandAccounts } from '../db/brand-accounts';
 import { connectorBreakers } from '../db/connector-breakers';
 import type { Pool } from '../db/pool';
 import { pixflowNexusService } from '../nexus/handlers';
@@ -21,6 +22,7 @@ import type { PolicyReader } from '../policy/schema';
 import { policySeedOrExit } from '../policy/seed';
 import { createWorkerActivities } from './activities';
 import { registerApiPixWebhook } from './api-pix-webhook';
+import type { BrandConnectorCache } from './brand-connectors';
 import { buildIdFor, workflowBundle } from './build-id';
 import { ensureReconciler } from './reconciler';
 import { ensureRescreeningSchedule } from './rescreening';
@@ -86,9 +88,10 @@ function startBackgroundWork(
   config: Config,
   log: Logger,
   stopped: () => boolean,
-  apiPix: ApiPixConnector | undefined,
+  { apiPix, pool, brands }: { apiPix: ApiPixConnector | undefined; pool: Pool; brands: BrandConnectorCache },
 ) {
   void ensureReconciler(client, config.TEMPORAL_TASK_QUEUE, log, { retryMs: 10_000, stopped });
+  void buildBrandsWithApiPix(pool, brands, log);
   if (apiPix && config.API_PIX_WEBHOOK_URL)
     registerApiPixWebhook(apiPix, config.API_PIX_WEBHOOK_URL, log.child({ component: 'api-pix' }), stopped);
   if (config.ELIGIBILITY_URL)
@@ -102,6 +105,31 @@ function startBackgroundWork(
         stopped,
       },
     );
+}
+
+/**
+ * Builds, at start, the connectors of every brand with an API Pix account of its own, so each
+ * account's webhook is registered at its PSP before its first deposit (worker/activities.ts).
+ */
+async function buildBrandsWithApiPix(pool: Pool, brands: BrandConnectorCache, log: Logger) {
+  try {
+    const accounts = await listBrandAccounts(pool);
+    const withPix = new Set(accounts.filter((a) => a.connector === 'api-pix').map((a) => a.brandId));
+    for (const brand of withPix)
+      await brands
+        .connectorsFor(brand)
+        .catch((err: unknown) =>
+          log.warn(
+            { brand, err: String(err) },
+            "a brand's connectors could not be built at start; built at its first flow",
+          ),
+        );
+  } catch (err) {
+    log.warn(
+      { err: String(err) },
+      "the brands' accounts could not be read at start; each is built at its first flow",
+    );
+  }
 }
 
 /** Decisions sent to a flow without the proof the back office or API records (docs/security.md). */
@@ -145,7 +173,7 @@ async function main() {
   const metrics = createWorkerMetrics();
   // The rules policy's first version, should Postgres hold none yet (docs/policy.md).
   const seed = policySeedOrExit(process.env);
-  const { activities, provider, apiPix, client, pool, policy, close } = await createWorkerActivities(
+  const { activities, provider, apiPix, brands, client, pool, policy, close } = await createWorkerActivities(
     config,
     log,
     seed,
@@ -199,7 +227,7 @@ async function main() {
     'worker started',
   );
   const running = () => ['INITIALIZED', 'RUNNING'].includes(worker.getState());
-  startBackgroundWork(client, config, log, () => !running(), apiPix);
+  startBackgroundWork(client, config, log, () => !running(), { apiPix, pool, brands });
 
   // Stopping lets the tasks in hand finish (up to the SDK's grace time), then lets go of
   // everything the worker holds.
