@@ -23,12 +23,15 @@ import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { staticPolicyReader } from '../../policy/seed';
 import type { RunningSandbox } from '../../sandbox';
+import { createWorkerActivities } from '../../worker/activities';
 import { brandConnectorCache } from '../../worker/brand-connectors';
 import { startProviderSandbox } from '../contract/support';
+import { startApiPixForTest } from '../helpers/api-pix';
 import { newCpf } from '../helpers/people';
 import { defaultPolicy } from '../helpers/policy';
 import { freshDatabase } from '../helpers/postgres';
 import { connectorFor, sandboxControl } from '../helpers/sandbox-client';
+import { waitUntil } from '../helpers/wait';
 
 // The money flows of a brand go through that brand's connector accounts: the worker's activities,
 // built as the worker builds them (worker/brand-connectors.ts over the brand's records in a real
@@ -53,6 +56,7 @@ const B = `bet-${tag}`;
 const C = `nada-${tag}`;
 
 let pool: Pool;
+let databaseUrl: string;
 let defaultSandbox: RunningSandbox;
 let brandSandbox: RunningSandbox;
 let defaultProvider: IdentityPaymentsConnector;
@@ -79,9 +83,9 @@ const setAccount = (brand: string, account: BrandAccount) => {
 };
 
 beforeAll(async () => {
-  const url = await freshDatabase();
-  await migrate(url);
-  pool = createPool(url, 5);
+  databaseUrl = await freshDatabase();
+  await migrate(databaseUrl);
+  pool = createPool(databaseUrl, 5);
   defaultSandbox = await startProviderSandbox();
   const account = bAccount();
   brandSandbox = await startProviderSandbox({
@@ -400,6 +404,60 @@ describe("the worker's connectors of each brand", () => {
           [B, original.secretsSealed, original.secretHashes],
         );
       cache.close();
+    }
+  });
+});
+
+describe("a brand's API Pix account in the worker", () => {
+  it('is told where to post its webhooks once the worker builds its connectors', async () => {
+    const psp = await startApiPixForTest();
+    const brand = `pix-${tag}`;
+    const webhookSecret = `pix-hook-${randomBytes(12).toString('hex')}`;
+    const config = loadConfig({
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      PROVIDER_BASE_URL: defaultSandbox.url,
+      PROVIDER_AUTH_URL: defaultSandbox.url,
+      PII_HASH_KEY: PII_KEY,
+      CODEC_KEYS: codec,
+      CODEC_ACTIVE_KEY_ID: codec.split(':')[0],
+      LOG_LEVEL: 'silent',
+    });
+    const worker = await createWorkerActivities(config, createLogger('test', 'silent'), defaultPolicy());
+    try {
+      await createBrand(pool, admin, { id: brand, name: 'Pix Brand' });
+      await setAccount(brand, {
+        connector: 'api-pix',
+        settings: {
+          baseUrl: psp.url,
+          tokenUrl: psp.tokenUrl,
+          clientId: psp.clientId,
+          pixKey: psp.pixKey,
+          certFile: psp.pki.merchantClient.cert,
+          keyFile: psp.pki.merchantClient.key,
+          caFile: psp.pki.pspCa.cert,
+          webhookOrigin: 'https://hooks.pix-brand.example:8443',
+        },
+        secrets: { clientSecret: psp.clientSecret, webhookSecret },
+      });
+      const { collectors } = await worker.brands.connectorsFor(brand);
+      expect(collectors.names).toEqual(['api-pix']);
+      // The PSP now posts the account's webhooks to the brand's own path on the listener.
+      const token = await psp.token();
+      const registered = await waitUntil(
+        () =>
+          psp.request(`/webhook/${encodeURIComponent(psp.pixKey)}`, {
+            headers: { authorization: `Bearer ${token}` },
+          }),
+        (r) => r.status === 200,
+        10_000,
+      );
+      expect(registered.body).toMatchObject({
+        webhookUrl: `https://hooks.pix-brand.example:8443/webhooks/api-pix/${webhookSecret}`,
+      });
+    } finally {
+      await worker.close();
+      await psp.close();
     }
   });
 });
