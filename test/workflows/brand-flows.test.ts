@@ -1,0 +1,248 @@
+import { randomBytes } from 'node:crypto';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createActivities } from '../../activities';
+import { loadConfig } from '../../common/config';
+import { createLogger } from '../../common/logger';
+import { accountKeyHash, cpfHash } from '../../common/pii';
+import { openSecret, sealSecret } from '../../common/secret-box';
+import { type AccountKeys, sealBrandAccount } from '../../connectors/accounts';
+import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
+import type { BrandAccount } from '../../contracts/brand-account';
+import { type DepositState, depositStateQuery, depositWorkflowId } from '../../contracts/deposit';
+import { sealedBrandAccounts, setBrandAccount } from '../../db/brand-accounts';
+import { type BrandActor, createBrand } from '../../db/brands';
+import { migrate } from '../../db/migrate';
+import { createPool, type Pool } from '../../db/pool';
+import { staticPolicyReader } from '../../policy/seed';
+import type { RunningSandbox } from '../../sandbox';
+import { startDeposit } from '../../starters/deposit';
+import { brandConnectorCache } from '../../worker/brand-connectors';
+import { startProviderSandbox } from '../contract/support';
+import { verifiedDepositor } from '../helpers/customers';
+import { newCpf } from '../helpers/people';
+import { defaultPolicy } from '../helpers/policy';
+import { freshDatabase } from '../helpers/postgres';
+import { connectorFor, sandboxControl } from '../helpers/sandbox-client';
+import { testCodecKeys, testDataConverter } from '../helpers/temporal';
+import { waitUntil } from '../helpers/wait';
+import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
+import {
+  INGRESS_PII_KEY,
+  PARTNER,
+  post,
+  type RunningIngress,
+  SECRET,
+  startIngress,
+} from '../ingress/harness';
+
+// Two brands' deposits end to end on the real worker code, the run's Temporal dev server and a
+// real Postgres: the default brand on the environment's provider sandbox, brand B on a second
+// sandbox with credentials, a merchant, a partner id and a webhook path of its own. Each deposit
+// is started as the API starts it (starters/deposit.ts), charged at its brand's sandbox, paid
+// there, announced by that sandbox's notification through its brand's ingress path, and proven
+// by its brand's inquiry; the same txid at the two brands is two flows, each paid on its own.
+
+const PII_KEY = INGRESS_PII_KEY;
+const keys: AccountKeys = { codecKeys: testCodecKeys, hashKey: PII_KEY };
+const admin: BrandActor = {
+  operatorId: null,
+  operatorEmail: 'ana.admin@pixflow.local',
+  operatorRole: 'admin',
+};
+const tag = randomBytes(3).toString('hex');
+const B = `bet-${tag}`;
+const B_SECRET = `b-webhook-${randomBytes(12).toString('hex')}`;
+const B_PARTNER = `partner-${B}`;
+const PERSON = newCpf();
+
+let env: TestWorkflowEnvironment;
+let pool: Pool;
+let ingress: RunningIngress;
+let defaultSandbox: RunningSandbox;
+let brandSandbox: RunningSandbox;
+let defaultProvider: IdentityPaymentsConnector;
+let worker: Worker;
+let running: Promise<void>;
+let closeCache: () => void;
+const taskQueue = `brand-flows-${tag}`;
+const config = loadConfig({
+  TEMPORAL_TASK_QUEUE: taskQueue,
+  PII_HASH_KEY: PII_KEY,
+  PROVIDER_MERCHANT: 'sandbox-merchant',
+});
+
+const account: Extract<BrandAccount, { connector: 'identity-payments' }> = {
+  connector: 'identity-payments',
+  settings: {
+    baseUrl: 'http://127.0.0.1:1',
+    authUrl: 'http://127.0.0.1:1',
+    clientId: `client-${B}`,
+    merchant: `merchant-${B}`,
+    partnerId: B_PARTNER,
+  },
+  secrets: { clientSecret: randomBytes(12).toString('hex'), apiKey: 'b'.repeat(24), webhookSecret: B_SECRET },
+};
+
+beforeAll(async () => {
+  env = await TestWorkflowEnvironment.createFromExistingServer({
+    address: inject('temporalAddress'),
+    client: { dataConverter: testDataConverter },
+  });
+  const url = await freshDatabase();
+  await migrate(url);
+  pool = createPool(url, 5);
+  await verifiedDepositor(pool, PII_KEY, PERSON);
+  ingress = await startIngress(pool, env.client, {
+    config: {
+      WEBHOOK_SECRET: SECRET,
+      WEBHOOK_PARTNER_ID: PARTNER,
+      PII_HASH_KEY: PII_KEY,
+      AUTH_FAILURE_LIMIT: 1000,
+    },
+  });
+  // Each sandbox notifies its own brand's path on the ingress, with its own partner id.
+  defaultSandbox = await startProviderSandbox({
+    notificationTarget: { url: ingress.base, partnerId: PARTNER },
+  });
+  brandSandbox = await startProviderSandbox({
+    clientId: account.settings.clientId,
+    clientSecret: account.secrets.clientSecret,
+    apiKey: account.secrets.apiKey,
+    merchant: account.settings.merchant,
+    notificationTarget: { url: `${ingress.url}/webhooks/provider/${B_SECRET}`, partnerId: B_PARTNER },
+  });
+  await createBrand(pool, admin, { id: B, name: 'Bet B' });
+  const sealed = sealBrandAccount(keys, B, {
+    ...account,
+    settings: { ...account.settings, baseUrl: brandSandbox.url, authUrl: brandSandbox.url },
+  });
+  await setBrandAccount(pool, admin, { ...sealed, settings: sealed.settings as Record<string, unknown> });
+
+  defaultProvider = connectorFor(defaultSandbox.url, { timeoutMs: 5_000 });
+  const cache = brandConnectorCache({
+    sources: {
+      environment: loadConfig({
+        PROVIDER_BASE_URL: defaultSandbox.url,
+        PROVIDER_AUTH_URL: defaultSandbox.url,
+      }),
+      keys,
+      read: (brandId) => sealedBrandAccounts(pool, brandId),
+    },
+    options: { provider: { timeoutMs: 5_000 }, environment: { provider: defaultProvider } },
+    log: createLogger('test', 'silent'),
+  });
+  closeCache = cache.close;
+  worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: { code: inject('workflowBundle') },
+    workerDeploymentOptions: await testDeploymentOptions(env.client),
+    dataConverter: testDataConverter,
+    activities: createActivities({
+      provider: defaultProvider,
+      connectorsFor: cache.connectorsFor,
+      pool,
+      clock: () => new Date(),
+      hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
+      hashAccount: (k) => accountKeyHash(k, PII_KEY),
+      policy: staticPolicyReader(defaultPolicy()),
+      temporal: { client: env.client, taskQueue },
+      reconciliation: testReconciliation,
+      sealCpf: (cpf) => sealSecret(testCodecKeys, cpf),
+      openCpf: (sealed) => openSecret(testCodecKeys, sealed),
+    }),
+  });
+  running = worker.run();
+}, 120_000);
+
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  closeCache?.();
+  await ingress?.close();
+  await defaultSandbox?.close();
+  await brandSandbox?.close();
+  await pool?.end();
+  await env?.teardown();
+});
+
+const starter = () => ({ config, temporal: env.client as Client });
+const body = (txid: string) => ({
+  txid,
+  amountCentavos: 15_000,
+  client: { externalId: 'user-b', cpf: PERSON, email: 'bia@example.com', name: 'Bia Lima' },
+});
+const stateOf = (handle: WorkflowHandle) => handle.query<DepositState>(depositStateQuery);
+const settled = (handle: WorkflowHandle, status: string) =>
+  waitUntil(
+    () => stateOf(handle),
+    (s) => s.status === status,
+    20_000,
+  );
+const signalsOf = async (handle: WorkflowHandle) =>
+  ((await handle.fetchHistory()).events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes)
+    .length;
+
+describe('two brands on two provider accounts', () => {
+  it("pay each brand's deposit through its own account, the same txid at both being two flows", async () => {
+    const txid = `${Date.now()}${randomBytes(2).readUInt16BE()}`;
+    const atB = await startDeposit(starter(), body(txid), undefined, B);
+    expect(atB).toMatchObject({ outcome: 'started', workflowId: `${B}:deposit-${txid}` });
+    expect(brandSandbox.state.deposits.get(txid)).toMatchObject({ merchant: `merchant-${B}` });
+    expect(defaultSandbox.state.deposits.has(txid)).toBe(false);
+
+    const atDefault = await startDeposit(starter(), body(txid));
+    expect(atDefault).toMatchObject({ outcome: 'started', workflowId: `deposit-${txid}` });
+    expect(defaultSandbox.state.deposits.has(txid)).toBe(true);
+
+    // Paid at B's sandbox: its notification comes through B's path and B's flow proves it there.
+    const bFlow = env.client.workflow.getHandle(depositWorkflowId(txid, B));
+    const defaultFlow = env.client.workflow.getHandle(depositWorkflowId(txid));
+    await sandboxControl(brandSandbox.url, `/sandbox/deposits/${txid}/pay`);
+    await settled(bFlow, 'completed');
+    expect((await stateOf(defaultFlow)).status).toBe('awaiting_payment');
+
+    // The default brand's own payment, at its own sandbox, completes its own flow.
+    await sandboxControl(defaultSandbox.url, `/sandbox/deposits/${txid}/pay`);
+    await settled(defaultFlow, 'completed');
+    const { rows } = await pool.query(
+      "SELECT brand_id, status FROM flows WHERE business_id = $1 ORDER BY brand_id <> 'default'",
+      [txid],
+    );
+    expect(rows).toEqual([
+      { brand_id: 'default', status: 'completed' },
+      { brand_id: B, status: 'completed' },
+    ]);
+  });
+
+  it("signal nothing of brand B's when B's txid is notified through the default brand's path", async () => {
+    const txid = `${Date.now()}${randomBytes(2).readUInt16BE()}`;
+    await startDeposit(starter(), body(txid), undefined, B);
+    const bFlow = env.client.workflow.getHandle(depositWorkflowId(txid, B));
+    const before = await signalsOf(bFlow);
+    const res = await post(ingress.base, {
+      id: txid,
+      type: 'deposit',
+      action: 'updated',
+      partner_id: PARTNER,
+    });
+    expect(res.status).toBe(200);
+    // Its delivery was tried, to the default brand's `deposit-<txid>`, which does not exist.
+    await waitUntil(
+      async () =>
+        (
+          await pool.query<{ attempts: number; workflow_id: string }>(
+            'SELECT attempts, workflow_id FROM webhook_inbox WHERE workflow_id = $1',
+            [`deposit-${txid}`],
+          )
+        ).rows[0]?.attempts ?? 0,
+      (n) => n >= 1,
+      10_000,
+    );
+    expect(await signalsOf(bFlow)).toBe(before);
+    expect((await stateOf(bFlow)).status).toBe('awaiting_payment');
+  });
+});
