@@ -12,6 +12,12 @@ import { type AccountKeys, sealBrandAccount } from '../../connectors/accounts';
 import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
 import type { BrandAccount } from '../../contracts/brand-account';
 import { type DepositState, depositStateQuery, depositWorkflowId } from '../../contracts/deposit';
+import {
+  type WithdrawalRequest,
+  type WithdrawalState,
+  withdrawalStateQuery,
+  withdrawalWorkflowId,
+} from '../../contracts/withdrawal';
 import { sealedBrandAccounts, setBrandAccount } from '../../db/brand-accounts';
 import { type BrandActor, createBrand } from '../../db/brands';
 import { migrate } from '../../db/migrate';
@@ -19,9 +25,10 @@ import { createPool, type Pool } from '../../db/pool';
 import { staticPolicyReader } from '../../policy/seed';
 import type { RunningSandbox } from '../../sandbox';
 import { startDeposit } from '../../starters/deposit';
+import { startWithdrawal } from '../../starters/withdrawal';
 import { brandConnectorCache } from '../../worker/brand-connectors';
 import { startProviderSandbox } from '../contract/support';
-import { verifiedDepositor } from '../helpers/customers';
+import { verifiedDepositor, verifiedWithKnownPayee } from '../helpers/customers';
 import { newCpf } from '../helpers/people';
 import { defaultPolicy } from '../helpers/policy';
 import { freshDatabase } from '../helpers/postgres';
@@ -244,5 +251,34 @@ describe('two brands on two provider accounts', () => {
     );
     expect(await signalsOf(bFlow)).toBe(before);
     expect((await stateOf(bFlow)).status).toBe('awaiting_payment');
+  });
+  it("send brand B's payout through B's account alone, confirmed by B's notification and receipt", async () => {
+    const transactionId = `wd-${Date.now()}${randomBytes(2).readUInt16BE()}`;
+    const request: WithdrawalRequest = {
+      transactionId,
+      merchant: 'sandbox-merchant',
+      client: { externalId: 'user-b', cpf: PERSON, email: 'bia@example.com', name: 'Bia Lima' },
+      pixKey: 'bia@example.com',
+      pixType: 'EMAIL',
+      amountCentavos: 25_050,
+    };
+    await verifiedWithKnownPayee(pool, PII_KEY, request);
+    const started = await startWithdrawal(starter(), request, B);
+    expect(started).toMatchObject({ outcome: 'started', workflowId: `${B}:withdrawal-${transactionId}` });
+    const flow = env.client.workflow.getHandle(withdrawalWorkflowId(transactionId, B));
+    await waitUntil(
+      () => brandSandbox.state.withdrawals.get(transactionId),
+      (w) => w !== undefined,
+      20_000,
+    );
+    expect(brandSandbox.state.withdrawals.get(transactionId)).toMatchObject({ merchant: `merchant-${B}` });
+    expect(defaultSandbox.state.withdrawals.has(transactionId)).toBe(false);
+    await sandboxControl(brandSandbox.url, `/sandbox/withdrawals/${transactionId}/settle`);
+    const done = await waitUntil(
+      () => flow.query<WithdrawalState>(withdrawalStateQuery),
+      (s) => s.status === 'completed' && s.receiptStored === true,
+      30_000,
+    );
+    expect(done).toMatchObject({ status: 'completed', receiptStored: true });
   });
 });
