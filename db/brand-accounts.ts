@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { DEFAULT_BRAND_ID } from '../contracts/brand';
 import { type BrandActor, BrandNotFound } from './brands';
 import { recordAction } from './operator-actions';
 import { inTransaction, type Pool } from './pool';
@@ -258,4 +259,32 @@ export async function accountBySecretHash(
   );
   const r = rows[0];
   return r ? { brandId: r.brand_id, partnerId: r.partner_id ?? undefined } : undefined;
+}
+
+/** Which money flows a brand has the connector accounts for (the API's door asks before starting one). */
+export interface MoneyAccounts {
+  /** An account at a collecting connector (either one): somewhere to charge. */
+  deposit: boolean;
+  /** An account at the first provider, the one that pays out. */
+  withdrawal: boolean;
+}
+
+/**
+ * What money flows `brandId` may start on its own accounts. The default brand may always (its
+ * connectors fall back to the environment's, connectors/accounts.ts); another brand needs its own
+ * record at a connector that does the flow; undefined when there is no such brand.
+ */
+export async function moneyAccountsOf(db: Queryable, brandId: string): Promise<MoneyAccounts | undefined> {
+  const { rows } = await db.query<{ connector: string | null }>(
+    `SELECT a.connector FROM brands b LEFT JOIN brand_connector_accounts a ON a.brand_id = b.id
+      WHERE b.id = $1`,
+    [brandId],
+  );
+  if (!rows.length) return undefined;
+  if (brandId === DEFAULT_BRAND_ID) return { deposit: true, withdrawal: true };
+  const has = new Set(rows.map((r) => r.connector));
+  return {
+    deposit: has.has('identity-payments') || has.has('api-pix'),
+    withdrawal: has.has('identity-payments'),
+  };
 }

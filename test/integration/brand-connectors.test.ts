@@ -17,7 +17,7 @@ import type { BrandAccount } from '../../contracts/brand-account';
 import { type DepositInput, depositWorkflowId } from '../../contracts/deposit';
 import type { FlowRecord } from '../../contracts/flow';
 import { type WithdrawalInput, withdrawalWorkflowId } from '../../contracts/withdrawal';
-import { sealedBrandAccounts, setBrandAccount } from '../../db/brand-accounts';
+import { moneyAccountsOf, sealedBrandAccounts, setBrandAccount } from '../../db/brand-accounts';
 import { type BrandActor, createBrand } from '../../db/brands';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
@@ -332,6 +332,15 @@ describe("a brand's withdrawals", () => {
     expect(defaultSandbox.state.withdrawals.has(id)).toBe(false);
     const { rowCount } = await pool.query('SELECT 1 FROM flows WHERE business_id = $1', [id]);
     expect(rowCount).toBe(0);
+  });
+});
+
+describe('the money flows a brand has the accounts for', () => {
+  it('are both for the default brand, those of its own records for another, none for a brand without', async () => {
+    expect(await moneyAccountsOf(pool, 'default')).toEqual({ deposit: true, withdrawal: true });
+    expect(await moneyAccountsOf(pool, B)).toEqual({ deposit: true, withdrawal: true });
+    expect(await moneyAccountsOf(pool, C)).toEqual({ deposit: false, withdrawal: false });
+    expect(await moneyAccountsOf(pool, `none-${tag}`)).toBeUndefined();
   });
 });
 
