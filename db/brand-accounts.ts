@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { DEFAULT_BRAND_ID } from '../contracts/brand';
 import { type BrandActor, BrandNotFound } from './brands';
 import { recordAction } from './operator-actions';
 import { inTransaction, type Pool } from './pool';
@@ -275,13 +274,15 @@ export interface MoneyAccounts {
  * record at a connector that does the flow; undefined when there is no such brand.
  */
 export async function moneyAccountsOf(db: Queryable, brandId: string): Promise<MoneyAccounts | undefined> {
-  const { rows } = await db.query<{ connector: string | null }>(
-    `SELECT a.connector FROM brands b LEFT JOIN brand_connector_accounts a ON a.brand_id = b.id
+  // 'default' is the default brand's id, as migration 031 made it.
+  const { rows } = await db.query<{ is_default: boolean; connector: string | null }>(
+    `SELECT b.id = 'default' AS is_default, a.connector
+       FROM brands b LEFT JOIN brand_connector_accounts a ON a.brand_id = b.id
       WHERE b.id = $1`,
     [brandId],
   );
   if (!rows.length) return undefined;
-  if (brandId === DEFAULT_BRAND_ID) return { deposit: true, withdrawal: true };
+  if (rows[0]?.is_default) return { deposit: true, withdrawal: true };
   const has = new Set(rows.map((r) => r.connector));
   return {
     deposit: has.has('identity-payments') || has.has('api-pix'),
