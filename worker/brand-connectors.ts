@@ -17,6 +17,23 @@ import { type BrandConnectorOptions, type BrandConnectors, brandConnectors } fro
 /** How long a brand's records are trusted before they are read again. */
 export const BRAND_ACCOUNTS_TTL_MS = 15_000;
 
+/** Bound on reading a brand's records, so a Postgres that does not answer holds no activity long. */
+const READ_TIMEOUT_MS = 5_000;
+
+const bounded = <T>(p: Promise<T>): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`reading the brand's accounts took over ${READ_TIMEOUT_MS} ms`)),
+        READ_TIMEOUT_MS,
+      );
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+};
+
 /** How long a replaced brand's connectors stay open for the calls that took them. */
 const CLOSE_AFTER_MS = 120_000;
 
@@ -65,9 +82,22 @@ export function brandConnectorCache({
   };
 
   const refresh = async (brand: string): Promise<Entry> => {
-    const records = await sources.read(brand);
-    const fingerprint = fingerprintOf(records);
     const was = entries.get(brand);
+    let records: Awaited<ReturnType<AccountSources['read']>>;
+    try {
+      records = await bounded(sources.read(brand));
+    } catch (err) {
+      // Postgres not answering: a brand already built keeps its connectors, as the default
+      // brand's never depended on Postgres, and its records are read again after the bound.
+      if (!was) throw err;
+      log.warn(
+        { brand, err: String(err) },
+        "a brand's accounts could not be read again; its connectors kept",
+      );
+      was.checkedAt = now();
+      return was;
+    }
+    const fingerprint = fingerprintOf(records);
     if (was && was.fingerprint === fingerprint && records) {
       was.checkedAt = now();
       return was;

@@ -417,6 +417,39 @@ describe("the worker's connectors of each brand", () => {
   });
 });
 
+describe("the worker's connectors of a brand while Postgres does not answer", () => {
+  it('stay those it built, and a brand never built fails until its records can be read', async () => {
+    let clock = 0;
+    let down = false;
+    const cache = brandConnectorCache({
+      sources: {
+        environment: loadConfig({
+          PROVIDER_BASE_URL: defaultSandbox.url,
+          PROVIDER_AUTH_URL: defaultSandbox.url,
+        }),
+        keys,
+        read: (brandId) =>
+          down ? Promise.reject(new Error('connection terminated')) : sealedBrandAccounts(pool, brandId),
+      },
+      options: { provider: { timeoutMs: 5_000 }, environment: { provider: defaultProvider } },
+      log: createLogger('test', 'silent'),
+      ttlMs: 1_000,
+      now: () => clock,
+    });
+    try {
+      const built = (await cache.connectorsFor(B)).provider;
+      down = true;
+      clock += 5_000;
+      expect((await cache.connectorsFor(B)).provider).toBe(built);
+      await expect(cache.connectorsFor('default')).rejects.toThrow('connection terminated');
+      down = false;
+      expect((await cache.connectorsFor('default')).provider).toBe(defaultProvider);
+    } finally {
+      cache.close();
+    }
+  });
+});
+
 describe("a brand's API Pix account in the worker", () => {
   it('is told where to post its webhooks once the worker builds its connectors', async () => {
     const psp = await startApiPixForTest();
