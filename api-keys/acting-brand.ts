@@ -73,3 +73,24 @@ export function actingBrand(
   }
   return { lookUp: named };
 }
+
+/**
+ * Refuses, 409 `brand-not-ready`, to start a deposit or a withdrawal for any brand but the
+ * default, before anything is started, at every door that starts one (the API, the Nexus
+ * service). Another brand's flows would run on its own connector accounts, but parts that find a
+ * flow by its txid alone (the back office, a withdrawal's receipt record) still take it for the
+ * default brand's (docs/brands.md, "Not built yet"). Once they know the brand, the one line that
+ * throws goes.
+ */
+export function refuseMoneyForBrandsNotReady(brand: string): void {
+  if (brand !== DEFAULT_BRAND) throw brandNotReady(brand);
+}
+
+const brandNotReady = (brand: string) =>
+  new Problem(
+    409,
+    'brand-not-ready',
+    'The brand cannot move money yet',
+    `brand ${JSON.stringify(brand)}: deposits and withdrawals run only for the default brand for now; nothing was started`,
+    { brand },
+  );

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
+import { refuseMoneyForBrandsNotReady } from '../api-keys/acting-brand';
 import { brandOf, principalOf } from '../api-keys/authenticate';
 import { qrPng } from '../common/qr-image';
 import { type DepositState, depositNotHeld, depositWorkflowId, resolutionUpdate } from '../contracts/deposit';
@@ -25,13 +26,7 @@ import {
   txidParamsSchema,
 } from './deposits-schemas';
 import type { ApiDeps } from './deps';
-import {
-  conflict,
-  flowNotFound,
-  pngBytes,
-  refusedProblem,
-  refuseMoneyForBrandsNotReady,
-} from './flow-answers';
+import { conflict, flowNotFound, pngBytes, refusedProblem } from './flow-answers';
 
 /**
  * The state as reads answer it: the QR's payload and a link to its PNG, not the image itself; the

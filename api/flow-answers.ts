@@ -1,4 +1,3 @@
-import { DEFAULT_BRAND } from '../api-keys/acting-brand';
 import { Problem } from '../http/problem';
 import type { Refused } from '../starters/types';
 
@@ -6,26 +5,6 @@ import type { Refused } from '../starters/types';
 
 export const flowNotFound = (what: string) =>
   new Problem(404, 'flow-not-found', 'Flow not found', `no ${what}`);
-
-/**
- * Refuses, 409 `brand-not-ready`, to start a deposit or a withdrawal for any brand but the
- * default: every flow's connectors are still the environment's accounts, the default brand's, and
- * another brand's money must never move through them. Called before anything is started. Once
- * flows run on their brand's own connector accounts (docs/brands.md, "Not built yet"), the one
- * line that throws goes.
- */
-export function refuseMoneyForBrandsNotReady(brand: string): void {
-  if (brand !== DEFAULT_BRAND) throw brandNotReady(brand);
-}
-
-const brandNotReady = (brand: string) =>
-  new Problem(
-    409,
-    'brand-not-ready',
-    'The brand cannot move money yet',
-    `brand ${JSON.stringify(brand)}: deposits and withdrawals run only for the default brand until each brand's flows run on its own connector accounts; nothing was started`,
-    { brand },
-  );
 
 /** 409: the request differs from the one that created the flow. */
 export const conflict = (reason: string) =>

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
+import { refuseMoneyForBrandsNotReady } from '../api-keys/acting-brand';
 import { brandOf } from '../api-keys/authenticate';
 import type { Config } from '../common/config';
 import { biometricsFinalStatuses, biometricsStateQuery } from '../contracts/biometrics';
@@ -22,13 +23,7 @@ import { flowState, isNotFound } from '../starters/workflow-calls';
 import type { biometricsWorkflow } from '../workflows/biometrics';
 import type { withdrawalWorkflow } from '../workflows/withdrawal';
 import type { ApiDeps } from './deps';
-import {
-  conflict,
-  flowNotFound,
-  pngBytes,
-  refusedProblem,
-  refuseMoneyForBrandsNotReady,
-} from './flow-answers';
+import { conflict, flowNotFound, pngBytes, refusedProblem } from './flow-answers';
 import {
   type WithdrawalBody,
   type WithdrawalStateView,

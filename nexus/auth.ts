@@ -1,12 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { HandlerError, type OperationContext } from 'nexus-rpc';
+import { actingBrand, unknownBrand } from '../api-keys/acting-brand';
 import { type KeyCheck, keyChecker, type Principal } from '../api-keys/authenticate';
 import type { KeyDirectory } from '../api-keys/directory';
 import { grants, type Scope } from '../common/api-key';
 import type { Logger } from '../common/logger';
 import { inTheClear } from '../common/payload-converter';
 import { Problem } from '../http/problem';
-import { PIXFLOW_API_KEY_HEADER } from './service';
+import { PIXFLOW_API_KEY_HEADER, PIXFLOW_BRAND_HEADER } from './service';
 
 // Who calls the Nexus service: a pixflow API key, as the API takes one, in the operation's
 // `pixflow-api-key` header (nexus/caller.ts sets it from a caller's workflow; an HTTP caller of
@@ -14,7 +15,9 @@ import { PIXFLOW_API_KEY_HEADER } from './service';
 // checked by the API's own code (api-keys/authenticate.ts: bootstrap keys of API_KEYS, or a usable
 // record) and must hold the scopes of the API route the operation stands for. A refusal is a
 // handler error the caller's server does not retry: UNAUTHENTICATED (no key, a wrong, revoked or
-// expired one), UNAUTHORIZED (a key lacking a scope). The key is never logged.
+// expired one), UNAUTHORIZED (a key lacking a scope). The key is never logged. The brand an
+// operation acts for follows the API's rules (api-keys/acting-brand.ts): a brand key's own, or the
+// one a platform key names in the `pixflow-brand` header.
 //
 // The API's failed-authentication limit counts per client address; a Nexus task carries no
 // address (the request reached Temporal's frontend, which hands the worker its headers and
@@ -31,8 +34,7 @@ export interface NexusAuthDeps {
 
 /** The presented key: the header's value, its name in any case, an optional `Bearer ` before it. */
 export function presentedKey(headers: Record<string, string>): string | undefined {
-  const wanted = PIXFLOW_API_KEY_HEADER.toLowerCase();
-  const raw = Object.entries(headers).find(([name]) => name.toLowerCase() === wanted)?.[1];
+  const raw = headerOf(headers, PIXFLOW_API_KEY_HEADER.toLowerCase());
   const key = raw?.replace(/^Bearer\s+/i, '').trim();
   return key ? key : undefined;
 }
@@ -56,7 +58,16 @@ export interface NexusAuth {
   authenticate(ctx: OperationContext): Promise<Principal>;
   /** Throws the UNAUTHORIZED handler error naming the scopes the caller's key lacks. */
   requireScopes(ctx: OperationContext, principal: Principal, scopes: readonly Scope[]): void;
+  /**
+   * The brand the operation acts for, or throws the handler error that refuses it: BAD_REQUEST
+   * (a platform key naming none, an unknown or malformed brand), UNAUTHORIZED (a brand key naming
+   * another brand), UNAVAILABLE (the brands cannot be read now).
+   */
+  brandOf(ctx: OperationContext, principal: Principal): Promise<string>;
 }
+
+const headerOf = (headers: Record<string, string>, wanted: string) =>
+  Object.entries(headers).find(([name]) => name.toLowerCase() === wanted)?.[1];
 
 export function nexusAuth(deps: NexusAuthDeps): NexusAuth {
   const check = keyChecker(deps);
@@ -92,6 +103,24 @@ export function nexusAuth(deps: NexusAuthDeps): NexusAuth {
         throw unauthenticated(checked.refusal);
       }
       return checked.principal;
+    },
+    async brandOf(ctx, principal) {
+      const refuse = (p: Problem) =>
+        new HandlerError(p.status === 403 ? 'UNAUTHORIZED' : 'BAD_REQUEST', p.detail ?? p.title, {
+          cause: causeOf(p),
+          retryableOverride: false,
+        });
+      const resolved = actingBrand(principal.brand, headerOf(ctx.headers, PIXFLOW_BRAND_HEADER));
+      if ('refusal' in resolved) throw refuse(resolved.refusal);
+      if ('brand' in resolved) return resolved.brand;
+      let exists: boolean;
+      try {
+        exists = await deps.directory.brandExists(resolved.lookUp);
+      } catch (err) {
+        throw new HandlerError('UNAVAILABLE', 'the brands cannot be read now', { cause: err as Error });
+      }
+      if (!exists) throw refuse(unknownBrand(resolved.lookUp));
+      return resolved.lookUp;
     },
     requireScopes(ctx, principal, scopes) {
       const missing = scopes.filter((s) => !grants(principal.scopes, s));

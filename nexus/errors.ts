@@ -67,6 +67,8 @@ export function nexusError(err: unknown): unknown {
   if (err instanceof Problem && err.status === 400) {
     return new HandlerError('BAD_REQUEST', message(err), { cause: causeOf(err) });
   }
+  // A refusal the API answers 409 with its own type (a brand that may not move money yet).
+  if (err instanceof Problem && err.status === 409) return refused(err.slug, message(err), { ...err.extra });
   if (isTemporalUnavailable(err)) {
     return new HandlerError(
       'UNAVAILABLE',

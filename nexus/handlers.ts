@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import * as temporalNexus from '@temporalio/nexus';
 import * as nexus from 'nexus-rpc';
+import { refuseMoneyForBrandsNotReady } from '../api-keys/acting-brand';
 import { keyDirectory } from '../api-keys/directory';
 import type { Scope } from '../common/api-key';
 import type { Config } from '../common/config';
@@ -15,7 +16,7 @@ import { withdrawalWorkflowId } from '../contracts/withdrawal';
 import { withdrawalInputSchema } from '../contracts/withdrawal-input';
 import type { Pool } from '../db/pool';
 import { parse } from '../http/request-input';
-import { describeDepositRefusal, startDeposit } from '../starters/deposit';
+import { type DepositStartResult, describeDepositRefusal, startDeposit } from '../starters/deposit';
 import { onboardingStart, startOnboardingOnce } from '../starters/onboarding';
 import { onboardingRequestSchema, withdrawalRequestOf, withdrawalRequestSchema } from '../starters/requests';
 import { configuredTimings, type StarterDeps } from '../starters/types';
@@ -132,9 +133,11 @@ export const txidOfRequest = (requestId: string) =>
 /** A payout asked without a transactionId: the same payout when the operation is asked again. */
 export const transactionIdOfRequest = (requestId: string) => `nexus-${requestId}`;
 
+/** The flow a reference names: a deposit or a withdrawal the acting brand's (an onboarding is the person's). */
 function workflowIdOf(
   config: Config,
   ref: FlowRefInput,
+  brand: string,
 ): { workflowId: string; what: string; scopes: readonly Scope[] } {
   switch (ref.flow) {
     case 'onboarding':
@@ -145,13 +148,13 @@ function workflowIdOf(
       };
     case 'deposit':
       return {
-        workflowId: depositWorkflowId(ref.txid),
+        workflowId: depositWorkflowId(ref.txid, brand),
         what: 'deposit with this txid',
         scopes: SCOPES.depositState,
       };
     case 'withdrawal':
       return {
-        workflowId: withdrawalWorkflowId(ref.transactionId),
+        workflowId: withdrawalWorkflowId(ref.transactionId, brand),
         what: 'withdrawal with this transactionId',
         scopes: SCOPES.withdrawalState,
       };
@@ -177,6 +180,26 @@ async function outcomeOf(
   return join<FlowOutcome>(ctx, temporal, running.type, workflowId);
 }
 
+/** What createDeposit answers for a deposit started (or found), or the refusal it throws. */
+function depositCreated(started: DepositStartResult) {
+  switch (started.outcome) {
+    case 'conflict':
+      throw conflictError(started.reason);
+    case 'failed':
+      throw refused('deposit-failed', `The provider refused the deposit: ${started.reason}`, {});
+    case 'refused':
+      throw refusalError(started, describeDepositRefusal(started.details));
+  }
+  const { workflowId, answer } = started;
+  // The QR and ids: nothing personal.
+  return inTheClear({
+    workflowId,
+    txid: answer.txid,
+    qr: answer.qr,
+    created: started.outcome === 'started',
+  });
+}
+
 export interface NexusDeps {
   config: Config;
   pool: Pool;
@@ -200,6 +223,12 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
   /** The caller, with the scopes of the API route the operation stands for. */
   const caller = async (ctx: nexus.OperationContext, scopes: readonly Scope[]) =>
     auth.requireScopes(ctx, await auth.authenticate(ctx), scopes);
+  /** The caller with its scopes checked, and the brand it acts for. */
+  const brandCaller = async (ctx: nexus.OperationContext, scopes: readonly Scope[]) => {
+    const principal = await auth.authenticate(ctx);
+    auth.requireScopes(ctx, principal, scopes);
+    return auth.brandOf(ctx, principal);
+  };
   // The worker's own client for this operation: its connection, namespace and payload codec.
   const starter = (): StarterDeps => ({ config, temporal: temporalNexus.getClient(), timings });
 
@@ -229,33 +258,20 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
 
     createDeposit: async (ctx, raw) =>
       answering(async () => {
-        await caller(ctx, SCOPES.createDeposit);
+        const brand = await brandCaller(ctx, SCOPES.createDeposit);
         const body = parseDepositInput(raw);
+        refuseMoneyForBrandsNotReady(brand);
         const started = await startDeposit(
           starter(),
           { ...body, txid: body.txid ?? txidOfRequest(ctx.requestId) },
           ctx.requestId,
+          brand,
         );
-        switch (started.outcome) {
-          case 'conflict':
-            throw conflictError(started.reason);
-          case 'failed':
-            throw refused('deposit-failed', `The provider refused the deposit: ${started.reason}`, {});
-          case 'refused':
-            throw refusalError(started, describeDepositRefusal(started.details));
-        }
-        const { workflowId, answer } = started;
-        // The QR and ids: nothing personal.
-        return inTheClear({
-          workflowId,
-          txid: answer.txid,
-          qr: answer.qr,
-          created: started.outcome === 'started',
-        });
+        return depositCreated(started);
       }),
 
     requestWithdrawal: flowRunOperation<WithdrawalRequest, WithdrawalOutcome>(async (ctx, raw) => {
-      await caller(ctx, SCOPES.requestWithdrawal);
+      const brand = await brandCaller(ctx, SCOPES.requestWithdrawal);
       const deps = starter();
       const body = parse(withdrawalRequestSchema, 'input', raw);
       const request = parse(
@@ -263,7 +279,8 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
         'input',
         withdrawalRequestOf(config, body, transactionIdOfRequest(ctx.requestId)),
       );
-      const started = await startWithdrawal(deps, request);
+      refuseMoneyForBrandsNotReady(brand);
+      const started = await startWithdrawal(deps, request, brand);
       if (started.outcome === 'conflict') throw conflictError(started.reason);
       if (started.outcome === 'refused') {
         throw refusalError(started, {
@@ -283,7 +300,9 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
     waitForOutcome: flowRunOperation<FlowRef, FlowOutcome>(async (ctx, raw) => {
       // Which read scope depends on the flow asked for: the key first, then the input, then the scope.
       const principal = await auth.authenticate(ctx);
-      const { workflowId, what, scopes } = workflowIdOf(config, parse(flowRefSchema, 'input', raw));
+      const ref = parse(flowRefSchema, 'input', raw);
+      const brand = await auth.brandOf(ctx, principal);
+      const { workflowId, what, scopes } = workflowIdOf(config, ref, brand);
       auth.requireScopes(ctx, principal, scopes);
       return outcomeOf(ctx, starter().temporal, workflowId, what);
     }),

@@ -28,6 +28,12 @@ export const PIXFLOW_NEXUS_ENDPOINT = 'pixflow';
  */
 export const PIXFLOW_API_KEY_HEADER = 'pixflow-api-key';
 
+/**
+ * The operation header a platform key names the brand it acts for in (the API's `Pixflow-Brand`);
+ * a brand key acts for its own brand and need not send it (docs/brands.md).
+ */
+export const PIXFLOW_BRAND_HEADER = 'pixflow-brand';
+
 /** An onboarding, as POST /v1/onboardings takes it. */
 export type OnboardingRequest = z.input<typeof onboardingRequestSchema>;
 /**

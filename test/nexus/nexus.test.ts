@@ -8,11 +8,18 @@ import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../api-keys/admin';
+import type { Scope } from '../../common/api-key';
 import { parseCodecKeys, pixflowDataConverter } from '../../common/codec';
 import type { DepositState } from '../../contracts/deposit';
+import { createBrand } from '../../db/brands';
 import { createPool } from '../../db/pool';
 import type { DepositOutcome, WithdrawalOutcome } from '../../nexus/outcomes';
-import { PIXFLOW_API_KEY_HEADER, PIXFLOW_NEXUS_ENDPOINT, pixflowService } from '../../nexus/service';
+import {
+  PIXFLOW_API_KEY_HEADER,
+  PIXFLOW_BRAND_HEADER,
+  PIXFLOW_NEXUS_ENDPOINT,
+  pixflowService,
+} from '../../nexus/service';
 import { type EmbeddedStack, startEmbeddedStack } from '../../scripts/embedded-stack';
 import { runTool } from '../../scripts/temporal-server';
 import { ensureTemporalCli } from '../../scripts/temporal-tools';
@@ -49,6 +56,10 @@ const workers: ChildProcess[] = [];
 /** Key records the test makes as an operator would: one lacking deposits:write, one holding it. */
 let readsDeposits: string;
 let writesDeposits: string;
+/** A key of another brand, and a platform key (no brand of its own), both with deposits' scopes. */
+let otherBrandKey: string;
+let platformKey: string;
+const OTHER_BRAND = 'nexus-other';
 
 const api = async (p: string, body?: unknown) => {
   const res = await fetch(`${stack.api}${p}`, {
@@ -177,6 +188,14 @@ beforeAll(async () => {
       createKey(pool, actor, { name, scopes, expiresAt: null }).then((k) => k.secret);
     readsDeposits = await made('reads deposits', ['deposits:read']);
     writesDeposits = await made('writes deposits', ['deposits:write']);
+    await createBrand(pool, actor, { id: OTHER_BRAND, name: 'Another brand' });
+    const both: Scope[] = ['deposits:read', 'deposits:write'];
+    otherBrandKey = (
+      await createKey(pool, actor, { name: 'other brand', scopes: both, brand: OTHER_BRAND, expiresAt: null })
+    ).secret;
+    platformKey = (
+      await createKey(pool, actor, { name: 'platform', scopes: both, brand: null, expiresAt: null })
+    ).secret;
   } finally {
     await pool.end();
   }
@@ -429,6 +448,85 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
     expect(answer.status, answer.text).toBe(200);
     expect(JSON.parse(answer.text)).toMatchObject({ workflowId: `deposit-${txid}`, txid, created: true });
     expect((await api(`/v1/deposits/${txid}`)).body.state.status).toBe('awaiting_payment');
+  }, 60_000);
+
+  it("a key acts for its brand through Nexus as on the API: another brand's key neither starts money flows nor reads the default brand's; a platform key names its brand", async () => {
+    const [endpoint] = (await connection.operatorService.listNexusEndpoints({ name: PIXFLOW_NEXUS_ENDPOINT }))
+      .endpoints;
+    const { clusters } = await connection.operatorService.listClusters({});
+    const base = `http://${clusters?.[0]?.httpAddress}/nexus/endpoints/${endpoint?.id}/services/pixflow`;
+    const call = async (operation: string, body: unknown, headers: Record<string, string>) => {
+      const res = await fetch(`${base}/${operation}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'nexus-request-id': randomUUID(), ...headers },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(20_000),
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    const deposit = (txid: string, headers: Record<string, string>) =>
+      call('createDeposit', { txid, amountCentavos: 1_000, client: ana }, headers);
+
+    // The default brand's deposit, which the other brand must not reach.
+    const ours = newTxid();
+    const made = await deposit(ours, { [PIXFLOW_API_KEY_HEADER]: writesDeposits });
+    expect(made.status, made.text).toBe(200);
+
+    const refusals: { who: string; headers: Record<string, string>; status: number; says: string }[] = [
+      {
+        who: "another brand's key",
+        headers: { [PIXFLOW_API_KEY_HEADER]: otherBrandKey },
+        status: 424,
+        says: 'brand-not-ready',
+      },
+      {
+        who: "another brand's key naming the default brand",
+        headers: { [PIXFLOW_API_KEY_HEADER]: otherBrandKey, [PIXFLOW_BRAND_HEADER]: 'default' },
+        status: 403,
+        says: 'acts for its own brand only',
+      },
+      {
+        who: 'a platform key naming no brand',
+        headers: { [PIXFLOW_API_KEY_HEADER]: platformKey },
+        status: 400,
+        says: 'platform key names the brand',
+      },
+      {
+        who: 'a platform key naming a brand that does not exist',
+        headers: { [PIXFLOW_API_KEY_HEADER]: platformKey, [PIXFLOW_BRAND_HEADER]: 'no-such-brand' },
+        status: 400,
+        says: 'no brand',
+      },
+    ];
+    for (const r of refusals) {
+      const txid = newTxid();
+      const answer = await deposit(txid, r.headers);
+      expect(answer.status, `${r.who}: ${answer.text}`).toBe(r.status);
+      expect(answer.text, r.who).toContain(r.says);
+      await nothingStarted(txid, r.who);
+      await expect(
+        pixflowNs.workflow.getHandle(`${OTHER_BRAND}:deposit-${txid}`).describe(),
+        r.who,
+      ).rejects.toThrow(/not found/i);
+    }
+
+    // Asked by the other brand, the default brand's deposit is no flow of its own: not found.
+    const waited = await call(
+      'waitForOutcome',
+      { flow: 'deposit', txid: ours },
+      { [PIXFLOW_API_KEY_HEADER]: otherBrandKey },
+    );
+    expect(waited.status, waited.text).toBe(424);
+    expect(waited.text).toContain('flow-not-found');
+
+    // A platform key naming the default brand acts for it.
+    const txid = newTxid();
+    const answer = await deposit(txid, {
+      [PIXFLOW_API_KEY_HEADER]: platformKey,
+      [PIXFLOW_BRAND_HEADER]: 'default',
+    });
+    expect(answer.status, answer.text).toBe(200);
+    expect(JSON.parse(answer.text)).toMatchObject({ workflowId: `deposit-${txid}`, created: true });
   }, 60_000);
 
   it('from a workflow: a wrong key or one lacking the scope fails the operation at once (UNAUTHENTICATED, UNAUTHORIZED), starting nothing', async () => {

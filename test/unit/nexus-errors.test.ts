@@ -28,6 +28,17 @@ describe('nexusError', () => {
     expect(nexusError(e)).toBe(e);
   });
 
+  it('fails the operation for good on a 409 the API answers with its own type (a brand that may not move money yet)', () => {
+    const e = nexusError(
+      new Problem(409, 'brand-not-ready', 'The brand cannot move money yet', 'x', { brand: 'b' }),
+    );
+    expect(e).toBeInstanceOf(OperationError);
+    const cause = (e as OperationError).cause as ApplicationFailure;
+    expect(cause.type).toBe('brand-not-ready');
+    expect(cause.nonRetryable).toBe(true);
+    expect(cause.details?.[0]).toMatchObject({ brand: 'b' });
+  });
+
   it('asks again, without its words, when the database is restarting', () => {
     const pgDown = Object.assign(new Error('the database system is not yet accepting connections'), {
       code: '57P03',
