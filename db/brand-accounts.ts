@@ -251,13 +251,13 @@ export async function accountBySecretHash(
   connector: string,
   hash: string,
 ): Promise<AccountOfSecret | undefined> {
-  const { rows } = await db.query<{ brand_id: string; partner_id: string | null }>(
-    `SELECT brand_id, settings ->> 'partnerId' AS partner_id FROM brand_connector_accounts
+  const { rows } = await db.query<{ brand_id: string; partner: string | null }>(
+    `SELECT brand_id, settings ->> 'partnerId' AS partner FROM brand_connector_accounts
       WHERE connector = $1 AND secret_hashes ? 'webhookSecret' AND secret_hashes ->> 'webhookSecret' = $2`,
     [connector, hash],
   );
   const r = rows[0];
-  return r ? { brandId: r.brand_id, partnerId: r.partner_id ?? undefined } : undefined;
+  return r ? { brandId: r.brand_id, partnerId: r.partner ?? undefined } : undefined;
 }
 
 /** Which money flows a brand has the connector accounts for (the API's door asks before starting one). */

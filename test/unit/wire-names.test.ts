@@ -77,6 +77,11 @@ NAMED_ON_PURPOSE['bench/steps/ingress.ts'] = {
   why: "the bench plays the provider, posting its webhooks to pixflow's ingress",
 };
 
+NAMED_ON_PURPOSE['docs/brands.md'] = {
+  names: ['partner_id'],
+  why: "a brand account's --partner-id is the field the provider's notifications carry, named as they name it",
+};
+
 const pattern = new RegExp(`\\b(${WIRE_NAMES.join('|')})\\b`, 'g');
 
 function trackedTextFiles(): string[] {
