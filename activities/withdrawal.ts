@@ -7,7 +7,7 @@ import {
 } from '../connectors/errors';
 import type { Connector, PayoutLookup, PayoutReceipt, PayoutRequest } from '../connectors/types';
 import { DEFAULT_BRAND, type FlowRecord } from '../contracts/flow';
-import { PAYOUT_REJECTED, type WithdrawalInput } from '../contracts/withdrawal';
+import { PAYOUT_REJECTED, type WithdrawalInput, withdrawalWorkflowId } from '../contracts/withdrawal';
 import { upsertWithdrawalReceipt } from '../db/flows';
 import { recordPayoutDestination } from '../db/payout-destinations';
 import { brandConnectorsReader, brandOfCallingFlow } from './brand-connectors';
@@ -116,10 +116,19 @@ function payoutRequestOf(input: WithdrawalInput): PayoutRequest {
   };
 }
 
-/** Upserts the receipt image (idempotent); answers its size in bytes. */
-async function saveReceiptIn(pool: ActivityDeps['pool'], transactionId: string, receipt: PayoutReceipt) {
+/**
+ * Upserts the receipt image (idempotent) under the withdrawal's workflow id, so another brand's
+ * withdrawal of the same transactionId keeps its own; answers its size in bytes.
+ */
+async function saveReceiptIn(
+  pool: ActivityDeps['pool'],
+  transactionId: string,
+  brand: string | undefined,
+  receipt: PayoutReceipt,
+) {
   const image = Buffer.from(receipt.imageBase64 ?? '', 'base64');
-  await upsertWithdrawalReceipt(pool, { transactionId, image, paidAt: receipt.paidAt ?? null });
+  const workflowId = withdrawalWorkflowId(transactionId, brand);
+  await upsertWithdrawalReceipt(pool, { workflowId, transactionId, image, paidAt: receipt.paidAt ?? null });
   return image.length;
 }
 
@@ -146,8 +155,8 @@ export function createWithdrawalActivities({
     return { provider, ...payoutReads(provider, notice) };
   };
 
-  const saveReceipt = (transactionId: string, receipt: PayoutReceipt) =>
-    saveReceiptIn(pool, transactionId, receipt);
+  const saveReceipt = (transactionId: string, brand: string | undefined, receipt: PayoutReceipt) =>
+    saveReceiptIn(pool, transactionId, brand, receipt);
 
   return {
     /**
@@ -221,7 +230,7 @@ export function createWithdrawalActivities({
         return { receipt, tx: await lookUp(transactionId) };
       }, notice);
       const check = outcomeOf(receipt, tx);
-      if (check.receiptStored) await saveReceipt(transactionId, receipt);
+      if (check.receiptStored) await saveReceipt(transactionId, completed.brand, receipt);
       if (check.outcome !== 'completed' || !check.receiptStored) return check;
       await recordFlow(
         withDetails(completed, {
@@ -238,12 +247,13 @@ export function createWithdrawalActivities({
      * the brand of the withdrawal it runs for (its workflow id names it).
      */
     async storeReceipt(transactionId: string): Promise<{ bytes: number }> {
-      const { receiptOf } = await atBrand(brandOfCallingFlow());
+      const brand = brandOfCallingFlow();
+      const { receiptOf } = await atBrand(brand);
       const receipt = await providerCall(() => receiptOf(transactionId), notice);
       if (!receipt.imageBase64) {
         throw ApplicationFailure.retryable(`receipt of ${transactionId} not ready yet`, 'RECEIPT_NOT_READY');
       }
-      return { bytes: await saveReceipt(transactionId, receipt) };
+      return { bytes: await saveReceipt(transactionId, brand, receipt) };
     },
   };
 }

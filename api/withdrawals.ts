@@ -205,11 +205,7 @@ export function withdrawalRoutes(deps: ApiDeps) {
   route(r, withdrawalOperations.receipt, async (req, res) => {
     const { transactionId } = parse(withdrawalParamsSchema, 'path', req.params);
     const brand = brandOf(res);
-    const receipt = await getWithdrawalReceipt(
-      pool,
-      transactionId,
-      withdrawalWorkflowId(transactionId, brand),
-    );
+    const receipt = await getWithdrawalReceipt(pool, withdrawalWorkflowId(transactionId, brand));
     if (receipt) {
       res.type(receipt.contentType).set('cache-control', 'private, max-age=3600').send(receipt.image);
       return;

@@ -202,7 +202,7 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
     const fmt = formatterFor(operator.timeZone, t.lang);
     const payout = flow.type === 'withdrawal' ? payoutCaseOf(flow, operator, t, fmt) : undefined;
     const receipt =
-      flow.type === 'withdrawal' ? await getWithdrawalReceipt(pool, flow.businessId) : undefined;
+      flow.type === 'withdrawal' ? await getWithdrawalReceipt(pool, flow.workflowId) : undefined;
     page(req, res, 'flow', {
       heading: `${label.flowType(flow.type)} ${flow.businessId}`,
       receipt: receipt && { paidAt: receipt.paidAt },
@@ -229,7 +229,7 @@ function receiptPage(r: Router, { pool }: BackofficeDeps) {
   r.get('/flows/:id/receipt.png', async (req, res) => {
     const flow = await getFlowRow(pool, req.params.id ?? '');
     const receipt =
-      flow?.type === 'withdrawal' ? await getWithdrawalReceipt(pool, flow.businessId) : undefined;
+      flow?.type === 'withdrawal' ? await getWithdrawalReceipt(pool, flow.workflowId) : undefined;
     if (!receipt) throw notFoundPage((w) => w.errors.what.receipt);
     res.type(receipt.contentType).set('cache-control', 'private, no-store').send(receipt.image);
   });

@@ -119,22 +119,16 @@ export interface StoredReceipt {
 }
 
 /**
- * A withdrawal's stored receipt. With `ofFlow`, the workflow id of the withdrawal of one brand
- * (the API's): none unless that flow has a row, so another brand's receipt of the same
- * transactionId is never answered.
+ * A withdrawal's stored receipt, by the workflow id of the withdrawal (of its brand): another
+ * brand's withdrawal of the same transactionId has its own.
  */
 export async function getWithdrawalReceipt(
   pool: Pool,
-  transactionId: string,
-  ofFlow?: string,
+  workflowId: string,
 ): Promise<StoredReceipt | undefined> {
   const { rows } = await pool.query(
-    ofFlow === undefined
-      ? 'SELECT image, content_type, paid_at FROM withdrawal_receipts WHERE transaction_id = $1'
-      : `SELECT r.image, r.content_type, r.paid_at
-           FROM withdrawal_receipts r JOIN flows f ON f.workflow_id = $2 AND f.type = 'withdrawal'
-          WHERE r.transaction_id = $1`,
-    ofFlow === undefined ? [transactionId] : [transactionId, ofFlow],
+    'SELECT image, content_type, paid_at FROM withdrawal_receipts WHERE workflow_id = $1',
+    [workflowId],
   );
   const r = rows[0];
   if (!r) return undefined;
@@ -229,14 +223,17 @@ export async function appendFlowEventOnce(
 
 const upsertReceiptStatement = prepared(
   'upsert-receipt',
-  `INSERT INTO withdrawal_receipts (transaction_id, image, paid_at) VALUES ($1, $2, $3)
-   ON CONFLICT (transaction_id) DO UPDATE SET image = EXCLUDED.image, paid_at = EXCLUDED.paid_at`,
+  `INSERT INTO withdrawal_receipts (workflow_id, transaction_id, image, paid_at) VALUES ($1, $2, $3, $4)
+   ON CONFLICT (workflow_id) DO UPDATE SET image = EXCLUDED.image, paid_at = EXCLUDED.paid_at`,
 );
 
-/** Stores a withdrawal's receipt image, replacing one stored before (idempotent). */
+/**
+ * Stores a withdrawal's receipt image under its flow's workflow id, replacing one stored before
+ * (idempotent).
+ */
 export async function upsertWithdrawalReceipt(
   db: Queryable,
-  r: { transactionId: string; image: Buffer; paidAt: string | null },
+  r: { workflowId: string; transactionId: string; image: Buffer; paidAt: string | null },
 ): Promise<void> {
-  await db.query(upsertReceiptStatement([r.transactionId, r.image, r.paidAt]));
+  await db.query(upsertReceiptStatement([r.workflowId, r.transactionId, r.image, r.paidAt]));
 }
