@@ -24,7 +24,7 @@ import {
   qrCodeUpdate,
 } from '../contracts/deposit';
 import { DEFAULT_BRAND } from '../contracts/flow';
-import type { DepositRequestBody } from './requests';
+import { type DepositRequestBody, merchantOfFlow } from './requests';
 import { requestHash, startOrAttach } from './start-or-attach';
 import type { StarterDeps, StartResult } from './types';
 import { flowState, runRecord } from './workflow-calls';
@@ -95,7 +95,7 @@ export function flowRefusal(cause: Error | undefined): FlowRefusal | undefined {
  * its row and its PixflowBrand tag; the default brand's input names none, as before brands.
  */
 export async function startDeposit(
-  { config, temporal, timings }: StarterDeps,
+  { config, temporal, timings, brandMerchant }: StarterDeps,
   body: DepositRequestBody,
   requestId: string = randomUUID(),
   brand: string = DEFAULT_BRAND,
@@ -104,7 +104,7 @@ export async function startDeposit(
     ...body,
     requestId,
     txid: body.txid ?? newTxid(),
-    merchant: body.merchant ?? config.PROVIDER_MERCHANT,
+    merchant: await merchantOfFlow(config, brand, body.merchant, brandMerchant),
     ...(timings ? { timings } : {}),
     ...(brand === DEFAULT_BRAND ? {} : { brand }),
   };

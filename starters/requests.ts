@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../common/config';
 import { depositInputSchema } from '../contracts/deposit-input';
+import { DEFAULT_BRAND } from '../contracts/flow';
 import { txidSchema } from '../contracts/flow-input';
 import { onboardingInputSchema } from '../contracts/onboarding-input';
 import { transactionIdSchema, withdrawalInputSchema } from '../contracts/withdrawal-input';
@@ -77,6 +78,24 @@ export function withdrawalRequestOf(
     transactionId: body.transactionId ?? transactionId,
     merchant: body.merchant ?? config.PROVIDER_MERCHANT,
   };
+}
+
+/**
+ * The merchant a flow records and is tagged with. The default brand's: the one asked, else the
+ * environment's (PROVIDER_MERCHANT). Another brand's connector calls name its own account's
+ * merchant whatever was asked (activities/deposit.ts, activities/withdrawal.ts), so its flow
+ * records that one, as `brandMerchant` reads it; when it cannot (unset, or a brand with no
+ * identity-payments account, whose deposits go to a PSP that knows no merchant), the brand's id.
+ * Never the environment's: that is the default brand's merchant.
+ */
+export async function merchantOfFlow(
+  config: Pick<Config, 'PROVIDER_MERCHANT'>,
+  brand: string,
+  asked: string | undefined,
+  brandMerchant?: (brand: string) => Promise<string | undefined>,
+): Promise<string> {
+  if (brand === DEFAULT_BRAND) return asked ?? config.PROVIDER_MERCHANT;
+  return (await brandMerchant?.(brand)) ?? brand;
 }
 
 /** An onboarding, as its flow takes it. */

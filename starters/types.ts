@@ -12,6 +12,12 @@ export interface StarterDeps {
   temporal: Client;
   /** Overrides of the flows' waits (configuration, tests); never taken from a request. */
   timings?: Partial<FlowTimings>;
+  /**
+   * The merchant a brand's connector account names at its provider (its identity-payments
+   * account's `merchant`), undefined when it has none; what a brand's flow records
+   * (starters/requests.ts merchantOfFlow). Unset: the brand's id is recorded in its place.
+   */
+  brandMerchant?: (brand: string) => Promise<string | undefined>;
 }
 
 /**

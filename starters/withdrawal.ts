@@ -13,6 +13,7 @@ import {
   withdrawalStateQuery,
   withdrawalWorkflowId,
 } from '../contracts/withdrawal';
+import { merchantOfFlow } from './requests';
 import { type FlowStart, requestHash, startOrAttach } from './start-or-attach';
 import type { StarterDeps, StartResult } from './types';
 import { flowState } from './workflow-calls';
@@ -70,13 +71,17 @@ export function withdrawalStart(
  * (its update does not say): a first answer is `started`, as the API has always answered it.
  */
 export async function startWithdrawal(
-  { config, temporal, timings }: StarterDeps,
+  { config, temporal, timings, brandMerchant }: StarterDeps,
   asked: WithdrawalRequest,
   brand: string = DEFAULT_BRAND,
 ): Promise<WithdrawalStartResult> {
   // The brand is part of what was asked (a repeat must be the same brand's: its id says so anyway);
   // the default brand's request names none, so requests from before brands still hash the same.
-  const request: WithdrawalRequest = brand === DEFAULT_BRAND ? asked : { ...asked, brand };
+  // Another brand's payout leaves its own account's merchant, whatever was asked: its flow says so.
+  const request: WithdrawalRequest =
+    brand === DEFAULT_BRAND
+      ? asked
+      : { ...asked, merchant: await merchantOfFlow(config, brand, asked.merchant, brandMerchant), brand };
   const input: WithdrawalInput = { ...request, ...(timings ? { timings } : {}) };
   const start = withdrawalStart(config, input, request);
   const { workflowId } = start.options;
