@@ -4,20 +4,41 @@ import {
   type DepositState,
   depositReturnWorkflowId,
   depositStateQuery,
+  depositWorkflowId,
   FIRST_CONNECTOR,
 } from '../contracts/deposit';
+import { DEFAULT_BRAND } from '../contracts/flow';
 import { flowState, isNotFound } from './workflow-calls';
 
 // Starting the return of a completed deposit's money (the back office, once an impeded person's
 // account is closed): one return flow per deposit, ever, so a second ask changes nothing.
 
-/** `started`, or `already`: the deposit's return was asked before (running or done). */
+/**
+ * The brand a deposit's workflow id names: the part before its first `:` (contracts/flow.ts
+ * brandScopedId: no brand id or txid holds one), the default brand's when there is none.
+ */
+function brandOfDeposit(depositWorkflowId: string): string {
+  const at = depositWorkflowId.indexOf(':');
+  return at > 0 ? depositWorkflowId.slice(0, at) : DEFAULT_BRAND;
+}
+
+/**
+ * `started`, or `already`: the deposit's return was asked before (running or done). The return
+ * flow is the deposit's brand's (`bet-rio:deposit-return-<txid>`), which its workflow id names;
+ * the default brand's deposit `deposit-<txid>` when none is given.
+ */
 export async function startDepositReturn(
   client: Client,
   taskQueue: string,
   input: DepositReturnInput,
+  ofDeposit: string = depositWorkflowId(input.txid),
 ): Promise<{ outcome: 'started' | 'already'; workflowId: string }> {
-  const workflowId = depositReturnWorkflowId(input.txid);
+  const brand = brandOfDeposit(ofDeposit);
+  // A caller's mistake, never a request's: the id and the txid name two deposits.
+  if (ofDeposit !== depositWorkflowId(input.txid, brand)) {
+    throw new Error(`the return of deposit ${input.txid} was asked for another flow`);
+  }
+  const workflowId = depositReturnWorkflowId(input.txid, brand);
   try {
     await client.workflow.start('depositReturnWorkflow', {
       workflowId,
