@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { impededReasons } from '../eligibility/contract';
 import { ALERT_RAISED, alertRules } from './alert';
 import { biometricsStatuses } from './biometrics';
+import { brandIdSchema } from './brand';
 import { customerVerifications } from './customer';
 import { depositStatuses } from './deposit';
 import type { FlowType } from './flow';
@@ -211,6 +212,10 @@ const eventDataSchema = z.discriminatedUnion('flowType', [
 export const webhookBodySchema = z
   .object({
     type: z.string().refine(isEventType, 'not an event type pixflow sends'),
+    brand: brandIdSchema.meta({
+      description:
+        "the brand the event belongs to (docs/brands.md): a flow's, its flow's brand; an alert's, the brand of the flow that raised it; a person's (customer.*), `default`; an endpoint's, the endpoint's brand",
+    }),
     timestamp: iso,
     data: eventDataSchema,
   })

@@ -182,7 +182,8 @@ export async function raiseAlert(db: Queryable, a: NewAlert): Promise<boolean> {
               jsonb_build_object('alertId', ins.id, 'rule', ins.rule, 'cpfHash', ins.cpf_hash,
                                  'cpfMasked', ins.cpf_masked, 'triggeredBy', ins.flow_id,
                                  'flowIds', to_jsonb(ins.flow_ids), 'facts', ins.facts,
-                                 'raisedAt', ${isoSql('ins.raised_at')})) AS event
+                                 'raisedAt', ${isoSql('ins.raised_at')}),
+              NULL, pixflow_stream_brand(ins.flow_id)) AS event
        FROM ins`,
     [
       a.id,

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { type Listener, listenOn } from './listen';
 import { inTransaction, type Pool, prepared } from './pool';
 
-// The outbox (migration 1732000000012): events are appended by pixflow_append_event in the
+// The outbox (migrations 1732000000012, and 035 for each event's brand): events are appended by pixflow_append_event in the
 // statement or transaction that makes the change they tell of; here are the SQL pieces writers
 // use to call it, the sequencer that gives committed events their reading order, and the reads
 // of the pull API.
@@ -38,6 +38,8 @@ export const customerStreamSql = (t: string) => `'customer-' || ${t}.cpf_hash`;
 export interface EventRow {
   id: string;
   type: string;
+  /** The brand the event belongs to (migration 1732000000035). */
+  brand: string;
   timestamp: string;
   position: number;
   data: {
@@ -87,13 +89,15 @@ export interface EventFilter {
   flowId?: string;
   /** The caller's API key digest: events about other keys' own things are left out. */
   owner: string;
+  /** The acting brand: only its events. */
+  brand: string;
   limit: number;
 }
 
 /** Events in position order (oldest first), after a position. */
 export async function listEvents(db: Queryable, f: EventFilter): Promise<EventRow[]> {
-  const where = ['position IS NOT NULL', 'position > $1', '(owner IS NULL OR owner = $2)'];
-  const params: unknown[] = [f.after ?? 0, f.owner];
+  const where = ['brand_id = $3', 'position IS NOT NULL', 'position > $1', '(owner IS NULL OR owner = $2)'];
+  const params: unknown[] = [f.after ?? 0, f.owner, f.brand];
   if (f.types?.length) {
     params.push(f.types);
     where.push(`type = ANY($${params.length})`);
@@ -123,21 +127,28 @@ export async function timelineOf(db: Queryable, streamIds: string[], limit = 500
   return rows.map(eventOf);
 }
 
-export async function getEvent(db: Queryable, id: string, owner: string): Promise<EventRow | undefined> {
+/** One event the caller sees: not another key's own, not another brand's. */
+export async function getEvent(
+  db: Queryable,
+  id: string,
+  owner: string,
+  brand: string,
+): Promise<EventRow | undefined> {
   const { rows } = await db.query(
-    `SELECT ${eventColumns} FROM events WHERE id = $1 AND (owner IS NULL OR owner = $2)`,
-    [id, owner],
+    `SELECT ${eventColumns} FROM events WHERE id = $1 AND (owner IS NULL OR owner = $2) AND brand_id = $3`,
+    [id, owner, brand],
   );
   return rows[0] ? eventOf(rows[0]) : undefined;
 }
 
-const eventColumns = `id, type, ${isoSql('created_at')} AS ts, coalesce(position, 0) AS position, stream_id,
+const eventColumns = `id, type, brand_id, ${isoSql('created_at')} AS ts, coalesce(position, 0) AS position, stream_id,
   stream_type, business_id, seq, data`;
 
 function eventOf(r: Record<string, unknown>): EventRow {
   return {
     id: r.id as string,
     type: r.type as string,
+    brand: r.brand_id as string,
     timestamp: r.ts as string,
     position: Number(r.position),
     data: {

@@ -19,6 +19,7 @@ export interface ClaimedDelivery {
   secrets: string[];
   body: {
     type: string;
+    brand: string;
     timestamp: string;
     data: { flowId: string; flowType: string; businessId: string | null; sequence: number; state: unknown };
   };
@@ -52,7 +53,7 @@ const dueDeliveries = prepared(
        FROM pick, events e, webhook_endpoints ep
       WHERE d.id = pick.id AND e.id = d.event_id AND ep.id = d.endpoint_id
      RETURNING d.id, d.event_id, d.endpoint_id, d.stream_id, d.attempts, e.type, ${isoSql('e.created_at')} AS ts,
-               e.stream_type, e.business_id, e.seq, e.data, ep.url, ep.secret,
+               e.stream_type, e.business_id, e.seq, e.data, e.brand_id, ep.url, ep.secret,
                CASE WHEN ep.previous_secret_until > now() THEN ep.previous_secret END AS previous_secret`,
 );
 
@@ -75,6 +76,7 @@ export async function claimDeliveries(pool: Pool, o: ClaimOptions): Promise<Clai
     secrets: [r.secret, ...(r.previous_secret ? [r.previous_secret] : [])],
     body: {
       type: r.type,
+      brand: r.brand_id,
       timestamp: r.ts,
       data: {
         flowId: r.stream_id,
@@ -178,7 +180,7 @@ async function noteFailure(db: Queryable, endpointId: string, gone: boolean, dis
        RETURNING ep.*)
      SELECT up.enabled, CASE WHEN NOT up.enabled THEN pixflow_append_event('${WEBHOOK_ENDPOINT_DISABLED}', up.id,
               'webhook_endpoint', up.id, jsonb_build_object('id', up.id, 'url', up.url, 'reason', up.disabled_reason,
-              'disabledAt', ${isoSql('up.disabled_at')}), up.owner) END AS event
+              'disabledAt', ${isoSql('up.disabled_at')}), up.owner, up.brand_id) END AS event
        FROM up`,
     [endpointId, gone, disableAfterMs],
   );
@@ -188,24 +190,26 @@ async function noteFailure(db: Queryable, endpointId: string, gone: boolean, dis
 /**
  * Sends an event again to the caller's enabled endpoints subscribed to its type (or to one of
  * them): a new delivery, or the old one made due again, with the same webhook-id. Answers the
- * endpoints it goes to; undefined when the caller cannot see the event.
+ * endpoints it goes to; undefined when the caller cannot see the event (another key's own, or
+ * another brand's: the acting brand's endpoints get the acting brand's events only).
  */
 export async function redeliverEvent(
   db: Queryable,
   eventId: string,
   owner: string,
+  brand: string,
   endpointId?: string,
 ): Promise<string[] | undefined> {
   const { rows: seen } = await db.query(
-    'SELECT 1 FROM events WHERE id = $1 AND (owner IS NULL OR owner = $2)',
-    [eventId, owner],
+    'SELECT 1 FROM events WHERE id = $1 AND (owner IS NULL OR owner = $2) AND brand_id = $3',
+    [eventId, owner, brand],
   );
   if (seen.length === 0) return undefined;
   const { rows } = await db.query(
     `INSERT INTO webhook_deliveries (event_id, endpoint_id, stream_id, seq, next_attempt_at)
      SELECT e.id, ep.id, e.stream_id, e.seq, now()
        FROM events e JOIN webhook_endpoints ep
-         ON ep.owner = $2 AND ep.enabled AND ('*' = ANY (ep.events) OR e.type = ANY (ep.events))
+         ON ep.owner = $2 AND ep.brand_id = e.brand_id AND ep.enabled AND ('*' = ANY (ep.events) OR e.type = ANY (ep.events))
       WHERE e.id = $1 AND ($3::text IS NULL OR ep.id = $3)
      ON CONFLICT (event_id, endpoint_id) DO UPDATE SET state = 'pending', next_attempt_at = now(), delivered_at = NULL
      RETURNING endpoint_id`,

@@ -1,8 +1,10 @@
 import type pg from 'pg';
 import { isoSql } from './events';
 
-// Webhook endpoints (migration 1732000000012), each owned by the API key that created it: every
-// read and write here is scoped by that owner, so another key's endpoint is simply not found.
+// Webhook endpoints (migration 1732000000012), each owned by the API key that created it and
+// belonging to the brand that key acted for (migration 035): every read and write here is scoped
+// by that owner and brand, so another key's endpoint, or another brand's (a platform key acting
+// for another), is simply not found.
 // Secrets arrive and leave sealed (the API seals and opens them).
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
@@ -49,6 +51,8 @@ function endpointOf(r: Record<string, unknown>): EndpointRow {
 export interface NewEndpoint {
   id: string;
   owner: string;
+  /** The acting brand of the key creating it: the endpoint receives that brand's events only. */
+  brand: string;
   url: string;
   description: string;
   events: string[];
@@ -57,17 +61,17 @@ export interface NewEndpoint {
 
 export async function createEndpoint(db: Queryable, e: NewEndpoint): Promise<EndpointRow> {
   const { rows } = await db.query(
-    `INSERT INTO webhook_endpoints (id, owner, url, description, events, secret)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
-    [e.id, e.owner, e.url, e.description, e.events, e.secret],
+    `INSERT INTO webhook_endpoints (id, owner, brand_id, url, description, events, secret)
+     VALUES ($1, $2, $7, $3, $4, $5, $6) RETURNING ${columns}`,
+    [e.id, e.owner, e.url, e.description, e.events, e.secret, e.brand],
   );
   return endpointOf(rows[0]);
 }
 
-export async function listEndpoints(db: Queryable, owner: string): Promise<EndpointRow[]> {
+export async function listEndpoints(db: Queryable, owner: string, brand: string): Promise<EndpointRow[]> {
   const { rows } = await db.query(
-    `SELECT ${columns} FROM webhook_endpoints WHERE owner = $1 ORDER BY created_at, id`,
-    [owner],
+    `SELECT ${columns} FROM webhook_endpoints WHERE owner = $1 AND brand_id = $2 ORDER BY created_at, id`,
+    [owner, brand],
   );
   return rows.map(endpointOf);
 }
@@ -76,11 +80,12 @@ export async function getEndpoint(
   db: Queryable,
   id: string,
   owner: string,
+  brand: string,
 ): Promise<EndpointRow | undefined> {
-  const { rows } = await db.query(`SELECT ${columns} FROM webhook_endpoints WHERE id = $1 AND owner = $2`, [
-    id,
-    owner,
-  ]);
+  const { rows } = await db.query(
+    `SELECT ${columns} FROM webhook_endpoints WHERE id = $1 AND owner = $2 AND brand_id = $3`,
+    [id, owner, brand],
+  );
   return rows[0] ? endpointOf(rows[0]) : undefined;
 }
 
@@ -99,6 +104,7 @@ export async function updateEndpoint(
   db: Queryable,
   id: string,
   owner: string,
+  brand: string,
   c: EndpointChange,
 ): Promise<EndpointRow | undefined> {
   const { rows } = await db.query(
@@ -109,17 +115,22 @@ export async function updateEndpoint(
        disabled_at = CASE WHEN $6::boolean IS TRUE THEN NULL ELSE disabled_at END,
        failing_since = CASE WHEN $6::boolean IS TRUE THEN NULL ELSE failing_since END,
        updated_at = now()
-     WHERE id = $1 AND owner = $2 RETURNING ${columns}`,
-    [id, owner, c.url ?? null, c.description ?? null, c.events ?? null, c.enabled ?? null],
+     WHERE id = $1 AND owner = $2 AND brand_id = $7 RETURNING ${columns}`,
+    [id, owner, c.url ?? null, c.description ?? null, c.events ?? null, c.enabled ?? null, brand],
   );
   return rows[0] ? endpointOf(rows[0]) : undefined;
 }
 
-export async function deleteEndpoint(db: Queryable, id: string, owner: string): Promise<boolean> {
-  const { rowCount } = await db.query('DELETE FROM webhook_endpoints WHERE id = $1 AND owner = $2', [
-    id,
-    owner,
-  ]);
+export async function deleteEndpoint(
+  db: Queryable,
+  id: string,
+  owner: string,
+  brand: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'DELETE FROM webhook_endpoints WHERE id = $1 AND owner = $2 AND brand_id = $3',
+    [id, owner, brand],
+  );
   return (rowCount ?? 0) > 0;
 }
 
@@ -128,14 +139,15 @@ export async function rotateEndpointSecret(
   db: Queryable,
   id: string,
   owner: string,
+  brand: string,
   sealed: string,
   overlapMs: number,
 ): Promise<EndpointRow | undefined> {
   const { rows } = await db.query(
     `UPDATE webhook_endpoints SET previous_secret = secret, secret = $3,
             previous_secret_until = now() + $4::bigint * interval '1 millisecond', updated_at = now()
-      WHERE id = $1 AND owner = $2 RETURNING ${columns}`,
-    [id, owner, sealed, overlapMs],
+      WHERE id = $1 AND owner = $2 AND brand_id = $5 RETURNING ${columns}`,
+    [id, owner, sealed, overlapMs, brand],
   );
   return rows[0] ? endpointOf(rows[0]) : undefined;
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Router } from 'express';
-import { callerOf } from '../api-keys/authenticate';
+import { type Response, Router } from 'express';
+import { brandOf, callerOf } from '../api-keys/authenticate';
 import type { Config } from '../common/config';
 import { sealSecret } from '../common/secret-box';
 import { webhookUrlProblem } from '../common/url-safety';
@@ -31,7 +31,8 @@ import {
 import { urlPolicyOf } from './outbox-relay';
 
 // Webhook endpoints: where a backend wants its events pushed. Each belongs to the API key that
-// created it; another key's endpoint answers 404, as one that does not exist.
+// created it and to the brand it acted for, and receives that brand's events only; another key's
+// or another brand's endpoint answers 404, as one that does not exist.
 
 const notFound = (id: string) =>
   new Problem(404, 'webhook-endpoint-not-found', 'Webhook endpoint not found', `no webhook endpoint ${id}`);
@@ -151,8 +152,9 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
       invalid_params: [{ name: 'body.url', reason: problem }],
     });
   };
-  const ownedEndpoint = async (id: string, owner: string) => {
-    const e = await getEndpoint(pool, id, owner);
+  /** The caller's endpoint of its acting brand; another key's or brand's is the 404 of an unknown id. */
+  const ownedEndpoint = async (id: string, res: Response) => {
+    const e = await getEndpoint(pool, id, callerOf(res), brandOf(res));
     if (!e) throw notFound(id);
     return e;
   };
@@ -164,6 +166,7 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
     const e = await createEndpoint(pool, {
       id: `we_${randomBytes(12).toString('hex')}`,
       owner: callerOf(res),
+      brand: brandOf(res),
       url: body.url,
       description: body.description,
       events: body.events,
@@ -176,26 +179,26 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
   });
 
   route(r, endpointOperations.list, async (_req, res) => {
-    res.json({ items: (await listEndpoints(pool, callerOf(res))).map(endpointView) });
+    res.json({ items: (await listEndpoints(pool, callerOf(res), brandOf(res))).map(endpointView) });
   });
 
   route(r, endpointOperations.get, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
-    res.json(endpointView(await ownedEndpoint(id, callerOf(res))));
+    res.json(endpointView(await ownedEndpoint(id, res)));
   });
 
   route(r, endpointOperations.update, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
     const change = parse(endpointUpdateSchema, 'body', req.body);
     checkUrl(change.url);
-    const e = await updateEndpoint(pool, id, callerOf(res), change);
+    const e = await updateEndpoint(pool, id, callerOf(res), brandOf(res), change);
     if (!e) throw notFound(id);
     res.json(endpointView(e));
   });
 
   route(r, endpointOperations.remove, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
-    if (!(await deleteEndpoint(pool, id, callerOf(res)))) throw notFound(id);
+    if (!(await deleteEndpoint(pool, id, callerOf(res), brandOf(res)))) throw notFound(id);
     res.status(204).end();
   });
 
@@ -203,7 +206,14 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
     const { id } = parse(endpointParamsSchema, 'path', req.params);
     const secret = newSecret();
     const sealed = sealSecret(config.codecKeys, secret);
-    const e = await rotateEndpointSecret(pool, id, callerOf(res), sealed, config.WEBHOOK_SECRET_OVERLAP_MS);
+    const e = await rotateEndpointSecret(
+      pool,
+      id,
+      callerOf(res),
+      brandOf(res),
+      sealed,
+      config.WEBHOOK_SECRET_OVERLAP_MS,
+    );
     if (!e) throw notFound(id);
     res.json({ ...endpointView(e), secret });
   });
@@ -211,7 +221,7 @@ export function webhookEndpointRoutes({ config, pool }: { config: Config; pool: 
   route(r, endpointOperations.attempts, async (req, res) => {
     const { id } = parse(endpointParamsSchema, 'path', req.params);
     const q = parse(attemptsQuerySchema, 'query', req.query);
-    await ownedEndpoint(id, callerOf(res));
+    await ownedEndpoint(id, res);
     const rows = await listAttempts(pool, id, {
       before: q.cursor === undefined ? undefined : Number(q.cursor),
       eventId: q.event,

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { callerOf } from '../api-keys/authenticate';
+import { brandOf, callerOf } from '../api-keys/authenticate';
 import { getEvent, listEvents } from '../db/events';
 import type { Pool } from '../db/pool';
 import { redeliverEvent } from '../db/webhook-deliveries';
@@ -71,6 +71,7 @@ export function eventRoutes({ pool }: { pool: Pool }) {
       types: q.type,
       flowId: q.flow,
       owner: callerOf(res),
+      brand: brandOf(res),
       limit: q.limit + 1,
     });
     const items = rows.slice(0, q.limit);
@@ -84,7 +85,7 @@ export function eventRoutes({ pool }: { pool: Pool }) {
 
   route(r, eventOperations.get, async (req, res) => {
     const { id } = parse(eventParamsSchema, 'path', req.params);
-    const e = await getEvent(pool, id, callerOf(res));
+    const e = await getEvent(pool, id, callerOf(res), brandOf(res));
     if (!e) throw notFound(id);
     res.json(eventView(e));
   });
@@ -92,7 +93,7 @@ export function eventRoutes({ pool }: { pool: Pool }) {
   route(r, eventOperations.redeliver, async (req, res) => {
     const { id } = parse(eventParamsSchema, 'path', req.params);
     const { endpoint } = parse(redeliverQuerySchema, 'query', req.query);
-    const endpoints = await redeliverEvent(pool, id, callerOf(res), endpoint);
+    const endpoints = await redeliverEvent(pool, id, callerOf(res), brandOf(res), endpoint);
     if (!endpoints) throw notFound(id);
     res.status(202).json({ eventId: id, endpoints });
   });

@@ -30,6 +30,7 @@ const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 export const EVENT_EXAMPLE = {
   id: EVENT_ID,
   type: 'deposit.completed',
+  brand: 'default',
   timestamp: LATER,
   data: {
     flowId: `deposit-${TXID}`,

@@ -723,6 +723,8 @@ export interface components {
     schemas: {
         WebhookBody: {
             type: string;
+            /** @description the brand the event belongs to (docs/brands.md): a flow's, its flow's brand; an alert's, the brand of the flow that raised it; a person's (customer.*), `default`; an endpoint's, the endpoint's brand */
+            brand: string;
             /** @description ISO 8601 time, UTC */
             timestamp: string;
             data: {
@@ -2067,6 +2069,7 @@ export interface components {
          *         {
          *           "id": "evt_5f0c6a1e2b3d4c5e8f9a0b1c2d3e4f50",
          *           "type": "deposit.completed",
+         *           "brand": "default",
          *           "timestamp": "2026-11-23T18:04:09.481Z",
          *           "data": {
          *             "flowId": "deposit-7d1f0c2a9b8e4d6f8a1b2c3d4e5f6a7b",
@@ -2109,6 +2112,7 @@ export interface components {
          * @example {
          *       "id": "evt_5f0c6a1e2b3d4c5e8f9a0b1c2d3e4f50",
          *       "type": "deposit.completed",
+         *       "brand": "default",
          *       "timestamp": "2026-11-23T18:04:09.481Z",
          *       "data": {
          *         "flowId": "deposit-7d1f0c2a9b8e4d6f8a1b2c3d4e5f6a7b",
@@ -2138,6 +2142,8 @@ export interface components {
          */
         Event: {
             type: string;
+            /** @description the brand the event belongs to (docs/brands.md): a flow's, its flow's brand; an alert's, the brand of the flow that raised it; a person's (customer.*), `default`; an endpoint's, the endpoint's brand */
+            brand: string;
             /** @description ISO 8601 time, UTC */
             timestamp: string;
             data: {
