@@ -17,7 +17,14 @@ async function main() {
     process.stderr.write(`pixflow: invalid configuration\n  SANDBOX_DIALECT: ${err.message}\n`);
     process.exit(1);
   }
-  const sandbox = await startSandbox({
+  // Stops on a signal from the moment it may be asked to: a signal between the port opening and
+  // a handler set after it would kill the process without its last words.
+  let sandbox: Awaited<ReturnType<typeof startSandbox>> | undefined;
+  onShutdown(async (reason) => {
+    logger.info({ reason }, 'stopping sandbox');
+    await sandbox?.close();
+  });
+  sandbox = await startSandbox({
     dialect,
     port: config.SANDBOX_PORT,
     host: config.HTTP_HOST,
@@ -37,10 +44,6 @@ async function main() {
     logger,
   });
   logger.info({ url: sandbox.url }, 'provider sandbox listening');
-  onShutdown(async (reason) => {
-    logger.info({ reason }, 'stopping sandbox');
-    await sandbox.close();
-  });
 }
 
 main().catch((err) => {

@@ -19,7 +19,13 @@ async function main() {
   const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.sandbox });
   const logger = createLogger('api-pix-sandbox', config.LOG_LEVEL);
   const account = config.apiPix ?? DEV_ACCOUNT;
-  const sandbox = await startApiPixSandboxWithPki(
+  // Stops on a signal from the moment it may be asked to, as the first provider's sandbox does.
+  let sandbox: Awaited<ReturnType<typeof startApiPixSandboxWithPki>> | undefined;
+  onShutdown(async (reason) => {
+    logger.info({ reason }, 'stopping API Pix sandbox');
+    await sandbox?.close();
+  });
+  sandbox = await startApiPixSandboxWithPki(
     config.SANDBOX_API_PIX_PKI_DIR ?? path.join(config.DATA_DIR, 'api-pix-pki'),
     {
       port: config.SANDBOX_API_PIX_PORT,
@@ -31,10 +37,6 @@ async function main() {
     },
   );
   logger.info({ url: sandbox.url }, 'API Pix sandbox listening');
-  onShutdown(async (reason) => {
-    logger.info({ reason }, 'stopping API Pix sandbox');
-    await sandbox.close();
-  });
 }
 
 main().catch((err) => {
