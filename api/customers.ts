@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { brandOf } from '../api-keys/authenticate';
 import { maskBankAccount, maskCpf, maskPixKey } from '../common/mask';
 import { accountKeyHash, cpfHash } from '../common/pii';
 import { payeeOf, pixKeyKey } from '../contracts/customer';
@@ -226,11 +227,18 @@ export function customerRoutes({ config, pool, policy }: ApiDeps) {
     const [accounts, payouts, open, eligibility] = await Promise.all([
       listAccounts(pool, hash),
       payoutsTodayView(pool, withdrawals.dailyLimitCentavos, hash, now),
-      openFlows(pool, hash, {
-        onboarding: onboardingFinalStatuses,
-        deposit: depositFinalStatuses,
-        withdrawal: withdrawalFinalStatuses,
-      }),
+      // The person's verification is every brand's; their deposits and withdrawals the acting brand's.
+      openFlows(
+        pool,
+        hash,
+        {
+          onboarding: onboardingFinalStatuses,
+          deposit: depositFinalStatuses,
+          withdrawal: withdrawalFinalStatuses,
+        },
+        undefined,
+        brandOf(res),
+      ),
       eligibilityOfHash(pool, hash),
     ]);
     const kycReadAt = customer?.kyc.readAt;

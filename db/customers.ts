@@ -306,22 +306,32 @@ export interface OpenFlow {
   createdAt: string;
 }
 
-/** The person's flows not in one of the given final statuses, newest first. */
+/**
+ * The person's flows not in one of the given final statuses, newest first. With `brand`, only
+ * that brand's deposits and withdrawals; the person's verification flows (onboardings,
+ * biometrics) are shared by the brands, so every brand sees them.
+ */
 export async function openFlows(
   db: Queryable,
   cpfHash: string,
   finalStatuses: Record<string, readonly string[]>,
   limit = 50,
+  brand?: string,
 ): Promise<OpenFlow[]> {
   const params: unknown[] = [cpfHash];
   const finished = Object.entries(finalStatuses).map(([type, statuses]) => {
     params.push(type, [...statuses]);
     return `(type = $${params.length - 1} AND status = ANY($${params.length}::text[]))`;
   });
+  let ofBrand = '';
+  if (brand !== undefined) {
+    params.push(brand);
+    ofBrand = `AND (brand_id = $${params.length} OR type NOT IN ('deposit', 'withdrawal'))`;
+  }
   params.push(limit);
   const { rows } = await db.query(
     `SELECT workflow_id, type, status, amount_centavos, created_at FROM flows
-      WHERE cpf_hash = $1 ${finished.length ? `AND NOT (${finished.join(' OR ')})` : ''}
+      WHERE cpf_hash = $1 ${finished.length ? `AND NOT (${finished.join(' OR ')})` : ''} ${ofBrand}
       ORDER BY created_at DESC LIMIT $${params.length}`,
     params,
   );

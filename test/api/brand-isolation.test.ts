@@ -367,3 +367,47 @@ describe("the default brand's keys", () => {
     expect(again.status).toBe(202);
   });
 });
+
+describe("a person's customer record", () => {
+  it("is every brand's, its open deposits and withdrawals only the acting brand's", async () => {
+    const readers = { other: '', default: '', platform: '' };
+    for (const [who, brandId] of [
+      ['other', OTHER],
+      ['default', 'default'],
+      ['platform', null],
+    ] as const) {
+      const s = newSecret();
+      await insertApiKey(e.pool, {
+        id: newKeyId(),
+        name: `customers ${brandId ?? 'platform'}`,
+        scopes: ['customers:read'],
+        brandId,
+        prefix: s.prefix,
+        secretHash: s.digest,
+        createdBy: 'test',
+        expiresAt: null,
+      });
+      readers[who] = s.secret;
+    }
+    type Customer = { verification: { status: string }; openFlows: { workflowId: string; type: string }[] };
+    const customerAs = async (as: Caller) => {
+      const res = await call(as, 'get', `/v1/customers/${person}`);
+      expect(res.status).toBe(200);
+      return (await res.json()) as Customer;
+    };
+    const money = (c: Customer) => c.openFlows.filter((f) => f.type === 'deposit' || f.type === 'withdrawal');
+
+    // The default brand's key sees the person's open deposits (one started above, held or unpaid).
+    const ofDefault = await customerAs({ key: readers.default });
+    expect(ofDefault.verification.status).toBe('approved');
+    expect(money(ofDefault).map((f) => f.type)).toContain('deposit');
+    expect(money(ofDefault).every((f) => !f.workflowId.includes(':'))).toBe(true);
+    // Another brand's key, and a platform key naming it, read the same verified person and none of
+    // the default brand's money.
+    for (const as of [{ key: readers.other }, { key: readers.platform, brand: OTHER }]) {
+      const c = await customerAs(as);
+      expect(c.verification.status).toBe('approved');
+      expect(money(c)).toEqual([]);
+    }
+  });
+});
