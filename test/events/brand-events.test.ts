@@ -1,12 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { runner } from 'node-pg-migrate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKeyId, newSecret, type Scope } from '../../common/api-key';
 import { loadConfig } from '../../common/config';
 import { depositWorkflowId } from '../../contracts/deposit';
 import type { PixflowEvent } from '../../contracts/events';
 import { brandScopedId } from '../../contracts/flow';
+import { raiseAlert } from '../../db/alerts';
 import { insertApiKey } from '../../db/api-keys';
 import { createBrand } from '../../db/brands';
-import { upsertFlowAndEvent } from '../../db/flows';
+import { type FlowRowWrite, upsertFlowAndEvent } from '../../db/flows';
+import { MIGRATIONS_DIR, migrate } from '../../db/migrate';
 import { eventPageSchema } from '../../events/event-schemas';
 import {
   type ApiEnv,
@@ -21,7 +26,10 @@ import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-r
 // Events and webhook endpoints belong to a brand (docs/brands.md), on the real API, worker,
 // Postgres and relay: each event names its brand, an endpoint receives its own brand's events
 // only, and a key reads and manages only its acting brand's events and endpoints (another
-// brand's is the 404 of an unknown id).
+// brand's is the 404 of an unknown id). An endpoint and an event from before brands are the
+// default brand's.
+
+const MIGRATION = '1732000000035_event_brands';
 
 const OTHER = 'bet-rio';
 const { WEBHOOK_SECRET, WEBHOOK_PARTNER_ID } = loadConfig({});
@@ -51,6 +59,41 @@ const endpoints = { default: '', other: '', platformOther: '' };
 let defaultTxid: string;
 const otherTxid = `${Date.now()}0000000000000000002`;
 const otherFlowId = brandScopedId(depositWorkflowId(otherTxid), OTHER);
+/** A default-brand deposit whose row and event the version before event brands wrote. */
+const oldTxid = `${Date.now()}0000000000000000003`;
+const oldFlowId = depositWorkflowId(oldTxid);
+/** An alert raised by the other brand's flow. */
+const alertId = `alr_${randomBytes(16).toString('hex')}`;
+
+const depositRow = (workflowId: string, businessId: string, status: string): FlowRowWrite => ({
+  workflowId,
+  type: 'deposit',
+  businessId,
+  status,
+  cpfHash: null,
+  cpfMasked: null,
+  merchant: 'sandbox-merchant',
+  amountCentavos: 4_200,
+  reason: null,
+  details: {},
+  seq: 1,
+  at: new Date(),
+  runId: null,
+});
+
+/** The database back to before event brands: the version before's schema and writers. */
+async function migrateDownToBeforeEventBrands() {
+  const fromThisOn = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql') && f >= MIGRATION);
+  await runner({
+    databaseUrl: e.databaseUrl,
+    dir: MIGRATIONS_DIR,
+    direction: 'down',
+    migrationsTable: 'pgmigrations',
+    count: fromThisOn.length,
+    log: () => {},
+    logger: { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} },
+  });
+}
 
 function call(as: Caller, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${e.url}${path}`, {
@@ -136,6 +179,10 @@ beforeAll(async () => {
     startWebhookReceiver(),
   ]);
   endpoints.default = await subscribe(defaultKey(), rxDefault);
+  // The upgrade: the endpoint above and a deposit's row and event the version before wrote.
+  await migrateDownToBeforeEventBrands();
+  await upsertFlowAndEvent(e.pool, depositRow(oldFlowId, oldTxid, 'completed'));
+  await migrate(e.databaseUrl);
   endpoints.other = await subscribe(otherKey(), rxOther);
   endpoints.platformOther = await subscribe(platformNaming(OTHER), rxPlatform);
 
@@ -152,20 +199,18 @@ beforeAll(async () => {
   // The other brand's deposit cannot start through the API yet (409 brand-not-ready): its row's
   // first write, as its flow's activity makes it, appends its event.
   await upsertFlowAndEvent(e.pool, {
-    workflowId: otherFlowId,
-    type: 'deposit',
-    businessId: otherTxid,
-    status: 'awaiting_payment',
-    cpfHash: null,
-    cpfMasked: null,
-    merchant: 'bet-rio-merchant',
-    amountCentavos: 4_200,
-    reason: null,
-    details: {},
-    seq: 1,
-    at: new Date(),
-    runId: null,
+    ...depositRow(otherFlowId, otherTxid, 'awaiting_payment'),
     brandId: OTHER,
+  });
+  // A monitoring rule flags the person on the other brand's deposit.
+  await raiseAlert(e.pool, {
+    id: alertId,
+    rule: 'structuring',
+    cpfHash: 'a'.repeat(64),
+    cpfMasked: null,
+    flowId: otherFlowId,
+    flowIds: [otherFlowId],
+    facts: { count: 3 },
   });
 }, 240_000);
 afterAll(async () => {
@@ -174,7 +219,7 @@ afterAll(async () => {
 });
 
 describe('events belong to a brand', () => {
-  it("the default brand's endpoint receives its events, each naming brand default, and none of the other brand's", async () => {
+  it("the default brand's endpoint, made before the upgrade, receives its events, the one the version before wrote too, each naming brand default, and none of the other brand's", async () => {
     const defaultFlow = depositWorkflowId(defaultTxid);
     await eventually(
       () =>
@@ -186,30 +231,36 @@ describe('events belong to a brand', () => {
     );
     await eventually(
       () => rxOther.delivered().map((d) => d.body.data.flowId),
-      (ids) => ids.includes(otherFlowId),
+      (ids) => ids.includes(otherFlowId) && ids.includes(alertId),
     );
     const got = rxDefault.delivered();
     expect(got.map((d) => d.body.type)).toEqual(
       expect.arrayContaining(['onboarding.approved', 'customer.verification_updated', 'deposit.completed']),
     );
+    // The event the version before wrote, to the endpoint made before: both the default brand's.
+    expect(got.filter((d) => d.body.data.flowId === oldFlowId).map((d) => d.body.type)).toEqual([
+      'deposit.completed',
+    ]);
     expect(new Set(got.map((d) => d.body.brand))).toEqual(new Set(['default']));
     expect(got.map((d) => d.body.data.flowId)).not.toContain(otherFlowId);
+    expect(got.map((d) => d.body.data.flowId)).not.toContain(alertId);
     expect(rxDefault.unverified).toEqual([]);
     expect(await deliveredBrands(endpoints.default)).toEqual(['default']);
   });
 
-  it("the other brand's endpoints, its key's and a platform key's for it, receive its event and none of the default brand's", async () => {
+  it("the other brand's endpoints, its key's and a platform key's for it, receive its deposit's event and the alert its deposit raised, and none of the default brand's", async () => {
     for (const [rx, id] of [
       [rxOther, endpoints.other],
       [rxPlatform, endpoints.platformOther],
     ] as const) {
       await eventually(
         () => rx.delivered().map((d) => d.body.data.flowId),
-        (ids) => ids.includes(otherFlowId),
+        (ids) => ids.includes(otherFlowId) && ids.includes(alertId),
       );
       const got = rx.delivered();
       expect(got.map((d) => [d.body.type, d.body.brand, d.body.data.flowId])).toEqual([
         ['deposit.awaiting_payment', OTHER, otherFlowId],
+        ['alert.raised', OTHER, alertId],
       ]);
       expect(rx.unverified).toEqual([]);
       // Every event is fanned out in the statement that writes it: none of the default brand's
@@ -224,6 +275,9 @@ describe('events belong to a brand', () => {
       (ev) => ev.type === 'deposit.completed' && ev.data.flowId === depositWorkflowId(defaultTxid),
     );
     expect(deposit?.brand).toBe('default');
+    expect(ofDefault.filter((ev) => ev.data.flowId === oldFlowId).map((ev) => [ev.type, ev.brand])).toEqual([
+      ['deposit.completed', 'default'],
+    ]);
     expect(new Set(ofDefault.map((ev) => ev.brand))).toEqual(new Set(['default']));
     expect(ofDefault.map((ev) => ev.data.flowId)).not.toContain(otherFlowId);
 
@@ -231,6 +285,7 @@ describe('events belong to a brand', () => {
       const ofOther = await eventsOf(as);
       expect(ofOther.map((ev) => [ev.type, ev.brand, ev.data.flowId])).toEqual([
         ['deposit.awaiting_payment', OTHER, otherFlowId],
+        ['alert.raised', OTHER, alertId],
       ]);
       const filtered = await call(as, 'GET', `/v1/events?flow=${depositWorkflowId(defaultTxid)}`);
       expect(((await filtered.json()) as { items: unknown[] }).items).toEqual([]);
