@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { operatorForSignIn } from '../db/operators';
 import type { Pool } from '../db/pool';
 
@@ -17,4 +18,24 @@ export async function enabledAdmin(pool: Pool, email: string): Promise<AdminActo
   const o = (await operatorForSignIn(pool, email))?.operator;
   if (!o || o.disabled || o.role !== 'admin') return undefined;
   return { operatorId: o.id, operatorEmail: o.email, operatorRole: o.role };
+}
+
+/** `--as`: the address of the admin a change is made as. */
+export const adminEmail = z.email({ error: 'must be the email address of an admin operator' });
+
+/** Bad input to the brand commands: the option it names, and what is wrong with it (exit 2). */
+export class BrandInputError extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field}: ${problem}`);
+  }
+}
+
+/** The admin --as names: an enabled operator with the admin role, as the audit trail names them. */
+export async function adminActor(pool: Pool, email: string): Promise<AdminActor> {
+  const admin = await enabledAdmin(pool, email);
+  if (!admin) throw new BrandInputError('--as', NOT_AN_ADMIN(email));
+  return admin;
 }
