@@ -209,6 +209,20 @@ const eligibilityView = (
   closedAt: e?.closed?.at ?? null,
 });
 
+/** The person's open flows: onboardings every brand's (shared), deposits and withdrawals the brand's. */
+const openFlowsOf = (pool: ApiDeps['pool'], hash: string, brand: string) =>
+  openFlows(
+    pool,
+    hash,
+    {
+      onboarding: onboardingFinalStatuses,
+      deposit: depositFinalStatuses,
+      withdrawal: withdrawalFinalStatuses,
+    },
+    undefined,
+    brand,
+  );
+
 export function customerRoutes({ config, pool, policy }: ApiDeps) {
   const r = Router();
   const hashOf = (cpf: string) => cpfHash(cpf, config.PII_HASH_KEY);
@@ -227,18 +241,7 @@ export function customerRoutes({ config, pool, policy }: ApiDeps) {
     const [accounts, payouts, open, eligibility] = await Promise.all([
       listAccounts(pool, hash),
       payoutsTodayView(pool, withdrawals.dailyLimitCentavos, hash, now),
-      // The person's verification is every brand's; their deposits and withdrawals the acting brand's.
-      openFlows(
-        pool,
-        hash,
-        {
-          onboarding: onboardingFinalStatuses,
-          deposit: depositFinalStatuses,
-          withdrawal: withdrawalFinalStatuses,
-        },
-        undefined,
-        brandOf(res),
-      ),
+      openFlowsOf(pool, hash, brandOf(res)),
       eligibilityOfHash(pool, hash),
     ]);
     const kycReadAt = customer?.kyc.readAt;
