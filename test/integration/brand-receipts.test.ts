@@ -7,9 +7,9 @@ import { MIGRATIONS_DIR, migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { freshDatabase } from '../helpers/postgres';
 
-// Withdrawal receipts are kept by the withdrawal's workflow id (migration 036), on a real
-// Postgres of its own: two brands' withdrawals of one transactionId keep their own receipts, and a
-// receipt stored before the migration is read as the default brand's.
+// Withdrawal receipts are kept by the withdrawal's workflow id (migration 036, expand only), on a
+// real Postgres of its own: a receipt stored before the migration, or by the previous version's
+// writer during a rolling upgrade, is read as the default brand's withdrawal's.
 
 const RECEIPTS_BY_FLOW = '1732000000036_receipts_by_flow';
 
@@ -52,45 +52,34 @@ describe('withdrawal receipts by workflow id', () => {
     expect(await getWithdrawalReceipt(pool, withdrawalWorkflowId('old-1', 'bet-rio'))).toBeUndefined();
   });
 
-  it("keep two brands' receipts of one transactionId apart", async () => {
+  it('are stored and replaced by workflow id, and a writer of the previous version still stores by transactionId', async () => {
     const transactionId = 'same-tx-1';
-    const ofDefault = withdrawalWorkflowId(transactionId);
-    const ofBrand = withdrawalWorkflowId(transactionId, 'bet-rio');
-    expect(ofBrand).not.toBe(ofDefault);
+    const workflowId = withdrawalWorkflowId(transactionId);
     await upsertWithdrawalReceipt(pool, {
-      workflowId: ofDefault,
+      workflowId,
       transactionId,
-      image: Buffer.from('default receipt'),
-      paidAt: '2026-11-02T10:00:00.000Z',
-    });
-    expect(await getWithdrawalReceipt(pool, ofBrand)).toBeUndefined();
-    await upsertWithdrawalReceipt(pool, {
-      workflowId: ofBrand,
-      transactionId,
-      image: Buffer.from('bet-rio receipt'),
+      image: Buffer.from('first'),
       paidAt: null,
     });
-    // Storing one brand's again replaces its own alone.
     await upsertWithdrawalReceipt(pool, {
-      workflowId: ofBrand,
+      workflowId,
       transactionId,
-      image: Buffer.from('bet-rio receipt, again'),
+      image: Buffer.from('again'),
       paidAt: '2026-11-02T11:00:00.000Z',
     });
-    const d = await getWithdrawalReceipt(pool, ofDefault);
-    const b = await getWithdrawalReceipt(pool, ofBrand);
-    expect({ image: d?.image.toString(), paidAt: d?.paidAt }).toEqual({
-      image: 'default receipt',
-      paidAt: '2026-11-02T10:00:00.000Z',
-    });
-    expect({ image: b?.image.toString(), paidAt: b?.paidAt }).toEqual({
-      image: 'bet-rio receipt, again',
+    const stored = await getWithdrawalReceipt(pool, workflowId);
+    expect({ image: stored?.image.toString(), paidAt: stored?.paidAt }).toEqual({
+      image: 'again',
       paidAt: '2026-11-02T11:00:00.000Z',
     });
-    const { rows } = await pool.query(
-      'SELECT workflow_id FROM withdrawal_receipts WHERE transaction_id = $1 ORDER BY workflow_id',
-      [transactionId],
+    // A previous version's worker, still running its pinned withdrawals during a rolling upgrade,
+    // writes as it always did: its receipt lands under the default brand's workflow id.
+    const previous = `INSERT INTO withdrawal_receipts (transaction_id, image, paid_at) VALUES ($1, $2, $3)
+       ON CONFLICT (transaction_id) DO UPDATE SET image = EXCLUDED.image, paid_at = EXCLUDED.paid_at`;
+    await pool.query(previous, ['prev-1', Buffer.from('by the previous version'), null]);
+    await pool.query(previous, ['prev-1', Buffer.from('by the previous version, again'), null]);
+    expect((await getWithdrawalReceipt(pool, withdrawalWorkflowId('prev-1')))?.image.toString()).toBe(
+      'by the previous version, again',
     );
-    expect(rows.map((r) => r.workflow_id)).toEqual([ofBrand, ofDefault]);
   });
 });
