@@ -55,6 +55,7 @@ export const PUBLIC_SECRET_VALUES: ReadonlySet<string> = new Set([
   'test-pii-hash-key-0123456789',
   'test-webhook-secret-0123456789',
   'ingress-test-pii-key-0123',
+  'brand-connectors-pii-key-0123456789',
   'some-secret',
   'k',
   'tok1',
