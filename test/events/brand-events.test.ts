@@ -270,7 +270,14 @@ describe('events belong to a brand', () => {
   });
 
   it("each brand's key reads only its brand's events; another brand's event is the 404 of an unknown id", async () => {
-    const ofDefault = await eventsOf(defaultKey());
+    // The pull API lists an event once the sequencer gave it a position, after its commit.
+    const ofDefault = await eventually(
+      () => eventsOf(defaultKey()),
+      (evs) =>
+        evs.some(
+          (ev) => ev.type === 'deposit.completed' && ev.data.flowId === depositWorkflowId(defaultTxid),
+        ) && evs.some((ev) => ev.data.flowId === oldFlowId),
+    );
     const deposit = ofDefault.find(
       (ev) => ev.type === 'deposit.completed' && ev.data.flowId === depositWorkflowId(defaultTxid),
     );
@@ -282,7 +289,10 @@ describe('events belong to a brand', () => {
     expect(ofDefault.map((ev) => ev.data.flowId)).not.toContain(otherFlowId);
 
     for (const as of [otherKey(), platformNaming(OTHER)]) {
-      const ofOther = await eventsOf(as);
+      const ofOther = await eventually(
+        () => eventsOf(as),
+        (evs) => evs.length >= 2,
+      );
       expect(ofOther.map((ev) => [ev.type, ev.brand, ev.data.flowId])).toEqual([
         ['deposit.awaiting_payment', OTHER, otherFlowId],
         ['alert.raised', OTHER, alertId],
