@@ -1,3 +1,5 @@
+import { getBrandAccount, type MoneyAccounts, moneyAccountsOf } from '../db/brand-accounts';
+import type { Pool } from '../db/pool';
 import { Problem } from '../http/problem';
 
 // The brand a request acts for (docs/brands.md): a brand key acts for its own brand; a platform
@@ -74,23 +76,91 @@ export function actingBrand(
   return { lookUp: named };
 }
 
-/**
- * Refuses, 409 `brand-not-ready`, to start a deposit or a withdrawal for any brand but the
- * default, before anything is started, at every door that starts one (the API, the Nexus
- * service). Another brand's flows would run on its own connector accounts, but parts that find a
- * flow by its txid alone (the back office, a withdrawal's receipt record) still take it for the
- * default brand's (docs/brands.md, "Not built yet"). Once they know the brand, the one line that
- * throws goes.
- */
-export function refuseMoneyForBrandsNotReady(brand: string): void {
-  if (brand !== DEFAULT_BRAND) throw brandNotReady(brand);
-}
+/** The money flows a brand may start, each needing the brand's own account at a connector that does it. */
+export type MoneyFlow = 'deposit' | 'withdrawal';
 
-const brandNotReady = (brand: string) =>
+const WHAT_IT_NEEDS: Record<MoneyFlow, string> = {
+  deposit: 'an account at a connector that collects (identity-payments or api-pix)',
+  withdrawal: 'an identity-payments account, which pays out',
+};
+
+/**
+ * 409: the brand has no connector account the flow needs, so nothing was started. Its flow would
+ * fail at the provider's first call (activities/brand-connectors.ts), and the default brand's
+ * account must never stand in.
+ */
+export const brandWithoutAccount = (brand: string, flow: MoneyFlow) =>
   new Problem(
     409,
-    'brand-not-ready',
-    'The brand cannot move money yet',
-    `brand ${JSON.stringify(brand)}: deposits and withdrawals run only for the default brand for now; nothing was started`,
+    'brand-without-account',
+    'The brand has no account for this',
+    `brand ${JSON.stringify(brand)}: a ${flow} needs ${WHAT_IT_NEEDS[flow]} (npm run operator -- brand account set); nothing was started`,
     { brand },
   );
+
+/** What the doors that start money flows (the API, the Nexus service) read of a brand's accounts. */
+export interface BrandMoneyDoor {
+  /**
+   * Throws 409 `brand-without-account` when `brand` has no account for `flow`, before anything
+   * starts; the default brand always passes (its connectors fall back to the environment's).
+   * A 503 when the accounts cannot be read now.
+   */
+  refuseWithoutAccount(brand: string, flow: MoneyFlow): Promise<void>;
+  /**
+   * The merchant the brand's identity-payments account names (what its flows record,
+   * starters/requests.ts merchantOfFlow); undefined when it has none or it cannot be read now.
+   */
+  merchantOf(brand: string): Promise<string | undefined>;
+}
+
+/** Brands remembered at once: past it the oldest is forgotten. */
+const MAX_BRANDS = 1_000;
+
+/**
+ * The door's reads, each trusted for `ttlMs` (API_KEY_CACHE_MS, as the acting brand is), so an
+ * account given or removed reaches every process within that bound; a failed read is not kept.
+ */
+export function brandMoneyDoor(db: Pick<Pool, 'query'>, { ttlMs }: { ttlMs: number }): BrandMoneyDoor {
+  const cached = <V>(read: (brand: string) => Promise<V>) => {
+    const entries = new Map<string, { until: number; value: Promise<V> }>();
+    return (brand: string): Promise<V> => {
+      const now = Date.now();
+      const hit = entries.get(brand);
+      if (hit && hit.until > now) return hit.value;
+      const entry = { until: now + ttlMs, value: read(brand) };
+      entries.delete(brand);
+      if (entries.size >= MAX_BRANDS) entries.delete(entries.keys().next().value as string);
+      entries.set(brand, entry);
+      entry.value.catch(() => {
+        if (entries.get(brand) === entry) entries.delete(brand);
+      });
+      return entry.value;
+    };
+  };
+  const accounts = cached((brand) => moneyAccountsOf(db, brand));
+  const merchant = cached(async (brand) => {
+    const merchantSetting = (await getBrandAccount(db, brand, 'identity-payments'))?.settings.merchant;
+    return typeof merchantSetting === 'string' ? merchantSetting : undefined;
+  });
+  return {
+    async refuseWithoutAccount(brand, flow) {
+      if (brand === DEFAULT_BRAND) return;
+      let has: MoneyAccounts | undefined;
+      try {
+        has = await accounts(brand);
+      } catch {
+        throw new Problem(
+          503,
+          'unavailable',
+          'Try again shortly',
+          "the brand's accounts cannot be read now",
+          {},
+          5,
+        );
+      }
+      if (!has?.[flow]) throw brandWithoutAccount(brand, flow);
+    },
+    // A merchant that cannot be read is recorded as the brand's id (merchantOfFlow), never a 5xx.
+    merchantOf: (brand) => merchant(brand).catch(() => undefined),
+  };
+}

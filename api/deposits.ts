@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Client, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
-import { refuseMoneyForBrandsNotReady } from '../api-keys/acting-brand';
+import { type BrandMoneyDoor, brandMoneyDoor } from '../api-keys/acting-brand';
 import { brandOf, principalOf } from '../api-keys/authenticate';
 import { qrPng } from '../common/qr-image';
 import { type DepositState, depositNotHeld, depositWorkflowId, resolutionUpdate } from '../contracts/deposit';
@@ -81,12 +81,17 @@ const depositHandles =
  * 409 with its reason and policyVersion, the provider's refusal 422, another request for the
  * same txid 409 `conflict`.
  */
-function startRoute(r: Router, deps: ApiDeps) {
+function startRoute(r: Router, deps: ApiDeps, door: BrandMoneyDoor) {
   route(r, depositOperations.create, async (req, res) => {
     const body = parseDepositBody('body', req.body);
     const brand = brandOf(res);
-    refuseMoneyForBrandsNotReady(brand);
-    const started = await startDeposit(deps, body, randomUUID(), brand);
+    await door.refuseWithoutAccount(brand, 'deposit');
+    const started = await startDeposit(
+      { ...deps, brandMerchant: door.merchantOf },
+      body,
+      randomUUID(),
+      brand,
+    );
     switch (started.outcome) {
       case 'conflict':
         throw conflict(started.reason);
@@ -152,7 +157,7 @@ export const depositOperations = {
     tag: 'Deposits',
     summary: 'Create a deposit and get its Pix QR code in one call',
     description:
-      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. The deposit's flow screens it under the rules first (docs/rules.md) and creates nothing at the provider for one it refuses: a refusal is 409 with its `reason`, the `policyVersion` of the rules it was decided under and the `workflowId` of the flow that keeps it (GET /v1/deposits/{txid} shows it `refused`). A person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`). A deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each). A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`). The registry unreachable is asked again for about five minutes (unless the rules policy's eligibility.failClosed is false): the caller's wait ends in 503 with Retry-After, and the same request again gets the QR once the registry answers, or 409 `eligibility-unavailable` (reason `eligibility_unavailable`) once the flow stopped asking. A refused deposit's txid stays refused: ask again with a new txid. `client.bankAccount`, when given, is the payer's own bank account (`ispb` 8 digits, `branch` 1-5 digits, `number` 1-20 digits, check digit included, no hyphen), registered as the person's. The fields it replaces, `client.bankispb`, `client.bankbranch` and `client.bankaccount`, are a 400 naming each and where it went (`renamed to client.bankAccount.ispb`). The deposit is the acting brand's (Pixflow-Brand): the same txid at another brand is another deposit, and another brand's is 404 on every deposit route, as an unknown txid is. Deposits run only for the `default` brand for now: any other brand is 409 `brand-not-ready`, naming the `brand`, nothing started (docs/brands.md).",
+      "Idempotent per txid: the same request again answers the same QR (201 the first time, 200 after). The same txid with another amount, payer or merchant is 409 `conflict`. The deposit's flow screens it under the rules first (docs/rules.md) and creates nothing at the provider for one it refuses: a refusal is 409 with its `reason`, the `policyVersion` of the rules it was decided under and the `workflowId` of the flow that keeps it (GET /v1/deposits/{txid} shows it `refused`). A person whose verification is not `approved` is 409 `not-verified` (reason `not_verified`, with the person's `verification`). A deposit that would pass a limit the person set (PUT /v1/customers/{cpf}/deposit-limits) is 409 `deposit-limit-exceeded` (reason `deposit_limit_exceeded`, with the periods `exceeded` and the `remainingCentavos` of each). A person the registry of impeded people names (or named, until an operator reinstates them) is 409 `impeded` (reason `impeded`, with `impeded.reason`, `since`, `until`); one an operator closed is 409 `customer-closed` (reason `closed`). The registry unreachable is asked again for about five minutes (unless the rules policy's eligibility.failClosed is false): the caller's wait ends in 503 with Retry-After, and the same request again gets the QR once the registry answers, or 409 `eligibility-unavailable` (reason `eligibility_unavailable`) once the flow stopped asking. A refused deposit's txid stays refused: ask again with a new txid. `client.bankAccount`, when given, is the payer's own bank account (`ispb` 8 digits, `branch` 1-5 digits, `number` 1-20 digits, check digit included, no hyphen), registered as the person's. The fields it replaces, `client.bankispb`, `client.bankbranch` and `client.bankaccount`, are a 400 naming each and where it went (`renamed to client.bankAccount.ispb`). The deposit is the acting brand's (Pixflow-Brand): the same txid at another brand is another deposit, and another brand's is 404 on every deposit route, as an unknown txid is. A brand without an account at a connector that collects is 409 `brand-without-account`, naming the `brand`, nothing started (docs/brands.md).",
     body: depositBodySchema,
     ok: [
       { status: 201, description: 'Created', schema: depositResponseSchema },
@@ -208,7 +213,7 @@ export const depositOperations = {
 export function depositRoutes(deps: ApiDeps) {
   const r = Router();
   const handleOf = depositHandles(deps.temporal);
-  startRoute(r, deps);
+  startRoute(r, deps, brandMoneyDoor(deps.pool, { ttlMs: deps.config.API_KEY_CACHE_MS }));
 
   // Another brand's deposit is not found, as a txid nobody used: never a 403 that says it exists.
   const stateOf = async (txid: string, brand: string) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
-import { refuseMoneyForBrandsNotReady } from '../api-keys/acting-brand';
+import { brandMoneyDoor } from '../api-keys/acting-brand';
 import { brandOf } from '../api-keys/authenticate';
 import type { Config } from '../common/config';
 import { biometricsFinalStatuses, biometricsStateQuery } from '../contracts/biometrics';
@@ -94,7 +94,7 @@ export const withdrawalOperations = {
     tag: 'Withdrawals',
     summary: 'Send a Pix payout (idempotent per transactionId)',
     description:
-      "The same body again is 202 with the same flow; another body with the same transactionId is 409 `conflict`. The answer comes once the money rules have decided, in the withdrawal's flow (docs/rules.md): `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above the rules policy's payouts.approvalAboveCentavos (docs/payout-controls.md), `awaiting_authorization` while the operator backend is asked (PAYOUT_AUTHORIZATION_URL), or on its way (`sending`). A withdrawal the rules refuse is 409 `withdrawal-refused` with its `reason` code, the `policyVersion` of the rules it was decided under, the `workflowId` of the flow that keeps it, its `transactionId` and `state` (`refused`): nothing is sent, and the same request again is answered the same way. The withdrawal is the acting brand's (Pixflow-Brand): the same transactionId at another brand is another withdrawal, and another brand's is 404 on every withdrawal route, as an unknown transactionId is. Withdrawals run only for the `default` brand for now: any other brand is 409 `brand-not-ready`, naming the `brand`, nothing started (docs/brands.md).",
+      "The same body again is 202 with the same flow; another body with the same transactionId is 409 `conflict`. The answer comes once the money rules have decided, in the withdrawal's flow (docs/rules.md): `awaiting_biometrics` with the step-up link to hand the person, `awaiting_approval` for operators above the rules policy's payouts.approvalAboveCentavos (docs/payout-controls.md), `awaiting_authorization` while the operator backend is asked (PAYOUT_AUTHORIZATION_URL), or on its way (`sending`). A withdrawal the rules refuse is 409 `withdrawal-refused` with its `reason` code, the `policyVersion` of the rules it was decided under, the `workflowId` of the flow that keeps it, its `transactionId` and `state` (`refused`): nothing is sent, and the same request again is answered the same way. The withdrawal is the acting brand's (Pixflow-Brand): the same transactionId at another brand is another withdrawal, and another brand's is 404 on every withdrawal route, as an unknown transactionId is. A brand without an identity-payments account, which pays out, is 409 `brand-without-account`, naming the `brand`, nothing started (docs/brands.md).",
     body: withdrawalBodySchema,
     ok: [{ status: 202, description: 'Accepted', schema: withdrawalResponseSchema }],
     errors: [409],
@@ -151,6 +151,7 @@ const withdrawalRefused = (r: Refused<WithdrawalState>) =>
 export function withdrawalRoutes(deps: ApiDeps) {
   const { config, temporal, pool } = deps;
   const r = Router();
+  const door = brandMoneyDoor(pool, { ttlMs: config.API_KEY_CACHE_MS });
   // A brand's withdrawal: another brand's with the same transactionId is another flow.
   const handleOf = (transactionId: string, brand: string) =>
     temporal.workflow.getHandle<typeof withdrawalWorkflow>(withdrawalWorkflowId(transactionId, brand));
@@ -159,8 +160,8 @@ export function withdrawalRoutes(deps: ApiDeps) {
     const body = parse(withdrawalBodySchema, 'body', req.body);
     const request = withdrawalRequest(config, body, 'body', randomUUID());
     const brand = brandOf(res);
-    refuseMoneyForBrandsNotReady(brand);
-    const started = await startWithdrawal(deps, request, brand);
+    await door.refuseWithoutAccount(brand, 'withdrawal');
+    const started = await startWithdrawal({ ...deps, brandMerchant: door.merchantOf }, request, brand);
     if (started.outcome === 'conflict') throw conflict(started.reason);
     if (started.outcome === 'refused') throw withdrawalRefused(started);
     const state = started.answer;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import * as temporalNexus from '@temporalio/nexus';
 import * as nexus from 'nexus-rpc';
-import { refuseMoneyForBrandsNotReady } from '../api-keys/acting-brand';
+import { type BrandMoneyDoor, brandMoneyDoor } from '../api-keys/acting-brand';
 import { keyDirectory } from '../api-keys/directory';
 import type { Scope } from '../common/api-key';
 import type { Config } from '../common/config';
@@ -217,6 +217,15 @@ function defaultAuth(config: Config, pool: Pool): NexusAuth {
   });
 }
 
+/** The worker's own client for an operation (its connection, namespace and payload codec), and the brand's merchant. */
+const startersOf =
+  (config: Config, timings: StarterDeps['timings'], door: BrandMoneyDoor) => (): StarterDeps => ({
+    config,
+    temporal: temporalNexus.getClient(),
+    timings,
+    brandMerchant: door.merchantOf,
+  });
+
 /** pixflow's Nexus service as the worker serves it (Worker.create's `nexusServices`). */
 export function pixflowNexusService({ config, pool, auth = defaultAuth(config, pool) }: NexusDeps) {
   const timings = configuredTimings(config, undefined);
@@ -229,8 +238,9 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
     auth.requireScopes(ctx, principal, scopes);
     return auth.brandOf(ctx, principal);
   };
-  // The worker's own client for this operation: its connection, namespace and payload codec.
-  const starter = (): StarterDeps => ({ config, temporal: temporalNexus.getClient(), timings });
+  // The brand's accounts as the API's door reads them: a brand without one for the flow starts nothing.
+  const door = brandMoneyDoor(pool, { ttlMs: config.API_KEY_CACHE_MS });
+  const starter = startersOf(config, timings, door);
 
   return nexus.serviceHandler(pixflowService, {
     startOnboarding: flowRunOperation<OnboardingRequest, OnboardingOutcome>(async (ctx, raw) => {
@@ -260,7 +270,7 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
       answering(async () => {
         const brand = await brandCaller(ctx, SCOPES.createDeposit);
         const body = parseDepositInput(raw);
-        refuseMoneyForBrandsNotReady(brand);
+        await door.refuseWithoutAccount(brand, 'deposit');
         const started = await startDeposit(
           starter(),
           { ...body, txid: body.txid ?? txidOfRequest(ctx.requestId) },
@@ -279,7 +289,7 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
         'input',
         withdrawalRequestOf(config, body, transactionIdOfRequest(ctx.requestId)),
       );
-      refuseMoneyForBrandsNotReady(brand);
+      await door.refuseWithoutAccount(brand, 'withdrawal');
       const started = await startWithdrawal(deps, request, brand);
       if (started.outcome === 'conflict') throw conflictError(started.reason);
       if (started.outcome === 'refused') {

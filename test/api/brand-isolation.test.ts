@@ -26,8 +26,9 @@ import {
 // Deposits and withdrawals belong to the brand that started them (docs/brands.md), on the real
 // API, worker and Postgres: another brand's key, or a platform key naming another brand, finds
 // none of the default brand's flows on any deposit or withdrawal route (404, word for word an
-// unknown id's answer), lists none of them, and may start none of its own yet (409
-// brand-not-ready); the default brand's keys see and drive them as before, under the same ids.
+// unknown id's answer), lists none of them, and, without a connector account of its own, may start
+// none (409 brand-without-account); the default brand's keys see and drive them as before, under
+// the same ids.
 
 const MIGRATION = '1732000000034_flows_brand';
 const OTHER = 'bet-rio';
@@ -266,20 +267,20 @@ describe("another brand's key", () => {
     }
   });
 
-  it('may start no deposit or withdrawal of its own yet: 409 brand-not-ready naming the brand, nothing started', async () => {
+  it('may start no deposit or withdrawal without an account of its own: 409 brand-without-account naming the brand, nothing started', async () => {
     for (const [who, as] of notOursCallers()) {
       const txid = unknownTxid();
       const deposit = await expectProblem(
         await call(as, 'post', '/v1/deposits', depositBody({ txid })),
         409,
-        'brand-not-ready',
+        'brand-without-account',
       );
       expect(deposit, who).toMatchObject({ brand: OTHER, detail: expect.stringContaining(`"${OTHER}"`) });
       const wd = withdrawalBody();
       const withdrawal = await expectProblem(
         await call(as, 'post', '/v1/withdrawals', wd),
         409,
-        'brand-not-ready',
+        'brand-without-account',
       );
       expect(withdrawal, who).toMatchObject({ brand: OTHER });
       for (const id of [
@@ -298,7 +299,7 @@ describe("another brand's key", () => {
       await expectProblem(
         await call(as, 'post', '/v1/deposits', depositBody({ txid: completedDeposit })),
         409,
-        'brand-not-ready',
+        'brand-without-account',
       );
     }
     expect(await statusOf(defaultKey(), `/v1/deposits/${completedDeposit}`)).toBe('completed');

@@ -477,7 +477,7 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
         who: "another brand's key",
         headers: { [PIXFLOW_API_KEY_HEADER]: otherBrandKey },
         status: 424,
-        says: 'brand-not-ready',
+        says: 'brand-without-account',
       },
       {
         who: "another brand's key naming the default brand",

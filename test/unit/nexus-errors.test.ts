@@ -28,13 +28,13 @@ describe('nexusError', () => {
     expect(nexusError(e)).toBe(e);
   });
 
-  it('fails the operation for good on a 409 the API answers with its own type (a brand that may not move money yet)', () => {
+  it('fails the operation for good on a 409 the API answers with its own type (a brand without the account the flow needs)', () => {
     const e = nexusError(
-      new Problem(409, 'brand-not-ready', 'The brand cannot move money yet', 'x', { brand: 'b' }),
+      new Problem(409, 'brand-without-account', 'The brand has no account for this', 'x', { brand: 'b' }),
     );
     expect(e).toBeInstanceOf(OperationError);
     const cause = (e as OperationError).cause as ApplicationFailure;
-    expect(cause.type).toBe('brand-not-ready');
+    expect(cause.type).toBe('brand-without-account');
     expect(cause.nonRetryable).toBe(true);
     expect(cause.details?.[0]).toMatchObject({ brand: 'b' });
   });
