@@ -200,3 +200,196 @@ export function listenForPolicy(
 ): PolicyListener {
   return listenOn(pool, POLICY_CHANNEL, onChange, onLost, retryMs);
 }
+
+// A brand's overrides over the operator's policy (migration 039): versions per brand, only added,
+// and the changes waiting for a second admin.
+
+export interface BrandPolicyVersionRow {
+  brand: string;
+  version: number;
+  overrides: unknown;
+  reason: string;
+  changedBy: string;
+  approvedBy: string | null;
+  createdAt: string;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+const brandVersionOf = (r: any): BrandPolicyVersionRow => ({
+  brand: r.brand_id,
+  version: r.version,
+  overrides: r.overrides,
+  reason: r.reason,
+  changedBy: r.changed_by,
+  approvedBy: r.approved_by,
+  createdAt: (r.created_at as Date).toISOString(),
+});
+
+const BRAND_VERSION_COLUMNS = 'brand_id, version, overrides, reason, changed_by, approved_by, created_at';
+
+/** Each brand's version in force: its newest. */
+export async function latestBrandPolicyVersions(db: Queryable): Promise<BrandPolicyVersionRow[]> {
+  const { rows } = await db.query(
+    `SELECT DISTINCT ON (brand_id) ${BRAND_VERSION_COLUMNS} FROM brand_policy_versions
+      ORDER BY brand_id, version DESC`,
+  );
+  return rows.map(brandVersionOf);
+}
+
+/** A brand's version in force; none: the brand has the operator's policy. */
+export async function latestBrandPolicyVersion(
+  db: Queryable,
+  brand: string,
+): Promise<BrandPolicyVersionRow | undefined> {
+  const { rows } = await db.query(
+    `SELECT ${BRAND_VERSION_COLUMNS} FROM brand_policy_versions WHERE brand_id = $1
+      ORDER BY version DESC LIMIT 1`,
+    [brand],
+  );
+  return rows[0] ? brandVersionOf(rows[0]) : undefined;
+}
+
+/** A brand's versions, newest first. */
+export async function listBrandPolicyVersions(
+  db: Queryable,
+  brand: string,
+  limit: number,
+): Promise<BrandPolicyVersionRow[]> {
+  const { rows } = await db.query(
+    `SELECT ${BRAND_VERSION_COLUMNS} FROM brand_policy_versions WHERE brand_id = $1
+      ORDER BY version DESC LIMIT $2`,
+    [brand, limit],
+  );
+  return rows.map(brandVersionOf);
+}
+
+/** Whether the brand exists. */
+export async function brandExists(db: Queryable, brand: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM brands WHERE id = $1', [brand]);
+  return rowCount === 1;
+}
+
+/**
+ * Holds a brand's versions for one transaction's change, across processes: a second change of
+ * that brand waits, then sees the version the first wrote. The brand's version in force.
+ */
+export async function lockBrandPolicyVersions(
+  client: pg.PoolClient,
+  brand: string,
+): Promise<BrandPolicyVersionRow | undefined> {
+  await lockUntilCommit(client, `pixflow brand_policy change ${brand}`);
+  return latestBrandPolicyVersion(client, brand);
+}
+
+/** Adds a brand's version (under lockBrandPolicyVersions, its next number); every process is told. */
+export async function insertBrandPolicyVersion(
+  client: pg.PoolClient,
+  v: {
+    brand: string;
+    version: number;
+    overrides: unknown;
+    reason: string;
+    changedBy: string;
+    approvedBy?: string;
+  },
+): Promise<void> {
+  await client.query(
+    `INSERT INTO brand_policy_versions (brand_id, version, overrides, reason, changed_by, approved_by)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
+    [v.brand, v.version, JSON.stringify(v.overrides), v.reason, v.changedBy, v.approvedBy ?? null],
+  );
+}
+
+export interface BrandPolicyChangeRow {
+  id: number;
+  brand: string;
+  baseVersion: number;
+  baseOperatorVersion: number;
+  overrides: unknown;
+  reason: string;
+  proposedBy: string;
+  proposedAt: string;
+  status: PolicyChangeStatus;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  version: number | null;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+const brandChangeOf = (r: any): BrandPolicyChangeRow => ({
+  id: Number(r.id),
+  brand: r.brand_id,
+  baseVersion: r.base_version,
+  baseOperatorVersion: r.base_operator_version,
+  overrides: r.overrides,
+  reason: r.reason,
+  proposedBy: r.proposed_by,
+  proposedAt: (r.proposed_at as Date).toISOString(),
+  status: r.status,
+  decidedBy: r.decided_by,
+  decidedAt: r.decided_at ? (r.decided_at as Date).toISOString() : null,
+  version: r.version,
+});
+
+const BRAND_CHANGE_COLUMNS =
+  'id, brand_id, base_version, base_operator_version, overrides, reason, proposed_by, proposed_at, status, decided_by, decided_at, version';
+
+/** A brand's change that waits for a second admin; its id. */
+export async function insertBrandPolicyChange(
+  db: Queryable,
+  c: {
+    brand: string;
+    baseVersion: number;
+    baseOperatorVersion: number;
+    overrides: unknown;
+    reason: string;
+    proposedBy: string;
+  },
+): Promise<number> {
+  const { rows } = await db.query(
+    `INSERT INTO brand_policy_changes (brand_id, base_version, base_operator_version, overrides, reason, proposed_by)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+    [c.brand, c.baseVersion, c.baseOperatorVersion, JSON.stringify(c.overrides), c.reason, c.proposedBy],
+  );
+  return Number(rows[0].id);
+}
+
+/** One brand's change; `lock` holds it for this transaction's decision. */
+export async function getBrandPolicyChange(
+  db: Queryable,
+  id: number,
+  lock = false,
+): Promise<BrandPolicyChangeRow | undefined> {
+  const { rows } = await db.query(
+    `SELECT ${BRAND_CHANGE_COLUMNS} FROM brand_policy_changes WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
+  return rows[0] ? brandChangeOf(rows[0]) : undefined;
+}
+
+/** A brand's changes waiting for a second admin, oldest first. */
+export async function pendingBrandPolicyChanges(
+  db: Queryable,
+  brand: string,
+): Promise<BrandPolicyChangeRow[]> {
+  const { rows } = await db.query(
+    `SELECT ${BRAND_CHANGE_COLUMNS} FROM brand_policy_changes WHERE brand_id = $1 AND status = 'pending'
+      ORDER BY proposed_at, id`,
+    [brand],
+  );
+  return rows.map(brandChangeOf);
+}
+
+/** Decides a brand's pending change (held by getBrandPolicyChange's lock); whether it was pending. */
+export async function decideBrandPolicyChange(
+  client: pg.PoolClient,
+  id: number,
+  d: { status: 'applied' | 'rejected'; decidedBy: string; version?: number },
+): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `UPDATE brand_policy_changes SET status = $2, decided_by = $3, decided_at = clock_timestamp(), version = $4
+      WHERE id = $1 AND status = 'pending'`,
+    [id, d.status, d.decidedBy, d.version ?? null],
+  );
+  return rowCount === 1;
+}

@@ -119,11 +119,15 @@ export type Policy = z.infer<typeof policySchema>;
 
 /** The policy a decision is taken under: its version travels with the decision. */
 export interface PolicyInForce {
+  /** The operator's version. */
   version: number;
   policy: Policy;
+  /** The brand's overrides' version laid on it (policy/brand.ts); absent: the operator's policy alone. */
+  brandPolicyVersion?: number;
 }
 
 /** How a process reads the policy in force (policy/store.ts keeps it current across processes). */
 export interface PolicyReader {
-  current(): Promise<PolicyInForce>;
+  /** The operator's policy, or, given a brand, that brand's: the operator's with its overrides. */
+  current(brand?: string): Promise<PolicyInForce>;
 }

@@ -1,6 +1,12 @@
 import type { Logger } from '../common/logger';
-import { latestPolicyVersion, listenForPolicy, seedPolicyVersion } from '../db/policy';
+import {
+  latestBrandPolicyVersions,
+  latestPolicyVersion,
+  listenForPolicy,
+  seedPolicyVersion,
+} from '../db/policy';
 import type { Pool } from '../db/pool';
+import { type BrandPolicyVersion, brandPolicyInForce, checkedOverrides } from './brand';
 import { checkedPolicy, diffPolicies } from './diff';
 import type { Policy, PolicyInForce, PolicyReader } from './schema';
 
@@ -8,7 +14,8 @@ import type { Policy, PolicyInForce, PolicyReader } from './schema';
 // in memory. A new version is announced (NOTIFY pixflow_policy) and read at once; a reconnect
 // reads again, and so does a periodic look, in case a notification was lost. Until Postgres has
 // answered once, a decision waits for it (or fails as Postgres unavailable): a process never
-// decides under rules no version holds.
+// decides under rules no version holds. Each brand's overrides (policy/brand.ts) are read with the
+// operator's version, on the same notifications, and laid on it when a brand's policy is asked.
 
 export interface PolicyStore extends PolicyReader {
   /** Reads the newest version now (what a notification does). */
@@ -27,6 +34,42 @@ export interface PolicyStoreOptions {
   refreshMs?: number;
 }
 
+/** Each brand's newest overrides, read with the operator's version, laid on it when a brand asks. */
+function brandLayer() {
+  /** Each brand's newest overrides, or why they cannot be read (its decisions then fail). */
+  let brands = new Map<string, BrandPolicyVersion | Error>();
+  /** Each brand's policy in force, laid once per pair of versions. */
+  const laid = new Map<string, PolicyInForce>();
+  return {
+    async read(pool: Pool): Promise<void> {
+      const next = new Map<string, BrandPolicyVersion | Error>();
+      for (const b of await latestBrandPolicyVersions(pool)) {
+        try {
+          next.set(b.brand, { brand: b.brand, version: b.version, overrides: checkedOverrides(b.overrides) });
+        } catch (err) {
+          const problem = `brand ${b.brand}'s policy version ${b.version}: ${(err as Error).message}`;
+          next.set(b.brand, new Error(problem));
+        }
+      }
+      brands = next;
+    },
+    /** The brand's policy: the operator's in force with the brand's newest overrides on it. */
+    of(operator: PolicyInForce, brand: string | undefined): PolicyInForce {
+      const own = brand === undefined ? undefined : brands.get(brand);
+      if (own instanceof Error) throw own;
+      if (!own) return operator;
+      const key = `${own.brand}\n${operator.version}\n${own.version}`;
+      let brandInForce = laid.get(key);
+      if (!brandInForce) {
+        brandInForce = brandPolicyInForce(operator, own);
+        if (laid.size > 1_000) laid.clear();
+        laid.set(key, brandInForce);
+      }
+      return brandInForce;
+    },
+  };
+}
+
 /**
  * Seeds version 1 if there is none and keeps the version in force: read at start (again every
  * refreshMs until Postgres answers), on each notification, on each reconnect, every refreshMs.
@@ -34,6 +77,7 @@ export interface PolicyStoreOptions {
 export function startPolicyStore({ pool, seed, log, refreshMs = 5_000 }: PolicyStoreOptions): PolicyStore {
   const seedPolicy = checkedPolicy(seed);
   let inForce: PolicyInForce | undefined;
+  const brands = brandLayer();
   let seeded = false;
   // Reads run one after another, each started after the one before it ended: a notification
   // that comes during a read is answered by a read that sees its version.
@@ -45,7 +89,7 @@ export function startPolicyStore({ pool, seed, log, refreshMs = 5_000 }: PolicyS
         log.info({ policyVersion: 1 }, 'rules policy seeded from the environment');
       seeded = true;
     }
-    const row = await latestPolicyVersion(pool);
+    const [row] = await Promise.all([latestPolicyVersion(pool), brands.read(pool)]);
     if (!row) throw new Error('the rules policy has no version');
     return { version: row.version, policy: checkedPolicy(row.policy) };
   }
@@ -93,7 +137,7 @@ export function startPolicyStore({ pool, seed, log, refreshMs = 5_000 }: PolicyS
   timer.unref();
 
   return {
-    current: async () => inForce ?? refresh(),
+    current: async (brand?: string) => brands.of(inForce ?? (await refresh()), brand),
     refresh,
     listening: () => listener.listening(),
     async close() {
