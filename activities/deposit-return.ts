@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { type CollectingConnector, canReturn, type PixReturn, type ReturnLookup } from '../connectors/types';
 import type { ReturnByHandReason } from '../contracts/deposit';
+import { decidedUnder } from '../policy/brand';
 import { brandConnectorsReader, brandOfCallingFlow } from './brand-connectors';
 import type { ActivityDeps } from './deps';
 import { providerCall, unclassifiedNotice } from './errors';
@@ -32,6 +33,8 @@ export interface ReturnRules {
   autoReturn: boolean;
   afterMs: number;
   policyVersion: number;
+  /** The brand's overrides' version laid on the operator's, when the brand has one. */
+  brandPolicyVersion?: number;
 }
 
 export function createDepositReturnActivities({
@@ -92,13 +95,16 @@ export function createDepositReturnActivities({
       return providerCall(() => connector.lookUpReturn(e2eId, returnId), notice);
     },
 
-    /** The rules in force on a held deposit's return: automatic after the review delay, or not. */
+    /**
+     * The rules in force on a held deposit's return, its brand's (named by the flow's id):
+     * automatic after the review delay, or not.
+     */
     async returnRulesFor(): Promise<ReturnRules> {
-      const { policy: p, version } = await policy.current();
+      const inForce = await policy.current(brandOfCallingFlow());
       return {
-        autoReturn: p.deposits.autoReturnThirdParty,
-        afterMs: p.deposits.autoReturnAfterMs,
-        policyVersion: version,
+        autoReturn: inForce.policy.deposits.autoReturnThirdParty,
+        afterMs: inForce.policy.deposits.autoReturnAfterMs,
+        ...decidedUnder(inForce),
       };
     },
   };

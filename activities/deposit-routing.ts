@@ -152,7 +152,8 @@ export function createDepositRouter(deps: Pick<ActivityDeps, 'pool' | 'policy' |
       registry: ConnectorRegistry,
       brand: string = DEFAULT_BRAND,
     ): Promise<RoutedCharge> {
-      const { policy: rules } = await policy.current();
+      // The brand's routing: the operator's, unless the brand set its own (docs/policy.md).
+      const { policy: rules } = await policy.current(brand);
       const { connectors: names, breaker } = rules.deposits.routing;
       const routed = known(registry, brand, names);
       if (routed.length === 0) {

@@ -11,6 +11,7 @@ import {
 import { CLOSED, DEPOSIT_LIMIT_EXCEEDED, IMPEDED } from '../contracts/rules';
 import { reserveWithinDepositLimits } from '../customers/deposit-limits';
 import { depositStandingOfHash, isClosed } from '../db/eligibility';
+import { decidedUnder } from '../policy/brand';
 import type { ActivityDeps } from './deps';
 import { type Screener, type Screening, screenPerson } from './screen-person';
 
@@ -21,8 +22,8 @@ import { type Screener, type Screening, screenPerson } from './screen-person';
 
 /** The rules' verdict on a new deposit, and the version of the policy it was taken under. */
 export type DepositScreening =
-  | { verdict: 'pass'; policyVersion: number }
-  | { verdict: 'refused'; policyVersion: number; refusal: DepositRefusal };
+  | { verdict: 'pass'; policyVersion: number; brandPolicyVersion?: number }
+  | { verdict: 'refused'; policyVersion: number; brandPolicyVersion?: number; refusal: DepositRefusal };
 
 export function createDepositScreeningActivities(
   deps: Pick<ActivityDeps, 'pool' | 'hashCpf' | 'clock' | 'policy' | 'eligibility' | 'sealCpf'>,
@@ -49,10 +50,14 @@ export function createDepositScreeningActivities(
      * reservation.
      */
     async screenDeposit(input: DepositInput): Promise<DepositScreening> {
-      const { version, policy } = await deps.policy.current();
+      // The brand's policy: the person's rules read here are the operator's at every brand, and
+      // the versions it names say what the brand's flow was decided under.
+      const inForce = await deps.policy.current(input.brand);
+      const { policy } = inForce;
+      const versions = decidedUnder(inForce);
       const refused = (refusal: DepositRefusal): DepositScreening => ({
         verdict: 'refused',
-        policyVersion: version,
+        ...versions,
         refusal,
       });
       const cpf = input.client.cpf;
@@ -75,7 +80,7 @@ export function createDepositScreeningActivities(
         throw ApplicationFailure.create({
           type: DEPOSIT_ELIGIBILITY_UNAVAILABLE,
           message: `the registry of impeded people did not answer: ${screening.error}`,
-          details: [{ policyVersion: version }],
+          details: [versions],
         });
       }
       if (standing.hasDepositLimits) {
@@ -91,7 +96,7 @@ export function createDepositScreeningActivities(
           return refused({ reason: DEPOSIT_LIMIT_EXCEEDED, exceeded, remainingCentavos });
         }
       }
-      return { verdict: 'pass', policyVersion: version };
+      return { verdict: 'pass', ...versions };
     },
   };
 }

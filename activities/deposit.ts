@@ -9,6 +9,7 @@ import {
 } from '../contracts/deposit';
 import { DEFAULT_BRAND, type FlowRecord } from '../contracts/flow';
 import { addAccount } from '../db/customers';
+import { decidedUnder } from '../policy/brand';
 import { brandConnectorsReader } from './brand-connectors';
 import { connectorOfDeposit, createDepositRouter } from './deposit-routing';
 import type { ActivityDeps } from './deps';
@@ -32,6 +33,8 @@ export interface DepositCheck {
   hold?: DepositHoldReason;
   /** With a hold: the version of the rules policy that decided it. */
   policyVersion?: number;
+  /** With a hold, of a brand with rules of its own: its overrides' version laid on it. */
+  brandPolicyVersion?: number;
   /** The `completed` row the inquiry was given is written: the flow has nothing left to record. */
   recorded?: true;
 }
@@ -179,9 +182,9 @@ export function createDepositActivities({
       const at = connectorOfDeposit((await brands.of(brand)).collectors, connector, brand);
       const tx = await providerCall(() => at.lookUpDeposit(txid), notice);
       // Not visible to the inquiry yet: unpaid as far as we can prove.
-      const inForce = await policy.current();
+      const inForce = await policy.current(brand);
       const paid = paidCheck(tx, clientCpf, inForce.policy.deposits.holdThirdParty);
-      const check = paid.hold ? { ...paid, policyVersion: inForce.version } : paid;
+      const check = paid.hold ? { ...paid, ...decidedUnder(inForce) } : paid;
       if (!check.paid || check.hold) return check;
       await recordFlow({ ...completed, details: { ...completed.details, ...paymentDetails(check) } });
       return { ...check, recorded: true };

@@ -55,7 +55,7 @@ export function createPayoutControlActivities({
           'PAYOUT_AUTHORIZATION_URL is not set on this worker',
           'NotConfigured',
         );
-      const { policy: rules } = await policy.current();
+      const { policy: rules } = await policy.current(input.brand);
       return askPayoutAuthorization(
         payoutAuthorization,
         payoutAuthorizationRequest(input, approvedBy, hashCpf, clock()),

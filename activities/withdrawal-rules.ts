@@ -9,6 +9,7 @@ import { BIOMETRICS_UNAVAILABLE, type StepUpCause, type WithdrawalInput } from '
 import { type CustomerRow, lockCustomer, payoutsToday } from '../db/customers';
 import { payoutStandingOf } from '../db/payout-destinations';
 import { inTransaction } from '../db/pool';
+import { decidedUnder } from '../policy/brand';
 import type { Policy } from '../policy/schema';
 import { askBiometrics, BiometricsUnavailableError } from '../starters/biometrics';
 import type { ActivityDeps } from './deps';
@@ -31,7 +32,12 @@ export type PayoutVerdict =
  * The verdict, with the payout controls the withdrawal runs under from then on and the version
  * of the policy both were taken under (docs/policy.md).
  */
-export type PayoutRulesAnswer = PayoutVerdict & { controls: PayoutControls; policyVersion: number };
+export type PayoutRulesAnswer = PayoutVerdict & {
+  controls: PayoutControls;
+  policyVersion: number;
+  /** The brand's overrides' version laid on the operator's, when the brand has one. */
+  brandPolicyVersion?: number;
+};
 
 /** The link a withdrawal's step-up hands the person (its QR image stays in the biometrics flow). */
 export interface StepUpLink {
@@ -130,18 +136,19 @@ export function createWithdrawalRuleActivities({
 
   return {
     /**
-     * The money rules' verdict (verdictOf) under the policy in force, read once, with its payout
-     * controls and its version: the withdrawal keeps them from here on, whatever version comes next.
+     * The money rules' verdict (verdictOf) under the brand's policy in force, read once, with its
+     * payout controls (the brand's, where it sets them) and its versions: the withdrawal keeps them
+     * from here on, whatever version comes next.
      */
     async checkPayoutRulesAndRecordValidating(
       input: WithdrawalInput,
       validating: FlowRecord,
     ): Promise<PayoutRulesAnswer> {
-      const inForce = await policy.current();
+      const inForce = await policy.current(input.brand);
       return {
         ...(await verdictOf(inForce.policy.withdrawals, input, validating)),
         controls: payoutControlsOf(inForce.policy, payoutAuthorization !== undefined),
-        policyVersion: inForce.version,
+        ...decidedUnder(inForce),
       };
     },
 
