@@ -120,14 +120,15 @@ export interface StoredReceipt {
 
 /**
  * A withdrawal's stored receipt, by the workflow id of the withdrawal (of its brand): another
- * brand's withdrawal of the same transactionId has its own.
+ * brand's withdrawal of the same transactionId has its own (flow_receipts, migration 037; one the
+ * previous version stored by transactionId is there too, as the default brand's).
  */
 export async function getWithdrawalReceipt(
   pool: Pool,
   workflowId: string,
 ): Promise<StoredReceipt | undefined> {
   const { rows } = await pool.query(
-    'SELECT image, content_type, paid_at FROM withdrawal_receipts WHERE workflow_id = $1',
+    'SELECT image, content_type, paid_at FROM flow_receipts WHERE workflow_id = $1',
     [workflowId],
   );
   const r = rows[0];
@@ -222,8 +223,8 @@ export async function appendFlowEventOnce(
 }
 
 const upsertReceiptStatement = prepared(
-  'upsert-receipt',
-  `INSERT INTO withdrawal_receipts (workflow_id, transaction_id, image, paid_at) VALUES ($1, $2, $3, $4)
+  'upsert-flow-receipt',
+  `INSERT INTO flow_receipts (workflow_id, transaction_id, image, paid_at) VALUES ($1, $2, $3, $4)
    ON CONFLICT (workflow_id) DO UPDATE SET image = EXCLUDED.image, paid_at = EXCLUDED.paid_at`,
 );
 
