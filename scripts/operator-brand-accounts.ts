@@ -243,6 +243,34 @@ function accountKeysFromEnv(env: NodeJS.ProcessEnv): AccountKeys {
   }
 }
 
+/**
+ * The environment's webhook values each name the default brand's account while it has no record
+ * of its own (connectors/accounts.ts): another brand holding one would have its notifications
+ * taken for the default brand's, or the default brand's for its own. So another brand's account
+ * may not take WEBHOOK_SECRET, WEBHOOK_PARTNER_ID or API_PIX_WEBHOOK_SECRET as the CLI's
+ * environment sets them (the API's and the worker's, as the keys must be); a BrandInputError
+ * naming the option. The environment's values are never printed.
+ */
+function refuseTheEnvironments(account: BrandAccount, env: NodeJS.ProcessEnv) {
+  const taken = (value: string | undefined, name: string) => {
+    const envValue = env[name]?.trim();
+    return value !== undefined && envValue !== undefined && envValue !== '' && value === envValue;
+  };
+  const refusal = (option: string, name: string) =>
+    new BrandInputError(
+      option,
+      `is the environment's ${name}, the default brand's: another brand's notifications would be taken for the default brand's; give this brand one of its own`,
+    );
+  if (account.connector === 'identity-payments') {
+    if (taken(account.secrets.webhookSecret, 'WEBHOOK_SECRET'))
+      throw refusal('--webhook-secret-stdin or --webhook-secret-file', 'WEBHOOK_SECRET');
+    if (taken(account.settings.partnerId, 'WEBHOOK_PARTNER_ID'))
+      throw refusal('--partner-id', 'WEBHOOK_PARTNER_ID');
+  } else if (taken(account.secrets.webhookSecret, 'API_PIX_WEBHOOK_SECRET')) {
+    throw refusal('--webhook-secret-stdin or --webhook-secret-file', 'API_PIX_WEBHOOK_SECRET');
+  }
+}
+
 /** Runs `brand account <command> ...`; the exit code. */
 export async function runBrandAccountCommand(argv: string[]): Promise<number> {
   // Before parsing: a value that looks like an option (a secret starting with "-") must not turn
@@ -284,6 +312,7 @@ export async function runBrandAccountCommand(argv: string[]): Promise<number> {
         return 2;
       }
       account = checked.data;
+      if (a.id !== DEFAULT_BRAND_ID) refuseTheEnvironments(account, process.env);
       keys = accountKeysFromEnv(process.env);
     }
   } catch (e) {
