@@ -24,6 +24,13 @@ import {
   shownValue,
 } from '../policy/diff';
 import { enabledAdmin, NOT_AN_ADMIN } from './operator-admin';
+import {
+  BRAND_POLICY_USAGE,
+  brandCommandOf,
+  brandCommandSchema,
+  brandOptionName,
+  runBrandPolicy,
+} from './operator-brand-policy';
 
 // The rules policy for a real deployment (docs/policy.md; scripts/operator.ts hands `policy ...` here):
 //   DATABASE_URL=... npm run operator -- policy show
@@ -31,6 +38,7 @@ import { enabledAdmin, NOT_AN_ADMIN } from './operator-admin';
 //   DATABASE_URL=... npm run operator -- policy set withdrawals.dailyLimitCentavos=2000000 --reason "..." --as admin@example.com
 //   DATABASE_URL=... npm run operator -- policy approve 12 --as other-admin@example.com
 //   DATABASE_URL=... npm run operator -- policy reject 12 --as admin@example.com [--reason "..."]
+//   ... and with --brand X, a brand's rules (scripts/operator-brand-policy.ts)
 // A change that loosens a money limit waits for a second, different admin; every change is in the
 // audit trail under the admin named by --as (an enabled admin operator). Every process applies a
 // new version within seconds, no restart.
@@ -40,6 +48,7 @@ export const POLICY_USAGE = `usage: npm run operator -- policy show
        npm run operator -- policy set PATH=VALUE... --reason REASON --as ADMIN_EMAIL
        npm run operator -- policy approve CHANGE_ID --as ADMIN_EMAIL
        npm run operator -- policy reject CHANGE_ID --as ADMIN_EMAIL [--reason REASON]
+${BRAND_POLICY_USAGE}
 PATH is a field of the policy (policy show lists them), e.g. withdrawals.dailyLimitCentavos=2000000,
 payouts.deadlineMs=90m, deposits.holdThirdParty=false`;
 
@@ -99,7 +108,7 @@ const parsePolicyArgs = (argv: string[]) =>
   parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { reason: { type: 'string' }, as: { type: 'string' } },
+    options: { reason: { type: 'string' }, as: { type: 'string' }, brand: { type: 'string' } },
   });
 
 /** What the positionals and options say, per command. */
@@ -128,20 +137,25 @@ export async function runPolicyCommand(argv: string[]): Promise<number> {
     err(`${(e as Error).message}\n${POLICY_USAGE}`);
     return 2;
   }
-  const parsed = commandSchema.safeParse(commandOf(args));
+  // A brand's rules when --brand names one; the operator's policy otherwise.
+  const parsed =
+    args.values.brand === undefined
+      ? commandSchema.safeParse(commandOf(args))
+      : brandCommandSchema.safeParse(brandCommandOf(args.positionals, args.values));
   if (!parsed.success) {
-    for (const i of parsed.error.issues) {
-      const name = String(i.path[0] ?? 'command');
-      err(`${['reason', 'as'].includes(name) ? `--${name}` : name}: ${i.message}`);
-    }
+    for (const i of parsed.error.issues)
+      err(`${brandOptionName(String(i.path[0] ?? 'command'))}: ${i.message}`);
     err(POLICY_USAGE);
     return 2;
   }
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) throw new Error('set DATABASE_URL to the database pixflow uses');
   const pool = createPool(databaseUrl, 2);
+  const command = parsed.data;
   try {
-    return await run(pool, parsed.data);
+    return 'brand' in command
+      ? await runBrandPolicy(pool, command, (email) => adminActor(pool, email))
+      : await run(pool, command);
   } catch (e) {
     if (e instanceof PolicyInputError) {
       err(`${e.field}: ${e.problem}; nothing changed`);
