@@ -12,6 +12,14 @@ import { apiPixPkiFiles } from '../../sandbox/api-pix';
 import { apiPixEnv, apiPixHealthy } from '../../scripts/api-pix-part';
 import { devServerDynamicConfigArgs, ensureTemporalCli } from '../../scripts/temporal-tools';
 import { type ApiPixAnswer, apiPixRequest } from '../helpers/api-pix';
+import {
+  brandIngress,
+  brandKey,
+  brandSandboxEnv,
+  setUpBrand,
+  type TestBrand,
+  testBrand,
+} from '../helpers/brands';
 import type { PixflowAt } from '../helpers/people';
 import { freePort, tcpOpen } from '../helpers/ports';
 import { waitUntil } from '../helpers/wait';
@@ -22,7 +30,9 @@ import { waitUntil } from '../helpers/wait';
 // across a restart. A second PSP, the API Pix emulation, runs beside the first provider's sandbox
 // as npm start runs it (scripts/api-pix-part.ts), so deposits are routed to the first provider,
 // then to it. Every child carries PIXFLOW_FAULTS_RUN in its environment, so leftovers of a
-// run whose owner died are found and killed by the next run.
+// run whose owner died are found and killed by the next run. A second brand, B, shares the
+// stack: its own identity-payments account on a provider sandbox of its own (credentials,
+// merchant, partner id and webhook path none of the default brand's) and a key acting for it.
 
 const ROOT = path.resolve(__dirname, '../..');
 const RUNS_DIR = path.join(os.tmpdir(), 'pixflow-faults');
@@ -31,6 +41,20 @@ export const API_KEY = 'faults-api-key';
 export const WEBHOOK_SECRET = 'faults-webhook-secret-0123456789';
 export const WEBHOOK_PARTNER_ID = 'faults-partner';
 export const PII_HASH_KEY = 'faults-pii-hash-key-0123456789';
+/** The second brand sharing the load. */
+export const BRAND_B = 'faults-b';
+export const DEFAULT_BRAND = 'default';
+
+/** A brand of the stack as a caller and the provider's side reach it. */
+export interface BrandSide {
+  brand: string;
+  /** The API key acting for it. */
+  key: string;
+  /** Its provider sandbox. */
+  sandbox: string;
+  /** A control call at its sandbox that must succeed. */
+  control(pathname: string, body?: unknown, method?: string): Promise<unknown>;
+}
 
 export interface HarnessOptions {
   depositExpiryMs: number;
@@ -38,7 +62,7 @@ export interface HarnessOptions {
   verbose?: boolean;
 }
 
-type PartName = 'temporal' | 'sandbox' | 'api-pix' | 'worker' | 'api';
+type PartName = 'temporal' | 'sandbox' | 'sandbox-b' | 'api-pix' | 'worker' | 'api';
 
 /**
  * The routing's breaker for the run, shorter than the default (5 failures, 30 s cool-down): an
@@ -129,6 +153,10 @@ export class Harness {
   private apiPixTls: { cert: string; key: string; ca: string } | undefined;
   /** What was done to the stack, for the report. */
   readonly events: Array<{ at: string; what: string }> = [];
+  /** Brand B: its record and account, made once the ports are known. */
+  brandB: TestBrand | undefined;
+  /** The key acting for brand B. */
+  brandBKey = '';
 
   constructor(readonly options: HarnessOptions) {
     mkdirSync(RUNS_DIR, { recursive: true });
@@ -144,6 +172,32 @@ export class Harness {
   }
   get sandbox() {
     return `http://127.0.0.1:${this.ports.SANDBOX_PORT}`;
+  }
+  /** Brand B's provider sandbox. */
+  get sandboxB() {
+    return `http://127.0.0.1:${this.ports.SANDBOX_B_PORT}`;
+  }
+  /** The default brand, then brand B: who sends each flow of the load and who settles it. */
+  get sides(): BrandSide[] {
+    return [
+      {
+        brand: DEFAULT_BRAND,
+        key: API_KEY,
+        sandbox: this.sandbox,
+        control: (p, b, m) => this.control(p, b, m),
+      },
+      {
+        brand: BRAND_B,
+        key: this.brandBKey,
+        sandbox: this.sandboxB,
+        control: (p, b, m) => this.controlAt(this.sandboxB, p, b, m),
+      },
+    ];
+  }
+  side(brand: string): BrandSide {
+    const found = this.sides.find((s) => s.brand === brand);
+    if (!found) throw new Error(`no brand ${brand} in the stack`);
+    return found;
   }
   get apiPix() {
     return `https://127.0.0.1:${this.ports.SANDBOX_API_PIX_PORT}`;
@@ -229,8 +283,12 @@ export class Harness {
     });
   }
 
-  private spawnPart(name: PartName, cmd: string, args: string[]): Part {
-    const child = spawn(cmd, args, { cwd: ROOT, env: this.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  private spawnPart(name: PartName, cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Part {
+    const child = spawn(cmd, args, {
+      cwd: ROOT,
+      env: { ...this.env(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     live.add(child);
     const part: Part = {
       name,
@@ -284,6 +342,7 @@ export class Harness {
     for (const k of [
       'API_PORT',
       'SANDBOX_PORT',
+      'SANDBOX_B_PORT',
       'WORKER_HTTP_PORT',
       'WORKER_SDK_METRICS_PORT',
       'TEMPORAL_PORT',
@@ -300,13 +359,23 @@ export class Harness {
     await migrate(this.databaseUrl);
     this.pool = new pg.Pool({ connectionString: this.databaseUrl, max: 3 });
     this.pool.on('error', () => {});
+    await this.setUpBrandB();
     await this.startTemporal();
     await this.startSandbox();
+    await this.startSandboxB();
     // Before the worker, which registers pixflow's webhook listener at it when it starts.
     await this.startApiPixSandbox();
     await this.startWorker();
     await this.startApi();
     await this.registerIngress();
+  }
+
+  /** Brand B's record, its account at its own sandbox, sealed as the API and the worker open it, and its key. */
+  private async setUpBrandB(): Promise<void> {
+    const config = loadConfig(this.env());
+    this.brandB = testBrand(this.sandboxB, BRAND_B);
+    await setUpBrand(this.pool!, { codecKeys: config.codecKeys, hashKey: PII_HASH_KEY }, this.brandB);
+    this.brandBKey = await brandKey(this.pool!, BRAND_B);
   }
 
   async startPostgres(): Promise<void> {
@@ -355,6 +424,16 @@ export class Harness {
     await this.waitFor('sandbox', part, () => httpOk(`${this.sandbox}/healthz`));
   }
 
+  /** Brand B's provider: the same sandbox, on its own port, knowing B's credentials alone. */
+  async startSandboxB(): Promise<void> {
+    const b = this.brandB!;
+    const part = this.spawnPart('sandbox-b', process.execPath, ['--import', 'tsx', 'sandbox/main.ts'], {
+      ...brandSandboxEnv(b),
+      SANDBOX_PORT: String(this.ports.SANDBOX_B_PORT),
+    });
+    await this.waitFor('sandbox-b', part, () => httpOk(`${this.sandboxB}/healthz`));
+  }
+
   async startApiPixSandbox(): Promise<void> {
     const part = this.spawnPart('api-pix', process.execPath, ['--import', 'tsx', 'sandbox/api-pix/main.ts']);
     const config = loadConfig(this.env());
@@ -398,14 +477,20 @@ export class Harness {
     }
   }
 
-  /** Clears the sandbox (state, knobs, counters) and registers the ingress again. */
+  /** Clears both brands' sandboxes (state, knobs, counters) and registers the ingress again. */
   async resetSandbox(): Promise<void> {
-    await this.control('/sandbox/reset', {});
+    for (const side of this.sides) await side.control('/sandbox/reset', {});
     await this.registerIngress();
   }
 
+  /** Each brand's sandbox notifies its own account's path, with its own partner id. */
   async registerIngress(): Promise<void> {
     await this.control('/sandbox/notifications', { url: this.ingress, partnerId: WEBHOOK_PARTNER_ID });
+    const b = this.brandB!;
+    await this.controlAt(this.sandboxB, '/sandbox/notifications', {
+      url: brandIngress(this.api, b),
+      partnerId: b.account.settings.partnerId,
+    });
   }
 
   /**
@@ -444,16 +529,25 @@ export class Harness {
     }
   }
 
-  /** A sandbox control call that must succeed. */
-  async control(pathname: string, body?: unknown, method = 'POST'): Promise<unknown> {
-    const res = await fetch(`${this.sandbox}${pathname}`, {
+  /** A control call at the default brand's sandbox that must succeed. */
+  control(pathname: string, body?: unknown, method = 'POST'): Promise<unknown> {
+    return this.controlAt(this.sandbox, pathname, body, method);
+  }
+
+  private async controlAt(
+    sandbox: string,
+    pathname: string,
+    body?: unknown,
+    method = 'POST',
+  ): Promise<unknown> {
+    const res = await fetch(`${sandbox}${pathname}`, {
       method,
       headers: { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(10_000),
     });
     const text = await res.text();
-    if (!res.ok) throw new Error(`sandbox ${method} ${pathname}: ${res.status} ${text}`);
+    if (!res.ok) throw new Error(`sandbox ${sandbox} ${method} ${pathname}: ${res.status} ${text}`);
     return JSON.parse(text) as unknown;
   }
 
@@ -484,7 +578,7 @@ export class Harness {
   }
 
   async stop(): Promise<void> {
-    for (const name of ['api', 'worker', 'api-pix', 'sandbox', 'temporal'] as const) {
+    for (const name of ['api', 'worker', 'api-pix', 'sandbox-b', 'sandbox', 'temporal'] as const) {
       await this.stopPart(name, name === 'temporal' ? 'SIGTERM' : 'SIGKILL').catch(() => {});
     }
     await this.pool?.end().catch(() => {});

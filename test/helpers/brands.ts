@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import { allScopes, newKeyId, newSecret, type Scope } from '../../common/api-key';
+import { type AccountKeys, sealBrandAccount } from '../../connectors/accounts';
+import type { BrandAccount } from '../../contracts/brand-account';
+import { insertApiKey } from '../../db/api-keys';
+import { setBrandAccount } from '../../db/brand-accounts';
+import { type BrandActor, createBrand } from '../../db/brands';
+import type { Pool } from '../../db/pool';
+
+// A second brand as the tests set one up: its record, its identity-payments account on a
+// provider sandbox of its own (credentials, merchant, partner id and webhook secret none of the
+// default brand's), and an API key acting for it.
+
+export const BRAND_ADMIN: BrandActor = {
+  operatorId: null,
+  operatorEmail: 'ana.admin@pixflow.local',
+  operatorRole: 'admin',
+};
+
+export type IdentityPaymentsAccount = Extract<BrandAccount, { connector: 'identity-payments' }>;
+
+export interface TestBrand {
+  id: string;
+  name: string;
+  /** Its identity-payments account; its base and auth URLs are the brand's sandbox's. */
+  account: IdentityPaymentsAccount;
+}
+
+/** A brand with fresh credentials of its own; `baseUrl` is its sandbox (its token endpoint too). */
+export function testBrand(baseUrl: string, id = `bet-${randomBytes(3).toString('hex')}`): TestBrand {
+  return {
+    id,
+    name: `Bet ${id}`,
+    account: {
+      connector: 'identity-payments',
+      settings: {
+        baseUrl,
+        authUrl: baseUrl,
+        clientId: `client-${id}`,
+        merchant: `merchant-${id}`,
+        partnerId: `partner-${id}`,
+      },
+      secrets: {
+        clientSecret: randomBytes(12).toString('hex'),
+        apiKey: randomBytes(12).toString('hex'),
+        webhookSecret: `${id}-webhook-${randomBytes(12).toString('hex')}`,
+      },
+    },
+  };
+}
+
+/** The ingress path the brand's provider notifies: its webhook secret names its account. */
+export const brandIngress = (api: string, b: TestBrand) =>
+  `${api}/webhooks/provider/${b.account.secrets.webhookSecret}`;
+
+/** The provider sandbox's options that make it the brand's provider: only its credentials pass. */
+export const brandSandboxOptions = (b: TestBrand, notificationUrl?: string) => ({
+  clientId: b.account.settings.clientId,
+  clientSecret: b.account.secrets.clientSecret,
+  apiKey: b.account.secrets.apiKey,
+  merchant: b.account.settings.merchant,
+  ...(notificationUrl
+    ? { notificationTarget: { url: notificationUrl, partnerId: b.account.settings.partnerId } }
+    : {}),
+});
+
+/** The same, for a sandbox run as a process (sandbox/main.ts reads them from its environment). */
+export const brandSandboxEnv = (b: TestBrand): Record<string, string> => ({
+  PROVIDER_CLIENT_ID: b.account.settings.clientId,
+  PROVIDER_CLIENT_SECRET: b.account.secrets.clientSecret,
+  PROVIDER_API_KEY: b.account.secrets.apiKey,
+  PROVIDER_MERCHANT: b.account.settings.merchant,
+  WEBHOOK_PARTNER_ID: b.account.settings.partnerId,
+});
+
+/**
+ * The brand's record and its account, sealed under `keys`: the codec keys and PII hash key of
+ * the processes that read it (a record sealed under others cannot be opened by them).
+ */
+export async function setUpBrand(pool: Pool, keys: AccountKeys, b: TestBrand): Promise<void> {
+  await createBrand(pool, BRAND_ADMIN, { id: b.id, name: b.name });
+  const sealed = sealBrandAccount(keys, b.id, b.account);
+  await setBrandAccount(pool, BRAND_ADMIN, {
+    ...sealed,
+    settings: sealed.settings as Record<string, unknown>,
+  });
+}
+
+/** A new API key acting for `brandId` (null: a platform key); answers its secret. */
+export async function brandKey(
+  pool: Pool,
+  brandId: string | null,
+  scopes: readonly Scope[] = allScopes,
+): Promise<string> {
+  const s = newSecret();
+  await insertApiKey(pool, {
+    id: newKeyId(),
+    name: `tests ${brandId ?? 'platform'}`,
+    scopes: [...scopes],
+    brandId,
+    prefix: s.prefix,
+    secretHash: s.digest,
+    createdBy: 'tests',
+    expiresAt: null,
+  });
+  return s.secret;
+}
