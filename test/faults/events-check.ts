@@ -1,15 +1,15 @@
 import { cpfHash } from '../../common/pii';
-import { depositWorkflowId } from '../../contracts/deposit';
 import { onboardingWorkflowId } from '../../contracts/onboarding';
-import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
-import { API_KEY, type Harness, PII_HASH_KEY } from './harness';
-import type { Load } from './load';
+import { DEFAULT_BRAND, type Harness, PII_HASH_KEY } from './harness';
+import { brandOfFlow, type Load, workflowIdOf } from './load';
 
 // The suite's backend: a webhook receiver subscribed to every event, which fails a quarter of
 // the deliveries (500), lets some hang past pixflow's timeout, and answers the rest. After each
 // scenario every state change of every flow of its load must have reached it at least once, and,
 // after dropping repeats by webhook-id, each flow's events must have arrived in order of sequence.
+// Each brand's key subscribes it once: a flow's events must name its brand and come signed by its
+// brand's endpoint alone.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,14 +32,23 @@ export async function startEventsBackend(h: Harness): Promise<EventsBackend> {
     const r = Math.random();
     return r < 0.25 ? 500 : r < 0.28 ? 'hang' : 200;
   };
-  const res = await fetch(`${h.api}/v1/webhook-endpoints`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ url: receiver.url, events: ['*'], description: 'fault suite backend' }),
-  });
-  if (res.status !== 201)
-    throw new Error(`subscribing the receiver answered ${res.status}: ${await res.text()}`);
-  receiver.secrets.push(((await res.json()) as { secret: string }).secret);
+  // In the order of h.sides: a delivery verified by secret i came from side i's endpoint.
+  for (const side of h.sides) {
+    const res = await fetch(`${h.api}/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${side.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: receiver.url,
+        events: ['*'],
+        description: `fault suite backend, ${side.brand}`,
+      }),
+    });
+    if (res.status !== 201)
+      throw new Error(
+        `subscribing the receiver for ${side.brand} answered ${res.status}: ${await res.text()}`,
+      );
+    receiver.secrets.push(((await res.json()) as { secret: string }).secret);
+  }
   return {
     receiver,
     holdOne: () =>
@@ -50,13 +59,16 @@ export async function startEventsBackend(h: Harness): Promise<EventsBackend> {
   };
 }
 
-/** The workflow ids of a load's flows. */
-function flowIds(load: Load): string[] {
-  return [
-    ...load.deposits.map((t) => depositWorkflowId(t)),
-    ...load.withdrawals.map((t) => withdrawalWorkflowId(t)),
-    ...load.onboardings.map((cpf) => onboardingWorkflowId(cpfHash(cpf, PII_HASH_KEY))),
-  ];
+/** The workflow ids of a load's flows, each with its brand. */
+function flowIds(load: Load): Map<string, string> {
+  return new Map([
+    ...[...load.deposits.map((t) => `deposit:${t}`), ...load.withdrawals.map((t) => `withdrawal:${t}`)].map(
+      (key) => [workflowIdOf(load, key), brandOfFlow(load, key)] as const,
+    ),
+    ...load.onboardings.map(
+      (cpf) => [onboardingWorkflowId(cpfHash(cpf, PII_HASH_KEY)), DEFAULT_BRAND] as const,
+    ),
+  ]);
 }
 
 export interface EventsCheck {
@@ -74,7 +86,8 @@ export async function checkEvents(
   load: Load,
   timeoutMs: number,
 ): Promise<EventsCheck> {
-  const ids = flowIds(load);
+  const brands = flowIds(load);
+  const ids = [...brands.keys()];
   const pool = h.pool;
   if (!pool) throw new Error('the harness has no Postgres pool');
   const deadline = Date.now() + timeoutMs;
@@ -96,6 +109,18 @@ export async function checkEvents(
   const flowsWithEvents = new Set(expected.map((e) => e.stream_id));
   for (const id of ids) if (!flowsWithEvents.has(id)) problems.push(`${id} has no event at all`);
   const delivered = backend.receiver.delivered().filter((d) => flowsWithEvents.has(d.body.data.flowId));
+  const sideOf = new Map(h.sides.map((side, i) => [side.brand, i]));
+  for (const d of delivered) {
+    const brand = brands.get(d.body.data.flowId);
+    if (d.body.brand !== brand)
+      problems.push(
+        `${d.body.data.flowId}: event ${d.body.type} names brand ${d.body.brand}, its flow is ${brand}'s`,
+      );
+    if (d.verifiedBy.join() !== String(sideOf.get(brand ?? '')))
+      problems.push(
+        `${d.body.data.flowId}: event ${d.body.type} signed by endpoint ${d.verifiedBy.join('+')}, not its brand ${brand}'s alone`,
+      );
+  }
   for (const id of flowsWithEvents) {
     const seqs = delivered.filter((d) => d.body.data.flowId === id).map((d) => d.body.data.sequence);
     const sorted = [...seqs].sort((a, b) => a - b);

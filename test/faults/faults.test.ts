@@ -15,7 +15,8 @@ import {
 } from './scenarios';
 
 // The fault suite: every part of the stack a real process, a mixed load per scenario,
-// one fault per scenario, and every flow checked against the sandbox's records. `npm run
+// one fault per scenario, and every flow checked against the sandbox's records. Two brands
+// share the load, each on its own provider account. `npm run
 // test:faults` is the full run (FAULTS_FULL=1); `npm test` runs a lighter load.
 
 const figures: ScenarioFigures[] = [];
@@ -43,11 +44,13 @@ describe.sequential(`fault suite (${FULL ? 'full' : 'light'} run)`, () => {
     await backend?.close();
   }, 120_000);
 
-  it('limit-race: one person asks 14 withdrawals at once against the daily limit, while the worker is down', async () => {
+  it('limit-race: one person asks 14 withdrawals at once at two brands against the one daily limit, while the worker is down', async () => {
     const race = await runLimitRace(h);
     process.stderr.write(`[faults] limit-race: ${JSON.stringify(race)}\n`);
     expect(race.problems).toEqual([]);
     expect(race.passed + race.refused).toBe(RACE_REQUESTS);
+    // Both brands' payouts took part in the one limit.
+    expect(Object.values(race.passedByBrand).every((n) => n > 0)).toBe(true);
     expect(race.sentCentavos).toBeLessThanOrEqual(DAILY_PAYOUT_LIMIT_CENTAVOS);
   }, 240_000);
 

@@ -1,17 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { decimalTextToCentavos } from '../../common/money';
 import { toApiPixTxid } from '../../connectors/api-pix';
-import { depositFinalStatuses } from '../../contracts/deposit';
+import { depositFinalStatuses, depositWorkflowId } from '../../contracts/deposit';
+import { brandScopedId } from '../../contracts/flow';
 import { onboardingFinalStatuses } from '../../contracts/onboarding';
-import { withdrawalFinalStatuses } from '../../contracts/withdrawal';
+import { withdrawalFinalStatuses, withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { parseNotification } from '../../ingress/notification';
 import { newCpf, ownCpfKey, type People } from '../helpers/people';
-import { API_KEY, type Harness, PII_HASH_KEY } from './harness';
+import { API_KEY, BRAND_B, type BrandSide, DEFAULT_BRAND, type Harness, PII_HASH_KEY } from './harness';
 
 // Mixed load through the API, settled by the sandbox itself, and the checks of every flow
 // against the sandbox's own records, our API and the Postgres inbox. Deposits are routed to the
 // first provider, then to the API Pix PSP: a deposit's payer pays it where its QR came from (read
-// from the deposit's `connector`), and its check asks that PSP.
+// from the deposit's `connector`), and its check asks that PSP. Every third deposit and
+// withdrawal is brand B's, sent with B's key and settled by B's own sandbox; each flow is checked
+// at its own brand's provider, and against the other brand's for a charge or payout there.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -70,6 +73,28 @@ export interface Load {
   withdrawalsSentAt: Map<string, number>;
   /** When the mixed phase began (after the unpaid deposits and the failing payouts). */
   mixedAt?: number;
+  /** The brand of each deposit and withdrawal, by `deposit:<txid>` or `withdrawal:<id>`; unset: default. */
+  brands: Map<string, string>;
+  /** Money flows sent so far: every third is brand B's. */
+  sent: number;
+}
+
+/** The brand of a flow of the load (onboardings are the default brand's). */
+export const brandOfFlow = (load: Load, key: string) => load.brands.get(key) ?? DEFAULT_BRAND;
+
+/** The next money flow's brand: every third one brand B's. */
+function nextBrand(load: Load): string {
+  load.sent += 1;
+  return load.sent % 3 === 0 ? BRAND_B : DEFAULT_BRAND;
+}
+
+/** A flow's workflow id, under its brand. */
+export function workflowIdOf(load: Load, key: string): string {
+  const [type, id] = key.split(':') as [string, string];
+  const brand = brandOfFlow(load, key);
+  if (type === 'deposit') return brandScopedId(depositWorkflowId(id), brand);
+  if (type === 'withdrawal') return brandScopedId(withdrawalWorkflowId(id), brand);
+  return `${type}-${id}`;
 }
 
 /** A payout of the load is at most this (below the biometric step-up bound). */
@@ -89,11 +114,14 @@ export interface Reply {
   body: Json;
 }
 
-export async function http(url: string, init: { method?: string; body?: unknown; timeoutMs?: number } = {}) {
+export async function http(
+  url: string,
+  init: { method?: string; body?: unknown; timeoutMs?: number; key?: string } = {},
+) {
   const res = await fetch(url, {
     method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
     headers: {
-      authorization: `Bearer ${API_KEY}`,
+      authorization: `Bearer ${init.key ?? API_KEY}`,
       ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
@@ -109,7 +137,9 @@ export async function http(url: string, init: { method?: string; body?: unknown;
   return { status: res.status, body } as Reply;
 }
 
-export const apiGet = (h: Harness, p: string) => http(`${h.api}${p}`);
+/** A read with the default brand's key, or the given brand's. */
+export const apiGet = (h: Harness, p: string, brand = DEFAULT_BRAND) =>
+  http(`${h.api}${p}`, { key: h.side(brand).key });
 
 /**
  * The idempotency contract from the caller's side: send the same request (same ids) again after
@@ -151,11 +181,15 @@ export async function reliably(
  * A check's read: the API's rate limit (429 with Retry-After) is an answer to wait on, not a
  * problem of the flow being checked; the limit applies to the checker as to any caller.
  */
-async function fetchHonouringLimit(url: string, deadlineMs = 120_000): Promise<Response | undefined> {
+async function fetchHonouringLimit(
+  url: string,
+  key: string,
+  deadlineMs = 120_000,
+): Promise<Response | undefined> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     const r = await fetch(url, {
-      headers: { authorization: `Bearer ${API_KEY}` },
+      headers: { authorization: `Bearer ${key}` },
       signal: AbortSignal.timeout(10_000),
     }).catch(() => undefined);
     if (r?.status !== 429 || Date.now() > deadline) return r;
@@ -194,6 +228,8 @@ export const newLoad = (scenario: string): Load => ({
   refusals: [],
   depositRecords: new Map(),
   withdrawalsSentAt: new Map(),
+  brands: new Map(),
+  sent: 0,
 });
 
 /** How long after its QR the payer pays a deposit (as the first provider's sandbox does by itself). */
@@ -224,10 +260,10 @@ async function payAtApiPix(h: Harness, load: Load, txid: string): Promise<void> 
 }
 
 /** The connector that made a deposit's charge, as its state says once the QR exists. */
-async function connectorOf(h: Harness, txid: string): Promise<string | undefined> {
+async function connectorOf(h: Harness, txid: string, brand: string): Promise<string | undefined> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    const r = await apiGet(h, `/v1/deposits/${txid}`).catch(() => undefined);
+    const r = await apiGet(h, `/v1/deposits/${txid}`, brand).catch(() => undefined);
     const state = r?.status === 200 ? (r.body.state ?? r.body) : undefined;
     // Absent on a state with its QR: the first provider (a run from before routing).
     if (state?.qr) return state.connector ?? FIRST_PROVIDER;
@@ -247,6 +283,9 @@ export async function runLoad(
   /** The API Pix payers at work: the load is done once they paid. */
   const payments: Array<Promise<void>> = [];
   const deposit = async (txid: string, paid: boolean) => {
+    const brand = nextBrand(load);
+    load.brands.set(`deposit:${txid}`, brand);
+    const { key } = h.side(brand);
     const body = {
       txid,
       amountCentavos: 100 + Math.floor(Math.random() * 100_000),
@@ -261,7 +300,7 @@ export async function runLoad(
       async () => {
         record.acceptedSentAt = Date.now();
         try {
-          const r = await http(`${h.api}/v1/deposits`, { body });
+          const r = await http(`${h.api}/v1/deposits`, { body, key });
           record.statuses.push(r.status);
           return r;
         } catch (err) {
@@ -273,12 +312,15 @@ export async function runLoad(
     );
     if (!answer) return;
     record.answeredAt = Date.now();
-    record.connector = await connectorOf(h, txid);
+    record.connector = await connectorOf(h, txid, brand);
     if (!record.connector) load.refusals.push(`deposit ${txid}: its state never named its connector`);
     // The first provider's sandbox pays its own deposits by itself (phase 2).
     if (paid && record.connector === API_PIX) payments.push(payAtApiPix(h, load, txid));
   };
   const withdrawal = async (id: string) => {
+    const brand = nextBrand(load);
+    load.brands.set(`withdrawal:${id}`, brand);
+    const { key } = h.side(brand);
     const amountCentavos = 100 + Math.floor(Math.random() * (MAX_PAYOUT_CENTAVOS - 99));
     const client = people.payee(amountCentavos);
     const body = { transactionId: id, amountCentavos, ...ownCpfKey(client), client };
@@ -287,7 +329,7 @@ export async function runLoad(
     await reliably(
       load,
       `withdrawal ${id}`,
-      () => http(`${h.api}/v1/withdrawals`, { body }),
+      () => http(`${h.api}/v1/withdrawals`, { body, key }),
       (r) => r.status === 202,
     );
   };
@@ -304,14 +346,16 @@ export async function runLoad(
   );
   const cpfs = Array.from({ length: spec.onboardings }, () => newCpf());
 
-  // Phase 1: nothing settles by itself.
-  await h.control('/sandbox/auto', { payDepositsAfterMs: null, settleWithdrawalsAfterMs: null });
+  // Phase 1: nothing settles by itself, at either brand's provider.
+  for (const side of h.sides)
+    await side.control('/sandbox/auto', { payDepositsAfterMs: null, settleWithdrawalsAfterMs: null });
   await pool(unpaid, spec.concurrency, (txid) => deposit(txid, false));
   await pool(failing, spec.concurrency, withdrawal);
   // The provider fails these payouts once they exist there (an "operator" on the provider side).
   const failer = failWhenCreated(h, failing);
-  // Phase 2: the sandbox pays deposits and settles payouts by itself.
-  await h.control('/sandbox/auto', { payDepositsAfterMs: PAY_AFTER_MS, settleWithdrawalsAfterMs: 2000 });
+  // Phase 2: each brand's sandbox pays deposits and settles payouts by itself.
+  for (const side of h.sides)
+    await side.control('/sandbox/auto', { payDepositsAfterMs: PAY_AFTER_MS, settleWithdrawalsAfterMs: 2000 });
   load.mixedAt = Date.now();
   const mixed: Array<() => Promise<void>> = [];
   const n = Math.max(paid.length, settling.length, cpfs.length);
@@ -341,15 +385,17 @@ async function failWhenCreated(h: Harness, ids: string[]) {
   const pending = new Set(ids);
   const deadline = Date.now() + 300_000;
   while (pending.size > 0 && Date.now() < deadline) {
-    const state = (await h.control('/sandbox/state', undefined, 'GET').catch(() => undefined)) as Json;
-    for (const w of state?.withdrawals ?? []) {
-      if (!pending.has(w.txid)) continue;
-      if (w.status === 'processing') {
-        await h
-          .control(`/sandbox/withdrawals/${w.txid}/fail`, { reason: 'fault suite: refused' })
-          .catch(() => {});
+    for (const side of h.sides) {
+      const state = (await side.control('/sandbox/state', undefined, 'GET').catch(() => undefined)) as Json;
+      for (const w of state?.withdrawals ?? []) {
+        if (!pending.has(w.txid)) continue;
+        if (w.status === 'processing') {
+          await side
+            .control(`/sandbox/withdrawals/${w.txid}/fail`, { reason: 'fault suite: refused' })
+            .catch(() => {});
+        }
+        pending.delete(w.txid);
       }
-      pending.delete(w.txid);
     }
     if (pending.size > 0) await sleep(1000);
   }
@@ -427,7 +473,7 @@ export async function waitTerminal(h: Harness, load: Load, timeoutMs: number) {
   while (open.length > 0 && Date.now() < deadline) {
     const still: typeof all = [];
     await pool(open, 6, async (f) => {
-      const r = await apiGet(h, f.path).catch(() => undefined);
+      const r = await apiGet(h, f.path, brandOfFlow(load, f.key)).catch(() => undefined);
       const state = r?.status === 200 ? (r.body.state ?? r.body) : undefined;
       if (state) states.set(f.key, state);
       if (!state || !f.done.includes(state.status)) still.push(f);
@@ -453,7 +499,39 @@ export interface CheckResult {
   rejected: number;
   notificationsAcknowledged: number;
   notificationsInInbox: number;
+  /** The deposits and withdrawals of each brand. */
+  byBrand: Record<string, { deposits: number; withdrawals: number }>;
+  /** Both brands' sandboxes' counters, added up. */
   sandbox: { counters: Json; notificationsDropped: number; notificationsGaveUp: number };
+}
+
+/** A brand's provider's records, as its sandbox holds them. */
+interface ProviderRecords {
+  deposits: Map<string, Json>;
+  withdrawals: Map<string, Json>;
+  payouts: Record<string, number>;
+  state: Json;
+}
+
+async function recordsAt(side: BrandSide): Promise<ProviderRecords> {
+  const state = (await side.control('/sandbox/state', undefined, 'GET')) as Json;
+  return {
+    deposits: new Map(state.deposits.map((d: Json) => [d.txid, d])),
+    withdrawals: new Map(state.withdrawals.map((w: Json) => [w.txid, w])),
+    payouts: state.counters.payouts as Record<string, number>,
+    state,
+  };
+}
+
+/** The counters of several sandboxes, their numbers added up. */
+function addedUp(counters: Json[]): Json {
+  const sum: Record<string, unknown> = {};
+  for (const c of counters)
+    for (const [k, v] of Object.entries(c as Record<string, unknown>)) {
+      if (typeof v === 'number') sum[k] = ((sum[k] as number | undefined) ?? 0) + v;
+      else if (!(k in sum)) sum[k] = v;
+    }
+  return sum;
 }
 
 /** Every flow against the sandbox's records, the payouts counted, the inbox against the acks. */
@@ -462,13 +540,16 @@ export async function check(h: Harness, load: Load, timeoutMs: number): Promise<
   const problems: string[] = [...load.refusals];
   const lostKeys = new Set<string>(open);
   for (const k of open) {
-    const [type, id] = k.split(':') as [string, string];
-    const why = type === 'onboarding' ? '' : `; ${await h.explain(`${type}-${id}`)}`;
+    const type = k.split(':')[0];
+    const why = type === 'onboarding' ? '' : `; ${await h.explain(workflowIdOf(load, k))}`;
     problems.push(`${k} never reached a terminal state (last: ${states.get(k)?.status})${why}`);
   }
-  const sb = (await h.control('/sandbox/state', undefined, 'GET')) as Json;
-  const sbDeposits = new Map<string, Json>(sb.deposits.map((d: Json) => [d.txid, d]));
-  const sbWithdrawals = new Map<string, Json>(sb.withdrawals.map((w: Json) => [w.txid, w]));
+  const records = new Map<string, ProviderRecords>();
+  for (const side of h.sides) records.set(side.brand, await recordsAt(side));
+  const recordsOf = (brand: string) => records.get(brand) as ProviderRecords;
+  const otherThan = (brand: string) => (brand === DEFAULT_BRAND ? BRAND_B : DEFAULT_BRAND);
+  const sb = recordsOf(DEFAULT_BRAND).state;
+  const counters = addedUp([...records.values()].map((x) => x.state.counters));
   // The API Pix PSP's own records, read over mutual TLS as its controls are.
   const psp = await h.apiPixControl('/sandbox/state', undefined, 'GET');
   const cobs = new Map<string, Json>(psp.cobs.map((c: Json) => [c.txid, c]));
@@ -485,12 +566,14 @@ export async function check(h: Harness, load: Load, timeoutMs: number): Promise<
     rejected: 0,
     notificationsAcknowledged: 0,
     notificationsInInbox: 0,
+    byBrand: Object.fromEntries(h.sides.map((side) => [side.brand, { deposits: 0, withdrawals: 0 }])),
     sandbox: {
-      counters: sb.counters,
-      notificationsDropped: sb.counters.notificationsDropped,
-      notificationsGaveUp: sb.counters.notificationsGaveUp,
+      counters,
+      notificationsDropped: counters.notificationsDropped,
+      notificationsGaveUp: counters.notificationsGaveUp,
     },
   };
+  const countFor = (brand: string) => r.byBrand[brand] as { deposits: number; withdrawals: number };
   const wrong = (key: string, msg: string) => {
     lostKeys.add(key);
     problems.push(`${key}: ${msg}`);
@@ -498,18 +581,25 @@ export async function check(h: Harness, load: Load, timeoutMs: number): Promise<
 
   for (const txid of load.deposits) {
     const key = `deposit:${txid}`;
+    const brand = brandOfFlow(load, key);
+    countFor(brand).deposits += 1;
     const ours = states.get(key);
     const connector = ours?.connector ?? load.depositRecords.get(txid)?.connector ?? FIRST_PROVIDER;
-    const atFirst = sbDeposits.get(txid);
+    const atFirst = recordsOf(brand).deposits.get(txid);
     const cob = cobs.get(toApiPixTxid(txid));
     // One charge per deposit: a second one elsewhere is a QR the person could pay twice.
     if (atFirst && cob) wrong(key, 'charged at both providers');
+    // Each brand's deposits are charged at its own accounts alone: B has none at the API Pix PSP.
+    if (recordsOf(otherThan(brand)).deposits.has(txid))
+      wrong(key, `brand ${brand}'s deposit charged at brand ${otherThan(brand)}'s account`);
+    if (cob && brand !== DEFAULT_BRAND)
+      wrong(key, `brand ${brand}'s deposit charged at the API Pix PSP, where it has no account`);
     if (connector === API_PIX) r.apiPixDeposits += 1;
     const theirs =
       connector === API_PIX
         ? cob && { status: cob.status === 'CONCLUIDA' && cob.pix?.length ? 'completed' : cob.status }
         : atFirst;
-    const where = connector === API_PIX ? 'the API Pix PSP' : 'the sandbox';
+    const where = connector === API_PIX ? 'the API Pix PSP' : `brand ${brand}'s sandbox`;
     if (!theirs) {
       wrong(key, `${where} has no such deposit (its connector: ${connector})`);
       continue;
@@ -526,15 +616,20 @@ export async function check(h: Harness, load: Load, timeoutMs: number): Promise<
 
   for (const id of load.withdrawals) {
     const key = `withdrawal:${id}`;
+    const brand = brandOfFlow(load, key);
+    countFor(brand).withdrawals += 1;
     const ours = states.get(key);
-    const theirs = sbWithdrawals.get(id);
-    const payouts = sb.counters.payouts[id] ?? 0;
+    const theirs = recordsOf(brand).withdrawals.get(id);
+    const payouts = recordsOf(brand).payouts[id] ?? 0;
+    const elsewhere = recordsOf(otherThan(brand)).payouts[id] ?? 0;
+    if (elsewhere > 0)
+      wrong(key, `brand ${brand}'s payout sent ${elsewhere} times at brand ${otherThan(brand)}'s account`);
     if (payouts > 1) {
       r.duplicatePayouts += 1;
       wrong(key, `paid out ${payouts} times`);
     }
     if (!theirs || payouts === 0) {
-      wrong(key, 'the sandbox never received the payout');
+      wrong(key, `brand ${brand}'s sandbox never received the payout`);
       continue;
     }
     if (theirs.status === 'completed') r.settledWithdrawals += 1;
@@ -545,7 +640,10 @@ export async function check(h: Harness, load: Load, timeoutMs: number): Promise<
       continue;
     }
     if (ours.status === 'completed') {
-      const receipt = await fetchHonouringLimit(`${h.api}/v1/withdrawals/${id}/receipt.png`);
+      const receipt = await fetchHonouringLimit(
+        `${h.api}/v1/withdrawals/${id}/receipt.png`,
+        h.side(brand).key,
+      );
       const bytes = receipt ? Buffer.from(await receipt.arrayBuffer()) : Buffer.alloc(0);
       if (receipt?.status !== 200 || bytes.subarray(1, 4).toString('latin1') !== 'PNG' || !ours.receiptStored)
         wrong(key, `completed without a stored receipt (receipt.png ${receipt?.status})`);
@@ -574,13 +672,16 @@ export async function check(h: Harness, load: Load, timeoutMs: number): Promise<
       );
   }
 
-  // Every notification the ingress acknowledged (2xx) is in the inbox and was delivered.
-  const acked = (sb.notifications as Json[]).filter((n) => n.status === 'delivered');
-  r.notificationsAcknowledged = acked.length;
+  // Every notification the ingress acknowledged (2xx) is in the inbox and was delivered, each
+  // read as its brand's: the account it came through names the brand.
   const keys = new Map<string, string>();
-  for (const n of acked) {
-    const parsed = parseNotification(undefined, n.message, new Date(), PII_HASH_KEY);
-    keys.set(parsed.dedupeKey, `${n.point} #${n.seq}`);
+  for (const [brand, at] of records) {
+    const acked = (at.state.notifications as Json[]).filter((n) => n.status === 'delivered');
+    r.notificationsAcknowledged += acked.length;
+    for (const n of acked) {
+      const parsed = parseNotification(undefined, n.message, new Date(), PII_HASH_KEY, brand);
+      keys.set(parsed.dedupeKey, `${brand} ${n.point} #${n.seq}`);
+    }
   }
   const inboxDeadline = Date.now() + 60_000;
   let missing: string[] = [];

@@ -4,9 +4,10 @@ import path from 'node:path';
 import { endpointNameSchema } from '../../connectors/identity-payments/wire/schemas';
 import { type People, peopleForPayouts } from '../helpers/people';
 import { checkEvents, type EventsBackend } from './events-check';
-import { BREAKER, type Harness } from './harness';
+import { BREAKER, DEFAULT_BRAND, type Harness } from './harness';
 import {
   API_PIX,
+  brandOfFlow,
   type CheckResult,
   check,
   FIRST_PROVIDER,
@@ -18,7 +19,9 @@ import {
 } from './load';
 
 // The scenarios: each runs the mixed load, injects its fault while the load runs, waits for
-// every flow to end and checks it (load.ts). Figures go to a JSON file the report quotes.
+// every flow to end and checks it (load.ts). Figures go to a JSON file the report quotes. Two
+// brands share the load; a provider's fault is injected at both brands' sandboxes, but for the
+// outage, which is the default brand's provider's (brand B has no second connector to fail over to).
 
 export const FULL = process.env.FAULTS_FULL === '1';
 
@@ -293,7 +296,10 @@ function providerOutageFailover(): Scenario {
     },
     async verify({ load }) {
       const problems: string[] = [];
-      const records = [...load.depositRecords.values()];
+      // The outage is the default brand's provider's: brand B's deposits go to B's own.
+      const records = [...load.depositRecords.values()].filter(
+        (d) => brandOfFlow(load, `deposit:${d.txid}`) === DEFAULT_BRAND,
+      );
       const inWindow = records.filter(
         (d) => d.sentAt >= outage.downAt && d.answeredAt !== undefined && d.answeredAt <= outage.upAt,
       );
@@ -419,8 +425,10 @@ async function tokenBursts({ h, loadDone, faults }: ScenarioContext) {
   });
   const until = Date.now() + TOKEN_BURSTS_FOR_MS;
   while (!done && Date.now() < until) {
-    await h.control('/sandbox/tokens/revoke', {});
-    await h.control('/sandbox/faults', { tokenRateLimitNext: 3, retryAfterSeconds: 1 });
+    for (const side of h.sides) {
+      await side.control('/sandbox/tokens/revoke', {});
+      await side.control('/sandbox/faults', { tokenRateLimitNext: 3, retryAfterSeconds: 1 });
+    }
     faults.tokenBursts = (faults.tokenBursts ?? 0) + 1;
     await sleep(10_000);
   }
@@ -464,7 +472,7 @@ export async function runScenario(
 ): Promise<ScenarioFigures> {
   const started = Date.now();
   await h.resetSandbox();
-  if (s.knobs) await h.control('/sandbox/faults', s.knobs);
+  if (s.knobs) for (const side of h.sides) await side.control('/sandbox/faults', s.knobs);
   const before = await workerMetric(h);
   const faults: Record<string, number> = {};
   const shape = { ...SPEC, ...s.spec };
@@ -485,7 +493,7 @@ export async function runScenario(
     `[faults] ${s.name}: checked after ${Math.round((Date.now() - started) / 1000)} s (load ${loadSeconds} s), ${result.problems.length} problems${result.problems.length ? `: ${result.problems.slice(0, 5).join('; ')}` : ''}\n`,
   );
   const after = await workerMetric(h);
-  await h.control('/sandbox/faults', undefined, 'DELETE');
+  for (const side of h.sides) await side.control('/sandbox/faults', undefined, 'DELETE');
   const c = result.sandbox.counters;
   if (s.knobs && 'errorRate' in s.knobs) faults.provider503 = Math.max(0, after.by503 - before.by503);
   if (s.knobs && 'latency' in s.knobs) faults.providerCallsOver1s = Math.max(0, after.slow - before.slow);
