@@ -1,0 +1,324 @@
+import { randomBytes } from 'node:crypto';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createActivities } from '../../activities';
+import { loadConfig } from '../../common/config';
+import { createLogger } from '../../common/logger';
+import { accountKeyHash, cpfHash } from '../../common/pii';
+import { openSecret, sealSecret } from '../../common/secret-box';
+import { type AccountKeys, sealBrandAccount } from '../../connectors/accounts';
+import { toApiPixTxid } from '../../connectors/api-pix/txid';
+import type { BrandAccount } from '../../contracts/brand-account';
+import { type DepositInput, type DepositState, depositStateQuery } from '../../contracts/deposit';
+import {
+  type WithdrawalRequest,
+  type WithdrawalState,
+  withdrawalStateQuery,
+  withdrawalWorkflowId,
+} from '../../contracts/withdrawal';
+import { sealedBrandAccounts, setBrandAccount } from '../../db/brand-accounts';
+import { type BrandActor, createBrand } from '../../db/brands';
+import { migrate } from '../../db/migrate';
+import { latestPolicyVersion } from '../../db/policy';
+import { createPool, type Pool } from '../../db/pool';
+import { proposeBrandPolicyChange } from '../../policy/brand-changes';
+import { proposeAssignments } from '../../policy/changes';
+import { type PolicyStore, startPolicyStore } from '../../policy/store';
+import type { RunningSandbox } from '../../sandbox';
+import { startDeposit } from '../../starters/deposit';
+import { startWithdrawal } from '../../starters/withdrawal';
+import { brandConnectorCache } from '../../worker/brand-connectors';
+import { startProviderSandbox } from '../contract/support';
+import { type ApiPixForTest, startApiPixForTest } from '../helpers/api-pix';
+import { verifiedDepositor, verifiedWithKnownPayee } from '../helpers/customers';
+import { newCpf } from '../helpers/people';
+import { defaultPolicy } from '../helpers/policy';
+import { freshDatabase } from '../helpers/postgres';
+import { connectorFor } from '../helpers/sandbox-client';
+import { testCodecKeys, testDataConverter } from '../helpers/temporal';
+import { waitUntil } from '../helpers/wait';
+import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
+
+// A brand's rules decide its own flows on the real worker: the workflows and activities on the
+// run's Temporal server, the policy store every worker keeps over a real Postgres, brand B's
+// overrides set as an admin sets them. B routes its deposits to its API Pix PSP first and sends
+// payouts above R$ 1.000,00 to four eyes, while the default brand keeps the operator's policy:
+// the first provider, and four eyes above R$ 10.000,00. The operator's change of a rule B does
+// not set reaches B's flows.
+
+const PII_KEY = 'brand-policy-worker-pii-key-0123456789';
+const keys: AccountKeys = { codecKeys: testCodecKeys, hashKey: PII_KEY };
+const admin: BrandActor = {
+  operatorId: null,
+  operatorEmail: 'ana.admin@pixflow.local',
+  operatorRole: 'admin',
+};
+const tag = randomBytes(3).toString('hex');
+const B = `bet-${tag}`;
+const PERSON = newCpf();
+const taskQueue = `brand-policy-${tag}`;
+const config = loadConfig({
+  TEMPORAL_TASK_QUEUE: taskQueue,
+  PII_HASH_KEY: PII_KEY,
+  PROVIDER_MERCHANT: 'sandbox-merchant',
+});
+
+let env: TestWorkflowEnvironment;
+let pool: Pool;
+let store: PolicyStore;
+let defaultSandbox: RunningSandbox;
+let brandSandbox: RunningSandbox;
+let psp: ApiPixForTest;
+let worker: Worker;
+let running: Promise<void>;
+let closeCache: () => void;
+let activities: ReturnType<typeof createActivities>;
+
+const identityAccount: Extract<BrandAccount, { connector: 'identity-payments' }> = {
+  connector: 'identity-payments',
+  settings: {
+    baseUrl: 'http://127.0.0.1:1',
+    authUrl: 'http://127.0.0.1:1',
+    clientId: `client-${B}`,
+    merchant: `merchant-${B}`,
+    partnerId: `partner-${B}`,
+  },
+  secrets: {
+    clientSecret: randomBytes(12).toString('hex'),
+    apiKey: 'b'.repeat(24),
+    webhookSecret: `b-webhook-${randomBytes(12).toString('hex')}`,
+  },
+};
+
+const setAccount = async (account: BrandAccount) => {
+  const sealed = sealBrandAccount(keys, B, account);
+  await setBrandAccount(pool, admin, { ...sealed, settings: sealed.settings as Record<string, unknown> });
+};
+
+beforeAll(async () => {
+  env = await TestWorkflowEnvironment.createFromExistingServer({
+    address: inject('temporalAddress'),
+    client: { dataConverter: testDataConverter },
+  });
+  const url = await freshDatabase();
+  await migrate(url);
+  pool = createPool(url, 5);
+  store = startPolicyStore({
+    pool,
+    seed: defaultPolicy(),
+    log: createLogger('test', 'silent'),
+    refreshMs: 60_000,
+  });
+  await store.current();
+  await verifiedDepositor(pool, PII_KEY, PERSON);
+  defaultSandbox = await startProviderSandbox();
+  brandSandbox = await startProviderSandbox({
+    clientId: identityAccount.settings.clientId,
+    clientSecret: identityAccount.secrets.clientSecret,
+    apiKey: identityAccount.secrets.apiKey,
+    merchant: identityAccount.settings.merchant,
+  });
+  psp = await startApiPixForTest();
+  await createBrand(pool, admin, { id: B, name: 'Bet B' });
+  await setAccount({
+    ...identityAccount,
+    settings: { ...identityAccount.settings, baseUrl: brandSandbox.url, authUrl: brandSandbox.url },
+  });
+  await setAccount({
+    connector: 'api-pix',
+    settings: {
+      baseUrl: psp.url,
+      tokenUrl: psp.tokenUrl,
+      clientId: psp.clientId,
+      pixKey: psp.pixKey,
+      certFile: psp.pki.merchantClient.cert,
+      keyFile: psp.pki.merchantClient.key,
+      caFile: psp.pki.pspCa.cert,
+    },
+    secrets: { clientSecret: psp.clientSecret },
+  });
+  const defaultProvider = connectorFor(defaultSandbox.url, { timeoutMs: 5_000 });
+  const cache = brandConnectorCache({
+    sources: {
+      environment: loadConfig({
+        PROVIDER_BASE_URL: defaultSandbox.url,
+        PROVIDER_AUTH_URL: defaultSandbox.url,
+      }),
+      keys,
+      read: (brandId) => sealedBrandAccounts(pool, brandId),
+    },
+    options: { provider: { timeoutMs: 5_000 }, environment: { provider: defaultProvider } },
+    log: createLogger('test', 'silent'),
+  });
+  closeCache = cache.close;
+  activities = createActivities({
+    provider: defaultProvider,
+    connectorsFor: cache.connectorsFor,
+    pool,
+    clock: () => new Date(),
+    hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
+    hashAccount: (k) => accountKeyHash(k, PII_KEY),
+    policy: store,
+    temporal: { client: env.client, taskQueue },
+    reconciliation: testReconciliation,
+    sealCpf: (cpf) => sealSecret(testCodecKeys, cpf),
+    openCpf: (sealed) => openSecret(testCodecKeys, sealed),
+  });
+  worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: { code: inject('workflowBundle') },
+    workerDeploymentOptions: await testDeploymentOptions(env.client),
+    dataConverter: testDataConverter,
+    activities,
+  });
+  running = worker.run();
+  // B's rules, as an admin sets them (the CLI's own call): applied at once, a tightening.
+  const out = await proposeBrandPolicyChange(pool, admin, {
+    brand: B,
+    set: [
+      ['deposits.routing.connectors', 'api-pix,identity-payments'],
+      ['payouts.approvalAboveCentavos', '100000'],
+    ],
+    inherit: [],
+    reason: 'B collects at its PSP first and approves payouts above R$ 1.000,00',
+  });
+  expect(out).toMatchObject({ kind: 'applied', version: 1 });
+  await waitUntil(
+    () => store.current(B),
+    (p) => p.brandPolicyVersion === 1,
+    5_000,
+  );
+}, 120_000);
+
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  closeCache?.();
+  await store?.close();
+  await defaultSandbox?.close();
+  await brandSandbox?.close();
+  await psp?.close();
+  await pool?.end();
+  await env?.teardown();
+});
+
+const starter = () => ({ config, temporal: env.client as Client });
+const newTxid = () => `${Date.now()}${randomBytes(2).readUInt16BE()}`;
+const depositBody = (txid: string) => ({
+  txid,
+  amountCentavos: 15_000,
+  client: { externalId: 'user-b', cpf: PERSON, email: 'bia@example.com', name: 'Bia Lima' },
+});
+const depositState = (handle: WorkflowHandle) => handle.query<DepositState>(depositStateQuery);
+const withdrawal = (amountCentavos: number): WithdrawalRequest => ({
+  transactionId: `wd-${newTxid()}`,
+  merchant: 'sandbox-merchant',
+  client: { externalId: 'user-b', cpf: PERSON, email: 'bia@example.com', name: 'Bia Lima' },
+  pixKey: 'bia@example.com',
+  pixType: 'EMAIL',
+  amountCentavos,
+});
+const withdrawalState = (transactionId: string, brand?: string) =>
+  env.client.workflow
+    .getHandle(withdrawalWorkflowId(transactionId, brand))
+    .query<WithdrawalState>(withdrawalStateQuery);
+
+describe("a brand's rules on the real worker", () => {
+  it("route B's deposit to B's API Pix PSP first, while the default brand's goes to the first provider", async () => {
+    const txid = newTxid();
+    const atB = await startDeposit(starter(), depositBody(txid), undefined, B);
+    expect(atB).toMatchObject({ outcome: 'started', workflowId: `${B}:deposit-${txid}` });
+    const bState = await waitUntil(
+      () => depositState(env.client.workflow.getHandle(`${B}:deposit-${txid}`)),
+      (s) => s.status === 'awaiting_payment',
+      20_000,
+    );
+    expect(bState.connector).toBe('api-pix');
+    const token = await psp.token();
+    const cob = await psp.request(`/cob/${toApiPixTxid(txid)}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(cob.status).toBe(200);
+    expect(brandSandbox.state.deposits.has(txid)).toBe(false);
+
+    const other = newTxid();
+    const atDefault = await startDeposit(starter(), depositBody(other));
+    expect(atDefault).toMatchObject({ outcome: 'started', workflowId: `deposit-${other}` });
+    const dState = await waitUntil(
+      () => depositState(env.client.workflow.getHandle(`deposit-${other}`)),
+      (s) => s.status === 'awaiting_payment',
+      20_000,
+    );
+    expect(dState.connector ?? 'identity-payments').toBe('identity-payments');
+    expect(defaultSandbox.state.deposits.has(other)).toBe(true);
+    expect(
+      (await psp.request(`/cob/${toApiPixTxid(other)}`, { headers: { authorization: `Bearer ${token}` } }))
+        .status,
+    ).toBe(404);
+  });
+
+  it("name B's overrides' version beside the operator's in the decision, and none for the default brand", async () => {
+    const input = (brand?: string): DepositInput => ({
+      ...depositBody(newTxid()),
+      requestId: randomBytes(8).toString('hex'),
+      merchant: 'sandbox-merchant',
+      ...(brand ? { brand } : {}),
+    });
+    expect(await activities.screenDeposit(input(B))).toEqual({
+      verdict: 'pass',
+      policyVersion: 1,
+      brandPolicyVersion: 1,
+    });
+    expect(await activities.screenDeposit(input())).toEqual({ verdict: 'pass', policyVersion: 1 });
+  });
+
+  it("send B's R$ 2.000,00 payout to four eyes under B's threshold, while the default brand's is sent", async () => {
+    const atB = withdrawal(200_000);
+    await verifiedWithKnownPayee(pool, PII_KEY, atB);
+    expect(await startWithdrawal(starter(), atB, B)).toMatchObject({ outcome: 'started' });
+    const bState = await waitUntil(
+      () => withdrawalState(atB.transactionId, B),
+      (s) => s.status === 'awaiting_approval',
+      20_000,
+    );
+    expect(bState.policyVersion).toBe(1);
+    expect(brandSandbox.state.withdrawals.has(atB.transactionId)).toBe(false);
+
+    const atDefault = withdrawal(200_000);
+    await verifiedWithKnownPayee(pool, PII_KEY, atDefault);
+    expect(await startWithdrawal(starter(), atDefault)).toMatchObject({ outcome: 'started' });
+    await waitUntil(
+      () => Promise.resolve(defaultSandbox.state.withdrawals.get(atDefault.transactionId)),
+      (w) => w !== undefined,
+      20_000,
+    );
+    const dState = await withdrawalState(atDefault.transactionId);
+    expect(dState.status).not.toBe('awaiting_approval');
+    expect(dState.policyVersion).toBe(1);
+  });
+
+  it("bring the operator's change of a rule B does not set to B's flows: a lower daily limit refuses B's payout", async () => {
+    const current = await latestPolicyVersion(pool);
+    if (!current) throw new Error('no operator version');
+    await proposeAssignments(pool, admin, {
+      current,
+      assignments: ['withdrawals.dailyLimitCentavos=100000'],
+      reason: "a lower daily limit for every brand's customers",
+    });
+    await waitUntil(
+      () => store.current(B),
+      (p) => p.version === 2,
+      5_000,
+    );
+    const atB = withdrawal(150_000);
+    await verifiedWithKnownPayee(pool, PII_KEY, atB);
+    const started = await startWithdrawal(starter(), atB, B);
+    expect(started).toMatchObject({ outcome: 'refused' });
+    const state = await withdrawalState(atB.transactionId, B);
+    expect(state).toMatchObject({ status: 'refused', reason: 'limit_exceeded', policyVersion: 2 });
+    expect(brandSandbox.state.withdrawals.has(atB.transactionId)).toBe(false);
+  });
+});
