@@ -111,17 +111,22 @@ async function main() {
   });
 }
 
-/** The API Pix webhook listener, when API_PIX_WEBHOOK_PORT is set (config.ts checks the rest is). */
+/**
+ * The API Pix webhook listener, when API_PIX_WEBHOOK_PORT is set (config.ts checks its TLS files
+ * are). It takes the default brand's callbacks under API_PIX_WEBHOOK_SECRET when that is set, and
+ * every brand's own API Pix account's under its webhook secret, looked up on each callback: a
+ * brand given an account later needs no restart.
+ */
 async function startApiPixWebhooks(
   config: Config,
   deps: Pick<Parameters<typeof startApiPixListener>[0], 'pool' | 'temporal' | 'log' | 'metrics'>,
 ) {
-  const { API_PIX_WEBHOOK_PORT: port, API_PIX_WEBHOOK_SECRET: secret } = config;
-  if (port === undefined || !secret) return undefined;
+  const { API_PIX_WEBHOOK_PORT: port } = config;
+  if (port === undefined) return undefined;
   const pem = (file: string | undefined) => readFileSync(file ?? '', 'utf8');
   const listener = await startApiPixListener({
     ...deps,
-    config: { ...config, API_PIX_WEBHOOK_SECRET: secret },
+    config,
     read: readPixNotifications,
     port,
     host: config.HTTP_HOST,

@@ -206,7 +206,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   },
   API_PIX_WEBHOOK_PORT: {
     meaning:
-      "port of the API process's second listener, where a PSP speaking the API Pix posts its webhooks (`<listener>/webhooks/api-pix/<API_PIX_WEBHOOK_SECRET>/pix`), HTTPS with mutual TLS ([API Pix webhooks](connectors.md#api-pix-webhooks)); needs the four below",
+      "port of the API process's second listener, where a PSP speaking the API Pix posts its webhooks (`<listener>/webhooks/api-pix/<path secret>/pix`), HTTPS with mutual TLS ([API Pix webhooks](connectors.md#api-pix-webhooks)); needs the three files below",
     shownDefault: 'none: no listener',
   },
   API_PIX_WEBHOOK_CERT_FILE: {
@@ -221,7 +221,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   },
   API_PIX_WEBHOOK_SECRET: {
     meaning:
-      'secret path segment of the API Pix webhook URL (16+ characters), a second factor beside the certificate',
+      "secret path segment of the default brand's API Pix webhook URL (16+ characters), a second factor beside the certificate; unset, the listener takes only the brands' own API Pix accounts' callbacks, each under its own webhook secret ([brands](brands.md))",
     shownDefault: 'none',
   },
   API_PIX_WEBHOOK_URL: {

@@ -523,19 +523,22 @@ function temporalTlsProblems(e: z.infer<typeof envSchema>, temporalClient: boole
   return problems;
 }
 
-/** The API Pix webhook listener takes all of its settings, or none. */
+/**
+ * The API Pix webhook listener takes all of its TLS files, or none. Its path secret,
+ * API_PIX_WEBHOOK_SECRET, is the default brand's alone: without it the listener takes the
+ * brands' own API Pix accounts' callbacks (docs/brands.md).
+ */
 function apiPixWebhookProblems(e: z.infer<typeof envSchema>): string[] {
   const needed = [
     'API_PIX_WEBHOOK_CERT_FILE',
     'API_PIX_WEBHOOK_KEY_FILE',
     'API_PIX_WEBHOOK_CLIENT_CA_FILE',
-    'API_PIX_WEBHOOK_SECRET',
   ] as const;
   if (e.API_PIX_WEBHOOK_PORT === undefined) return [];
   const missing = needed.filter((name) => !e[name]);
   return missing.length
     ? [
-        `API_PIX_WEBHOOK_PORT: set, so the API Pix webhook listener needs ${missing.join(', ')} too (pixflow's server certificate and key, the PSP's client CA, the path secret)`,
+        `API_PIX_WEBHOOK_PORT: set, so the API Pix webhook listener needs ${missing.join(', ')} too (pixflow's server certificate and key, the PSP's client CA)`,
       ]
     : [];
 }

@@ -1,17 +1,14 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../common/logger';
 import type { ApiMetrics } from '../common/metrics';
-import { DEFAULT_BRAND } from '../contracts/flow';
 import { claimForDelivery, insertInbox, insertKept, type NewInboxRow, type Stored } from '../db/inbox';
 import type { Pool } from '../db/pool';
 import { failedAuthLimit } from '../http/failed-auth';
 import { Problem, sendProblem } from '../http/problem';
 import { withTimeout } from '../http/timeout';
 import { type ApiPixRow, apiPixRowsOf, type ReadPixNotifications, readApiPixBody } from './api-pix-reading';
-import { accountOf } from './authenticate';
-import { type IngressAccounts, ingressAccounts } from './brand-accounts';
+import { accountOf, ingressAccounts, pathSecretCheck } from './brand-accounts';
 import {
   type DeliveryContext,
   type DeliveryOptions,
@@ -31,7 +28,8 @@ import { headersOfInterest } from './store';
 
 export interface ApiPixIngressDeps {
   config: {
-    API_PIX_WEBHOOK_SECRET: string;
+    /** The default brand's path secret; unset, only brands' own API Pix accounts are taken. */
+    API_PIX_WEBHOOK_SECRET?: string;
     /** The key of the hashes kept of brands' secrets; unset: the environment's secret alone is taken. */
     PII_HASH_KEY?: string;
     INBOX_RETRY_MAX_MS?: number;
@@ -54,47 +52,20 @@ export interface ApiPixIngressDeps {
 
 const POINT = 'api-pix';
 const INSTANCE = '/webhooks/api-pix/***/pix';
-const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
-
-/** The environment's secret alone, the default brand's, compared in constant time. */
-function environmentOnly(secret: string): IngressAccounts {
-  const expected = digest(secret);
-  return {
-    bySecret: async (given) =>
-      timingSafeEqual(digest(given), expected) ? { brand: DEFAULT_BRAND } : undefined,
-  };
-}
-
 /**
- * The path's secret, before the body is read (an unauthenticated caller costs nothing more): the
- * account it names on the request, or a 401 counted against the address.
+ * The path's secret, before the body is read: the account it names on the request, or a 401
+ * counted against the address. The environment's secret, when set, is the default brand's; a
+ * brand's own is found by its keyed hash.
  */
 function secretCheck(deps: ApiPixIngressDeps, failures: ReturnType<typeof failedAuthLimit>) {
-  const environment = { secret: deps.config.API_PIX_WEBHOOK_SECRET };
-  const { PII_HASH_KEY: hashKey } = deps.config;
-  const accounts: IngressAccounts = hashKey
-    ? ingressAccounts({ pool: deps.pool, connector: 'api-pix', hashKey, environment })
-    : environmentOnly(environment.secret);
-  return (req: Request, res: Response, next: NextFunction) => {
-    accounts.bySecret(String(req.params.secret ?? '')).then(
-      (account) => {
-        if (!account) return failures.fail(req, res, next, new Problem(401, 'unauthorized', 'Unauthorized'));
-        res.locals.ingressAccount = account;
-        next();
-      },
-      () =>
-        next(
-          new Problem(
-            503,
-            'accounts-unavailable',
-            'Cannot check the notification now; retry later',
-            undefined,
-            {},
-            5,
-          ),
-        ),
-    );
-  };
+  const { API_PIX_WEBHOOK_SECRET: secret, PII_HASH_KEY: hashKey } = deps.config;
+  const accounts = ingressAccounts({
+    pool: deps.pool,
+    connector: 'api-pix',
+    ...(hashKey === undefined ? {} : { hashKey }),
+    ...(secret === undefined ? {} : { environment: { secret } }),
+  });
+  return pathSecretCheck(accounts, failures);
 }
 
 export function apiPixWebhookRouter(deps: ApiPixIngressDeps) {

@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import { partnerIdOf } from '../connectors/identity-payments';
 import type { NotificationPoint } from '../db/inbox';
 import type { FailedAuthLimit } from '../http/failed-auth';
 import { Problem } from '../http/problem';
-import type { IngressAccount, IngressAccounts } from './brand-accounts';
+import { type IngressAccount, type IngressAccounts, pathSecretCheck } from './brand-accounts';
 import { NOTIFICATION_POINTS } from './notification';
 
 // Who may post: the secret in the URL (checked before the body is read), which says whose account
@@ -27,43 +27,16 @@ export interface IngressAuth {
 }
 
 /** The account the request's URL secret named (checkUrl put it there). */
-export function accountOf(res: Response): IngressAccount {
-  const account = res.locals.ingressAccount as IngressAccount | undefined;
-  if (!account) throw new Error('accountOf used on a route without checkUrl');
-  return account;
-}
+export { accountOf } from './brand-accounts';
 
 export function ingressAuth(accounts: IngressAccounts, failures: FailedAuthLimit): IngressAuth {
   return {
-    checkUrl(req, res, next) {
-      // Before the body is read: an unauthenticated caller costs us nothing more.
-      accounts.bySecret(String(req.params.secret ?? '')).then(
-        (account) => {
-          if (!account)
-            return failures.fail(req, res, next, new Problem(401, 'unauthorized', 'Unauthorized'));
-          const point = req.params.point;
-          if (point !== undefined && !NOTIFICATION_POINTS.includes(point as NotificationPoint)) {
-            return next(
-              new Problem(404, 'not-found', 'Not found', `no notification point ${JSON.stringify(point)}`),
-            );
-          }
-          res.locals.ingressAccount = account;
-          next();
-        },
-        // Postgres not answering: the provider retries, as when the inbox cannot store.
-        () =>
-          next(
-            new Problem(
-              503,
-              'accounts-unavailable',
-              'Cannot check the notification now; retry later',
-              undefined,
-              {},
-              5,
-            ),
-          ),
-      );
-    },
+    checkUrl: pathSecretCheck(accounts, failures, (req) => {
+      const point = req.params.point;
+      return point !== undefined && !NOTIFICATION_POINTS.includes(point as NotificationPoint)
+        ? new Problem(404, 'not-found', 'Not found', `no notification point ${JSON.stringify(point)}`)
+        : undefined;
+    }),
     checkPartner(fields, account) {
       const partner = partnerIdOf(fields);
       return account.partnerId !== undefined && sameSecret(partner, account.partnerId)

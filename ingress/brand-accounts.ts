@@ -1,9 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
 import { secretHash } from '../connectors/accounts';
 import type { BrandAccountConnector } from '../contracts/brand-account';
 import { DEFAULT_BRAND } from '../contracts/flow';
 import { accountBySecretHash, getBrandAccount } from '../db/brand-accounts';
 import type { Pool } from '../db/pool';
+import type { FailedAuthLimit } from '../http/failed-auth';
+import { Problem } from '../http/problem';
 import { withTimeout } from '../http/timeout';
 
 // Which brand's account a notification came through (docs/brands.md, Notifications by account):
@@ -35,8 +38,8 @@ const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 export function ingressAccounts(opts: {
   pool: Pool;
   connector: BrandAccountConnector;
-  /** PII_HASH_KEY: the key of the hashes kept of each brand's secrets. */
-  hashKey: string;
+  /** PII_HASH_KEY: the key of the hashes kept of each brand's secrets; unset, the environment's alone is taken. */
+  hashKey?: string;
   /** The environment's account: WEBHOOK_SECRET and WEBHOOK_PARTNER_ID (or API_PIX_WEBHOOK_SECRET). */
   environment?: { secret: string; partnerId?: string };
   ttlMs?: number;
@@ -66,12 +69,18 @@ export function ingressAccounts(opts: {
 
   return {
     async bySecret(secret) {
-      // Constant time against the environment's, as before brands.
-      if (envDigest && timingSafeEqual(digest(secret), envDigest) && !(await defaultHasRecord()))
+      // Constant time against the environment's, as before brands; without the hash key no brand's
+      // record can be found, so the default brand's cannot replace it either.
+      if (
+        envDigest &&
+        timingSafeEqual(digest(secret), envDigest) &&
+        (opts.hashKey === undefined || !(await defaultHasRecord()))
+      )
         return {
           brand: DEFAULT_BRAND,
           ...(opts.environment?.partnerId === undefined ? {} : { partnerId: opts.environment.partnerId }),
         };
+      if (opts.hashKey === undefined) return undefined;
       const hash = secretHash(opts.hashKey, opts.connector, 'webhookSecret', secret);
       const kept = found.get(hash);
       if (kept && now() - kept.at < ttlMs) return kept.account;
@@ -85,5 +94,48 @@ export function ingressAccounts(opts: {
       remember(hash, account);
       return account;
     },
+  };
+}
+
+/** The account the request's path secret named (pathSecretCheck put it there). */
+export function accountOf(res: Response): IngressAccount {
+  const account = res.locals.ingressAccount as IngressAccount | undefined;
+  if (!account) throw new Error('accountOf used on a route without the path secret check');
+  return account;
+}
+
+/**
+ * The path's secret, checked before the body is read (an unauthenticated caller costs nothing
+ * more), as both listeners check it: the account it names is put on the request (accountOf); no
+ * account is a 401 counted against the address; then `further` may refuse the request (the first
+ * provider's notification point). Postgres not answering is a 503 the provider retries, as when
+ * the inbox cannot store.
+ */
+export function pathSecretCheck(
+  accounts: IngressAccounts,
+  failures: FailedAuthLimit,
+  further?: (req: Request) => Problem | undefined,
+): RequestHandler {
+  return (req, res, next) => {
+    accounts.bySecret(String(req.params.secret ?? '')).then(
+      (account) => {
+        if (!account) return failures.fail(req, res, next, new Problem(401, 'unauthorized', 'Unauthorized'));
+        const refusal = further?.(req);
+        if (refusal) return next(refusal);
+        res.locals.ingressAccount = account;
+        next();
+      },
+      () =>
+        next(
+          new Problem(
+            503,
+            'accounts-unavailable',
+            'Cannot check the notification now; retry later',
+            undefined,
+            {},
+            5,
+          ),
+        ),
+    );
   };
 }

@@ -232,10 +232,13 @@ describe("the listener's settings", () => {
     API_PIX_WEBHOOK_SECRET: randomBytes(16).toString('hex'),
   };
 
-  it('are all of them or none: unset, no listener', () => {
+  it('are the port and its TLS files, all or none (unset, no listener); the path secret is the default brand’s alone', () => {
     expect(loadConfig({}).API_PIX_WEBHOOK_PORT).toBeUndefined();
     expect(loadConfig(ALL).API_PIX_WEBHOOK_PORT).toBe(8443);
-    const { API_PIX_WEBHOOK_CLIENT_CA_FILE: _ca, API_PIX_WEBHOOK_SECRET: _secret, ...partial } = ALL;
+    // Without the environment's secret the listener takes the brands' own accounts' callbacks.
+    const { API_PIX_WEBHOOK_SECRET: _secret, ...noSecret } = ALL;
+    expect(loadConfig(noSecret).API_PIX_WEBHOOK_PORT).toBe(8443);
+    const { API_PIX_WEBHOOK_CLIENT_CA_FILE: _ca, API_PIX_WEBHOOK_KEY_FILE: _key, ...partial } = noSecret;
     let refused: unknown;
     try {
       loadConfig(partial);
@@ -244,7 +247,7 @@ describe("the listener's settings", () => {
     }
     expect(refused).toBeInstanceOf(ConfigError);
     expect((refused as ConfigError).problems.join('\n')).toMatch(
-      /API_PIX_WEBHOOK_PORT: .*API_PIX_WEBHOOK_CLIENT_CA_FILE, API_PIX_WEBHOOK_SECRET/,
+      /API_PIX_WEBHOOK_PORT: .*API_PIX_WEBHOOK_KEY_FILE, API_PIX_WEBHOOK_CLIENT_CA_FILE too/,
     );
   });
 
