@@ -263,6 +263,19 @@ export async function listBrandPolicyVersions(
   return rows.map(brandVersionOf);
 }
 
+/** One of a brand's versions. */
+export async function getBrandPolicyVersion(
+  db: Queryable,
+  brand: string,
+  version: number,
+): Promise<BrandPolicyVersionRow | undefined> {
+  const { rows } = await db.query(
+    `SELECT ${BRAND_VERSION_COLUMNS} FROM brand_policy_versions WHERE brand_id = $1 AND version = $2`,
+    [brand, version],
+  );
+  return rows[0] ? brandVersionOf(rows[0]) : undefined;
+}
+
 /** Whether the brand exists. */
 export async function brandExists(db: Queryable, brand: string): Promise<boolean> {
   const { rowCount } = await db.query('SELECT 1 FROM brands WHERE id = $1', [brand]);

@@ -3,6 +3,7 @@ import { brandIdSchema } from '../contracts/brand';
 import {
   type BrandPolicyChangeRow,
   brandExists,
+  getBrandPolicyVersion,
   latestBrandPolicyVersion,
   latestPolicyVersion,
   pendingBrandPolicyChanges,
@@ -24,6 +25,7 @@ import { parseAssignments, policyFields, shownValue } from '../policy/diff';
 // the operator's policy is, with a reason, audited, four eyes on a loosening.
 
 export const BRAND_POLICY_USAGE = `       npm run operator -- policy show --brand BRAND
+       npm run operator -- policy diff [FROM_VERSION [TO_VERSION]] --brand BRAND
        npm run operator -- policy set PATH=VALUE... --brand BRAND --reason REASON --as ADMIN_EMAIL
        npm run operator -- policy inherit PATH... --brand BRAND --reason REASON --as ADMIN_EMAIL
        npm run operator -- policy approve CHANGE_ID --brand BRAND --as ADMIN_EMAIL
@@ -38,9 +40,15 @@ const reason = z
   .trim()
   .min(1, 'is required: say why the rules change');
 const brand = brandIdSchema;
+/** A brand's version; 0 is the brand before it had rules of its own. */
+const version = z.coerce
+  .number({ error: 'must be a version number' })
+  .int()
+  .min(0, 'must be a version number');
 
 export const brandCommandSchema = z.discriminatedUnion('command', [
   z.object({ command: z.literal('show'), brand }),
+  z.object({ command: z.literal('diff'), brand, from: version.optional(), to: version.optional() }),
   z.object({
     command: z.literal('set'),
     brand,
@@ -75,6 +83,8 @@ export function brandCommandOf(
   const [command, ...rest] = positionals;
   const { brand: b, reason: r, as } = values;
   switch (command) {
+    case 'diff':
+      return { command, brand: b, from: rest[0], to: rest[1] };
     case 'set':
       return { command, brand: b, assignments: rest, reason: r, as };
     case 'inherit':
@@ -141,18 +151,49 @@ async function show(pool: Pool, brandId: string): Promise<number> {
   return 0;
 }
 
+/**
+ * What brand version `to` (default: the newest) changed from `from` (default: the one before; 0
+ * is the brand without rules of its own), laid on the operator's version in force.
+ */
+async function diff(pool: Pool, brandId: string, from?: number, to?: number): Promise<number> {
+  const [operator, newest] = await Promise.all([
+    latestPolicyVersion(pool),
+    latestBrandPolicyVersion(pool, brandId),
+  ]);
+  if (!operator || !newest) {
+    out(`brand ${brandId} has no rules of its own: the operator's policy applies`);
+    return 0;
+  }
+  const upTo = to ?? newest.version;
+  const since = from ?? upTo - 1;
+  const overridesAt = async (v: number) => {
+    if (v === 0) return {};
+    const row = await getBrandPolicyVersion(pool, brandId, v);
+    return row ? checkedOverrides(row.overrides) : undefined;
+  };
+  const [older, newer] = await Promise.all([overridesAt(since), overridesAt(upTo)]);
+  if (!older || !newer) {
+    err(`no version ${older ? upTo : since} of brand ${brandId} (the newest is ${newest.version})`);
+    return 1;
+  }
+  out(`brand ${brandId}'s version ${since} → ${upTo}, over the operator's version ${operator.version}:`);
+  const changes = brandChanges(policyOfRow(operator), older, newer);
+  for (const line of changes.length ? brandDiffLines(brandId, changes) : ['  (no change)']) out(line);
+  return 0;
+}
+
 /** Runs a `policy <command> --brand X` already checked; the exit code. */
 export async function runBrandPolicy(
   pool: Pool,
   a: BrandCommand,
   adminActor: (email: string) => Promise<PolicyActor>,
 ): Promise<number> {
-  if (a.command === 'show') {
+  if (a.command === 'show' || a.command === 'diff') {
     if (!(await brandExists(pool, a.brand))) {
       err(`no brand ${a.brand}`);
       return 1;
     }
-    return show(pool, a.brand);
+    return a.command === 'show' ? show(pool, a.brand) : diff(pool, a.brand, a.from, a.to);
   }
   const actor = await adminActor(a.as);
   switch (a.command) {

@@ -320,4 +320,47 @@ describe("a brand's rules", () => {
       after: { brand: B, version: 2, changes: [{ path: 'payouts.approvalAboveCentavos', loosens: true }] },
     });
   });
+
+  it('show what a version changed, and a rejected change never applies', async () => {
+    const diff = policyCli('diff', '--brand', B);
+    expect(diff.status, diff.err).toBe(0);
+    expect(diff.out).toContain(`brand ${B}'s version 1 → 2, over the operator's version 2:`);
+    expect(diff.out).toContain(
+      `  payouts.approvalAboveCentavos: 100000 (${B}'s) → 500000 (the operator's)  (loosens: needs a second admin)`,
+    );
+    const first = policyCli('diff', '0', '1', '--brand', B);
+    expect(first.out).toContain(
+      `  deposits.routing.connectors: identity-payments,api-pix (the operator's) → api-pix,identity-payments (${B}'s)`,
+    );
+    expect(policyCli('diff', '1', '7', '--brand', B).status).toBe(1);
+    const proposed = policyCli(
+      'set',
+      'payouts.approvers=1',
+      '--brand',
+      B,
+      '--reason',
+      'one is enough',
+      '--as',
+      ANA,
+    );
+    expect(proposed.status, proposed.err).toBe(0);
+    const [pending] = await pendingBrandPolicyChanges(pool, B);
+    if (!pending) throw new Error('no pending change');
+    const rejected = policyCli('reject', String(pending.id), '--brand', B, '--as', BIA, '--reason', 'no');
+    expect(rejected.status, rejected.err).toBe(0);
+    expect(rejected.out).toContain(`rejected: change ${pending.id} will not apply`);
+    expect(await pendingBrandPolicyChanges(pool, B)).toEqual([]);
+    expect((await latestBrandPolicyVersion(pool, B))?.version).toBe(2);
+    expect((await (stores[0] as PolicyStore).current(B)).policy.payouts.approvers).toBe(2);
+    const again = policyCli('approve', String(pending.id), '--brand', B, '--as', BIA);
+    expect(again.status).toBe(1);
+    expect(again.err).toContain('is rejected already');
+    const [audit] = await listActions(pool, { action: 'policy.reject', order: 'newest', limit: 1 });
+    expect(audit).toMatchObject({
+      operatorEmail: BIA,
+      outcome: 'done',
+      caseType: 'brand-policy',
+      reason: 'no',
+    });
+  });
 });
