@@ -13,6 +13,7 @@ import { decisionRoutes } from './decisions';
 import type { BackofficeDeps } from './deps';
 import { wellFormedInput } from './forms';
 import { languageRoutes } from './language';
+import { operatorRoutes } from './operators';
 import { payoutRoutes } from './payouts';
 import { policyRoutes } from './policy';
 import { queueRoutes } from './queues';
@@ -81,6 +82,7 @@ export function backofficeRoutes(deps: BackofficeDeps) {
   r.use(apiKeyRoutes(deps));
   r.use(policyRoutes(deps));
   r.use(connectorRoutes(deps));
+  r.use(operatorRoutes(deps));
   r.use(brandRoutes(deps));
   r.use((req, _res, next) => next(Object.assign(new Error(`no page at ${req.path}`), { status: 404 })));
   r.use(errorPages(deps.log));

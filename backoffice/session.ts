@@ -4,6 +4,7 @@ import type { Request, RequestHandler } from 'express';
 import session from 'express-session';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
+import { grantedBrands } from '../db/operator-brands';
 import { getOperator, type Operator } from '../db/operators';
 import type { Pool } from '../db/pool';
 import { BackofficeError } from './render';
@@ -88,6 +89,8 @@ export function loadOperator(
     const left = s.signedInAt === undefined ? 0 : s.signedInAt + maxAgeMs - Date.now();
     if (operator && !operator.disabled && s.generation === operator.sessionGeneration && left > 0) {
       res.locals.operator = operator;
+      // The brands this operator sees, read with them on every request: a revocation counts at once.
+      res.locals.granted = operator.role === 'admin' ? 'all' : await grantedBrands(pool, operator.id);
       // The cookie and the stored row expire at the absolute end too, not only when idle.
       s.cookie.maxAge = Math.min(idleMs, left);
       return next();

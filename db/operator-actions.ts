@@ -35,6 +35,8 @@ export const operatorActionNames = [
   'brand.update',
   'brand.account.set',
   'brand.account.remove',
+  'operator.brand.grant',
+  'operator.brand.revoke',
 ] as const;
 export type OperatorActionName = (typeof operatorActionNames)[number];
 
@@ -111,6 +113,8 @@ export interface ActionFilter {
   /** Newest first when listing a page; oldest first for an export. */
   order: 'newest' | 'oldest';
   limit: number;
+  /** Only rows about these brands or about none (db/operator-brands.ts); every row when absent. */
+  brands?: string[] | null;
 }
 
 /** `LIKE` reads % and _ as wildcards: a typed one is taken literally. */
@@ -146,6 +150,13 @@ export async function listActions(db: Queryable, f: ActionFilter): Promise<Opera
   if (f.until) add((p) => `at < ${p}`, f.until);
   if (f.beforeId) add((p) => `id < ${p}::bigint`, f.beforeId);
   if (f.afterId) add((p) => `id > ${p}::bigint`, f.afterId);
+  // The brand a row is about (migration operator_brands): its flow's, alert's, key's, brand's.
+  if (f.brands)
+    add(
+      (p) => `(pixflow_action_brand(case_type, case_id, after) IS NULL
+                OR pixflow_action_brand(case_type, case_id, after) = ANY(${p}::text[]))`,
+      f.brands,
+    );
   // A page after a cursor is the rows nearest it: read upwards, then turned newest first.
   const ascending = f.order === 'oldest' || f.afterId !== undefined;
   params.push(f.limit);

@@ -12,6 +12,7 @@ import {
 } from '../db/operators';
 import { createPool } from '../db/pool';
 import { runBrandCommand } from './operator-brands';
+import { runGrantCommand } from './operator-grants';
 import { runKeyCommand } from './operator-keys';
 import { runPolicyCommand } from './operator-policy';
 
@@ -22,6 +23,7 @@ import { runPolicyCommand } from './operator-policy';
 //   DATABASE_URL=... npm run operator -- disable --email ana@example.com
 //   DATABASE_URL=... npm run operator -- policy show|diff|set|approve|reject ... (scripts/operator-policy.ts)
 //   DATABASE_URL=... npm run operator -- brand list|show|create|update ... (scripts/operator-brands.ts)
+//   DATABASE_URL=... npm run operator -- grants|grant|revoke ... (the brands an operator sees: scripts/operator-grants.ts)
 // reset, role and disable end every session the operator has (db/operators.ts). A password is
 // read from standard input when one is piped in (--password-stdin); otherwise a strong one is
 // generated and printed once.
@@ -94,6 +96,9 @@ async function main() {
   if (process.argv[2] === 'key') process.exit(await runKeyCommand(process.argv.slice(3)));
   if (process.argv[2] === 'policy') process.exit(await runPolicyCommand(process.argv.slice(3)));
   if (process.argv[2] === 'brand') process.exit(await runBrandCommand(process.argv.slice(3)));
+  const grantCommand = process.argv[2];
+  if (grantCommand === 'grants' || grantCommand === 'grant' || grantCommand === 'revoke')
+    process.exit(await runGrantCommand(grantCommand, process.argv.slice(3)));
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
