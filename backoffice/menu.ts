@@ -19,6 +19,7 @@ export const menu = [
     least: 'viewer',
   },
   { id: 'policy', href: '/backoffice/policy', words: (t: Catalog) => t.nav.policy, least: 'admin' },
+  { id: 'brands', href: '/backoffice/brands', words: (t: Catalog) => t.brands.nav, least: 'admin' },
 ] as const satisfies ReadonlyArray<{
   id: string;
   href: string;
