@@ -88,7 +88,8 @@ const identityPayments = (brand: string, over: { partnerId?: string; webhookSecr
   ANA,
 ];
 
-const apiPix = (brand: string, webhookSecret: string) => [
+/** An api-pix account's `set`, its webhook secret read from standard input. */
+const apiPix = (brand: string) => [
   'set',
   brand,
   'api-pix',
@@ -146,7 +147,7 @@ describe("brand account set with the environment's webhook values", () => {
         says: "--partner-id: is the environment's WEBHOOK_PARTNER_ID, the default brand's",
       },
       {
-        run: accountCli(apiPix(BRAND, ENV.API_PIX_WEBHOOK_SECRET), `${ENV.API_PIX_WEBHOOK_SECRET}\n`),
+        run: accountCli(apiPix(BRAND), `${ENV.API_PIX_WEBHOOK_SECRET}\n`),
         says: "--webhook-secret-stdin or --webhook-secret-file: is the environment's API_PIX_WEBHOOK_SECRET, the default brand's",
       },
     ];
@@ -165,7 +166,7 @@ describe("brand account set with the environment's webhook values", () => {
     const own = accountCli(identityPayments(BRAND));
     expect(own.status, own.err).toBe(0);
     // The API Pix listener's secret is not the first provider's: another brand may hold it there.
-    const pix = accountCli(apiPix(BRAND, ENV.WEBHOOK_SECRET), `${ENV.WEBHOOK_SECRET}\n`);
+    const pix = accountCli(apiPix(BRAND), `${ENV.WEBHOOK_SECRET}\n`);
     expect(pix.status, pix.err).toBe(0);
     const byDefault = accountCli(
       identityPayments('default', { partnerId: ENV.WEBHOOK_PARTNER_ID, webhookSecret: ENV.WEBHOOK_SECRET }),
