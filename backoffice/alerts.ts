@@ -11,6 +11,7 @@ import {
 } from '../contracts/alert';
 import { type AlertRow, decideAlert, getAlert, listAlerts } from '../db/alerts';
 import { listActions, recordAction } from '../db/operator-actions';
+import { type GrantedBrands, maySeeFlow } from '../db/operator-brands';
 import type { Operator } from '../db/operators';
 import { inTransaction, type Pool } from '../db/pool';
 import type { BackofficeDeps } from './deps';
@@ -25,6 +26,7 @@ import {
   typedCpfSchema,
 } from './forms';
 import { type Catalog, labelsFor } from './i18n';
+import { brandOfWorkflowId, brandsFor, grantedOf } from './operators';
 import { BackofficeError, notFoundPage, page, redirectSaved, signedIn, wordsOf } from './render';
 import { roleAtLeast } from './roles';
 
@@ -52,6 +54,26 @@ const filtersSchema = z
 type Filters = z.infer<typeof filtersSchema>;
 
 const alertIdSchema = z.string().regex(/^alr_[0-9a-f]{32}$/);
+
+/** A flow id the operator's brands reach (a person's movements may span brands). */
+const seesFlowId = (g: GrantedBrands, id: string) =>
+  !/^([a-z][a-z0-9-]{1,39}:)?(deposit|withdrawal)-/.test(id) ||
+  maySeeFlow(g, { type: 'deposit', brandId: brandOfWorkflowId(id) });
+
+/**
+ * An alert as this operator may see it: its brand (its triggering flow's), and among the flows it
+ * counted only those of the operator's brands; undefined when its flow is another brand's.
+ */
+function alertFor<A extends AlertRow>(g: GrantedBrands, a: A): (A & { brandId: string }) | undefined {
+  if (!seesFlowId(g, a.flowId)) return undefined;
+  return { ...a, brandId: brandOfWorkflowId(a.flowId), flowIds: a.flowIds.filter((f) => seesFlowId(g, f)) };
+}
+
+/** The alert of this id, when the operator's brands reach it. */
+async function visibleAlert(db: Pool, res: Response, id: string) {
+  const alert = alertIdSchema.safeParse(id).success ? await getAlert(db, id) : undefined;
+  return alert && alertFor(grantedOf(res), alert);
+}
 const alertPath = (id: string) => `${PAGE}/${id}`;
 
 function filterOf(f: Filters, zone: string, piiKey: string) {
@@ -158,8 +180,7 @@ async function markAlert(pool: Pool, req: Request, res: Response) {
   const id = String(req.params.id ?? '');
   const back = alertPath(id);
   const t = wordsOf(req, res);
-  if (!alertIdSchema.safeParse(id).success || !(await getAlert(pool, id)))
-    throw notFoundPage((w) => w.errors.what.alert);
+  if (!(await visibleAlert(pool, res, id))) throw notFoundPage((w) => w.errors.what.alert);
   if (!roleAtLeast(operator.role, 'reviewer')) {
     await recordAction(pool, {
       ...auditOf(operator),
@@ -229,10 +250,12 @@ export function alertRoutes({ pool, config }: BackofficeDeps) {
       ...filterOf(f, operator.timeZone, config.PII_HASH_KEY),
       order: 'newest',
       limit: PAGE_SIZE,
+      brands: brandsFor(res),
     });
     const t = wordsOf(req, res);
+    const g = grantedOf(res);
     page(req, res, 'alerts', {
-      items,
+      items: items.flatMap((a) => alertFor(g, a) ?? []),
       total,
       rules: alertRules,
       statuses: alertStatuses,
@@ -257,13 +280,16 @@ export function alertRoutes({ pool, config }: BackofficeDeps) {
       ...filterOf(f, operator.timeZone, config.PII_HASH_KEY),
       order: 'oldest',
       limit: EXPORT_ROWS,
+      brands: brandsFor(res),
     });
+    const g = grantedOf(res);
+    const rows = items.flatMap((a) => alertFor(g, a) ?? []);
     await recordAction(pool, {
       ...auditOf(operator),
       action: 'alert.export',
       outcome: 'done',
       after: {
-        rows: items.length,
+        rows: rows.length,
         ...(f.status ? { status: f.status } : {}),
         ...(f.rule ? { rule: f.rule } : {}),
       },
@@ -272,12 +298,12 @@ export function alertRoutes({ pool, config }: BackofficeDeps) {
       .type('text/csv')
       .set('content-disposition', 'attachment; filename="pixflow-alerts.csv"')
       .set('cache-control', 'no-store')
-      .send(csvOf(items));
+      .send(csvOf(rows));
   });
 
   r.get('/alerts/:id', async (req, res) => {
     const id = req.params.id ?? '';
-    const alert = alertIdSchema.safeParse(id).success ? await getAlert(pool, id) : undefined;
+    const alert = await visibleAlert(pool, res, id);
     if (!alert) throw notFoundPage((w) => w.errors.what.alert);
     const operator = signedIn(res);
     const t = wordsOf(req, res);

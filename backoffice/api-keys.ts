@@ -5,10 +5,12 @@ import { durationSchema, keyIdSchema, keyNameSchema, type Scope, scopeResources 
 import { DEFAULT_BRAND_ID } from '../contracts/brand';
 import { listBrands } from '../db/brands';
 import { type OperatorActionName, recordAction } from '../db/operator-actions';
+import type { GrantedBrands } from '../db/operator-brands';
 import type { Operator } from '../db/operators';
 import type { BackofficeDeps } from './deps';
 import { parseForm, say } from './forms';
 import { labelsFor } from './i18n';
+import { grantedOf } from './operators';
 import { BackofficeError, notFoundPage, page, redirectSaved, signedIn, wordsOf } from './render';
 import { roleAtLeast } from './roles';
 
@@ -114,13 +116,17 @@ function showSecret(
   page(req, res, 'api-key-secret', what, status);
 }
 
+/** Newest first: a brand's keys are its operators'; a platform key acts for no one brand, and every operator sees it. */
+const keysSeenBy = <K extends { brandId: string | null }>(granted: GrantedBrands, keys: K[]) =>
+  keys.reverse().filter((k) => granted === 'all' || k.brandId === null || granted.includes(k.brandId));
+
 export function apiKeyRoutes(deps: BackofficeDeps) {
   const { pool } = deps;
   const r = Router();
 
   r.get('/api-keys', async (req, res) => {
     const operator = signedIn(res);
-    const keys = (await listKeys(pool)).reverse().map((k) => ({ ...k, status: statusOf(k) }));
+    const keys = keysSeenBy(grantedOf(res), await listKeys(pool)).map((k) => ({ ...k, status: statusOf(k) }));
     page(req, res, 'api-keys', {
       keys,
       brands: await listBrands(pool),

@@ -14,6 +14,7 @@ import {
 import type { Pool } from '../db/pool';
 import type { BackofficeDeps } from './deps';
 import { daySchema, optional, parseForm, say, startOfDayIn } from './forms';
+import { brandsFor } from './operators';
 import { page, signedIn, wordsOf } from './render';
 
 // The audit trail: every operator action, newest first on the page, a page at a time (keyset by
@@ -135,6 +136,7 @@ async function auditPage(pool: Pool, req: Request, res: Response) {
   // One row more than the page: whether there is another page that way.
   const rows = await listActions(pool, {
     ...filterOf(filters, operator.timeZone),
+    brands: brandsFor(res),
     beforeId: q.before,
     afterId: q.after,
     order: 'newest',
@@ -181,6 +183,7 @@ export function auditRoutes({ pool }: BackofficeDeps) {
     const q = parseForm(filtersSchema, req.query, PAGE, wordsOf(req, res), { kind: 'filter' });
     const actions = await listActions(pool, {
       ...filterOf(q, operator.timeZone),
+      brands: brandsFor(res),
       order: 'oldest',
       limit: EXPORT_ROWS,
     });

@@ -27,6 +27,7 @@ import type { BackofficeDeps } from './deps';
 import { type Formatter, formatterFor } from './format';
 import { parseForm, typedCpfSchema } from './forms';
 import { type Catalog, type Label, labelsFor } from './i18n';
+import { brandsFor, mustSeeFlow } from './operators';
 import { payoutCaseOf } from './payouts';
 import { isQueueId } from './queues';
 import { notFoundPage, page, signedIn, wordsOf } from './render';
@@ -88,6 +89,7 @@ function factsOf(
       ? f.decidedByRules(label.decision(d.decision), d.policyVersion)
       : f.decidedBy(label.decision(d.decision), d.by, d.reason);
   const facts: Array<[string, string]> = [[f.id[flow.type], flow.businessId]];
+  if (flow.type === 'deposit' || flow.type === 'withdrawal') facts.push([t.grants.brand, flow.brandId]);
   if (flow.type === 'onboarding') {
     const o = live as OnboardingState | undefined;
     facts.push([f.kyc, label.registryStatus(flow.kycStatus)], [f.pep, label.yesNo(flow.pep ?? o?.flags.pep)]);
@@ -162,9 +164,9 @@ async function cpfFor(pool: Pool, operator: Operator, hash: string, masked: stri
 /** How many of a person's alerts a case page lists: the newest; the alerts queue has them all. */
 const PERSON_ALERTS = 20;
 
-/** A person's monitoring alerts, newest first, for their page and their payouts' pages. */
-const personAlertsOf = (pool: Pool, hash: string) =>
-  listAlerts(pool, { cpfHash: hash, order: 'newest', limit: PERSON_ALERTS });
+/** A person's monitoring alerts raised by flows of these brands, newest first, for their page and their payouts' pages. */
+const personAlertsOf = (pool: Pool, hash: string, brands: string[] | null) =>
+  listAlerts(pool, { cpfHash: hash, order: 'newest', limit: PERSON_ALERTS, brands });
 
 /** The flow's own state, from its workflow (running or finished): what the flows row does not keep. */
 async function liveStateOf(
@@ -195,7 +197,7 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
     const operator = signedIn(res);
     const t = wordsOf(req, res);
     const label = labelsFor(t.lang);
-    const flow = await getFlowRow(pool, req.params.id ?? '');
+    const flow = mustSeeFlow(res, await getFlowRow(pool, req.params.id ?? ''));
     if (!flow) throw notFoundPage((w) => w.errors.what.flow);
     const live = await liveStateOf(temporal, flow);
     const from = typeof req.query.from === 'string' && isQueueId(req.query.from) ? req.query.from : undefined;
@@ -215,11 +217,18 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
       payout,
       // A payout's approvers decide with the person's alerts in view.
       personAlerts:
-        flow.type === 'withdrawal' && flow.cpfHash ? await personAlertsOf(pool, flow.cpfHash) : undefined,
+        flow.type === 'withdrawal' && flow.cpfHash
+          ? await personAlertsOf(pool, flow.cpfHash, brandsFor(res))
+          : undefined,
       mayDecide: roleAtLeast(operator.role, 'reviewer'),
       temporalUrl: `${config.TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(flow.workflowId)}`,
       timeline: timelineEntries(await timelineOf(pool, [flow.workflowId]), label),
-      actions: await listActions(pool, { caseIds: [flow.workflowId], order: 'newest', limit: 200 }),
+      actions: await listActions(pool, {
+        caseIds: [flow.workflowId],
+        order: 'newest',
+        limit: 200,
+        brands: brandsFor(res),
+      }),
     });
   });
 }
@@ -227,7 +236,7 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
 /** A payout's stored receipt, as the API serves it to backends, for operators signed in. */
 function receiptPage(r: Router, { pool }: BackofficeDeps) {
   r.get('/flows/:id/receipt.png', async (req, res) => {
-    const flow = await getFlowRow(pool, req.params.id ?? '');
+    const flow = mustSeeFlow(res, await getFlowRow(pool, req.params.id ?? ''));
     const receipt =
       flow?.type === 'withdrawal' ? await getWithdrawalReceipt(pool, flow.workflowId) : undefined;
     if (!receipt) throw notFoundPage((w) => w.errors.what.receipt);
@@ -244,7 +253,9 @@ function customerPages(r: Router, { pool, config, policy }: BackofficeDeps) {
   r.get('/customers/:hash', async (req, res) => {
     const operator = signedIn(res);
     const hash = req.params.hash ?? '';
-    const [customer, flows] = await Promise.all([getCustomer(pool, hash), flowsOfPerson(pool, hash)]);
+    // A person is every brand's; their flows on the page are the operator's brands' alone.
+    const brands = brandsFor(res);
+    const [customer, flows] = await Promise.all([getCustomer(pool, hash), flowsOfPerson(pool, hash, brands)]);
     if (!customer && flows.length === 0) throw notFoundPage((t) => t.errors.what.customer);
     const cases = [`customer-${hash}`, ...flows.map((f) => f.workflowId)];
     const rules = (await policy.current()).policy;
@@ -255,9 +266,9 @@ function customerPages(r: Router, { pool, config, policy }: BackofficeDeps) {
         depositLimitsView(pool, hash, new Date()),
         listAccounts(pool, hash),
         timelineOf(pool, cases),
-        listActions(pool, { caseIds: cases, order: 'newest', limit: 200 }),
+        listActions(pool, { caseIds: cases, order: 'newest', limit: 200, brands }),
         eligibilityOfHash(pool, hash),
-        personAlertsOf(pool, hash),
+        personAlertsOf(pool, hash, brands),
       ]);
     const t = wordsOf(req, res);
     const label = labelsFor(t.lang);
@@ -267,7 +278,7 @@ function customerPages(r: Router, { pool, config, policy }: BackofficeDeps) {
     const kyc = customer?.kyc;
     const fmt = formatterFor(operator.timeZone, t.lang);
     // A closed account's deposits still returnable are offered to go back to their payers.
-    const returnable = eligibility?.closed ? await returnableDepositsOf(pool, hash) : undefined;
+    const returnable = eligibility?.closed ? await returnableDepositsOf(pool, hash, brands) : undefined;
     page(req, res, 'customer', {
       cpfShown: (admin && identity?.cpf) || masked,
       customer: customer ?? { verification: 'none', verificationAt: null, lastBiometric: null },

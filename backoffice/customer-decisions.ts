@@ -1,12 +1,8 @@
 import { Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
-import {
-  type DepositReturnInput,
-  depositReturnWorkflowId,
-  depositWorkflowId,
-  FIRST_CONNECTOR,
-} from '../contracts/deposit';
+import { type DepositReturnInput, depositReturnWorkflowId, FIRST_CONNECTOR } from '../contracts/deposit';
+import { DEFAULT_BRAND } from '../contracts/flow';
 import { txidSchema } from '../contracts/flow-input';
 import { getCustomer } from '../db/customers';
 import { type ReturnableDeposit, returnableDeposits } from '../db/deposit-returns';
@@ -18,6 +14,7 @@ import {
   reinstateCustomer,
 } from '../db/eligibility';
 import { type OperatorActionName, recordAction } from '../db/operator-actions';
+import { maySeeFlow } from '../db/operator-brands';
 import { recordDecision, sessionRef } from '../db/operator-decisions';
 import type { Operator } from '../db/operators';
 import { inTransaction, type Pool } from '../db/pool';
@@ -26,6 +23,7 @@ import type { BackofficeDeps } from './deps';
 import { customerDecisionFormSchema, parseForm, say } from './forms';
 import type { Catalog } from './i18n';
 import { labelsFor } from './i18n';
+import { brandsFor, grantedOf } from './operators';
 import { BackofficeError, notFoundPage, redirectSaved, signedIn, wordsOf } from './render';
 import { roleAtLeast } from './roles';
 
@@ -82,15 +80,34 @@ const auditOf = (operator: Operator) => ({
 });
 
 /** The person's completed deposits whose connector returns received Pix (every one but the first provider's). */
-export const returnableDepositsOf = (pool: Pool, cpfHash: string) =>
-  returnableDeposits(pool, cpfHash, FIRST_CONNECTOR);
+export const returnableDepositsOf = (pool: Pool, cpfHash: string, brands: string[] | null) =>
+  returnableDeposits(pool, cpfHash, FIRST_CONNECTOR, brands);
+
+/**
+ * A deposit as the form names it: its workflow id, which names its brand (`bet-rio:deposit-<txid>`;
+ * the default brand's has no prefix), since one txid may be a deposit at each brand.
+ */
+const depositIdSchema = z
+  .string({ error: say('required') })
+  .max(100, say('atMost', 100))
+  .transform((id, ctx) => {
+    const m = /^(?:([a-z][a-z0-9-]{1,39}):)?deposit-(.+)$/.exec(id);
+    if (!m?.[2] || !txidSchema.safeParse(m[2]).success) {
+      ctx.addIssue({ code: 'custom', message: say('invalid') });
+      return z.NEVER;
+    }
+    return { workflowId: id, brandId: m[1] ?? DEFAULT_BRAND };
+  });
 
 /** The ticked deposits (one checkbox sends a text, several a list) and why. */
 const returnsFormSchema = z.object({
   reason: customerDecisionFormSchema.shape.reason,
-  txid: z
-    .union([txidSchema, z.array(txidSchema).min(1)], { error: say('required') })
-    .transform((v) => (Array.isArray(v) ? [...new Set(v)] : [v])),
+  deposit: z
+    .union([depositIdSchema, z.array(depositIdSchema).min(1)], { error: say('required') })
+    .transform((v) => {
+      const all = Array.isArray(v) ? v : [v];
+      return all.filter((d, i) => all.findIndex((x) => x.workflowId === d.workflowId) === i);
+    }),
 });
 
 export function customerDecisionRoutes({ pool, temporal, config }: BackofficeDeps) {
@@ -146,6 +163,27 @@ export function customerDecisionRoutes({ pool, temporal, config }: BackofficeDep
   return r;
 }
 
+/** Below reviewer: a 403 page, the attempt audited on the person's case. */
+async function refuseBelowReviewer(pool: Pool, operator: Operator, hash: string) {
+  if (roleAtLeast(operator.role, 'reviewer')) return;
+  await recordAction(pool, {
+    ...auditOf(operator),
+    action: 'deposit.return',
+    outcome: 'refused',
+    caseType: 'customer',
+    caseId: `customer-${hash}`,
+  });
+  throw new BackofficeError(
+    403,
+    (w) => ({
+      heading: w.errors.notAllowed,
+      message: w.errors.mayNotDecide(labelsFor(w.lang).role(operator.role)),
+    }),
+    [],
+    customerPath(hash),
+  );
+}
+
 /**
  * Once an impeded person's account is closed, the deposits still returnable go back to their
  * payers: each on its own return flow, through the connector that received it. Returning money to
@@ -157,29 +195,20 @@ function returnDepositsRoute(
   { pool, temporal, config }: Pick<BackofficeDeps, 'pool' | 'temporal' | 'config'>,
 ) {
   r.post('/customers/:hash/return-deposits', async (req, res) => {
+    const granted = grantedOf(res);
     const operator = signedIn(res);
     const hash = req.params.hash ?? '';
     const back = customerPath(hash);
     const t = wordsOf(req, res);
-    if (!roleAtLeast(operator.role, 'reviewer')) {
-      await recordAction(pool, {
-        ...auditOf(operator),
-        action: 'deposit.return',
-        outcome: 'refused',
-        caseType: 'customer',
-        caseId: `customer-${hash}`,
-      });
-      throw new BackofficeError(
-        403,
-        (w) => ({
-          heading: w.errors.notAllowed,
-          message: w.errors.mayNotDecide(labelsFor(w.lang).role(operator.role)),
-        }),
-        [],
-        back,
+    // Another brand's deposit is not found before anything else, with nothing started or written.
+    const named = [req.body?.deposit].flat().map((v) => depositIdSchema.safeParse(v).data);
+    if (named.some((d) => d && !maySeeFlow(granted, { type: 'deposit', brandId: d.brandId })))
+      throw notFoundPage((w) =>
+        w.errors.what.flowOfType(labelsFor(w.lang).flowType('deposit').toLowerCase()),
       );
-    }
+    await refuseBelowReviewer(pool, operator, hash);
     const form = parseForm(returnsFormSchema, req.body, back, t);
+    const ids = form.deposit.map((d) => d.workflowId);
     const refuse = async (words: (w: Catalog) => { heading: string; message: string }) => {
       await recordAction(pool, {
         ...auditOf(operator),
@@ -187,7 +216,7 @@ function returnDepositsRoute(
         outcome: 'conflict',
         caseType: 'customer',
         caseId: `customer-${hash}`,
-        after: { txids: form.txid },
+        after: { deposits: ids },
         reason: form.reason,
       });
       return new BackofficeError(409, words, [], back);
@@ -195,14 +224,16 @@ function returnDepositsRoute(
     const eligibility = await eligibilityOfHash(pool, hash);
     if (!eligibility?.closed)
       throw await refuse((w) => ({ heading: w.impeded.notClosed, message: w.impeded.notClosedText }));
-    const returnable = new Map((await returnableDepositsOf(pool, hash)).map((d) => [d.txid, d]));
-    const chosen = form.txid.map((txid) => returnable.get(txid));
+    const returnable = new Map(
+      (await returnableDepositsOf(pool, hash, brandsFor(res))).map((d) => [d.workflowId, d]),
+    );
+    const chosen = ids.map((id) => returnable.get(id));
     if (chosen.some((d) => d === undefined))
       throw await refuse((w) => ({ heading: w.impeded.notReturnable, message: w.impeded.notReturnableText }));
     for (const d of chosen as ReturnableDeposit[]) {
       // The flow takes the decision only once its worker reads this record back.
       const decisionId = await recordDecision(pool, {
-        workflowId: depositReturnWorkflowId(d.txid),
+        workflowId: depositReturnWorkflowId(d.txid, d.brandId),
         kind: 'deposit.return',
         decision: 'return',
         reason: form.reason,
@@ -222,13 +253,14 @@ function returnDepositsRoute(
         decisionId,
         ...(form.reason ? { reason: form.reason } : {}),
       };
-      const started = await startDepositReturn(temporal, config.TEMPORAL_TASK_QUEUE, input);
+      // Under the deposit's brand: its workflow id names it.
+      const started = await startDepositReturn(temporal, config.TEMPORAL_TASK_QUEUE, input, d.workflowId);
       await recordAction(pool, {
         ...auditOf(operator),
         action: 'deposit.return',
         outcome: started.outcome === 'started' ? 'done' : 'conflict',
         caseType: 'flow',
-        caseId: depositWorkflowId(d.txid),
+        caseId: d.workflowId,
         before: { status: 'completed', connector: d.connector },
         after: { returnFlow: started.workflowId },
         reason: form.reason,

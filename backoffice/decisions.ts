@@ -6,6 +6,7 @@ import { type OnboardingState, onboardingStateQuery, reviewSignal } from '../con
 import { getFlowRow } from '../db/backoffice-queues';
 import { lockUntilCommit } from '../db/locks';
 import { type NewOperatorAction, type OperatorActionName, recordAction } from '../db/operator-actions';
+import { type GrantedBrands, maySeeFlow } from '../db/operator-brands';
 import { recordDecision, sessionRef } from '../db/operator-decisions';
 import type { Operator } from '../db/operators';
 import { inTransaction, type Pool } from '../db/pool';
@@ -14,6 +15,7 @@ import { flowState, isNotFound, retryUpdateLostWithTask } from '../starters/work
 import type { BackofficeDeps } from './deps';
 import { parseForm, resolutionFormSchema, reviewFormSchema } from './forms';
 import { type Catalog, labelsFor } from './i18n';
+import { grantedOf } from './operators';
 import { BackofficeError, notFoundPage, redirectSaved, signedIn, wordsOf } from './render';
 import { roleAtLeast } from './roles';
 
@@ -112,9 +114,10 @@ export async function stateOnceSettled<S>(
   }
 }
 
-async function flowOf(pool: Pool, id: string, type: 'onboarding' | 'deposit') {
+/** The flow to decide; another brand's, as one of another type, is not found. */
+async function flowOf(pool: Pool, id: string, type: 'onboarding' | 'deposit', granted: GrantedBrands) {
   const flow = await getFlowRow(pool, id);
-  if (!flow || flow.type !== type)
+  if (!flow || flow.type !== type || !maySeeFlow(granted, flow))
     throw notFoundPage((t) => t.errors.what.flowOfType(labelsFor(t.lang).flowType(type).toLowerCase()));
   return flow;
 }
@@ -162,9 +165,13 @@ function decisionRoute<F extends DecisionForm>(
     const operator = signedIn(res);
     const id = req.params.id ?? '';
     const t = wordsOf(req, res);
+    // Another brand's flow is not found before anything else: not even a refusal is written of it.
+    const granted = grantedOf(res);
+    const seen = await getFlowRow(pool, id);
+    if (seen && !maySeeFlow(granted, seen)) await flowOf(pool, id, kind.flowType, granted);
     await refuseRole(operator, kind.attempt, id, pool);
     const form = parseForm(kind.schema, req.body, casePath(id), t);
-    await flowOf(pool, id, kind.flowType);
+    await flowOf(pool, id, kind.flowType, granted);
     const base = {
       action: kind.actionOf(form),
       caseType: 'flow',

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
+import { BRAND_ID_PATTERN } from '../contracts/brand';
 import { cpfSchema } from '../contracts/flow-input';
 import { illFormedTextPath } from '../http/request-input';
 import type { Catalog } from './i18n';
@@ -53,6 +54,8 @@ export const optional = <S extends z.ZodType>(schema: S) =>
 
 export const queueFiltersSchema = z.object({
   cpf: optional(typedCpfSchema),
+  /** One of the operator's brands; absent: all of them (backoffice/operators.ts). */
+  brand: optional(z.string({ error: say('invalid') }).regex(BRAND_ID_PATTERN, say('invalid'))),
   since: optional(daySchema),
   until: optional(daySchema),
   type: z.enum(['', 'deposit', 'withdrawal'], { error: say('invalid') }).optional(),

@@ -13,6 +13,7 @@ import {
 import type { FlowRow } from '../db/flows';
 import { lockUntilCommit } from '../db/locks';
 import { type NewOperatorAction, recordAction } from '../db/operator-actions';
+import { maySeeFlow } from '../db/operator-brands';
 import { recordDecision, sessionRef } from '../db/operator-decisions';
 import type { Operator } from '../db/operators';
 import {
@@ -31,6 +32,7 @@ import type { BackofficeDeps } from './deps';
 import { ageOf, type Formatter } from './format';
 import { parseForm, say } from './forms';
 import { type Catalog, labelsFor } from './i18n';
+import { brandsFor, grantedOf } from './operators';
 import { BackofficeError, notFoundPage, page, redirectSaved, signedIn, wordsOf } from './render';
 import { roleAtLeast } from './roles';
 
@@ -166,7 +168,7 @@ export function payoutRoutes(deps: BackofficeDeps) {
     [PAYOUT_DEADLINES_QUEUE, listPayoutDeadlines, 'payout-deadlines'],
   ] as const) {
     r.get(`/queues/${queue}`, async (req, res) => {
-      const { items, total } = await list(deps.pool, PAGE_SIZE);
+      const { items, total } = await list(deps.pool, PAGE_SIZE, brandsFor(res));
       page(req, res, view, { queue, items, total, deadlineOf, approvalsOf });
     });
   }
@@ -175,12 +177,15 @@ export function payoutRoutes(deps: BackofficeDeps) {
     const id = req.params.id ?? '';
     const back = casePath(id);
     const t = wordsOf(req, res);
+    const notFound = () =>
+      notFoundPage((w) => w.errors.what.flowOfType(labelsFor(w.lang).flowType('withdrawal').toLowerCase()));
+    // Another brand's payout is not found before anything else: not even a refusal is written of it.
+    const seen = await getPayout(deps.pool, id);
+    const visible = seen && maySeeFlow(grantedOf(res), { type: 'withdrawal', brandId: seen.brandId });
+    if (seen && !visible) throw notFound();
     await refuseBelowApprover(deps, operator, id);
     const form = parseForm(payoutDecisionFormSchema, req.body, back, t);
-    if (!(await getPayout(deps.pool, id)))
-      throw notFoundPage((w) =>
-        w.errors.what.flowOfType(labelsFor(w.lang).flowType('withdrawal').toLowerCase()),
-      );
+    if (!visible) throw notFound();
     const outcome = await sendDecision(deps, operator, id, form, sessionRef(req.sessionID));
     if ('rule' in outcome) throw new BackofficeError(409, refusalWords(outcome.rule, outcome.now), [], back);
     const { after } = outcome;

@@ -12,6 +12,7 @@ import {
 import type { BackofficeDeps } from './deps';
 import { parseForm, queueFiltersSchema, startOfDayIn } from './forms';
 import type { Catalog, Label } from './i18n';
+import { brandChoicesOf, brandsFor } from './operators';
 import { notFoundPage, page, signedIn, wordsOf } from './render';
 
 // The queues: what waits for a person, each with its count, the age of its oldest case and
@@ -50,10 +51,10 @@ export const isQueueId = (q: string): q is QueueId => (queueIds as readonly stri
 export function queueRoutes({ pool, config, policy }: BackofficeDeps) {
   const r = Router();
   r.get('/', async (req, res) => {
-    page(req, res, 'home', { counts: await countQueues(pool) });
+    page(req, res, 'home', { counts: await countQueues(pool, brandsFor(res)) });
   });
   r.get('/queues/counts', async (req, res) => {
-    page(req, res, 'queue-counts', { counts: await countQueues(pool) });
+    page(req, res, 'queue-counts', { counts: await countQueues(pool, brandsFor(res)) });
   });
   // People, not flows: filtered by person only, the least time left to close first.
   r.get(`/queues/${IMPEDED_QUEUE}`, async (req, res) => {
@@ -81,18 +82,17 @@ export function queueRoutes({ pool, config, policy }: BackofficeDeps) {
     const queue = req.params.queue ?? '';
     if (!isQueueId(queue) || queue === IMPEDED_QUEUE) throw notFoundPage((t) => t.errors.what.queue(queue));
     const zone = signedIn(res).timeZone;
-    const filters = parseForm(
-      queueFiltersSchema,
-      req.query,
-      `/backoffice/queues/${queue}`,
-      wordsOf(req, res),
-      { kind: 'filter' },
-    );
+    const t = wordsOf(req, res);
+    const filters = parseForm(queueFiltersSchema, req.query, `/backoffice/queues/${queue}`, t, {
+      kind: 'filter',
+      fieldName: (name) => (name === 'brand' ? t.grants.brand : undefined),
+    });
     const { items, total } = await listQueue(pool, queue, {
       cpfHash: filters.cpf ? cpfHash(filters.cpf, config.PII_HASH_KEY) : undefined,
       since: filters.since ? startOfDayIn(zone, filters.since) : undefined,
       until: filters.until ? new Date(startOfDayIn(zone, filters.until).getTime() + 86_400_000) : undefined,
       type: filters.type || undefined,
+      brands: brandsFor(res, filters.brand),
       limit: PAGE_SIZE,
     });
     page(req, res, 'queue', {
@@ -104,7 +104,9 @@ export function queueRoutes({ pool, config, policy }: BackofficeDeps) {
         since: filters.since,
         until: filters.until,
         type: filters.type ?? '',
+        brand: filters.brand ?? '',
       },
+      brands: await brandChoicesOf(pool, res),
       items,
       total,
       detailOf,

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { listReversals } from '../db/deposit-reversals';
 import type { BackofficeDeps } from './deps';
+import { brandOfWorkflowId, brandsFor } from './operators';
 import { page } from './render';
 
 // "Devoluções MED": completed deposits whose money went back to the payer without pixflow asking
@@ -12,8 +13,11 @@ const PAGE_SIZE = 100;
 export function reversalRoutes({ pool }: Pick<BackofficeDeps, 'pool'>) {
   const r = Router();
   r.get('/reversals', async (req, res) => {
-    const { items, total } = await listReversals(pool, { limit: PAGE_SIZE });
-    page(req, res, 'reversals', { items, total });
+    const { items, total } = await listReversals(pool, { limit: PAGE_SIZE, brands: brandsFor(res) });
+    page(req, res, 'reversals', {
+      items: items.map((v) => ({ ...v, brandId: brandOfWorkflowId(v.workflowId) })),
+      total,
+    });
   });
   return r;
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { isoSql } from './events';
+import { flowIdVisibleSql } from './operator-brands';
 import { prepared } from './pool';
 
 // Monitoring alerts (migration 1732000000023, docs/monitoring.md): the monitor's cursor over the
@@ -243,6 +244,8 @@ export interface AlertFilter {
   until?: Date;
   order: 'oldest' | 'newest';
   limit: number;
+  /** Only alerts raised by a flow of these brands or of none (db/operator-brands.ts); all when absent. */
+  brands?: string[] | null;
 }
 
 /** Alerts by the filter, with how many match in all. */
@@ -261,6 +264,7 @@ export async function listAlerts(
   if (f.cpfHash) add((p) => `cpf_hash = ${p}`, f.cpfHash);
   if (f.from) add((p) => `raised_at >= ${p}`, f.from);
   if (f.until) add((p) => `raised_at < ${p}`, f.until);
+  if (f.brands) add((p) => flowIdVisibleSql(p, 'flow_id'), f.brands);
   params.push(f.limit);
   const { rows } = await db.query(
     `SELECT *, count(*) OVER () AS total FROM alerts ${where.length ? `WHERE ${where.join(' AND ')}` : ''}

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { type FlowRow, flowRowOf } from './flows';
+import { flowVisibleSql } from './operator-brands';
 import { PAYOUT_QUEUE_WHERE, payoutQueueIds } from './payout-queues';
 
 // The back office's work queues: views over the flows table, each the flows in one state that
@@ -40,13 +41,16 @@ export interface QueueCount {
   oldestSince: string | null;
 }
 
-export async function countQueues(db: Queryable): Promise<QueueCount[]> {
+/** `brands`: the flows of these brands and what every brand shares (db/operator-brands.ts); null: all. */
+export async function countQueues(db: Queryable, brands: string[] | null = null): Promise<QueueCount[]> {
   const columns = flowQueueIds.map(
     (q, i) =>
       `count(*) FILTER (WHERE ${QUEUE_WHERE[q]}) AS n${i}, min(f.updated_at) FILTER (WHERE ${QUEUE_WHERE[q]}) AS o${i}`,
   );
   const { rows } = await db.query(
-    `SELECT ${columns.join(', ')} FROM flows f WHERE ${flowQueueIds.map((q) => `(${QUEUE_WHERE[q]})`).join(' OR ')}`,
+    `SELECT ${columns.join(', ')} FROM flows f
+      WHERE (${flowQueueIds.map((q) => `(${QUEUE_WHERE[q]})`).join(' OR ')}) AND ${flowVisibleSql('$1')}`,
+    [brands],
   );
   const r = rows[0] ?? {};
   const impeded = await db.query(
@@ -121,11 +125,15 @@ export interface QueueFilter {
   until?: Date;
   /** Only this flow type (the queues that mix deposits and withdrawals). */
   type?: 'deposit' | 'withdrawal';
+  /** The flows of these brands and what every brand shares (db/operator-brands.ts); all when null or absent. */
+  brands?: string[] | null;
   limit: number;
 }
 
 /** A flows row, with when it entered its status and what the person's KYC said. */
 export interface QueueItem extends FlowRow {
+  /** The brand the flow belongs to (an onboarding's is the default brand's, and every brand's). */
+  brandId: string;
   since: string;
   pep: boolean | null;
   kycStatus: string | null;
@@ -135,7 +143,14 @@ export interface QueueItem extends FlowRow {
 // biome-ignore lint/suspicious/noExplicitAny: a pg row
 function itemOf(r: any): QueueItem {
   const row = flowRowOf(r);
-  return { ...row, since: row.updatedAt, pep: r.pep, kycStatus: r.kyc_status, verification: r.verification };
+  return {
+    ...row,
+    brandId: r.brand_id ?? 'default',
+    since: row.updatedAt,
+    pep: r.pep,
+    kycStatus: r.kyc_status,
+    verification: r.verification,
+  };
 }
 
 export async function listQueue(
@@ -153,6 +168,7 @@ export async function listQueue(
   if (f.since) add((p) => `f.updated_at >= ${p}`, f.since);
   if (f.until) add((p) => `f.updated_at < ${p}`, f.until);
   if (f.type) add((p) => `f.type = ${p}`, f.type);
+  if (f.brands) add((p) => flowVisibleSql(p), f.brands);
   params.push(f.limit);
   const { rows } = await db.query(
     `SELECT f.*, c.pep, c.kyc_status, c.verification, count(*) OVER () AS total
@@ -179,12 +195,17 @@ export async function getFlowRow(db: Queryable, workflowId: string): Promise<Que
   return itemOf(r);
 }
 
-/** A person's flows, newest first. */
-export async function flowsOfPerson(db: Queryable, cpfHash: string, limit = 100): Promise<QueueItem[]> {
+/** A person's flows, newest first: those of `brands` and what every brand shares (null: all). */
+export async function flowsOfPerson(
+  db: Queryable,
+  cpfHash: string,
+  brands: string[] | null = null,
+  limit = 100,
+): Promise<QueueItem[]> {
   const { rows } = await db.query(
     `SELECT f.*, NULL::boolean AS pep, NULL AS kyc_status, NULL AS verification
-       FROM flows f WHERE f.cpf_hash = $1 ORDER BY f.created_at DESC LIMIT $2`,
-    [cpfHash, limit],
+       FROM flows f WHERE f.cpf_hash = $1 AND ${flowVisibleSql('$3')} ORDER BY f.created_at DESC LIMIT $2`,
+    [cpfHash, limit, brands],
   );
   return rows.map(itemOf);
 }
@@ -195,16 +216,17 @@ export async function flowsOfPerson(db: Queryable, cpfHash: string, limit = 100)
  */
 export async function findFlows(
   db: Queryable,
-  q: { workflowIds: string[]; e2eId: string },
+  q: { workflowIds: string[]; e2eId: string; brands: string[] | null },
   limit = 20,
 ): Promise<QueueItem[]> {
   const { rows } = await db.query(
     `SELECT f.*, c.pep, c.kyc_status, c.verification
        FROM flows f LEFT JOIN customers c ON c.cpf_hash = f.cpf_hash
-      WHERE f.workflow_id = ANY($1::text[])
-         OR (f.details->>'e2eId' = $2 AND f.details->>'e2eId' <> '')
+      WHERE (f.workflow_id = ANY($1::text[])
+             OR (f.details->>'e2eId' = $2 AND f.details->>'e2eId' <> ''))
+        AND ${flowVisibleSql('$4')}
       ORDER BY f.created_at DESC, f.workflow_id LIMIT $3`,
-    [q.workflowIds, q.e2eId, limit],
+    [q.workflowIds, q.e2eId, limit, q.brands],
   );
   return rows.map(itemOf);
 }

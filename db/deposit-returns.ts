@@ -1,3 +1,4 @@
+import { flowVisibleSql } from './operator-brands';
 import type { Pool } from './pool';
 
 // The deposits whose money the back office may still send back to their payers: a closed
@@ -5,6 +6,9 @@ import type { Pool } from './pool';
 
 /** A completed deposit of the person's that its connector may still send back to the payer. */
 export interface ReturnableDeposit {
+  /** The deposit's workflow id, which names its brand: its return is started under that brand. */
+  workflowId: string;
+  brandId: string;
   txid: string;
   amountCentavos: number;
   merchant: string;
@@ -25,15 +29,20 @@ export async function returnableDeposits(
   pool: Pool,
   cpfHash: string,
   notReturning: string,
+  /** Only these brands' deposits (db/operator-brands.ts); every brand's when null or absent. */
+  brands: string[] | null = null,
 ): Promise<ReturnableDeposit[]> {
   const { rows } = await pool.query(
-    `SELECT business_id, amount_centavos, merchant, details, seq, updated_at FROM flows
+    `SELECT workflow_id, brand_id, business_id, amount_centavos, merchant, details, seq, updated_at FROM flows f
       WHERE type = 'deposit' AND cpf_hash = $1 AND status = 'completed'
         AND COALESCE(details->>'connector', $2) <> $2 AND COALESCE(details->>'e2eId', '') <> ''
+        AND ${flowVisibleSql('$3')}
       ORDER BY updated_at DESC LIMIT 200`,
-    [cpfHash, notReturning],
+    [cpfHash, notReturning, brands],
   );
   return rows.map((r) => ({
+    workflowId: r.workflow_id as string,
+    brandId: r.brand_id as string,
     txid: r.business_id as string,
     amountCentavos: Number(r.amount_centavos),
     merchant: (r.merchant as string | null) ?? '',

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { flowStateJsonSql, isoSql } from './events';
+import { flowIdVisibleSql } from './operator-brands';
 
 // A completed deposit's reversals (migration 1732000000029): returns of its received Pix that
 // pixflow did not ask for. One row per (e2eId, return id); its `deposit.reversed` event is
@@ -197,13 +198,14 @@ const reversalOf = (r: any): ReversalRow => ({
 /** The newest reversals first, with how many there are in all. */
 export async function listReversals(
   db: Queryable,
-  f: { limit: number; txid?: string },
+  /** `brands`: only the deposits of these brands (db/operator-brands.ts); all when null or absent. */
+  f: { limit: number; txid?: string; brands?: string[] | null },
 ): Promise<{ items: ReversalRow[]; total: number }> {
   const { rows } = await db.query(
     `SELECT *, count(*) OVER () AS total FROM deposit_reversals
-      WHERE ($2::text IS NULL OR txid = $2)
+      WHERE ($2::text IS NULL OR txid = $2) AND ${flowIdVisibleSql('$3', 'workflow_id')}
       ORDER BY first_seen_at DESC, return_id LIMIT $1`,
-    [f.limit, f.txid ?? null],
+    [f.limit, f.txid ?? null, f.brands ?? null],
   );
   return { items: rows.map(reversalOf), total: Number(rows[0]?.total ?? 0) };
 }

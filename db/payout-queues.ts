@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { type FlowRow, flowRowOf } from './flows';
+import { flowVisibleSql } from './operator-brands';
 
 // The back office's two payout queues, over the withdrawals' flows rows: the payouts waiting for
 // operators to approve them (four eyes), and every open payout by the time left to its prize
@@ -27,6 +28,8 @@ export const PAYOUT_QUEUE_WHERE: Record<(typeof payoutQueueIds)[number], string>
 /** An open payout, with its deadline and its approvals as the workflow last recorded them. */
 export interface PayoutItem {
   workflowId: string;
+  /** The brand the withdrawal belongs to. */
+  brandId: string;
   transactionId: string;
   status: string;
   cpfHash: string | null;
@@ -60,6 +63,7 @@ export function payoutOf(row: FlowRow): PayoutItem {
   const state = d.deadlineState;
   return {
     workflowId: row.workflowId,
+    brandId: (row as FlowRow & { brandId?: string }).brandId ?? 'default',
     transactionId: row.businessId,
     status: row.status,
     cpfHash: row.cpfHash,
@@ -86,23 +90,27 @@ async function listPayouts(
   db: Queryable,
   where: string,
   limit: number,
+  brands: string[] | null,
 ): Promise<{ items: PayoutItem[]; total: number }> {
   const { rows } = await db.query(
     `SELECT f.*, count(*) OVER () AS total FROM flows f
-      WHERE ${where}
+      WHERE ${where} AND ${flowVisibleSql('$2')}
       ORDER BY ${DUE_AT} ASC NULLS LAST, f.created_at, f.workflow_id LIMIT $1`,
-    [limit],
+    [limit, brands],
   );
-  return { total: Number(rows[0]?.total ?? 0), items: rows.map((r) => payoutOf(flowRowOf(r))) };
+  return { total: Number(rows[0]?.total ?? 0), items: rows.map((r) => payoutOf(withBrand(r))) };
 }
 
-/** The payouts awaiting approval, the least time left to their deadline first. */
-export const listPayoutApprovals = (db: Queryable, limit: number) =>
-  listPayouts(db, PAYOUT_QUEUE_WHERE[PAYOUT_APPROVALS_QUEUE], limit);
+// biome-ignore lint/suspicious/noExplicitAny: a pg row
+const withBrand = (r: any): FlowRow & { brandId: string } => ({ ...flowRowOf(r), brandId: r.brand_id });
+
+/** The payouts awaiting approval, the least time left to their deadline first (of `brands`; null: all). */
+export const listPayoutApprovals = (db: Queryable, limit: number, brands: string[] | null = null) =>
+  listPayouts(db, PAYOUT_QUEUE_WHERE[PAYOUT_APPROVALS_QUEUE], limit, brands);
 
 /** Every open payout with a deadline, the least time left first: the overdue at the top. */
-export const listPayoutDeadlines = (db: Queryable, limit: number) =>
-  listPayouts(db, PAYOUT_QUEUE_WHERE[PAYOUT_DEADLINES_QUEUE], limit);
+export const listPayoutDeadlines = (db: Queryable, limit: number, brands: string[] | null = null) =>
+  listPayouts(db, PAYOUT_QUEUE_WHERE[PAYOUT_DEADLINES_QUEUE], limit, brands);
 
 /** One withdrawal's row as a payout; undefined when there is no such withdrawal. */
 export async function getPayout(db: Queryable, workflowId: string): Promise<PayoutItem | undefined> {
@@ -110,5 +118,5 @@ export async function getPayout(db: Queryable, workflowId: string): Promise<Payo
     `SELECT f.* FROM flows f WHERE f.workflow_id = $1 AND f.type = 'withdrawal'`,
     [workflowId],
   );
-  return rows[0] ? payoutOf(flowRowOf(rows[0])) : undefined;
+  return rows[0] ? payoutOf(withBrand(rows[0])) : undefined;
 }

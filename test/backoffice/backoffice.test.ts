@@ -1039,7 +1039,7 @@ describe('the back office', () => {
     // Closed: the deposit its connector can return is offered, ticked; the first provider's is not.
     const offered = page.getByRole('checkbox');
     expect(await offered.count()).toBe(1);
-    expect(await offered.getAttribute('value')).toBe(onPsp);
+    expect(await offered.getAttribute('value')).toBe(depositWorkflowId(onPsp));
     expect(await page.locator('form[action$="/return-deposits"]').textContent()).toMatch(
       /R\$\s543,21, recebido por api-pix/,
     );
@@ -1080,7 +1080,11 @@ describe('the back office', () => {
     expect(await page.getByRole('checkbox').count()).toBe(0);
     expect(await page.locator('section.impeded').textContent()).toContain(t.impeded.returnsNone);
     const again = await page.request.post(`${e.url}/backoffice/customers/${hash}/return-deposits`, {
-      form: { _csrf: await formTokenOf(page), txid: onFirst, reason: 'the first provider one too' },
+      form: {
+        _csrf: await formTokenOf(page),
+        deposit: depositWorkflowId(onFirst),
+        reason: 'the first provider one too',
+      },
       maxRedirects: 0,
     });
     expect(again.status()).toBe(409);
