@@ -1,10 +1,12 @@
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
+import type { Config } from '../common/config';
 import { accountKeysOf, sealBrandAccount } from '../connectors/accounts';
-import { brandIdSchema } from '../contracts/brand';
+import { brandIdSchema, DEFAULT_BRAND_ID } from '../contracts/brand';
 import {
   apiPixSettingsSchema,
   BRAND_ACCOUNT_CONNECTORS,
+  type BrandAccount,
   type BrandAccountConnector,
   brandAccountConnectorSchema,
   brandAccountSchema,
@@ -190,6 +192,27 @@ function accountOf(connector: BrandAccountConnector, body: unknown, t: Catalog) 
   };
 }
 
+/**
+ * The environment's webhook values name the default brand's account while it has no record of its
+ * own (connectors/accounts.ts): another brand holding one would have its notifications taken for
+ * the default brand's. So, as the CLI does, another brand's account may not take WEBHOOK_SECRET,
+ * WEBHOOK_PARTNER_ID or API_PIX_WEBHOOK_SECRET; the field that does, if any.
+ */
+function environmentsField(
+  config: Pick<Config, 'WEBHOOK_SECRET' | 'WEBHOOK_PARTNER_ID' | 'API_PIX_WEBHOOK_SECRET'>,
+  brandId: string,
+  account: BrandAccount,
+): 'webhookSecret' | 'partnerId' | undefined {
+  if (brandId === DEFAULT_BRAND_ID) return undefined;
+  if (account.connector === 'identity-payments') {
+    if (account.secrets.webhookSecret === config.WEBHOOK_SECRET) return 'webhookSecret';
+    if (account.settings.partnerId === config.WEBHOOK_PARTNER_ID) return 'partnerId';
+    return undefined;
+  }
+  const envSecret = config.API_PIX_WEBHOOK_SECRET;
+  return envSecret !== undefined && account.secrets.webhookSecret === envSecret ? 'webhookSecret' : undefined;
+}
+
 export function brandAccountRoutes(deps: BackofficeDeps, showBrand: ShowBrand) {
   const { pool } = deps;
   const r = Router();
@@ -204,6 +227,15 @@ export function brandAccountRoutes(deps: BackofficeDeps, showBrand: ShowBrand) {
     const parsed = accountOf(connector, req.body, t);
     if (!parsed.account)
       return showBrand(req, res, id, { form, fields: parsed.refused, values: parsed.values }, 400);
+    const theEnvironments = environmentsField(deps.config, id, parsed.account);
+    if (theEnvironments) {
+      const field = {
+        name: theEnvironments,
+        label: t.brands.fields[theEnvironments] ?? theEnvironments,
+        reason: t.brands.problems.environments,
+      };
+      return showBrand(req, res, id, { form, fields: [field], values: parsed.values }, 409);
+    }
     const sealed = sealBrandAccount(accountKeysOf(deps.config), id, parsed.account);
     let outcome: Awaited<ReturnType<typeof setBrandAccount>>;
     try {

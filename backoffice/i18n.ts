@@ -761,6 +761,8 @@ const ptBR = {
       notOfConnector: (connector: string) => `não é um campo de uma conta em ${connector}`,
       clash:
         'a conta de outra marca neste conector já tem este valor (ele diz a que marca uma notificação pertence)',
+      environments:
+        'é o valor do ambiente, o da marca padrão: as notificações desta marca seriam tomadas pelas da marca padrão; dê a ela um valor próprio',
     },
   },
   /** Which brands each operator sees (backoffice/operators.ts, docs/brands.md), and the admins' page that grants them. */
@@ -1815,6 +1817,8 @@ const en: Catalog = {
       notOfConnector: (connector: string) => `is not a field of an account at ${connector}`,
       clash:
         "another brand's account at this connector has this value already (it tells which brand a notification is for)",
+      environments:
+        "is the environment's value, the default brand's: this brand's notifications would be taken for the default brand's; give it one of its own",
     },
   },
   /** Which brands each operator sees (backoffice/operators.ts, docs/brands.md), and the admins' page that grants them. */

@@ -400,8 +400,40 @@ describe('brands in the back office', () => {
     refusal(sameKey.html, 'pixKey', t.brands.fields.pixKey ?? '', t.brands.problems.clash);
     // The form is shown again with what was typed, but no secret.
     expect(sameKey.html).toContain('value="pix@lua.example"');
+
+    // The environment's webhook values are the default brand's: no other brand takes them.
+    const envSecret = decodeURIComponent(e.ingress.split('/').at(-1) ?? '');
+    const envPartner = await s.post('/backoffice/brands/mar-bet/accounts/identity-payments', {
+      ...identityPaymentsForm('mar-bet'),
+      partnerId: e.partnerId,
+    });
+    expect(envPartner.status).toBe(409);
+    refusal(envPartner.html, 'partnerId', t.brands.fields.partnerId ?? '', t.brands.problems.environments);
+    const envWebhook = await s.post('/backoffice/brands/mar-bet/accounts/identity-payments', {
+      ...identityPaymentsForm('mar-bet'),
+      webhookSecret: envSecret,
+    });
+    expect(envWebhook.status).toBe(409);
+    refusal(
+      envWebhook.html,
+      'webhookSecret',
+      t.brands.fields.webhookSecret ?? '',
+      t.brands.problems.environments,
+    );
+    expect(envWebhook.html).not.toContain(envSecret);
     expect(await accountCount()).toBe(accounts);
     expect(await auditCount()).toBe(audits);
+    // The default brand may: they are its own.
+    const own = await s.post('/backoffice/brands/default/accounts/identity-payments', {
+      ...identityPaymentsForm('default-own'),
+      partnerId: e.partnerId,
+      webhookSecret: envSecret,
+    });
+    expect(own.status).toBe(303);
+    expect((await s.post('/backoffice/brands/default/accounts/identity-payments/remove', {})).status).toBe(
+      303,
+    );
+    expect((await s.get('/backoffice/brands/default')).html).toContain(t.brands.accountFromEnvironment);
   });
 
   it("an account's bad input is named by the CLI's rules, no secret echoed, nothing written", async () => {
