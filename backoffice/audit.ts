@@ -14,7 +14,7 @@ import {
 import type { Pool } from '../db/pool';
 import type { BackofficeDeps } from './deps';
 import { daySchema, optional, parseForm, say, startOfDayIn } from './forms';
-import { brandsFor } from './operators';
+import { brandChoicesOf, brandsFor } from './operators';
 import { page, signedIn, wordsOf } from './render';
 
 // The audit trail: every operator action, newest first on the page, a page at a time (keyset by
@@ -58,10 +58,16 @@ const auditQuerySchema = filtersSchema
 
 type Filters = z.infer<typeof filtersSchema>;
 
-/** The rows a filter asks for; a case is named by its flow id, or a deposit's txid or a withdrawal's transactionId. */
-function filterOf(f: Filters, zone: string): Omit<ActionFilter, 'order' | 'limit'> {
+/**
+ * The rows a filter asks for; a case is named by its flow id, or a deposit's txid or a withdrawal's
+ * transactionId at any of `brands` (the operator's).
+ */
+function filterOf(f: Filters, zone: string, brands: string[]): Omit<ActionFilter, 'order' | 'limit'> {
+  const c = f.case;
   return {
-    caseIds: f.case ? [f.case, depositWorkflowId(f.case), withdrawalWorkflowId(f.case)] : undefined,
+    caseIds: c
+      ? [c, ...brands.flatMap((b) => [depositWorkflowId(c, b), withdrawalWorkflowId(c, b)])]
+      : undefined,
     operatorEmail: f.who,
     action: f.action,
     outcome: f.outcome,
@@ -135,7 +141,7 @@ async function auditPage(pool: Pool, req: Request, res: Response) {
   };
   // One row more than the page: whether there is another page that way.
   const rows = await listActions(pool, {
-    ...filterOf(filters, operator.timeZone),
+    ...filterOf(filters, operator.timeZone, await brandChoicesOf(pool, res)),
     brands: brandsFor(res),
     beforeId: q.before,
     afterId: q.after,
@@ -182,7 +188,7 @@ export function auditRoutes({ pool }: BackofficeDeps) {
     const operator = signedIn(res);
     const q = parseForm(filtersSchema, req.query, PAGE, wordsOf(req, res), { kind: 'filter' });
     const actions = await listActions(pool, {
-      ...filterOf(q, operator.timeZone),
+      ...filterOf(q, operator.timeZone, await brandChoicesOf(pool, res)),
       brands: brandsFor(res),
       order: 'oldest',
       limit: EXPORT_ROWS,

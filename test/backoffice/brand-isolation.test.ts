@@ -344,6 +344,8 @@ describe('an admin', () => {
     expect((await get(cookie, `/alerts/${bAlert}`)).status).toBe(200);
     expect(await (await get(cookie, '/alerts.csv')).text()).toContain(bAlert);
     expect(await (await get(cookie, '/audit.csv')).text()).toContain('reason-of-brand-b');
+    // A case named by its txid is found at each brand.
+    expect(await (await get(cookie, `/audit?case=${sameTxid}`)).text()).toContain('reason-of-brand-b');
     expect(await (await get(cookie, '/reversals')).text()).toContain(ids.bReturnable);
     expect(await (await get(cookie, '/api-keys')).text()).toContain('key-of-brand-b');
     // Searching a txid both brands have lists both; the brand filter narrows to one.
