@@ -10,7 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../api-keys/admin';
 import type { Scope } from '../../common/api-key';
 import { parseCodecKeys, pixflowDataConverter } from '../../common/codec';
+import { loadConfig } from '../../common/config';
+import { sealBrandAccount } from '../../connectors/accounts';
+import { brandAccountSchema } from '../../contracts/brand-account';
 import type { DepositState } from '../../contracts/deposit';
+import { setBrandAccount } from '../../db/brand-accounts';
 import { createBrand } from '../../db/brands';
 import { createPool } from '../../db/pool';
 import type { DepositOutcome, WithdrawalOutcome } from '../../nexus/outcomes';
@@ -527,6 +531,75 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
     });
     expect(answer.status, answer.text).toBe(200);
     expect(JSON.parse(answer.text)).toMatchObject({ workflowId: `deposit-${txid}`, created: true });
+  }, 60_000);
+
+  it('a brand with an account of its own starts its deposit through Nexus, under its own id', async () => {
+    const funded = 'nexus-funded';
+    // The account at the stack's provider sandbox, sealed with the stack's own keys.
+    const e = loadConfig({});
+    const account = brandAccountSchema.parse({
+      connector: 'identity-payments',
+      settings: {
+        baseUrl: stack.sandbox,
+        authUrl: stack.sandbox,
+        clientId: e.PROVIDER_CLIENT_ID,
+        merchant: e.PROVIDER_MERCHANT,
+        partnerId: `${funded}-partner`,
+      },
+      secrets: {
+        clientSecret: e.PROVIDER_CLIENT_SECRET,
+        apiKey: e.PROVIDER_API_KEY,
+        webhookSecret: `${funded}-${randomBytes(12).toString('hex')}`,
+      },
+    });
+    const sealed = sealBrandAccount(
+      {
+        codecKeys: parseCodecKeys(stack.env.CODEC_KEYS ?? '', stack.env.CODEC_ACTIVE_KEY_ID ?? ''),
+        hashKey: stack.env.PII_HASH_KEY ?? '',
+      },
+      funded,
+      account,
+    );
+    const pool = createPool(stack.databaseUrl, 1);
+    let key: string;
+    try {
+      const actor = { operatorId: null, operatorEmail: 'nexus-test', operatorRole: null };
+      await createBrand(pool, actor, { id: funded, name: 'A brand with its account' });
+      await setBrandAccount(
+        pool,
+        { ...actor, operatorRole: 'admin' },
+        {
+          ...sealed,
+          settings: sealed.settings as Record<string, unknown>,
+        },
+      );
+      const scopes: Scope[] = ['deposits:read', 'deposits:write'];
+      key = (await createKey(pool, actor, { name: 'funded brand', scopes, brand: funded, expiresAt: null }))
+        .secret;
+    } finally {
+      await pool.end();
+    }
+    const [endpoint] = (await connection.operatorService.listNexusEndpoints({ name: PIXFLOW_NEXUS_ENDPOINT }))
+      .endpoints;
+    const { clusters } = await connection.operatorService.listClusters({});
+    const txid = newTxid();
+    const res = await fetch(
+      `http://${clusters?.[0]?.httpAddress}/nexus/endpoints/${endpoint?.id}/services/pixflow/createDeposit`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'nexus-request-id': randomUUID(),
+          [PIXFLOW_API_KEY_HEADER]: key,
+        },
+        body: JSON.stringify({ txid, amountCentavos: 1_000, client: ana }),
+        signal: AbortSignal.timeout(20_000),
+      },
+    );
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    expect(JSON.parse(text)).toMatchObject({ workflowId: `${funded}:deposit-${txid}`, txid, created: true });
+    await expect(pixflowNs.workflow.getHandle(`deposit-${txid}`).describe()).rejects.toThrow(/not found/i);
   }, 60_000);
 
   it('from a workflow: a wrong key or one lacking the scope fails the operation at once (UNAUTHENTICATED, UNAUTHORIZED), starting nothing', async () => {
