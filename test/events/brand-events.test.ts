@@ -196,8 +196,8 @@ beforeAll(async () => {
   defaultTxid = ((await res.json()) as { txid: string }).txid;
   await e.sandboxControl(`/sandbox/deposits/${defaultTxid}/pay`, {});
 
-  // The other brand's deposit cannot start through the API yet (409 brand-not-ready): its row's
-  // first write, as its flow's activity makes it, appends its event.
+  // The other brand has no connector account here, so its deposit is written as its flow's
+  // activity writes it: the row's first write appends its event.
   await upsertFlowAndEvent(e.pool, {
     ...depositRow(otherFlowId, otherTxid, 'awaiting_payment'),
     brandId: OTHER,
