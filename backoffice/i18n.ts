@@ -687,6 +687,9 @@ const ptBR = {
     authorizationHelp: 'Por exemplo “Portaria SPA/MF nº 1.234/2024”.',
     operatorHelp: 'Os dados do operador podem vir depois; uma vez dados, mudam mas não se apagam.',
     accounts: 'Contas nos conectores',
+    /** The list's column headings: short, as a phone's card heads each line with them. */
+    authorizationColumn: 'Autorização',
+    accountsColumn: 'Contas',
     open: 'Abrir',
     openLabel: (name: string) => `Abrir a marca ${name}`,
     notSet: 'não definido',
@@ -1742,6 +1745,9 @@ const en: Catalog = {
     authorizationHelp: 'For example “Portaria SPA/MF nº 1.234/2024”.',
     operatorHelp: "The operator's fields may come later; once given, they change but are not cleared.",
     accounts: 'Connector accounts',
+    /** The list's column headings: short, as a phone's card heads each line with them. */
+    authorizationColumn: 'Authorization',
+    accountsColumn: 'Accounts',
     open: 'Open',
     openLabel: (name: string) => `Open the brand ${name}`,
     notSet: 'not set',
