@@ -373,7 +373,7 @@ export class Harness {
   /** Brand B's record, its account at its own sandbox, sealed as the API and the worker open it, and its key. */
   private async setUpBrandB(): Promise<void> {
     const config = loadConfig(this.env());
-    this.brandB = testBrand(this.sandboxB, BRAND_B);
+    this.brandB = testBrand(BRAND_B, this.sandboxB);
     await setUpBrand(this.pool!, { codecKeys: config.codecKeys, hashKey: PII_HASH_KEY }, this.brandB);
     this.brandBKey = await brandKey(this.pool!, BRAND_B);
   }

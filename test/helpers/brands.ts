@@ -26,8 +26,14 @@ export interface TestBrand {
   account: IdentityPaymentsAccount;
 }
 
-/** A brand with fresh credentials of its own; `baseUrl` is its sandbox (its token endpoint too). */
-export function testBrand(baseUrl: string, id = `bet-${randomBytes(3).toString('hex')}`): TestBrand {
+/** Nowhere: the URL of a sandbox not started yet (see `atSandbox`). */
+const NOWHERE = 'http://127.0.0.1:1';
+
+/**
+ * A brand with fresh credentials of its own; `baseUrl` is its sandbox (its token endpoint too),
+ * or, for a sandbox started with these credentials, given later with `atSandbox`.
+ */
+export function testBrand(id = `bet-${randomBytes(3).toString('hex')}`, baseUrl = NOWHERE): TestBrand {
   return {
     id,
     name: `Bet ${id}`,
@@ -48,6 +54,12 @@ export function testBrand(baseUrl: string, id = `bet-${randomBytes(3).toString('
     },
   };
 }
+
+/** The brand with its account at `sandboxUrl` (its token endpoint too). */
+export const atSandbox = (b: TestBrand, sandboxUrl: string): TestBrand => ({
+  ...b,
+  account: { ...b.account, settings: { ...b.account.settings, baseUrl: sandboxUrl, authUrl: sandboxUrl } },
+});
 
 /** The ingress path the brand's provider notifies: its webhook secret names its account. */
 export const brandIngress = (api: string, b: TestBrand) =>

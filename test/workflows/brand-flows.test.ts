@@ -8,9 +8,8 @@ import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { accountKeyHash, cpfHash } from '../../common/pii';
 import { openSecret, sealSecret } from '../../common/secret-box';
-import { type AccountKeys, sealBrandAccount } from '../../connectors/accounts';
+import type { AccountKeys } from '../../connectors/accounts';
 import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
-import type { BrandAccount } from '../../contracts/brand-account';
 import { type DepositState, depositStateQuery, depositWorkflowId } from '../../contracts/deposit';
 import {
   type WithdrawalRequest,
@@ -18,8 +17,7 @@ import {
   withdrawalStateQuery,
   withdrawalWorkflowId,
 } from '../../contracts/withdrawal';
-import { sealedBrandAccounts, setBrandAccount } from '../../db/brand-accounts';
-import { type BrandActor, createBrand } from '../../db/brands';
+import { sealedBrandAccounts } from '../../db/brand-accounts';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { staticPolicyReader } from '../../policy/seed';
@@ -28,6 +26,7 @@ import { startDeposit } from '../../starters/deposit';
 import { startWithdrawal } from '../../starters/withdrawal';
 import { brandConnectorCache } from '../../worker/brand-connectors';
 import { startProviderSandbox } from '../contract/support';
+import { atSandbox, brandIngress, brandSandboxOptions, setUpBrand, testBrand } from '../helpers/brands';
 import { verifiedDepositor, verifiedWithKnownPayee } from '../helpers/customers';
 import { newCpf } from '../helpers/people';
 import { defaultPolicy } from '../helpers/policy';
@@ -54,15 +53,9 @@ import {
 
 const PII_KEY = INGRESS_PII_KEY;
 const keys: AccountKeys = { codecKeys: testCodecKeys, hashKey: PII_KEY };
-const admin: BrandActor = {
-  operatorId: null,
-  operatorEmail: 'ana.admin@pixflow.local',
-  operatorRole: 'admin',
-};
 const tag = randomBytes(3).toString('hex');
 const B = `bet-${tag}`;
-const B_SECRET = `b-webhook-${randomBytes(12).toString('hex')}`;
-const B_PARTNER = `partner-${B}`;
+const brandB = testBrand(B);
 const PERSON = newCpf();
 
 let env: TestWorkflowEnvironment;
@@ -80,18 +73,6 @@ const config = loadConfig({
   PII_HASH_KEY: PII_KEY,
   PROVIDER_MERCHANT: 'sandbox-merchant',
 });
-
-const account: Extract<BrandAccount, { connector: 'identity-payments' }> = {
-  connector: 'identity-payments',
-  settings: {
-    baseUrl: 'http://127.0.0.1:1',
-    authUrl: 'http://127.0.0.1:1',
-    clientId: `client-${B}`,
-    merchant: `merchant-${B}`,
-    partnerId: B_PARTNER,
-  },
-  secrets: { clientSecret: randomBytes(12).toString('hex'), apiKey: 'b'.repeat(24), webhookSecret: B_SECRET },
-};
 
 beforeAll(async () => {
   env = await TestWorkflowEnvironment.createFromExistingServer({
@@ -114,19 +95,8 @@ beforeAll(async () => {
   defaultSandbox = await startProviderSandbox({
     notificationTarget: { url: ingress.base, partnerId: PARTNER },
   });
-  brandSandbox = await startProviderSandbox({
-    clientId: account.settings.clientId,
-    clientSecret: account.secrets.clientSecret,
-    apiKey: account.secrets.apiKey,
-    merchant: account.settings.merchant,
-    notificationTarget: { url: `${ingress.url}/webhooks/provider/${B_SECRET}`, partnerId: B_PARTNER },
-  });
-  await createBrand(pool, admin, { id: B, name: 'Bet B' });
-  const sealed = sealBrandAccount(keys, B, {
-    ...account,
-    settings: { ...account.settings, baseUrl: brandSandbox.url, authUrl: brandSandbox.url },
-  });
-  await setBrandAccount(pool, admin, { ...sealed, settings: sealed.settings as Record<string, unknown> });
+  brandSandbox = await startProviderSandbox(brandSandboxOptions(brandB, brandIngress(ingress.url, brandB)));
+  await setUpBrand(pool, keys, atSandbox(brandB, brandSandbox.url));
 
   defaultProvider = connectorFor(defaultSandbox.url, { timeoutMs: 5_000 });
   const cache = brandConnectorCache({
