@@ -616,6 +616,64 @@ const ptBR = {
       no_policy: 'Ainda não há versão da política: um processo do pixflow a cria ao iniciar.',
     },
   },
+  /** A brand's rules on the policy page (backoffice/policy.ts, docs/policy.md Rules of a brand). */
+  brandPolicy: {
+    brand: 'Marca',
+    show: 'Mostrar',
+    operatorsPolicy: (name: string) => `${name}: a política do operador`,
+    title: (name: string) => `Regras da marca ${name}`,
+    intro:
+      'As regras com que os fluxos desta marca decidem: a política do operador em vigor com o que a marca define por cima. A marca define só o que é dos seus próprios fluxos (a rota dos depósitos e seu disjuntor, a devolução automática, os controles dos pagamentos); as regras da pessoa e os limiares dos alertas são do operador em toda marca. Apertar vale na hora; afrouxar espera um segundo administrador.',
+    inForce: (own: number, operator: number) =>
+      `Versão ${own} da marca sobre a versão ${operator} do operador`,
+    noOwn: (operator: number) => `Sem regras próprias: a versão ${operator} do operador`,
+    caption: 'Os campos em vigor para a marca, de quem é cada um',
+    inForceValue: 'Em vigor',
+    owner: 'De quem',
+    owners: {
+      brand: 'da marca',
+      inherited: 'herdado do operador',
+      person: 'da pessoa',
+      operator: 'do operador',
+    } as Record<string, string>,
+    why: {
+      person:
+        'a mesma em toda marca: os limites e verificações de uma pessoa não mudam com a marca. Mude na política do operador.',
+      operator:
+        'os alertas olham os movimentos de uma pessoa em todas as marcas juntas. Mude na política do operador.',
+    },
+    operatorHas: (v: string) => `o operador tem ${v}`,
+    setTitle: 'Definir os campos da marca',
+    inheritLabel: (path: string, operator: string) => `Devolver ${path} ao operador (que tem ${operator})`,
+    setHelp:
+      'Mude o valor de um campo para a marca defini-lo; um campo que você não muda fica como está. Durações também como 30d, 12h, 90m, 45s; a rota, conectores separados por vírgula.',
+    setReasonLabel: 'Motivo da alteração da marca',
+    send: 'Propor para a marca',
+    giveBack: 'Devolver campos ao operador',
+    giveBackHelp:
+      'Marque na tabela os campos que a marca deixa de definir: passam a seguir a política do operador.',
+    inheritReasonLabel: 'Motivo da devolução',
+    inheritSend: 'Devolver os marcados',
+    noOverrides: 'A marca não define nenhum campo: segue a política do operador em tudo.',
+    proposedBy: (by: string, at: string, own: number, operator: number) =>
+      `Proposta por ${by} em ${at}, sobre a versão ${own} da marca e a ${operator} do operador`,
+    history: 'Versões da marca',
+    historyCaption: 'Versões das regras da marca, mais recentes primeiro',
+    noHistory: 'A marca ainda não teve regras próprias.',
+    applied: (brand: string, v: number) =>
+      `Versão ${v} da marca ${brand} em vigor: os processos a aplicam em segundos.`,
+    refused: 'Alteração da marca recusada',
+    defaultIsOperator: 'As regras da marca padrão são a política do operador: mude-a sem escolher uma marca.',
+    notFoundWhat: 'marca com este id',
+    problems: {
+      notOverridden: 'a marca não define este campo: já segue a política do operador',
+      changesNothing: 'não muda nada: todo campo da marca já está assim',
+      nothingToChange: 'nenhum valor mudou: mude ao menos um campo da marca',
+      chooseField: 'marque ao menos um campo da marca para devolver',
+      stale:
+        'as regras da marca ou do operador mudaram desde que esta página foi aberta: veja o que está em vigor e proponha de novo',
+    },
+  },
   keys: {
     title: 'Chaves de API',
     intro:
@@ -1673,6 +1731,66 @@ const en: Catalog = {
       not_pending: 'This change was decided already.',
       not_found: 'There is no such change.',
       no_policy: 'No policy version yet: a pixflow process makes it when it starts.',
+    },
+  },
+  /** A brand's rules on the policy page (backoffice/policy.ts, docs/policy.md Rules of a brand). */
+  brandPolicy: {
+    brand: 'Brand',
+    show: 'Show',
+    operatorsPolicy: (name: string) => `${name}: the operator's policy`,
+    title: (name: string) => `Rules of brand ${name}`,
+    intro:
+      "The rules this brand's flows decide under: the operator's policy in force with what the brand sets over it. A brand sets only what is about its own flows (its deposits' routing and breaker, the automatic return, its payouts' controls); the person's rules and the alerts' thresholds are the operator's at every brand. Tightening applies at once; loosening waits for a second admin.",
+    inForce: (own: number, operator: number) =>
+      `The brand's version ${own} over the operator's version ${operator}`,
+    noOwn: (operator: number) => `No rules of its own: the operator's version ${operator}`,
+    caption: 'The fields in force for the brand, whose each one is',
+    inForceValue: 'In force',
+    owner: 'Whose',
+    owners: {
+      brand: "the brand's",
+      inherited: "inherited from the operator's",
+      person: "the person's",
+      operator: "the operator's",
+    } as Record<string, string>,
+    why: {
+      person:
+        "the same at every brand: a person's limits and checks do not change with the logo. Change it in the operator's policy.",
+      operator:
+        "the alerts look at a person's movements at every brand together. Change it in the operator's policy.",
+    },
+    operatorHas: (v: string) => `the operator has ${v}`,
+    setTitle: "Set the brand's fields",
+    inheritLabel: (path: string, operator: string) =>
+      `Give ${path} back to the operator (who has ${operator})`,
+    setHelp:
+      "Change a field's value for the brand to set it; a field you leave alone stays as it is. Durations also as 30d, 12h, 90m, 45s; the routing, connectors separated by commas.",
+    setReasonLabel: "Why the brand's rules change",
+    send: 'Propose for the brand',
+    giveBack: "Give fields back to the operator's policy",
+    giveBackHelp:
+      "Tick in the table the fields the brand stops setting: they follow the operator's policy again.",
+    inheritReasonLabel: 'Why they are given back',
+    inheritSend: 'Give back the ticked ones',
+    noOverrides: "The brand sets no field: it follows the operator's policy in everything.",
+    proposedBy: (by: string, at: string, own: number, operator: number) =>
+      `Proposed by ${by} at ${at}, over the brand's version ${own} and the operator's ${operator}`,
+    history: "The brand's versions",
+    historyCaption: "Versions of the brand's rules, newest first",
+    noHistory: 'The brand has had no rules of its own yet.',
+    applied: (brand: string, v: number) =>
+      `Brand ${brand}'s version ${v} is in force: the processes apply it within seconds.`,
+    refused: "Brand's change refused",
+    defaultIsOperator:
+      "The default brand's rules are the operator's policy: change it without choosing a brand.",
+    notFoundWhat: 'brand with this id',
+    problems: {
+      notOverridden: "the brand does not set this field: it follows the operator's policy already",
+      changesNothing: 'changes nothing: every field of the brand is as in force',
+      nothingToChange: "no value changed: change at least one of the brand's fields",
+      chooseField: "tick at least one of the brand's fields to give back",
+      stale:
+        "the brand's or the operator's rules changed since this page was opened: look at what is in force and propose again",
     },
   },
   keys: {

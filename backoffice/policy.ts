@@ -1,15 +1,37 @@
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import { escapeHtml } from '../common/html';
+import { BRAND_ID_PATTERN, brandIdSchema, DEFAULT_BRAND_ID } from '../contracts/brand';
+import { getBrand, listBrands } from '../db/brands';
 import { recordAction } from '../db/operator-actions';
 import type { Operator } from '../db/operators';
 import {
+  type BrandPolicyVersionRow,
   getPolicyVersion,
+  latestBrandPolicyVersion,
   latestPolicyVersion,
+  listBrandPolicyVersions,
   listPolicyVersions,
   type PolicyVersionRow,
+  pendingBrandPolicyChanges,
   pendingPolicyChanges,
 } from '../db/policy';
+import {
+  BRAND_FIELDS,
+  type BrandOverrides,
+  checkedOverrides,
+  OPERATOR_FIELDS,
+  overrideOf,
+  overrideRefusal,
+  PERSON_FIELDS,
+  withOverrides,
+} from '../policy/brand';
+import {
+  approveBrandPolicyChange,
+  brandChanges,
+  proposeBrandPolicyChange,
+  rejectBrandPolicyChange,
+} from '../policy/brand-changes';
 import {
   approvePolicyChange,
   changesOf,
@@ -20,14 +42,16 @@ import {
   rejectPolicyChange,
 } from '../policy/changes';
 import {
+  applyAssignments,
   diffPolicies,
   type PolicyFieldChange,
   PolicyInputError,
   policyFields,
   shownValue,
 } from '../policy/diff';
+import type { Policy } from '../policy/schema';
 import type { BackofficeDeps } from './deps';
-import { parseForm, say } from './forms';
+import { optional, parseForm, say } from './forms';
 import type { Catalog } from './i18n';
 import { labelsFor } from './i18n';
 import { BackofficeError, notFoundPage, page, redirectSaved, signedIn, wordsOf } from './render';
@@ -67,15 +91,18 @@ const actorOf = (o: Operator): PolicyActor => ({
   operatorRole: o.role,
 });
 
-/** Only an admin sees or changes the policy: anyone else is refused, and the refusal audited. */
-async function adminOnly({ pool }: BackofficeDeps, operator: Operator, change: boolean) {
+/**
+ * Only an admin sees or changes the policy, the operator's or a brand's: anyone else is refused,
+ * and a change's refusal audited (a brand's naming the brand).
+ */
+async function adminOnly({ pool }: BackofficeDeps, operator: Operator, change: boolean, brand?: string) {
   if (roleAtLeast(operator.role, 'admin')) return;
   if (change)
     await recordAction(pool, {
       ...actorOf(operator),
       action: 'policy.change',
       outcome: 'refused',
-      caseType: 'policy',
+      ...(brand ? { caseType: 'brand-policy', caseId: brand } : { caseType: 'policy' }),
     });
   throw new BackofficeError(
     403,
@@ -98,12 +125,12 @@ function inputRefusal(err: PolicyInputError, t: Catalog): BackofficeError {
   );
 }
 
-function conflictRefusal(err: PolicyChangeRefused): BackofficeError {
+function conflictRefusal(err: PolicyChangeRefused, back = PAGE): BackofficeError {
   return new BackofficeError(
     err.kind === 'same_admin' ? 403 : 409,
     (t) => ({ heading: t.policy.refused, message: `${t.policy.conflict[err.kind]} ${t.policy.noChange}` }),
     [],
-    PAGE,
+    back,
   );
 }
 
@@ -134,13 +161,17 @@ async function historyOf(deps: BackofficeDeps, asked: number | undefined) {
   return [...history, { ...v, changes: changesSince(before, v) }];
 }
 
-/** `?version=`: the version a case was decided under, shown marked in the history. */
-const versionQuerySchema = z.object({
+/**
+ * `?version=`: the version a case was decided under, shown marked in the history; `?brand=`, the
+ * brand whose rules are shown (the default brand's are the operator's policy).
+ */
+const pageQuerySchema = z.object({
   version: z.coerce
     .number({ error: say('invalid') })
     .int(say('invalid'))
     .min(1, say('invalid'))
     .optional(),
+  brand: optional(z.string({ error: say('invalid') }).regex(BRAND_ID_PATTERN, say('invalid'))),
 });
 
 async function pendingOf(deps: BackofficeDeps) {
@@ -156,19 +187,386 @@ async function pendingOf(deps: BackofficeDeps) {
 /** A field's path as HTML that may break after each dot on a phone, rather than mid-word. */
 const fieldPath = (path: string) => path.split('.').map(escapeHtml).join('.<wbr>');
 
-async function showPage(deps: BackofficeDeps, req: Request, res: Response) {
+async function showPage(deps: BackofficeDeps, req: Request, res: Response, version: number | undefined) {
   const current = await latestPolicyVersion(deps.pool);
   if (!current) throw notFoundPage((t) => t.policy.conflict.no_policy);
-  const { version } = parseForm(versionQuerySchema, req.query, PAGE, wordsOf(req, res), { kind: 'filter' });
   page(req, res, 'policy', {
     current,
     fields: policyFields(policyOfRow(current)).map(([path, value]) => [path, shownValue(value)]),
     pending: await pendingOf(deps),
     history: await historyOf(deps, version),
     asked: version,
+    brands: await listBrands(deps.pool),
+    selected: DEFAULT_BRAND_ID,
     fieldPath,
     shown: shownValue,
   });
+}
+
+// A brand's rules (docs/policy.md, Rules of a brand): the operator's policy in force with the
+// brand's overrides on it, changed through policy/brand-changes.ts as the CLI's `--brand` does,
+// with the same four eyes and audit. The set form carries only the fields a brand may set, the
+// give-back form only those the brand sets: each stays within the forms' 20 fields.
+
+const brandPage = (brand: string) => `${PAGE}?brand=${encodeURIComponent(brand)}`;
+
+/** Whose a field is at a brand: the brand's own, inherited (the brand may set it), the person's, the operator's. */
+type FieldOwner = 'brand' | 'inherited' | 'person' | 'operator';
+
+function ownerOf(path: string, overrides: BrandOverrides): FieldOwner {
+  if (path in overrides) return 'brand';
+  if (BRAND_FIELDS.includes(path)) return 'inherited';
+  if (PERSON_FIELDS.includes(path)) return 'person';
+  return 'operator';
+}
+
+/** What a form sent, field by field, to show again as typed after a refusal. */
+type Typed = Record<string, string>;
+
+interface BrandRefusal {
+  form: 'set' | 'inherit';
+  fields: Array<{ name: string; label: string; reason: string }>;
+  values: Typed;
+  inherit?: string[];
+}
+
+/** Why a brand may not have `path`, or another problem with it, in the page's words. */
+function brandProblem(path: string, problem: string, t: Catalog): string {
+  const w = t.brandPolicy;
+  if (overrideRefusal(path) !== undefined) {
+    if (PERSON_FIELDS.includes(path)) return `${w.owners.person}: ${w.why.person}`;
+    if (OPERATOR_FIELDS.includes(path)) return `${w.owners.operator}: ${w.why.operator}`;
+  }
+  if (problem.startsWith('is not set by the brand')) return w.problems.notOverridden;
+  if (problem.startsWith('changes nothing')) return w.problems.changesNothing;
+  return t.policy.problems[problem] ?? problem;
+}
+
+const brandOverridesOf = (row: BrandPolicyVersionRow | undefined): BrandOverrides =>
+  row ? checkedOverrides(row.overrides) : {};
+
+/** The brand (404 unless it exists and is not the default brand, whose rules are the operator's). */
+async function brandOf(deps: BackofficeDeps, id: unknown) {
+  const parsed = brandIdSchema.safeParse(id);
+  if (!parsed.success) throw notFoundPage((t) => t.brandPolicy.notFoundWhat);
+  if (parsed.data === DEFAULT_BRAND_ID)
+    throw new BackofficeError(
+      400,
+      (t) => ({ heading: t.brandPolicy.refused, message: t.brandPolicy.defaultIsOperator }),
+      [],
+      PAGE,
+    );
+  const brand = await getBrand(deps.pool, parsed.data);
+  if (!brand) throw notFoundPage((t) => t.brandPolicy.notFoundWhat);
+  return brand;
+}
+
+/** What the brand's rules stand on now: the operator's version in force and the brand's own. */
+async function brandBase(deps: BackofficeDeps, brand: string) {
+  const [operator, own] = await Promise.all([
+    latestPolicyVersion(deps.pool),
+    latestBrandPolicyVersion(deps.pool, brand),
+  ]);
+  if (!operator) throw notFoundPage((t) => t.policy.conflict.no_policy);
+  const base = policyOfRow(operator);
+  const overrides = brandOverridesOf(own);
+  return { operator, own, base, overrides, inForce: withOverrides(base, overrides) };
+}
+
+/** The brand's newest versions, each with what it changed from the one before (laid on the operator's in force). */
+async function brandHistoryOf(deps: BackofficeDeps, brand: string, base: Policy) {
+  const versions = await listBrandPolicyVersions(deps.pool, brand, HISTORY + 1);
+  return versions.slice(0, HISTORY).map((v, i) => ({
+    ...v,
+    changes: brandChanges(
+      base,
+      v.version === 1 ? {} : brandOverridesOf(versions[i + 1]),
+      brandOverridesOf(v),
+    ),
+  }));
+}
+
+async function showBrandPage(
+  deps: BackofficeDeps,
+  req: Request,
+  res: Response,
+  brandId: string,
+  refusal?: BrandRefusal,
+  status = 200,
+) {
+  const brand = await brandOf(deps, brandId);
+  const { operator, own, base, overrides, inForce } = await brandBase(deps, brand.id);
+  const operatorValues = new Map(policyFields(base));
+  const pending = await pendingBrandPolicyChanges(deps.pool, brand.id);
+  page(
+    req,
+    res,
+    'policy-brand',
+    {
+      brand,
+      brands: await listBrands(deps.pool),
+      selected: brand.id,
+      // Not `operator`: the page's signed-in operator is that.
+      operatorPolicy: operator,
+      own,
+      fields: policyFields(inForce).map(([path, value]) => ({
+        path,
+        value: shownValue(value),
+        owner: ownerOf(path, overrides),
+        operatorValue: shownValue(operatorValues.get(path) ?? ''),
+      })),
+      overridden: Object.keys(overrides),
+      pending: pending.map((c) => ({
+        ...c,
+        changes: brandChanges(base, overrides, checkedOverrides(c.overrides)),
+      })),
+      history: await brandHistoryOf(deps, brand.id, base),
+      refusal,
+      fieldPath,
+      shown: shownValue,
+    },
+    status,
+  );
+}
+
+const reasonSchema = z
+  .string({ error: say('mustSayWhy') })
+  .trim()
+  .min(1, say('mustSayWhy'))
+  .max(500, say('atMost', 500));
+
+/** The versions the page showed: a change over others is refused, as the operator's page does. */
+const brandBaseSchema = {
+  brandVersion: z.coerce
+    .number({ error: say('invalid') })
+    .int()
+    .min(0, say('invalid')),
+  operatorVersion: z.coerce
+    .number({ error: say('invalid') })
+    .int()
+    .min(1, say('invalid')),
+};
+
+const brandSetFormSchema = z.object({ reason: reasonSchema, ...brandBaseSchema });
+
+const brandInheritFormSchema = z.object({
+  inherit: z
+    .union([z.string(), z.array(z.string())], { error: say('required') })
+    .transform((v) => (Array.isArray(v) ? v : [v])),
+  reason: reasonSchema,
+  ...brandBaseSchema,
+});
+
+/** The form's own fields, not fields of the policy. */
+const FORM_KEYS = new Set(['_csrf', 'reason', 'brandVersion', 'operatorVersion', 'inherit']);
+
+/** The form, or the fields parseForm would name on its error page, to name them on the brand's page instead. */
+function formOr<S extends z.ZodType>(
+  schema: S,
+  body: unknown,
+  t: Catalog,
+  reasonLabel: string,
+): { data: z.infer<S> } | { fields: BrandRefusal['fields'] } {
+  try {
+    return {
+      data: parseForm(schema, body, PAGE, t, {
+        fieldName: (name) => ({ reason: reasonLabel, inherit: t.brandPolicy.giveBack })[name],
+      }),
+    };
+  } catch (err) {
+    if (err instanceof BackofficeError) return { fields: err.fields };
+    throw err;
+  }
+}
+
+/** What the form sent as text, to show again. */
+const typedOf = (body: unknown): Typed =>
+  Object.fromEntries(
+    Object.entries((body ?? {}) as Record<string, unknown>).filter(
+      (e): e is [string, string] => typeof e[1] === 'string' && e[0] !== '_csrf',
+    ),
+  );
+
+/** Whether the page was opened on the versions in force; if not, the change would not be what was seen. */
+function staleRefusal(
+  form: BrandRefusal['form'],
+  sent: { brandVersion: number; operatorVersion: number },
+  now: { operator: PolicyVersionRow; own: BrandPolicyVersionRow | undefined },
+  t: Catalog,
+): BrandRefusal['fields'] | undefined {
+  if (sent.brandVersion === (now.own?.version ?? 0) && sent.operatorVersion === now.operator.version)
+    return undefined;
+  return [
+    {
+      name: form === 'set' ? 'policy' : 'inherit',
+      label: t.brandPolicy.refused,
+      reason: t.brandPolicy.problems.stale,
+    },
+  ];
+}
+
+/**
+ * The fields a set form changes, each `path=value` as typed, against the brand's policy in force;
+ * a field the brand may not set, or a value its field refuses, named.
+ */
+function setOf(inForce: Policy, body: unknown, t: Catalog) {
+  const set: Array<[string, string]> = [];
+  const refused: BrandRefusal['fields'] = [];
+  for (const [path, text] of Object.entries((body ?? {}) as Record<string, unknown>)) {
+    if (FORM_KEYS.has(path)) continue;
+    const problem = overrideRefusal(path);
+    if (problem) {
+      refused.push({ name: path, label: path, reason: brandProblem(path, problem, t) });
+      continue;
+    }
+    if (typeof text !== 'string') {
+      refused.push({ name: path, label: path, reason: t.formErrors.invalid });
+      continue;
+    }
+    try {
+      const next = applyAssignments(inForce, [[path, text]]);
+      if (JSON.stringify(overrideOf(next, path)) !== JSON.stringify(overrideOf(inForce, path)))
+        set.push([path, text]);
+    } catch (err) {
+      if (!(err instanceof PolicyInputError)) throw err;
+      refused.push({ name: path, label: path, reason: brandProblem(err.field, err.problem, t) });
+    }
+  }
+  return { set, refused };
+}
+
+/** Proposes a brand's change; the outcome as a flash, or the refusal naming the field. */
+async function proposeForBrand(
+  deps: BackofficeDeps,
+  req: Request,
+  res: Response,
+  brand: string,
+  form: BrandRefusal['form'],
+  change: { set: Array<[string, string]>; inherit: string[]; reason: string },
+): Promise<BrandRefusal['fields'] | undefined> {
+  const t = wordsOf(req, res);
+  try {
+    const outcome = await proposeBrandPolicyChange(deps.pool, actorOf(signedIn(res)), { brand, ...change });
+    req.session.flash = {
+      kind: 'ok',
+      text:
+        outcome.kind === 'applied'
+          ? t.brandPolicy.applied(brand, outcome.version)
+          : t.policy.waiting(outcome.changeId),
+    };
+    return undefined;
+  } catch (err) {
+    if (err instanceof PolicyInputError) {
+      const name = err.field === 'policy' ? (form === 'set' ? 'policy' : 'inherit') : err.field;
+      const label = err.field === 'policy' ? t.brandPolicy.refused : err.field;
+      return [{ name, label, reason: brandProblem(err.field, err.problem, t) }];
+    }
+    if (err instanceof PolicyChangeRefused) throw conflictRefusal(err, brandPage(brand));
+    throw err;
+  }
+}
+
+/** A brand's set form: the fields it changes become the brand's own. */
+async function setForBrand(deps: BackofficeDeps, req: Request, res: Response) {
+  const operator = signedIn(res);
+  await adminOnly(deps, operator, true, String(req.params.brand));
+  const brand = (await brandOf(deps, req.params.brand)).id;
+  const t = wordsOf(req, res);
+  const values = typedOf(req.body);
+  const refuse = (fields: BrandRefusal['fields']) =>
+    showBrandPage(deps, req, res, brand, { form: 'set', fields, values }, 400);
+  const form = formOr(brandSetFormSchema, req.body, t, t.brandPolicy.setReasonLabel);
+  const now = await brandBase(deps, brand);
+  const { set, refused } = setOf(now.inForce, req.body, t);
+  if ('fields' in form || refused.length)
+    return refuse([...('fields' in form ? form.fields : []), ...refused]);
+  const stale = staleRefusal('set', form.data, now, t);
+  if (stale) return showBrandPage(deps, req, res, brand, { form: 'set', fields: stale, values }, 409);
+  if (!set.length)
+    return refuse([
+      { name: 'policy', label: t.brandPolicy.refused, reason: t.brandPolicy.problems.nothingToChange },
+    ]);
+  const problem = await proposeForBrand(deps, req, res, brand, 'set', {
+    set,
+    inherit: [],
+    reason: form.data.reason,
+  });
+  if (problem) return refuse(problem);
+  await redirectSaved(req, res, brandPage(brand));
+}
+
+/** A brand's give-back form: the ticked fields follow the operator's policy again. */
+async function inheritForBrand(deps: BackofficeDeps, req: Request, res: Response) {
+  const operator = signedIn(res);
+  await adminOnly(deps, operator, true, String(req.params.brand));
+  const brand = (await brandOf(deps, req.params.brand)).id;
+  const t = wordsOf(req, res);
+  const values = typedOf(req.body);
+  const form = formOr(brandInheritFormSchema, req.body, t, t.brandPolicy.inheritReasonLabel);
+  const ticked = 'data' in form ? form.data.inherit : [];
+  const refuse = (fields: BrandRefusal['fields'], status = 400) =>
+    showBrandPage(deps, req, res, brand, { form: 'inherit', fields, values, inherit: ticked }, status);
+  if ('fields' in form)
+    return refuse(
+      form.fields.map((f) =>
+        f.name === 'inherit' ? { ...f, reason: t.brandPolicy.problems.chooseField } : f,
+      ),
+    );
+  const refused = ticked.flatMap((path) => {
+    const problem = overrideRefusal(path);
+    return problem ? [{ name: path, label: path, reason: brandProblem(path, problem, t) }] : [];
+  });
+  if (refused.length) return refuse(refused);
+  const stale = staleRefusal('inherit', form.data, await brandBase(deps, brand), t);
+  if (stale) return refuse(stale, 409);
+  const problem = await proposeForBrand(deps, req, res, brand, 'inherit', {
+    set: [],
+    inherit: [...new Set(ticked)],
+    reason: form.data.reason,
+  });
+  if (problem) return refuse(problem);
+  await redirectSaved(req, res, brandPage(brand));
+}
+
+/** A brand's rules: set, given back, and its pending changes approved or rejected. */
+function brandPolicyRoutes(deps: BackofficeDeps) {
+  const { pool } = deps;
+  const r = Router();
+  r.post('/policy/brands/:brand', (req, res) => setForBrand(deps, req, res));
+  r.post('/policy/brands/:brand/inherit', (req, res) => inheritForBrand(deps, req, res));
+  r.post('/policy/brands/:brand/changes/:id/approve', async (req, res) => {
+    const operator = signedIn(res);
+    await adminOnly(deps, operator, true, String(req.params.brand));
+    const brand = (await brandOf(deps, req.params.brand)).id;
+    const id = changeIdOf(req);
+    try {
+      const { version } = await approveBrandPolicyChange(pool, actorOf(operator), brand, id);
+      req.session.flash = { kind: 'ok', text: wordsOf(req, res).brandPolicy.applied(brand, version) };
+    } catch (err) {
+      if (err instanceof PolicyChangeRefused) throw conflictRefusal(err, brandPage(brand));
+      throw err;
+    }
+    await redirectSaved(req, res, brandPage(brand));
+  });
+
+  r.post('/policy/brands/:brand/changes/:id/reject', async (req, res) => {
+    const operator = signedIn(res);
+    await adminOnly(deps, operator, true, String(req.params.brand));
+    const brand = (await brandOf(deps, req.params.brand)).id;
+    const id = changeIdOf(req);
+    const t = wordsOf(req, res);
+    const { note } = parseForm(rejectFormSchema, req.body, brandPage(brand), t);
+    try {
+      await rejectBrandPolicyChange(pool, actorOf(operator), brand, id, note);
+      req.session.flash = { kind: 'ok', text: t.policy.rejected(id) };
+    } catch (err) {
+      if (err instanceof PolicyChangeRefused) throw conflictRefusal(err, brandPage(brand));
+      throw err;
+    }
+    await redirectSaved(req, res, brandPage(brand));
+  });
+
+  return r;
 }
 
 export function policyRoutes(deps: BackofficeDeps) {
@@ -177,7 +575,11 @@ export function policyRoutes(deps: BackofficeDeps) {
 
   r.get('/policy', async (req, res) => {
     await adminOnly(deps, signedIn(res), false);
-    await showPage(deps, req, res);
+    const { version, brand } = parseForm(pageQuerySchema, req.query, PAGE, wordsOf(req, res), {
+      kind: 'filter',
+    });
+    if (brand !== undefined && brand !== DEFAULT_BRAND_ID) await showBrandPage(deps, req, res, brand);
+    else await showPage(deps, req, res, version);
   });
 
   r.post('/policy', async (req, res) => {
@@ -239,5 +641,6 @@ export function policyRoutes(deps: BackofficeDeps) {
     await redirectSaved(req, res, PAGE);
   });
 
+  r.use(brandPolicyRoutes(deps));
   return r;
 }
