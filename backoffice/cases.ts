@@ -152,7 +152,14 @@ const timelineEntries = (events: EventRow[], label: Label) =>
       : state?.verification
         ? label.verification(state.verification)
         : undefined;
-    return { at: e.timestamp, type: e.type, what: label.event(e.type), note };
+    return {
+      id: e.id,
+      stream: e.data.flowId,
+      at: e.timestamp,
+      type: e.type,
+      what: label.event(e.type),
+      note,
+    };
   });
 
 /** The CPF as this operator may see it: whole for an admin, when pixflow read it from the registry. */

@@ -50,6 +50,8 @@ const aAlert = `alr_${randomBytes(16).toString('hex')}`;
 let bKeyId: string;
 /** Every string that names something of brand B's; none may reach an operator of the default brand alone. */
 let bMarks: string[];
+/** Brand B's events: its flows' status changes, its alert's. */
+let bEventIds: string[];
 
 const cookieOf = (res: Response) => res.headers.get('set-cookie')?.split(';')[0] ?? '';
 const tokenIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
@@ -230,7 +232,12 @@ beforeAll(async () => {
       expiresAt: null,
     })
   ).key.id;
+  const bEvents = await e.pool.query('SELECT id FROM events WHERE brand_id = $1', [B]);
+  bEventIds = bEvents.rows.map((r) => r.id as string);
+  // B's flows wrote their status events, and its alert its own.
+  expect(bEventIds.length).toBeGreaterThanOrEqual(5);
   bMarks = [
+    ...bEventIds,
     B,
     ...Object.values(ids).filter((id) => id.startsWith(`${B}:`)),
     bE2e,
@@ -334,6 +341,14 @@ describe('an operator granted the default brand alone', () => {
 describe('an admin', () => {
   it("sees both brands' flows, cases, alerts, audit rows and exports, each flow naming its brand", async () => {
     const cookie = await signIn(people.admin);
+    // The person's timeline holds both brands' events.
+    const person = await (await get(cookie, `/customers/${hash}`)).text();
+    const flowEvents = await e.pool.query(
+      `SELECT id FROM events WHERE brand_id = $1 AND stream_type IN ('deposit', 'withdrawal')`,
+      [B],
+    );
+    expect(flowEvents.rows.length).toBe(4);
+    for (const { id } of flowEvents.rows) expect(person).toContain(id);
     const held = await (await get(cookie, '/queues/deposits-held')).text();
     expect(held).toContain(ids.aHeld);
     expect(held).toContain(ids.bHeld);
