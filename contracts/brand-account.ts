@@ -66,6 +66,12 @@ export const apiPixSettingsSchema = z.object({
    * PSP for the Pix key (API_PIX_WEBHOOK_URL's part, without the secret it would show).
    */
   webhookOrigin: listenerOrigin.optional(),
+  /**
+   * The CA that signs this PSP's webhook client certificate (PEM file path), when it is not the
+   * environment's API_PIX_WEBHOOK_CLIENT_CA_FILE: the listener lets it in, and takes this
+   * account's callbacks only from certificates it signed.
+   */
+  webhookClientCaFile: env.API_PIX_WEBHOOK_CLIENT_CA_FILE.unwrap().optional(),
 });
 
 export const apiPixSecretsSchema = z.object({

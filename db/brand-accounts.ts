@@ -240,6 +240,8 @@ export async function sealedBrandAccounts(
 export interface AccountOfSecret {
   brandId: string;
   partnerId: string | undefined;
+  /** An API Pix account's webhook client CA file, when it names one. */
+  webhookClientCaFile: string | undefined;
 }
 
 /**
@@ -251,13 +253,34 @@ export async function accountBySecretHash(
   connector: string,
   hash: string,
 ): Promise<AccountOfSecret | undefined> {
-  const { rows } = await db.query<{ brand_id: string; partner: string | null }>(
-    `SELECT brand_id, settings ->> 'partnerId' AS partner FROM brand_connector_accounts
+  const { rows } = await db.query<{ brand_id: string; partner: string | null; client_ca: string | null }>(
+    `SELECT brand_id, settings ->> 'partnerId' AS partner, settings ->> 'webhookClientCaFile' AS client_ca
+       FROM brand_connector_accounts
       WHERE connector = $1 AND secret_hashes ? 'webhookSecret' AND secret_hashes ->> 'webhookSecret' = $2`,
     [connector, hash],
   );
   const r = rows[0];
-  return r ? { brandId: r.brand_id, partnerId: r.partner ?? undefined } : undefined;
+  return r
+    ? {
+        brandId: r.brand_id,
+        partnerId: r.partner ?? undefined,
+        webhookClientCaFile: r.client_ca ?? undefined,
+      }
+    : undefined;
+}
+
+/**
+ * Each API Pix account's webhook client CA file, by brand: what the API Pix listener trusts
+ * beside the environment's client CA.
+ */
+export async function apiPixWebhookClientCaFiles(
+  db: Queryable,
+): Promise<{ brandId: string; file: string }[]> {
+  const { rows } = await db.query<{ brand_id: string; file: string }>(
+    `SELECT brand_id, settings ->> 'webhookClientCaFile' AS file FROM brand_connector_accounts
+      WHERE connector = 'api-pix' AND settings ? 'webhookClientCaFile' ORDER BY brand_id`,
+  );
+  return rows.map((r) => ({ brandId: r.brand_id, file: r.file }));
 }
 
 /** Which money flows a brand has the connector accounts for (the API's door asks before starting one). */

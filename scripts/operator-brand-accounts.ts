@@ -41,6 +41,7 @@ export const BRAND_ACCOUNT_USAGE = `usage: npm run operator -- brand account sho
        npm run operator -- brand account set BRAND_ID api-pix --base-url URL [--token-url URL]
                           --client-id ID --pix-key KEY --cert-file PEM --key-file PEM [--ca-file PEM]
                           [--expiry-seconds N] [--webhook-origin https://HOST:PORT]
+                          [--webhook-client-ca-file PEM]
                           --client-secret-stdin|--client-secret-file FILE
                           [--webhook-secret-stdin|--webhook-secret-file FILE] --as ADMIN_EMAIL
        npm run operator -- brand account remove BRAND_ID identity-payments|api-pix --as ADMIN_EMAIL
@@ -71,6 +72,7 @@ const ACCOUNT_OPTIONS = {
       caFile: 'ca-file',
       expirySeconds: 'expiry-seconds',
       webhookOrigin: 'webhook-origin',
+      webhookClientCaFile: 'webhook-client-ca-file',
     },
     secrets: { clientSecret: 'client-secret', webhookSecret: 'webhook-secret' },
   },
@@ -100,6 +102,7 @@ const SETTING_LABEL: Record<string, string> = {
   caFile: 'CA file',
   expirySeconds: 'QR expiry (s)',
   webhookOrigin: 'webhook origin',
+  webhookClientCaFile: 'webhook client CA file',
   clientSecret: 'client secret',
   apiKey: 'API key',
   webhookSecret: 'webhook secret',

@@ -699,6 +699,57 @@ describe('npm run operator -- brand account', () => {
     expect(clash.err).toContain("--partner-id: another brand's identity-payments account has it already");
   });
 
+  it("takes an API Pix account's webhook client CA file, an api-pix setting alone", async () => {
+    await createBrand(pool, ana, { id: 'ceu-bet', name: 'Céu Bet' });
+    const pix = apiPix(`ceu-${fresh()}@bet.example`);
+    const options = (caFile: string) => [
+      'set',
+      'ceu-bet',
+      'api-pix',
+      '--base-url',
+      pix.settings.baseUrl,
+      '--client-id',
+      pix.settings.clientId,
+      '--pix-key',
+      pix.settings.pixKey,
+      '--cert-file',
+      pix.settings.certFile,
+      '--key-file',
+      pix.settings.keyFile,
+      '--webhook-client-ca-file',
+      caFile,
+      '--client-secret-file',
+      secretFile(pix.secrets.clientSecret),
+      '--as',
+      ANA,
+    ];
+    const empty = accountCli(options(''));
+    expect(empty.status).toBe(2);
+    expect(empty.err).toMatch(/^--webhook-client-ca-file: .*\n/m);
+    expect(await getBrandAccount(pool, 'ceu-bet', 'api-pix')).toBeUndefined();
+    const foreign = accountCli([
+      'set',
+      'sol-bet',
+      'identity-payments',
+      '--webhook-client-ca-file',
+      'ca.pem',
+      '--as',
+      ANA,
+    ]);
+    expect(foreign.status).toBe(2);
+    expect(foreign.err).toContain(
+      '--webhook-client-ca-file: is not a setting of an identity-payments account; nothing changed',
+    );
+    const r = accountCli(options('/run/secrets/ceu-psp-ca.pem'));
+    expect(r.status, r.err).toBe(0);
+    expect(r.out).toContain('  webhook client CA file: /run/secrets/ceu-psp-ca.pem');
+    expect((await getBrandAccount(pool, 'ceu-bet', 'api-pix'))?.settings).toMatchObject({
+      webhookClientCaFile: '/run/secrets/ceu-psp-ca.pem',
+    });
+    const [audit] = await listActions(pool, { action: 'brand.account.set', order: 'newest', limit: 1 });
+    expect(audit?.after).toMatchObject({ settings: { webhookClientCaFile: '/run/secrets/ceu-psp-ca.pem' } });
+  });
+
   it('removes an account as an admin, and exits 1 when there is none', async () => {
     const r = accountCli(['remove', 'sol-bet', 'identity-payments', '--as', ANA]);
     expect(r.status, r.err).toBe(0);
