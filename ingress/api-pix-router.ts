@@ -7,6 +7,7 @@ import type { Pool } from '../db/pool';
 import { failedAuthLimit } from '../http/failed-auth';
 import { Problem, sendProblem } from '../http/problem';
 import { withTimeout } from '../http/timeout';
+import { type ApiPixClientCas, peerCertificateCheck } from './api-pix-client-cas';
 import { type ApiPixRow, apiPixRowsOf, type ReadPixNotifications, readApiPixBody } from './api-pix-reading';
 import { accountOf, ingressAccounts, pathSecretCheck } from './brand-accounts';
 import {
@@ -23,8 +24,11 @@ import { headersOfInterest } from './store';
 // PSP's certificate before it is anything else. The secret in the path is a second factor, under
 // the same failed-authentication limit as the first provider's ingress, and names the brand's
 // account the callback came through (API_PIX_WEBHOOK_SECRET the default brand's; a brand's own
-// by its keyed hash, ingress/brand-accounts.ts): its Pix are that brand's deposits'. Each Pix is stored in the inbox before the 200; then its deposit is told to look
-// (and a closed deposit's reversal check is asked, ingress/deliver.ts), without the PSP waiting.
+// by its keyed hash, ingress/brand-accounts.ts): its Pix are that brand's deposits'. The caller's
+// certificate must then chain to that account's CA (ingress/api-pix-client-cas.ts; the listener
+// gives the CAs, and a router mounted without them checks no certificate). Each Pix is stored in
+// the inbox before the 200; then its deposit is told to look (and a closed deposit's reversal
+// check is asked, ingress/deliver.ts), without the PSP waiting.
 
 export interface ApiPixIngressDeps {
   config: {
@@ -68,7 +72,7 @@ function secretCheck(deps: ApiPixIngressDeps, failures: ReturnType<typeof failed
   return pathSecretCheck(accounts, failures);
 }
 
-export function apiPixWebhookRouter(deps: ApiPixIngressDeps) {
+export function apiPixWebhookRouter(deps: ApiPixIngressDeps, clientCas?: ApiPixClientCas) {
   const delivery: DeliveryOptions = { ...deliveryOptionsFrom(deps.config), ...deps.delivery };
   const ctx: DeliveryContext = { pool: deps.pool, temporal: deps.temporal, options: delivery };
   const lease = leaseMs(delivery);
@@ -142,7 +146,9 @@ export function apiPixWebhookRouter(deps: ApiPixIngressDeps) {
   const router = express.Router();
   // The PSP's bodies are JSON; the raw text is what the inbox keeps.
   const rawBody = express.text({ type: () => true, limit: '64kb' });
-  router.post('/webhooks/api-pix/:secret/pix', failures.refuseWhileLimited, checkSecret, rawBody, receive);
+  const checks = [failures.refuseWhileLimited, checkSecret];
+  if (clientCas) checks.push(peerCertificateCheck(clientCas, failures, log));
+  router.post('/webhooks/api-pix/:secret/pix', ...checks, rawBody, receive);
   router.use(apiPixErrors(deps));
   return router;
 }

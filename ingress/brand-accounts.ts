@@ -21,6 +21,11 @@ export interface IngressAccount {
   brand: string;
   /** The first provider's partner id the body must name; unset for an API Pix account. */
   partnerId?: string;
+  /**
+   * The CA an API Pix account's PSP signs its webhook client certificate with; unset, the
+   * environment's (API_PIX_WEBHOOK_CLIENT_CA_FILE).
+   */
+  webhookClientCaFile?: string;
 }
 
 export interface IngressAccounts {
@@ -90,6 +95,7 @@ export function ingressAccounts(opts: {
       const account: IngressAccount = {
         brand: row.brandId,
         ...(row.partnerId === undefined ? {} : { partnerId: row.partnerId }),
+        ...(row.webhookClientCaFile === undefined ? {} : { webhookClientCaFile: row.webhookClientCaFile }),
       };
       remember(hash, account);
       return account;
