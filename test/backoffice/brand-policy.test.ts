@@ -103,6 +103,14 @@ describe("a brand's rules on the policy page", () => {
     expect(await page.getByText(w.noOverrides).count()).toBe(1);
     // It reads on a phone as on a desk.
     await drawnAtBothWidths(page);
+    // In English, the same page in its words.
+    const en = catalogs.en.brandPolicy;
+    await page.getByRole('button', { name: 'English' }).click();
+    await page.getByRole('heading', { level: 1, name: en.title('Bet Rio') }).waitFor();
+    expect(await row(page, 'withdrawals.dailyLimitCentavos').textContent()).toContain(en.why.person);
+    expect(await page.getByRole('button', { name: en.send }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Português' }).click();
+    await page.getByRole('heading', { level: 1, name: w.title('Bet Rio') }).waitFor();
 
     // The default brand's rules are the operator's policy: its page.
     await page.getByLabel(w.brand, { exact: true }).selectOption('default');
