@@ -20,7 +20,8 @@ import { accountOf, type IngressAccount } from './brand-accounts';
 // The accounts' CA files are read again every `refreshMs` and the listener's secure context
 // replaced when they changed (server.setSecureContext), so a brand given its CA later needs no
 // restart. SNICallback could choose a context per handshake, but it runs only for clients that
-// send a server name, and a PSP posting to an IP address sends none.
+// send a server name, and a PSP posting to an IP address sends none; checking the CA only in the
+// request would have the handshake let any certificate in, and any caller reach the HTTP parser.
 
 /** How often the accounts' CA files are read again. */
 export const CLIENT_CA_REFRESH_MS = 15_000;
