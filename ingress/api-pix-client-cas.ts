@@ -121,28 +121,21 @@ export function apiPixClientCas(opts: {
   };
 }
 
-/** Whether `cert` is `ca` or was signed by it. */
-const issuedBy = (cert: X509Certificate, ca: X509Certificate) =>
-  cert.fingerprint256 === ca.fingerprint256 || (cert.checkIssued(ca) && cert.verify(ca.publicKey));
-
-/** Chains deeper than this are not followed. */
-const MAX_DEPTH = 8;
-
 /**
- * Whether the peer's certificate chains to one of `cas`, each link's signature checked: the
- * handshake checked the chain to one of the CAs it lets in, not to which.
+ * Whether the peer's certificate is one of `cas` or was signed by one of them, the signature
+ * checked: the handshake checked its chain to one of the CAs it lets in, not to which. A server
+ * sees the peer's certificate alone, not the intermediates it sent, so the account's file must
+ * hold the CA that signs the PSP's certificate itself (with the CAs above it, for the handshake).
  */
-export function chainsTo(socket: TLSSocket, cas: readonly X509Certificate[]): boolean {
-  let cert = socket.getPeerX509Certificate();
-  for (let depth = 0; cert && depth < MAX_DEPTH; depth++) {
-    const current: X509Certificate = cert;
-    if (cas.some((ca) => issuedBy(current, ca))) return true;
-    const issuer = current.issuerCertificate;
-    if (!issuer || issuer.fingerprint256 === current.fingerprint256 || !issuedBy(current, issuer))
-      return false;
-    cert = issuer;
-  }
-  return false;
+export function signedByOneOf(socket: TLSSocket, cas: readonly X509Certificate[]): boolean {
+  const peer = socket.getPeerX509Certificate();
+  return (
+    peer !== undefined &&
+    cas.some(
+      (ca) =>
+        peer.fingerprint256 === ca.fingerprint256 || (peer.checkIssued(ca) && peer.verify(ca.publicKey)),
+    )
+  );
 }
 
 /**
@@ -158,9 +151,11 @@ export function peerCertificateCheck(
     const account = accountOf(res);
     cas.certsFor(account).then(
       (trusted) => {
-        if (chainsTo(req.socket as TLSSocket, trusted)) return next();
+        const socket = req.socket as TLSSocket;
+        if (signedByOneOf(socket, trusted)) return next();
+        // The issuer's name tells an operator which CA the PSP's certificate is of; it is no secret.
         log.warn(
-          { brand: account.brand },
+          { brand: account.brand, issuer: socket.getPeerX509Certificate()?.issuer },
           "API Pix callback whose client certificate is not of its account's CA; 401",
         );
         failures.fail(req, res, next, new Problem(401, 'unauthorized', 'Unauthorized'));

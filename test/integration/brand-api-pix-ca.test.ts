@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -26,7 +27,7 @@ import { INGRESS_PII_KEY, uniqueId } from '../ingress/harness';
 // three PSPs, each with a CA of its own made by openssl (the emulation's PKI). The environment's
 // client CA is the default brand's PSP's; brand B's account names its PSP's CA; brand C's names
 // none; brand D's names none at first and is given one while the listener runs; brand E's names a
-// file that is not there. On a real Postgres and the run's
+// file that is not there; brand F's PSP's certificate is signed by an intermediate CA. On a real Postgres and the run's
 // Temporal server, where the flows told are workflows waiting under the ids the brands' take.
 
 const codec = `k${randomBytes(3).toString('hex')}:${randomBytes(32).toString('base64')}`;
@@ -44,11 +45,13 @@ const B = `bet-b-${tag}`;
 const C = `bet-c-${tag}`;
 const D = `bet-d-${tag}`;
 const E = `bet-e-${tag}`;
+const F = `bet-f-${tag}`;
 const ENV_SECRET = `env-pix-${randomBytes(12).toString('hex')}`;
 const B_SECRET = `b-pix-${randomBytes(12).toString('hex')}`;
 const C_SECRET = `c-pix-${randomBytes(12).toString('hex')}`;
 const D_SECRET = `d-pix-${randomBytes(12).toString('hex')}`;
 const E_SECRET = `e-pix-${randomBytes(12).toString('hex')}`;
+const F_SECRET = `f-pix-${randomBytes(12).toString('hex')}`;
 /** No worker polls it: a flow started there waits, and counts the signals it is sent. */
 const QUEUE = `brand-api-pix-ca-${tag}`;
 
@@ -57,6 +60,7 @@ const dirs: string[] = [];
 let defaultPsp: ApiPixPki;
 let bPsp: ApiPixPki;
 let otherPsp: ApiPixPki;
+let chainedPsp: ChainedPsp;
 let pool: Pool;
 let connection: Connection;
 let temporal: Client;
@@ -78,21 +82,93 @@ const pixAccount = (n: number, webhookSecret: string, webhookClientCaFile?: stri
   secrets: { clientSecret: randomBytes(12).toString('hex'), webhookSecret },
 });
 
+interface ChainedPsp {
+  /** The intermediate CA with its root, as the account names it. */
+  bundle: string;
+  /** The webhook client certificate followed by its intermediate, as the PSP presents it. */
+  chain: string;
+  key: string;
+}
+
+/** A PSP whose webhook client certificate an intermediate CA signs, made with openssl in `dir`. */
+function chainedPspIn(dir: string): ChainedPsp {
+  const f = (name: string) => path.join(dir, name);
+  const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+  const newKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  const caExt = (pathlen: number) =>
+    `basicConstraints=critical,CA:TRUE,pathlen:${pathlen}\nkeyUsage=critical,keyCertSign,cRLSign\n`;
+  openssl(
+    ['req', '-x509', ...newKey, '-keyout', f('root.key'), '-out', f('root.pem'), '-days', '30'].concat(
+      ['-subj', '/CN=PSP F root', '-addext', 'basicConstraints=critical,CA:TRUE,pathlen:1'],
+      ['-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
+    ),
+  );
+  const issue = (name: string, issuer: string, subject: string, ext: string) => {
+    openssl([
+      'req',
+      '-new',
+      ...newKey,
+      '-keyout',
+      f(`${name}.key`),
+      '-out',
+      f(`${name}.csr`),
+      '-subj',
+      subject,
+    ]);
+    writeFileSync(f(`${name}.ext`), ext);
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        f(`${name}.csr`),
+        '-CA',
+        f(`${issuer}.pem`),
+        '-CAkey',
+        f(`${issuer}.key`),
+      ].concat(
+        ['-set_serial', `0x${randomBytes(8).toString('hex')}`, '-days', '30'],
+        ['-extfile', f(`${name}.ext`), '-out', f(`${name}.pem`)],
+      ),
+    );
+  };
+  issue('intermediate', 'root', '/CN=PSP F webhooks CA', caExt(0));
+  issue(
+    'webhook',
+    'intermediate',
+    '/CN=PSP F webhooks',
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n',
+  );
+  const read = (name: string) => readFileSync(f(name), 'utf8');
+  writeFileSync(f('bundle.pem'), read('intermediate.pem') + read('root.pem'));
+  return {
+    bundle: f('bundle.pem'),
+    chain: read('webhook.pem') + read('intermediate.pem'),
+    key: read('webhook.key'),
+  };
+}
+
 const setAccount = (brand: string, a: BrandAccount) => {
   const sealed = sealBrandAccount(keys, brand, a);
   return setBrandAccount(pool, admin, { ...sealed, settings: sealed.settings as Record<string, unknown> });
 };
 
 beforeAll(async () => {
-  for (let i = 0; i < 3; i++) dirs.push(mkdtempSync(path.join(os.tmpdir(), 'brand-api-pix-ca-')));
-  [defaultPsp, bPsp, otherPsp] = dirs.map((d) => makeApiPixPki(d)) as [ApiPixPki, ApiPixPki, ApiPixPki];
+  for (let i = 0; i < 4; i++) dirs.push(mkdtempSync(path.join(os.tmpdir(), 'brand-api-pix-ca-')));
+  [defaultPsp, bPsp, otherPsp] = dirs.slice(0, 3).map((d) => makeApiPixPki(d)) as [
+    ApiPixPki,
+    ApiPixPki,
+    ApiPixPki,
+  ];
+  chainedPsp = chainedPspIn(dirs[3] as string);
   const url = await freshDatabase();
   await migrate(url);
   pool = createPool(url, 5);
-  for (const id of [B, C, D, E]) await createBrand(pool, admin, { id, name: id });
+  for (const id of [B, C, D, E, F]) await createBrand(pool, admin, { id, name: id });
   await setAccount(B, pixAccount(2, B_SECRET, bPsp.pspCa.cert));
   await setAccount(C, pixAccount(3, C_SECRET));
   await setAccount(D, pixAccount(4, D_SECRET));
+  await setAccount(F, pixAccount(6, F_SECRET, chainedPsp.bundle));
   await setAccount(E, pixAccount(5, E_SECRET, path.join(dirs[0] as string, 'no-such', 'ca.pem')));
   connection = await Connection.connect({ address: inject('temporalAddress') });
   temporal = new Client({ connection });
@@ -222,6 +298,43 @@ describe("the API Pix listener trusts each brand's PSP by its own CA", () => {
       (n) => n === 1,
       10_000,
     );
+  });
+
+  it("lets in a PSP whose certificate an intermediate CA signs, its account's file holding it with its root", async () => {
+    const txid = uniqueId();
+    const flow = await waitingFlow(depositWorkflowId(txid, F));
+    const answer = await apiPixRequest(
+      `https://127.0.0.1:${listener.port}/webhooks/api-pix/${F_SECRET}/pix`,
+      {
+        method: 'POST',
+        body: body(txid, e2e()),
+        tls: {
+          cert: chainedPsp.chain,
+          key: chainedPsp.key,
+          ca: readFileSync(defaultPsp.pixflowCa.cert, 'utf8'),
+        },
+      },
+    );
+    expect(answer.status).toBe(200);
+    await waitUntil(
+      () => signalsOf(flow),
+      (n) => n === 1,
+      10_000,
+    );
+    // It is F's PSP alone: on the default brand's path, 401.
+    const elsewhere = await apiPixRequest(
+      `https://127.0.0.1:${listener.port}/webhooks/api-pix/${ENV_SECRET}/pix`,
+      {
+        method: 'POST',
+        body: body(uniqueId(), e2e()),
+        tls: {
+          cert: chainedPsp.chain,
+          key: chainedPsp.key,
+          ca: readFileSync(defaultPsp.pixflowCa.cert, 'utf8'),
+        },
+      },
+    );
+    expect(elsewhere.status).toBe(401);
   });
 
   it('refuses in the handshake a certificate that neither CA signed', async () => {
