@@ -6,8 +6,8 @@ import {
   getBrandPolicyChange,
   insertBrandPolicyChange,
   insertBrandPolicyVersion,
-  latestPolicyVersion,
   lockBrandPolicyVersions,
+  lockPolicyVersions,
   type PolicyVersionRow,
 } from '../db/policy';
 import { inTransaction, type Pool } from '../db/pool';
@@ -114,8 +114,9 @@ const forAudit = (brand: string, changes: BrandFieldChange[]) => ({
 const overridesOfRow = (row: BrandPolicyVersionRow | undefined): BrandOverrides =>
   row ? checkedOverrides(row.overrides) : {};
 
-async function operatorInForce(db: Parameters<typeof latestPolicyVersion>[0]): Promise<PolicyVersionRow> {
-  const operator = await latestPolicyVersion(db);
+/** The operator's version in force, held until commit so no operator change lands between judging and writing. */
+async function operatorInForce(client: Parameters<typeof lockPolicyVersions>[0]): Promise<PolicyVersionRow> {
+  const operator = await lockPolicyVersions(client);
   if (!operator)
     throw new PolicyChangeRefused(
       'no_policy',
@@ -127,7 +128,9 @@ async function operatorInForce(db: Parameters<typeof latestPolicyVersion>[0]): P
 /**
  * Changes brand `brand`'s overrides: `set` fields, `inherit` others back. Refused, nothing written:
  * the default brand (its rules are the operator's), a field a brand may not set (the person's, the
- * operator's), a brand that does not exist, a change that changes nothing. A loosening waits for
+ * operator's), a brand that does not exist, a change that changes nothing, and, when the proposer
+ * says which versions they saw (`baseVersion`, the brand's, 0 before it had rules of its own;
+ * `baseOperatorVersion`), a version of either that came meanwhile (stale). A loosening waits for
  * a second admin; anything else is the brand's next version at once.
  */
 export async function proposeBrandPolicyChange(
@@ -138,6 +141,8 @@ export async function proposeBrandPolicyChange(
     set: ReadonlyArray<[string, string]>;
     inherit: readonly string[];
     reason: string | undefined;
+    baseVersion?: number;
+    baseOperatorVersion?: number;
   },
 ): Promise<BrandProposalOutcome> {
   checkBrandOfOverrides(p.brand);
@@ -149,13 +154,22 @@ export async function proposeBrandPolicyChange(
       throw new PolicyChangeRefused('not_found', `no brand ${p.brand}`);
     const current = await lockBrandPolicyVersions(client, p.brand);
     const operator = await operatorInForce(client);
+    const baseVersion = current?.version ?? 0;
+    // Checked under both locks, so the change is judged over the versions the proposer saw.
+    if (
+      (p.baseVersion !== undefined && p.baseVersion !== baseVersion) ||
+      (p.baseOperatorVersion !== undefined && p.baseOperatorVersion !== operator.version)
+    )
+      throw new PolicyChangeRefused(
+        'stale',
+        `brand ${p.brand} is at version ${baseVersion} and the operator's policy at ${operator.version} now, not ${p.baseVersion ?? baseVersion} and ${p.baseOperatorVersion ?? operator.version}: look at them again before changing them`,
+      );
     const base = policyOfRow(operator);
     const before = overridesOfRow(current);
     const after = nextOverrides(base, before, p);
     const changes = brandChanges(base, before, after);
     if (changes.length === 0)
       throw new PolicyInputError('policy', `changes nothing: every field of brand ${p.brand} is as in force`);
-    const baseVersion = current?.version ?? 0;
     if (changes.some((c) => c.loosens)) {
       const changeId = await insertBrandPolicyChange(client, {
         brand: p.brand,

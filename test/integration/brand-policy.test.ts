@@ -16,7 +16,7 @@ import {
 } from '../../db/policy';
 import { createPool, type Pool } from '../../db/pool';
 import { proposeBrandPolicyChange } from '../../policy/brand-changes';
-import { type PolicyActor, proposeAssignments } from '../../policy/changes';
+import { type PolicyActor, PolicyChangeRefused, proposeAssignments } from '../../policy/changes';
 import { PolicyInputError } from '../../policy/diff';
 import { type PolicyStore, startPolicyStore } from '../../policy/store';
 import { defaultPolicy } from '../helpers/policy';
@@ -362,5 +362,58 @@ describe("a brand's rules", () => {
       caseType: 'brand-policy',
       reason: 'no',
     });
+  });
+
+  it('refuse a proposal made over a version no longer in force, inside its own transaction, nothing written', async () => {
+    const brandAt = (await latestBrandPolicyVersion(pool, B))?.version ?? 0;
+    const operatorAt = (await latestPolicyVersion(pool))?.version ?? 0;
+    expect(brandAt).toBeGreaterThan(0);
+    const before = { audit: await auditRows(), versions: await listBrandPolicyVersions(pool, B, 10) };
+    const propose = (
+      set: [string, string],
+      base: { baseVersion: number; baseOperatorVersion: number },
+      reason: string,
+    ) => proposeBrandPolicyChange(pool, ana, { brand: B, set: [set], inherit: [], reason, ...base });
+    // A tightening over the brand's previous version, a loosening over the operator's previous one.
+    const refused = [
+      propose(
+        ['payouts.approvalAboveCentavos', '400000'],
+        { baseVersion: brandAt - 1, baseOperatorVersion: operatorAt },
+        'x',
+      ),
+      propose(['payouts.approvers', '1'], { baseVersion: brandAt, baseOperatorVersion: operatorAt - 1 }, 'x'),
+    ];
+    for (const r of refused) {
+      const err = await r.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(PolicyChangeRefused);
+      expect((err as PolicyChangeRefused).kind).toBe('stale');
+    }
+    expect(await auditRows()).toBe(before.audit);
+    expect(await listBrandPolicyVersions(pool, B, 10)).toEqual(before.versions);
+    expect(await pendingBrandPolicyChanges(pool, B)).toEqual([]);
+
+    // Two admins' changes from the same page at once: one applies, the other is refused as stale.
+    const base = { baseVersion: brandAt, baseOperatorVersion: operatorAt };
+    const raced = await Promise.allSettled([
+      propose(['payouts.approvalAboveCentavos', '400000'], base, 'first'),
+      propose(['payouts.approvalAboveCentavos', '300000'], base, 'second'),
+    ]);
+    const won = raced.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const lost = raced.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    expect(won).toHaveLength(1);
+    expect(won[0]).toMatchObject({ kind: 'applied', version: brandAt + 1 });
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toBeInstanceOf(PolicyChangeRefused);
+    expect((lost[0] as PolicyChangeRefused).kind).toBe('stale');
+    const winner = raced[0]?.status === 'fulfilled' ? 400_000 : 300_000;
+    expect(await latestBrandPolicyVersion(pool, B)).toMatchObject({
+      version: brandAt + 1,
+      overrides: { 'payouts.approvalAboveCentavos': winner },
+    });
+    expect(await auditRows()).toBe(before.audit + 1);
+    expect(await pendingBrandPolicyChanges(pool, B)).toEqual([]);
   });
 });
