@@ -11,11 +11,11 @@ import { withTimeout } from '../http/timeout';
 import { accountOf, type IngressAccount } from './brand-accounts';
 
 // Which PSPs the API Pix listener lets in, and which may speak for which account (docs/brands.md,
-// Notifications by account). Each brand's API Pix account may name the CA that signs its PSP's
-// webhook client certificate; the environment's API_PIX_WEBHOOK_CLIENT_CA_FILE is the default
-// brand's, and the CA of every account that names none. The handshake lets in a certificate any
-// of them signed; once the path's secret has named the account, the certificate must chain to
-// that account's CA, so a PSP trusted for one brand cannot post for another.
+// Each brand's PSP by its own CA). Each brand's API Pix account may name the CA that signs its
+// PSP's webhook client certificate; the environment's API_PIX_WEBHOOK_CLIENT_CA_FILE is the
+// default brand's, and the CA of every account that names none. The handshake lets in a
+// certificate any of them signed; once the path's secret has named the account, the certificate
+// must be signed by that account's CA, so a PSP trusted for one brand cannot post for another.
 //
 // The accounts' CA files are read again every `refreshMs` and the listener's secure context
 // replaced when they changed (server.setSecureContext), so a brand given its CA later needs no
@@ -45,7 +45,7 @@ interface ReadCa {
 export interface ApiPixClientCas {
   /** Every CA the handshake lets in, PEM: the environment's first, then each account's that reads. */
   pems(): string[];
-  /** The CA certificates a callback through `account` must chain to; none when its file does not read. */
+  /** The CA certificates a callback through `account` must be signed by; none when its file does not read. */
   certsFor(account: IngressAccount): Promise<X509Certificate[]>;
   /** Reads the accounts' CA files again: true when what the handshake lets in changed. */
   refresh(): Promise<boolean>;

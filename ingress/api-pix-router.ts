@@ -25,7 +25,7 @@ import { headersOfInterest } from './store';
 // the same failed-authentication limit as the first provider's ingress, and names the brand's
 // account the callback came through (API_PIX_WEBHOOK_SECRET the default brand's; a brand's own
 // by its keyed hash, ingress/brand-accounts.ts): its Pix are that brand's deposits'. The caller's
-// certificate must then chain to that account's CA (ingress/api-pix-client-cas.ts; the listener
+// certificate must then be of that account's CA (ingress/api-pix-client-cas.ts; the listener
 // gives the CAs, and a router mounted without them checks no certificate). Each Pix is stored in
 // the inbox before the 200; then its deposit is told to look (and a closed deposit's reversal
 // check is asked, ingress/deliver.ts), without the PSP waiting.
