@@ -216,7 +216,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
   API_PIX_WEBHOOK_KEY_FILE: { meaning: "PEM file of that certificate's private key", shownDefault: 'none' },
   API_PIX_WEBHOOK_CLIENT_CA_FILE: {
     meaning:
-      "PEM file of the CA that signs the PSP's webhook client certificate: the only callers the listener lets in",
+      "PEM file of the CA that signs the default brand's PSP's webhook client certificate, trusted too for every API Pix account that names no CA of its own; the listener lets in only certificates of these CAs and of the CAs the brands' accounts name ([brands](brands.md))",
     shownDefault: 'none',
   },
   API_PIX_WEBHOOK_SECRET: {
