@@ -387,24 +387,6 @@ const typedOf = (body: unknown): Typed =>
     ),
   );
 
-/** Whether the page was opened on the versions in force; if not, the change would not be what was seen. */
-function staleRefusal(
-  form: BrandRefusal['form'],
-  sent: { brandVersion: number; operatorVersion: number },
-  now: { operator: PolicyVersionRow; own: BrandPolicyVersionRow | undefined },
-  t: Catalog,
-): BrandRefusal['fields'] | undefined {
-  if (sent.brandVersion === (now.own?.version ?? 0) && sent.operatorVersion === now.operator.version)
-    return undefined;
-  return [
-    {
-      name: form === 'set' ? 'policy' : 'inherit',
-      label: t.brandPolicy.refused,
-      reason: t.brandPolicy.problems.stale,
-    },
-  ];
-}
-
 /**
  * The fields a set form changes, each `path=value` as typed, against the brand's policy in force;
  * a field the brand may not set, or a value its field refuses, named.
@@ -435,18 +417,34 @@ function setOf(inForce: Policy, body: unknown, t: Catalog) {
   return { set, refused };
 }
 
-/** Proposes a brand's change; the outcome as a flash, or the refusal naming the field. */
+/**
+ * Proposes a brand's change over the versions the page was opened on (a version that came meanwhile
+ * is refused in the change's own transaction: 409); the outcome as a flash, or the refusal naming
+ * the field and its status.
+ */
 async function proposeForBrand(
   deps: BackofficeDeps,
   req: Request,
   res: Response,
   brand: string,
   form: BrandRefusal['form'],
-  change: { set: Array<[string, string]>; inherit: string[]; reason: string },
-): Promise<BrandRefusal['fields'] | undefined> {
+  change: {
+    set: Array<[string, string]>;
+    inherit: string[];
+    reason: string;
+    brandVersion: number;
+    operatorVersion: number;
+  },
+): Promise<{ fields: BrandRefusal['fields']; status: 400 | 409 } | undefined> {
   const t = wordsOf(req, res);
+  const { brandVersion, operatorVersion, ...proposal } = change;
   try {
-    const outcome = await proposeBrandPolicyChange(deps.pool, actorOf(signedIn(res)), { brand, ...change });
+    const outcome = await proposeBrandPolicyChange(deps.pool, actorOf(signedIn(res)), {
+      brand,
+      ...proposal,
+      baseVersion: brandVersion,
+      baseOperatorVersion: operatorVersion,
+    });
     req.session.flash = {
       kind: 'ok',
       text:
@@ -459,7 +457,14 @@ async function proposeForBrand(
     if (err instanceof PolicyInputError) {
       const name = err.field === 'policy' ? (form === 'set' ? 'policy' : 'inherit') : err.field;
       const label = err.field === 'policy' ? t.brandPolicy.refused : err.field;
-      return [{ name, label, reason: brandProblem(err.field, err.problem, t) }];
+      return { fields: [{ name, label, reason: brandProblem(err.field, err.problem, t) }], status: 400 };
+    }
+    if (err instanceof PolicyChangeRefused && err.kind === 'stale') {
+      const name = form === 'set' ? 'policy' : 'inherit';
+      return {
+        fields: [{ name, label: t.brandPolicy.refused, reason: t.brandPolicy.problems.stale }],
+        status: 409,
+      };
     }
     if (err instanceof PolicyChangeRefused) throw conflictRefusal(err, brandPage(brand));
     throw err;
@@ -473,15 +478,13 @@ async function setForBrand(deps: BackofficeDeps, req: Request, res: Response) {
   const brand = (await brandOf(deps, req.params.brand)).id;
   const t = wordsOf(req, res);
   const values = typedOf(req.body);
-  const refuse = (fields: BrandRefusal['fields']) =>
-    showBrandPage(deps, req, res, brand, { form: 'set', fields, values }, 400);
+  const refuse = (fields: BrandRefusal['fields'], status = 400) =>
+    showBrandPage(deps, req, res, brand, { form: 'set', fields, values }, status);
   const form = formOr(brandSetFormSchema, req.body, t, t.brandPolicy.setReasonLabel);
   const now = await brandBase(deps, brand);
   const { set, refused } = setOf(now.inForce, req.body, t);
   if ('fields' in form || refused.length)
     return refuse([...('fields' in form ? form.fields : []), ...refused]);
-  const stale = staleRefusal('set', form.data, now, t);
-  if (stale) return showBrandPage(deps, req, res, brand, { form: 'set', fields: stale, values }, 409);
   if (!set.length)
     return refuse([
       { name: 'policy', label: t.brandPolicy.refused, reason: t.brandPolicy.problems.nothingToChange },
@@ -489,9 +492,9 @@ async function setForBrand(deps: BackofficeDeps, req: Request, res: Response) {
   const problem = await proposeForBrand(deps, req, res, brand, 'set', {
     set,
     inherit: [],
-    reason: form.data.reason,
+    ...form.data,
   });
-  if (problem) return refuse(problem);
+  if (problem) return refuse(problem.fields, problem.status);
   await redirectSaved(req, res, brandPage(brand));
 }
 
@@ -517,14 +520,12 @@ async function inheritForBrand(deps: BackofficeDeps, req: Request, res: Response
     return problem ? [{ name: path, label: path, reason: brandProblem(path, problem, t) }] : [];
   });
   if (refused.length) return refuse(refused);
-  const stale = staleRefusal('inherit', form.data, await brandBase(deps, brand), t);
-  if (stale) return refuse(stale, 409);
   const problem = await proposeForBrand(deps, req, res, brand, 'inherit', {
     set: [],
+    ...form.data,
     inherit: [...new Set(ticked)],
-    reason: form.data.reason,
   });
-  if (problem) return refuse(problem);
+  if (problem) return refuse(problem.fields, problem.status);
   await redirectSaved(req, res, brandPage(brand));
 }
 

@@ -328,10 +328,14 @@ describe("a brand's rules on the policy page", () => {
       .getByRole('status')
       .filter({ hasText: w.applied(BRAND, 4) })
       .waitFor();
+    const audited = (await brandActions()).length;
+    const answered = page.waitForResponse((r) => r.request().method() === 'POST');
     await setFields(page, { 'payouts.deadlineMs': '2h' }, 'slower payouts');
+    expect((await answered).status()).toBe(409);
     await page.locator('[data-refused="set"]').waitFor();
     expect(await page.locator('[data-refused="set"]').textContent()).toContain(w.problems.stale);
     expect(await brandVersion()).toBe(4);
+    expect((await brandActions()).length).toBe(audited);
     await page.context().close();
     await other.context().close();
   }, 60_000);
