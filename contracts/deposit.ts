@@ -96,6 +96,8 @@ export interface DepositResolution extends DepositResolutionRequest {
   at: string;
   /** The rules policy's version an automatic return (`by: 'rules'`) was decided under. */
   policyVersion?: number;
+  /** With it, the brand's overrides' version laid on it, when the brand sets rules of its own. */
+  brandPolicyVersion?: number;
 }
 
 /** The `resolution` update's answer: the decision, and the status it led to. */
@@ -149,6 +151,8 @@ export interface DepositState extends PaymentProgress {
   resolution?: DepositResolution;
   /** The version of the rules the deposit was screened under; unset in runs from before it was kept. */
   policyVersion?: number;
+  /** The brand's overrides' version laid on that one, when its brand sets rules of its own. */
+  brandPolicyVersion?: number;
   /** Why the rules refused it, with the details a caller acts on (`refused` only). */
   refusal?: DepositRefusal;
   /**
@@ -187,6 +191,8 @@ export interface DepositReturn {
   reason?: string;
   /** The rules policy's version an automatic return (`by: 'rules'`) was decided under. */
   policyVersion?: number;
+  /** With it, the brand's overrides' version laid on it, when the brand sets rules of its own. */
+  brandPolicyVersion?: number;
 }
 
 /** Who decided an automatic return: the rules, after the review delay (deposits.autoReturnAfterMs). */

@@ -106,6 +106,8 @@ export interface WithdrawalState extends PaymentProgress {
   authorization?: PayoutAuthorizationOutcome;
   /** The version of the rules the withdrawal was decided under; unset in runs from before it was kept. */
   policyVersion?: number;
+  /** The brand's overrides' version laid on that one, when its brand sets rules of its own. */
+  brandPolicyVersion?: number;
 }
 
 /** The operator's backend on a payout: approve, deny with its reason, or no valid answer (why). */

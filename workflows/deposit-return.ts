@@ -56,6 +56,8 @@ export interface ReturnAsk {
   reason?: string;
   /** The policy's version an automatic return was decided under. */
   policyVersion?: number;
+  /** With it, its brand's overrides' version, when the brand sets rules of its own. */
+  brandPolicyVersion?: number;
   recorded: () => void;
 }
 
@@ -83,6 +85,7 @@ export async function returnDeposit(flow: ReturningDepositFlow, ask: ReturnAsk):
     state: 'requested',
     by: ask.by,
     ...(ask.policyVersion === undefined ? {} : { policyVersion: ask.policyVersion }),
+    ...(ask.brandPolicyVersion === undefined ? {} : { brandPolicyVersion: ask.brandPolicyVersion }),
   };
   state.return = given;
   if (answer.kind === 'refused') {

@@ -114,10 +114,11 @@ export class DepositFlow extends FlowTracker<DepositStatus, DepositState> {
   }
 
   protected override details() {
-    const { policyVersion, refusal, payment, resolution, connector } = this.state;
+    const { policyVersion, brandPolicyVersion, refusal, payment, resolution, connector } = this.state;
     return {
       connector,
       policyVersion,
+      brandPolicyVersion,
       refusal,
       e2eId: payment?.e2eId,
       paidAt: payment?.paidAt,
@@ -168,7 +169,7 @@ function openDeposit(input: DepositInput): DepositFlow {
 async function screen(input: DepositInput, flow: DepositFlow): Promise<string | undefined> {
   const { state } = flow;
   const screening = await screenWithRetries(input);
-  if (screening.policyVersion !== undefined) state.policyVersion = screening.policyVersion;
+  if (screening.policyVersion !== undefined) keepVersions(state, screening);
   if (screening.verdict !== 'refused') return undefined;
   state.refusal = screening.refusal;
   return screening.refusal.reason;
@@ -240,7 +241,7 @@ async function lookForPayment(input: DepositInput, flow: DepositFlow): Promise<P
     ...(check.payerIsClient === undefined ? {} : { payerIsClient: check.payerIsClient }),
   };
   // A hold is the rules' latest decision on the deposit: its row names the version that held it.
-  if (check.hold && check.policyVersion !== undefined) state.policyVersion = check.policyVersion;
+  if (check.hold && check.policyVersion !== undefined) keepVersions(state, check);
   return { hold: check.hold, written: check.recorded ? row : undefined };
 }
 
@@ -318,7 +319,7 @@ export function answerQrRequests(input: DepositInput, state: DepositState) {
           type: DEPOSIT_REFUSED,
           message: `the rules refused the deposit: ${state.refusal.reason}`,
           nonRetryable: true,
-          details: [{ ...state.refusal, policyVersion: state.policyVersion }],
+          details: [{ ...state.refusal, ...decidedUnder(state) }],
         });
       }
       if (!state.qr) throw ApplicationFailure.nonRetryable(state.reason ?? 'deposit failed', DEPOSIT_FAILED);
@@ -338,20 +339,39 @@ export function answerQrRequests(input: DepositInput, state: DepositState) {
   );
 }
 
+/** The versions a decision was taken under: the operator's, and its brand's overrides' when set. */
+interface DecidedUnder {
+  policyVersion?: number;
+  brandPolicyVersion?: number;
+}
+
+/** The versions as the deposit keeps and tells them: a brand that sets nothing names none. */
+const decidedUnder = ({ policyVersion, brandPolicyVersion }: DecidedUnder): DecidedUnder => ({
+  policyVersion,
+  ...(brandPolicyVersion === undefined ? {} : { brandPolicyVersion }),
+});
+
+/** Keeps the latest decision's versions, its brand's overrides' gone when that decision had none. */
+function keepVersions(state: DepositState, decided: DecidedUnder): void {
+  state.policyVersion = decided.policyVersion;
+  if (decided.brandPolicyVersion === undefined) delete state.brandPolicyVersion;
+  else state.brandPolicyVersion = decided.brandPolicyVersion;
+}
+
 /**
  * The rules' verdict; the registry still unreachable once the screening stops asking is a
- * refusal (`eligibility_unavailable`) under the version the last try read.
+ * refusal (`eligibility_unavailable`) under the versions the last try read.
  */
 async function screenWithRetries(
   input: DepositInput,
-): Promise<DepositScreening | { verdict: 'refused'; policyVersion?: number; refusal: DepositRefusal }> {
+): Promise<DepositScreening | ({ verdict: 'refused'; refusal: DepositRefusal } & DecidedUnder)> {
   try {
     return await screenDeposit(input);
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : err;
     if (!(cause instanceof ApplicationFailure && cause.type === DEPOSIT_ELIGIBILITY_UNAVAILABLE)) throw err;
-    const { policyVersion } = (cause.details?.[0] ?? {}) as { policyVersion?: number };
-    return { verdict: 'refused', policyVersion, refusal: { reason: 'eligibility_unavailable' } };
+    const versions = decidedUnder((cause.details?.[0] ?? {}) as DecidedUnder);
+    return { verdict: 'refused', ...versions, refusal: { reason: 'eligibility_unavailable' } };
   }
 }
 

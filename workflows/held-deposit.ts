@@ -55,6 +55,8 @@ export async function heldDepositWorkflow({
       reason: 'no operator decided within the review delay',
       at: isoNow(),
       policyVersion: rules.policyVersion,
+      // Its brand's overrides' version too: data the history holds already, no command added.
+      ...(rules.brandPolicyVersion === undefined ? {} : { brandPolicyVersion: rules.brandPolicyVersion }),
     };
   }
   const resolution = state.resolution;
@@ -67,6 +69,9 @@ export async function heldDepositWorkflow({
     by: resolution?.by ?? RETURNED_BY_RULES,
     reason: hold,
     ...(resolution?.policyVersion === undefined ? {} : { policyVersion: resolution.policyVersion }),
+    ...(resolution?.brandPolicyVersion === undefined
+      ? {}
+      : { brandPolicyVersion: resolution.brandPolicyVersion }),
     recorded: () => {
       resolved.done = true;
     },

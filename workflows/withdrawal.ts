@@ -171,6 +171,8 @@ function openWithdrawal(input: WithdrawalInput): WithdrawalFlow {
 async function screen(input: WithdrawalInput, flow: WithdrawalFlow): Promise<PayoutRulesAnswer> {
   const verdict = await checkPayoutRulesAndRecordValidating(input, flow.nextRow('validating'));
   flow.state.policyVersion = verdict.policyVersion;
+  // A brand that sets rules of its own: its overrides' version, laid on the operator's.
+  if (verdict.brandPolicyVersion !== undefined) flow.state.brandPolicyVersion = verdict.brandPolicyVersion;
   return verdict;
 }
 
@@ -262,6 +264,7 @@ function withdrawalDetails(state: WithdrawalState): Record<string, unknown> {
     receiptStatus: state.receiptStatus,
     stepUp: state.stepUp,
     policyVersion: state.policyVersion,
+    brandPolicyVersion: state.brandPolicyVersion,
     ...payoutControlDetails(state),
   };
 }
