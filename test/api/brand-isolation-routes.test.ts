@@ -158,7 +158,7 @@ const ids = {
   /** A's alone too, for the Nexus operations (the API's creates make B's flows of the ones above). */
   aTxidNexus: '',
   aTransactionIdNexus: `iso-wn-${Date.now()}-${tag}`,
-  /** The person's own accounts registered through A's key, one for each caller of B's to remove (the person's, every brand's). */
+  /** The person's accounts A's key registered, one for each of B's callers to remove (the person's). */
   personAccounts: new Map<string, string>(),
 };
 
@@ -375,7 +375,7 @@ interface Case {
   expect: Expect;
 }
 
-/** A request body of the operation's document example, with these fields over it. */
+/** An operation's request body example in the document: each case's body starts from it. */
 // biome-ignore lint/suspicious/noExplicitAny: the document's examples are free JSON
 type Examples = Record<string, any>;
 
