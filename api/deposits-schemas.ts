@@ -121,6 +121,10 @@ const depositReturnSchema = z
     policyVersion: z.number().int().optional().meta({
       description: 'the rules version an automatic return was decided under',
     }),
+    brandPolicyVersion: z.number().int().optional().meta({
+      description:
+        "with it, the version of the brand's own rules laid on the operator's (docs/policy.md); absent when the brand sets none, and for the default brand",
+    }),
   })
   .meta({ id: 'DepositReturn' }) satisfies z.ZodType<DepositReturn>;
 
@@ -147,6 +151,10 @@ const depositStateSchema = z.object({
       policyVersion: z.number().int().optional().meta({
         description: 'the rules version an automatic return (`by: rules`) was decided under',
       }),
+      brandPolicyVersion: z.number().int().optional().meta({
+        description:
+          "with it, the version of the brand's own rules laid on the operator's; absent when the brand sets none, and for the default brand",
+      }),
     })
     .optional()
     .meta({ description: "an operator's decision on the held deposit" }) satisfies z.ZodType<
@@ -155,6 +163,10 @@ const depositStateSchema = z.object({
   policyVersion: z.number().int().optional().meta({
     description:
       'the version of the rules the deposit was screened under (docs/rules.md); absent for older deposits',
+  }),
+  brandPolicyVersion: z.number().int().optional().meta({
+    description:
+      "the version of the deposit's brand's own rules laid on the operator's `policyVersion` (docs/policy.md, Rules of a brand); absent when the brand sets none, for the default brand and for older deposits",
   }),
   refusal: depositRefusalSchema.optional(),
   connector: z.string().optional().meta({

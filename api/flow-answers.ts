@@ -22,6 +22,7 @@ export const refusedProblem = (
   new Problem(409, said.type, said.title, said.detail, {
     reason: r.reason,
     policyVersion: r.policyVersion,
+    brandPolicyVersion: r.brandPolicyVersion,
     workflowId: r.workflowId,
     ...said.fields,
   });

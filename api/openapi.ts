@@ -18,7 +18,7 @@ const errorText: Record<number, string> = {
   401: 'Missing, wrong, expired or revoked API key',
   403: "The API key lacks a scope this operation needs (type `insufficient-scope`; `detail` and `missing_scopes` name it), or it is a brand's key and Pixflow-Brand names another brand (type `brand-not-allowed`)",
   404: 'No such flow, customer, account, webhook endpoint or event (or nothing to serve yet)',
-  409: "Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it)",
+  409: "Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under (with `brandPolicyVersion`, the version of the brand's own rules laid on it, when the flow's brand sets any) and the `workflowId` of the flow that keeps it)",
   410: 'The flow has finished without it, for good (flowStatus and reason say why)',
   422: "Refused (detail says why: the provider refused it, or the key is not the person's own); the same request would be refused again",
   429: 'Too many requests with this API key, or too many failed authentications from this address: retry after the Retry-After seconds',

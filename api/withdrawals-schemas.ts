@@ -97,6 +97,10 @@ const withdrawalStateSchema = z.object({
     description:
       'the version of the rules the withdrawal was decided under (docs/rules.md); absent for older withdrawals',
   }),
+  brandPolicyVersion: z.number().int().optional().meta({
+    description:
+      "the version of the withdrawal's brand's own rules laid on the operator's `policyVersion` (docs/policy.md, Rules of a brand); absent when the brand sets none, for the default brand and for older withdrawals",
+  }),
   ...moneyFlowProgress,
 }) satisfies z.ZodType<WithdrawalState>;
 

@@ -47,6 +47,7 @@ export function refusalError(
   return refused(said.type, `${said.title}: ${said.detail}`, {
     reason: r.reason,
     ...(r.policyVersion === undefined ? {} : { policyVersion: r.policyVersion }),
+    ...(r.brandPolicyVersion === undefined ? {} : { brandPolicyVersion: r.brandPolicyVersion }),
     workflowId: r.workflowId,
     ...said.fields,
   });

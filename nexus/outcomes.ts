@@ -20,7 +20,15 @@ export type OnboardingOutcome = { flow: 'onboarding' } & Pick<
  */
 export type DepositOutcome = { flow: 'deposit'; e2eId?: string; paidAt?: string } & Pick<
   DepositState,
-  'status' | 'txid' | 'amountCentavos' | 'reason' | 'policyVersion' | 'startedAt' | 'updatedAt' | 'finishedAt'
+  | 'status'
+  | 'txid'
+  | 'amountCentavos'
+  | 'reason'
+  | 'policyVersion'
+  | 'brandPolicyVersion'
+  | 'startedAt'
+  | 'updatedAt'
+  | 'finishedAt'
 >;
 
 /**
@@ -34,6 +42,7 @@ export type WithdrawalOutcome = { flow: 'withdrawal' } & Pick<
   | 'amountCentavos'
   | 'reason'
   | 'policyVersion'
+  | 'brandPolicyVersion'
   | 'e2eId'
   | 'paidAt'
   | 'receiptStored'
@@ -66,6 +75,7 @@ export const depositOutcome = (s: DepositState): DepositOutcome =>
     amountCentavos: s.amountCentavos,
     reason: s.reason,
     policyVersion: s.policyVersion,
+    brandPolicyVersion: s.brandPolicyVersion,
     e2eId: s.payment?.e2eId,
     paidAt: s.payment?.paidAt,
     startedAt: s.startedAt,
@@ -81,6 +91,7 @@ export const withdrawalOutcome = (s: WithdrawalState): WithdrawalOutcome =>
     amountCentavos: s.amountCentavos,
     reason: s.reason,
     policyVersion: s.policyVersion,
+    brandPolicyVersion: s.brandPolicyVersion,
     e2eId: s.e2eId,
     paidAt: s.paidAt,
     receiptStored: s.receiptStored,

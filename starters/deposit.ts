@@ -75,17 +75,24 @@ async function withQrImage(qr: DepositQr): Promise<DepositQr & { image: string }
   return { ...qr, image: qr.image ?? (await qrDataUrl(qr.payload)) };
 }
 
-/** How the flow failed the QR update: the rules' refusal (with the policy version), or the provider's. */
-type FlowRefusal = { refused: DepositRefusal; policyVersion?: number } | { failed: string };
+/** The versions a refusal was decided under: the operator's, and its brand's overrides' if set. */
+type Versions = { policyVersion?: number; brandPolicyVersion?: number };
+
+/** How the flow failed the QR update: the rules' refusal (with the policy versions), or the provider's. */
+type FlowRefusal = ({ refused: DepositRefusal } & Versions) | { failed: string };
+
+const versionsOf = ({ policyVersion, brandPolicyVersion }: Versions): Versions => ({
+  ...(policyVersion === undefined ? {} : { policyVersion }),
+  ...(brandPolicyVersion === undefined ? {} : { brandPolicyVersion }),
+});
 
 export function flowRefusal(cause: Error | undefined): FlowRefusal | undefined {
   if (!(cause instanceof ApplicationFailure)) return undefined;
   if (cause.type === DEPOSIT_FAILED) return { failed: cause.message };
   if (cause.type !== DEPOSIT_REFUSED) return undefined;
-  const { policyVersion, ...refused } = (cause.details?.[0] ?? {}) as DepositRefusal & {
-    policyVersion?: number;
-  };
-  return { refused, ...(policyVersion === undefined ? {} : { policyVersion }) };
+  const { policyVersion, brandPolicyVersion, ...refused } = (cause.details?.[0] ?? {}) as DepositRefusal &
+    Versions;
+  return { refused, ...versionsOf({ policyVersion, brandPolicyVersion }) };
 }
 
 /**
@@ -145,12 +152,12 @@ export async function startDeposit(
     case 'refused': {
       const r = outcome.refusal;
       if ('failed' in r) return { outcome: 'failed', workflowId, reason: r.failed };
-      return refused(workflowId, r.refused, r.policyVersion);
+      return refused(workflowId, r.refused, r);
     }
     case 'closed': {
       // The same deposit again, closed: its refusal, or its QR if it ever had one.
       const state = await depositState(outcome.closed);
-      if (state.refusal) return refused(workflowId, state.refusal, state.policyVersion);
+      if (state.refusal) return refused(workflowId, state.refusal, state);
       if (!state.qr) return { outcome: 'failed', workflowId, reason: state.reason };
       return {
         outcome: 'attached',
@@ -169,12 +176,12 @@ export async function startDeposit(
   }
 }
 
-const refused = (workflowId: string, refusal: DepositRefusal, policyVersion: number | undefined) =>
+const refused = (workflowId: string, refusal: DepositRefusal, decided: Versions) =>
   ({
     outcome: 'refused',
     workflowId,
     reason: refusal.reason,
-    ...(policyVersion === undefined ? {} : { policyVersion }),
+    ...versionsOf(decided),
     details: refusal,
   }) as const;
 

@@ -32,6 +32,8 @@ export interface Refused<Details> {
   reason: string;
   /** Unset only for a flow from before its state kept it. */
   policyVersion?: number;
+  /** The brand's overrides' version laid on it, when the flow's brand sets rules of its own. */
+  brandPolicyVersion?: number;
   /** What the caller acts on: what is left of a limit, the impediment, the flow's state... */
   details: Details;
 }

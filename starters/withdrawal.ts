@@ -96,6 +96,7 @@ export async function startWithdrawal(
       workflowId,
       reason: state.reason ?? 'refused',
       ...(state.policyVersion === undefined ? {} : { policyVersion: state.policyVersion }),
+      ...(state.brandPolicyVersion === undefined ? {} : { brandPolicyVersion: state.brandPolicyVersion }),
       details: state,
     };
   }

@@ -1234,9 +1234,13 @@ export interface components {
                 at: string;
                 /** @description the rules version an automatic return (`by: rules`) was decided under */
                 policyVersion?: number;
+                /** @description with it, the version of the brand's own rules laid on the operator's; absent when the brand sets none, and for the default brand */
+                brandPolicyVersion?: number;
             };
             /** @description the version of the rules the deposit was screened under (docs/rules.md); absent for older deposits */
             policyVersion?: number;
+            /** @description the version of the deposit's brand's own rules laid on the operator's `policyVersion` (docs/policy.md, Rules of a brand); absent when the brand sets none, for the default brand and for older deposits */
+            brandPolicyVersion?: number;
             refusal?: components["schemas"]["DepositRefusal"];
             /** @description the connector that made its charge, and returns its money; absent: identity-payments */
             connector?: string;
@@ -1309,6 +1313,8 @@ export interface components {
             reason?: string;
             /** @description the rules version an automatic return was decided under */
             policyVersion?: number;
+            /** @description with it, the version of the brand's own rules laid on the operator's (docs/policy.md); absent when the brand sets none, and for the default brand */
+            brandPolicyVersion?: number;
         };
         DepositReversal: {
             /** @description the PSP's id of the return */
@@ -1456,6 +1462,8 @@ export interface components {
             };
             /** @description the version of the rules the withdrawal was decided under (docs/rules.md); absent for older withdrawals */
             policyVersion?: number;
+            /** @description the version of the withdrawal's brand's own rules laid on the operator's `policyVersion` (docs/policy.md, Rules of a brand); absent when the brand sets none, for the default brand and for older withdrawals */
+            brandPolicyVersion?: number;
             /** @description why it failed or was refused: a refusal reason code (docs/rules.md), a KYC reason code, or the provider's reason */
             reason?: string;
             notifications: number;
@@ -2447,7 +2455,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it) */
+            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under (with `brandPolicyVersion`, the version of the brand's own rules laid on it, when the flow's brand sets any) and the `workflowId` of the flow that keeps it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2636,7 +2644,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it) */
+            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under (with `brandPolicyVersion`, the version of the brand's own rules laid on it, when the flow's brand sets any) and the `workflowId` of the flow that keeps it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2822,7 +2830,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it) */
+            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under (with `brandPolicyVersion`, the version of the brand's own rules laid on it, when the flow's brand sets any) and the `workflowId` of the flow that keeps it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3018,7 +3026,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it) */
+            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under (with `brandPolicyVersion`, the version of the brand's own rules laid on it, when the flow's brand sets any) and the `workflowId` of the flow that keeps it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3194,7 +3202,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under and the `workflowId` of the flow that keeps it) */
+            /** @description Conflicts with the existing flow, or a rule or the flow's state refuses it (type and detail say which; a refusal of the rules also carries its `reason`, the `policyVersion` it was decided under (with `brandPolicyVersion`, the version of the brand's own rules laid on it, when the flow's brand sets any) and the `workflowId` of the flow that keeps it) */
             409: {
                 headers: {
                     [name: string]: unknown;
