@@ -14,11 +14,13 @@ import { openSecret, sealSecret } from '../../common/secret-box';
 import type { AccountKeys } from '../../connectors/accounts';
 import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
 import { depositWorkflowId } from '../../contracts/deposit';
+import { onboardingWorkflowId } from '../../contracts/onboarding';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
 import { sealedBrandAccounts } from '../../db/brand-accounts';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { eventsRelaySettings, startEventsRelay } from '../../events/outbox-relay';
+import { NOTIFICATION_POINTS } from '../../ingress/notification';
 import { pixflowNexusService } from '../../nexus/handlers';
 import { PIXFLOW_API_KEY_HEADER, PIXFLOW_BRAND_HEADER, pixflowService } from '../../nexus/service';
 import { staticPolicyReader } from '../../policy/seed';
@@ -737,6 +739,49 @@ const bFlowIds = () => [
   withdrawalWorkflowId(ids.sharedTransactionId, B.id),
 ];
 
+// ---- The ingress table: what is notified through B's account's path at each notification point.
+
+const INGRESS_TABLE: Record<string, () => Record<string, unknown>[]> = {
+  deposit: () => [{ id: ids.aTxid, type: 'deposit', action: 'updated' }],
+  withdraw: () => [{ id: ids.aTransactionId, type: 'withdraw', action: 'updated' }],
+  // The person's onboarding is every brand's; through another brand's account it is kept, not signalled.
+  liveness: () => [
+    {
+      transaction_id: randomUUID(),
+      correlation_id: randomUUID(),
+      document: person.cpf,
+      status_verification: 'completed',
+      status_onboarding: 'approved',
+      action_type: 'onboarding',
+      event: 'signup',
+      datetime: new Date().toISOString(),
+    },
+  ],
+  // The one URL for every point, which reads the point from the body.
+  undefined: () => [
+    { id: ids.aTxid, type: 'deposit', action: 'updated' },
+    { id: ids.aTransactionId, type: 'withdraw', action: 'updated' },
+  ],
+};
+
+const notify = (url: string, body: unknown) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  });
+
+/** The signals each of A's flows, and the person's onboarding, has had. */
+async function signalsOfA(): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const id of [...flowIdsOfA(), onboardingWorkflowId(cpfHash(person.cpf, PII_KEY))]) {
+    const history = await temporal.workflow.getHandle(id).fetchHistory();
+    counts[id] = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes).length;
+  }
+  return counts;
+}
+
 /** A's flows' workflow ids. */
 const flowIdsOfA = () => [
   depositWorkflowId(ids.sharedTxid, A.id),
@@ -916,6 +961,25 @@ describe('brand isolation over every route', () => {
     bEvents = await eventIdsOf(callers.b);
     expect(bEvents.length).toBeGreaterThan(3);
     const before = await stateOfA();
+    const signalsBefore = await signalsOfA();
+
+    // The ingress: A's ids notified through B's account's path, at every notification point, tell
+    // none of A's flows (nor the person's onboarding); A's partner id on B's path is refused.
+    const ingressPoints = [...NOTIFICATION_POINTS, undefined];
+    expect(
+      ingressPoints.filter((point) => !(String(point) in INGRESS_TABLE)),
+      'notification points the table does not fill: add each to INGRESS_TABLE',
+    ).toEqual([]);
+    for (const point of ingressPoints) {
+      for (const body of (INGRESS_TABLE[String(point)] as () => Record<string, unknown>[])()) {
+        const url = `${brandIngress(api, B)}${point ? `/${point}` : ''}`;
+        const what = `ingress ${point ?? '(one URL for all)'}: ${JSON.stringify(body)}`;
+        const res = await notify(url, { ...body, partner_id: B.account.settings.partnerId });
+        expect(res.status, `${what}: ${await res.text()}`).toBe(200);
+        const refused = await notify(url, { ...body, partner_id: A.account.settings.partnerId });
+        expect(refused.status, what).toBe(401);
+      }
+    }
 
     // Every /v1 operation of the API's own document; the table must know each.
     const doc = (await (await fetch(`${api}/openapi.json`)).json()) as Doc;
@@ -1071,8 +1135,10 @@ describe('brand isolation over every route', () => {
     // Each caller asked two of A's flows and two unknown ones.
     expect(refusals).toEqual(Array(8).fill({ operation: 'waitForOutcome', type: 'flow-not-found' }));
 
-    // A's flows, endpoint and deliveries as they were.
+    // A's flows, endpoint and deliveries as they were, and no flow of A's (nor the person's
+    // onboarding) told anything since.
     expect(await stateOfA()).toEqual(before);
+    expect(await signalsOfA()).toEqual(signalsBefore);
     const bFlows = await pool.query('SELECT workflow_id FROM flows WHERE brand_id = $1 ORDER BY 1', [B.id]);
     expect(bFlows.rows.map((r) => r.workflow_id)).toEqual(
       [
