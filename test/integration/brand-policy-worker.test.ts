@@ -4,6 +4,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities';
+import { depositStateResponseSchema } from '../../api/deposits-schemas';
+import { withdrawalResponseSchema } from '../../api/withdrawals-schemas';
 import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { accountKeyHash, cpfHash } from '../../common/pii';
@@ -12,7 +14,9 @@ import { type AccountKeys, sealBrandAccount } from '../../connectors/accounts';
 import { toApiPixTxid } from '../../connectors/api-pix/txid';
 import type { BrandAccount } from '../../contracts/brand-account';
 import { type DepositInput, type DepositState, depositStateQuery } from '../../contracts/deposit';
+import { providerNotificationSignal } from '../../contracts/flow';
 import {
+  payoutDecisionUpdate,
   type WithdrawalRequest,
   type WithdrawalState,
   withdrawalStateQuery,
@@ -29,10 +33,13 @@ import { type PolicyStore, startPolicyStore } from '../../policy/store';
 import type { RunningSandbox } from '../../sandbox';
 import { startDeposit } from '../../starters/deposit';
 import { startWithdrawal } from '../../starters/withdrawal';
+import { flowState } from '../../starters/workflow-calls';
 import { brandConnectorCache } from '../../worker/brand-connectors';
 import { startProviderSandbox } from '../contract/support';
 import { type ApiPixForTest, startApiPixForTest } from '../helpers/api-pix';
 import { verifiedDepositor, verifiedWithKnownPayee } from '../helpers/customers';
+import { provenDecision } from '../helpers/decisions';
+import { recordHistory } from '../helpers/histories';
 import { newCpf } from '../helpers/people';
 import { defaultPolicy } from '../helpers/policy';
 import { freshDatabase } from '../helpers/postgres';
@@ -46,7 +53,8 @@ import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
 // overrides set as an admin sets them. B routes its deposits to its API Pix PSP first and sends
 // payouts above R$ 1.000,00 to four eyes, while the default brand keeps the operator's policy:
 // the first provider, and four eyes above R$ 10.000,00. The operator's change of a rule B does
-// not set reaches B's flows.
+// not set reaches B's flows. B's flows name the version of B's rules beside the operator's in
+// their state, row and answers; the default brand's name none.
 
 const PII_KEY = 'brand-policy-worker-pii-key-0123456789';
 const keys: AccountKeys = { codecKeys: testCodecKeys, hashKey: PII_KEY };
@@ -225,6 +233,29 @@ const withdrawalState = (transactionId: string, brand?: string) =>
   env.client.workflow
     .getHandle(withdrawalWorkflowId(transactionId, brand))
     .query<WithdrawalState>(withdrawalStateQuery);
+/** A flow's row as the workflows wrote it: its status and details. */
+const rowOf = async (workflowId: string) =>
+  (await pool.query('SELECT status, details FROM flows WHERE workflow_id = $1', [workflowId])).rows[0] as {
+    status: string;
+    details: Record<string, unknown>;
+  };
+/**
+ * The answer of GET /v1/deposits/{txid} as the API builds it: the flow's state, read as it reads
+ * it (its QR, which the API draws, left aside).
+ */
+const depositAnswer = async (handle: WorkflowHandle) => {
+  const { qr: _qr, ...state } = await flowState(handle, depositStateQuery);
+  return depositStateResponseSchema.parse({ workflowId: handle.workflowId, state }).state;
+};
+/** The answer of GET /v1/withdrawals/{transactionId}, likewise. */
+const withdrawalAnswer = async (transactionId: string, brand?: string) => {
+  const handle = env.client.workflow.getHandle(withdrawalWorkflowId(transactionId, brand));
+  return withdrawalResponseSchema.parse({
+    workflowId: handle.workflowId,
+    transactionId,
+    state: await flowState(handle, withdrawalStateQuery),
+  }).state;
+};
 
 describe("a brand's rules on the real worker", () => {
   it("route B's deposit to B's API Pix PSP first, while the default brand's goes to the first provider", async () => {
@@ -237,12 +268,29 @@ describe("a brand's rules on the real worker", () => {
       20_000,
     );
     expect(bState.connector).toBe('api-pix');
+    expect(bState).toMatchObject({ policyVersion: 1, brandPolicyVersion: 1 });
     const token = await psp.token();
     const cob = await psp.request(`/cob/${toApiPixTxid(txid)}`, {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(cob.status).toBe(200);
     expect(brandSandbox.state.deposits.has(txid)).toBe(false);
+    // Paid at B's PSP by the person: completed, its state, row and answer naming B's version.
+    const bHandle = env.client.workflow.getHandle(`${B}:deposit-${txid}`);
+    await psp.pay(toApiPixTxid(txid), { payer: 'holder' });
+    await bHandle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: txid });
+    expect(await bHandle.result()).toMatchObject({
+      status: 'completed',
+      connector: 'api-pix',
+      policyVersion: 1,
+      brandPolicyVersion: 1,
+    });
+    expect(await rowOf(bHandle.workflowId)).toMatchObject({
+      status: 'completed',
+      details: { policyVersion: 1, brandPolicyVersion: 1 },
+    });
+    expect(await depositAnswer(bHandle)).toMatchObject({ policyVersion: 1, brandPolicyVersion: 1 });
+    await recordHistory(bHandle, 'deposit-brand-policy-api-pix-paid');
 
     const other = newTxid();
     const atDefault = await startDeposit(starter(), depositBody(other));
@@ -253,6 +301,12 @@ describe("a brand's rules on the real worker", () => {
       20_000,
     );
     expect(dState.connector ?? 'identity-payments').toBe('identity-payments');
+    expect(dState.policyVersion).toBe(1);
+    expect(dState).not.toHaveProperty('brandPolicyVersion');
+    expect((await rowOf(`deposit-${other}`)).details).not.toHaveProperty('brandPolicyVersion');
+    expect(await depositAnswer(env.client.workflow.getHandle(`deposit-${other}`))).not.toHaveProperty(
+      'brandPolicyVersion',
+    );
     expect(defaultSandbox.state.deposits.has(other)).toBe(true);
     expect(
       (await psp.request(`/cob/${toApiPixTxid(other)}`, { headers: { authorization: `Bearer ${token}` } }))
@@ -284,8 +338,36 @@ describe("a brand's rules on the real worker", () => {
       (s) => s.status === 'awaiting_approval',
       20_000,
     );
-    expect(bState.policyVersion).toBe(1);
+    expect(bState).toMatchObject({ policyVersion: 1, brandPolicyVersion: 1 });
     expect(brandSandbox.state.withdrawals.has(atB.transactionId)).toBe(false);
+    // An operator refuses it: it ends refused, nothing sent, still naming B's version.
+    const bId = withdrawalWorkflowId(atB.transactionId, B);
+    const bHandle = env.client.workflow.getHandle(bId);
+    const refusal = {
+      operator: 'bruno@ops.example',
+      decision: 'refuse',
+      reason: 'payee under review',
+    } as const;
+    await bHandle.executeUpdate(payoutDecisionUpdate, {
+      args: [await provenDecision(pool, bId, 'withdrawal.decision', refusal.operator, refusal)],
+    });
+    expect(await bHandle.result()).toMatchObject({
+      status: 'refused',
+      reason: 'operator_refused',
+      policyVersion: 1,
+      brandPolicyVersion: 1,
+    });
+    expect(await rowOf(bId)).toMatchObject({
+      status: 'refused',
+      details: { policyVersion: 1, brandPolicyVersion: 1 },
+    });
+    expect(await withdrawalAnswer(atB.transactionId, B)).toMatchObject({
+      status: 'refused',
+      policyVersion: 1,
+      brandPolicyVersion: 1,
+    });
+    expect(brandSandbox.state.withdrawals.has(atB.transactionId)).toBe(false);
+    await recordHistory(bHandle, 'withdrawal-brand-policy-four-eyes-refused');
 
     const atDefault = withdrawal(200_000);
     await verifiedWithKnownPayee(pool, PII_KEY, atDefault);
@@ -298,6 +380,11 @@ describe("a brand's rules on the real worker", () => {
     const dState = await withdrawalState(atDefault.transactionId);
     expect(dState.status).not.toBe('awaiting_approval');
     expect(dState.policyVersion).toBe(1);
+    expect(dState).not.toHaveProperty('brandPolicyVersion');
+    expect((await rowOf(withdrawalWorkflowId(atDefault.transactionId))).details).not.toHaveProperty(
+      'brandPolicyVersion',
+    );
+    expect(await withdrawalAnswer(atDefault.transactionId)).not.toHaveProperty('brandPolicyVersion');
   });
 
   it("bring the operator's change of a rule B does not set to B's flows: a lower daily limit refuses B's payout", async () => {
@@ -316,9 +403,15 @@ describe("a brand's rules on the real worker", () => {
     const atB = withdrawal(150_000);
     await verifiedWithKnownPayee(pool, PII_KEY, atB);
     const started = await startWithdrawal(starter(), atB, B);
-    expect(started).toMatchObject({ outcome: 'refused' });
+    // The refusal as the API and Nexus answer it: the operator's version 2 under B's own 1.
+    expect(started).toMatchObject({ outcome: 'refused', policyVersion: 2, brandPolicyVersion: 1 });
     const state = await withdrawalState(atB.transactionId, B);
-    expect(state).toMatchObject({ status: 'refused', reason: 'limit_exceeded', policyVersion: 2 });
+    expect(state).toMatchObject({
+      status: 'refused',
+      reason: 'limit_exceeded',
+      policyVersion: 2,
+      brandPolicyVersion: 1,
+    });
     expect(brandSandbox.state.withdrawals.has(atB.transactionId)).toBe(false);
   });
 });
