@@ -20,6 +20,7 @@ export const menu = [
   },
   { id: 'policy', href: '/backoffice/policy', words: (t: Catalog) => t.nav.policy, least: 'admin' },
   { id: 'brands', href: '/backoffice/brands', words: (t: Catalog) => t.brands.nav, least: 'admin' },
+  { id: 'operators', href: '/backoffice/operators', words: (t: Catalog) => t.grants.nav, least: 'admin' },
 ] as const satisfies ReadonlyArray<{
   id: string;
   href: string;

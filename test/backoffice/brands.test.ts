@@ -582,6 +582,20 @@ describe('brands in the back office', () => {
       await drawnAtBothWidths(page, 'brand');
       await page.goto(`${e.url}/backoffice/brands`);
       await drawnAtBothWidths(page, 'brands');
+      // The operators page, from the menu, its brand grants.
+      await page.locator('header nav a[data-menu="operators"]').click();
+      await page.getByRole('heading', { name: t.grants.title, level: 1 }).waitFor();
+      await drawnAtBothWidths(page, 'operators');
+      // The new brand's rules on the policy page, one field its own, set with the page's form.
+      await page.goto(`${e.url}/backoffice/policy?brand=bet-sp`);
+      await page.getByLabel('payouts.approvalAboveCentavos', { exact: true }).fill('300000');
+      await page.getByLabel(t.brandPolicy.setReasonLabel).fill('Bet SP reviews large prizes sooner');
+      await page.getByRole('button', { name: t.brandPolicy.send }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: t.brandPolicy.applied('bet-sp', 1) })
+        .waitFor();
+      await drawnAtBothWidths(page, 'policy-brand');
       expect(problems).toEqual([]);
     } finally {
       await browser.close();
