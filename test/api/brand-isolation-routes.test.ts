@@ -356,7 +356,7 @@ async function eventIdsOf(as: Caller): Promise<string[]> {
 /** What an answer must be. */
 type Expect =
   /** Word for word the answer to the same request naming ids nobody used (`unknown`). */
-  | { is: 'as-unknown'; unknown: Record<string, string> }
+  | { is: 'as-unknown'; unknown: Record<string, string>; status?: number }
   /** B's own flow of the same id, never A's. */
   | { is: 'own-flow'; workflowId: string }
   /** A list: 200, none of A's items in it. */
@@ -623,8 +623,8 @@ const TABLE: Record<string, (ex: Examples, as: Caller) => Case[]> = {
       params: { id },
       expect: { is: 'as-unknown', unknown: { id: unknownIds.event } } as const,
     })),
-  'POST /v1/events/{id}/redeliver': () =>
-    ids.aEvents.flatMap((id) => [
+  'POST /v1/events/{id}/redeliver': (): Case[] => [
+    ...ids.aEvents.flatMap((id): Case[] => [
       {
         why: "A's event, to the caller's endpoints",
         params: { id },
@@ -637,6 +637,15 @@ const TABLE: Record<string, (ex: Examples, as: Caller) => Case[]> = {
         expect: { is: 'as-unknown', unknown: { id: unknownIds.event } } as const,
       })),
     ]),
+    // B's own event, to A's endpoint: queued for no endpoint (202, `endpoints: []`), as to an
+    // endpoint nobody made.
+    ...ids.aEndpoints.map((endpoint) => ({
+      why: "B's own event, to A's endpoint",
+      params: { id: bEvents[0] ?? '' },
+      query: { endpoint },
+      expect: { is: 'as-unknown', unknown: { endpoint: unknownIds.endpoint }, status: 202 } as const,
+    })),
+  ],
 };
 
 // ---- The Nexus table: how each operation of pixflow's service is called as B with A's identifiers.
@@ -1019,11 +1028,15 @@ describe('brand isolation over every route', () => {
           const e = c.expect;
           switch (e.is) {
             case 'as-unknown': {
-              const unknown = { ...c.params, ...e.unknown };
-              const other = await call(as, o.method.toUpperCase(), pathOf(o.path, unknown, c.query), body);
-              const expected = await answerOf(other, { ...e.unknown, ...c.query });
+              // The same request, the ids `unknown` names (in the path or the query) ones nobody used.
+              const over = (values: Record<string, string> = {}) =>
+                Object.fromEntries(Object.entries(values).map(([k, v]) => [k, e.unknown[k] ?? v]));
+              const [params, query] = [over(c.params), over(c.query)];
+              const other = await call(as, o.method.toUpperCase(), pathOf(o.path, params, query), body);
+              const expected = await answerOf(other, { ...params, ...query });
               expect(answer, what).toEqual(expected);
-              expect(answer.status, what).toBe(404);
+              expect(answer.status, what).toBe(e.status ?? 404);
+              if (e.status === 202) expect(JSON.parse(raw), what).toMatchObject({ endpoints: [] });
               break;
             }
             case 'own-flow':
