@@ -603,12 +603,20 @@ const TABLE: Record<string, (ex: Examples, as: Caller) => Case[]> = {
       params: { id },
       expect: { is: 'as-unknown', unknown: { id: unknownIds.endpoint } } as const,
     })),
-  'GET /v1/webhook-endpoints/{id}/attempts': () =>
-    ids.aEndpoints.map((id) => ({
+  'GET /v1/webhook-endpoints/{id}/attempts': (_, as): Case[] => [
+    ...ids.aEndpoints.map((id) => ({
       why: "A's endpoint",
       params: { id },
       expect: { is: 'as-unknown', unknown: { id: unknownIds.endpoint } } as const,
     })),
+    // The caller's own endpoint's attempts at A's events: none.
+    ...ids.aEvents.map((event) => ({
+      why: "B's endpoint, A's event",
+      params: { id: bEndpointOf.get(as.key) ?? '' },
+      query: { event },
+      expect: { is: 'list', empty: true } as const,
+    })),
+  ],
   'GET /v1/events': () => [
     { why: 'every event', query: { limit: '100' }, expect: { is: 'list', holds: () => bEvents } },
     ...flowIdsOfA().map((flow) => ({
