@@ -329,6 +329,31 @@ describe("a brand's rules on the real worker", () => {
     expect(await activities.screenDeposit(input())).toEqual({ verdict: 'pass', policyVersion: 1 });
   });
 
+  it("answer B's refused deposit with B's version beside the operator's, and the default brand's with none", async () => {
+    // A person nobody onboarded: the rules refuse the deposit in its flow.
+    const stranger = { ...depositBody(newTxid()), client: { ...depositBody('').client, cpf: newCpf() } };
+    const atB = await startDeposit(starter(), stranger, undefined, B);
+    expect(atB).toMatchObject({
+      outcome: 'refused',
+      reason: 'not_verified',
+      policyVersion: 1,
+      brandPolicyVersion: 1,
+    });
+    // The refusal's own fields (what the problem carries besides) hold no version.
+    if (atB.outcome !== 'refused') throw new Error('not refused');
+    expect(atB.details).not.toHaveProperty('brandPolicyVersion');
+    expect(atB.details).not.toHaveProperty('policyVersion');
+    // The same request again reads the closed flow's state: the same versions.
+    expect(await startDeposit(starter(), stranger, undefined, B)).toMatchObject({
+      outcome: 'refused',
+      policyVersion: 1,
+      brandPolicyVersion: 1,
+    });
+    const atDefault = await startDeposit(starter(), { ...stranger, txid: newTxid() });
+    expect(atDefault).toMatchObject({ outcome: 'refused', reason: 'not_verified', policyVersion: 1 });
+    expect(atDefault).not.toHaveProperty('brandPolicyVersion');
+  });
+
   it("send B's R$ 2.000,00 payout to four eyes under B's threshold, while the default brand's is sent", async () => {
     const atB = withdrawal(200_000);
     await verifiedWithKnownPayee(pool, PII_KEY, atB);
@@ -413,5 +438,51 @@ describe("a brand's rules on the real worker", () => {
       brandPolicyVersion: 1,
     });
     expect(brandSandbox.state.withdrawals.has(atB.transactionId)).toBe(false);
+  });
+
+  it("return B's held deposit by B's rules after B's review delay, the hold and the return naming B's version", async () => {
+    const out = await proposeBrandPolicyChange(pool, admin, {
+      brand: B,
+      set: [
+        ['deposits.autoReturnThirdParty', 'true'],
+        ['deposits.autoReturnAfterMs', '1000'],
+      ],
+      inherit: [],
+      reason: "B returns a third party's money itself after a second",
+    });
+    expect(out).toMatchObject({ kind: 'applied', version: 2 });
+    await waitUntil(
+      () => store.current(B),
+      (p) => p.brandPolicyVersion === 2,
+      5_000,
+    );
+    const txid = newTxid();
+    await startDeposit(starter(), depositBody(txid), undefined, B);
+    const handle = env.client.workflow.getHandle(`${B}:deposit-${txid}`);
+    await waitUntil(
+      () => depositState(handle),
+      (s) => s.status === 'awaiting_payment',
+      20_000,
+    );
+    await psp.pay(toApiPixTxid(txid), { payer: 'third_party', cpf: newCpf(), nome: 'João' });
+    await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: txid });
+    const decided = { policyVersion: 2, brandPolicyVersion: 2 };
+    const result: DepositState = await handle.result();
+    expect(result).toMatchObject({
+      status: 'returned',
+      ...decided,
+      resolution: { decision: 'return', by: 'rules', ...decided },
+      return: { state: 'returned', by: 'rules', ...decided },
+    });
+    expect(await rowOf(handle.workflowId)).toMatchObject({
+      status: 'returned',
+      details: { ...decided, resolution: decided, return: decided },
+    });
+    expect(await depositAnswer(handle)).toMatchObject({
+      ...decided,
+      resolution: decided,
+      return: decided,
+    });
+    await recordHistory(handle, 'deposit-brand-policy-held-auto-returned');
   });
 });
