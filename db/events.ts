@@ -2,10 +2,11 @@ import type pg from 'pg';
 import { type Listener, listenOn } from './listen';
 import { inTransaction, type Pool, prepared } from './pool';
 
-// The outbox (migrations 1732000000012, and 035 for each event's brand): events are appended by pixflow_append_event in the
-// statement or transaction that makes the change they tell of; here are the SQL pieces writers
-// use to call it, the sequencer that gives committed events their reading order, and the reads
-// of the pull API.
+// The outbox (migrations 1732000000012, 035 for each event's brand, 041 for a person's events at
+// every brand that knows them): events are appended by pixflow_append_event in the statement or
+// transaction that makes the change they tell of; here are the SQL pieces writers use to call
+// it, the sequencer that gives committed events their reading order, and the reads of the pull
+// API.
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
@@ -116,11 +117,15 @@ export async function listEvents(db: Queryable, f: EventFilter): Promise<EventRo
 
 /**
  * The events of some flows (or a person's stream), oldest first, for a case's timeline: every
- * one committed, positioned yet or not. Never an endpoint's owner-only events.
+ * one committed, positioned yet or not. Never an endpoint's owner-only events. A person's event
+ * appended for several brands is one change: shown once, by its first copy.
  */
 export async function timelineOf(db: Queryable, streamIds: string[], limit = 500): Promise<EventRow[]> {
   const { rows } = await db.query(
-    `SELECT ${eventColumns} FROM events WHERE stream_id = ANY($1) AND owner IS NULL
+    `SELECT * FROM (
+       SELECT DISTINCT ON (stream_id, seq) ${eventColumns}, created_at
+         FROM events WHERE stream_id = ANY($1) AND owner IS NULL
+        ORDER BY stream_id, seq, inserted) one
       ORDER BY created_at, stream_id, seq LIMIT $2`,
     [streamIds, limit],
   );
