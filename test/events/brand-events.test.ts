@@ -27,7 +27,9 @@ import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-r
 // Postgres and relay: each event names its brand, an endpoint receives its own brand's events
 // only, and a key reads and manages only its acting brand's events and endpoints (another
 // brand's is the 404 of an unknown id). An endpoint and an event from before brands are the
-// default brand's.
+// default brand's. The person here is onboarded by the default brand alone: their onboarding and
+// customer events are the default brand's, and the other brand, which never met them, hears
+// none of them (test/events/brand-people-events.test.ts has a person two brands know).
 
 const MIGRATION = '1732000000035_event_brands';
 
@@ -219,7 +221,7 @@ afterAll(async () => {
 });
 
 describe('events belong to a brand', () => {
-  it("the default brand's endpoint, made before the upgrade, receives its events, the one the version before wrote too, each naming brand default, and none of the other brand's", async () => {
+  it("the default brand's endpoint, made before the upgrade, receives its events and those of the person it onboarded, the one the version before wrote too, each naming brand default, and none of the other brand's", async () => {
     const defaultFlow = depositWorkflowId(defaultTxid);
     await eventually(
       () =>
@@ -248,7 +250,7 @@ describe('events belong to a brand', () => {
     expect(await deliveredBrands(endpoints.default)).toEqual(['default']);
   });
 
-  it("the other brand's endpoints, its key's and a platform key's for it, receive its deposit's event and the alert its deposit raised, and none of the default brand's", async () => {
+  it("the other brand's endpoints, its key's and a platform key's for it, receive its deposit's event and the alert its deposit raised, and none of the default brand's nor of the person it never met", async () => {
     for (const [rx, id] of [
       [rxOther, endpoints.other],
       [rxPlatform, endpoints.platformOther],
