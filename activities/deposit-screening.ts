@@ -8,8 +8,10 @@ import {
   depositWorkflowId,
   NOT_VERIFIED,
 } from '../contracts/deposit';
+import { DEFAULT_BRAND } from '../contracts/flow';
 import { CLOSED, DEPOSIT_LIMIT_EXCEEDED, IMPEDED } from '../contracts/rules';
 import { reserveWithinDepositLimits } from '../customers/deposit-limits';
+import { knowsCustomer, meetCustomer } from '../db/customer-brands';
 import { depositStandingOfHash, isClosed } from '../db/eligibility';
 import { decidedUnder } from '../policy/brand';
 import type { ActivityDeps } from './deps';
@@ -43,7 +45,8 @@ export function createDepositScreeningActivities(
   return {
     /**
      * The rules on a new deposit, under the policy in force, in order: the person verified
-     * (`deposits.requireVerified`), not closed by an operator nor named by the registry, then its
+     * (`deposits.requireVerified`) and known to the deposit's brand (docs/brands.md, "People a
+     * brand knows"), not closed by an operator nor named by the registry, then its
      * amount reserved within the person's own deposit limits (customers/deposit-limits.ts). The
      * registry unreachable lets the deposit through unscreened unless `eligibility.failClosed`:
      * then a retryable DEPOSIT_ELIGIBILITY_UNAVAILABLE failure. Idempotent: a re-run finds its own
@@ -62,9 +65,14 @@ export function createDepositScreeningActivities(
       });
       const cpf = input.client.cpf;
       const hash = hashCpf(cpf);
-      const standing = await depositStandingOfHash(pool, hash);
+      const [standing, known] = await Promise.all([
+        depositStandingOfHash(pool, hash),
+        knowsCustomer(pool, hash, input.brand ?? DEFAULT_BRAND),
+      ]);
       if (policy.deposits.requireVerified) {
-        const verification = (standing.verification ?? 'none') as CustomerVerification;
+        // A person the brand never onboarded is, to the brand, a person without verification:
+        // whether another brand verified them is never told.
+        const verification = (known ? (standing.verification ?? 'none') : 'none') as CustomerVerification;
         if (verification !== 'approved') return refused({ reason: NOT_VERIFIED, verification });
       }
       const screening: Screening = screener
@@ -96,6 +104,9 @@ export function createDepositScreeningActivities(
           return refused({ reason: DEPOSIT_LIMIT_EXCEEDED, exceeded, remainingCentavos });
         }
       }
+      // A deposit the rules let through (one taken without verification, where the policy allows
+      // it) makes the person the brand's customer: its key may read them and set their limits.
+      if (!known) await meetCustomer(pool, hash, input.brand ?? DEFAULT_BRAND);
       return { verdict: 'pass', ...versions };
     },
   };

@@ -2,10 +2,11 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { maskCpf } from '../common/mask';
 import { biometricStepUpUpdate } from '../contracts/biometrics';
 import { payeeOf, pixKeyKey } from '../contracts/customer';
-import type { FlowRecord, FlowTimings } from '../contracts/flow';
+import { DEFAULT_BRAND, type FlowRecord, type FlowTimings } from '../contracts/flow';
 import { parseCompositeAccountKey } from '../contracts/pix-key';
 import type { PayoutControls, WithdrawalRefusal } from '../contracts/rules';
 import { BIOMETRICS_UNAVAILABLE, type StepUpCause, type WithdrawalInput } from '../contracts/withdrawal';
+import { knowsCustomer } from '../db/customer-brands';
 import { type CustomerRow, lockCustomer, payoutsToday } from '../db/customers';
 import { payoutStandingOf } from '../db/payout-destinations';
 import { inTransaction } from '../db/pool';
@@ -62,6 +63,23 @@ export function payoutControlsOf(policy: Policy, askAuthorization: boolean): Pay
   return { deadlineMs, atRiskShare, approvalAboveCentavos, approvers, askAuthorization };
 }
 
+/**
+ * The person's standing for a payout, as the withdrawal's brand sees it: a person the brand never
+ * onboarded is not verified to it, whoever else did (docs/brands.md, "People a brand knows").
+ */
+async function standingAtBrand(
+  pool: ActivityDeps['pool'],
+  cpfHash: string,
+  payeeHash: string,
+  brand?: string,
+) {
+  const [standing, known] = await Promise.all([
+    payoutStandingOf(pool, cpfHash, payeeHash),
+    knowsCustomer(pool, cpfHash, brand ?? DEFAULT_BRAND),
+  ]);
+  return { ...standing, verified: known && standing.customer?.verification === 'approved' };
+}
+
 export function createWithdrawalRuleActivities({
   provider,
   pool,
@@ -90,7 +108,7 @@ export function createWithdrawalRuleActivities({
 
   /**
    * Checks the money rules (docs/rules.md) before anything is sent, in order: the person is
-   * verified, their KYC answer is recent (read again when older than kycMaxAgeMs) and passes,
+   * verified and known to the withdrawal's brand (docs/brands.md, "People a brand knows"), their KYC answer is recent (read again when older than kycMaxAgeMs) and passes,
    * the payee is theirs, and the payout fits the daily limit. The limit is checked and the
    * withdrawal's row (`validating`, with its amount) written in one transaction that holds the
    * person's row locked: two withdrawals of one person are counted one after the other, and a
@@ -105,10 +123,10 @@ export function createWithdrawalRuleActivities({
     const cpfHash = hashCpf(input.client.cpf);
     const refused = (reason: string): PayoutVerdict => ({ verdict: 'refused', reason });
     const payee = payeeOfInput(input);
-    const standing = await payoutStandingOf(pool, cpfHash, payeeHashOf(input, hashAccount));
+    const standing = await standingAtBrand(pool, cpfHash, payeeHashOf(input, hashAccount), input.brand);
     const { customer } = standing;
     if (rules.requireVerified) {
-      if (customer?.verification !== 'approved') return refused('not_verified');
+      if (!standing.verified || !customer) return refused('not_verified');
       const kyc = await kycRefusal(rules, input, validating.workflowId, customer.kyc);
       if (kyc.length > 0) return refused(kyc.join(','));
     }

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { brandOf } from '../api-keys/authenticate';
 import { cpfHash } from '../common/pii';
 import {
   type BiometricsState,
@@ -8,6 +9,7 @@ import {
   type LivenessLinkAnswer,
 } from '../contracts/biometrics';
 import { biometricsInputSchema } from '../contracts/biometrics-input';
+import { knowsCustomer } from '../db/customer-brands';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
 import { parse } from '../http/request-input';
@@ -71,12 +73,17 @@ export const biometricsOperations = {
   },
 } satisfies Record<string, Operation>;
 
-export function biometricsRoutes({ config, temporal }: ApiDeps) {
+export function biometricsRoutes({ config, temporal, pool }: ApiDeps) {
   const r = Router();
 
   route(r, biometricsOperations.state, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
-    const workflowId = biometricsWorkflowId(cpfHash(cpf, config.PII_HASH_KEY));
+    const hash = cpfHash(cpf, config.PII_HASH_KEY);
+    // A person the acting brand has not met is, to it, a CPF never identified.
+    if (!(await knowsCustomer(pool, hash, brandOf(res)))) {
+      throw flowNotFound('biometric identification for this CPF');
+    }
+    const workflowId = biometricsWorkflowId(hash);
     // The latest run: the open identification, or the last one.
     const handle = temporal.workflow.getHandle<typeof biometricsWorkflow>(workflowId);
     try {

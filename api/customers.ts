@@ -10,10 +10,10 @@ import { parseCompositeAccountKey } from '../contracts/pix-key';
 import { withdrawalFinalStatuses } from '../contracts/withdrawal';
 import { changeDepositLimits, depositLimitsView } from '../customers/deposit-limits';
 import { payoutsTodayView } from '../customers/payouts-today';
+import { knowsCustomer } from '../db/customer-brands';
 import {
   type AccountRow,
   addAccount,
-  customerKnown,
   getCustomer,
   listAccounts,
   type NewAccount,
@@ -93,7 +93,7 @@ export const customerOperations = {
     tag: 'Customers',
     summary: 'The person: verification, KYC facts, accounts, payouts today, open flows',
     description:
-      "Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified. `eligibility` is the registry of impeded people's word on the person: while `impeded` (with `impeded` saying why and since when, and `closedAt` once an operator closed the account) no deposit is taken, and withdrawals to the person's own account go on.",
+      "Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen, and for a person the acting brand has not met (by starting their onboarding). A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified. `eligibility` is the registry of impeded people's word on the person: while `impeded` (with `impeded` saying why and since when, and `closedAt` once an operator closed the account) no deposit is taken, and withdrawals to the person's own account go on.",
     params: cpfParamsSchema,
     ok: [{ status: 200, description: 'The customer', schema: customerSchema }],
     scopes: ['customers:read'],
@@ -142,7 +142,7 @@ export const customerOperations = {
     tag: 'Customers',
     summary: "The person's own deposit limits, what each period counted and has left",
     description:
-      'Per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month: the limit in force, a raised or removed one waiting for the cooling-off (`pending`, with `appliesAt`), and the deposits counted (completed, held, or waiting for payment). 404 for a CPF pixflow has never seen.',
+      'Per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month: the limit in force, a raised or removed one waiting for the cooling-off (`pending`, with `appliesAt`), and the deposits counted (completed, held, or waiting for payment). 404 for a CPF pixflow has never seen, and for a person the acting brand has not met.',
     params: cpfParamsSchema,
     ok: [{ status: 200, description: 'The limits', schema: depositLimitsSchema }],
     scopes: ['customers:read'],
@@ -167,12 +167,12 @@ function depositLimitRoutes(
   r: Router,
   { pool, policy }: Pick<ApiDeps, 'pool' | 'policy'>,
   hashOf: (cpf: string) => string,
-  requireKnown: (hash: string) => Promise<void>,
+  requireKnown: (hash: string, brand: string) => Promise<void>,
 ) {
   route(r, customerOperations.depositLimits, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const hash = hashOf(cpf);
-    await requireKnown(hash);
+    await requireKnown(hash, brandOf(res));
     const view: DepositLimitsView = await depositLimitsView(pool, hash, new Date());
     res.json(view);
   });
@@ -181,7 +181,7 @@ function depositLimitRoutes(
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const change = parse(depositLimitsBodySchema, 'body', req.body);
     const hash = hashOf(cpf);
-    await requireKnown(hash);
+    await requireKnown(hash, brandOf(res));
     const { deposits } = (await policy.current()).policy;
     const view: DepositLimitsView = await changeDepositLimits(
       pool,
@@ -227,16 +227,18 @@ export function customerRoutes({ config, pool, policy }: ApiDeps) {
   const r = Router();
   const hashOf = (cpf: string) => cpfHash(cpf, config.PII_HASH_KEY);
   const hashAccount = (k: string) => accountKeyHash(k, config.PII_HASH_KEY);
-  const requireKnown = async (hash: string) => {
-    if (!(await customerKnown(pool, hash))) throw unknownCustomer();
+  // A person the acting brand has not met (docs/brands.md, "People a brand knows") is answered
+  // as a CPF pixflow never saw: whether another brand knows them is never told.
+  const requireKnown = async (hash: string, brand: string) => {
+    if (!(await knowsCustomer(pool, hash, brand))) throw unknownCustomer();
   };
 
   route(r, customerOperations.get, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const hash = hashOf(cpf);
     const now = new Date();
+    await requireKnown(hash, brandOf(res));
     const customer = await getCustomer(pool, hash);
-    if (!customer) await requireKnown(hash);
     const { withdrawals } = (await policy.current()).policy;
     const [accounts, payouts, open, eligibility] = await Promise.all([
       listAccounts(pool, hash),
@@ -275,7 +277,7 @@ export function customerRoutes({ config, pool, policy }: ApiDeps) {
   route(r, customerOperations.accounts, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const hash = hashOf(cpf);
-    await requireKnown(hash);
+    await requireKnown(hash, brandOf(res));
     res.json({ items: (await listAccounts(pool, hash)).map(accountView) });
   });
 
@@ -283,7 +285,7 @@ export function customerRoutes({ config, pool, policy }: ApiDeps) {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const body = parse(customerAccountBodySchema, 'body', req.body);
     const hash = hashOf(cpf);
-    await requireKnown(hash);
+    await requireKnown(hash, brandOf(res));
     const { account, created } = await addAccount(pool, {
       ...accountToRegister(cpf, body, hashAccount),
       cpfHash: hash,
@@ -298,7 +300,10 @@ export function customerRoutes({ config, pool, policy }: ApiDeps) {
 
   route(r, customerOperations.removeAccount, async (req, res) => {
     const { cpf, id } = parse(accountParamsSchema, 'path', req.params);
-    if (!(await removeAccount(pool, hashOf(cpf), Number(id)))) {
+    const hash = hashOf(cpf);
+    // Another brand's person: as for a CPF with no such account.
+    const known = await knowsCustomer(pool, hash, brandOf(res));
+    if (!known || !(await removeAccount(pool, hash, Number(id)))) {
       throw new Problem(404, 'account-not-found', 'Account not found', 'no active account with this id');
     }
     res.status(204).end();

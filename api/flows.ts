@@ -47,7 +47,7 @@ export const flowOperations = {
     tag: 'Flows',
     summary: 'List flows, newest first, with filters and a cursor',
     description:
-      "The acting brand's deposits and withdrawals only (Pixflow-Brand), and every onboarding: a person's verification is shared by an operator's brands. A status that the given type (or, without type, no flow type) has is a 400 listing the allowed ones.",
+      "The acting brand's deposits and withdrawals only (Pixflow-Brand), and the onboardings and biometric identifications of the people it has met (by starting their onboarding): a person's verification is shared by an operator's brands, the person shown only to those that know them. A status that the given type (or, without type, no flow type) has is a 400 listing the allowed ones.",
     query: flowsQuerySchema,
     ok: [{ status: 200, description: 'One page', schema: flowPageSchema }],
     // Lists every flow type, whatever its filters: it reads what each of the three reads.

@@ -1,6 +1,6 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { Router } from 'express';
-import { principalOf } from '../api-keys/authenticate';
+import { brandOf, principalOf } from '../api-keys/authenticate';
 import { cpfHash } from '../common/pii';
 import {
   livenessLinkUpdate,
@@ -9,6 +9,7 @@ import {
   onboardingWorkflowId,
   reviewSignal,
 } from '../contracts/onboarding';
+import { knowsCustomer, meetCustomer } from '../db/customer-brands';
 import { recordApiKeyDecision } from '../db/operator-decisions';
 import { type Operation, route } from '../http/operation';
 import { Problem } from '../http/problem';
@@ -118,10 +119,15 @@ export const onboardingOperations = {
   },
 } satisfies Record<string, Operation>;
 
-/** 201 when this request started the onboarding, 200 with the state of the one that exists. */
+/**
+ * 201 when this request started the onboarding, 200 with the state of the one that exists. The
+ * acting brand meets the person first (docs/brands.md, "People a brand knows"), so the person's
+ * one onboarding, verified or in flight, is the brand's to read from then on.
+ */
 function startRoute(r: Router, deps: ApiDeps) {
   route(r, onboardingOperations.start, async (req, res) => {
     const body = parse(onboardingBodySchema, 'body', req.body);
+    await meetCustomer(deps.pool, cpfHash(body.cpf, deps.config.PII_HASH_KEY), brandOf(res));
     const started = await startOnboarding(deps, body);
     res
       .status(started.outcome === 'started' ? 201 : 200)
@@ -131,16 +137,23 @@ function startRoute(r: Router, deps: ApiDeps) {
 }
 
 export function onboardingRoutes(deps: ApiDeps) {
-  const { config, temporal } = deps;
+  const { config, temporal, pool } = deps;
   const r = Router();
   const handleOf = (cpf: string) =>
     temporal.workflow.getHandle<typeof onboardingWorkflow>(
       onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)),
     );
+  /** A person the acting brand has not met is, to it, a CPF with no onboarding. */
+  const requireKnown = async (cpf: string, brand: string) => {
+    if (!(await knowsCustomer(pool, cpfHash(cpf, config.PII_HASH_KEY), brand))) {
+      throw flowNotFound('onboarding for this CPF');
+    }
+  };
 
   startRoute(r, deps);
 
-  const stateOf = async (cpf: string) => {
+  const stateOf = async (cpf: string, brand: string) => {
+    await requireKnown(cpf, brand);
     try {
       return await flowState(handleOf(cpf), onboardingStateQuery);
     } catch (err) {
@@ -151,7 +164,7 @@ export function onboardingRoutes(deps: ApiDeps) {
 
   route(r, onboardingOperations.state, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
-    const state = await stateOf(cpf);
+    const state = await stateOf(cpf, brandOf(res));
     res.json({
       workflowId: onboardingWorkflowId(cpfHash(cpf, config.PII_HASH_KEY)),
       state: onboardingStateView(cpf, state),
@@ -160,7 +173,7 @@ export function onboardingRoutes(deps: ApiDeps) {
 
   route(r, onboardingOperations.livenessLinkQrCode, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
-    const state = await stateOf(cpf);
+    const state = await stateOf(cpf, brandOf(res));
     const png = pngBytes(state.link?.qrcode);
     if (!png) throw noQrCode(state.status);
     // A renewal replaces the link: the image may change at any time.
@@ -169,6 +182,7 @@ export function onboardingRoutes(deps: ApiDeps) {
 
   route(r, onboardingOperations.livenessLink, async (req, res) => {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
+    await requireKnown(cpf, brandOf(res));
     const handle = handleOf(cpf);
     try {
       const { link, reused } = await handle.executeUpdate(livenessLinkUpdate);
@@ -193,7 +207,7 @@ export function onboardingRoutes(deps: ApiDeps) {
     const { cpf } = parse(cpfParamsSchema, 'path', req.params);
     const decision = parse(reviewBodySchema, 'body', req.body);
     const handle = handleOf(cpf);
-    const { status } = await stateOf(cpf);
+    const { status } = await stateOf(cpf, brandOf(res));
     if (status !== 'awaiting_review') {
       throw new Problem(
         409,

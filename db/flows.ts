@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { knownByBrandSql } from './customer-brands';
 import { flowStateJsonSql } from './events';
 import { type Pool, prepared } from './pool';
 
@@ -34,7 +35,8 @@ export interface FlowCursor {
 export interface FlowFilter {
   /**
    * The brand whose deposits and withdrawals are listed. Onboardings and biometrics belong to no
-   * brand yet (a person's verification is shared by an operator's brands): every brand lists them.
+   * brand (a person's verification is shared by an operator's brands): each brand that met the
+   * person lists them.
    */
   brand: string;
   type?: FlowType;
@@ -58,7 +60,12 @@ export async function listFlows(pool: Pool, f: FlowFilter): Promise<FlowPage> {
     params.push(value);
     where.push(sql(`$${params.length}`));
   };
-  add((p) => `(brand_id = ${p} OR type IN ('onboarding', 'biometrics'))`, f.brand);
+  // A person's onboardings and identifications are listed to each brand that met them.
+  add(
+    (p) =>
+      `(brand_id = ${p} OR (type IN ('onboarding', 'biometrics') AND ${knownByBrandSql(p, 'flows.cpf_hash')}))`,
+    f.brand,
+  );
   if (f.type) add((p) => `type = ${p}`, f.type);
   if (f.status) add((p) => `status = ${p}`, f.status);
   if (f.cpfHash) add((p) => `cpf_hash = ${p}`, f.cpfHash);

@@ -14,6 +14,7 @@ import type { OnboardingInput } from '../contracts/onboarding';
 import { onboardingWorkflowId } from '../contracts/onboarding';
 import { withdrawalWorkflowId } from '../contracts/withdrawal';
 import { withdrawalInputSchema } from '../contracts/withdrawal-input';
+import { knowsCustomer, meetCustomer } from '../db/customer-brands';
 import type { Pool } from '../db/pool';
 import { parse } from '../http/request-input';
 import { type DepositStartResult, describeDepositRefusal, startDeposit } from '../starters/deposit';
@@ -161,6 +162,13 @@ function workflowIdOf(
   }
 }
 
+/** A person the brand has not met is, to it, a CPF with no onboarding (docs/brands.md, "People a brand knows"). */
+async function refuseUnmetPerson(pool: Pool, config: Config, ref: FlowRefInput, brand: string, what: string) {
+  if (ref.flow !== 'onboarding') return;
+  if (!(await knowsCustomer(pool, cpfHash(ref.cpf, config.PII_HASH_KEY), brand)))
+    throw flowNotFoundError(what);
+}
+
 /** A flow's final state: now if its run has ended, else its run to join. */
 async function outcomeOf(
   ctx: nexus.StartOperationContext,
@@ -229,9 +237,6 @@ const startersOf =
 /** pixflow's Nexus service as the worker serves it (Worker.create's `nexusServices`). */
 export function pixflowNexusService({ config, pool, auth = defaultAuth(config, pool) }: NexusDeps) {
   const timings = configuredTimings(config, undefined);
-  /** The caller, with the scopes of the API route the operation stands for. */
-  const caller = async (ctx: nexus.OperationContext, scopes: readonly Scope[]) =>
-    auth.requireScopes(ctx, await auth.authenticate(ctx), scopes);
   /** The caller with its scopes checked, and the brand it acts for. */
   const brandCaller = async (ctx: nexus.OperationContext, scopes: readonly Scope[]) => {
     const principal = await auth.authenticate(ctx);
@@ -244,12 +249,14 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
 
   return nexus.serviceHandler(pixflowService, {
     startOnboarding: flowRunOperation<OnboardingRequest, OnboardingOutcome>(async (ctx, raw) => {
-      await caller(ctx, SCOPES.startOnboarding);
+      const brand = await brandCaller(ctx, SCOPES.startOnboarding);
       const { temporal } = starter();
       const input: OnboardingInput = {
         ...parse(onboardingRequestSchema, 'input', raw),
         ...(timings ? { timings } : {}),
       };
+      // The brand meets the person, as POST /v1/onboardings does (docs/brands.md, "People a brand knows").
+      await meetCustomer(pool, cpfHash(input.cpf, config.PII_HASH_KEY), brand);
       // A running onboarding is joined (USE_EXISTING) where the API answers its state: either way
       // the caller has its end.
       const outcome = await startOnboardingOnce(temporal, config, input, (reuse) =>
@@ -314,6 +321,7 @@ export function pixflowNexusService({ config, pool, auth = defaultAuth(config, p
       const brand = await auth.brandOf(ctx, principal);
       const { workflowId, what, scopes } = workflowIdOf(config, ref, brand);
       auth.requireScopes(ctx, principal, scopes);
+      await refuseUnmetPerson(pool, config, ref, brand, what);
       return outcomeOf(ctx, starter().temporal, workflowId, what);
     }),
   });

@@ -46,8 +46,11 @@ import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
 // called as B (B's key, and a platform key naming B) with A's identifiers in its path, query and
 // body. The table below says how each operation's parameters are filled and what it must answer;
 // an operation the table does not know fails the suite, so a route added later must be added
-// here. A person is every brand's (docs/rules.md, "A person across brands"): the person's routes
-// answer B as they answer A, and must show nothing of A's flows, endpoints or events.
+// here. A person's verification is shared by the brands (docs/rules.md, "A person across brands"),
+// but a brand sees only the people it has met (docs/brands.md, "People a brand knows"): A's person,
+// whom B never onboarded, is to B on every person route an unknown CPF, word for word, until B
+// onboards them (its onboarding comes after every read, before B's creates), then reads as for A.
+// B's own flows of the same ids are for a person B onboarded itself.
 
 const PII_KEY = `iso-routes-${randomBytes(8).toString('hex')}`;
 const keys: AccountKeys = { codecKeys: testCodecKeys, hashKey: PII_KEY };
@@ -144,6 +147,9 @@ const waitStatus = (as: Caller, path: string, status: string) =>
 
 const person = newPerson();
 const client = { externalId: 'iso-user', cpf: person.cpf, email: 'iso@example.com', name: 'Iso Person' };
+/** The person B onboarded itself, whose money B moves under the ids A used too. */
+const bPerson = newPerson();
+const bClient = { externalId: 'iso-b-user', cpf: bPerson.cpf, email: 'isob@example.com', name: 'Iso B' };
 const newTxid = () => `${Date.now()}${randomBytes(3).readUIntBE(0, 3)}`;
 
 /** A's identifiers, and B's flows of the same ids. */
@@ -166,6 +172,7 @@ const ids = {
 
 /** Ids of the same shape nobody used. */
 const unknownIds = {
+  cpf: newPerson().cpf,
   txid: newTxid(),
   transactionId: `iso-none-${Date.now()}-${tag}`,
   endpoint: `we_${randomBytes(12).toString('hex')}`,
@@ -304,7 +311,11 @@ afterAll(async () => {
 });
 
 /** A deposit and a withdrawal at one brand, through the API: the deposit paid, the payout confirmed. */
-async function moneyAt(b: TestBrand, as: Caller) {
+async function moneyAt(
+  b: TestBrand,
+  as: Caller,
+  { client, person }: { client: typeof bClient; person: typeof bPerson },
+) {
   const sandbox = sandboxes.get(b.id) as RunningSandbox;
   const { sharedTxid: txid, sharedTransactionId: transactionId } = ids;
   const deposit = await call(as, 'POST', '/v1/deposits', { txid, amountCentavos: 15_000, client });
@@ -359,11 +370,11 @@ type Expect =
   | { is: 'as-unknown'; unknown: Record<string, string>; status?: number }
   /** B's own flow of the same id, never A's. */
   | { is: 'own-flow'; workflowId: string }
-  /** A list: 200, none of A's items in it. */
-  | { is: 'list'; holds?: (as: Caller) => string[]; empty?: boolean }
+  /** A list: 200, none of A's items in it (nor those `lacks` names). */
+  | { is: 'list'; holds?: (as: Caller) => string[]; empty?: boolean; lacks?: string[] }
   /** A flow created for B under A's id: B's workflow id, never A's. */
   | { is: 'created'; workflowId: string; statuses: number[] }
-  /** The person's, every brand's: the status A would get; nothing of A's in it. */
+  /** The person's, once B met them: the status A would get; nothing of A's in it. */
   | { is: 'person'; statuses: number[]; sameForA?: boolean }
   /** An endpoint B makes: its own, delivering its own brand's events. */
   | { is: 'own-endpoint' };
@@ -388,41 +399,45 @@ type Examples = Record<string, any>;
 const TABLE: Record<string, (ex: Examples, as: Caller) => Case[]> = {
   'POST /v1/onboardings': (ex) => [
     {
-      why: "A's person: the onboarding is the person's, every brand's",
+      why: "A's person: B meets them, the person's one onboarding (approved) answered at once",
       body: { ...ex, cpf: person.cpf },
       expect: { is: 'person', statuses: [200] },
     },
   ],
   'GET /v1/onboardings/{cpf}': () => [
     {
-      why: "A's person",
+      why: "A's person, whom B never met",
       params: { cpf: person.cpf },
-      expect: { is: 'person', statuses: [200], sameForA: true },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
     },
   ],
   'POST /v1/onboardings/{cpf}/liveness-link': () => [
-    { why: "A's person", params: { cpf: person.cpf }, expect: { is: 'person', statuses: [200] } },
+    {
+      why: "A's person, whom B never met",
+      params: { cpf: person.cpf },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
+    },
   ],
   'GET /v1/onboardings/{cpf}/liveness-link/qrcode.png': () => [
     {
-      why: "A's person",
+      why: "A's person, whom B never met",
       params: { cpf: person.cpf },
-      expect: { is: 'person', statuses: [200], sameForA: true },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
     },
   ],
   'POST /v1/onboardings/{cpf}/review': (ex) => [
     {
-      why: "A's person, whose onboarding is approved: nothing to review",
+      why: "A's person, whom B never met (to A: approved, nothing to review)",
       params: { cpf: person.cpf },
       body: ex,
-      expect: { is: 'person', statuses: [409] },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
     },
   ],
   'GET /v1/biometrics/{cpf}': () => [
     {
-      why: "A's person",
+      why: "A's person, whom B never met",
       params: { cpf: person.cpf },
-      expect: { is: 'person', statuses: [200], sameForA: true },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
     },
   ],
   'POST /v1/deposits': (ex) => [
@@ -504,11 +519,19 @@ const TABLE: Record<string, (ex: Examples, as: Caller) => Case[]> = {
     },
   ],
   'GET /v1/flows': (): Case[] => [
-    { why: 'every flow', query: { limit: '100' }, expect: { is: 'list', holds: bFlowIds } },
     {
-      why: "A's person's flows",
+      why: "every flow: B's, and B's person's onboarding, never A's person's",
+      query: { limit: '100' },
+      expect: {
+        is: 'list',
+        holds: () => [...bFlowIds(), onboardingOf(bPerson)],
+        lacks: [onboardingOf(person)],
+      },
+    },
+    {
+      why: "A's person's flows: none, their onboarding not even",
       query: { cpf: person.cpf, limit: '100' },
-      expect: { is: 'list', holds: bFlowIds },
+      expect: { is: 'list', empty: true },
     },
     {
       why: 'deposits',
@@ -523,46 +546,46 @@ const TABLE: Record<string, (ex: Examples, as: Caller) => Case[]> = {
   ],
   'GET /v1/customers/{cpf}': () => [
     {
-      why: "A's person: the person's, its open flows the acting brand's alone",
+      why: "A's person, whom B never met",
       params: { cpf: person.cpf },
-      expect: { is: 'person', statuses: [200] },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
     },
   ],
   'GET /v1/customers/{cpf}/accounts': () => [
     {
-      why: "A's person",
+      why: "A's person, whom B never met",
       params: { cpf: person.cpf },
-      expect: { is: 'person', statuses: [200], sameForA: true },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
     },
   ],
   'POST /v1/customers/{cpf}/accounts': (ex) => [
     {
-      why: "A's person: the accounts are the person's",
+      why: "A's person, whom B never met",
       params: { cpf: person.cpf },
       body: ex,
-      expect: { is: 'person', statuses: [200, 201] },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
     },
   ],
   'DELETE /v1/customers/{cpf}/accounts/{id}': (_, as) => [
     {
-      why: "an account A's key registered: the person's, every brand's (docs/rules.md)",
+      why: "an account A's key registered for A's person, whom B never met",
       params: { cpf: person.cpf, id: ids.personAccounts.get(as.key) ?? '' },
-      expect: { is: 'person', statuses: [204] },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
     },
   ],
   'GET /v1/customers/{cpf}/deposit-limits': () => [
     {
-      why: "A's person",
+      why: "A's person, whom B never met",
       params: { cpf: person.cpf },
-      expect: { is: 'person', statuses: [200], sameForA: true },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
     },
   ],
   'PUT /v1/customers/{cpf}/deposit-limits': () => [
     {
-      why: "A's person: the limits are the person's",
+      why: "A's person, whom B never met",
       params: { cpf: person.cpf },
       body: { daily: 5_000_000, weekly: null, monthly: null },
-      expect: { is: 'person', statuses: [200] },
+      expect: { is: 'as-unknown', unknown: { cpf: unknownIds.cpf } },
     },
   ],
   'POST /v1/webhook-endpoints': () => [
@@ -750,6 +773,8 @@ async function nexusCall(as: Caller, operation: string, input: unknown) {
 /** B's endpoint made by each of its callers (by key), and B's events. */
 const bEndpointOf = new Map<string, string>();
 let bEvents: string[] = [];
+/** A person's onboarding's workflow id. */
+const onboardingOf = (p: { cpf: string }) => onboardingWorkflowId(cpfHash(p.cpf, PII_KEY));
 /** B's flows of the same ids as A's. */
 const bFlowIds = () => [
   depositWorkflowId(ids.sharedTxid, B.id),
@@ -907,20 +932,27 @@ async function stateOfA() {
 
 describe('brand isolation over every route', () => {
   it("B's key and a platform key naming B reach none of A's flows, endpoints or events on any /v1 operation; the same ids at B are B's own", async () => {
-    // The person, onboarded once through A's key, is every brand's; B's onboarding is the same.
-    await onboard({ api, apiKey: callers.a.key, sandbox: envSandbox.url }, person, {
-      reviewedBy: 'provider',
-    });
-    expect((await jsonAt(callers.b, `/v1/onboardings/${person.cpf}`)).state.status).toBe('approved');
-
-    // Each brand's endpoint, at a receiver that verifies every signature.
+    // Each brand's endpoint, at a receiver that verifies every signature, before
+    // anything happens: each brand's events of its people's onboardings are delivered too.
     [rxA, rxB] = await Promise.all([startWebhookReceiver(), startWebhookReceiver()]);
     ids.aEndpoints = [await subscribe(callers.a, rxA), await subscribe(callers.platformA, rxA)];
     for (const as of [callers.b, callers.platformB]) bEndpointOf.set(as.key, await subscribe(as, rxB));
     const bEndpoints = [...bEndpointOf.values()];
 
+    // A's person, onboarded through A's key alone; B's own person, through B's.
+    await onboard({ api, apiKey: callers.a.key, sandbox: envSandbox.url }, person, {
+      reviewedBy: 'provider',
+    });
+    await onboard({ api, apiKey: callers.b.key, sandbox: envSandbox.url }, bPerson, {
+      reviewedBy: 'provider',
+    });
+    expect((await call(callers.b, 'GET', `/v1/onboardings/${person.cpf}`)).status).toBe(404);
+
     // The same txid and transactionId at both brands: two flows of each.
-    await Promise.all([moneyAt(A, callers.a), moneyAt(B, callers.b)]);
+    await Promise.all([
+      moneyAt(A, callers.a, { client, person }),
+      moneyAt(B, callers.b, { client: bClient, person: bPerson }),
+    ]);
     // A's alone: a deposit waiting for its payment, a payout sent and not yet confirmed.
     ids.aTxid = newTxid();
     const waiting = await call(callers.a, 'POST', '/v1/deposits', {
@@ -1013,9 +1045,16 @@ describe('brand isolation over every route', () => {
     const stale = Object.keys(TABLE).filter((r) => !operations.some((o) => o.route === r));
     expect(stale, 'table rows no operation has').toEqual([]);
 
+    // B onboards A's person after every read (from then on B knows them), before its creates,
+    // whose deposit and payout are for that person.
     const creates = (o: (typeof operations)[number]) =>
       o.route === 'POST /v1/deposits' || o.route === 'POST /v1/withdrawals';
-    const ordered = [...operations.filter((o) => !creates(o)), ...operations.filter(creates)];
+    const meets = (o: (typeof operations)[number]) => o.route === 'POST /v1/onboardings';
+    const ordered = [
+      ...operations.filter((o) => !creates(o) && !meets(o)),
+      ...operations.filter(meets),
+      ...operations.filter(creates),
+    ];
     let checked = 0;
     for (const o of ordered) {
       for (const as of [callers.b, callers.platformB]) {
@@ -1056,6 +1095,7 @@ describe('brand isolation over every route', () => {
               const items = (JSON.parse(raw) as { items: unknown[] }).items;
               if (e.empty) expect(items, what).toEqual([]);
               for (const id of e.holds?.(as) ?? []) expect(raw, `${what}: lists ${id}`).toContain(id);
+              for (const id of e.lacks ?? []) expect(raw, `${what}: lists ${id}`).not.toContain(id);
               break;
             }
             case 'created':
@@ -1087,7 +1127,7 @@ describe('brand isolation over every route', () => {
     }
     expect(checked).toBeGreaterThan(60);
 
-    // A's person's routes answer A as they answered B (the person is every brand's).
+    // Once B met A's person, their routes answer B as they answer A (the verification is shared).
     for (const path of [`/v1/onboardings/${person.cpf}`, `/v1/customers/${person.cpf}/deposit-limits`]) {
       expect(await jsonAt(callers.a, path), path).toEqual(await jsonAt(callers.b, path));
     }

@@ -241,7 +241,7 @@ describe("another brand's key", () => {
     }
   });
 
-  it("lists none of the default brand's deposits and withdrawals, old or new, whatever the filter; onboardings stay shared", async () => {
+  it("lists none of the default brand's deposits and withdrawals, old or new, whatever the filter, nor the onboarding of a person it never met", async () => {
     const ours = [
       depositWorkflowId(held),
       depositWorkflowId(completedDeposit),
@@ -259,11 +259,12 @@ describe("another brand's key", () => {
         ).toEqual([]);
         expect(items.filter((i) => ours.includes(i.workflowId))).toEqual([]);
       }
-      // A person's verification is shared by an operator's brands: their onboarding is listed.
+      // The person the default brand onboarded is one this brand never met: not even their
+      // onboarding is listed (docs/brands.md, "People a brand knows").
       const { items } = (await (await call(as, 'get', `/v1/flows?cpf=${person}`)).json()) as {
         items: { type: string }[];
       };
-      expect(items.map((i) => i.type)).toEqual(['onboarding']);
+      expect(items).toEqual([]);
     }
   });
 
@@ -370,7 +371,7 @@ describe("the default brand's keys", () => {
 });
 
 describe("a person's customer record", () => {
-  it("is every brand's, its open deposits and withdrawals only the acting brand's", async () => {
+  it("is every brand's that met the person, an unknown CPF to one that did not, its open deposits and withdrawals only the acting brand's", async () => {
     const readers = { other: '', default: '', platform: '' };
     for (const [who, brandId] of [
       ['other', OTHER],
@@ -381,7 +382,7 @@ describe("a person's customer record", () => {
       await insertApiKey(e.pool, {
         id: newKeyId(),
         name: `customers ${brandId ?? 'platform'}`,
-        scopes: ['customers:read'],
+        scopes: ['customers:read', 'onboardings:write'],
         brandId,
         prefix: s.prefix,
         secretHash: s.digest,
@@ -403,8 +404,23 @@ describe("a person's customer record", () => {
     expect(ofDefault.verification.status).toBe('approved');
     expect(money(ofDefault).map((f) => f.type)).toContain('deposit');
     expect(money(ofDefault).every((f) => !f.workflowId.includes(':'))).toBe(true);
-    // Another brand's key, and a platform key naming it, read the same verified person and none of
-    // the default brand's money.
+    // Another brand never met the person: to its key, and a platform key naming it, they are a
+    // CPF nobody used (docs/brands.md, "People a brand knows").
+    for (const as of [{ key: readers.other }, { key: readers.platform, brand: OTHER }]) {
+      const res = await call(as, 'get', `/v1/customers/${person}`);
+      const never = await call(as, 'get', `/v1/customers/${freshCpf()}`);
+      expect(res.status).toBe(404);
+      const typeOf = async (r: Response) => ((await r.json()) as { type: string }).type;
+      expect(await typeOf(res)).toBe(await typeOf(never));
+    }
+    // Once it starts their onboarding (answered at once), it reads the same verified person and
+    // none of the default brand's money.
+    const met = await call({ key: readers.other }, 'post', '/v1/onboardings', {
+      cpf: person,
+      plan: 'plan_basic',
+      event: 'onboarding',
+    });
+    expect(met.status, await met.clone().text()).toBe(200);
     for (const as of [{ key: readers.other }, { key: readers.platform, brand: OTHER }]) {
       const c = await customerAs(as);
       expect(c.verification.status).toBe('approved');

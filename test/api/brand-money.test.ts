@@ -33,7 +33,13 @@ const PIX_ONLY = `pix-${tag}`;
 const NONE = `none-${tag}`;
 const CACHE_MS = 300;
 const admin: BrandActor = { operatorId: null, operatorEmail: 'admin@example.com', operatorRole: 'admin' };
-const SCOPES: Scope[] = ['deposits:read', 'deposits:write', 'withdrawals:read', 'withdrawals:write'];
+const SCOPES: Scope[] = [
+  'onboardings:write',
+  'deposits:read',
+  'deposits:write',
+  'withdrawals:read',
+  'withdrawals:write',
+];
 
 let e: ApiEnv;
 const person = freshCpf();
@@ -152,6 +158,16 @@ beforeAll(async () => {
   await giveAccount(FULL, identityPayments(FULL));
   await giveAccount(PIX_ONLY, apiPix(PIX_ONLY));
   await onboardApproved(e, person);
+  // Each brand meets the person by starting their onboarding, answered at once: only then does
+  // it move their money (docs/brands.md, "People a brand knows").
+  for (const brand of [FULL, PIX_ONLY, NONE]) {
+    const met = await call({ key: keys[brand] }, 'POST', '/v1/onboardings', {
+      cpf: person,
+      plan: 'plan_basic',
+      event: 'onboarding',
+    });
+    expect(met.status, await met.clone().text()).toBe(200);
+  }
 }, 240_000);
 afterAll(() => e?.close());
 

@@ -38,7 +38,8 @@ import { PNG_SIGNATURE } from './support';
 // the real worker, the run's Temporal server, a Postgres of its own, the API's own ingress, and
 // three provider sandboxes over HTTP: the environment's (the default brand's, where the shared
 // onboarding runs) and one per brand's account, each knowing that account's credentials alone and
-// notifying that brand's own ingress path. A person onboarded once deposits at both brands under
+// notifying that brand's own ingress path. A person onboarded once (each brand meeting them by
+// starting their onboarding, answered at once) deposits at both brands under
 // the same txid and is paid out at both under the same transactionId: two flows of each, every
 // call made at its brand's sandbox alone, each receipt kept. A notification of brand A's deposit
 // sent through brand B's path signals nothing of A's.
@@ -257,7 +258,15 @@ const client = { externalId: 'tour-user', cpf: person.cpf, email: 'tour@example.
 async function tourAt(b: TourBrand, txid: string, transactionId: string) {
   const key = b.key as string;
   const sandbox = b.sandbox as RunningSandbox;
-  // The person's verification, made once, is every brand's.
+  // The person's verification, made once, is every brand's that onboards them: the brand meets
+  // them, answered at once (docs/brands.md, "People a brand knows").
+  const met = await call(key, 'POST', '/v1/onboardings', {
+    cpf: person.cpf,
+    plan: 'plan_basic',
+    event: 'tour',
+  });
+  expect(met.status, await met.clone().text()).toBe(200);
+  expect(((await met.json()) as { state: { status: string } }).state.status).toBe('approved');
   expect(await statusAt(key, `/v1/onboardings/${person.cpf}`)).toBe('approved');
 
   const deposit = await call(key, 'POST', '/v1/deposits', { txid, amountCentavos: 15_000, client });

@@ -120,7 +120,6 @@ beforeAll(async () => {
     refreshMs: 60_000,
   });
   await store.current();
-  await verifiedDepositor(pool, PII_KEY, PERSON);
   defaultSandbox = await startProviderSandbox();
   brandSandbox = await startProviderSandbox({
     clientId: identityAccount.settings.clientId,
@@ -130,6 +129,8 @@ beforeAll(async () => {
   });
   psp = await startApiPixForTest();
   await createBrand(pool, admin, { id: B, name: 'Bet B' });
+  // Verified, and met by every brand there is now (its onboarding at each).
+  await verifiedDepositor(pool, PII_KEY, PERSON);
   await setAccount({
     ...identityAccount,
     settings: { ...identityAccount.settings, baseUrl: brandSandbox.url, authUrl: brandSandbox.url },

@@ -573,12 +573,21 @@ describe('a backend calls pixflow through Nexus from another namespace', () => {
           settings: sealed.settings as Record<string, unknown>,
         },
       );
-      const scopes: Scope[] = ['deposits:read', 'deposits:write'];
+      const scopes: Scope[] = ['onboardings:write', 'deposits:read', 'deposits:write'];
       key = (await createKey(pool, actor, { name: 'funded brand', scopes, brand: funded, expiresAt: null }))
         .secret;
     } finally {
       await pool.end();
     }
+    // The brand meets ana by starting her onboarding, answered at once (approved): only a brand
+    // that knows a person takes their deposits (docs/brands.md, "People a brand knows").
+    const met = await fetch(`${stack.api}/v1/onboardings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ cpf: ana.cpf, plan: 'plan_basic', event: 'onboarding' }),
+      signal: AbortSignal.timeout(20_000),
+    });
+    expect(met.status, await met.clone().text()).toBe(200);
     const [endpoint] = (await connection.operatorService.listNexusEndpoints({ name: PIXFLOW_NEXUS_ENDPOINT }))
       .endpoints;
     const { clusters } = await connection.operatorService.listClusters({});

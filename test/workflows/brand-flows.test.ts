@@ -82,7 +82,6 @@ beforeAll(async () => {
   const url = await freshDatabase();
   await migrate(url);
   pool = createPool(url, 5);
-  await verifiedDepositor(pool, PII_KEY, PERSON);
   ingress = await startIngress(pool, env.client, {
     config: {
       WEBHOOK_SECRET: SECRET,
@@ -97,6 +96,8 @@ beforeAll(async () => {
   });
   brandSandbox = await startProviderSandbox(brandSandboxOptions(brandB, brandIngress(ingress.url, brandB)));
   await setUpBrand(pool, keys, atSandbox(brandB, brandSandbox.url));
+  // Verified, and met by every brand there is now (its onboarding at each).
+  await verifiedDepositor(pool, PII_KEY, PERSON);
 
   defaultProvider = connectorFor(defaultSandbox.url, { timeoutMs: 5_000 });
   const cache = brandConnectorCache({

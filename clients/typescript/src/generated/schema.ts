@@ -313,7 +313,7 @@ export interface paths {
         };
         /**
          * List flows, newest first, with filters and a cursor
-         * @description The acting brand's deposits and withdrawals only (Pixflow-Brand), and every onboarding: a person's verification is shared by an operator's brands. A status that the given type (or, without type, no flow type) has is a 400 listing the allowed ones.
+         * @description The acting brand's deposits and withdrawals only (Pixflow-Brand), and the onboardings and biometric identifications of the people it has met (by starting their onboarding): a person's verification is shared by an operator's brands, the person shown only to those that know them. A status that the given type (or, without type, no flow type) has is a 400 listing the allowed ones.
          *
          *     API key scope: `onboardings:read` and `deposits:read` and `withdrawals:read` (a write scope includes its read).
          */
@@ -335,7 +335,7 @@ export interface paths {
         };
         /**
          * The person: verification, KYC facts, accounts, payouts today, open flows
-         * @description Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen. A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified. `eligibility` is the registry of impeded people's word on the person: while `impeded` (with `impeded` saying why and since when, and `closedAt` once an operator closed the account) no deposit is taken, and withdrawals to the person's own account go on.
+         * @description Read from Postgres, kept by the flows' activities. 404 for a CPF pixflow has never seen, and for a person the acting brand has not met (by starting their onboarding). A `suspended` verification (the provider contradicted a closed onboarding) counts as not verified. `eligibility` is the registry of impeded people's word on the person: while `impeded` (with `impeded` saying why and since when, and `closedAt` once an operator closed the account) no deposit is taken, and withdrawals to the person's own account go on.
          *
          *     API key scope: `customers:read` (a write scope includes its read).
          */
@@ -403,7 +403,7 @@ export interface paths {
         };
         /**
          * The person's own deposit limits, what each period counted and has left
-         * @description Per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month: the limit in force, a raised or removed one waiting for the cooling-off (`pending`, with `appliesAt`), and the deposits counted (completed, held, or waiting for payment). 404 for a CPF pixflow has never seen.
+         * @description Per America/Sao_Paulo day, ISO week (Monday to Sunday) and calendar month: the limit in force, a raised or removed one waiting for the cooling-off (`pending`, with `appliesAt`), and the deposits counted (completed, held, or waiting for payment). 404 for a CPF pixflow has never seen, and for a person the acting brand has not met.
          *
          *     API key scope: `customers:read` (a write scope includes its read).
          */
