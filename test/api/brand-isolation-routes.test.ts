@@ -1188,13 +1188,23 @@ describe('brand isolation over every route', () => {
       }
     }
     expect(checked).toBeGreaterThan(8);
+    // The other way round: B's person, whom A never onboarded, is to A through Nexus an onboarding
+    // nobody started, word for word.
+    const unmet = await nexusCall(callers.a, 'waitForOutcome', { flow: 'onboarding', cpf: bPerson.cpf });
+    const nobody = await nexusCall(callers.a, 'waitForOutcome', { flow: 'onboarding', cpf: unknownIds.cpf });
+    expect(unmet.text).toContain('flow-not-found');
+    expect({ status: unmet.status, text: unmet.text.split(bPerson.cpf).join('{cpf}') }).toEqual({
+      status: nobody.status,
+      text: nobody.text.split(unknownIds.cpf).join('{cpf}'),
+    });
     await settleSdkLogs();
     const refusals = refusedOps().map((entry) => ({
       operation: entry.meta.operation,
       type: (entry.meta.error as { cause?: { type?: string } } | undefined)?.cause?.type,
     }));
-    // Each caller asked two of A's flows and two unknown ones.
-    expect(refusals).toEqual(Array(8).fill({ operation: 'waitForOutcome', type: 'flow-not-found' }));
+    // Each caller asked two of A's flows and two unknown ones; A asked B's person's onboarding and
+    // an unknown one.
+    expect(refusals).toEqual(Array(10).fill({ operation: 'waitForOutcome', type: 'flow-not-found' }));
 
     // A's flows, endpoint and deliveries as they were, and no flow of A's (nor the person's
     // onboarding) told anything since.
