@@ -229,7 +229,7 @@ function flowPage(r: Router, { pool, temporal, config }: BackofficeDeps) {
           : undefined,
       mayDecide: roleAtLeast(operator.role, 'reviewer'),
       temporalUrl: `${config.TEMPORAL_UI_URL}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(flow.workflowId)}`,
-      timeline: timelineEntries(await timelineOf(pool, [flow.workflowId]), label),
+      timeline: timelineEntries(await timelineOf(pool, [flow.workflowId], 500, brandsFor(res)), label),
       actions: await listActions(pool, {
         caseIds: [flow.workflowId],
         order: 'newest',
@@ -272,7 +272,7 @@ function customerPages(r: Router, { pool, config, policy }: BackofficeDeps) {
         payoutsTodayView(pool, rules.withdrawals.dailyLimitCentavos, hash, new Date()),
         depositLimitsView(pool, hash, new Date()),
         listAccounts(pool, hash),
-        timelineOf(pool, cases),
+        timelineOf(pool, cases, 500, brands),
         listActions(pool, { caseIds: cases, order: 'newest', limit: 200, brands }),
         eligibilityOfHash(pool, hash),
         personAlertsOf(pool, hash, brands),

@@ -118,16 +118,23 @@ export async function listEvents(db: Queryable, f: EventFilter): Promise<EventRo
 /**
  * The events of some flows (or a person's stream), oldest first, for a case's timeline: every
  * one committed, positioned yet or not. Never an endpoint's owner-only events. A person's event
- * appended for several brands is one change: shown once, by its first copy.
+ * appended for several brands is one change, shown once: by the copy of one of `brands` (the
+ * operator's; null, every brand) if there is one, else the default brand's, else the first.
  */
-export async function timelineOf(db: Queryable, streamIds: string[], limit = 500): Promise<EventRow[]> {
+export async function timelineOf(
+  db: Queryable,
+  streamIds: string[],
+  limit = 500,
+  brands: readonly string[] | null = null,
+): Promise<EventRow[]> {
   const { rows } = await db.query(
     `SELECT * FROM (
        SELECT DISTINCT ON (stream_id, seq) ${eventColumns}, created_at
          FROM events WHERE stream_id = ANY($1) AND owner IS NULL
-        ORDER BY stream_id, seq, inserted) one
+        ORDER BY stream_id, seq, brand_id = ANY(coalesce($3::text[], '{}')) DESC, brand_id = 'default' DESC,
+                 inserted) one
       ORDER BY created_at, stream_id, seq LIMIT $2`,
-    [streamIds, limit],
+    [streamIds, limit, brands],
   );
   return rows.map(eventOf);
 }
