@@ -32,7 +32,8 @@ describe.sequential(`fault suite (${FULL ? 'full' : 'light'} run)`, () => {
     await h.start();
     // Subscribed first: every flow's events from here on reach it.
     backend = await startEventsBackend(h);
-    people = await onboardPeople(h.people, PEOPLE);
+    // Brand B meets each person too: a brand moves only the money of people it onboarded.
+    people = await onboardPeople(h.people, PEOPLE, { alsoMetBy: [h.brandBKey] });
   }, 240_000);
 
   afterAll(async () => {

@@ -28,7 +28,8 @@ export interface LimitRaceFigures {
 }
 
 export async function runLimitRace(h: Harness): Promise<LimitRaceFigures> {
-  const person = await onboard(h.people);
+  // Met by both brands: each moves only the money of people it onboarded.
+  const person = await onboard(h.people, undefined, { alsoMetBy: [h.brandBKey] });
   const load = newLoad('limit-race');
   for (const side of h.sides)
     await side.control('/sandbox/auto', { payDepositsAfterMs: null, settleWithdrawalsAfterMs: 1000 });

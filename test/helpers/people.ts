@@ -92,6 +92,11 @@ export interface OnboardOptions {
   reviewedBy?: 'operator' | 'provider';
   /** Give up after this long (default 60 s). */
   timeoutMs?: number;
+  /**
+   * Keys of other brands that meet the person once approved (their own POST /v1/onboardings,
+   * answered at once): a brand moves only the money of people it met (docs/brands.md).
+   */
+  alsoMetBy?: readonly string[];
 }
 
 interface Answer {
@@ -199,10 +204,18 @@ export async function onboard(
   // The flow's state says approved as it records it: the person's verification follows.
   for (;;) {
     last = await api(`/v1/customers/${cpf}`);
-    if (last.status === 200 && last.body.verification?.status === 'approved') return person;
+    if (last.status === 200 && last.body.verification?.status === 'approved') break;
     if (Date.now() > deadline) throw fail('the verification is not approved; GET /v1/customers/:cpf', last);
     await sleep(POLL_MS);
   }
+  for (const key of opts.alsoMetBy ?? []) {
+    const met = await request(`${at.api}/v1/onboardings`, deadline, {
+      key,
+      body: { cpf, plan: opts.plan ?? 'plan_basic', event: opts.event ?? 'onboarding' },
+    });
+    if (met.status !== 200) throw fail("another brand's POST /v1/onboardings", met);
+  }
+  return person;
 }
 
 /**
