@@ -2,36 +2,35 @@ import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
-import { allScopes, newKeyId, newSecret } from '../../common/api-key';
 import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { accountKeyHash, cpfHash } from '../../common/pii';
-import { openSecret, sealSecret } from '../../common/secret-box';
-import { type AccountKeys, sealBrandAccount } from '../../connectors/accounts';
-import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
-import type { BrandAccount } from '../../contracts/brand-account';
+import type { AccountKeys } from '../../connectors/accounts';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
-import { insertApiKey } from '../../db/api-keys';
-import { sealedBrandAccounts, setBrandAccount } from '../../db/brand-accounts';
-import { type BrandActor, createBrand } from '../../db/brands';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { staticPolicyReader } from '../../policy/seed';
 import type { RunningSandbox } from '../../sandbox';
-import { brandConnectorCache } from '../../worker/brand-connectors';
 import { startProviderSandbox } from '../contract/support';
+import {
+  atSandbox,
+  brandIngress,
+  brandKey,
+  brandSandboxOptions,
+  setUpBrand,
+  startBrandWorker,
+  type TestBrand,
+  testBrand,
+} from '../helpers/brands';
 import { newPerson, onboard, sendLivenessCallbacksTo } from '../helpers/people';
 import { defaultPolicy } from '../helpers/policy';
 import { freshDatabase } from '../helpers/postgres';
-import { connectorFor, sandboxControl } from '../helpers/sandbox-client';
+import { sandboxControl } from '../helpers/sandbox-client';
 import { testCodecKeys, testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
-import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
 import { PNG_SIGNATURE } from './support';
 
 // Two brands run the tour at once through the real API, each with its own key (docs/brands.md):
@@ -46,44 +45,13 @@ import { PNG_SIGNATURE } from './support';
 
 const PII_KEY = `brand-tour-${randomBytes(8).toString('hex')}`;
 const keys: AccountKeys = { codecKeys: testCodecKeys, hashKey: PII_KEY };
-const admin: BrandActor = { operatorId: null, operatorEmail: 'admin@example.com', operatorRole: 'admin' };
 const tag = randomBytes(3).toString('hex');
 const taskQueue = `brand-tour-${tag}`;
 const log = createLogger('brand-tour', 'silent');
 
-interface TourBrand {
-  id: string;
-  secret: string;
-  partnerId: string;
-  account: Extract<BrandAccount, { connector: 'identity-payments' }>;
-  sandbox?: RunningSandbox;
-  key?: string;
-}
-
-const brand = (name: string): TourBrand => {
-  const id = `${name}-${tag}`;
-  const secret = `tour-${name}-${randomBytes(12).toString('hex')}`;
-  return {
-    id,
-    secret,
-    partnerId: `partner-${id}`,
-    account: {
-      connector: 'identity-payments',
-      settings: {
-        baseUrl: 'http://127.0.0.1:1',
-        authUrl: 'http://127.0.0.1:1',
-        clientId: `client-${id}`,
-        merchant: `merchant-${id}`,
-        partnerId: `partner-${id}`,
-      },
-      secrets: {
-        clientSecret: randomBytes(12).toString('hex'),
-        apiKey: randomBytes(12).toString('hex'),
-        webhookSecret: secret,
-      },
-    },
-  };
-};
+/** A brand of the tour, with its sandbox and key once they run. */
+type TourBrand = TestBrand & { sandbox?: RunningSandbox; key?: string };
+const brand = (name: string): TourBrand => testBrand(`${name}-${tag}`);
 const A = brand('tour-a');
 const B = brand('tour-b');
 
@@ -107,21 +75,6 @@ let envSandbox: RunningSandbox;
 let worker: Worker;
 let running: Promise<void>;
 let closeCache: () => void;
-
-async function makeKey(brandId: string): Promise<string> {
-  const s = newSecret();
-  await insertApiKey(pool, {
-    id: newKeyId(),
-    name: `tour ${brandId}`,
-    scopes: [...allScopes],
-    brandId,
-    prefix: s.prefix,
-    secretHash: s.digest,
-    createdBy: 'test',
-    expiresAt: null,
-  });
-  return s.secret;
-}
 
 beforeAll(async () => {
   const url = await freshDatabase();
@@ -151,54 +104,21 @@ beforeAll(async () => {
     config.WEBHOOK_PARTNER_ID,
   );
   for (const b of [A, B]) {
-    b.sandbox = await startProviderSandbox({
-      clientId: b.account.settings.clientId,
-      clientSecret: b.account.secrets.clientSecret,
-      apiKey: b.account.secrets.apiKey,
-      merchant: b.account.settings.merchant,
-      notificationTarget: { url: `${api}/webhooks/provider/${b.secret}`, partnerId: b.partnerId },
-    });
-    await createBrand(pool, admin, { id: b.id, name: `Tour ${b.id}` });
-    const sealed = sealBrandAccount(keys, b.id, {
-      ...b.account,
-      settings: { ...b.account.settings, baseUrl: b.sandbox.url, authUrl: b.sandbox.url },
-    });
-    await setBrandAccount(pool, admin, { ...sealed, settings: sealed.settings as Record<string, unknown> });
-    b.key = await makeKey(b.id);
+    b.sandbox = await startProviderSandbox(brandSandboxOptions(b, brandIngress(api, b)));
+    await setUpBrand(pool, keys, atSandbox(b, b.sandbox.url));
+    b.key = await brandKey(pool, b.id);
   }
 
-  const provider: IdentityPaymentsConnector = connectorFor(envSandbox.url, { timeoutMs: 5_000 });
-  const cache = brandConnectorCache({
-    sources: {
-      environment: loadConfig({ PROVIDER_BASE_URL: envSandbox.url, PROVIDER_AUTH_URL: envSandbox.url }),
-      keys,
-      read: (brandId) => sealedBrandAccounts(pool, brandId),
-    },
-    options: { provider: { timeoutMs: 5_000 }, environment: { provider } },
-    log,
-  });
-  closeCache = cache.close;
-  worker = await Worker.create({
-    connection: nativeConnection,
+  ({ worker, running, closeCache } = await startBrandWorker({
+    temporal,
+    nativeConnection,
     taskQueue,
-    workflowBundle: { code: inject('workflowBundle') },
-    workerDeploymentOptions: await testDeploymentOptions(temporal),
-    dataConverter: testDataConverter,
-    activities: createActivities({
-      provider,
-      connectorsFor: cache.connectorsFor,
-      pool,
-      clock: () => new Date(),
-      hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
-      hashAccount: (k) => accountKeyHash(k, PII_KEY),
-      policy,
-      temporal: { client: temporal, taskQueue },
-      reconciliation: testReconciliation,
-      sealCpf: (cpf) => sealSecret(testCodecKeys, cpf),
-      openCpf: (sealed) => openSecret(testCodecKeys, sealed),
-    }),
-  });
-  running = worker.run();
+    pool,
+    keys,
+    envSandboxUrl: envSandbox.url,
+    policy,
+    log,
+  }));
 }, 120_000);
 
 afterAll(async () => {
@@ -360,15 +280,15 @@ describe('two brands through the API', () => {
     const aFlow = temporal.workflow.getHandle(depositWorkflowId(txid, A.id));
     const before = await signalsOf(aFlow);
     const notify = (partnerId: string) =>
-      fetch(`${api}/webhooks/provider/${B.secret}`, {
+      fetch(brandIngress(api, B), {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ id: txid, type: 'deposit', action: 'updated', partner_id: partnerId }),
       });
     // A's partner id on B's path: not B's account, refused.
-    expect((await notify(A.partnerId)).status).toBe(401);
+    expect((await notify(A.account.settings.partnerId)).status).toBe(401);
     // B's own partner id: taken as B's, for B's deposit of that txid, which does not exist.
-    expect((await notify(B.partnerId)).status).toBe(200);
+    expect((await notify(B.account.settings.partnerId)).status).toBe(200);
     await waitUntil(
       async () =>
         (

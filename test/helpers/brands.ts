@@ -1,11 +1,25 @@
 import { randomBytes } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createActivities } from '../../activities';
 import { allScopes, newKeyId, newSecret, type Scope } from '../../common/api-key';
+import { loadConfig } from '../../common/config';
+import type { Logger } from '../../common/logger';
+import { accountKeyHash, cpfHash } from '../../common/pii';
+import { openSecret, sealSecret } from '../../common/secret-box';
 import { type AccountKeys, sealBrandAccount } from '../../connectors/accounts';
+import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
 import type { BrandAccount } from '../../contracts/brand-account';
 import { insertApiKey } from '../../db/api-keys';
-import { setBrandAccount } from '../../db/brand-accounts';
+import { sealedBrandAccounts, setBrandAccount } from '../../db/brand-accounts';
 import { type BrandActor, createBrand } from '../../db/brands';
 import type { Pool } from '../../db/pool';
+import type { PolicyReader } from '../../policy/schema';
+import { brandConnectorCache } from '../../worker/brand-connectors';
+import { connectorFor } from './sandbox-client';
+import { testDataConverter } from './temporal';
+import { testDeploymentOptions, testReconciliation } from './worker';
 
 // A second brand as the tests set one up: its record, its identity-payments account on a
 // provider sandbox of its own (credentials, merchant, partner id and webhook secret none of the
@@ -116,4 +130,59 @@ export async function brandKey(
     expiresAt: null,
   });
   return s.secret;
+}
+
+/** What a brand test's worker is given: its connections, queue, keys and default provider. */
+export interface BrandWorkerOptions {
+  temporal: Client;
+  nativeConnection: NativeConnection;
+  taskQueue: string;
+  pool: Pool;
+  keys: AccountKeys;
+  /** The environment's sandbox: the default brand's provider. */
+  envSandboxUrl: string;
+  policy: PolicyReader;
+  log: Logger;
+  /** More of Worker.create's options (a data converter, Nexus services). */
+  worker?: Partial<WorkerOptions>;
+}
+
+/**
+ * The real worker as worker/main.ts builds it, each brand's flows on its own sealed account
+ * (read from the pool) and the default brand's on the environment's sandbox. Answers the worker,
+ * its run and what closes its connector cache.
+ */
+export async function startBrandWorker(o: BrandWorkerOptions) {
+  const provider: IdentityPaymentsConnector = connectorFor(o.envSandboxUrl, { timeoutMs: 5_000 });
+  const cache = brandConnectorCache({
+    sources: {
+      environment: loadConfig({ PROVIDER_BASE_URL: o.envSandboxUrl, PROVIDER_AUTH_URL: o.envSandboxUrl }),
+      keys: o.keys,
+      read: (brandId) => sealedBrandAccounts(o.pool, brandId),
+    },
+    options: { provider: { timeoutMs: 5_000 }, environment: { provider } },
+    log: o.log,
+  });
+  const worker = await Worker.create({
+    connection: o.nativeConnection,
+    taskQueue: o.taskQueue,
+    workflowBundle: { code: inject('workflowBundle') },
+    workerDeploymentOptions: await testDeploymentOptions(o.temporal),
+    dataConverter: testDataConverter,
+    ...o.worker,
+    activities: createActivities({
+      provider,
+      connectorsFor: cache.connectorsFor,
+      pool: o.pool,
+      clock: () => new Date(),
+      hashCpf: (cpf) => cpfHash(cpf, o.keys.hashKey),
+      hashAccount: (k) => accountKeyHash(k, o.keys.hashKey),
+      policy: o.policy,
+      temporal: { client: o.temporal, taskQueue: o.taskQueue },
+      reconciliation: testReconciliation,
+      sealCpf: (cpf) => sealSecret(o.keys.codecKeys, cpf),
+      openCpf: (sealed) => openSecret(o.keys.codecKeys, sealed),
+    }),
+  });
+  return { worker, running: worker.run(), closeCache: cache.close };
 }
