@@ -3,20 +3,16 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { accountKeyHash, cpfHash } from '../../common/pii';
-import { openSecret, sealSecret } from '../../common/secret-box';
+import { cpfHash } from '../../common/pii';
 import type { AccountKeys } from '../../connectors/accounts';
-import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { onboardingWorkflowId } from '../../contracts/onboarding';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
-import { sealedBrandAccounts } from '../../db/brand-accounts';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { eventsRelaySettings, startEventsRelay } from '../../events/outbox-relay';
@@ -25,18 +21,25 @@ import { pixflowNexusService } from '../../nexus/handlers';
 import { PIXFLOW_API_KEY_HEADER, PIXFLOW_BRAND_HEADER, pixflowService } from '../../nexus/service';
 import { staticPolicyReader } from '../../policy/seed';
 import type { RunningSandbox } from '../../sandbox';
-import { brandConnectorCache } from '../../worker/brand-connectors';
 import { startProviderSandbox } from '../contract/support';
-import { brandIngress, brandKey, brandSandboxOptions, setUpBrand, type TestBrand } from '../helpers/brands';
+import {
+  atSandbox,
+  brandIngress,
+  brandKey,
+  brandSandboxOptions,
+  setUpBrand,
+  startBrandWorker,
+  type TestBrand,
+  testBrand,
+} from '../helpers/brands';
 import { newPerson, onboard, sendLivenessCallbacksTo } from '../helpers/people';
 import { defaultPolicy } from '../helpers/policy';
 import { freshDatabase } from '../helpers/postgres';
-import { connectorFor, sandboxControl } from '../helpers/sandbox-client';
+import { sandboxControl } from '../helpers/sandbox-client';
 import { expectSdkLog, settleSdkLogs } from '../helpers/sdk-log';
 import { testCodecKeys, testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
-import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
 
 // Brand isolation over every route and method (docs/brands.md, "The isolation suite"), on the
 // real API, worker, Temporal, Postgres and events relay, with each brand's provider a sandbox of
@@ -58,27 +61,7 @@ const tag = randomBytes(3).toString('hex');
 const taskQueue = `iso-routes-${tag}`;
 const log = createLogger('brand-isolation-routes', 'silent');
 
-const NOWHERE = 'http://127.0.0.1:1';
-/** A brand with credentials of its own; its account's URLs are set once its sandbox runs. */
-const brand = (id: string): TestBrand => ({
-  id,
-  name: `Iso ${id}`,
-  account: {
-    connector: 'identity-payments',
-    settings: {
-      baseUrl: NOWHERE,
-      authUrl: NOWHERE,
-      clientId: `client-${id}`,
-      merchant: `merchant-${id}`,
-      partnerId: `partner-${id}`,
-    },
-    secrets: {
-      clientSecret: randomBytes(12).toString('hex'),
-      apiKey: randomBytes(12).toString('hex'),
-      webhookSecret: `${id}-webhook-${randomBytes(12).toString('hex')}`,
-    },
-  },
-});
+const brand = (id: string): TestBrand => ({ ...testBrand(id), name: `Iso ${id}` });
 let A = brand(`iso-a-${tag}`);
 let B = brand(`iso-b-${tag}`);
 const sandboxes = new Map<string, RunningSandbox>();
@@ -203,13 +186,7 @@ beforeAll(async () => {
   const withSandbox = async (b: TestBrand): Promise<TestBrand> => {
     const sandbox = await startProviderSandbox(brandSandboxOptions(b, brandIngress(api, b)));
     sandboxes.set(b.id, sandbox);
-    const at = {
-      ...b,
-      account: {
-        ...b.account,
-        settings: { ...b.account.settings, baseUrl: sandbox.url, authUrl: sandbox.url },
-      },
-    };
+    const at = atSandbox(b, sandbox.url);
     await setUpBrand(pool, keys, at);
     return at;
   };
@@ -221,44 +198,25 @@ beforeAll(async () => {
   callers.platformA = { who: 'a platform key naming A', key: platformKey, brand: A.id };
   callers.platformB = { who: 'a platform key naming B', key: platformKey, brand: B.id };
 
-  const provider: IdentityPaymentsConnector = connectorFor(envSandbox.url, { timeoutMs: 5_000 });
-  const cache = brandConnectorCache({
-    sources: {
-      environment: loadConfig({ PROVIDER_BASE_URL: envSandbox.url, PROVIDER_AUTH_URL: envSandbox.url }),
-      keys,
-      read: (brandId) => sealedBrandAccounts(pool, brandId),
-    },
-    options: { provider: { timeoutMs: 5_000 }, environment: { provider } },
-    log,
-  });
-  closeCache = cache.close;
-  worker = await Worker.create({
-    connection: nativeConnection,
+  ({ worker, running, closeCache } = await startBrandWorker({
+    temporal,
+    nativeConnection,
     taskQueue,
-    workflowBundle: { code: inject('workflowBundle') },
-    workerDeploymentOptions: await testDeploymentOptions(temporal),
-    // As worker/main.ts: what crosses Nexus is written in the clear.
-    // (Its path by hand: nexusBundleOptions() resolves it as the compiled image and tsx do.)
-    dataConverter: {
-      ...testDataConverter,
-      payloadConverterPath: resolvePath(__dirname, '../../common/payload-converter.ts'),
+    pool,
+    keys,
+    envSandboxUrl: envSandbox.url,
+    policy,
+    log,
+    worker: {
+      // As worker/main.ts: what crosses Nexus is written in the clear.
+      // (Its path by hand: nexusBundleOptions() resolves it as the compiled image and tsx do.)
+      dataConverter: {
+        ...testDataConverter,
+        payloadConverterPath: resolvePath(__dirname, '../../common/payload-converter.ts'),
+      },
+      nexusServices: [pixflowNexusService({ config, pool })],
     },
-    nexusServices: [pixflowNexusService({ config, pool })],
-    activities: createActivities({
-      provider,
-      connectorsFor: cache.connectorsFor,
-      pool,
-      clock: () => new Date(),
-      hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
-      hashAccount: (k) => accountKeyHash(k, PII_KEY),
-      policy,
-      temporal: { client: temporal, taskQueue },
-      reconciliation: testReconciliation,
-      sealCpf: (cpf) => sealSecret(testCodecKeys, cpf),
-      openCpf: (sealed) => openSecret(testCodecKeys, sealed),
-    }),
-  });
-  running = worker.run();
+  }));
   relay = startEventsRelay({
     pool,
     log,
