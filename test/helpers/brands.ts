@@ -148,11 +148,11 @@ export interface BrandWorkerOptions {
 }
 
 /**
- * The real worker as worker/main.ts builds it, each brand's flows on its own sealed account
- * (read from the pool) and the default brand's on the environment's sandbox. Answers the worker,
- * its run and what closes its connector cache.
+ * The activities as worker/main.ts builds them: each brand's flows on its own sealed account
+ * (read from the pool), the default brand's on the environment's sandbox. Answers them, the
+ * default brand's connector and what closes the connector cache.
  */
-export async function startBrandWorker(o: BrandWorkerOptions) {
+export function brandActivities(o: Omit<BrandWorkerOptions, 'nativeConnection' | 'worker'>) {
   const provider: IdentityPaymentsConnector = connectorFor(o.envSandboxUrl, { timeoutMs: 5_000 });
   const cache = brandConnectorCache({
     sources: {
@@ -163,6 +163,25 @@ export async function startBrandWorker(o: BrandWorkerOptions) {
     options: { provider: { timeoutMs: 5_000 }, environment: { provider } },
     log: o.log,
   });
+  const activities = createActivities({
+    provider,
+    connectorsFor: cache.connectorsFor,
+    pool: o.pool,
+    clock: () => new Date(),
+    hashCpf: (cpf) => cpfHash(cpf, o.keys.hashKey),
+    hashAccount: (k) => accountKeyHash(k, o.keys.hashKey),
+    policy: o.policy,
+    temporal: { client: o.temporal, taskQueue: o.taskQueue },
+    reconciliation: testReconciliation,
+    sealCpf: (cpf) => sealSecret(o.keys.codecKeys, cpf),
+    openCpf: (sealed) => openSecret(o.keys.codecKeys, sealed),
+  });
+  return { activities, provider, closeCache: cache.close };
+}
+
+/** The real worker on those activities; answers it, its run and what closes its connector cache. */
+export async function startBrandWorker(o: BrandWorkerOptions) {
+  const { activities, provider, closeCache } = brandActivities(o);
   const worker = await Worker.create({
     connection: o.nativeConnection,
     taskQueue: o.taskQueue,
@@ -170,19 +189,7 @@ export async function startBrandWorker(o: BrandWorkerOptions) {
     workerDeploymentOptions: await testDeploymentOptions(o.temporal),
     dataConverter: testDataConverter,
     ...o.worker,
-    activities: createActivities({
-      provider,
-      connectorsFor: cache.connectorsFor,
-      pool: o.pool,
-      clock: () => new Date(),
-      hashCpf: (cpf) => cpfHash(cpf, o.keys.hashKey),
-      hashAccount: (k) => accountKeyHash(k, o.keys.hashKey),
-      policy: o.policy,
-      temporal: { client: o.temporal, taskQueue: o.taskQueue },
-      reconciliation: testReconciliation,
-      sealCpf: (cpf) => sealSecret(o.keys.codecKeys, cpf),
-      openCpf: (sealed) => openSecret(o.keys.codecKeys, sealed),
-    }),
+    activities,
   });
-  return { worker, running: worker.run(), closeCache: cache.close };
+  return { worker, running: worker.run(), closeCache, activities, provider };
 }

@@ -1,15 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createActivities } from '../../activities';
 import { depositStateResponseSchema } from '../../api/deposits-schemas';
 import { withdrawalResponseSchema } from '../../api/withdrawals-schemas';
 import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { accountKeyHash, cpfHash } from '../../common/pii';
-import { openSecret, sealSecret } from '../../common/secret-box';
 import { type AccountKeys, sealBrandAccount } from '../../connectors/accounts';
 import { toApiPixTxid } from '../../connectors/api-pix/txid';
 import type { BrandAccount } from '../../contracts/brand-account';
@@ -22,8 +19,8 @@ import {
   withdrawalStateQuery,
   withdrawalWorkflowId,
 } from '../../contracts/withdrawal';
-import { sealedBrandAccounts, setBrandAccount } from '../../db/brand-accounts';
-import { type BrandActor, createBrand } from '../../db/brands';
+import { setBrandAccount } from '../../db/brand-accounts';
+import { createBrand } from '../../db/brands';
 import { migrate } from '../../db/migrate';
 import { latestPolicyVersion } from '../../db/policy';
 import { createPool, type Pool } from '../../db/pool';
@@ -34,19 +31,17 @@ import type { RunningSandbox } from '../../sandbox';
 import { startDeposit } from '../../starters/deposit';
 import { startWithdrawal } from '../../starters/withdrawal';
 import { flowState } from '../../starters/workflow-calls';
-import { brandConnectorCache } from '../../worker/brand-connectors';
 import { startProviderSandbox } from '../contract/support';
 import { type ApiPixForTest, startApiPixForTest } from '../helpers/api-pix';
+import { atSandbox, BRAND_ADMIN, brandSandboxOptions, startBrandWorker, testBrand } from '../helpers/brands';
 import { verifiedDepositor, verifiedWithKnownPayee } from '../helpers/customers';
 import { provenDecision } from '../helpers/decisions';
 import { recordHistory } from '../helpers/histories';
 import { newCpf } from '../helpers/people';
 import { defaultPolicy } from '../helpers/policy';
 import { freshDatabase } from '../helpers/postgres';
-import { connectorFor } from '../helpers/sandbox-client';
 import { testCodecKeys, testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
-import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
 
 // A brand's rules decide its own flows on the real worker: the workflows and activities on the
 // run's Temporal server, the policy store every worker keeps over a real Postgres, brand B's
@@ -58,11 +53,7 @@ import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
 
 const PII_KEY = 'brand-policy-worker-pii-key-0123456789';
 const keys: AccountKeys = { codecKeys: testCodecKeys, hashKey: PII_KEY };
-const admin: BrandActor = {
-  operatorId: null,
-  operatorEmail: 'ana.admin@pixflow.local',
-  operatorRole: 'admin',
-};
+const admin = BRAND_ADMIN;
 const tag = randomBytes(3).toString('hex');
 const B = `bet-${tag}`;
 const PERSON = newCpf();
@@ -82,23 +73,9 @@ let psp: ApiPixForTest;
 let worker: Worker;
 let running: Promise<void>;
 let closeCache: () => void;
-let activities: ReturnType<typeof createActivities>;
+let activities: Awaited<ReturnType<typeof startBrandWorker>>['activities'];
 
-const identityAccount: Extract<BrandAccount, { connector: 'identity-payments' }> = {
-  connector: 'identity-payments',
-  settings: {
-    baseUrl: 'http://127.0.0.1:1',
-    authUrl: 'http://127.0.0.1:1',
-    clientId: `client-${B}`,
-    merchant: `merchant-${B}`,
-    partnerId: `partner-${B}`,
-  },
-  secrets: {
-    clientSecret: randomBytes(12).toString('hex'),
-    apiKey: 'b'.repeat(24),
-    webhookSecret: `b-webhook-${randomBytes(12).toString('hex')}`,
-  },
-};
+const brandB = testBrand(B);
 
 const setAccount = async (account: BrandAccount) => {
   const sealed = sealBrandAccount(keys, B, account);
@@ -121,20 +98,12 @@ beforeAll(async () => {
   });
   await store.current();
   defaultSandbox = await startProviderSandbox();
-  brandSandbox = await startProviderSandbox({
-    clientId: identityAccount.settings.clientId,
-    clientSecret: identityAccount.secrets.clientSecret,
-    apiKey: identityAccount.secrets.apiKey,
-    merchant: identityAccount.settings.merchant,
-  });
+  brandSandbox = await startProviderSandbox(brandSandboxOptions(brandB));
   psp = await startApiPixForTest();
   await createBrand(pool, admin, { id: B, name: 'Bet B' });
   // Verified, and met by every brand there is now (its onboarding at each).
   await verifiedDepositor(pool, PII_KEY, PERSON);
-  await setAccount({
-    ...identityAccount,
-    settings: { ...identityAccount.settings, baseUrl: brandSandbox.url, authUrl: brandSandbox.url },
-  });
+  await setAccount(atSandbox(brandB, brandSandbox.url).account);
   await setAccount({
     connector: 'api-pix',
     settings: {
@@ -148,42 +117,16 @@ beforeAll(async () => {
     },
     secrets: { clientSecret: psp.clientSecret },
   });
-  const defaultProvider = connectorFor(defaultSandbox.url, { timeoutMs: 5_000 });
-  const cache = brandConnectorCache({
-    sources: {
-      environment: loadConfig({
-        PROVIDER_BASE_URL: defaultSandbox.url,
-        PROVIDER_AUTH_URL: defaultSandbox.url,
-      }),
-      keys,
-      read: (brandId) => sealedBrandAccounts(pool, brandId),
-    },
-    options: { provider: { timeoutMs: 5_000 }, environment: { provider: defaultProvider } },
-    log: createLogger('test', 'silent'),
-  });
-  closeCache = cache.close;
-  activities = createActivities({
-    provider: defaultProvider,
-    connectorsFor: cache.connectorsFor,
-    pool,
-    clock: () => new Date(),
-    hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
-    hashAccount: (k) => accountKeyHash(k, PII_KEY),
-    policy: store,
-    temporal: { client: env.client, taskQueue },
-    reconciliation: testReconciliation,
-    sealCpf: (cpf) => sealSecret(testCodecKeys, cpf),
-    openCpf: (sealed) => openSecret(testCodecKeys, sealed),
-  });
-  worker = await Worker.create({
-    connection: env.nativeConnection,
+  ({ worker, running, closeCache, activities } = await startBrandWorker({
+    temporal: env.client,
+    nativeConnection: env.nativeConnection,
     taskQueue,
-    workflowBundle: { code: inject('workflowBundle') },
-    workerDeploymentOptions: await testDeploymentOptions(env.client),
-    dataConverter: testDataConverter,
-    activities,
-  });
-  running = worker.run();
+    pool,
+    keys,
+    envSandboxUrl: defaultSandbox.url,
+    policy: store,
+    log: createLogger('test', 'silent'),
+  }));
   // B's rules, as an admin sets them (the CLI's own call): applied at once, a tightening.
   const out = await proposeBrandPolicyChange(pool, admin, {
     brand: B,

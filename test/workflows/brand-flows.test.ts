@@ -1,15 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createActivities } from '../../activities';
 import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { accountKeyHash, cpfHash } from '../../common/pii';
-import { openSecret, sealSecret } from '../../common/secret-box';
 import type { AccountKeys } from '../../connectors/accounts';
-import type { IdentityPaymentsConnector } from '../../connectors/identity-payments';
 import { type DepositState, depositStateQuery, depositWorkflowId } from '../../contracts/deposit';
 import {
   type WithdrawalRequest,
@@ -17,24 +13,28 @@ import {
   withdrawalStateQuery,
   withdrawalWorkflowId,
 } from '../../contracts/withdrawal';
-import { sealedBrandAccounts } from '../../db/brand-accounts';
 import { migrate } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { staticPolicyReader } from '../../policy/seed';
 import type { RunningSandbox } from '../../sandbox';
 import { startDeposit } from '../../starters/deposit';
 import { startWithdrawal } from '../../starters/withdrawal';
-import { brandConnectorCache } from '../../worker/brand-connectors';
 import { startProviderSandbox } from '../contract/support';
-import { atSandbox, brandIngress, brandSandboxOptions, setUpBrand, testBrand } from '../helpers/brands';
+import {
+  atSandbox,
+  brandIngress,
+  brandSandboxOptions,
+  setUpBrand,
+  startBrandWorker,
+  testBrand,
+} from '../helpers/brands';
 import { verifiedDepositor, verifiedWithKnownPayee } from '../helpers/customers';
 import { newCpf } from '../helpers/people';
 import { defaultPolicy } from '../helpers/policy';
 import { freshDatabase } from '../helpers/postgres';
-import { connectorFor, sandboxControl } from '../helpers/sandbox-client';
+import { sandboxControl } from '../helpers/sandbox-client';
 import { testCodecKeys, testDataConverter } from '../helpers/temporal';
 import { waitUntil } from '../helpers/wait';
-import { testDeploymentOptions, testReconciliation } from '../helpers/worker';
 import {
   INGRESS_PII_KEY,
   PARTNER,
@@ -63,7 +63,6 @@ let pool: Pool;
 let ingress: RunningIngress;
 let defaultSandbox: RunningSandbox;
 let brandSandbox: RunningSandbox;
-let defaultProvider: IdentityPaymentsConnector;
 let worker: Worker;
 let running: Promise<void>;
 let closeCache: () => void;
@@ -99,41 +98,16 @@ beforeAll(async () => {
   // Verified, and met by every brand there is now (its onboarding at each).
   await verifiedDepositor(pool, PII_KEY, PERSON);
 
-  defaultProvider = connectorFor(defaultSandbox.url, { timeoutMs: 5_000 });
-  const cache = brandConnectorCache({
-    sources: {
-      environment: loadConfig({
-        PROVIDER_BASE_URL: defaultSandbox.url,
-        PROVIDER_AUTH_URL: defaultSandbox.url,
-      }),
-      keys,
-      read: (brandId) => sealedBrandAccounts(pool, brandId),
-    },
-    options: { provider: { timeoutMs: 5_000 }, environment: { provider: defaultProvider } },
-    log: createLogger('test', 'silent'),
-  });
-  closeCache = cache.close;
-  worker = await Worker.create({
-    connection: env.nativeConnection,
+  ({ worker, running, closeCache } = await startBrandWorker({
+    temporal: env.client,
+    nativeConnection: env.nativeConnection,
     taskQueue,
-    workflowBundle: { code: inject('workflowBundle') },
-    workerDeploymentOptions: await testDeploymentOptions(env.client),
-    dataConverter: testDataConverter,
-    activities: createActivities({
-      provider: defaultProvider,
-      connectorsFor: cache.connectorsFor,
-      pool,
-      clock: () => new Date(),
-      hashCpf: (cpf) => cpfHash(cpf, PII_KEY),
-      hashAccount: (k) => accountKeyHash(k, PII_KEY),
-      policy: staticPolicyReader(defaultPolicy()),
-      temporal: { client: env.client, taskQueue },
-      reconciliation: testReconciliation,
-      sealCpf: (cpf) => sealSecret(testCodecKeys, cpf),
-      openCpf: (sealed) => openSecret(testCodecKeys, sealed),
-    }),
-  });
-  running = worker.run();
+    pool,
+    keys,
+    envSandboxUrl: defaultSandbox.url,
+    policy: staticPolicyReader(defaultPolicy()),
+    log: createLogger('test', 'silent'),
+  }));
 }, 120_000);
 
 afterAll(async () => {
