@@ -1,13 +1,12 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogs } from '../../backoffice/i18n';
-import { hashPassword } from '../../common/passwords';
 import { createBrand } from '../../db/brands';
 import { listActions } from '../../db/operator-actions';
-import { saveOperator } from '../../db/operators';
 import { latestBrandPolicyVersion, latestPolicyVersion, pendingBrandPolicyChanges } from '../../db/policy';
 import { type ApiEnv, startApiEnv } from '../api/support';
 import { drawnAtBothWidths } from '../helpers/backoffice-pages';
+import { saveOperators, signedInAt } from '../helpers/backoffice-sign-in';
 import { launchChromium } from '../helpers/browser';
 import { waitUntil } from '../helpers/wait';
 
@@ -31,10 +30,11 @@ let e: ApiEnv;
 let browser: Browser;
 beforeAll(async () => {
   e = await startApiEnv();
-  const passwordHash = await hashPassword(PASSWORD);
-  await saveOperator(e.pool, { email: ana, name: 'Ana', role: 'admin', passwordHash });
-  await saveOperator(e.pool, { email: bia, name: 'Bia', role: 'admin', passwordHash });
-  await saveOperator(e.pool, { email: rui, name: 'Rui', role: 'reviewer', passwordHash });
+  await saveOperators(e.pool, PASSWORD, [
+    { email: ana, name: 'Ana', role: 'admin' },
+    { email: bia, name: 'Bia', role: 'admin' },
+    { email: rui, name: 'Rui', role: 'reviewer' },
+  ]);
   await createBrand(
     e.pool,
     { operatorId: null, operatorEmail: ana, operatorRole: 'admin' },
@@ -49,15 +49,18 @@ afterAll(async () => {
 
 /** A signed-in page of its own (its own cookies), on the operator's policy page. */
 async function signedIn(email: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, locale: 'pt-BR' });
-  const page = await context.newPage();
-  await page.goto(`${e.url}/backoffice/policy`);
-  await page.getByLabel(t.signIn.email).fill(email);
-  await page.getByLabel(t.signIn.password).fill(PASSWORD);
-  await page.getByRole('button', { name: t.signIn.submit }).click();
+  const page = await signedInAt(browser, e.url, '/backoffice/policy', email, PASSWORD);
   await page.getByRole('heading', { level: 1 }).waitFor();
   return page;
 }
+
+/** Until the API's policy store has the brand's version `v` in force. */
+const brandVersionInForce = (v: number) =>
+  waitUntil(
+    () => e.policy.current(BRAND),
+    (p) => p.brandPolicyVersion === v,
+    5_000,
+  );
 
 const row = (page: Page, path: string) => page.locator(`table.brand-policy-fields tr[data-field="${path}"]`);
 
@@ -145,11 +148,7 @@ describe("a brand's rules on the policy page", () => {
     });
     expect(await operatorVersion()).toBe(1);
     // The API's store lays it on the operator's for the brand alone.
-    await waitUntil(
-      () => e.policy.current(BRAND),
-      (p) => p.brandPolicyVersion === 1,
-      5_000,
-    );
+    await brandVersionInForce(1);
     expect((await e.policy.current(BRAND)).policy.payouts.approvalAboveCentavos).toBe(500_000);
     expect((await e.policy.current()).policy.payouts.approvalAboveCentavos).toBe(1_000_000);
     expect((await brandActions()).at(-1)).toMatchObject({
@@ -202,11 +201,7 @@ describe("a brand's rules on the policy page", () => {
     expect(await biaPage.locator('tr[data-version="2"]').textContent()).toContain(t.policy.approvedBy(bia));
     // The brand's version in force changed; the operator's did not.
     expect(await operatorVersion()).toBe(1);
-    await waitUntil(
-      () => e.policy.current(BRAND),
-      (p) => p.brandPolicyVersion === 2,
-      5_000,
-    );
+    await brandVersionInForce(2);
     expect((await e.policy.current(BRAND)).policy.payouts.approvers).toBe(1);
     expect((await e.policy.current()).policy.payouts.approvers).toBe(2);
     expect((await brandActions()).at(-1)).toMatchObject({

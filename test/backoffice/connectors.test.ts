@@ -2,13 +2,12 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHIPPED_CONNECTORS } from '../../backoffice/connectors';
 import { catalogs } from '../../backoffice/i18n';
-import { hashPassword } from '../../common/passwords';
 import { createApiPixConnector } from '../../connectors/api-pix';
 import { recordChargeOutcome } from '../../db/connector-breakers';
-import { saveOperator } from '../../db/operators';
 import { type ApiEnv, startApiEnv } from '../api/support';
 import { startApiPixForTest } from '../helpers/api-pix';
 import { drawnAtBothWidths } from '../helpers/backoffice-pages';
+import { saveOperators, signedInAt } from '../helpers/backoffice-sign-in';
 import { launchChromium } from '../helpers/browser';
 import { connectorFor } from '../helpers/sandbox-client';
 
@@ -37,10 +36,11 @@ beforeAll(async () => {
       },
     },
   );
-  const passwordHash = await hashPassword(PASSWORD);
-  await saveOperator(e.pool, { email: vera, name: 'Vera', role: 'viewer', passwordHash });
-  await saveOperator(e.pool, { email: ana, name: 'Ana', role: 'admin', passwordHash });
-  await saveOperator(e.pool, { email: ed, name: 'Ed', role: 'viewer', passwordHash, language: 'en' });
+  await saveOperators(e.pool, PASSWORD, [
+    { email: vera, name: 'Vera', role: 'viewer' },
+    { email: ana, name: 'Ana', role: 'admin' },
+    { email: ed, name: 'Ed', role: 'viewer', language: 'en' },
+  ]);
   browser = await launchChromium();
 }, 120_000);
 afterAll(async () => {
@@ -49,13 +49,7 @@ afterAll(async () => {
 });
 
 async function signedIn(email: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, locale: 'pt-BR' });
-  const page = await context.newPage();
-  await page.goto(`${e.url}/backoffice/connectors`);
-  await page.getByLabel(pt.signIn.email).fill(email);
-  await page.getByLabel(pt.signIn.password).fill(PASSWORD);
-  await page.getByRole('button', { name: pt.signIn.submit }).click();
-  return page;
+  return signedInAt(browser, e.url, '/backoffice/connectors', email, PASSWORD);
 }
 
 async function propose(page: Page, changes: string, reason: string) {

@@ -2,14 +2,13 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { catalogs, labelsFor } from '../../backoffice/i18n';
-import { hashPassword } from '../../common/passwords';
 import { raiseAlert } from '../../db/alerts';
 import { listActions } from '../../db/operator-actions';
-import { saveOperator } from '../../db/operators';
 import { latestPolicyVersion, pendingPolicyChanges } from '../../db/policy';
 import { policyOfRow, proposePolicyChange } from '../../policy/changes';
 import { type ApiEnv, expectProblem, freshCpf, startApiEnv } from '../api/support';
 import { drawnAtBothWidths } from '../helpers/backoffice-pages';
+import { saveOperators, signedInAt } from '../helpers/backoffice-sign-in';
 import { launchChromium } from '../helpers/browser';
 import { waitUntil } from '../helpers/wait';
 
@@ -29,10 +28,11 @@ let e: ApiEnv;
 let browser: Browser;
 beforeAll(async () => {
   e = await startApiEnv();
-  const passwordHash = await hashPassword(PASSWORD);
-  await saveOperator(e.pool, { email: ana, name: 'Ana', role: 'admin', passwordHash });
-  await saveOperator(e.pool, { email: bia, name: 'Bia', role: 'admin', passwordHash });
-  await saveOperator(e.pool, { email: rui, name: 'Rui', role: 'reviewer', passwordHash });
+  await saveOperators(e.pool, PASSWORD, [
+    { email: ana, name: 'Ana', role: 'admin' },
+    { email: bia, name: 'Bia', role: 'admin' },
+    { email: rui, name: 'Rui', role: 'reviewer' },
+  ]);
   browser = await launchChromium();
 }, 120_000);
 afterAll(async () => {
@@ -42,13 +42,7 @@ afterAll(async () => {
 
 /** A signed-in page of its own (its own cookies), on the policy page. */
 async function signedIn(email: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, locale: 'pt-BR' });
-  const page = await context.newPage();
-  await page.goto(`${e.url}/backoffice/policy`);
-  await page.getByLabel(t.signIn.email).fill(email);
-  await page.getByLabel(t.signIn.password).fill(PASSWORD);
-  await page.getByRole('button', { name: t.signIn.submit }).click();
-  return page;
+  return signedInAt(browser, e.url, '/backoffice/policy', email, PASSWORD);
 }
 
 async function propose(page: Page, changes: string, reason: string) {
