@@ -12,6 +12,7 @@ import { insertApiKey } from '../../db/api-keys';
 import { createBrand } from '../../db/brands';
 import { MIGRATIONS_DIR, migrate } from '../../db/migrate';
 import type { Operation } from '../../http/operation';
+import { brandKey } from '../helpers/brands';
 import {
   API_KEY,
   type ApiEnv,
@@ -65,20 +66,7 @@ function call(as: Caller, method: string, path: string, body?: unknown): Promise
   });
 }
 
-async function makeKey(brandId: string | null): Promise<string> {
-  const s = newSecret();
-  await insertApiKey(e.pool, {
-    id: newKeyId(),
-    name: `isolation ${brandId ?? 'platform'}`,
-    scopes: SCOPES,
-    brandId,
-    prefix: s.prefix,
-    secretHash: s.digest,
-    createdBy: 'test',
-    expiresAt: null,
-  });
-  return s.secret;
-}
+const makeKey = (brandId: string | null) => brandKey(e.pool, brandId, SCOPES);
 
 const depositBody = (over: Record<string, unknown> = {}) => ({
   client: { externalId: 'user-1', cpf: person, email: 'ana@example.com', name: 'Ana Souza' },

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newKeyId, newSecret, type Scope } from '../../common/api-key';
+import type { Scope } from '../../common/api-key';
 import { MerchantKey } from '../../common/search-attributes';
 import { sealBrandAccount } from '../../connectors/accounts';
 import { type BrandAccount, brandAccountSchema } from '../../contracts/brand-account';
 import { depositWorkflowId } from '../../contracts/deposit';
 import { withdrawalWorkflowId } from '../../contracts/withdrawal';
-import { insertApiKey } from '../../db/api-keys';
 import { setBrandAccount } from '../../db/brand-accounts';
 import { type BrandActor, createBrand } from '../../db/brands';
+import { brandKey } from '../helpers/brands';
 import { testCodecKeys } from '../helpers/temporal';
 import {
   API_KEY,
@@ -80,20 +80,7 @@ async function giveAccount(brand: string, account: BrandAccount) {
   await setBrandAccount(e.pool, admin, { ...sealed, settings: sealed.settings as Record<string, unknown> });
 }
 
-async function makeKey(brandId: string | null): Promise<string> {
-  const s = newSecret();
-  await insertApiKey(e.pool, {
-    id: newKeyId(),
-    name: `money ${brandId ?? 'platform'}`,
-    scopes: SCOPES,
-    brandId,
-    prefix: s.prefix,
-    secretHash: s.digest,
-    createdBy: 'test',
-    expiresAt: null,
-  });
-  return s.secret;
-}
+const makeKey = (brandId: string | null) => brandKey(e.pool, brandId, SCOPES);
 
 type Caller = { key?: string; brand?: string };
 

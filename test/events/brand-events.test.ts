@@ -2,13 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { runner } from 'node-pg-migrate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newKeyId, newSecret, type Scope } from '../../common/api-key';
+import type { Scope } from '../../common/api-key';
 import { loadConfig } from '../../common/config';
 import { depositWorkflowId } from '../../contracts/deposit';
 import type { PixflowEvent } from '../../contracts/events';
 import { brandScopedId } from '../../contracts/flow';
 import { raiseAlert } from '../../db/alerts';
-import { insertApiKey } from '../../db/api-keys';
 import { createBrand } from '../../db/brands';
 import { type FlowRowWrite, upsertFlowAndEvent } from '../../db/flows';
 import { MIGRATIONS_DIR, migrate } from '../../db/migrate';
@@ -21,6 +20,7 @@ import {
   onboardApproved,
   startApiEnv,
 } from '../api/support';
+import { brandKey } from '../helpers/brands';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 // Events and webhook endpoints belong to a brand (docs/brands.md), on the real API, worker,
@@ -109,20 +109,7 @@ function call(as: Caller, method: string, path: string, body?: unknown): Promise
   });
 }
 
-async function makeKey(brandId: string | null): Promise<string> {
-  const s = newSecret();
-  await insertApiKey(e.pool, {
-    id: newKeyId(),
-    name: `events ${brandId ?? 'platform'}`,
-    scopes: SCOPES,
-    brandId,
-    prefix: s.prefix,
-    secretHash: s.digest,
-    createdBy: 'test',
-    expiresAt: null,
-  });
-  return s.secret;
-}
+const makeKey = (brandId: string | null) => brandKey(e.pool, brandId, SCOPES);
 
 async function subscribe(as: Caller, rx: WebhookReceiver): Promise<string> {
   const res = await call(as, 'POST', '/v1/webhook-endpoints', { url: rx.url, events: ['*'] });
