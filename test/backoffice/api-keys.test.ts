@@ -6,6 +6,7 @@ import { listActions } from '../../db/operator-actions';
 import { saveOperator } from '../../db/operators';
 import { type ApiEnv, eventually, expectProblem, startApiEnv } from '../api/support';
 import { drawnAtBothWidths } from '../helpers/backoffice-pages';
+import { sessionCookie, tokenIn } from '../helpers/backoffice-sign-in';
 import { launchChromium } from '../helpers/browser';
 
 // The back office's API keys page over real HTTP (its session cookie, its form tokens) against
@@ -35,9 +36,6 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => e?.close());
 
-const tokenIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
-const cookieOf = (res: Response) => res.headers.getSetCookie()[0]?.split(';')[0] ?? '';
-
 interface Session {
   cookie: string;
   get(path: string): Promise<{ status: number; html: string; res: Response }>;
@@ -45,15 +43,7 @@ interface Session {
 }
 
 async function signIn(email: string): Promise<Session> {
-  const form = await fetch(`${e.url}/backoffice/sign-in`);
-  const res = await fetch(`${e.url}/backoffice/sign-in`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: cookieOf(form), 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ _csrf: tokenIn(await form.text()), email, password: PASSWORD }),
-  });
-  expect(res.status).toBe(303);
-  const cookie = cookieOf(res);
+  const cookie = await sessionCookie(e.url, email, PASSWORD);
   const s: Session = {
     cookie,
     async get(path) {

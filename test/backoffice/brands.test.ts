@@ -16,6 +16,7 @@ import { listActions } from '../../db/operator-actions';
 import { saveOperator } from '../../db/operators';
 import { type ApiEnv, PII_KEY, startApiEnv } from '../api/support';
 import { drawnAtBothWidths } from '../helpers/backoffice-pages';
+import { sessionCookie, tokenIn } from '../helpers/backoffice-sign-in';
 import { launchChromium } from '../helpers/browser';
 
 // The brands page and a brand's page over real HTTP (session cookie, form tokens) against the real
@@ -66,9 +67,6 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const tokenIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
-const cookieOf = (res: Response) => res.headers.getSetCookie()[0]?.split(';')[0] ?? '';
-
 interface Session {
   get(path: string): Promise<{ status: number; html: string }>;
   post(
@@ -78,15 +76,7 @@ interface Session {
 }
 
 async function signIn(email: string): Promise<Session> {
-  const form = await fetch(`${e.url}/backoffice/sign-in`);
-  const res = await fetch(`${e.url}/backoffice/sign-in`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: cookieOf(form), 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ _csrf: tokenIn(await form.text()), email, password: PASSWORD }),
-  });
-  expect(res.status).toBe(303);
-  const cookie = cookieOf(res);
+  const cookie = await sessionCookie(e.url, email, PASSWORD);
   const s: Session = {
     async get(path) {
       const r = await fetch(`${e.url}${path}`, { headers: { cookie }, redirect: 'manual' });

@@ -35,3 +35,21 @@ export async function signedInAt(
   await page.getByRole('button', { name: pt.signIn.submit }).click();
   return page;
 }
+
+/** The CSRF token of a back-office form's page. */
+export const tokenIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+/** The session cookie a response sets, as a `cookie` header's value. */
+export const cookieOf = (res: Response) => res.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+
+/** Signs in through the sign-in form over HTTP; answers the session cookie. */
+export async function sessionCookie(url: string, email: string, password: string): Promise<string> {
+  const form = await fetch(`${url}/backoffice/sign-in`);
+  const res = await fetch(`${url}/backoffice/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: cookieOf(form), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: tokenIn(await form.text()), email, password }),
+  });
+  if (res.status !== 303) throw new Error(`sign-in as ${email} answered ${res.status}, not 303`);
+  return cookieOf(res);
+}
