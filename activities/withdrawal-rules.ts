@@ -6,7 +6,7 @@ import { DEFAULT_BRAND, type FlowRecord, type FlowTimings } from '../contracts/f
 import { parseCompositeAccountKey } from '../contracts/pix-key';
 import type { PayoutControls, WithdrawalRefusal } from '../contracts/rules';
 import { BIOMETRICS_UNAVAILABLE, type StepUpCause, type WithdrawalInput } from '../contracts/withdrawal';
-import { knowsCustomer } from '../db/customer-brands';
+import { knowsCustomer, meetCustomer } from '../db/customer-brands';
 import { type CustomerRow, lockCustomer, payoutsToday } from '../db/customers';
 import { payoutStandingOf } from '../db/payout-destinations';
 import { inTransaction } from '../db/pool';
@@ -65,7 +65,9 @@ export function payoutControlsOf(policy: Policy, askAuthorization: boolean): Pay
 
 /**
  * The person's standing for a payout, as the withdrawal's brand sees it: a person the brand never
- * onboarded is not verified to it, whoever else did (docs/brands.md, "People a brand knows").
+ * onboarded is not verified to it, whoever else did (docs/brands.md, "People a brand knows"). A
+ * payout the rules let through without verification (where the policy allows it) makes the person
+ * the brand's customer, as such a deposit does.
  */
 async function standingAtBrand(
   pool: ActivityDeps['pool'],
@@ -77,7 +79,7 @@ async function standingAtBrand(
     payoutStandingOf(pool, cpfHash, payeeHash),
     knowsCustomer(pool, cpfHash, brand ?? DEFAULT_BRAND),
   ]);
-  return { ...standing, verified: known && standing.customer?.verification === 'approved' };
+  return { ...standing, known, verified: known && standing.customer?.verification === 'approved' };
 }
 
 export function createWithdrawalRuleActivities({
@@ -139,6 +141,7 @@ export function createWithdrawalRuleActivities({
       const today = await payoutsToday(client, cpfHash, clock(), validating.workflowId);
       if (today.totalCentavos + input.amountCentavos > rules.dailyLimitCentavos) return false;
       await upsertFlowRow(client, validating, { hashCpf, clock });
+      if (!standing.known) await meetCustomer(client, cpfHash, input.brand ?? DEFAULT_BRAND);
       return true;
     });
     if (!fits) return refused('limit_exceeded');
