@@ -82,6 +82,20 @@ async function standingAtBrand(
   return { ...standing, known, verified: known && standing.customer?.verification === 'approved' };
 }
 
+/** KYC reason codes when the person's registry check no longer passes; read again when old. */
+async function kycRefusal(
+  deps: Pick<ActivityDeps, 'provider' | 'pool' | 'hashCpf' | 'clock'>,
+  rules: Policy['withdrawals'],
+  input: WithdrawalInput,
+  workflowId: string,
+  kyc: CustomerRow['kyc'],
+) {
+  const age = kyc.readAt ? deps.clock().getTime() - Date.parse(kyc.readAt) : Number.POSITIVE_INFINITY;
+  if (age <= rules.kycMaxAgeMs) return kycReasonsOf(kyc);
+  const fresh = await readKyc(deps, { workflowId, cpf: input.client.cpf, plan: 'plan_basic' });
+  return fresh.reasons;
+}
+
 export function createWithdrawalRuleActivities({
   provider,
   pool,
@@ -92,30 +106,13 @@ export function createWithdrawalRuleActivities({
   policy,
   payoutAuthorization,
 }: ActivityDeps) {
-  /** KYC reason codes when the person's registry check no longer passes; read again when old. */
-  async function kycRefusal(
-    rules: Policy['withdrawals'],
-    input: WithdrawalInput,
-    workflowId: string,
-    kyc: CustomerRow['kyc'],
-  ) {
-    const age = kyc.readAt ? clock().getTime() - Date.parse(kyc.readAt) : Number.POSITIVE_INFINITY;
-    if (age <= rules.kycMaxAgeMs) return kycReasonsOf(kyc);
-    const fresh = await readKyc(
-      { provider, pool, hashCpf, clock },
-      { workflowId, cpf: input.client.cpf, plan: 'plan_basic' },
-    );
-    return fresh.reasons;
-  }
-
   /**
-   * Checks the money rules (docs/rules.md) before anything is sent, in order: the person is
-   * verified and known to the withdrawal's brand (docs/brands.md, "People a brand knows"), their KYC answer is recent (read again when older than kycMaxAgeMs) and passes,
-   * the payee is theirs, and the payout fits the daily limit. The limit is checked and the
-   * withdrawal's row (`validating`, with its amount) written in one transaction that holds the
-   * person's row locked: two withdrawals of one person are counted one after the other, and a
-   * withdrawal counts against the limit from then on unless it is refused or fails. Idempotent:
-   * a retry finds its own row and leaves it out of the sum.
+   * Checks the money rules (docs/rules.md) before anything is sent, in order: the person is verified
+   * and known to the withdrawal's brand (docs/brands.md), their KYC answer is recent (read again
+   * when older than kycMaxAgeMs) and passes, the payee is theirs, and the payout fits the daily
+   * limit, checked with the withdrawal's row (`validating`) written in one transaction holding the
+   * person's row locked: two withdrawals of one person are counted one after the other, each from
+   * then on unless refused or failed. Idempotent: a retry leaves its own row out of the sum.
    */
   async function verdictOf(
     rules: Policy['withdrawals'],
@@ -129,7 +126,13 @@ export function createWithdrawalRuleActivities({
     const { customer } = standing;
     if (rules.requireVerified) {
       if (!standing.verified || !customer) return refused('not_verified');
-      const kyc = await kycRefusal(rules, input, validating.workflowId, customer.kyc);
+      const kyc = await kycRefusal(
+        { provider, pool, hashCpf, clock },
+        rules,
+        input,
+        validating.workflowId,
+        customer.kyc,
+      );
       if (kyc.length > 0) return refused(kyc.join(','));
     }
     const registered = (payee.kind === 'pix_key' || payee.kind === 'bank_account') && standing.registered;
