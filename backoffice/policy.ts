@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the operator's policy page and a brand's share one field table, one
+// form parser and one four-eyes flow (propose, approve, reject), so both read from one place.
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import { escapeHtml } from '../common/html';

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the operator's policy versions and changes and a brand's overrides
+// are kept side by side, with the same shapes, so that one lock order serves both.
 import type pg from 'pg';
 import { type Listener, listenOn } from './listen';
 import { lockUntilCommit } from './locks';

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the CLI's options for both connectors' accounts, how each secret is
+// read (file or stdin, never argv) and what it prints, kept together as one command's contract.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
