@@ -10,6 +10,8 @@ const deadlineFiles = [
   'test/integration/reconciliation.test.ts',
   // The registry's pass keeps to a rate, checked against the clock.
   'test/workflows/rescreening.test.ts',
+  // A whole stack of processes whose every answer must come within the deadline, with 4 s links.
+  'test/e2e/e2e.test.ts',
 ];
 
 // The flows' tests run a second time with the sandbox taking the other side of every point the
@@ -48,6 +50,7 @@ export default defineConfig({
           ...shared,
           name: 'other-dialect',
           include: otherDialectFiles,
+          exclude: deadlineFiles,
           env: { SANDBOX_DIALECT: 'other' },
           // After the suite: the same files' two runs never share the servers at once.
           sequence: { groupOrder: 1 },
@@ -61,6 +64,16 @@ export default defineConfig({
           include: deadlineFiles,
           maxWorkers: 1,
           sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'other-dialect-deadlines',
+          include: otherDialectFiles.filter((file) => deadlineFiles.includes(file)),
+          env: { SANDBOX_DIALECT: 'other' },
+          maxWorkers: 1,
+          sequence: { groupOrder: 3 },
         },
       },
     ],
