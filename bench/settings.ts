@@ -17,7 +17,16 @@ const listArg = (flag: string) =>
     .filter(Boolean);
 
 /** The parts of a run that can be left out (the ramps and the deposit's shape always run). */
-export const PARTS = ['capacity', 'cost', 'onboarding', 'peak', 'ingress', 'events', 'production'] as const;
+export const PARTS = [
+  'capacity',
+  'cost',
+  'onboarding',
+  'peak',
+  'ingress',
+  'events',
+  'open-flows',
+  'production',
+] as const;
 export type Part = (typeof PARTS)[number];
 
 const skip = listArg('--skip');
@@ -95,6 +104,14 @@ export const settings = {
     /** After the last payment, how long the bench waits for every paid deposit to complete, at most. */
     detectWaitMs: envNum('BENCH_DETECT_WAIT_MINUTES', QUICK ? 4 : 15) * 60_000,
   },
+  openFlows: {
+    /** Deposits opened and never paid: the worker's and the API's memory is read against how many are open. */
+    count: envNum('BENCH_OPEN_FLOWS', QUICK ? 2_000 : 20_000),
+    /** Deposits offered a second, open loop: steady, well under saturation, so memory is what moves. */
+    rate: envNum('BENCH_OPEN_FLOWS_RATE', 20),
+    /** How often the processes' memory, heap and the worker's cache are sampled. */
+    sampleMs: envNum('BENCH_OPEN_FLOWS_SAMPLE_MS', 5_000),
+  },
   /** Notifications of the ingress figure, at most (one per deposit the peak left unpaid). */
   ingressNotifications: envNum('BENCH_INGRESS_NOTIFICATIONS', QUICK ? 500 : 4_000),
   ingressConcurrency: 16,
@@ -128,6 +145,9 @@ export function partLimitMinutes(part: Part): number {
       return 2 * (min(settings.peak.ms + settings.peak.sameWorkMs + settings.peak.detectWaitMs) + 5);
     case 'events':
       return 30;
+    case 'open-flows':
+      // The offering at its rate, twice over, and the stack's start when run alone.
+      return 2 * (settings.openFlows.count / settings.openFlows.rate / 60) + 10;
     case 'production':
       return 45;
     default:
