@@ -166,6 +166,20 @@ export function cpuMsBetween(a: CpuSnapshot, b: CpuSnapshot): Record<string, num
   return out;
 }
 
+/**
+ * `cpuMsBetween` with each process's part as `partOfPid` names it (its pid and the part `partOf`
+ * gave it): to tell one part's processes apart, such as Postgres's backends by the database each
+ * serves. A process that ended in between is counted in its parent's part, as there.
+ */
+export function cpuMsBetweenBy(
+  a: CpuSnapshot,
+  b: CpuSnapshot,
+  partOfPid: (pid: number, part: string) => string,
+): Record<string, number> {
+  const procs = new Map([...b.procs].map(([pid, p]) => [pid, { ...p, part: partOfPid(pid, p.part) }]));
+  return cpuMsBetween(a, { ...b, procs });
+}
+
 /** Each part's CPU between two snapshots, as % of one core over the time between them. */
 export function cpuPercentBetween(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
   const seconds = (b.at - a.at) / 1000;
