@@ -9,6 +9,7 @@ import type { EventsFigures } from './steps/events';
 import type { FloorRamp } from './steps/floor';
 import type { Ingress, SignalLoop } from './steps/ingress';
 import type { Onboarding } from './steps/onboarding';
+import type { OpenFlows } from './steps/open-flows';
 import type { Peak, SameWorkPeak } from './steps/peak';
 import type { Production } from './steps/production';
 import type { Repeated, Saturation } from './steps/saturation';
@@ -47,6 +48,7 @@ export interface RunResults {
   peak: Maybe<Peak & { bareUpdateWithStart: Summary; sameWork: SameWorkPeak }>;
   ingress: Maybe<{ ingress: Ingress; signalLoop: SignalLoop }>;
   events: Maybe<EventsFigures>;
+  openFlows: Maybe<OpenFlows>;
   tokens: { inWindow: number; wholeRun: number };
   production: Maybe<Production>;
 }
@@ -73,6 +75,7 @@ export function figures(r: RunResults): Figure[] {
     ...onboardingFigures(r),
     ...ingressFigures(r),
     ...eventsFigures(r),
+    ...openFlowsFigures(r),
     ...tokenFigures(r),
     ...productionFigures(r),
   ];
@@ -401,6 +404,46 @@ function eventsFigures({ events }: RunResults): Figure[] {
       ratio: `${throughput} of ${events.without.saturation}/s with none, ramped just before${settledNote(events.settled)}`,
       goal: '≥ 0.9 of none',
       pass: throughput >= 0.9,
+    },
+  ];
+}
+
+/** The most a worker may hold with the part's deposits open, and grow per further 1,000 past its cache. */
+const OPEN_FLOWS_WORKER_RSS_MIB = 1024;
+const OPEN_FLOWS_GROWTH_MIB_PER_THOUSAND = 5;
+
+export function openFlowsFigures({ openFlows: o }: Pick<RunResults, 'openFlows'>): Figure[] {
+  if (!ran(o)) return [notRunRow('open flows', o)];
+  const last = o.samples.reduce((a, s) => (s.open >= a.open ? s : a));
+  const mib = (bytes: number) => round(bytes / MiB);
+  const past = `past the cache (${o.cacheSize} workflows; slope over ${o.workerGrowth.samples} samples)`;
+  return [
+    {
+      name: `open flows: worker RSS with ${last.open} deposits open (${o.offered} offered at ${o.rate}/s, never paid)`,
+      value: mib(last.workerRss),
+      unit: 'MiB',
+      ratio: `main thread's heap ${mib(last.workerHeapUsed)} of ${mib(last.workerHeapTotal)} MiB; cache ${last.stickyCache}; failed offers ${JSON.stringify(o.errorsBy)}`,
+      goal: `≤ ${OPEN_FLOWS_WORKER_RSS_MIB} MiB`,
+      pass: last.workerRss <= OPEN_FLOWS_WORKER_RSS_MIB * MiB && o.opened === o.offered,
+    },
+    {
+      name: `open flows: worker RSS per further 1,000 open ${past}`,
+      value: o.workerGrowth.mibPerThousand,
+      unit: 'MiB',
+      ratio: `main thread's heap ${o.workerHeapGrowth.mibPerThousand} MiB per 1,000; ${o.mibPerCachedWorkflow} MiB per cached workflow while the cache filled`,
+      goal: `≤ ${OPEN_FLOWS_GROWTH_MIB_PER_THOUSAND} MiB`,
+      pass: o.workerGrowth.mibPerThousand <= OPEN_FLOWS_GROWTH_MIB_PER_THOUSAND,
+    },
+    {
+      name: `open flows: API RSS with ${last.open} deposits open`,
+      value: mib(last.apiRss),
+      unit: 'MiB',
+      ratio: `heap ${mib(last.apiHeapUsed)} of ${mib(last.apiHeapTotal)} MiB`,
+    },
+    {
+      name: `open flows: API RSS per further 1,000 open ${past}`,
+      value: o.apiGrowth.mibPerThousand,
+      unit: 'MiB',
     },
   ];
 }

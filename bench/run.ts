@@ -14,6 +14,7 @@ import { events } from './steps/events';
 import { bareUpdateWithStart, floorRamp } from './steps/floor';
 import { bareSignalLoop, ingress, openDeposits } from './steps/ingress';
 import { onboardings } from './steps/onboarding';
+import { openFlows } from './steps/open-flows';
 import { peak, sameWorkPeak } from './steps/peak';
 import { production } from './steps/production';
 import { type Saturation, saturationRounds } from './steps/saturation';
@@ -116,6 +117,11 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
     const figures = await events(b, sat('deposits'));
     return { ...figures, settled };
   });
+  // Last on this stack: its deposits stay open 30 minutes, and the stack stops after them.
+  const opened = await optional('open-flows', async () => {
+    await settle(b);
+    return openFlows(b);
+  });
   await keepDepositsTrickling(b, startedAt);
   const tokens = { inWindow: await tokensInWindow, wholeRun: await pixflowTokenRequests(b) };
   return {
@@ -131,6 +137,7 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
     peak: peaked,
     ingress: notified,
     events: evented,
+    openFlows: opened,
     tokens,
   };
 }
