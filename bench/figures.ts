@@ -11,7 +11,7 @@ import type { Ingress, SignalLoop } from './steps/ingress';
 import type { Onboarding } from './steps/onboarding';
 import type { OpenFlows } from './steps/open-flows';
 import type { Peak, SameWorkPeak } from './steps/peak';
-import type { Production } from './steps/production';
+import type { Production, ProductionRun, TemporalFlowCpu } from './steps/production';
 import type { Repeated, Saturation } from './steps/saturation';
 import type { FlowShape } from './steps/shape';
 import type { Withdrawals } from './steps/withdrawals';
@@ -482,6 +482,7 @@ function productionFigures({ production }: RunResults): Figure[] {
           ratio: `${run.ratio} of the floor on the same server (${run.floor.saturation}/s)`,
         },
   );
+  rows.push(...production.runs.flatMap(temporalCpuFigures));
   const [one, two] = production.runs;
   if (one?.deposits && two?.deposits) {
     rows.push({
@@ -492,4 +493,27 @@ function productionFigures({ production }: RunResults): Figure[] {
     });
   }
   return rows;
+}
+
+/** The Temporal server's and its Postgres's CPU per flow on the production server: reported, no goal. */
+function temporalCpuFigures(run: ProductionRun): Figure[] {
+  const name = `production server, ${run.processes} worker(s) and API(s): the Temporal server and its Postgres, CPU`;
+  const cpu = run.temporalCpu;
+  if (!cpu) return [];
+  if ('notRun' in cpu) return [notRunRow(name, cpu)];
+  const idle = (part: string) => cpu.idleMsPerSecond[part] ?? 0;
+  const row = (f: TemporalFlowCpu, what: string, extra = ''): Figure => ({
+    name: `${name} per ${what} (${f.completed} at ${f.rate}/s, median of ${cpu.rounds.length})`,
+    value: f.total,
+    unit: 'ms',
+    ratio: `server ${f.server} ms, its databases' backends ${f.postgres} ms, its part of Postgres's shared processes ${f.postgresShare} ms (of ${f.postgresShared} ms)${extra}`,
+  });
+  return [
+    row(cpu.floor, 'floor flow'),
+    row(
+      cpu.deposit,
+      'deposit',
+      `; ${ratio(cpu.deposit.total, cpu.floor.total)} of the floor's; idle: server ${idle('temporal')} ms/s, its backends ${idle('postgres:temporal')} ms/s, Postgres's shared ${idle('postgres:shared')} ms/s`,
+    ),
+  ];
 }
