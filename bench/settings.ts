@@ -61,6 +61,8 @@ export const settings = {
   clientTimeoutMs: envNum('BENCH_CLIENT_TIMEOUT_MS', 10_000),
   /** The latency the probe and the tail sort answers by (ms). */
   latencyTargetMs: 150,
+  /** The peak's and the tail's evidence: each process's /metrics read this often (tail-evidence.ts). */
+  evidenceWindowMs: envNum('BENCH_EVIDENCE_WINDOW_MS', 5_000),
   saturation: {
     /** Rounds of the four ramps (same-work deposits, deposits, same-work withdrawals, withdrawals). */
     rounds: envNum('BENCH_SATURATION_ROUNDS', QUICK ? 2 : 3),

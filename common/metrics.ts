@@ -1,3 +1,4 @@
+import { PerformanceObserver } from 'node:perf_hooks';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 // Prometheus metrics. Each process has its own registry; /metrics serves it.
@@ -22,9 +23,33 @@ export const BREAKER_STATE_VALUE = { closed: 0, half_open: 0.5, open: 1 } as con
 
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/**
+ * Node's default metrics, and the longest garbage-collection pause since the last scrape: the
+ * default GC histogram's buckets (1, 10, 100 ms) cannot tell a 15 ms pause from a 90 ms one, and
+ * the bench lines pauses up with slow answers (bench/tail-evidence.ts). The event-loop delay
+ * gauges (`*_nodejs_eventloop_lag_max_seconds`, `_p99_`) already cover the time since the last
+ * scrape: prom-client resets their histogram at each.
+ */
+function processMetrics(registry: Registry, prefix: string) {
+  collectDefaultMetrics({ register: registry, prefix });
+  let longest = 0;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) longest = Math.max(longest, e.duration);
+  }).observe({ entryTypes: ['gc'] });
+  new Gauge({
+    name: `${prefix}gc_pause_max_seconds`,
+    help: 'The longest garbage-collection pause since the last scrape',
+    registers: [registry],
+    collect() {
+      this.set(longest / 1000);
+      longest = 0;
+    },
+  });
+}
+
 export function createWorkerMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'pixflow_worker_' });
+  processMetrics(registry, 'pixflow_worker_');
   const providerCalls = new Counter({
     name: 'pixflow_provider_calls_total',
     help: 'Provider HTTP calls by endpoint and outcome',
@@ -126,7 +151,7 @@ export function createWorkerMetrics() {
 
 export function createApiMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'pixflow_api_' });
+  processMetrics(registry, 'pixflow_api_');
   const requests = new Counter({
     name: 'pixflow_http_requests_total',
     help: 'API requests by method, route and status',
