@@ -48,7 +48,15 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning: "where the Temporal SDK's own Prometheus metrics bind (merged into the worker's `/metrics`)",
   },
   WORKER_MAX_CACHED_WORKFLOWS: {
-    meaning: 'workflows the worker keeps in memory between tasks (see `bench/README.md`)',
+    meaning:
+      'workflows the worker keeps in memory between tasks; set, it wins over the memory ([operations](operations.md), "Sizing the worker\'s memory")',
+    shownDefault:
+      'from `WORKER_MEMORY_MIB` or the cgroup limit: (¾ of the memory − 150 MiB) ÷ 0.8 MiB a cached flow; `1000` when neither is known',
+  },
+  WORKER_MEMORY_MIB: {
+    meaning:
+      'memory the worker is given, in MiB: sizes its cache when `WORKER_MAX_CACHED_WORKFLOWS` is not set ([operations](operations.md), "Sizing the worker\'s memory")',
+    shownDefault: "the cgroup's limit (`/sys/fs/cgroup/memory.max`) when there is one",
   },
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: {
     meaning: 'workflow tasks the worker runs at once',

@@ -153,8 +153,15 @@ export const envSchema = z.object({
   /** Worker tuning; unset: the Temporal SDK's defaults, except the cache. */
   // Enough to keep a deposit cached until its payer pays (most pay within minutes of the QR) at a
   // busy rate: an evicted one is replayed from its history when its payment comes. Bounded rather
-  // than the SDK's default (derived from the heap limit), which many open flows would fill.
+  // than the SDK's default (derived from the heap limit), which many open flows would fill. Unset,
+  // it follows the worker's memory (common/worker-tuning.ts), this default when that is unknown.
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(1000),
+  /** Memory the worker is given, in MiB; unset: its cgroup's limit when it has one. Sizes the cache. */
+  WORKER_MEMORY_MIB: z.coerce
+    .number({ error: 'must be a number of MiB' })
+    .int()
+    .min(256, 'must be at least 256 (the worker alone takes some 150 MiB)')
+    .optional(),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).optional(),
   /** The Worker Deployment the worker belongs to (Worker Versioning, docs/versioning.md). */
@@ -459,6 +466,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       `http://localhost:${e.TEMPORAL_UI_PORT}`,
     ],
     codecKeys,
+    // Unset: the worker sizes its cache from its memory (workerTuningOptions).
+    WORKER_MAX_CACHED_WORKFLOWS:
+      cleaned.WORKER_MAX_CACHED_WORKFLOWS === undefined ? undefined : e.WORKER_MAX_CACHED_WORKFLOWS,
     TEMPORAL_UI_URL: (e.TEMPORAL_UI_URL ?? `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`).replace(/\/$/, ''),
     // A cookie over plain http is only safe where nothing but this machine can see it.
     BACKOFFICE_SECURE_COOKIE: e.BACKOFFICE_SECURE_COOKIE ?? !isLoopbackHost(e.HTTP_HOST),

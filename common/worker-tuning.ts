@@ -1,19 +1,70 @@
+import { readFileSync } from 'node:fs';
 import type { WorkerOptions } from '@temporalio/worker';
-import type { Config } from './config';
+import { type Config, envSchema } from './config';
 
 // Worker concurrency and cache settings from config (WORKER_MAX_*), shared by the worker and
 // the bench's floor worker so both run with the same settings. Unset: the SDK's defaults, but
-// for the cache, which config bounds.
+// for the cache, which follows the memory the worker is given.
+
+const MiB = 1024 * 1024;
+
+/**
+ * What a cache is sized from, measured by the bench's open-flows part (bench/README.md): the
+ * worker alone (its bundle, pools, the SDK's core) holds some 150 MiB, and each cached deposit
+ * adds some 0.8 MiB (its workflow's state and its share of the V8 context: the full run of
+ * 2026-11-27 held 939 MiB with 1,000 cached). A quarter of the memory is left to what is not
+ * cached: garbage between collections, activities' buffers, the open flows' timers.
+ */
+export const WORKER_BASELINE_MIB = 150;
+export const MIB_PER_CACHED_WORKFLOW = 0.8;
+const CACHED_SHARE = 0.75;
+/** The SDK's own floor for a cache it sizes itself. */
+const MIN_CACHE = 10;
+
+/** The default cache when nothing says how much memory the worker has. */
+const DEFAULT_CACHE: number = envSchema.shape.WORKER_MAX_CACHED_WORKFLOWS.parse(undefined);
+
+/** The cgroup (v2) memory limit of this process in MiB; undefined when there is none ("max") or no cgroup. */
+export function cgroupMemoryMiB(file = '/sys/fs/cgroup/memory.max'): number | undefined {
+  try {
+    const v = readFileSync(file, 'utf8').trim();
+    const bytes = Number(v);
+    return v !== 'max' && Number.isFinite(bytes) && bytes > 0 ? Math.floor(bytes / MiB) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Workflows a worker given `memoryMiB` caches: (¾ of the memory − its baseline) ÷ a cached workflow's size. */
+export function cacheForMemory(memoryMiB: number): number {
+  const cached = Math.floor((memoryMiB * CACHED_SHARE - WORKER_BASELINE_MIB) / MIB_PER_CACHED_WORKFLOW);
+  return Math.max(MIN_CACHE, cached);
+}
+
+/**
+ * The cache: WORKER_MAX_CACHED_WORKFLOWS when set; else sized from WORKER_MEMORY_MIB, or from the
+ * cgroup's limit; else the default.
+ */
+export function workflowCacheSize(
+  config: Pick<Config, 'WORKER_MAX_CACHED_WORKFLOWS' | 'WORKER_MEMORY_MIB'>,
+  cgroupMiB: () => number | undefined = cgroupMemoryMiB,
+): number {
+  if (config.WORKER_MAX_CACHED_WORKFLOWS !== undefined) return config.WORKER_MAX_CACHED_WORKFLOWS;
+  const memory = config.WORKER_MEMORY_MIB ?? cgroupMiB();
+  return memory === undefined ? DEFAULT_CACHE : cacheForMemory(memory);
+}
+
 export function workerTuningOptions(
   config: Pick<
     Config,
     | 'WORKER_MAX_CACHED_WORKFLOWS'
+    | 'WORKER_MEMORY_MIB'
     | 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS'
     | 'WORKER_MAX_CONCURRENT_ACTIVITIES'
   >,
 ): Partial<WorkerOptions> {
   const o: Partial<WorkerOptions> = {};
-  o.maxCachedWorkflows = config.WORKER_MAX_CACHED_WORKFLOWS;
+  o.maxCachedWorkflows = workflowCacheSize(config);
   if (config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS !== undefined)
     o.maxConcurrentWorkflowTaskExecutions = config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS;
   if (config.WORKER_MAX_CONCURRENT_ACTIVITIES !== undefined)

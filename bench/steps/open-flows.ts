@@ -1,3 +1,4 @@
+import { workflowCacheSize } from '../../common/worker-tuning';
 import type { Bench } from '../harness';
 import { step } from '../load';
 import {
@@ -22,7 +23,7 @@ export interface OpenFlows {
   /** Answered 201: each stays open. */
   opened: number;
   errorsBy: Record<string, number>;
-  /** The worker's WORKER_MAX_CACHED_WORKFLOWS as the stack ran it. */
+  /** The worker's cache as the stack ran it (WORKER_MAX_CACHED_WORKFLOWS, or sized from its memory). */
   cacheSize: number;
   samples: MemorySample[];
   /** MiB per further 1,000 open once the cache is full, and over how many samples. */
@@ -69,7 +70,8 @@ export async function openFlows(
   b: Bench,
   { count, rate, sampleMs } = settings.openFlows,
 ): Promise<OpenFlows> {
-  const cacheSize = b.config.WORKER_MAX_CACHED_WORKFLOWS;
+  // As the worker sizes it, from the same environment on the same machine.
+  const cacheSize = workflowCacheSize(b.config);
   say(`open flows: ${count} deposits at ${rate}/s, never paid; the worker caches ${cacheSize}...`);
   await setAuto(b, null, settings.autoAfterMs); // nobody pays: every deposit stays open
   const t0 = Date.now();
