@@ -15,6 +15,7 @@ import type { Production, ProductionRun, TemporalFlowCpu } from './steps/product
 import type { Repeated, Saturation } from './steps/saturation';
 import type { FlowShape } from './steps/shape';
 import type { Withdrawals } from './steps/withdrawals';
+import { CAUSE_TEXT, CAUSES, verdictsText } from './tail-evidence';
 
 // The run's figures, each with its goal where it has one. Every goal is a ratio or a bound taken
 // within the run.
@@ -68,6 +69,7 @@ const notRunRow = (name: string, x: NotRun): Figure => ({
 export function figures(r: RunResults): Figure[] {
   return [
     ...peakFigures(r),
+    ...tailFigures(r),
     ...saturationFigures(r),
     ...capacityFigures(r),
     ...costFigures(r),
@@ -149,6 +151,32 @@ function peakFigures({ peak }: RunResults): Figure[] {
       unit: '',
       ratio: `${peak.inquiries} inquiries`,
     },
+  ];
+}
+
+/**
+ * What the peak's slowest 1% of POST /v1/deposits waited on (bench/tail-evidence.ts), reported:
+ * their verdicts, then each cause's share of them beside its share of ordinary answers.
+ */
+function tailFigures({ peak }: RunResults): Figure[] {
+  if (!ran(peak) || !peak.tail) return [];
+  const { slow, ordinary, p99Ms, windowMs } = peak.tail;
+  const causes = CAUSES.filter((c) => slow.overlapped[c] || ordinary.overlapped[c]);
+  return [
+    {
+      name: `peak's slowest 1% of POST /v1/deposits (over its p99, ${p99Ms} ms): what each waited on, its longest stall in windows of ${windowMs / 1000} s`,
+      value: slow.n,
+      unit: 'answers',
+      ratio: `${verdictsText(slow) || 'none'}; a sample of ${ordinary.n} ordinary answers: ${verdictsText(ordinary) || 'none'}`,
+    },
+    ...causes.map(
+      (c): Figure => ({
+        name: `peak's slowest 1%: overlapped ${CAUSE_TEXT[c]}`,
+        value: ratio(slow.overlapped[c] ?? 0, slow.n),
+        unit: '',
+        ratio: `${slow.overlapped[c] ?? 0} of ${slow.n}; ordinary answers ${ordinary.overlapped[c] ?? 0} of ${ordinary.n}`,
+      }),
+    ),
   ];
 }
 

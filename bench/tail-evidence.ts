@@ -422,7 +422,8 @@ export function tailEvidence(
   };
 }
 
-const CAUSE_TEXT: Record<Cause, string> = {
+/** Each cause as a sentence ends: "k overlapped …". */
+export const CAUSE_TEXT: Record<Cause, string> = {
   'api event loop': `an API event-loop stall over ${THRESHOLDS.loopMs} ms`,
   'worker event loop': `a worker event-loop stall over ${THRESHOLDS.loopMs} ms`,
   'gc api': `an API GC pause over ${THRESHOLDS.gcMs} ms`,
@@ -435,14 +436,17 @@ const CAUSE_TEXT: Record<Cause, string> = {
 
 export const CAUSES = Object.keys(CAUSE_TEXT) as Cause[];
 
+/** A set's verdicts, the most frequent first: "gc worker 5, api event loop 2". */
+export const verdictsText = (a: Attribution) =>
+  Object.entries(a.verdicts)
+    .sort(([, x], [, y]) => y - x)
+    .map(([v, n]) => `${v} ${n}`)
+    .join(', ');
+
 /** The evidence in sentences: each cause's share of the slow answers beside the ordinary ones'. */
 export function describeEvidence(e: TailEvidence): string[] {
   const { slow, ordinary } = e;
-  const verdicts = (a: Attribution) =>
-    Object.entries(a.verdicts)
-      .sort(([, x], [, y]) => y - x)
-      .map(([v, n]) => `${v} ${n}`)
-      .join(', ');
+  const verdicts = verdictsText;
   return [
     `of the ${slow.n} slowest answers (over the p99, ${e.p99Ms} ms; ${e.windows} windows of ${e.windowMs / 1000} s):`,
     ...CAUSES.map(

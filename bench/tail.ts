@@ -15,6 +15,14 @@ import { settings } from './settings';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
 import { percentile, round } from './stats';
 import { offerAndPay } from './steps/peak';
+import {
+  describeEvidence,
+  sampleEvidence,
+  stallsDuring,
+  tailEvidence,
+  verdictOf,
+  type Window,
+} from './tail-evidence';
 
 // `npm run bench:tail`: the peak in small, to see what makes its slowest answers slow. Deposits
 // at TAIL_RATE a second for TAIL_MINUTES on a fresh stack, with the peak's payers (half never
@@ -22,7 +30,10 @@ import { offerAndPay } from './steps/peak';
 // and p99 every 20 s, beside how busy the machine was and the CPU each process used in those
 // 20 s; the stages (stages.ts) of the answers over the latency target beside a sample of the
 // others; the worker's workflow cache hits and misses, each process's CPU, the worker's peak RSS
-// and the steal. Not a figure: a tool to find why the peak's p99 is what it is.
+// and the steal; then what the answers over the p99 waited on, beside a sample of the others
+// (tail-evidence.ts: each process's event-loop stalls, GC pauses, the worker's schedule-to-start,
+// Temporal's request latency and the machine's CPU, read every BENCH_EVIDENCE_WINDOW_MS), and
+// each of the slowest with its stalls. Not a figure: a tool to find why the peak's p99 is what it is.
 
 const rate = Number(process.env.TAIL_RATE ?? 5.4);
 const minutes = Number(process.env.TAIL_MINUTES ?? 6);
@@ -84,6 +95,23 @@ function timeline(answers: Answer[], t0: number, windows: WindowCpu[]): string[]
     });
 }
 
+/** What the answers over the p99 waited on, then the slowest of them (20 at most) with their stalls. */
+function printEvidence(windows: Window[], answers: Answer[], t0: number) {
+  const e = tailEvidence(windows, answers);
+  for (const line of describeEvidence(e)) console.log(line);
+  const slowest = answers
+    .filter((a) => a.answered - a.sent > e.p99Ms)
+    .sort((x, y) => y.answered - y.sent - (x.answered - x.sent))
+    .slice(0, 20);
+  for (const a of slowest) {
+    const stalls = stallsDuring(windows, a);
+    const what = stalls.map((s) => `${s.cause}${s.what ? ` (${s.what})` : ''}${s.ms ? ` ${s.ms} ms` : ''}`);
+    console.log(
+      `  at ${round((a.sent - t0) / 1000, 1)} s: ${a.answered - a.sent} ms, waited on ${verdictOf(stalls)}${what.length ? `: ${what.join(', ')}` : ''}`,
+    );
+  }
+}
+
 runOnFreshStack(async (b) => {
   await setAuto(b, null, settings.autoAfterMs); // the payers pay, not the sandbox
   await settle(b);
@@ -101,10 +129,12 @@ runOnFreshStack(async (b) => {
     return r;
   };
   const windows: WindowCpu[] = [];
+  const evidence = await sampleEvidence(b);
   const t0 = Date.now();
   const stopSampling = sampleWindows(root, b.stack.pidsOf, windows);
   const { offered } = await offerAndPay(b, rate, minutes * 60_000, launch);
   stopSampling();
+  const evidenceWindows = await evidence.stop();
   const cpu1 = cpuSnapshot(root);
   const steal = stealPctSince(ticks);
   const rssPeak = await rss.stop();
@@ -128,6 +158,7 @@ runOnFreshStack(async (b) => {
   };
   report(`answers over ${settings.latencyTargetMs} ms`, slow, await split(slow));
   report('a sample of the others', sample, await split(sample));
+  printEvidence(evidenceWindows, answers, t0);
   console.log(
     `workflow cache: ${counter(metrics, 'temporal_sticky_cache_hit')} hits, ${counter(metrics, 'temporal_sticky_cache_miss')} misses, ${counter(metrics, 'temporal_sticky_cache_total_forced_eviction')} evictions`,
   );

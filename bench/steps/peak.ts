@@ -5,6 +5,14 @@ import { cpuPercentBetween, cpuSnapshot, PeakRss } from '../proc';
 import { sameWorkDepositId } from '../same-work-floor/workflows';
 import { say, settings, sleep } from '../settings';
 import { round, type Summary, summarize } from '../stats';
+import {
+  describeEvidence,
+  sampleEvidence,
+  type TailEvidence,
+  type Timed,
+  tailEvidence,
+  timedLaunch,
+} from '../tail-evidence';
 import { launchSameWork, withNotificationsToSameWork } from './same-work';
 
 // The peak: what users meet on a busy day. New deposits at a fixed rate for a long while, with
@@ -48,6 +56,8 @@ export interface Peak {
   stealPct: number;
   /** Unpaid deposits, and when each was created (ms): the ingress figure's targets. */
   unpaidTxids: { txid: string; createdAt: number }[];
+  /** What the answers over the p99 waited on, beside a sample of the others (tail-evidence.ts). */
+  tail: TailEvidence;
 }
 
 interface Payment {
@@ -202,7 +212,11 @@ export async function peak(b: Bench, rate: number): Promise<Peak> {
   const rss = new PeakRss(() => b.stack.pidsOf('worker'));
   rss.start();
   const cpu0 = cpuSnapshot(root);
-  const { offered: r, paid, unpaidTxids } = await offerAndPay(b, rate);
+  const answers: Timed[] = [];
+  const evidence = await sampleEvidence(b);
+  const launch = timedLaunch(() => postDeposit(b), answers);
+  const { offered: r, paid, unpaidTxids } = await offerAndPay(b, rate, settings.peak.ms, launch);
+  const tail = tailEvidence(await evidence.stop(), answers);
   const lastPaid = Date.now();
   const ok = paid.filter((p) => p.paidAt !== undefined);
   say(
@@ -246,8 +260,10 @@ export async function peak(b: Bench, rate: number): Promise<Peak> {
     cpuPercent: cpuPercentBetween(cpu0, cpu1),
     stealPct: r.stealPct,
     unpaidTxids,
+    tail,
   };
-  const { unpaidTxids: _, ...shown } = result;
+  const { unpaidTxids: _, tail: __, ...shown } = result;
   say(`   ${JSON.stringify(shown)}`);
+  for (const line of describeEvidence(tail)) say(`   ${line}`);
   return result;
 }
