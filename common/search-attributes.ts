@@ -1,7 +1,9 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-// Custom search attributes every flow keeps current, so operators can filter in the Temporal UI,
-// e.g. `PixflowType = "deposit" AND PixflowStatus = "awaiting_payment" AND PixflowMerchant = "m1"`.
+// Custom search attributes, so operators can filter in the Temporal UI, e.g.
+// `PixflowType = "withdrawal" AND PixflowStatus = "awaiting_approval" AND PixflowMerchant = "m1"`.
+// PixflowStatus: every status of an onboarding, a held deposit or an identification; of a deposit
+// or a withdrawal only those an operator filters for (docs/flows.md says which).
 export const FlowTypeKey = defineSearchAttributeKey('PixflowType', SearchAttributeType.KEYWORD);
 export const FlowStatusKey = defineSearchAttributeKey('PixflowStatus', SearchAttributeType.KEYWORD);
 /** Keyed hash of the CPF: lets an operator find a person's flows without the CPF in plain text. */
@@ -29,12 +31,14 @@ export function searchAttributeCliArgs(): string[] {
 }
 
 /**
- * A flow's search attributes at start. The API sets them (only it knows the CPF-hash key);
- * the workflow then keeps PixflowStatus current.
+ * A flow's search attributes at start. The API sets them (only it knows the CPF-hash key). A
+ * flow that shows every status in PixflowStatus starts with its first; a deposit or a
+ * withdrawal shows only the statuses an operator filters for (workflows/flow-lifecycle.ts), so
+ * it starts without one.
  */
 export function startSearchAttributes(f: {
   type: 'onboarding' | 'deposit' | 'withdrawal' | 'biometrics';
-  status: string;
+  status?: string;
   cpfHash: string;
   cpfMasked: string;
   amountCentavos?: number;
@@ -43,7 +47,7 @@ export function startSearchAttributes(f: {
 }) {
   return [
     { key: FlowTypeKey, value: f.type },
-    { key: FlowStatusKey, value: f.status },
+    ...(f.status === undefined ? [] : [{ key: FlowStatusKey, value: f.status }]),
     { key: CpfHashKey, value: f.cpfHash },
     { key: CpfMaskedKey, value: f.cpfMasked },
     ...(f.amountCentavos === undefined ? [] : [{ key: AmountKey, value: f.amountCentavos }]),

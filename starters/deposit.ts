@@ -133,7 +133,6 @@ export async function startDeposit(
       ),
       typedSearchAttributes: startSearchAttributes({
         type: 'deposit',
-        status: 'creating',
         cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
         cpfMasked: masked,
         amountCentavos: input.amountCentavos,

@@ -49,7 +49,6 @@ export function withdrawalStart(
       ),
       typedSearchAttributes: startSearchAttributes({
         type: 'withdrawal',
-        status: 'validating',
         cpfHash: cpfHash(input.client.cpf, config.PII_HASH_KEY),
         cpfMasked: masked,
         amountCentavos: input.amountCentavos,

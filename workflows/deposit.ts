@@ -108,9 +108,24 @@ setWorkflowOptions({ versioningBehavior: 'PINNED' }, depositWorkflow);
 export class DepositFlow extends FlowTracker<DepositStatus, DepositState> {
   readonly hint: ProviderHint = listenForProviderHints(this.state);
 
-  /** `seqBefore`: where the deposit's run left its row, for the held run it continues as. */
-  constructor(input: DepositInput, state: DepositState, seqBefore?: number) {
-    super(paymentRecord('deposit', input.txid, input), state, depositFinalStatuses, seqBefore);
+  /**
+   * `seqBefore`: where the deposit's run left its row, for the held run it continues as.
+   * `statusesInSearch`: the held run shows every status in the search attribute (`held` is what
+   * an operator filters for); the deposit's run none (FlowTracker says why).
+   */
+  constructor(
+    input: DepositInput,
+    state: DepositState,
+    seqBefore?: number,
+    statusesInSearch: readonly DepositStatus[] | 'every' = 'every',
+  ) {
+    super(
+      paymentRecord('deposit', input.txid, input),
+      state,
+      depositFinalStatuses,
+      seqBefore,
+      statusesInSearch,
+    );
   }
 
   protected override details() {
@@ -146,7 +161,7 @@ export class DepositFlow extends FlowTracker<DepositStatus, DepositState> {
 
 /** The deposit's flow, answering its state query, the QR's requests and (refused) resolutions. */
 function openDeposit(input: DepositInput): DepositFlow {
-  const flow = new DepositFlow(input, {
+  const state: DepositState = {
     status: 'creating',
     txid: input.txid,
     amountCentavos: input.amountCentavos,
@@ -154,7 +169,8 @@ function openDeposit(input: DepositInput): DepositFlow {
     inquiries: 0,
     startedAt: isoNow(),
     updatedAt: isoNow(),
-  });
+  };
+  const flow = new DepositFlow(input, state, 0, []);
   setHandler(depositStateQuery, () => flow.state);
   answerQrRequests(input, flow.state);
   // Refused here: a deposit is held only in the run it continues as.

@@ -88,9 +88,9 @@ interface TrackedState<Status extends string> {
 }
 
 /**
- * A flow's status changes, each shown in three places: the PixflowStatus search attribute
- * (Temporal UI filters), the UI's current-details line, and the flow's row in the Postgres
- * `flows` table (GET /v1/flows, the back office, the events outbox). Tags the flow for the UI's
+ * A flow's status changes, each shown in up to three places: the PixflowStatus search attribute
+ * (Temporal UI filters; see `statusesInSearch`), the UI's current-details line, and the flow's row
+ * in the Postgres `flows` table (GET /v1/flows, the back office, the events outbox). Tags the flow for the UI's
  * filters (type, masked CPF, amount, merchant) at once. Each flow extends it with what its row
  * says of its state (`details`).
  *
@@ -112,15 +112,27 @@ interface TrackedState<Status extends string> {
  */
 export abstract class FlowTracker<Status extends string, State extends TrackedState<Status>> {
   private seq: number;
+  /** Whether status changes go to the PixflowStatus search attribute from now on. */
+  private statusInSearch: boolean;
 
-  /** `seqBefore`: the seq the run this one continues reached; its rows come after. */
+  /**
+   * `seqBefore`: the seq the run this one continues reached; its rows come after.
+   * `statusesInSearch`: which statuses the PixflowStatus search attribute shows, `every` one or
+   * only those listed and every status after the first of them, so that once set it never goes
+   * stale. Each upsert is a billed Temporal action and a visibility write, while the flows row
+   * already shows every status: a flow lists the ones an operator filters for in the Temporal UI.
+   * A status the starter set (an API of an earlier release) is kept current all the same.
+   */
   constructor(
     private readonly record: RecordBase,
     readonly state: State,
     private readonly finalStatuses: readonly Status[],
     seqBefore = 0,
+    private readonly statusesInSearch: readonly Status[] | 'every' = 'every',
   ) {
     this.seq = seqBefore;
+    this.statusInSearch =
+      statusesInSearch === 'every' || workflowInfo().typedSearchAttributes.get(FlowStatusKey) !== undefined;
     tagForFilters(record);
   }
 
@@ -154,7 +166,8 @@ export abstract class FlowTracker<Status extends string, State extends TrackedSt
     this.keepReason(reason);
     this.state.updatedAt = isoNow();
     if (this.isFinal()) this.state.finishedAt = this.state.updatedAt;
-    upsertSearchAttributes([{ key: FlowStatusKey, value: status }]);
+    this.statusInSearch ||= this.statusesInSearch !== 'every' && this.statusesInSearch.includes(status);
+    if (this.statusInSearch) upsertSearchAttributes([{ key: FlowStatusKey, value: status }]);
     setCurrentDetails(`**${escapeMarkdown(status)}**${reason ? ` — ${escapeMarkdown(reason)}` : ''}`);
   }
 

@@ -109,6 +109,18 @@ export async function withdrawalWorkflow(input: WithdrawalInput): Promise<Withdr
 // A payout's outcome comes within seconds: a withdrawal ends on the build it started on.
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, withdrawalWorkflow);
 
+/**
+ * The statuses the PixflowStatus search attribute shows (and every one after): a payout waiting
+ * for a person (its owner's identification, the approvers, the authorization) or stopped for an
+ * operator. A plain payout shows none: its row does.
+ */
+const statusesInSearch: readonly WithdrawalStatus[] = [
+  'awaiting_biometrics',
+  'awaiting_approval',
+  'awaiting_authorization',
+  'stuck',
+];
+
 /** A withdrawal's status changes, and the deadline watched from the rules' verdict on. */
 class WithdrawalFlow extends FlowTracker<WithdrawalStatus, WithdrawalState> {
   readonly hint: ProviderHint = listenForProviderHints(this.state);
@@ -119,6 +131,8 @@ class WithdrawalFlow extends FlowTracker<WithdrawalStatus, WithdrawalState> {
       paymentRecord('withdrawal', input.transactionId, input),
       initialState(input),
       withdrawalFinalStatuses,
+      0,
+      statusesInSearch,
     );
   }
 

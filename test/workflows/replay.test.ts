@@ -76,15 +76,15 @@ describe('replay of saved histories', () => {
   });
 
   it('fails a history whose commands come in another order than the code gives them', async () => {
-    // A paid deposit's history with its wait for payment started before its status was shown.
-    const [paid] = (await histories()).filter((h) => h.workflowId === 'deposit-paid');
-    const events = [...(paid?.history.events ?? [])];
+    // A payout's history with its payout sent before its deadline was watched.
+    const [payout] = (await histories()).filter((h) => h.workflowId === 'withdrawal-reconciliation-hint');
+    const events = [...(payout?.history.events ?? [])];
     const timer = events.findIndex((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED);
-    const shown = events[timer - 1];
-    expect(shown?.eventType).toBe(EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
+    const sent = events[timer + 1];
+    expect(sent?.eventType).toBe(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
     const started = events[timer] as (typeof events)[number];
-    events[timer - 1] = { ...started, eventId: shown?.eventId };
-    events[timer] = { ...shown, eventId: started.eventId };
+    events[timer + 1] = { ...started, eventId: sent?.eventId };
+    events[timer] = { ...sent, eventId: started.eventId };
     const altered = temporal.api.history.v1.History.create({ events });
     // The replayer's core may log the workflow task it fails (whether it reaches the Runtime's
     // logger depends on timing): it is this test's own, so declared, not asserted.
@@ -92,7 +92,7 @@ describe('replay of saved histories', () => {
       ({ message, meta }) =>
         message === 'Failing workflow task' && /Nondeterminism/.test(String(meta.failure)),
     );
-    const [result] = await replay([{ workflowId: 'deposit-paid-reordered', history: altered }]);
+    const [result] = await replay([{ workflowId: 'withdrawal-reordered', history: altered }]);
     expect(String(result?.error)).toMatch(/Nondeterminism|TMPRL1100/);
     await settleSdkLogs();
   });
