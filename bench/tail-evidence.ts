@@ -239,6 +239,11 @@ export const THRESHOLDS = {
   gcMs: 20,
   /** The window's p99 of the worker's workflow- or activity-task schedule-to-start. */
   schedToStartMs: 50,
+  /**
+   * The window's p99 of a workflow task's execution: the workflow thread (and the local
+   * activities a task waits for, the QR's provider call among them).
+   */
+  workflowTaskMs: 100,
   /** The window's p99 of a Temporal operation (one that does not wait by design). */
   temporalMs: 100,
   /** The machine this busy, or the hypervisor taking this much: CPU was short. */
@@ -254,8 +259,20 @@ export type Cause =
   | 'gc worker'
   | 'workflow-task schedule-to-start'
   | 'activity schedule-to-start'
+  | 'workflow-task execution'
   | 'temporal'
   | 'cpu';
+
+/** The causes read from one source each: its size in a window (ms), and its threshold. */
+const TIMED: [Cause, (w: Window) => number | undefined, number][] = [
+  ['api event loop', (w) => w.api?.loopMaxMs, THRESHOLDS.loopMs],
+  ['worker event loop', (w) => w.worker?.loopMaxMs, THRESHOLDS.loopMs],
+  ['gc api', (w) => w.api?.gcMaxMs, THRESHOLDS.gcMs],
+  ['gc worker', (w) => w.worker?.gcMaxMs, THRESHOLDS.gcMs],
+  ['workflow-task schedule-to-start', (w) => w.workflowTaskSchedToStart?.p99Ms, THRESHOLDS.schedToStartMs],
+  ['activity schedule-to-start', (w) => w.activitySchedToStart?.p99Ms, THRESHOLDS.schedToStartMs],
+  ['workflow-task execution', (w) => w.workflowTaskExecution?.p99Ms, THRESHOLDS.workflowTaskMs],
+];
 
 /** Each cause an answer's windows show over its threshold, with its size (ms; % for cpu) and, for Temporal, the operation. */
 export function stallsDuring(
@@ -268,36 +285,7 @@ export function stallsDuring(
   const add = (cause: Cause, ms: number, min: number, what?: string) => {
     if (ms >= min) found.push({ cause, ms: round(ms, 1), ...(what ? { what } : {}) });
   };
-  add(
-    'api event loop',
-    worst((w) => w.api?.loopMaxMs),
-    THRESHOLDS.loopMs,
-  );
-  add(
-    'worker event loop',
-    worst((w) => w.worker?.loopMaxMs),
-    THRESHOLDS.loopMs,
-  );
-  add(
-    'gc api',
-    worst((w) => w.api?.gcMaxMs),
-    THRESHOLDS.gcMs,
-  );
-  add(
-    'gc worker',
-    worst((w) => w.worker?.gcMaxMs),
-    THRESHOLDS.gcMs,
-  );
-  add(
-    'workflow-task schedule-to-start',
-    worst((w) => w.workflowTaskSchedToStart?.p99Ms),
-    THRESHOLDS.schedToStartMs,
-  );
-  add(
-    'activity schedule-to-start',
-    worst((w) => w.activitySchedToStart?.p99Ms),
-    THRESHOLDS.schedToStartMs,
-  );
+  for (const [cause, of, min] of TIMED) add(cause, worst(of), min);
   const ops = spanned.flatMap((w) => Object.entries(w.temporal)).filter(([, l]) => Number.isFinite(l.p99Ms));
   const slowest = ops.sort(([, x], [, y]) => y.p99Ms - x.p99Ms)[0];
   if (slowest) add('temporal', slowest[1].p99Ms, THRESHOLDS.temporalMs, slowest[0]);
@@ -370,6 +358,7 @@ export interface TailEvidence {
     apiGcMs: number;
     workerGcMs: number;
     workflowTaskSchedToStartP99Ms: number;
+    workflowTaskExecutionP99Ms: number;
     temporal?: { op: string; p99Ms: number };
   };
   /** Windows that lacked a source (a scrape that failed): the verdicts do not see them. */
@@ -412,6 +401,7 @@ export function tailEvidence(
       apiGcMs: worst((w) => w.api?.gcMaxMs),
       workerGcMs: worst((w) => w.worker?.gcMaxMs),
       workflowTaskSchedToStartP99Ms: worst((w) => w.workflowTaskSchedToStart?.p99Ms),
+      workflowTaskExecutionP99Ms: worst((w) => w.workflowTaskExecution?.p99Ms),
       ...(top ? { temporal: { op: top[0], p99Ms: top[1].p99Ms } } : {}),
     },
     missing: {
@@ -430,6 +420,7 @@ export const CAUSE_TEXT: Record<Cause, string> = {
   'gc worker': `a worker GC pause over ${THRESHOLDS.gcMs} ms`,
   'workflow-task schedule-to-start': `a workflow-task schedule-to-start p99 over ${THRESHOLDS.schedToStartMs} ms`,
   'activity schedule-to-start': `an activity schedule-to-start p99 over ${THRESHOLDS.schedToStartMs} ms`,
+  'workflow-task execution': `a workflow-task execution p99 over ${THRESHOLDS.workflowTaskMs} ms`,
   temporal: `a Temporal operation's p99 over ${THRESHOLDS.temporalMs} ms`,
   cpu: `a machine over ${THRESHOLDS.busyPct}% busy or ${THRESHOLDS.stealPct}% stolen`,
 };
@@ -454,7 +445,7 @@ export function describeEvidence(e: TailEvidence): string[] {
         `  ${slow.overlapped[c] ?? 0} overlapped ${CAUSE_TEXT[c]} (ordinary answers: ${ordinary.overlapped[c] ?? 0} of ${ordinary.n})`,
     ),
     `  waited on (the longest stall): ${verdicts(slow) || 'none'}; ordinary: ${verdicts(ordinary) || 'none'}`,
-    `  worst seen: API loop ${e.worst.apiLoopMs} ms, worker loop ${e.worst.workerLoopMs} ms, GC API ${e.worst.apiGcMs} ms, worker ${e.worst.workerGcMs} ms, workflow-task schedule-to-start p99 ${e.worst.workflowTaskSchedToStartP99Ms} ms${e.worst.temporal ? `, Temporal ${e.worst.temporal.op} p99 ${e.worst.temporal.p99Ms} ms` : ''}`,
+    `  worst seen: API loop ${e.worst.apiLoopMs} ms, worker loop ${e.worst.workerLoopMs} ms, GC API ${e.worst.apiGcMs} ms, worker ${e.worst.workerGcMs} ms, workflow-task schedule-to-start p99 ${e.worst.workflowTaskSchedToStartP99Ms} ms, execution p99 ${e.worst.workflowTaskExecutionP99Ms} ms${e.worst.temporal ? `, Temporal ${e.worst.temporal.op} p99 ${e.worst.temporal.p99Ms} ms` : ''}`,
     ...(e.missing.api || e.missing.worker || e.missing.temporal
       ? [
           `  windows without a source: API ${e.missing.api}, worker ${e.missing.worker}, Temporal ${e.missing.temporal}`,

@@ -183,6 +183,7 @@ describe('attributing the slow answers', () => {
       temporal: { 'history:RecordWorkflowTaskStarted': { n: 40, p99Ms: 150, meanMs: 20 } },
     }),
     base(15_000, 20_000, { busyPct: 97 }),
+    base(20_000, 25_000, { workflowTaskExecution: { n: 30, p99Ms: 130, meanMs: 40 } }),
   ];
 
   it('sees the stalls of every window an answer spans, and none of the others', () => {
@@ -198,6 +199,9 @@ describe('attributing the slow answers', () => {
     ]);
     expect(stallsDuring(windows, { sent: 16_000, answered: 16_300 })).toEqual([
       { cause: 'cpu', ms: 0, what: 'busy 97%, steal 0%' },
+    ]);
+    expect(stallsDuring(windows, { sent: 21_000, answered: 21_300 })).toEqual([
+      { cause: 'workflow-task execution', ms: 130 },
     ]);
   });
 
