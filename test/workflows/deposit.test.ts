@@ -6,6 +6,7 @@ import {
 import { ApplicationFailure, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { payerIsClient } from '../../activities/deposit';
+import { FlowStatusKey } from '../../common/search-attributes';
 import { UnclassifiedAnswerError } from '../../connectors/errors';
 import {
   DEPOSIT_REFUSED,
@@ -198,6 +199,47 @@ describe('deposit flow', () => {
     // Encrypted payloads included: a paid deposit's history fits in 6 KB.
     expect(await historyBytes(handle)).toBeLessThanOrEqual(6 * 1024);
     await recordHistory(handle, 'deposit-paid');
+  });
+
+  it("shows no status in PixflowStatus, but keeps current one an earlier release's API set at its start", async () => {
+    const statusesShown = async (handle: WorkflowHandle) =>
+      ((await handle.fetchHistory()).events ?? []).flatMap((e) => {
+        const field =
+          e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.[
+            FlowStatusKey.name
+          ];
+        return field?.data ? [JSON.parse(Buffer.from(field.data).toString()) as string] : [];
+      });
+    const payAndFinish = async (input: DepositInput) => {
+      const handle = handleOf(input);
+      await pay(input.txid);
+      await handle.signal(providerNotificationSignal, { type: 'deposit', action: 'updated', id: input.txid });
+      expect((await handle.result()).status).toBe('completed');
+      return handle;
+    };
+    const plain = depositInput();
+    await createWithQr(plain);
+    const quiet = await payAndFinish(plain);
+    expect(await statusesShown(quiet)).toEqual([]);
+    expect((await quiet.describe()).typedSearchAttributes.get(FlowStatusKey)).toBeUndefined();
+
+    // The API of the release before set the first status at the start: the run keeps it true.
+    // (The wait for the first one's result may have skipped time: the QR's clock follows.)
+    await f.syncSandboxClock();
+    const earlier = depositInput();
+    await f.env.client.workflow.executeUpdateWithStart(qrCodeUpdate, {
+      args: [{ ...fingerprint(earlier), requestId: 'req-1' }],
+      startWorkflowOperation: new WithStartWorkflowOperation('depositWorkflow', {
+        workflowId: depositWorkflowId(earlier.txid),
+        taskQueue: f.taskQueue,
+        args: [{ ...earlier, requestId: 'req-1' }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        typedSearchAttributes: [{ key: FlowStatusKey, value: 'creating' }],
+      }),
+    });
+    const kept = await payAndFinish(earlier);
+    expect(await statusesShown(kept)).toEqual(['awaiting_payment', 'completed']);
+    expect((await kept.describe()).typedSearchAttributes.get(FlowStatusKey)).toBe('completed');
   });
 
   it('the same txid and request answers the same QR; another amount is a conflict', async () => {
