@@ -8,6 +8,7 @@ import { cpuMsBetween, cpuPercentBetween, cpuSnapshot } from './proc';
 import { API_KEY } from './stack';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
 import { round, summarize } from './stats';
+import { type Receiver, startReceiver } from './steps/events';
 import { launchFloor } from './steps/floor';
 import { readDepositShape } from './steps/shape';
 
@@ -18,7 +19,9 @@ import { readDepositShape } from './steps/shape';
 // instead (steps/floor.ts), straight to Temporal as the bench's floor is driven: the same stages
 // with no API and no provider, to set the deposit's beside. Not a goal: a tool to find one.
 // PROBE_JSON names a file for the figures (bench/compare.ts reads it); a failed request is then
-// counted, not fatal.
+// counted, not fatal. PROBE_ENDPOINT=1 subscribes one endpoint to every event first, a receiver
+// in this process that verifies each delivery (as the bench's events part does): the events
+// relay's cost per request shows beside the other processes'.
 
 type Kind = 'deposits' | 'withdrawals' | 'floor';
 const kind = (process.env.PROBE_KIND ?? 'deposits') as Kind;
@@ -27,6 +30,7 @@ const n = Number(process.env.PROBE_N ?? 400);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const tag = randomBytes(3).toString('hex');
 const jsonOut = process.env.PROBE_JSON;
+const withEndpoint = process.env.PROBE_ENDPOINT === '1';
 
 async function post(url: string, body: unknown) {
   const res = await fetch(url, {
@@ -108,9 +112,24 @@ function printReport(answers: Answer[], split: Stages[], cpuShare: string[]) {
   console.log(`CPU, % of one core: ${cpuShare.join(', ')}`);
 }
 
+/** One endpoint subscribed to every event, its receiver here; its deliveries counted at the end. */
+async function subscribe(b: Bench): Promise<Receiver> {
+  const rx = await startReceiver();
+  const r = await fetch(`${b.stack.api}/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+    body: JSON.stringify({ url: rx.url, events: ['*'], description: 'probe receiver' }),
+  });
+  const body = (await r.json()) as { secret?: string };
+  if (r.status !== 201 || !body.secret) throw new Error(`subscribing answered ${r.status}`);
+  rx.secret = body.secret;
+  return rx;
+}
+
 runOnFreshStack(async (b) => {
   const { stack } = b;
   await post(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs: 100, settleWithdrawalsAfterMs: 100 });
+  const rx = withEndpoint ? await subscribe(b) : undefined;
   const floor = kind === 'floor' ? (await readDepositShape(b)).shape : undefined;
   await offer(b, floor, 30); // warm-up, not counted
   const cpu0 = cpuSnapshot(stack.child.pid as number, b.ownPids);
@@ -118,6 +137,10 @@ runOnFreshStack(async (b) => {
   // The last flows' payments and completions are theirs: counted before the window closes.
   if (jsonOut) await sleep(3_000);
   const cpu1 = cpuSnapshot(stack.child.pid as number, b.ownPids);
+  if (rx) {
+    console.log(`events delivered to the endpoint: ${rx.arrivals.size}, unverified: ${rx.unverified}`);
+    await rx.close();
+  }
   if (jsonOut) return writeJson(answers, cpuMsBetween(cpu0, cpu1), (cpu1.at - cpu0.at) / 1000);
   const marks = kind === 'deposits' ? await depositMarks(stack, answers) : new Map();
   const split = await Promise.all(answers.map((a) => stagesOf(b.client, a, marks)));

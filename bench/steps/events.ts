@@ -29,7 +29,7 @@ export interface EventsFigures {
   lagSettled?: Settled;
 }
 
-interface Receiver {
+export interface Receiver {
   url: string;
   arrivals: Map<string, number>;
   unverified: number;
@@ -37,7 +37,8 @@ interface Receiver {
   close(): Promise<void>;
 }
 
-async function startReceiver(): Promise<Receiver> {
+/** A backend's receiver on a free port of 127.0.0.1: verifies each request, answers 204. */
+export async function startReceiver(): Promise<Receiver> {
   const r: Receiver = { url: '', arrivals: new Map(), unverified: 0, secret: '', close: async () => {} };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
