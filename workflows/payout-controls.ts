@@ -80,9 +80,13 @@ export function payoutControlDetails(state: WithdrawalState): Record<string, unk
   };
 }
 
-/** The deadline's watch: `stop` ends it and waits for a mark being recorded. */
+/**
+ * The deadline's watch: `stop` ends it and waits for a mark being recorded; `running` while its
+ * timer still waits for a mark to come.
+ */
 export interface DeadlineWatch {
   stop(): Promise<void>;
+  running(): boolean;
 }
 
 /**
@@ -104,6 +108,7 @@ export function watchDeadline(flow: WithdrawalFlow, controls: PayoutControls): D
     const row = flow.nextRow(state.status, state.reason);
     await CancellationScope.nonCancellable(() => recordPayoutDeadline(row, mark));
   };
+  let running = true;
   const watching = scope
     .run(async () => {
       await markAt(deadline.atRiskAt, 'at_risk', 'Payout deadline: at risk');
@@ -111,12 +116,16 @@ export function watchDeadline(flow: WithdrawalFlow, controls: PayoutControls): D
     })
     .catch((err: unknown) => {
       if (!isCancellation(err)) throw err;
+    })
+    .finally(() => {
+      running = false;
     });
   return {
     async stop() {
       scope.cancel();
       await watching;
     },
+    running: () => running,
   };
 }
 

@@ -224,11 +224,30 @@ async function awaitOutcome(
   flow: WithdrawalFlow,
 ): Promise<PayoutOutcome | undefined> {
   const deadline = Date.now() + resolveTimings(input.timings).withdrawalDeadlineMs;
-  while (await awaitHint(flow.hint, deadline, 'Payout outcome, until the withdrawal deadline')) {
+  while (await awaitOutcomeHint(flow, deadline)) {
     const check = await lookAtPayout(input.transactionId, flow);
     if (check.outcome !== 'processing') return { ...check, outcome: check.outcome };
   }
   return undefined;
+}
+
+/**
+ * The next hint, or false at the withdrawal deadline. While the payout deadline's watch waits for
+ * a mark due before then, its timer already bounds the wait: this one starts none of its own (a
+ * Temporal action and two events fewer a payout), only once the watch has marked the deadline
+ * missed.
+ */
+async function awaitOutcomeHint(flow: WithdrawalFlow, deadline: number): Promise<boolean> {
+  const watch = flow.deadline;
+  const dueAt = Date.parse(flow.state.deadline?.dueAt ?? '');
+  while (watch?.running() && dueAt <= deadline) {
+    await condition(() => flow.hint.pending || !watch.running());
+    if (flow.hint.pending) {
+      flow.hint.pending = false;
+      return true;
+    }
+  }
+  return awaitHint(flow.hint, deadline, 'Payout outcome, until the withdrawal deadline');
 }
 
 /**
