@@ -5,7 +5,13 @@ import { openSecret } from '../common/secret-box';
 import type { UrlPolicy } from '../common/url-safety';
 import { type EventsListener, listenForEvents, pruneEvents, sequenceEvents } from '../db/events';
 import type { Pool } from '../db/pool';
-import { type ClaimedDelivery, claimDeliveries, finishAttempt } from '../db/webhook-deliveries';
+import {
+  type ClaimedDelivery,
+  claimDeliveries,
+  type DeliveredAttempt,
+  finishAttempt,
+  finishDelivered,
+} from '../db/webhook-deliveries';
 import { sendWebhook } from './send-webhook';
 
 // The outbox relay, run by every API process over the same tables: it positions committed events
@@ -16,7 +22,9 @@ import { sendWebhook } from './send-webhook';
 // leaves the tables before its attempt is recorded.
 // A committed event wakes it (LISTEN), at most one pass per interval; with nothing new it looks
 // every `idleMs`, for retries come due and lapsed leases, and every interval while its listening
-// connection is down.
+// connection is down. Delivered attempts that end together are recorded together (one
+// transaction for all of them, not one each): at the peak each event would otherwise cost Postgres
+// and this process a transaction of its own; an endpoint's slot is free once its answer is in.
 
 export interface EventsRelaySettings {
   intervalMs: number;
@@ -61,30 +69,25 @@ export function retryAt(attempt: number, scheduleMs: readonly number[], now = Da
 
 export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
   const { pool, log, settings } = deps;
-  const busy = new Map<string, number>();
+  const secretOf = openedSecrets(deps.codecKeys);
+  const slots = endpointSlots();
   const inFlight = new Set<Promise<void>>();
   let lastFailureLog = 0;
   let lastPrune = 0;
   let lastSequenced = 0;
   let kick = () => {};
 
-  const count = (endpoint: string, by: number) => {
-    const n = (busy.get(endpoint) ?? 0) + by;
-    if (n > 0) busy.set(endpoint, n);
-    else busy.delete(endpoint);
-  };
+  const recordDelivered = deliveredRecorder(pool);
 
-  async function attempt(d: ClaimedDelivery): Promise<void> {
+  async function attempt(d: ClaimedDelivery, answered: () => void): Promise<void> {
     const at = new Date();
     const result = await sendWebhook(
-      {
-        url: d.url,
-        id: d.eventId,
-        body: JSON.stringify(d.body),
-        secrets: d.secrets.map((s) => openSecret(deps.codecKeys, s)),
-      },
+      { url: d.url, id: d.eventId, body: JSON.stringify(d.body), secrets: d.secrets.map(secretOf) },
       { timeoutMs: settings.timeoutMs, policy: settings.policy },
     );
+    // Its lease keeps it from being claimed again until its attempt is recorded.
+    answered();
+    if (result.outcome === 'delivered') return recordDelivered({ delivery: d, at, ...result });
     const { disabled } = await finishAttempt(pool, {
       delivery: d,
       at,
@@ -96,14 +99,14 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
   }
 
   function start(d: ClaimedDelivery) {
-    count(d.endpointId, 1);
-    const p = attempt(d)
+    const free = slots.take(d.endpointId);
+    const p = attempt(d, free)
       .catch((err) => {
         // Its lease lapses and it is tried again: at least once, never lost.
         log.warn({ err: String(err), delivery: d.id, event: d.eventId }, 'webhook attempt not recorded');
       })
       .finally(() => {
-        count(d.endpointId, -1);
+        free();
         inFlight.delete(p);
         kick();
       });
@@ -126,7 +129,7 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
       batch: BATCH,
       leaseMs: settings.timeoutMs + 20_000,
       perEndpoint: settings.perEndpoint,
-      busy,
+      busy: slots.busy,
     });
     for (const d of claimed) start(d);
     return claimed.length;
@@ -156,6 +159,91 @@ export function startEventsRelay(deps: EventsRelayDeps): EventsRelay {
       await Promise.all([...inFlight]);
     },
   };
+}
+
+/** Deliveries in flight per endpoint: `take` one, and call what it answers (once or more) to free it. */
+function endpointSlots() {
+  const busy = new Map<string, number>();
+  const count = (endpoint: string, by: number) => {
+    const n = (busy.get(endpoint) ?? 0) + by;
+    if (n > 0) busy.set(endpoint, n);
+    else busy.delete(endpoint);
+  };
+  return {
+    busy: busy as ReadonlyMap<string, number>,
+    take(endpoint: string): () => void {
+      count(endpoint, 1);
+      let freed = false;
+      return () => {
+        if (freed) return;
+        freed = true;
+        count(endpoint, -1);
+      };
+    },
+  };
+}
+
+/** Opens sealed signing secrets, each once (a few endpoints' secrets, opened for every attempt). */
+function openedSecrets(keys: CodecKeys): (sealed: string) => string {
+  const opened = new Map<string, string>();
+  return (sealed) => {
+    let secret = opened.get(sealed);
+    if (secret === undefined) {
+      // Rotated secrets leave theirs behind: a bound, not an eviction policy.
+      if (opened.size >= 1000) opened.clear();
+      secret = openSecret(keys, sealed);
+      opened.set(sealed, secret);
+    }
+    return secret;
+  };
+}
+
+/**
+ * Records delivered attempts in batches: those that end while a batch is being written wait for
+ * the next, and each promise settles once its own attempt is recorded. An attempt the batch could
+ * not take (its stream held by an appender), or a batch that failed, is recorded alone.
+ */
+export function deliveredRecorder(pool: Pool, most = 200): (a: DeliveredAttempt) => Promise<void> {
+  let queue: { a: DeliveredAttempt; done: (err?: unknown) => void }[] = [];
+  let writing = false;
+  const alone = (a: DeliveredAttempt) =>
+    finishAttempt(pool, { ...a, outcome: 'delivered', error: null, disableAfterMs: 0 });
+  const settleAlone = async (items: typeof queue) => {
+    await Promise.all(
+      items.map(({ a, done }) =>
+        alone(a).then(
+          () => done(),
+          (err) => done(err ?? new Error('not recorded')),
+        ),
+      ),
+    );
+  };
+  async function write() {
+    writing = true;
+    while (queue.length > 0) {
+      const batch = queue.slice(0, most);
+      queue = queue.slice(most);
+      try {
+        const left = new Set(
+          await finishDelivered(
+            pool,
+            batch.map((x) => x.a),
+          ),
+        );
+        for (const x of batch) if (!left.has(x.a)) x.done();
+        await settleAlone(batch.filter((x) => left.has(x.a)));
+      } catch {
+        await settleAlone(batch);
+      }
+    }
+    writing = false;
+  }
+  return (a) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ a, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      // The attempts answered in the same turn join this batch.
+      if (!writing && queue.length === 1) setImmediate(() => void write());
+    });
 }
 
 /**
