@@ -407,7 +407,11 @@ describe('a deposit paid by someone else is held (HOLD_THIRD_PARTY_DEPOSITS, on 
       payment: { payerIsClient: false, payerCpfMasked: maskCpf(payer) },
     });
     expect(held.state.finishedAt).toBeUndefined();
-    const row = await flowRow(txid);
+    // The held run shows its status, then writes its row (a local activity): the row follows.
+    const row = await eventually(
+      () => flowRow(txid),
+      (r) => r.status === 'held',
+    );
     expect(row).toMatchObject({ status: 'held', reason: 'third_party_payer' });
     // Nothing stored or shown holds the payer's CPF.
     expect(JSON.stringify(row)).not.toContain(payer);

@@ -474,11 +474,18 @@ describe('a held deposit on an API Pix PSP, which returns received Pix', () => {
 
   it('a lost webhook is made up for by the return looked up on its timer: returned', async () => {
     const { handle, e2eId } = await heldOnApiPix();
-    await psp.faults({ webhooks: { dropNext: 1, duplicate: 0, delayMs: 0 } });
-    await handle.executeUpdate(resolutionUpdate, {
-      args: [await decide(handle.workflowId, 'return', 'payer unknown to the person')],
-    });
-    const result: DepositState = await handle.result();
+    // Every webhook lost while it runs: a late one of an earlier test must not take the drop
+    // meant for this return's.
+    await psp.faults({ webhooks: { dropNext: 1_000, duplicate: 0, delayMs: 0 } });
+    let result: DepositState;
+    try {
+      await handle.executeUpdate(resolutionUpdate, {
+        args: [await decide(handle.workflowId, 'return', 'payer unknown to the person')],
+      });
+      result = await handle.result();
+    } finally {
+      await psp.faults({ webhooks: { dropNext: 0 } });
+    }
     expect(result).toMatchObject({ status: 'returned', return: { state: 'returned' } });
     expect((await returnWaits(handle)).fired).toBeGreaterThanOrEqual(1);
     expect(await returnsAtPsp(e2eId)).toHaveLength(1);
