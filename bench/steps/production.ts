@@ -296,7 +296,13 @@ async function productionRun(n: number, carriedRate?: number): Promise<Productio
     say(`   ${why}`);
     return { processes: n, notRun: why, seen };
   }
-  const b = await connect(stack, { floorWorkers: n });
+  // start.ts takes the API Pix listener's port for the PSP it runs, with certificates the bench's
+  // own config (and its floors') would otherwise be asked for.
+  delete stack.env.API_PIX_WEBHOOK_PORT;
+  const b = await connect(stack, { floorWorkers: n }).catch(async (err) => {
+    await stack.stop();
+    throw err;
+  });
   try {
     await setAuto(b, settings.autoAfterMs, settings.autoAfterMs);
     const { shape } = await readDepositShape(b);
