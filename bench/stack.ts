@@ -48,6 +48,9 @@ export async function startBenchStack(
     ...(args.length ? { args } : {}),
   };
   const stack = await startEmbeddedStack(opts);
+  // The env is what the bench's own processes and clients load their settings from: the API Pix
+  // listener's port without its TLS files (npm start makes them) would be a config error there.
+  delete stack.env.API_PIX_WEBHOOK_PORT;
   const root = stack.child.pid as number;
   const pidsOf = (part: string) => (stackProcesses(root).get(part) ?? []).map((p) => p.pid);
   const workerPid = pidsOf('worker')[0];
