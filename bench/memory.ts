@@ -7,7 +7,7 @@ import { round } from './stats';
 export interface MemorySample {
   /** ms since the part began. */
   atMs: number;
-  /** Deposits answered 201 so far (each stays open: nobody pays). */
+  /** Deposits of the part awaiting payment so far (the flows table's count: nobody pays). */
   open: number;
   workerRss: number;
   apiRss: number;

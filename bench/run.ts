@@ -120,7 +120,9 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
   // Last on this stack: its deposits stay open 30 minutes, and the stack stops after them.
   const opened = await optional('open-flows', async () => {
     await settle(b);
-    return openFlows(b);
+    // Memory, not capacity: offered past saturation, answers fail while their flows still open.
+    const rate = Math.min(settings.openFlows.rate, Math.max(0.5, sat('deposits') / 2));
+    return openFlows(b, { ...settings.openFlows, rate: round(rate) });
   });
   await keepDepositsTrickling(b, startedAt);
   const tokens = { inWindow: await tokensInWindow, wholeRun: await pixflowTokenRequests(b) };

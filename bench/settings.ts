@@ -109,8 +109,11 @@ export const settings = {
   openFlows: {
     /** Deposits opened and never paid: the worker's and the API's memory is read against how many are open. */
     count: envNum('BENCH_OPEN_FLOWS', QUICK ? 2_000 : 20_000),
-    /** Deposits offered a second, open loop: steady, well under saturation, so memory is what moves. */
-    rate: envNum('BENCH_OPEN_FLOWS_RATE', 20),
+    /**
+     * Deposits offered a second, open loop, at most (a run offers half the deposits' saturation
+     * when that is less): steady and under saturation, so memory is what moves.
+     */
+    rate: envNum('BENCH_OPEN_FLOWS_RATE', 10),
     /** How often the processes' memory, heap and the worker's cache are sampled. */
     sampleMs: envNum('BENCH_OPEN_FLOWS_SAMPLE_MS', 5_000),
   },

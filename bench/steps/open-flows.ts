@@ -20,7 +20,7 @@ import { round } from '../stats';
 export interface OpenFlows {
   rate: number;
   offered: number;
-  /** Answered 201: each stays open. */
+  /** Answered 201 within the client's timeout (each stays open; so may one whose answer came late). */
   opened: number;
   errorsBy: Record<string, number>;
   /** The worker's cache as the stack ran it (WORKER_MAX_CACHED_WORKFLOWS, or sized from its memory). */
@@ -44,11 +44,25 @@ const metricsOf = async (url: string): Promise<string> => {
   }
 };
 
-/** One reading: RSS from /proc, heaps and the cache from each process's /metrics. */
-async function sample(b: Bench, t0: number, open: number): Promise<MemorySample> {
-  const [worker, api] = await Promise.all([
+/**
+ * Deposits created since `t0` that await their payment: what the worker holds open, whether or
+ * not their answer reached the bench in time (a start whose answer timed out still runs).
+ */
+async function openSince(b: Bench, t0: number): Promise<number> {
+  const r = await b.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM flows
+     WHERE type = 'deposit' AND status = 'awaiting_payment' AND created_at >= to_timestamp($1 / 1000.0)`,
+    [t0],
+  );
+  return r.rows[0]?.n ?? 0;
+}
+
+/** One reading: open deposits from the flows table, RSS from /proc, heaps and the cache from each /metrics. */
+async function sample(b: Bench, t0: number): Promise<MemorySample> {
+  const [worker, api, open] = await Promise.all([
     metricsOf(`http://127.0.0.1:${b.stack.env.WORKER_HTTP_PORT}/metrics`),
     metricsOf(`${b.stack.api}/metrics`),
+    openSince(b, t0),
   ]);
   return {
     atMs: Date.now() - t0,
@@ -75,13 +89,13 @@ export async function openFlows(
   say(`open flows: ${count} deposits at ${rate}/s, never paid; the worker caches ${cacheSize}...`);
   await setAuto(b, null, settings.autoAfterMs); // nobody pays: every deposit stays open
   const t0 = Date.now();
-  const samples: MemorySample[] = [await sample(b, t0, 0)];
+  const samples: MemorySample[] = [await sample(b, t0)];
   let opened = 0;
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
       await sleep(sampleMs);
-      const s = await sample(b, t0, opened);
+      const s = await sample(b, t0);
       samples.push(s);
       say(
         `   ${s.open} open: worker ${mib(s.workerRss)} MiB (heap ${mib(s.workerHeapUsed)}), API ${mib(s.apiRss)} MiB (heap ${mib(s.apiHeapUsed)}), cache ${s.stickyCache}`,
@@ -105,7 +119,7 @@ export async function openFlows(
     await sleep(sampleMs);
     sampling = false;
     await sampler;
-    samples.push(await sample(b, t0, opened));
+    samples.push(await sample(b, t0));
     const result: OpenFlows = {
       rate,
       offered: r.offered,
