@@ -51,7 +51,7 @@ export const configReference: Record<keyof typeof envSchema.shape, VariableDoc> 
     meaning:
       'workflows the worker keeps in memory between tasks; set, it wins over the memory ([operations](operations.md), "Sizing the worker\'s memory")',
     shownDefault:
-      'from `WORKER_MEMORY_MIB` or the cgroup limit: (¾ of the memory − 150 MiB) ÷ 0.8 MiB a cached flow; `1000` when neither is known',
+      'from `WORKER_MEMORY_MIB` or the cgroup limit: (¾ of the memory − 560 MiB) ÷ 0.25 MiB a cached flow; `1000` when neither is known',
   },
   WORKER_MEMORY_MIB: {
     meaning:

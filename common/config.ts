@@ -160,7 +160,7 @@ export const envSchema = z.object({
   WORKER_MEMORY_MIB: z.coerce
     .number({ error: 'must be a number of MiB' })
     .int()
-    .min(256, 'must be at least 256 (the worker alone takes some 150 MiB)')
+    .min(768, 'must be at least 768 (the worker alone holds some 560 MiB)')
     .optional(),
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).optional(),
   WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).optional(),

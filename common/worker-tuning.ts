@@ -9,14 +9,16 @@ import { type Config, envSchema } from './config';
 const MiB = 1024 * 1024;
 
 /**
- * What a cache is sized from, measured by the bench's open-flows part (bench/README.md): the
- * worker alone (its bundle, pools, the SDK's core) holds some 150 MiB, and each cached deposit
- * adds some 0.8 MiB (its workflow's state and its share of the V8 context: the full run of
- * 2026-11-27 held 939 MiB with 1,000 cached). A quarter of the memory is left to what is not
- * cached: garbage between collections, activities' buffers, the open flows' timers.
+ * What a cache is sized from, measured by the bench's open-flows part (bench/README.md, part 6;
+ * 2026-11-28, Node 24, 800 cached, 20 deposits/s): the worker holds some 560 MiB resident with
+ * nothing open (its bundle, pools, the SDK's core and workflow thread, having served 200
+ * onboardings), and each cached deposit adds some 0.24 MiB while the cache fills (the RSS slope
+ * over 80 to 800 open, 17 samples). A quarter of the memory is left to what is not cached: past
+ * the cache the evicted flows' garbage kept the RSS rising (some 0.25 MiB a flow over the next
+ * 500) until the workflow thread's collector reclaimed it.
  */
-export const WORKER_BASELINE_MIB = 150;
-export const MIB_PER_CACHED_WORKFLOW = 0.8;
+export const WORKER_BASELINE_MIB = 560;
+export const MIB_PER_CACHED_WORKFLOW = 0.25;
 const CACHED_SHARE = 0.75;
 /** The SDK's own floor for a cache it sizes itself. */
 const MIN_CACHE = 10;

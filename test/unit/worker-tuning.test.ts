@@ -20,16 +20,17 @@ const noCgroup = () => undefined;
 describe("the worker's cache from its memory", () => {
   it('is (¾ of the memory − the baseline) ÷ a cached workflow, never under the SDK floor', () => {
     expect(cacheForMemory(1024)).toBe(Math.floor((768 - WORKER_BASELINE_MIB) / MIB_PER_CACHED_WORKFLOW));
-    expect(cacheForMemory(2048)).toBeGreaterThan(cacheForMemory(1024));
-    expect(cacheForMemory(256)).toBe(52);
-    expect(cacheForMemory(200)).toBe(10);
+    expect(cacheForMemory(1024)).toBe(832);
+    expect(cacheForMemory(2048)).toBe(3904);
+    expect(cacheForMemory(768)).toBe(64);
+    expect(cacheForMemory(700)).toBe(10);
   });
 
   it('takes WORKER_MEMORY_MIB over the cgroup, and an explicit cache over both', () => {
-    expect(workflowCacheSize(config({ WORKER_MEMORY_MIB: '2048' }), () => 512)).toBe(cacheForMemory(2048));
-    expect(workflowCacheSize(config({}), () => 512)).toBe(cacheForMemory(512));
+    expect(workflowCacheSize(config({ WORKER_MEMORY_MIB: '2048' }), () => 1024)).toBe(3904);
+    expect(workflowCacheSize(config({}), () => 1024)).toBe(832);
     const explicit = config({ WORKER_MEMORY_MIB: '2048', WORKER_MAX_CACHED_WORKFLOWS: '300' });
-    expect(workflowCacheSize(explicit, () => 512)).toBe(300);
+    expect(workflowCacheSize(explicit, () => 1024)).toBe(300);
     expect(workerTuningOptions(explicit).maxCachedWorkflows).toBe(300);
   });
 
@@ -38,7 +39,7 @@ describe("the worker's cache from its memory", () => {
   });
 
   it('refuses a memory too small for the worker itself, naming the variable', () => {
-    expect(() => config({ WORKER_MEMORY_MIB: '100' })).toThrow(/WORKER_MEMORY_MIB=.*at least 256/);
+    expect(() => config({ WORKER_MEMORY_MIB: '512' })).toThrow(/WORKER_MEMORY_MIB=.*at least 768/);
   });
 });
 
