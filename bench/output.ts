@@ -111,6 +111,7 @@ function resultsJson(r: RunResults, machineInfo: Machine) {
       window: settings.tokenMinutes,
     },
     production: r.production,
+    openFlows: r.openFlows,
     figures: figs,
     allPass: figs.every((f) => f.pass !== false),
   };
