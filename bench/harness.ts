@@ -203,7 +203,12 @@ export async function settle(b: Bench, quietPct = 25, maxMs = 180_000): Promise<
  */
 export function runOnFreshStack(body: (b: Bench) => Promise<void>): void {
   const run = async () => {
-    const b = await connect(await startStack());
+    const stack = await startStack();
+    // A stack whose connections could not be made is stopped all the same.
+    const b = await connect(stack).catch(async (err: unknown) => {
+      await stack.stop();
+      throw err;
+    });
     try {
       await body(b);
     } finally {
