@@ -1,5 +1,8 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type pg from 'pg';
 import { z } from 'zod';
+import { clientTlsEnv, clientTlsOf, temporalTlsFiles } from '../../scripts/temporal-certs';
 import { PERSISTENCE_DATABASE, VISIBILITY_DATABASE } from '../../scripts/temporal-server';
 import type { FloorShape } from '../floor-workflow';
 import { type Bench, connect, type Settled, settle, startStack } from '../harness';
@@ -299,6 +302,10 @@ async function productionRun(n: number, carriedRate?: number): Promise<Productio
   // start.ts takes the API Pix listener's port for the PSP it runs, with certificates the bench's
   // own config (and its floors') would otherwise be asked for.
   delete stack.env.API_PIX_WEBHOOK_PORT;
+  // The production server takes only clients with a certificate of its data folder's CA, as
+  // start.ts gives its workers and APIs: the bench's client and floors too.
+  const tls = temporalTlsFiles(path.join(stack.env.DATA_DIR ?? '', 'temporal-tls'));
+  if (existsSync(tls.client.cert)) Object.assign(stack.env, clientTlsEnv(clientTlsOf(tls)));
   const b = await connect(stack, { floorWorkers: n }).catch(async (err) => {
     await stack.stop();
     throw err;
