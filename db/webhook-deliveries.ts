@@ -157,72 +157,36 @@ export type DeliveredAttempt = Pick<
   'delivery' | 'at' | 'durationMs' | 'statusCode' | 'response'
 >;
 
-/** The streams of these deliveries no other transaction holds, locked (their appenders wait). */
-const lockFreeStreams = prepared(
-  'lock-delivered-streams',
-  'SELECT stream_id FROM event_streams WHERE stream_id = ANY($1::text[]) FOR UPDATE SKIP LOCKED',
-);
-
-const recordDelivered = prepared(
-  'record-delivered',
-  `WITH a AS (
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[],
-                            $7::int[], $8::text[])
-                  AS a (delivery_id, endpoint_id, event_id, attempt, at, duration_ms, status_code, response)),
-     kept AS (
-       INSERT INTO webhook_attempts (delivery_id, endpoint_id, event_id, attempt, at, duration_ms, status_code,
-                                     response, outcome)
-       SELECT delivery_id, endpoint_id, event_id, attempt, at, duration_ms, status_code, response, 'delivered'
-         FROM a),
-     healthy AS (
-       UPDATE webhook_endpoints SET failing_since = NULL
-        WHERE id IN (SELECT endpoint_id FROM a) AND failing_since IS NOT NULL)
-   UPDATE webhook_deliveries d SET state = 'delivered', delivered_at = now()
-     FROM a WHERE d.id = a.delivery_id AND d.state = 'pending'`,
-);
-
-/** For each (endpoint, stream), its next pending event becomes due, if it was waiting. */
-const releaseNextOfEach = prepared(
-  'release-next-deliveries',
-  `UPDATE webhook_deliveries SET next_attempt_at = now()
-    WHERE id IN (SELECT (SELECT w.id FROM webhook_deliveries w
-                          WHERE w.endpoint_id = p.endpoint_id AND w.stream_id = p.stream_id AND w.state = 'pending'
-                          ORDER BY w.seq LIMIT 1)
-                   FROM unnest($1::text[], $2::text[]) AS p (endpoint_id, stream_id))
-      AND next_attempt_at = 'infinity'`,
+const finishDeliveredCall = prepared(
+  'finish-delivered',
+  `SELECT id FROM pixflow_finish_delivered($1::bigint[], $2::text[], $3::text[], $4::text[], $5::int[],
+                                          $6::timestamptz[], $7::int[], $8::int[], $9::text[]) AS id`,
 );
 
 /**
- * Records delivered attempts together, in one transaction of a few statements whatever their
- * number: what finishAttempt does for each, for the deliveries whose stream no appender holds
- * now. Answers the others, left untouched: finishAttempt records them one by one, waiting for
- * their stream.
+ * Records delivered attempts together, in one statement whatever their number (migration
+ * 1732000000042): what finishAttempt does for each, for the deliveries whose stream no appender
+ * holds now, their streams locked only while it runs. Answers the others, left untouched:
+ * finishAttempt records them one by one, waiting for their stream.
  */
 export async function finishDelivered(pool: Pool, attempts: DeliveredAttempt[]): Promise<DeliveredAttempt[]> {
   if (attempts.length === 0) return [];
-  return inTransaction(pool, async (db) => {
-    const streams = [...new Set(attempts.map((a) => a.delivery.streamId))];
-    const { rows } = await db.query<{ stream_id: string }>(lockFreeStreams([streams]));
-    const held = new Set(rows.map((r) => r.stream_id));
-    const now = attempts.filter((a) => held.has(a.delivery.streamId));
-    if (now.length > 0) {
-      const d = now.map((a) => a.delivery);
-      await db.query(
-        recordDelivered([
-          d.map((x) => x.id),
-          d.map((x) => x.endpointId),
-          d.map((x) => x.eventId),
-          d.map((x) => x.attempt),
-          now.map((a) => a.at),
-          now.map((a) => a.durationMs),
-          now.map((a) => a.statusCode),
-          now.map((a) => a.response),
-        ]),
-      );
-      await db.query(releaseNextOfEach([d.map((x) => x.endpointId), d.map((x) => x.streamId)]));
-    }
-    return attempts.filter((a) => !held.has(a.delivery.streamId));
-  });
+  const d = attempts.map((a) => a.delivery);
+  const { rows } = await pool.query<{ id: number }>(
+    finishDeliveredCall([
+      d.map((x) => x.id),
+      d.map((x) => x.endpointId),
+      d.map((x) => x.eventId),
+      d.map((x) => x.streamId),
+      d.map((x) => x.attempt),
+      attempts.map((a) => a.at),
+      attempts.map((a) => a.durationMs),
+      attempts.map((a) => a.statusCode),
+      attempts.map((a) => a.response),
+    ]),
+  );
+  const left = new Set(rows.map((r) => Number(r.id)));
+  return attempts.filter((a) => left.has(a.delivery.id));
 }
 
 /** The next pending event of the stream for the endpoint becomes due, if it was waiting. */
