@@ -524,7 +524,7 @@ function productionFigures({ production }: RunResults): Figure[] {
 }
 
 /** The Temporal server's and its Postgres's CPU per flow on the production server: reported, no goal. */
-function temporalCpuFigures(run: ProductionRun): Figure[] {
+export function temporalCpuFigures(run: ProductionRun): Figure[] {
   const name = `production server, ${run.processes} worker(s) and API(s): the Temporal server and its Postgres, CPU`;
   const cpu = run.temporalCpu;
   if (!cpu) return [];

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { temporalCpuFigures } from '../../bench/figures';
 import { type CpuSnapshot, cpuMsBetweenBy } from '../../bench/proc';
 import {
   medianFlowCpu,
@@ -160,5 +161,40 @@ describe("the Temporal CPU steps' rate", () => {
     expect(temporalCpuRate(19.84, 12.8)).toBe(6.4);
     expect(temporalCpuRate(20.14, 10.8, 6.4)).toBe(5.4);
     expect(temporalCpuRate(20.14, 14, 6.4)).toBe(6.4);
+  });
+});
+
+describe("the production part's Temporal CPU rows", () => {
+  const floor = { ...flowCpu(60, { temporal: 1_500 }, 44), flow: 'floor' as const };
+  const deposit = flowCpu(90, { temporal: 1_800 }, 44);
+  const run = {
+    processes: 1,
+    temporalCpu: {
+      rate: 2.2,
+      settled: { waitedMs: 5_000, cpuPct: 4, quiet: true },
+      idleMsPerSecond: { temporal: 22, 'postgres:temporal': 4, 'postgres:shared': 2 },
+      rounds: [[floor, deposit]],
+      floor,
+      deposit,
+    },
+  };
+
+  it("gives the floor's and the deposit's total, each part named, the deposit's over the floor's", () => {
+    const [f, d] = temporalCpuFigures(run);
+    expect(f?.value).toBe(60);
+    expect(f?.name).toContain('1 worker(s) and API(s)');
+    expect(f?.name).toContain('per floor flow (44 at 5/s, median of 1)');
+    expect(d?.value).toBe(90);
+    expect(d?.ratio).toContain('server 45 ms');
+    expect(d?.ratio).toContain("its databases' backends 22.5 ms");
+    expect(d?.ratio).toContain("1.5 of the floor's");
+    expect(d?.ratio).toContain('idle: server 22 ms/s');
+    expect(f?.goal).toBeUndefined();
+  });
+
+  it('says why when it measured nothing, and has no row when the run never got there', () => {
+    const [row] = temporalCpuFigures({ processes: 2, temporalCpu: { notRun: 'not run: no Postgres' } });
+    expect(row?.ratio).toBe('not run: no Postgres');
+    expect(temporalCpuFigures({ processes: 2 })).toEqual([]);
   });
 });
