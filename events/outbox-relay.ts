@@ -22,9 +22,10 @@ import { sendWebhook } from './send-webhook';
 // leaves the tables before its attempt is recorded.
 // A committed event wakes it (LISTEN), at most one pass per interval; with nothing new it looks
 // every `idleMs`, for retries come due and lapsed leases, and every interval while its listening
-// connection is down. Delivered attempts that end together are recorded together (one
-// transaction for all of them, not one each): at the peak each event would otherwise cost Postgres
-// and this process a transaction of its own; an endpoint's slot is free once its answer is in.
+// connection is down. Delivered attempts that end together are recorded together (one statement
+// for all of them, not a transaction each): at the peak each event would otherwise cost Postgres
+// and this process a transaction of its own, and hold its stream, which the flow's next event
+// waits for, across round trips; an endpoint's slot is free once its answer is in.
 
 export interface EventsRelaySettings {
   intervalMs: number;
@@ -231,7 +232,8 @@ export function deliveredRecorder(pool: Pool, most = 200): (a: DeliveredAttempt)
           ),
         );
         for (const x of batch) if (!left.has(x.a)) x.done();
-        await settleAlone(batch.filter((x) => left.has(x.a)));
+        // They wait for their stream's appender: the next batches need not.
+        void settleAlone(batch.filter((x) => left.has(x.a)));
       } catch {
         await settleAlone(batch);
       }
