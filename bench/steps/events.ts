@@ -25,6 +25,8 @@ export interface EventsFigures {
   with: { points: RampPoint[]; saturation: number };
   /** The wait for the stack to go quiet before the part began (harness.ts settle). */
   settled?: Settled;
+  /** The same wait before the ramp with the endpoint: the ramp without it saturated the stack. */
+  withSettled?: Settled;
   /** The same wait before the lag step: the ramp with the endpoint saturated the stack. */
   lagSettled?: Settled;
 }
@@ -93,6 +95,8 @@ export async function events(b: Bench, depositSaturation: number): Promise<Event
   if (created.status !== 201) throw new Error(`subscribing answered ${created.status}`);
   rx.secret = created.body.secret;
   try {
+    // Each ramp from a quiet stack: the one without the endpoint ended past its saturation.
+    const withSettled = await settle(b);
     say('events: deposits ramp with an endpoint subscribed to every event...');
     const withPoints = await ramp('deposits, one endpoint', 2, launch, done);
     // The ramp's last steps leave deliveries queued, and flows and the alert monitor busy with
@@ -124,6 +128,7 @@ export async function events(b: Bench, depositSaturation: number): Promise<Event
       unverified: rx.unverified,
       without: { points: withoutPoints, saturation: saturationThroughput(withoutPoints) },
       with: { points: withPoints, saturation: saturationThroughput(withPoints) },
+      withSettled,
       lagSettled,
     };
   } finally {
