@@ -187,7 +187,7 @@ function sdkLat(prev: readonly Sample[], next: readonly Sample[], name: string):
  * (an update-with-start waits for the QR), not something it waited on.
  */
 export const WAITS_BY_DESIGN =
-  /^(Poll|ExecuteMultiOperation$|UpdateWorkflowExecution$|QueryWorkflow$|GetWorkflowExecutionHistory|RecordActivityTaskHeartbeat|DescribeTaskQueue$)/;
+  /^(Poll|ExecuteMultiOperation$|UpdateWorkflowExecution$|QueryWorkflow$|GetWorkflowExecutionHistory|GetMutableState$|GetTaskQueueUserData$|ListNexusEndpoints$|RecordActivityTaskHeartbeat|DescribeTaskQueue$)/;
 
 const temporalKey = (service: string) => (l: Record<string, string>) =>
   l.operation && !WAITS_BY_DESIGN.test(l.operation)
@@ -215,6 +215,17 @@ const SDK = {
   activitySchedToStart: 'temporal_activity_schedule_to_start_latency',
   workflowTaskExecution: 'temporal_workflow_task_execution_latency',
 } as const;
+
+/**
+ * The scrape the next window starts from: `next`, with the last reading of each source it could
+ * not read, so the window after a failed read still sees what that source gained meanwhile.
+ */
+export const carried = (prev: Scrape, next: Scrape): Scrape => ({
+  at: next.at,
+  api: next.api ?? prev.api,
+  worker: next.worker ?? prev.worker,
+  temporal: next.temporal ?? prev.temporal,
+});
 
 /** The window between two scrapes, with the machine's CPU over it. */
 export function windowOf(prev: Scrape, next: Scrape, cpu: { busyPct: number; stealPct: number }): Window {
@@ -479,8 +490,8 @@ function listeningPorts(pid: number): number[] {
   }
 }
 
-const fetchText = (url: string) =>
-  fetch(url, { signal: AbortSignal.timeout(2_000) })
+const fetchText = (url: string, ms = 2_000) =>
+  fetch(url, { signal: AbortSignal.timeout(ms) })
     .then((r) => (r.ok ? r.text() : undefined))
     .catch(() => undefined);
 
@@ -512,7 +523,8 @@ export async function sampleEvidence(b: Bench): Promise<{ stop: () => Promise<Wi
   const read = async (): Promise<Scrape> => {
     const at = Date.now();
     const [api, worker, temporal] = await Promise.all(
-      [urls.api, urls.worker, urls.temporal].map((u) => (u ? fetchText(u) : undefined)),
+      // A process stalled is when its evidence matters most: waited for, not dropped.
+      [urls.api, urls.worker, urls.temporal].map((u) => (u ? fetchText(u, 15_000) : undefined)),
     );
     const parsed = (t: string | undefined) => (t === undefined ? undefined : parseMetrics(t));
     return { at, api: parsed(api), worker: parsed(worker), temporal: parsed(temporal) };
@@ -527,7 +539,7 @@ export async function sampleEvidence(b: Bench): Promise<{ stop: () => Promise<Wi
       ticks = cpuTicks();
       const next = await read();
       windows.push(windowOf(prev, next, cpu));
-      prev = next;
+      prev = carried(prev, next);
     });
   };
   const timer = setInterval(tick, settings.evidenceWindowMs);

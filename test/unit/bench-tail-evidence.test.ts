@@ -3,6 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import {
   attribute,
+  carried,
   describeEvidence,
   evenSample,
   histDelta,
@@ -30,6 +31,9 @@ service_latency_bucket{namespace="default",operation="StartWorkflowExecution",se
 service_latency_bucket{namespace="default",operation="StartWorkflowExecution",service_name="frontend",le="+Inf"} ${startN + slowN}
 service_latency_count{namespace="default",operation="StartWorkflowExecution",service_name="frontend"} ${startN + slowN}
 service_latency_sum{namespace="default",operation="StartWorkflowExecution",service_name="frontend"} ${startN * 0.005 + slowN * 0.3}
+service_latency_bucket{namespace="default",operation="ListNexusEndpoints",service_name="matching",le="+Inf"} ${2 + slowN}
+service_latency_count{namespace="default",operation="ListNexusEndpoints",service_name="matching"} ${2 + slowN}
+service_latency_sum{namespace="default",operation="ListNexusEndpoints",service_name="matching"} ${240 + slowN * 60}
 service_latency_bucket{namespace="default",operation="PollWorkflowTaskQueue",service_name="matching",le="+Inf"} 9
 service_latency_count{namespace="default",operation="PollWorkflowTaskQueue",service_name="matching"} 9
 service_latency_sum{namespace="default",operation="PollWorkflowTaskQueue",service_name="matching"} 540
@@ -171,6 +175,16 @@ describe('reading /metrics', () => {
     expect(w.workflowTaskSchedToStart?.n).toBe(15);
     expect(w.workflowTaskSchedToStart?.p99Ms).toBeGreaterThan(50);
     expect(w.temporal['frontend:StartWorkflowExecution']?.n).toBe(1);
+  });
+
+  it('after a read that failed, the next window sees what the source gained since its last reading', () => {
+    const first = { at: 0, worker: parseMetrics(sdkText(10, 0)) };
+    const failed = { at: 5000 };
+    const third = { at: 10_000, worker: parseMetrics(sdkText(20, 3)) };
+    expect(windowOf(first, failed, { busyPct: 0, stealPct: 0 }).worker).toBeUndefined();
+    const w = windowOf(carried(first, failed), third, { busyPct: 0, stealPct: 0 });
+    expect(w.t0).toBe(5000);
+    expect(w.workflowTaskSchedToStart?.n).toBe(13);
   });
 });
 
