@@ -299,9 +299,6 @@ async function productionRun(n: number, carriedRate?: number): Promise<Productio
     say(`   ${why}`);
     return { processes: n, notRun: why, seen };
   }
-  // start.ts takes the API Pix listener's port for the PSP it runs, with certificates the bench's
-  // own config (and its floors') would otherwise be asked for.
-  delete stack.env.API_PIX_WEBHOOK_PORT;
   // The production server takes only clients with a certificate of its data folder's CA, as
   // start.ts gives its workers and APIs: the bench's client and floors too.
   const tls = temporalTlsFiles(path.join(stack.env.DATA_DIR ?? '', 'temporal-tls'));
