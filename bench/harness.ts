@@ -5,6 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { pixflowDataConverter } from '../common/codec';
 import { type Config, loadConfig } from '../common/config';
+import { temporalConnectionOptions } from '../common/temporal-connection';
 import { NODE_RUNTIME_FLAGS } from '../scripts/runtime-tuning';
 import { onboardPeople, type People } from '../test/helpers/people';
 import { cpuMsBetween, cpuSnapshot } from './proc';
@@ -113,7 +114,11 @@ const startFloorWorker = (stack: BenchStack, floorDone: Map<string, number>) =>
 export async function connect(stack: BenchStack, opts: { floorWorkers?: number } = {}): Promise<Bench> {
   const config = loadConfig(stack.env);
   const dataConverter = pixflowDataConverter(config.codecKeys);
-  const connection = await Connection.connect({ address: stack.temporalAddress });
+  // A production server's stack carries its client certificate (TEMPORAL_TLS_*), the dev server's none.
+  const connection = await Connection.connect({
+    ...temporalConnectionOptions(config),
+    address: stack.temporalAddress,
+  });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
   const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
   pool.on('error', () => {}); // Postgres stops with the stack at the end

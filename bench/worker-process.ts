@@ -1,6 +1,7 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { pixflowDataConverter } from '../common/codec';
 import { type Config, loadConfig } from '../common/config';
+import { temporalConnectionOptions } from '../common/temporal-connection';
 import { workerTuningOptions } from '../common/worker-tuning';
 
 // The life of a bench worker process (the floor's, the same-work floor's), forked by harness.ts
@@ -26,7 +27,10 @@ export function runBenchWorker(name: string, setup: (config: Config) => Promise<
       telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, console: {} } },
     });
     const { close, ...own } = await setup(config);
-    const connection = await NativeConnection.connect({ address: process.env.BENCH_TEMPORAL_ADDRESS });
+    const connection = await NativeConnection.connect({
+      ...temporalConnectionOptions(config),
+      address: process.env.BENCH_TEMPORAL_ADDRESS,
+    });
     const worker = await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,

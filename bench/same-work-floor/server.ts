@@ -4,6 +4,7 @@ import { Client, Connection, WithStartWorkflowOperation, WorkflowNotFoundError }
 import { z } from 'zod';
 import { pixflowDataConverter } from '../../common/codec';
 import { loadConfig } from '../../common/config';
+import { temporalConnectionOptions } from '../../common/temporal-connection';
 import { readPaymentNotification } from '../../connectors/identity-payments';
 import { validationProblem } from '../../http/problem';
 import { SAME_WORK_QUEUE } from '../settings';
@@ -67,7 +68,10 @@ function badRequest(error: z.ZodError): Answer {
 
 async function main() {
   const config = loadConfig(process.env);
-  const connection = await Connection.connect({ address: process.env.BENCH_TEMPORAL_ADDRESS });
+  const connection = await Connection.connect({
+    ...temporalConnectionOptions(config),
+    address: process.env.BENCH_TEMPORAL_ADDRESS,
+  });
   const client = new Client({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
