@@ -1,6 +1,6 @@
-import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import { Webhook } from 'standardwebhooks';
 import { guardedLookup, type UrlPolicy, webhookUrlProblem } from '../common/url-safety';
 
 // One webhook attempt in the Standard Webhooks format: `webhook-id` (the event's id, the same on
@@ -28,22 +28,12 @@ export interface AttemptOutcome {
 
 const RESPONSE_KEPT = 512;
 
-/**
- * The Standard Webhooks headers of one attempt, signed now with every secret given: HMAC-SHA256
- * of `id.timestamp.body` under the secret's base64 key, as the standardwebhooks library signs,
- * with Node's own HMAC (the library's is plain JavaScript, run for every delivery).
- */
-export function signedHeaders(m: Pick<WebhookMessage, 'id' | 'body' | 'secrets'>, now = new Date()) {
-  const timestamp = String(Math.floor(now.getTime() / 1000));
-  const signed = `${m.id}.${timestamp}.${m.body}`;
-  const sign = (secret: string) =>
-    `v1,${createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64'))
-      .update(signed)
-      .digest('base64')}`;
+/** The Standard Webhooks headers of one attempt, signed now with every secret given. */
+function signedHeaders(m: Pick<WebhookMessage, 'id' | 'body' | 'secrets'>, now = new Date()) {
   return {
     'webhook-id': m.id,
-    'webhook-timestamp': timestamp,
-    'webhook-signature': m.secrets.map(sign).join(' '),
+    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+    'webhook-signature': m.secrets.map((s) => new Webhook(s).sign(m.id, now, m.body)).join(' '),
   };
 }
 
