@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { newTxid } from '../starters/deposit';
 import { ownCpfKey, type People } from '../test/helpers/people';
 import type { FloorShape } from './floor-workflow';
-import { type Bench, connect, startStack } from './harness';
+import { type Bench, runOnFreshStack } from './harness';
 import { cpuMsBetween, cpuPercentBetween, cpuSnapshot } from './proc';
 import { API_KEY } from './stack';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
@@ -126,24 +126,7 @@ async function subscribe(b: Bench): Promise<Receiver> {
   return rx;
 }
 
-/** A fresh stack and the bench's connections to it; `body` on it, then both stopped. */
-async function onFreshStack(body: (b: Bench) => Promise<void>) {
-  const stack = await startStack();
-  // start.ts takes the API Pix listener's port for the PSP it runs, with certificates the bench's
-  // own config would otherwise be asked for.
-  delete stack.env.API_PIX_WEBHOOK_PORT;
-  const b = await connect(stack).catch(async (err) => {
-    await stack.stop();
-    throw err;
-  });
-  try {
-    await body(b);
-  } finally {
-    await b.close();
-  }
-}
-
-const probe = onFreshStack(async (b) => {
+runOnFreshStack(async (b) => {
   const { stack } = b;
   await post(`${stack.sandbox}/sandbox/auto`, { payDepositsAfterMs: 100, settleWithdrawalsAfterMs: 100 });
   const rx = withEndpoint ? await subscribe(b) : undefined;
@@ -166,10 +149,3 @@ const probe = onFreshStack(async (b) => {
   );
   printReport(answers, split, share);
 });
-probe.then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
