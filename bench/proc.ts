@@ -124,7 +124,7 @@ export function stackProcesses(root: number): Map<string, { pid: number; cmd: st
 /** Every process of a stack's CPU so far, to subtract a later one from. */
 export interface CpuSnapshot {
   at: number;
-  procs: Map<number, { part: string; ticks: number; childTicks: number }>;
+  procs: Map<number, { part: string; ticks: number; childTicks: number; ppid?: number }>;
   /** This (the bench's) process: user + system, µs. */
   benchUs: number;
 }
@@ -133,10 +133,10 @@ export interface CpuSnapshot {
 export function cpuSnapshot(root: number, own: Record<string, number[]> = {}): CpuSnapshot {
   const u = process.cpuUsage();
   const all = processes();
-  const procs = new Map(
+  const procs: CpuSnapshot['procs'] = new Map(
     processTree(root, all).map((p) => [
       p.pid,
-      { part: partOf(p.cmd), ticks: p.ticks, childTicks: p.childTicks },
+      { part: partOf(p.cmd), ticks: p.ticks, childTicks: p.childTicks, ppid: p.ppid },
     ]),
   );
   for (const [part, pids] of Object.entries(own)) {
@@ -153,15 +153,25 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux (getconf CLK_TCK)
  * CPU milliseconds each part of the stack used between two snapshots (and `bench`, this process).
  * A process that started in between counts whole; one that ended in between is counted by its
  * parent's waited-for children (Postgres's backends: their postmaster's), which is how Linux
- * keeps the time of a process that is gone.
+ * keeps the time of a process that is gone. That time is its whole life's: what it had used by
+ * the first snapshot is taken off its parent's part, or a pool's backend closing mid-step would
+ * bring its earlier hours into the step.
  */
 export function cpuMsBetween(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
-  const out: Record<string, number> = {};
+  const ticksOf: Record<string, number> = {};
+  const add = (part: string, ticks: number) => {
+    ticksOf[part] = (ticksOf[part] ?? 0) + ticks;
+  };
   for (const [pid, p] of b.procs) {
     const before = a.procs.get(pid);
-    const ticks = p.ticks - (before?.ticks ?? 0) + (p.childTicks - (before?.childTicks ?? 0));
-    out[p.part] = (out[p.part] ?? 0) + Math.max(0, ticks) * TICK_MS;
+    add(p.part, p.ticks - (before?.ticks ?? 0) + (p.childTicks - (before?.childTicks ?? 0)));
   }
+  for (const [pid, gone] of a.procs) {
+    const parent = gone.ppid === undefined ? undefined : b.procs.get(gone.ppid);
+    if (!b.procs.has(pid) && parent) add(parent.part, -(gone.ticks + gone.childTicks));
+  }
+  const out: Record<string, number> = {};
+  for (const [part, ticks] of Object.entries(ticksOf)) out[part] = Math.max(0, ticks) * TICK_MS;
   out.bench = (b.benchUs - a.benchUs) / 1000;
   return out;
 }
