@@ -154,7 +154,8 @@ export function partLimitMinutes(part: Part): number {
       // The offering at its rate, twice over, and the stack's start when run alone.
       return 2 * (settings.openFlows.count / settings.openFlows.rate / 60) + 10;
     case 'production':
-      return 45;
+      // Two stacks, each with its ramps and then its Temporal CPU steps (the cost part's rounds).
+      return 60;
     default:
       return 20;
   }
