@@ -4,7 +4,7 @@ import { newTxid } from '../starters/deposit';
 import { ownCpfKey, type People } from '../test/helpers/people';
 import type { FloorShape } from './floor-workflow';
 import { type Bench, runOnFreshStack } from './harness';
-import { cpuMsBetween, cpuPercentBetween, cpuSnapshot } from './proc';
+import { busiestThreads, cpuMsBetween, cpuPercentBetween, cpuSnapshot, threadTicks } from './proc';
 import { API_KEY } from './stack';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
 import { round, summarize } from './stats';
@@ -106,10 +106,30 @@ function writeJson(answers: Answer[], cpuMs: Record<string, number>, seconds: nu
   writeFileSync(jsonOut as string, JSON.stringify(figures, null, 2));
 }
 
-function printReport(answers: Answer[], split: Stages[], cpuShare: string[]) {
+function printReport(answers: Answer[], split: Stages[], cpuShare: string[], threads: string[]) {
   console.log(`${n} ${kind === 'floor' ? 'floor update-with-start' : `POST /v1/${kind}`} at ${rate}/s`);
   for (const line of stageReport(answers, split)) console.log(line);
   console.log(`CPU, % of one core: ${cpuShare.join(', ')}`);
+  for (const line of threads) console.log(line);
+}
+
+/** Each of the worker's and the API's threads' CPU so far: a thread at 100% bounds its process. */
+function readThreads(b: Bench) {
+  const pids = { worker: b.stack.workerPid, api: b.stack.pidsOf('api')[0] };
+  return {
+    pids,
+    at: Date.now(),
+    ticks: Object.entries(pids).map(([part, pid]) => ({ part, pid, t: threadTicks(pid ?? -1) })),
+  };
+}
+
+/** The busiest threads of the worker and the API since `before`, one line each. */
+function threadLines(before: ReturnType<typeof readThreads>): string[] {
+  const seconds = (Date.now() - before.at) / 1000;
+  return before.ticks.map(({ part, pid, t }) => {
+    const top = busiestThreads(t, threadTicks(pid ?? -1), seconds, 4);
+    return `${part}'s busiest threads, % of one core: ${top.map((x) => `${x.name}${x.tid === pid ? ' (main)' : ''} ${x.pct}%`).join(', ')}`;
+  });
 }
 
 /** One endpoint subscribed to every event, its receiver here; its deliveries counted at the end. */
@@ -133,7 +153,9 @@ runOnFreshStack(async (b) => {
   const floor = kind === 'floor' ? (await readDepositShape(b)).shape : undefined;
   await offer(b, floor, 30); // warm-up, not counted
   const cpu0 = cpuSnapshot(stack.child.pid as number, b.ownPids);
+  const threads0 = readThreads(b);
   const answers = await offer(b, floor, n);
+  const threads = threadLines(threads0);
   // The last flows' payments and completions are theirs: counted before the window closes.
   if (jsonOut) await sleep(3_000);
   const cpu1 = cpuSnapshot(stack.child.pid as number, b.ownPids);
@@ -147,5 +169,5 @@ runOnFreshStack(async (b) => {
   const share = Object.entries(cpuPercentBetween(cpu0, cpu1)).map(
     ([part, pct]) => `${part} ${Math.round(pct)}%`,
   );
-  printReport(answers, split, share);
+  printReport(answers, split, share, threads);
 });

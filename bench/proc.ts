@@ -237,3 +237,58 @@ export function rssBytes(pid: number): number {
 export function rssBytesOf(pids: number[]): number {
   return pids.reduce((sum, pid) => sum + (rssBytes(pid) || 0), 0);
 }
+
+/** One thread of a process: its name (`comm`, as the runtime set it) and its CPU so far, in ticks. */
+export interface ThreadTicks {
+  tid: number;
+  name: string;
+  ticks: number;
+}
+
+/** A `/proc/<pid>/task/<tid>/stat` line: the name between its parentheses, and utime + stime. */
+export function parseThreadStat(stat: string): { name: string; ticks: number } {
+  const close = stat.lastIndexOf(')');
+  const f = stat.slice(close + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(f[11]) + Number(f[12]) };
+}
+
+/** Every thread of `pid` that could be read (none once the process is gone). */
+export function threadTicks(pid: number): ThreadTicks[] {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return tids.flatMap((tid) => {
+    try {
+      return [
+        { tid: Number(tid), ...parseThreadStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')) },
+      ];
+    } catch {
+      return []; // ended while we looked
+    }
+  });
+}
+
+/**
+ * The busiest threads between two readings of one process, as % of one core over `seconds`: a
+ * thread at 100% bounds what its process does whatever the cores left (the event loop, the
+ * workflow thread), which the process's total share hides.
+ */
+export function busiestThreads(
+  a: ThreadTicks[],
+  b: ThreadTicks[],
+  seconds: number,
+  top = 3,
+): { tid: number; name: string; pct: number }[] {
+  const before = new Map(a.map((t) => [t.tid, t.ticks]));
+  return b
+    .map((t) => ({
+      tid: t.tid,
+      name: t.name,
+      pct: round(((t.ticks - (before.get(t.tid) ?? 0)) * TICK_MS) / 10 / Math.max(seconds, 1e-3), 1),
+    }))
+    .sort((x, y) => y.pct - x.pct)
+    .slice(0, top);
+}

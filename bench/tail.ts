@@ -3,6 +3,7 @@ import { runOnFreshStack, settle } from './harness';
 import type { Launched } from './load';
 import { postDeposit, setAuto } from './pixflow';
 import {
+  busiestThreads,
   busyPctSince,
   cpuPercentBetween,
   cpuSnapshot,
@@ -10,6 +11,7 @@ import {
   PeakRss,
   rssBytesOf,
   stealPctSince,
+  threadTicks,
 } from './proc';
 import { settings } from './settings';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
@@ -53,23 +55,32 @@ interface WindowCpu {
   parts: Record<string, number>;
   /** Resident memory of the worker and of Temporal at the window's end. */
   rssMiB: { worker: number; temporal: number };
+  /** The worker's two busiest threads, % of one core: one at 100% bounds the worker. */
+  workerThreads: string;
 }
 
 /** Every BUCKET_MS from t0: the CPU each part used in the window just ended. */
 function sampleWindows(root: number, pidsOf: (part: string) => number[], out: WindowCpu[]): () => void {
   let snap = cpuSnapshot(root);
   let ticks = cpuTicks();
+  const worker = pidsOf('worker')[0] ?? -1;
+  let threads = threadTicks(worker);
   const timer = setInterval(() => {
     const next = cpuSnapshot(root);
+    const nextThreads = threadTicks(worker);
     out.push({
       busyPct: Math.round(busyPctSince(ticks)),
       parts: Object.fromEntries(
         Object.entries(cpuPercentBetween(snap, next)).map(([part, pct]) => [part, Math.round(pct)]),
       ),
       rssMiB: { worker: rssMiBOf(pidsOf('worker')), temporal: rssMiBOf(pidsOf('temporal')) },
+      workerThreads: busiestThreads(threads, nextThreads, BUCKET_MS / 1000, 2)
+        .map((t) => `${t.tid === worker ? 'main' : t.name} ${Math.round(t.pct)}`)
+        .join(', '),
     });
     snap = next;
     ticks = cpuTicks();
+    threads = nextThreads;
   }, BUCKET_MS);
   return () => clearInterval(timer);
 }
@@ -89,7 +100,9 @@ function timeline(answers: Answer[], t0: number, windows: WindowCpu[]): string[]
       const cpu = w
         ? `  busy ${w.busyPct}%  ${Object.entries(w.parts)
             .map(([part, pct]) => `${part} ${pct}`)
-            .join(' ')}  rss worker ${w.rssMiB.worker} temporal ${w.rssMiB.temporal}`
+            .join(
+              ' ',
+            )}  rss worker ${w.rssMiB.worker} temporal ${w.rssMiB.temporal}  worker threads ${w.workerThreads}`
         : '';
       return `  ${String((k * BUCKET_MS) / 1000).padStart(4)} s  p50 ${round(percentile(v, 50), 0)}  p99 ${round(percentile(v, 99), 0)} ms  over ${settings.latencyTargetMs}: ${v.filter((x) => x > settings.latencyTargetMs).length} of ${v.length}${cpu}`;
     });
