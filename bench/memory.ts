@@ -1,3 +1,4 @@
+import { sumOf } from './prom-text';
 import { round } from './stats';
 
 // What the open-flows part computes from its samples: a Prometheus text's value, a least-squares
@@ -24,19 +25,7 @@ export interface MemorySample {
  * The sum of a metric's samples in a Prometheus text, whatever its labels and prefix (prom-client
  * prefixes pixflow's own: `pixflow_worker_nodejs_heap_size_used_bytes`); NaN when it is absent.
  */
-export function promValue(text: string, name: string): number {
-  let sum = 0;
-  let found = false;
-  const re = new RegExp(`^(?:[a-zA-Z_:][a-zA-Z0-9_:]*_)?${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'gm');
-  for (const m of text.matchAll(re)) {
-    const v = Number(m[1]);
-    if (Number.isFinite(v)) {
-      sum += v;
-      found = true;
-    }
-  }
-  return found ? sum : Number.NaN;
-}
+export const promValue = (text: string, name: string): number => sumOf(text, name, true);
 
 /** The least-squares slope of y over x; NaN with fewer than two distinct x. */
 export function slope(points: readonly { x: number; y: number }[]): number {

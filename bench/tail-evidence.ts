@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { Bench } from './harness';
 import type { Launched } from './load';
 import { busyPctSince, cpuTicks, stealPctSince } from './proc';
+import { parseMetrics, type Sample } from './prom-text';
 import { settings } from './settings';
 import { percentile, round } from './stats';
 
@@ -14,31 +15,6 @@ import { percentile, round } from './stats';
 // beside the windows it spans: what was stalled meanwhile, and a verdict (the longest stall).
 // The same for a sample of ordinary answers, so that a stall every answer meets reads as the
 // coincidence it is. Parsing, windows and attribution are pure (test/unit/bench-tail-evidence.test.ts).
-
-/** One sample of a Prometheus text exposition. */
-export interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/;
-const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
-
-/** The samples of a Prometheus text exposition (comments and unreadable lines left out). */
-export function parseMetrics(text: string): Sample[] {
-  const out: Sample[] = [];
-  for (const line of text.split('\n')) {
-    const m = LINE.exec(line);
-    if (!m || line.startsWith('#')) continue;
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(LABEL))
-      labels[l[1] as string] = (l[2] as string).replace(/\\(.)/g, '$1');
-    const value = m[3] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[3]);
-    if (!Number.isNaN(value)) out.push({ name: m[1] as string, labels, value });
-  }
-  return out;
-}
 
 /** A histogram's cumulative buckets (upper bound in ms → count), count and sum (ms). */
 export interface Hist {

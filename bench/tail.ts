@@ -13,6 +13,7 @@ import {
   stealPctSince,
   threadTicks,
 } from './proc';
+import { sumOf } from './prom-text';
 import { settings } from './settings';
 import { type Answer, depositMarks, type Stages, stageReport, stagesOf } from './stages';
 import { percentile, round } from './stats';
@@ -41,13 +42,8 @@ const rate = Number(process.env.TAIL_RATE ?? 5.4);
 const minutes = Number(process.env.TAIL_MINUTES ?? 6);
 const BUCKET_MS = 20_000;
 
-/** The sum of a counter of the worker's SDK metrics over its labels. */
-function counter(metrics: string, name: string): number {
-  return metrics
-    .split('\n')
-    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
-    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-}
+/** The sum of a counter of the worker's SDK metrics over its labels (0 when absent). */
+const counter = (metrics: string, name: string): number => sumOf(metrics, name) || 0;
 
 /** The machine's busy share and each part's CPU (% of one core) in each window, as sampled. */
 interface WindowCpu {

@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import { parseMetrics } from '../../bench/prom-text';
 import {
   attribute,
   carried,
@@ -9,7 +10,6 @@ import {
   histDelta,
   histograms,
   histQuantile,
-  parseMetrics,
   stallsDuring,
   stallsOf,
   tailEvidence,
