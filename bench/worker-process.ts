@@ -2,7 +2,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } 
 import { pixflowDataConverter } from '../common/codec';
 import { type Config, loadConfig } from '../common/config';
 import { temporalConnectionOptions } from '../common/temporal-connection';
-import { workerTuningOptions } from '../common/worker-tuning';
+import { capWorkflowThreadHeap, workerTuningOptions, workflowCacheSize } from '../common/worker-tuning';
 
 // The life of a bench worker process (the floor's, the same-work floor's), forked by harness.ts
 // with the stack's environment as pixflow's worker is: pixflow's data converter and worker
@@ -31,6 +31,8 @@ export function runBenchWorker(name: string, setup: (config: Config) => Promise<
       ...temporalConnectionOptions(config),
       address: process.env.BENCH_TEMPORAL_ADDRESS,
     });
+    // The same bound as pixflow's worker: its collections are part of what the floor costs.
+    capWorkflowThreadHeap(workflowCacheSize(config));
     const worker = await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,

@@ -11,7 +11,7 @@ import { createWorkerMetrics } from '../common/metrics';
 import { SECRETS_READ_BY } from '../common/production-secrets';
 import { temporalConnectionOptions } from '../common/temporal-connection';
 import { setupTracing, type Tracing, tracingBundleModules, tracingWorkerOptions } from '../common/tracing';
-import { workerTuningOptions } from '../common/worker-tuning';
+import { capWorkflowThreadHeap, workerTuningOptions, workflowCacheSize } from '../common/worker-tuning';
 import type { ApiPixConnector } from '../connectors/api-pix';
 import { listBrandAccounts } from '../db/brand-accounts';
 import { connectorBreakers } from '../db/connector-breakers';
@@ -162,6 +162,24 @@ const routingBreakers = (policy: PolicyReader, pool: Pool) => async () => {
   return connectorBreakers(pool, routing.connectors, new Date(), routing.breaker.windowMs);
 };
 
+/** The worker's activities, their provider calls, deadlines, refusals and breakers counted in `metrics`. */
+async function measuredActivities(
+  config: Config,
+  log: Logger,
+  seed: ReturnType<typeof policySeedOrExit>,
+  metrics: ReturnType<typeof createWorkerMetrics>,
+) {
+  const built = await createWorkerActivities(config, log, seed, {
+    onProviderCall: metrics.onProviderCall,
+    countPayoutDeadline: metrics.countPayoutDeadline,
+    countRefusedDecision: refusedDecisionCounter(metrics.registry),
+    countUnclassified: metrics.countUnclassified,
+  });
+  metrics.countTokenRequests(() => built.provider.tokenRequests);
+  metrics.watchBreakers(routingBreakers(built.policy, built.pool));
+  return built;
+}
+
 async function main() {
   const config = loadConfigOrExit(process.env, { secrets: SECRETS_READ_BY.worker });
   const log = createLogger('worker', config.LOG_LEVEL);
@@ -173,25 +191,20 @@ async function main() {
   const metrics = createWorkerMetrics();
   // The rules policy's first version, should Postgres hold none yet (docs/policy.md).
   const seed = policySeedOrExit(process.env);
-  const { activities, provider, apiPix, brands, client, pool, policy, close } = await createWorkerActivities(
+  const { activities, apiPix, brands, client, pool, close } = await measuredActivities(
     config,
     log,
     seed,
-    {
-      onProviderCall: metrics.onProviderCall,
-      countPayoutDeadline: metrics.countPayoutDeadline,
-      countRefusedDecision: refusedDecisionCounter(metrics.registry),
-      countUnclassified: metrics.countUnclassified,
-    },
+    metrics,
   );
-  metrics.countTokenRequests(() => provider.tokenRequests);
-  metrics.watchBreakers(routingBreakers(policy, pool));
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const bundle = await workerBundle(tracing);
   const version = {
     deploymentName: config.WORKER_DEPLOYMENT_NAME,
     buildId: config.WORKER_BUILD_ID ?? buildIdFor(bundle.code),
   };
+  // Before the SDK starts its workflow thread, whose heap it bounds (WORKER_MAX_CACHED_WORKFLOWS).
+  const workflowHeapMiB = capWorkflowThreadHeap(workflowCacheSize(config));
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -222,6 +235,7 @@ async function main() {
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       port: config.WORKER_HTTP_PORT,
       tracing: Boolean(tracing),
+      workflowHeapMiB: workflowHeapMiB ?? 'set by node options',
       ...version,
     },
     'worker started',
