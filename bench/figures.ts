@@ -3,6 +3,7 @@ import type { Commit } from './machine';
 import type { Figure } from './report';
 import { settings } from './settings';
 import { percentile, ratiosByProcess, round, type Summary } from './stats';
+import { stepLoadText } from './step-load';
 import type { Capacity } from './steps/capacity';
 import type { Cost, FlowCost } from './steps/cost';
 import type { EventsFigures } from './steps/events';
@@ -12,7 +13,7 @@ import type { Onboarding } from './steps/onboarding';
 import type { OpenFlows } from './steps/open-flows';
 import type { Peak, SameWorkPeak } from './steps/peak';
 import type { Production, ProductionRun, TemporalFlowCpu } from './steps/production';
-import type { Repeated, Saturation } from './steps/saturation';
+import { type Repeated, SATURATION_KINDS, type Saturation, type SaturationKind } from './steps/saturation';
 import type { FlowShape } from './steps/shape';
 import type { Withdrawals } from './steps/withdrawals';
 import { CAUSE_TEXT, CAUSES, verdictsText } from './tail-evidence';
@@ -196,6 +197,30 @@ function saturationFigures({ saturation }: RunResults): Figure[] {
   return [
     of('deposit', saturation.depositRatio, s.deposits, s['same-work deposits']),
     of('withdrawal', saturation.withdrawalRatio, s.withdrawals, s['same-work withdrawals']),
+    ...saturationBoundFigures(saturation),
+  ];
+}
+
+/**
+ * What bounds a kind's saturation: the stack's load over the first step past its knee (the ramp's
+ * last), in the round whose saturation of that kind is the median. Reported, no goal.
+ */
+export function saturationBoundFigures(saturation: Saturation): Figure[] {
+  return SATURATION_KINDS.flatMap((kind) => boundFigure(saturation, kind));
+}
+
+function boundFigure(saturation: Saturation, kind: SaturationKind): Figure[] {
+  const byRate = [...saturation.rounds].sort((a, b) => a.ramps[kind].saturation - b.ramps[kind].saturation);
+  const r = byRate[Math.floor((byRate.length - 1) / 2)];
+  const past = r?.ramps[kind].points.at(-1);
+  if (!r || !past?.load) return [];
+  return [
+    {
+      name: `saturation: ${kind} past the knee, the machine's CPU busy (round ${r.round}, the median)`,
+      value: past.load.machineBusyPct,
+      unit: '%',
+      ratio: `${past.offered}/s offered, ${past.achieved}/s completed: ${stepLoadText(past.load)}`,
+    },
   ];
 }
 

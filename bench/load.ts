@@ -1,6 +1,7 @@
 import { cpuTicks, stealPctSince } from './proc';
 import { say, settings, sleep } from './settings';
 import { completionRate, type RampPoint, round, saturated } from './stats';
+import type { StepLoad } from './step-load';
 
 // How the bench offers load: an open-loop step at a fixed rate, a ramp of such steps up to
 // saturation, and a closed loop of a fixed number of callers.
@@ -38,6 +39,8 @@ export interface StepResult {
   /** When the offering started and ended (ms). */
   t0: number;
   t1: number;
+  /** The stack's load while the step offered, when `observe` was given. */
+  load?: StepLoad;
 }
 
 export interface StepOptions {
@@ -47,6 +50,8 @@ export interface StepOptions {
   stopWhen?: (latenciesMs: readonly number[], failures: number) => boolean;
   /** Told of each accepted offer as it is answered. */
   onAccepted?: (id: string, at: number) => void;
+  /** Reads the stack's load while the step offers (started with the offering, ended with it). */
+  observe?: () => () => StepLoad;
 }
 
 /**
@@ -85,6 +90,7 @@ export async function step(
     check();
   };
   const pending: Promise<void>[] = [];
+  const endObserving = opts.observe?.();
   const cpu0 = cpuTicks();
   const t0 = Date.now();
   const n = Math.max(1, Math.round((rate * durMs) / 1000));
@@ -104,6 +110,7 @@ export async function step(
   }
   const t1 = stop ? Date.now() : t0 + durMs;
   if (Date.now() < t1) await sleep(t1 - Date.now());
+  const load = endObserving?.();
   await Promise.all(pending);
   const times = await drain(ids, completions, opts.drainMs ?? 90_000);
   return {
@@ -118,6 +125,7 @@ export async function step(
     stoppedEarly: stop,
     t0,
     t1,
+    ...(load ? { load } : {}),
   };
 }
 
@@ -136,6 +144,9 @@ async function drain(ids: string[], completions: Completions, drainMs: number): 
 export const stepLine = (name: string, r: StepResult) =>
   `${name}: offered ${r.point.offered}/s -> completed ${r.point.achieved}/s (errors ${r.errors}${r.errors ? ` ${JSON.stringify(r.errorsBy)}` : ''}, CPU steal ${r.stealPct}%)`;
 
+/** A ramp's step: what it offered and achieved, and the stack's load meanwhile when it was read. */
+export type ObservedPoint = RampPoint & { load?: StepLoad };
+
 /**
  * Steps of `settings.stepMs` from `startRate`, ×1.5 each, until the ramp stops rising
  * (`saturated`) or after `settings.maxSteps`.
@@ -145,12 +156,13 @@ export async function ramp(
   startRate: number,
   launch: () => Promise<Launched>,
   completions: Completions,
-): Promise<RampPoint[]> {
-  const points: RampPoint[] = [];
+  observe?: StepOptions['observe'],
+): Promise<ObservedPoint[]> {
+  const points: ObservedPoint[] = [];
   let rate = startRate;
   for (let i = 0; i < settings.maxSteps; i++) {
-    const r = await step(rate, settings.stepMs, launch, completions);
-    points.push(r.point);
+    const r = await step(rate, settings.stepMs, launch, completions, { observe });
+    points.push(r.load ? { ...r.point, load: r.load } : r.point);
     say(stepLine(name, r));
     if (saturated(points)) break;
     rate *= 1.5;

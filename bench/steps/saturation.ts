@@ -1,8 +1,9 @@
 import type { Bench } from '../harness';
-import { type Completions, type Launched, ramp } from '../load';
+import { type Completions, type Launched, type ObservedPoint, ramp } from '../load';
 import { completedFlows, postDeposit, postWithdrawal } from '../pixflow';
 import { say, settings } from '../settings';
-import { median, type RampPoint, round, saturationThroughput, spread } from '../stats';
+import { median, round, saturationThroughput, spread } from '../stats';
+import { observeStepLoad, stepLoadText } from '../step-load';
 import { launchSameWork, sameWorkCompletions, withNotificationsToSameWork } from './same-work';
 
 // Saturation, alternated: each round ramps the same-work floor's deposits, pixflow's deposits,
@@ -21,7 +22,8 @@ export type SaturationKind = (typeof SATURATION_KINDS)[number];
 
 export interface SaturationRamp {
   start: number;
-  points: RampPoint[];
+  /** Each step, with the stack's load while it offered: past the knee, what bounds the ramp. */
+  points: ObservedPoint[];
   saturation: number;
 }
 
@@ -101,11 +103,13 @@ export async function saturationRounds(
       const { launch, completions } = kinds[kind];
       const run = async () => {
         say(`saturation, round ${n}: ${kind} from ${start}/s...`);
-        return ramp(kind, start, launch, completions);
+        return ramp(kind, start, launch, completions, () => observeStepLoad(b));
       };
       const points = kind.startsWith('same-work') ? await withNotificationsToSameWork(b, run) : await run();
       const saturation = saturationThroughput(points);
       ramps[kind] = { start, points, saturation };
+      const past = points.at(-1);
+      if (past?.load) say(`   past the knee (${past.offered}/s offered): ${stepLoadText(past.load)}`);
       last[kind] = saturation;
     }
     const r: SaturationRound = {
