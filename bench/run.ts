@@ -121,7 +121,8 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
   const opened = await optional('open-flows', async () => {
     await settle(b);
     // Memory, not capacity: offered past saturation, answers fail while their flows still open.
-    const rate = Math.min(settings.openFlows.rate, Math.max(0.5, sat('deposits') / 2));
+    const underSaturation = sat('deposits') * settings.openFlows.saturationShare;
+    const rate = Math.min(settings.openFlows.rate, Math.max(0.5, underSaturation));
     return openFlows(b, { ...settings.openFlows, rate: round(rate) });
   });
   await keepDepositsTrickling(b, startedAt);

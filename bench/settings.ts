@@ -41,6 +41,9 @@ for (const p of [...skip, ...only]) {
 export function partSkipped(part: Part): string | undefined {
   if (only.length && !only.includes(part)) return 'not run: left out (--only)';
   if (skip.includes(part)) return 'not run: left out (--skip)';
+  if (part === 'capacity' && settings.capacity.rounds < 1) {
+    return 'not run: BENCH_CAPACITY_ROUNDS is 0 (reported, not a goal; 1 or more measures it)';
+  }
   return undefined;
 }
 
@@ -71,10 +74,11 @@ export const settings = {
     /** Answers per point of the sweep, at least. */
     samples: envNum('BENCH_CAPACITY_SAMPLES', QUICK ? 100 : 1_000),
     /**
-     * The floor, the same-work floor, then deposits, this many times. One by default: capacity is
-     * reported, not a goal, and each round is three sweeps of points of 1,000 answers.
+     * The floor, the same-work floor, then deposits, this many times. None by default: capacity is
+     * reported, not a goal, and one round (three sweeps of points of 1,000 answers) takes some 26
+     * minutes that a run which must fit one sitting cannot spare; 1 or more measures it.
      */
-    rounds: envNum('BENCH_CAPACITY_ROUNDS', 1),
+    rounds: envNum('BENCH_CAPACITY_ROUNDS', 0),
     /** A point lasts at least this long, however high its rate. */
     minPointMs: QUICK ? 8_000 : 20_000,
     /** And at most this long, however low: its answers, fewer then than `samples`, are recorded. */
@@ -87,7 +91,7 @@ export const settings = {
   cost: {
     /** Every flow's step this many times, in turn; its figures are the medians. */
     rounds: envNum('BENCH_COST_ROUNDS', QUICK ? 1 : 3),
-    stepMs: envNum('BENCH_COST_STEP_MS', QUICK ? 15_000 : 40_000),
+    stepMs: envNum('BENCH_COST_STEP_MS', QUICK ? 15_000 : 30_000),
     idleMs: QUICK ? 5_000 : 15_000,
     /** Completed flows of each type whose history is read. */
     histories: QUICK ? 10 : 30,
@@ -110,10 +114,15 @@ export const settings = {
     /** Deposits opened and never paid: the worker's and the API's memory is read against how many are open. */
     count: envNum('BENCH_OPEN_FLOWS', QUICK ? 2_000 : 20_000),
     /**
-     * Deposits offered a second, open loop, at most (a run offers half the deposits' saturation
-     * when that is less): steady and under saturation, so memory is what moves.
+     * Deposits offered a second, open loop, at most (a run offers `saturationShare` of the
+     * deposits' saturation when that is less): steady and under saturation, so memory is what moves.
      */
-    rate: envNum('BENCH_OPEN_FLOWS_RATE', 10),
+    rate: envNum('BENCH_OPEN_FLOWS_RATE', 15),
+    /**
+     * An unpaid deposit costs less than the paid one saturation measures (no notification, no
+     * inquiry, no completion), so four fifths of that rate stays under what the stack serves.
+     */
+    saturationShare: 0.8,
     /** How often the processes' memory, heap and the worker's cache are sampled. */
     sampleMs: envNum('BENCH_OPEN_FLOWS_SAMPLE_MS', 5_000),
   },
@@ -142,7 +151,8 @@ export function partLimitMinutes(part: Part): number {
   const min = (ms: number) => ms / 60_000;
   switch (part) {
     case 'capacity':
-      return 60 * settings.capacity.rounds;
+      // Not run at 0 rounds, but a limit all the same.
+      return 60 * Math.max(1, settings.capacity.rounds);
     case 'cost':
       // Five steps a round, each with the wait for a quiet stack before it.
       return 2 * settings.cost.rounds * 5 * (min(settings.cost.stepMs) + 1);
