@@ -11,14 +11,22 @@ export interface StepLoad {
   machineBusyPct: number;
   /** Each part of the stack's CPU, % of one core. */
   cpuPct: Record<string, number>;
-  /** The worker's and the API's busiest threads, % of one core (`main`: the process's own thread). */
+  /** The serving processes' busiest threads, % of one core (`main`: the process's own thread). */
   threads: Record<string, { name: string; pct: number }[]>;
 }
 
-/** Starts reading the stack's load; the function it returns ends the reading. */
-export function observeStepLoad(b: Bench): () => StepLoad {
+/**
+ * Starts reading the stack's load; the function it returns ends the reading. Threads are read of
+ * the processes that serve the ramp: pixflow's worker and API, or the same-work floor's.
+ */
+export function observeStepLoad(b: Bench, sameWork = false): () => StepLoad {
   const root = b.stack.child.pid as number;
-  const pids = { worker: b.stack.workerPid, api: b.stack.pidsOf('api')[0] ?? -1 };
+  const pids = sameWork
+    ? {
+        'same-work-worker': b.ownPids['same-work-worker']?.[0] ?? -1,
+        'same-work-server': b.ownPids['same-work-server']?.[0] ?? -1,
+      }
+    : { worker: b.stack.workerPid, api: b.stack.pidsOf('api')[0] ?? -1 };
   const cpu0 = cpuSnapshot(root, b.ownPids);
   const ticks0 = cpuTicks();
   const threads0 = Object.entries(pids).map(([part, pid]) => ({ part, pid, t: threadTicks(pid) }));
@@ -41,7 +49,8 @@ export function observeStepLoad(b: Bench): () => StepLoad {
 /** One line: the machine, each process by its share, and each Node process's busiest thread. */
 export function stepLoadText(l: StepLoad): string {
   const parts = Object.entries(l.cpuPct)
-    .filter(([part]) => part !== 'bench')
+    // Under 1% of a core: the processes that serve another ramp, idle.
+    .filter(([part, pct]) => part !== 'bench' && pct >= 1)
     .sort((a, b) => b[1] - a[1])
     .map(([part, pct]) => `${part} ${Math.round(pct)}%`);
   const threads = Object.entries(l.threads).map(

@@ -103,7 +103,7 @@ export async function saturationRounds(
       const { launch, completions } = kinds[kind];
       const run = async () => {
         say(`saturation, round ${n}: ${kind} from ${start}/s...`);
-        return ramp(kind, start, launch, completions, () => observeStepLoad(b));
+        return ramp(kind, start, launch, completions, () => observeStepLoad(b, kind.startsWith('same-work')));
       };
       const points = kind.startsWith('same-work') ? await withNotificationsToSameWork(b, run) : await run();
       const saturation = saturationThroughput(points);

@@ -14,7 +14,7 @@ import {
 
 const load = (machine: number, workflowThread: number): StepLoad => ({
   machineBusyPct: machine,
-  cpuPct: { worker: 90, temporal: 70.4, api: 30, bench: 12 },
+  cpuPct: { worker: 90, temporal: 70.4, api: 30, bench: 12, 'floor-worker': 0.4 },
   threads: {
     worker: [
       { name: 'workflow', pct: workflowThread },
@@ -68,7 +68,7 @@ describe('what bounds saturation', () => {
     expect(figures[0]?.ratio).toContain("worker's busiest thread workflow 97%");
   });
 
-  it('orders the processes by their share, leaving out the bench itself', () => {
+  it('orders the processes by their share, leaving out the bench and the idle', () => {
     expect(stepLoadText(load(72.4, 55))).toBe(
       "machine 72% busy; worker 90%, temporal 70%, api 30% (of one core); worker's busiest thread workflow 55%, api's busiest thread main 29%",
     );
