@@ -5,7 +5,7 @@ import { settings } from './settings';
 import { percentile, ratiosByProcess, round, type Summary } from './stats';
 import { stepLoadText } from './step-load';
 import type { Capacity } from './steps/capacity';
-import type { Cost, FlowCost } from './steps/cost';
+import type { Cost, FlowCost, HistorySizes } from './steps/cost';
 import type { EventsFigures } from './steps/events';
 import type { FloorRamp } from './steps/floor';
 import type { Ingress, SignalLoop } from './steps/ingress';
@@ -354,6 +354,27 @@ function costFigures({ cost }: RunResults): Figure[] {
     ...overSameWork(flow('withdrawal'), flow('same-work withdrawal'), cost.rounds),
     ...history('deposit', 6, 'a paid deposit'),
     ...history('withdrawal', 8, 'a completed withdrawal'),
+    ...actionsFigure(flow('deposit')?.history, 6, 'a paid deposit'),
+    ...actionsFigure(flow('withdrawal')?.history, 8, 'a plain payout (completed, no approval)'),
+  ];
+}
+
+/**
+ * Temporal actions a flow is billed, counted from the histories the run's flows left (the cost
+ * steps' last ones, each started by the API as a user starts it). Runs from before the count
+ * have none.
+ */
+export function actionsFigure(h: HistorySizes | undefined, goal: number, what: string): Figure[] {
+  if (h?.actionsMax === undefined) return [];
+  return [
+    {
+      name: `Temporal actions ${what} is billed (max of ${h.sampled})`,
+      value: h.actionsMax,
+      unit: '',
+      ratio: `p50 ${h.actionsP50}; counted by bench/temporal-actions.ts from the run's own histories`,
+      goal: `≤ ${goal}`,
+      pass: h.actionsMax <= goal,
+    },
   ];
 }
 

@@ -8,6 +8,7 @@ import { cpuMsBetween, cpuSnapshot, stackProcesses } from '../proc';
 import { sameWorkDepositId, sameWorkWithdrawalId } from '../same-work-floor/workflows';
 import { say, settings, sleep } from '../settings';
 import { median, percentile, round, type Summary, summarize } from '../stats';
+import { historyFacts } from '../temporal-actions';
 import { floorCompletions, launchFloor } from './floor';
 import {
   launchSameWork,
@@ -33,6 +34,9 @@ export interface HistorySizes {
   bytesMax: number;
   eventsP50: number;
   eventsMax: number;
+  /** Billable Temporal actions (`temporal-actions.ts`), counted from the same histories. */
+  actionsP50?: number;
+  actionsMax?: number;
 }
 
 export interface FlowCost {
@@ -82,12 +86,16 @@ async function historySizes(b: Bench, workflowIds: string[]): Promise<HistorySiz
   const ok = read.filter((h) => h !== undefined);
   const bytes = ok.map((h) => h.bytes);
   const events = ok.map((h) => h.events.length);
+  const actions = ok.map((h) => historyFacts({ events: h.events }, h.bytes).actions.total);
+  const max = (xs: number[]) => (xs.length ? Math.max(...xs) : Number.NaN);
   return {
     sampled: ok.length,
     bytesP50: round(percentile(bytes, 50)),
-    bytesMax: bytes.length ? Math.max(...bytes) : Number.NaN,
+    bytesMax: max(bytes),
     eventsP50: round(percentile(events, 50)),
-    eventsMax: events.length ? Math.max(...events) : Number.NaN,
+    eventsMax: max(events),
+    actionsP50: round(percentile(actions, 50)),
+    actionsMax: max(actions),
   };
 }
 
