@@ -216,7 +216,7 @@ function boundFigure(saturation: Saturation, kind: SaturationKind): Figure[] {
   if (!r || !past?.load) return [];
   return [
     {
-      name: `saturation: ${kind} past the knee, the machine's CPU busy (round ${r.round}, the median)`,
+      name: `saturation: ${kind} beyond the knee, the machine's CPU busy (its median round: ${r.round})`,
       value: past.load.machineBusyPct,
       unit: '%',
       ratio: `${past.offered}/s offered, ${past.achieved}/s completed: ${stepLoadText(past.load)}`,

@@ -22,7 +22,7 @@ export type SaturationKind = (typeof SATURATION_KINDS)[number];
 
 export interface SaturationRamp {
   start: number;
-  /** Each step, with the stack's load while it offered: past the knee, what bounds the ramp. */
+  /** Each step, with the stack's load while it offered: beyond the knee, what bounds the ramp. */
   points: ObservedPoint[];
   saturation: number;
 }
@@ -109,7 +109,7 @@ export async function saturationRounds(
       const saturation = saturationThroughput(points);
       ramps[kind] = { start, points, saturation };
       const past = points.at(-1);
-      if (past?.load) say(`   past the knee (${past.offered}/s offered): ${stepLoadText(past.load)}`);
+      if (past?.load) say(`   beyond the knee (${past.offered}/s offered): ${stepLoadText(past.load)}`);
       last[kind] = saturation;
     }
     const r: SaturationRound = {

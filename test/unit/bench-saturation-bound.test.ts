@@ -55,13 +55,13 @@ function saturationOf(depositSaturations: number[], loads: StepLoad[]): Saturati
 }
 
 describe('what bounds saturation', () => {
-  it("reads the median round's first step past the knee, and only for ramps whose load was read", () => {
+  it("reads the median round's first step beyond the knee, and only for ramps whose load was read", () => {
     const s = saturationOf([14, 11, 16], [load(99, 97), load(60, 30), load(88, 50)]);
     const figures = saturationBoundFigures(s);
     // Only the deposits' ramps carry a load here; their median round is the first (14/s).
     expect(figures).toHaveLength(1);
     expect(figures[0]?.name).toBe(
-      "saturation: deposits past the knee, the machine's CPU busy (round 1, the median)",
+      "saturation: deposits beyond the knee, the machine's CPU busy (its median round: 1)",
     );
     expect(figures[0]?.value).toBe(99);
     expect(figures[0]?.ratio).toContain('18/s offered, 13/s completed');
