@@ -15,7 +15,7 @@ import { bareUpdateWithStart, floorRamp } from './steps/floor';
 import { bareSignalLoop, ingress, openDeposits } from './steps/ingress';
 import { onboardings } from './steps/onboarding';
 import { openFlows } from './steps/open-flows';
-import { peak, sameWorkPeak } from './steps/peak';
+import { closePeakDeposits, peak, sameWorkPeak } from './steps/peak';
 import { production } from './steps/production';
 import { type Saturation, saturationRounds } from './steps/saturation';
 import { readDepositShape } from './steps/shape';
@@ -106,12 +106,14 @@ async function onTheStack(b: Bench, startedAt: number): Promise<Omit<RunResults,
     await settle(b);
     return { ...(await peak(b, peakRate)), bareUpdateWithStart: bare, sameWork };
   });
+  let notifiedTxids: string[] = [];
   const notified = await optional('ingress', async () => {
-    const txids = await ingressTargets(b, peaked);
-    const result = await ingress(b, txids);
-    return { ingress: result, signalLoop: await bareSignalLoop(b, txids.length) };
+    notifiedTxids = await ingressTargets(b, peaked);
+    const result = await ingress(b, notifiedTxids);
+    return { ingress: result, signalLoop: await bareSignalLoop(b, notifiedTxids.length) };
   });
   const evented = await optional('events', async () => {
+    if ('unpaidTxids' in peaked) await closePeakDeposits(b, peaked, notifiedTxids);
     // The ingress part leaves thousands of woken deposits looking themselves up.
     const settled = await settle(b);
     const figures = await events(b, sat('deposits'));

@@ -261,13 +261,17 @@ const TIMED: [Cause, (w: Window) => number | undefined, number][] = [
   ['workflow-task execution', (w) => w.workflowTaskExecution?.p99Ms, THRESHOLDS.workflowTaskMs],
 ];
 
+// A window with nothing to measure (no workflow task in it: a NaN quantile) shows no stall,
+// and must not hide another window's.
+const finite = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v : 0);
+
 /** Each cause an answer's windows show over its threshold, with its size (ms; % for cpu) and, for Temporal, the operation. */
 export function stallsDuring(
   windows: readonly Window[],
   a: { sent: number; answered: number },
 ): { cause: Cause; ms: number; what?: string }[] {
   const spanned = windows.filter((w) => w.t0 < a.answered && w.t1 > a.sent);
-  const worst = (f: (w: Window) => number | undefined) => Math.max(0, ...spanned.map((w) => f(w) ?? 0));
+  const worst = (f: (w: Window) => number | undefined) => Math.max(0, ...spanned.map((w) => finite(f(w))));
   const found: { cause: Cause; ms: number; what?: string }[] = [];
   const add = (cause: Cause, ms: number, min: number, what?: string) => {
     if (ms >= min) found.push({ cause, ms: round(ms, 1), ...(what ? { what } : {}) });
@@ -372,7 +376,7 @@ export function tailEvidence(
     sampleSize,
   );
   const worst = (f: (w: Window) => number | undefined) =>
-    round(Math.max(0, ...windows.map((w) => f(w) ?? 0)), 1);
+    round(Math.max(0, ...windows.map((w) => finite(f(w)))), 1);
   const ops = windows.flatMap((w) => Object.entries(w.temporal)).sort(([, x], [, y]) => y.p99Ms - x.p99Ms);
   const top = ops.find(([, l]) => Number.isFinite(l.p99Ms));
   return {

@@ -1,3 +1,5 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { depositWorkflowId } from '../../contracts/deposit';
 import type { Bench } from '../harness';
 import { closedLoop, type Launched, type StepResult, step } from '../load';
 import { awaitingPayment, completedAt, payDeposit, postDeposit, providerCalls, setAuto } from '../pixflow';
@@ -178,10 +180,7 @@ export async function sameWorkPeak(b: Bench, rate: number): Promise<SameWorkPeak
         ...offering.paid.filter((p) => p.lost || p.paidAt === undefined).map((p) => p.txid),
       ];
       say(`   closing the same-work floor's ${open.length} open deposits...`);
-      await closedLoop(open, 4, async (txid) => {
-        await b.client.workflow.getHandle(sameWorkDepositId(txid)).terminate('the same-work peak is over');
-        return true;
-      });
+      await terminateAll(b, open.map(sameWorkDepositId), 'the same-work peak is over');
       return offering;
     });
     const ok = paid.filter((p) => p.paidAt !== undefined).length;
@@ -199,6 +198,36 @@ export async function sameWorkPeak(b: Bench, rate: number): Promise<SameWorkPeak
   } finally {
     await setAuto(b, settings.autoAfterMs, settings.autoAfterMs);
   }
+}
+
+/** Terminates these workflows, four at a time; one already closed is left as it is. */
+export async function terminateAll(b: Bench, workflowIds: readonly string[], reason: string): Promise<void> {
+  await closedLoop(workflowIds, 4, async (id) => {
+    await b.client.workflow
+      .getHandle(id)
+      .terminate(reason)
+      .catch((err: unknown) => {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      });
+    return true;
+  });
+}
+
+/**
+ * Closes the peak's deposits still awaiting payment, but `keep`. Left open, they expire 30
+ * minutes after the peak, each looking itself up, and load the parts running by then (the
+ * events' ramps) as a second offering would.
+ */
+export async function closePeakDeposits(b: Bench, peaked: Peak, keep: readonly string[]): Promise<number> {
+  const kept = new Set(keep);
+  const open = peaked.unpaidTxids.map((u) => u.txid).filter((t) => !kept.has(t));
+  say(`closing the peak's ${open.length} deposits still awaiting payment...`);
+  await terminateAll(
+    b,
+    open.map((t) => depositWorkflowId(t)),
+    'the peak is over',
+  );
+  return open.length;
 }
 
 export async function peak(b: Bench, rate: number): Promise<Peak> {

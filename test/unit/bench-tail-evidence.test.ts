@@ -219,6 +219,23 @@ describe('attributing the slow answers', () => {
     ]);
   });
 
+  it('lets a window with nothing measured (a NaN quantile) hide no other window’s stall', () => {
+    const empty = { n: 0, p99Ms: Number.NaN, meanMs: Number.NaN };
+    const withEmpty = [
+      base(0, 5000, { workflowTaskSchedToStart: empty, workflowTaskExecution: empty }),
+      base(5000, 10_000, {
+        workflowTaskSchedToStart: { n: 40, p99Ms: 240, meanMs: 30 },
+        workflowTaskExecution: { n: 40, p99Ms: 130, meanMs: 40 },
+      }),
+    ];
+    expect(stallsDuring(withEmpty, { sent: 4000, answered: 6000 }).map((s) => s.cause)).toEqual([
+      'workflow-task schedule-to-start',
+      'workflow-task execution',
+    ]);
+    const e = tailEvidence(withEmpty, [{ sent: 4000, answered: 6000 }]);
+    expect(e.worst).toMatchObject({ workflowTaskSchedToStartP99Ms: 240, workflowTaskExecutionP99Ms: 130 });
+  });
+
   it('gives the longest stall as the verdict, a GC pause within its own process stall as the cause', () => {
     expect(verdictOf(stallsDuring(windows, { sent: 6000, answered: 6300 }))).toBe('gc api');
     expect(
