@@ -264,6 +264,8 @@ const TIMED: [Cause, (w: Window) => number | undefined, number][] = [
 // A window with nothing to measure (no workflow task in it: a NaN quantile) shows no stall,
 // and must not hide another window's.
 const finite = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? v : 0);
+const worstOf = (ws: readonly Window[], f: (w: Window) => number | undefined) =>
+  Math.max(0, ...ws.map((w) => finite(f(w))));
 
 /** Each cause an answer's windows show over its threshold, with its size (ms; % for cpu) and, for Temporal, the operation. */
 export function stallsDuring(
@@ -271,7 +273,7 @@ export function stallsDuring(
   a: { sent: number; answered: number },
 ): { cause: Cause; ms: number; what?: string }[] {
   const spanned = windows.filter((w) => w.t0 < a.answered && w.t1 > a.sent);
-  const worst = (f: (w: Window) => number | undefined) => Math.max(0, ...spanned.map((w) => finite(f(w))));
+  const worst = (f: (w: Window) => number | undefined) => worstOf(spanned, f);
   const found: { cause: Cause; ms: number; what?: string }[] = [];
   const add = (cause: Cause, ms: number, min: number, what?: string) => {
     if (ms >= min) found.push({ cause, ms: round(ms, 1), ...(what ? { what } : {}) });
@@ -375,8 +377,7 @@ export function tailEvidence(
     answers.filter((a) => a.answered - a.sent <= p99),
     sampleSize,
   );
-  const worst = (f: (w: Window) => number | undefined) =>
-    round(Math.max(0, ...windows.map((w) => finite(f(w)))), 1);
+  const worst = (f: (w: Window) => number | undefined) => round(worstOf(windows, f), 1);
   const ops = windows.flatMap((w) => Object.entries(w.temporal)).sort(([, x], [, y]) => y.p99Ms - x.p99Ms);
   const top = ops.find(([, l]) => Number.isFinite(l.p99Ms));
   return {

@@ -218,7 +218,7 @@ export async function terminateAll(b: Bench, workflowIds: readonly string[], rea
  * minutes after the peak, each looking itself up, and load the parts running by then (the
  * events' ramps) as a second offering would.
  */
-export async function closePeakDeposits(b: Bench, peaked: Peak, keep: readonly string[]): Promise<number> {
+export async function closePeakDeposits(b: Bench, peaked: Peak, keep: readonly string[]): Promise<void> {
   const kept = new Set(keep);
   const open = peaked.unpaidTxids.map((u) => u.txid).filter((t) => !kept.has(t));
   say(`closing the peak's ${open.length} deposits still awaiting payment...`);
@@ -227,7 +227,6 @@ export async function closePeakDeposits(b: Bench, peaked: Peak, keep: readonly s
     open.map((t) => depositWorkflowId(t)),
     'the peak is over',
   );
-  return open.length;
 }
 
 export async function peak(b: Bench, rate: number): Promise<Peak> {
