@@ -154,26 +154,15 @@ export function newestResults<T>(
   read: (json: unknown) => T | undefined,
   dir = RESULTS_DIR,
 ): { file: string; value: T } | undefined {
-  return recentResults(read, 1, dir)[0];
-}
-
-/** The `count` newest results files that `read` makes something of, newest first. */
-export function recentResults<T>(
-  read: (json: unknown) => T | undefined,
-  count: number,
-  dir = RESULTS_DIR,
-): { file: string; value: T }[] {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
     .reverse();
-  const found: { file: string; value: T }[] = [];
   for (const file of files) {
-    if (found.length === count) break;
     const value = read(JSON.parse(readFileSync(path.join(dir, file), 'utf8')));
-    if (value !== undefined) found.push({ file, value });
+    if (value !== undefined) return { file, value };
   }
-  return found;
+  return undefined;
 }
 
 /** The cost part of a results file, when it measured deposits and withdrawals. */
